@@ -1,0 +1,152 @@
+"""The pydantic-monty backend: a Rust interpreter of a Python subset in a worker process.
+
+Tool calls are served by the manual ``feed_start``/``resume`` loop (the fastest host-call path Monty offers).
+Anything the program asks of the OS (files, environment, imports Monty does not ship) is refused here.
+"""
+from __future__ import annotations
+
+import builtins
+import re
+from typing import Any
+
+from ..errors import BackendUnavailable, ErrorInfo, ProgramError
+from ..hints import hint_for
+from . import Program
+
+try:
+    import pydantic_monty as _pm
+except ImportError as exc:  # pragma: no cover - exercised by doctor on a broken venv
+    _pm = None
+    _IMPORT_ERROR = exc
+
+# Type-check findings that mean the program calls a tool or a name wrongly. Others (the checker's builtins are
+# incomplete, e.g. FileNotFoundError is unknown to it) are not worth refusing a program for.
+_BLOCKING = {"missing-argument", "unknown-argument", "too-many-positional-arguments", "invalid-argument-type",
+             "parameter-already-assigned", "unresolved-reference", "unresolved-attribute", "call-non-callable"}
+_DIAGNOSTIC = re.compile(r"^error\[(?P<code>[\w-]+)\]: (?P<msg>.*)\n\s*--> main\.py:(?P<line>\d+)", re.M)
+_BUILTIN_NAMES = set(dir(builtins))
+
+_LIMIT_MESSAGES = [
+    (re.compile(r"^TimeoutError: feed time limit"), "TimeoutError",
+     "the program ran longer than the {timeout:g} s time limit (raise it with --timeout)"),
+    (re.compile(r"^MemoryError"), "MemoryError",
+     "the program used more than the {memory_mib:g} MiB memory limit (CODEACT_MEMORY raises it)"),
+    (re.compile(r"^RuntimeError: suspension limit"), "LimitExceeded",
+     "the program made more than {tool_calls} tool calls (CODEACT_TOOL_CALLS raises it)"),
+]
+
+
+class MontyBackend:
+    """Runs programs in pydantic-monty."""
+
+    name = "monty"
+
+    def __init__(self) -> None:
+        if _pm is None:
+            raise BackendUnavailable(
+                f"pydantic-monty is not importable ({_IMPORT_ERROR}); re-run the launcher to re-sync "
+                "its venv, or: pip install pydantic-monty==1.4.0")
+
+    def execute(self, program: Program) -> Any:
+        limits = program.limits
+        monty_limits = {
+            "max_feed_duration_secs": float(limits.timeout),
+            "max_memory": int(limits.memory),
+            "max_recursion_depth": int(limits.recursion),
+            # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
+            "max_suspensions": int(limits.tool_calls) + 1000,
+        }
+        with _pm.Monty() as pool:
+            for type_check in (True, False):
+                try:
+                    with pool.checkout(limits=monty_limits, type_check=type_check,
+                                       type_check_stubs=program.stubs, type_check_format="full") as session:
+                        return self._drive(session, program)
+                except _pm.MontyTypingError as exc:
+                    blocking = _blocking_diagnostic(str(exc), program)
+                    if blocking:
+                        raise ProgramError(blocking) from None
+                    continue  # only non-blocking findings: run without the checker
+                except _pm.MontySyntaxError as exc:
+                    raise ProgramError(_syntax_error(exc)) from None
+                except _pm.MontyRuntimeError as exc:
+                    raise ProgramError(_runtime_error(exc, program)) from None
+        raise AssertionError("unreachable")
+
+    def _drive(self, session: Any, program: Program) -> Any:
+        def printer(_stream: str, text: str) -> None:
+            program.on_print(text)
+
+        snap = session.feed_start(program.code, print_callback=printer)
+        while not isinstance(snap, _pm.MontyComplete):
+            if isinstance(snap, _pm.NameLookupSnapshot):
+                snap = snap.resume()  # an undefined name: NameError in the sandbox
+                continue
+            name = snap.function_name
+            if snap.is_os_function:
+                snap = snap.resume(_refuse_os(name, snap.args))
+                continue
+            try:
+                value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
+            except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
+                snap = snap.resume({"exception": exc})
+            else:
+                snap = snap.resume({"return_value": value})
+        return snap.output
+
+
+def _refuse_os(name: str, args: Any) -> dict[str, Any]:
+    if name == "import_stubs":
+        return {"return_value": {}}  # no extra modules for the type checker
+    if name == "import":
+        module = args[0] if args else "?"
+        return {"exception": ModuleNotFoundError(f"No module named {module!r} in the sandbox")}
+    return {"exception": PermissionError(
+        f"{name}: the sandbox has no direct file, environment or network access; use the tools (view, create, "
+        "edit, glob, grep, ...) instead")}
+
+
+def _blocking_diagnostic(report: str, program: Program) -> ErrorInfo | None:
+    for match in _DIAGNOSTIC.finditer(report):
+        code, msg = match["code"], match["msg"]
+        if code not in _BLOCKING:
+            continue
+        if code == "unresolved-reference":
+            name = re.search(r"`([^`]+)`", msg)
+            if name and name[1] in _BUILTIN_NAMES:
+                continue
+        line = int(match["line"])
+        return ErrorInfo("TypeError", f"{msg} (line {line}; checked before running, so no tool ran)", line,
+                         hint_for("TypeError", msg, program.tools))
+    return None
+
+
+def _syntax_error(exc: Any) -> ErrorInfo:
+    text = str(exc)
+    line = re.search(r"line (\d+)", text)
+    return ErrorInfo("SyntaxError", text.splitlines()[-1] if text else "invalid syntax",
+                     int(line[1]) if line else None, None)
+
+
+def _runtime_error(exc: Any, program: Program) -> ErrorInfo:
+    text = str(exc).strip()
+    for pattern, kind, template in _LIMIT_MESSAGES:
+        if pattern.search(text):
+            lim = program.limits
+            return ErrorInfo(kind, template.format(timeout=lim.timeout, memory_mib=lim.memory / 1048576,
+                                                   tool_calls=lim.tool_calls), None, None)
+    kind, _, message = text.partition(": ")
+    if not message:
+        kind, message = "Error", text
+    line = None
+    try:
+        frames = [f for f in exc.traceback() if f.filename != "repl_type_stubs.pyi"]
+        if frames:
+            line = frames[-1].line
+    except Exception:  # noqa: BLE001 - a traceback is a nicety
+        pass
+    return ErrorInfo(kind, message, line, hint_for(kind, message, program.tools))
+
+
+def create() -> MontyBackend:
+    return MontyBackend()

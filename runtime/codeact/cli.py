@@ -1,0 +1,170 @@
+"""The ``codeact`` command line: a thin layer over the library, exit codes mapped in one place."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .errors import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, CodeactError
+
+EPILOG = "Docs: .github/instructions/codeact.instructions.md. Exit codes: 0 ok, 1 program error, 2 usage error, " \
+         "3 backend unavailable."
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .limits import Limits
+    from .runner import jsonable, run
+
+    code = _read_program(args)
+    overrides = {"timeout": args.timeout} if args.timeout is not None else {}
+    result = run(code, workspace=args.workspace, backend=args.backend, limits=Limits.from_env().merged(overrides))
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+    sys.stdout.write(result.stdout)
+    if result.result is not None:
+        value = jsonable(result.result)
+        sys.stdout.write((value if isinstance(value, str) and value is not result.result
+                          else json.dumps(value, ensure_ascii=False, indent=2)) + "\n")
+    sys.stdout.flush()
+    if result.error:
+        err = result.error
+        where = f" (line {err.line})" if err.line else ""
+        print(f"{err.type}{where}: {err.message}", file=sys.stderr)
+        if err.hint:
+            print(f"hint: {err.hint}", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    return EXIT_OK
+
+
+def _read_program(args: argparse.Namespace) -> str:
+    sources = [s for s in (args.code is not None, args.file is not None, args.stdin) if s]
+    if len(sources) != 1:
+        raise UsageErrorWithHelp("give the program once: --code CODE, --file PATH, or - to read stdin")
+    if args.code is not None:
+        return args.code
+    if args.file is not None:
+        try:
+            return Path(args.file).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise UsageErrorWithHelp(f"cannot read --file {args.file}: {exc.strerror}") from None
+    return sys.stdin.read()
+
+
+def _current_tools(args: argparse.Namespace) -> dict[str, Any]:
+    from .config import Settings
+    from .limits import Limits
+    from .policy import Workspace, find_workspace
+    from .tools import ToolContext
+    from .toolset import assemble
+
+    space = Workspace.at(getattr(args, "workspace", None) or find_workspace())
+    ctx = ToolContext(workspace=space, limits=Limits.from_env())
+    return assemble(ctx, Settings.load(), warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
+    from .stubs import signature
+
+    tools = _current_tools(args)
+    if args.json:
+        print(json.dumps([t.manifest() for t in tools.values()], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    for tool in tools.values():
+        origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
+        print(f"{signature(tool)}{origin}\n    {tool.description}")
+    return EXIT_OK
+
+
+def _cmd_describe(args: argparse.Namespace) -> int:
+    from .stubs import signature
+
+    tools = _current_tools(args)
+    tool = tools.get(args.name)
+    if tool is None:
+        raise UsageErrorWithHelp(f"no tool named {args.name!r}; `codeact tools` lists them: {', '.join(tools)}")
+    print(signature(tool))
+    print()
+    print(tool.doc or tool.description)
+    print()
+    print("Parameters (JSON Schema):")
+    print(json.dumps(tool.parameters, indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        import importlib
+        return int(importlib.import_module(f"codeact.{module}").main(args))
+    return handler
+
+
+class UsageErrorWithHelp(CodeactError):
+    exit_code = EXIT_USAGE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codeact", epilog=EPILOG,
+        description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run_p = sub.add_parser("run", help="run a program in the sandbox", epilog=EPILOG,
+                           description="Run a Python program in the sandbox. It prints what the program prints, "
+                                       "then the value of its last expression (as JSON) if not None.")
+    src = run_p.add_argument_group("program (exactly one)")
+    src.add_argument("--code", help="the program text")
+    src.add_argument("--file", help="a file holding the program")
+    src.add_argument("stdin", nargs="?", choices=["-"], help="read the program from standard input")
+    run_p.add_argument("--workspace", help="folder the tools may reach (default: the git top-level, else here)")
+    run_p.add_argument("--backend", choices=["auto", "monty", "hyperlight"],
+                       help="sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)")
+    run_p.add_argument("--timeout", type=float, help="wall-time limit in seconds (default 30)")
+    run_p.add_argument("--json", action="store_true", help="print one JSON object: ok, backend, stdout, result, "
+                                                            "error, tool_calls, duration_ms")
+    run_p.set_defaults(handler=_cmd_run)
+
+    tools_p = sub.add_parser("tools", help="list the tools the sandbox offers now")
+    tools_p.add_argument("--json", action="store_true", help="print a manifest with JSON Schemas")
+    tools_p.add_argument("--workspace", help=argparse.SUPPRESS)
+    tools_p.set_defaults(handler=_cmd_tools)
+
+    desc_p = sub.add_parser("describe", help="full documentation and schema of one tool")
+    desc_p.add_argument("name", help="tool name, e.g. grep or server.tool")
+    desc_p.add_argument("--workspace", help=argparse.SUPPRESS)
+    desc_p.set_defaults(handler=_cmd_describe)
+
+    doctor_p = sub.add_parser("doctor", help="which backend runs and why; checks with fixes")
+    doctor_p.add_argument("--refresh", action="store_true", help="re-probe the backends instead of using the cache")
+    doctor_p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor_p.set_defaults(handler=_delegate("doctor"))
+
+    disc_p = sub.add_parser("discover", help="list the configured MCP servers' tools into .codeact/tools.lock.json")
+    disc_p.add_argument("--check", action="store_true", help="exit 1 if the configured servers no longer match "
+                                                             "the lock (starts no server)")
+    disc_p.add_argument("--timeout", type=float, default=10.0, help="per-server timeout in seconds (default 10)")
+    disc_p.add_argument("--workspace", help="repository whose MCP configuration to read")
+    disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
+    disc_p.set_defaults(handler=_delegate("mcp.discovery"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return args.handler(args)
+    except CodeactError as exc:
+        print(f"codeact: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("codeact: interrupted", file=sys.stderr)
+        return 130
+
+
+__all__ = ["main", "build_parser"]

@@ -1,0 +1,183 @@
+"""The run loop: one program, the tools it may call, the limits it runs under, the result it gives back."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import backends
+from .config import Settings
+from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError
+from .limits import Limits, truncate
+from .policy import Workspace, find_workspace
+from .stubs import stub_source
+from .tools import Tool, ToolContext
+
+# Exceptions that reach the program as themselves; anything else arrives as RuntimeError with its message.
+_PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError,
+                 ValueError, TypeError, KeyError, TimeoutError, LookupError)
+
+
+@dataclass
+class ToolCall:
+    tool: str
+    ok: bool
+    ms: float
+
+
+@dataclass
+class RunResult:
+    """What a run produced; ``to_json()`` is the shape ``codeact run --json`` prints."""
+
+    ok: bool
+    backend: str
+    stdout: str
+    result: Any = None
+    error: ErrorInfo | None = None
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    duration_ms: float = 0.0
+    backend_reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "backend": self.backend,
+            "backend_reason": self.backend_reason,
+            "stdout": self.stdout,
+            "result": jsonable(self.result),
+            "error": self.error.to_json() if self.error else None,
+            "tool_calls": [{"tool": c.tool, "ok": c.ok, "ms": round(c.ms, 3)} for c in self.tool_calls],
+            "duration_ms": round(self.duration_ms, 3),
+        }
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` if it serialises as JSON, else its ``repr``."""
+    try:
+        json.dumps(value)
+        return value
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+class _Output:
+    """Printed output, kept up to the cap; the cut is reported at the end."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.parts, self.size, self.dropped = cap, [], 0, 0
+
+    def write(self, text: str) -> None:
+        data = len(text.encode("utf-8", "surrogatepass"))
+        room = self.cap - self.size
+        if data <= room:
+            self.parts.append(text)
+            self.size += data
+        else:
+            if room > 0:
+                self.parts.append(text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore"))
+                self.size = self.cap
+            self.dropped += data - max(room, 0)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n... [truncated {self.dropped} more bytes of output; print less]\n"
+        return out
+
+
+def run(code: str, *, workspace: Path | str | None = None, backend: str | None = None,
+        tools: Mapping[str, Tool] | None = None, limits: Limits | None = None,
+        settings: Settings | None = None, environ: Mapping[str, str] | None = None,
+        backend_impl: backends.Backend | None = None) -> RunResult:
+    """Run ``code`` in the sandbox and return what it printed, its last value and any error.
+
+    ``tools`` defaults to everything the settings, the user's config and the environment enable;
+    ``backend_impl`` lets tests pass a fake backend.
+    Raises :class:`BackendUnavailable` when the chosen backend cannot run here, :class:`UsageError` on bad input.
+    """
+    started = time.perf_counter()
+    env = os.environ if environ is None else environ
+    settings = settings or Settings.load()
+    limits = limits or Limits.from_env(env)
+    space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1")
+    if tools is None:
+        from .toolset import assemble
+        ctx = ToolContext(workspace=space, limits=limits, environ=dict(env))
+        tools = assemble(ctx, settings, env)
+    if backend_impl is not None:
+        choice = backends.Choice(backend_impl.name, "given by the caller")
+    else:
+        choice = backends.choose(backend, settings.backend, env)
+        backend_impl = backends.load(choice.name)
+
+    output = _Output(limits.output)
+    calls: list[ToolCall] = []
+    deadline = started + limits.timeout
+
+    def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tool = tools.get(name)
+        if tool is None:
+            raise NameError(f"name '{name}' is not defined; available tools: {', '.join(sorted(tools))}")
+        if args:
+            params = ", ".join(f"{p}=..." for p in (tool.parameters.get("properties") or {}))
+            raise TypeError(f"{name}() takes keyword arguments only; call it as {name}({params})")
+        if len(calls) >= limits.tool_calls:
+            raise RuntimeError(f"tool call limit of {limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
+        if time.perf_counter() > deadline:
+            raise TimeoutError(f"the {limits.timeout:g} s time limit was reached before calling {name}()")
+        t0 = time.perf_counter()
+        try:
+            value = tool.call(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - converted for the program below
+            calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
+            raise _for_program(exc, space) from None
+        calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
+        return _cap_result(value, limits.tool_result)
+
+    program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
+                               call_tool=call_tool, on_print=output.write)
+    result, error = None, None
+    try:
+        result = backend_impl.execute(program)
+    except ProgramError as exc:
+        error = exc.info
+        error.message = space.scrub(error.message)
+    return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
+                     tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
+                     backend_reason=choice.reason)
+
+
+def _for_program(exc: BaseException, space: Workspace) -> BaseException:
+    message = space.scrub(str(exc))
+    if isinstance(exc, PolicyError):
+        return PermissionError(message)
+    if isinstance(exc, ToolError):
+        return RuntimeError(message)
+    if isinstance(exc, (NameError, *_PASS_THROUGH)):
+        return type(exc)(message)
+    if isinstance(exc, OSError):
+        return OSError(message)
+    return RuntimeError(f"{type(exc).__name__}: {message}")
+
+
+def _cap_result(value: Any, cap: int) -> Any:
+    if isinstance(value, str):
+        return truncate(value, cap)
+    if isinstance(value, list) and value:
+        size = len(json.dumps(value, default=str))
+        if size > cap:
+            keep, total = [], 0
+            for item in value:
+                total += len(json.dumps(item, default=str)) + 2
+                if total > cap:
+                    break
+                keep.append(item)
+            keep.append(f"... [truncated {len(value) - len(keep)} more items; narrow your query]")
+            return keep
+    return value
+
+
+__all__ = ["RunResult", "ToolCall", "run", "BackendUnavailable"]

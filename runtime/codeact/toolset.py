@@ -1,0 +1,27 @@
+"""Assemble the tools a run offers: enabled built-ins, the user's own tools and MCP tools."""
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from .config import Settings, enabled_builtins, load_user_config
+from .tools import Tool, ToolContext, builtin_tool
+
+
+def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
+             *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+    """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
+    env = os.environ if environ is None else environ
+    config = load_user_config(env) if user_config is None else user_config
+    tools: dict[str, Tool] = {name: builtin_tool(name, ctx) for name in enabled_builtins(settings, config, env)}
+    try:
+        from .usertools import load_user_tools
+    except ImportError:  # pragma: no cover - user tools are optional in a trimmed runtime
+        load_user_tools = None
+    if load_user_tools is not None:
+        for tool in load_user_tools(ctx, env, warn=warn):
+            if tool.name in tools:
+                (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
+                continue
+            tools[tool.name] = tool
+    return tools
