@@ -1,0 +1,92 @@
+"""Jinja extensions of the codeact template: the vendored runtime's files, and tool docs from the runtime itself.
+
+Loaded by copier-template-extensions from the template copy being rendered, so every function here sees the
+runtime of THAT template version (``copier update`` renders two versions in one process; each gets its own copy of
+the runtime module under a private name).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from jinja2.ext import Extension
+
+TEMPLATE_ROOT = Path(__file__).resolve().parent.parent
+RUNTIME_ROOT = TEMPLATE_ROOT / "runtime"
+_SKIP_PARTS = {"__pycache__"}
+
+
+def runtime_files() -> list[str]:
+    """Every file of the runtime package, as POSIX paths relative to ``runtime/`` (sorted)."""
+    return sorted(
+        p.relative_to(RUNTIME_ROOT).as_posix()
+        for p in (RUNTIME_ROOT / "codeact").rglob("*")
+        if p.is_file() and not _SKIP_PARTS & set(p.parts) and p.suffix != ".pyc"
+    )
+
+
+def runtime_source(relpath: str) -> str:
+    """The exact text of one runtime file (not rendered as Jinja)."""
+    path = (RUNTIME_ROOT / relpath).resolve()
+    if not path.is_relative_to(RUNTIME_ROOT):
+        raise ValueError(f"{relpath} is outside the runtime")
+    return path.read_text(encoding="utf-8")
+
+
+def load_runtime() -> ModuleType:
+    """The ``codeact`` package of this template copy, imported under a private name."""
+    name = "_codeact_template_runtime_" + hashlib.sha1(str(RUNTIME_ROOT).encode()).hexdigest()[:10]
+    if name in sys.modules:
+        return sys.modules[name]
+    init = RUNTIME_ROOT / "codeact" / "__init__.py"
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(init.parent)])
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _submodule(name: str) -> Any:
+    load_runtime()
+    prefix = "_codeact_template_runtime_" + hashlib.sha1(str(RUNTIME_ROOT).encode()).hexdigest()[:10]
+    return importlib.import_module(f"{prefix}.{name}")
+
+
+def tool_docs(tools: list[str]) -> list[dict[str, str]]:
+    """For each enabled built-in tool, in catalog order: its name, signature and one-line description."""
+    catalog = _submodule("tools")
+    stubs = _submodule("stubs")
+    docs = []
+    for name in catalog.BUILTINS:
+        if name in tools:
+            tool = catalog.builtin_tool(name, None)
+            docs.append({"name": name, "signature": stubs.signature(tool), "description": tool.description})
+    return docs
+
+
+def risky_tools(tools: list[str]) -> dict[str, str]:
+    """The chosen tools that act on the host or the network, with what they do."""
+    return {name: why for name, why in _submodule("tools").RISKY_TOOLS.items() if name in tools}
+
+
+def runtime_version() -> str:
+    return str(load_runtime().__version__)
+
+
+class CodeactExtension(Extension):
+    """Registers the functions above as Jinja globals."""
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        environment.globals.update(
+            runtime_files=runtime_files(),
+            runtime_source=runtime_source,
+            tool_docs=tool_docs,
+            risky_tools=risky_tools,
+            runtime_version=runtime_version,
+        )
