@@ -148,6 +148,26 @@ def build_parser() -> argparse.ArgumentParser:
     disc_p.add_argument("--workspace", help="repository whose MCP configuration to read")
     disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
     disc_p.set_defaults(handler=_delegate("mcp.discovery"))
+
+    drift_p = sub.add_parser("drift", help="exit 1 if this repo no longer matches the template, its answers and the "
+                                           "MCP configuration (for CI and pre-commit)",
+                             description="Compare the repository with what the recorded template version, the "
+                                         "recorded answers and the current MCP configuration produce. Never "
+                                         "modifies the working tree. Needs `copier` on PATH.")
+    mode = drift_p.add_mutually_exclusive_group()
+    mode.add_argument("--offline", action="store_true", help="compare MCP configs with the lock without starting "
+                                                             "any server (the default)")
+    mode.add_argument("--live", action="store_true", help="re-discover the MCP servers (starts them) and compare")
+    drift_p.add_argument("--check-newer", action="store_true", help="also fail when a newer template version exists")
+    drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
+    drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
+    drift_p.set_defaults(handler=_delegate("drift"))
+
+    un_p = sub.add_parser("uninstall", help="remove every file the template owns; keep your own unless --all")
+    un_p.add_argument("--all", action="store_true", help="also remove the seeded files (your local instructions)")
+    un_p.add_argument("--dry-run", action="store_true", help="only print what would be removed")
+    un_p.add_argument("--workspace", help="the repository (default: the git top-level)")
+    un_p.set_defaults(handler=_delegate("uninstall"))
     return parser
 
 
