@@ -27,6 +27,7 @@ OWNED = {
     ".github/skills/codeact-update/SKILL.md",
     ".github/skills/codeact/SKILL.md",
     ".github/skills/codeact/references/patterns.md",
+    ".github/workflows/codeact-drift.yml",
 }
 # SEEDED for the user: written once, never overwritten, never drift.
 SEEDED = {".github/instructions/codeact.local.instructions.md"}

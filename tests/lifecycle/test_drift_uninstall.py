@@ -1,0 +1,115 @@
+"""`codeact drift` and `codeact uninstall` on real stamped repositories."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, git
+
+TOOLS = ["view", "create", "edit", "glob", "grep"]
+
+
+def codeact(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(project / ".codeact/runtime")}
+    return subprocess.run([sys.executable, "-m", "codeact", *args], cwd=project, capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def status(project: Path) -> str:
+    return subprocess.run(["git", "status", "--porcelain"], cwd=project, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def project(stamp, tmp_path):
+    path = stamp(tmp_path / "p", tools=TOOLS, precommit_hook=True)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "codeact")
+    return path
+
+
+def test_clean_repo_is_in_sync_and_the_tree_is_untouched(project):
+    result = codeact(project, "drift")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "in sync" in result.stdout
+    assert status(project) == ""
+
+
+def test_each_drift_kind_is_reported_with_exit_1(project):
+    (project / ".github/agents/codeact.agent.md").write_text("hand edit\n")
+    (project / ".codeact/bin/codeact.ps1").unlink()
+    settings = project / ".codeact/settings.json"
+    settings.write_text("<<<<<<< before updating\n" + settings.read_text() + "=======\n>>>>>>> after updating\n")
+    (project / ".github/skills/codeact/SKILL.md.rej").write_text("@@ rejected hunk\n")
+    before = status(project)
+    result = codeact(project, "drift", "--json")
+    assert result.returncode == 1, result.stderr
+    found = {(d["kind"], d["path"]) for d in json.loads(result.stdout)["drift"]}
+    assert ("edited", ".github/agents/codeact.agent.md") in found
+    assert ("deleted", ".codeact/bin/codeact.ps1") in found
+    assert ("conflict", ".codeact/settings.json") in found
+    assert ("rejected", ".github/skills/codeact/SKILL.md.rej") in found
+    assert status(project) == before, "drift must never modify the working tree"
+    text = codeact(project, "drift")
+    assert text.returncode == 1 and "edited" in text.stdout and "codeact.agent.md" in text.stdout
+
+
+def test_seeded_files_are_never_drift(project):
+    (project / ".github/instructions/codeact.local.instructions.md").write_text("---\napplyTo: '**'\n---\nOurs.\n")
+    (project / ".pre-commit-config.yaml").write_text("repos: []\n")
+    result = codeact(project, "drift")
+    assert result.returncode == 0, result.stdout
+
+
+def test_unmerged_paths_are_drift(project):
+    target = ".codeact/settings.json"
+    git(project, "checkout", "-q", "-b", "other")
+    (project / target).write_text('{"backend": "monty"}\n')
+    git(project, "commit", "-qam", "other")
+    git(project, "checkout", "-q", "main")
+    (project / target).write_text('{"backend": "hyperlight"}\n')
+    git(project, "commit", "-qam", "main")
+    subprocess.run(["git", "merge", "other"], cwd=project, capture_output=True)
+    result = codeact(project, "drift", "--json")
+    kinds = {(d["kind"], d["path"]) for d in json.loads(result.stdout)["drift"]}
+    assert result.returncode == 1 and ("unmerged", target) in kinds
+
+
+def test_uninstall_removes_owned_files_and_keeps_seeded_ones(project):
+    local = project / ".github/instructions/codeact.local.instructions.md"
+    result = codeact(project, "uninstall")
+    assert result.returncode == 0, result.stderr
+    assert "removed .codeact/" in result.stdout and "kept your own files" in result.stdout
+    assert local.exists() and (project / ".pre-commit-config.yaml").exists()
+    deleted = {line[3:] for line in status(project).splitlines()}
+    assert all(line.startswith(" D ") for line in status(project).splitlines())
+    tracked_before = subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True).stdout.split()
+    expected = {p for p in tracked_before if p.startswith(".codeact/") or p in {
+        ".github/agents/codeact.agent.md", ".github/hooks/codeact.json",
+        ".github/instructions/codeact.instructions.md", ".github/workflows/codeact-drift.yml"}
+        or p.startswith(".github/skills/codeact")}
+    assert deleted == expected
+    assert not (project / ".github/skills").exists(), "empty folders the template made are tidied"
+
+
+def test_uninstall_all_removes_seeded_files_too(project):
+    assert codeact(project, "uninstall", "--all").returncode == 0
+    assert not (project / ".github/instructions/codeact.local.instructions.md").exists()
+    assert not (project / ".pre-commit-config.yaml").exists()
+    remaining = subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True).stdout.split()
+    assert {p for p in remaining if (project / p).exists()} == {"README.md"}
+
+
+def test_layout_matches_copier_config():
+    import yaml
+
+    sys.path.insert(0, str(REPO_ROOT / "runtime"))
+    from codeact import layout
+
+    config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
+    assert set(config["_skip_if_exists"]) == set(layout.SEEDED_REPO)
+    assert config["_answers_file"] == layout.ANSWERS_FILE
