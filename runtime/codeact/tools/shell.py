@@ -1,0 +1,125 @@
+"""The bash tool: one shell command in the workspace, in its own process group, bounded in time and output."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+from .base import ToolContext
+
+TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
+_GRACE = 0.5  # seconds the rest of the group may keep writing after the shell exits, or may take to stop on SIGTERM
+
+
+def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
+    """Run ``command`` with ``bash -c`` in the workspace root: ``{"stdout", "stderr", "exit_code"}``.
+
+    No input is given (stdin is empty). At ``timeout`` seconds (capped by the run's time limit) the command and
+    every process it started are killed; ``exit_code`` is then 124 and ``stderr`` ends with a line saying so.
+    Processes left running in the background are stopped when the command returns. Each stream keeps at most the
+    tool-result limit; the cut is marked. The command runs with your permissions: it is not sandboxed.
+    """
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError("command must be a non-empty string, e.g. bash(command='ls -la')")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    limit = min(float(timeout), float(ctx.limits.timeout))
+    cap = int(ctx.limits.tool_result)
+    proc = subprocess.Popen(
+        ["bash", "-c", command], cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
+    out, err = _Capture(cap), _Capture(cap)
+    timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
+    _stop_group(proc.pid, graceful=timed_out)
+    for stream in (proc.stdout, proc.stderr):
+        stream.close()  # type: ignore[union-attr]
+    code = proc.wait()
+    stderr = err.text()
+    if timed_out:
+        note = (f"[codeact: the command did not finish within {limit:g} s and was killed with every process it "
+                f"started; raise timeout=... or run less at once]")
+        stderr = f"{stderr}\n{note}" if stderr and not stderr.endswith("\n") else f"{stderr}{note}"
+        code = TIMEOUT_EXIT_CODE
+    return {"stdout": out.text(), "stderr": stderr, "exit_code": code}
+
+
+class _Capture:
+    """Bytes of one stream, kept up to ``cap``; the rest is counted so the cut can be shown."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.chunks, self.kept, self.dropped = cap, [], 0, 0
+
+    def add(self, data: bytes) -> None:
+        room = self.cap - self.kept
+        if room > 0:
+            self.chunks.append(data[:room])
+            self.kept += min(room, len(data))
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    def text(self) -> str:
+        text = b"".join(self.chunks).decode("utf-8", "replace")
+        if self.dropped:
+            text += f"\n... [truncated {self.dropped} more bytes; narrow your query]"
+        return text
+
+
+def _pump(proc: subprocess.Popen, captures: dict, deadline: float) -> bool:
+    """Read both pipes until they close, or the deadline passes (True), or the shell exited and a grace elapsed."""
+    import selectors
+
+    fds = {stream.fileno(): captures[stream] for stream in captures}
+    with selectors.DefaultSelector() as sel:
+        for fd in fds:
+            sel.register(fd, selectors.EVENT_READ)
+        exited_at = None
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                return True
+            if exited_at is None and _exited(proc):
+                exited_at = now  # background children may hold the pipes open: give them a moment, then stop
+            if exited_at is not None and now - exited_at > _GRACE:
+                return False
+            wait = min(deadline - now, 0.1 if exited_at is None else _GRACE)
+            for key, _ in sel.select(wait):
+                data = os.read(key.fd, 65536)
+                if data:
+                    fds[key.fd].add(data)
+                else:
+                    sel.unregister(key.fd)
+    return False
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """Whether the shell has exited, without reaping it (so its pid, the group's id, cannot be reused yet)."""
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except (AttributeError, ChildProcessError, OSError):
+        return proc.poll() is not None
+
+
+def _stop_group(pgid: int, *, graceful: bool) -> None:
+    """Stop every process of the group: SIGTERM then, after a grace, SIGKILL (SIGKILL at once when not graceful)."""
+    if graceful:
+        try:
+            os.killpg(pgid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            return
+        end = time.monotonic() + _GRACE
+        while time.monotonic() < end:
+            if not _group_alive(pgid):
+                return
+            time.sleep(0.02)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

@@ -1,0 +1,124 @@
+"""The sql tool: SQLite on a database file inside the workspace (or in memory), with file access fenced off."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ..errors import PolicyError, ToolError
+from .base import ToolContext
+
+
+def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
+    """Run SQLite ``query`` on ``db`` (a workspace path, created if missing; default a fresh in-memory database).
+
+    ``query`` may hold several statements separated by ``;``; they run in order (each commits unless you write
+    BEGIN ... COMMIT) and the rows of the LAST one are returned as dicts (``[]`` if it returns no rows). So one
+    call can build and query a scratch table: ``sql(query="CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t")``.
+    ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace.
+    """
+    import sqlite3
+
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("query must be a non-empty SQL string")
+    if db == ":memory:":
+        target = ":memory:"
+    else:
+        real = ctx.workspace.resolve_for_write(db)
+        if real.is_dir():
+            raise IsADirectoryError(f"db {ctx.workspace.display(real)} is a folder; give a database file path")
+        if not real.parent.is_dir():
+            raise FileNotFoundError(f"db {ctx.workspace.display(real)}: its folder does not exist")
+        target = str(real)
+    statements = split_statements(query)
+    if not statements:
+        raise ValueError("query holds no SQL statement")
+    refused: list[str] = []
+    deadline = time.monotonic() + float(ctx.limits.timeout)
+    conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
+    try:
+        _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4))
+        rows: list[dict] = []
+        for statement in statements:
+            try:
+                cursor = conn.execute(statement)
+                rows = _fetch(cursor, int(ctx.limits.tool_result)) if cursor.description else []
+            except sqlite3.Error as exc:
+                if refused:
+                    raise PolicyError(refused[-1]) from None
+                if time.monotonic() >= deadline and "interrupt" in str(exc):
+                    raise TimeoutError(f"the query ran past the {ctx.limits.timeout:g} s time limit and was "
+                                       "stopped; add LIMIT or narrow it") from None
+                shown = statement.strip().rstrip(";")
+                shown = shown if len(shown) <= 200 else shown[:200] + "..."
+                raise ToolError(f"SQL error: {exc} (in: {shown})") from None
+        return rows
+    finally:
+        conn.close()
+
+
+def split_statements(script: str) -> list[str]:
+    """``script`` cut into complete statements, quotes, comments and trigger bodies respected."""
+    import sqlite3
+
+    out, current = [], ""
+    for piece in script.split(";"):
+        current += piece + ";"
+        if sqlite3.complete_statement(current):
+            if _has_sql(current):
+                out.append(current)
+            current = ""
+    if _has_sql(current[:-1]):
+        out.append(current[:-1])  # a last statement without its ';'
+    return out
+
+
+def _has_sql(text: str) -> bool:
+    lines = [line.split("--", 1)[0] for line in text.splitlines()]
+    return bool("".join(lines).replace(";", "").strip())
+
+
+def _fence(conn: Any, refused: list[str], deadline: float, max_bytes: int) -> None:
+    import sqlite3
+
+    if hasattr(conn, "enable_load_extension"):
+        conn.enable_load_extension(False)
+    blocked = {sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM INTO) reach files outside the workspace",
+               sqlite3.SQLITE_DETACH: "DETACH is not needed: ATTACH is refused"}
+
+    def authorize(action: int, arg1: Any, arg2: Any, _db: Any, _trigger: Any) -> int:
+        if action in blocked:
+            refused.append(f"refused: {blocked[action]}; use the db argument to open a workspace database")
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION and isinstance(arg2, str) and arg2.lower() == "load_extension":
+            refused.append("refused: load_extension() loads native code into the host")
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    conn.set_authorizer(authorize)
+    if hasattr(conn, "setlimit"):  # Python 3.11+: one string or blob may not eat the memory limit at once
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
+    conn.set_progress_handler(lambda: 1 if time.monotonic() >= deadline else 0, 10_000)
+
+
+def _fetch(cursor: Any, cap: int) -> list[Any]:
+    """Rows as dicts, fetched until their JSON size passes ``cap`` (then the cut is marked as the runner does)."""
+    names: list[str] = []
+    for d in cursor.description:  # "SELECT a.id, b.id" gives id and id_2, not one id
+        name, n = d[0], 2
+        while name in names:
+            name, n = f"{d[0]}_{n}", n + 1
+        names.append(name)
+    rows: list[Any] = []
+    size = 0
+    while True:
+        batch = cursor.fetchmany(500)
+        if not batch:
+            return rows
+        for values in batch:
+            row = dict(zip(names, values))
+            size += len(json.dumps(row, default=repr)) + 2
+            if size > cap:
+                rows.append(f"... [truncated: more rows follow after {len(rows)}; add LIMIT or narrow your query]")
+                return rows
+            rows.append(row)

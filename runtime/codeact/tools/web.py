@@ -1,0 +1,418 @@
+"""Network tools: web_fetch (public web pages as text) and github_api (the GitHub REST API with the user's token).
+
+web_fetch resolves every host itself, refuses addresses a page must not reach (loopback, private, link-local,
+cloud metadata...), and connects to the very address it checked, on every redirect hop; only hosts the user lists in
+``config.json`` ``allow_hosts`` skip the check. Heavy imports happen inside the functions, so a run that does not
+offer these tools pays nothing for them.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from ..errors import PolicyError, ToolError
+from .base import ToolContext
+
+MAX_REDIRECTS = 5
+MAX_BODY = 10 * 1024 * 1024  # bytes read from one response
+USER_AGENT = "codeact-web-fetch/0.1 (+https://github.com/features/copilot/cli)"
+# Names and addresses of cloud metadata services (many are also link-local or private, caught anyway).
+METADATA_HOSTS = frozenset({"metadata", "metadata.google.internal", "metadata.goog", "instance-data",
+                            "instance-data.ec2.internal", "metadata.azure.com", "metadata.tencentyun.com"})
+METADATA_ADDRESSES = frozenset({"169.254.169.254", "169.254.170.2", "169.254.169.253", "fd00:ec2::254",
+                                "100.100.100.200", "168.63.129.16", "192.0.0.192"})
+_TEXT_TYPES = ("application/json", "application/xml", "application/javascript", "application/x-yaml",
+               "application/yaml", "application/toml", "application/x-sh", "application/rss+xml",
+               "application/atom+xml", "application/ld+json", "application/xhtml+xml")
+
+
+# ------------------------------------------------------------------------------------------------ address policy
+def address_refusal(ip: str) -> str | None:
+    """Why web_fetch may not connect to ``ip`` (e.g. ``"loopback"``), or ``None`` if it is a public address."""
+    import ipaddress
+
+    try:
+        addr: Any = ipaddress.ip_address(ip.split("%", 1)[0])
+    except ValueError:
+        return "unparseable"
+    if str(addr) in METADATA_ADDRESSES:
+        return "cloud metadata"
+    if addr.version == 6:
+        embedded = addr.ipv4_mapped or addr.sixtofour or (addr.teredo[1] if addr.teredo else None)
+        if embedded is None and addr in ipaddress.ip_network("64:ff9b::/96"):
+            embedded = ipaddress.IPv4Address(int(addr) & 0xFFFFFFFF)
+        if embedded is not None:
+            inner = address_refusal(str(embedded))
+            if inner:
+                return f"{inner} (embedded in IPv6)"
+    for test, reason in (("is_loopback", "loopback"), ("is_link_local", "link-local"),
+                         ("is_multicast", "multicast"), ("is_unspecified", "unspecified"),
+                         ("is_reserved", "reserved"), ("is_private", "private")):
+        if getattr(addr, test):
+            return reason
+    if not addr.is_global:
+        return "non-public"
+    return None
+
+
+def _norm_host(host: str) -> str:
+    return host.strip().strip("[]").rstrip(".").lower()
+
+
+def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[str] = ()) -> list[tuple]:
+    """``getaddrinfo`` results for ``host``, refused (PolicyError) if any address is not public and the host is not
+    in ``allow_hosts``. Connecting to exactly these addresses defeats DNS rebinding between check and use."""
+    import socket
+
+    name = _norm_host(host)
+    allowed = name in {_norm_host(h) for h in allow_hosts}
+    how = ("the user can add the host to \"allow_hosts\" in codeact's config.json if it should be reachable")
+    if not allowed and name in METADATA_HOSTS:
+        raise PolicyError(f"refused to reach {name}: it is a cloud metadata service; {how}")
+    try:
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise ToolError(f"cannot resolve host {name!r}: {exc}") from None
+    if not allowed:
+        for info in infos:
+            ip = str(info[4][0])
+            reason = address_refusal(ip)
+            if reason:
+                raise PolicyError(f"refused to reach {name} ({ip}): a {reason} address, not the public web; {how}")
+    return infos
+
+
+def _connect(host: str, port: int, timeout: Any, allow_hosts: tuple[str, ...]) -> Any:
+    import socket
+
+    last: OSError | None = None
+    for family, kind, proto, _name, sockaddr in resolve_checked(host, port, allow_hosts):
+        sock = socket.socket(family, kind, proto)
+        if timeout is not None and timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
+            sock.settimeout(timeout)
+        try:
+            sock.connect(sockaddr)
+            return sock
+        except OSError as exc:
+            last = exc
+            sock.close()
+    raise last or OSError(f"cannot connect to {host}")
+
+
+def _guarded_opener(allow_hosts: tuple[str, ...]) -> Any:
+    """A urllib opener for http/https only, no proxies, whose every connection goes through the address check."""
+    import http.client
+    import ssl
+    import urllib.request
+
+    class Conn(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = _connect(self.host, self.port, self.timeout, allow_hosts)
+
+    class SecureConn(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            sock = _connect(self.host, self.port, self.timeout, allow_hosts)
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: Any) -> Any:
+            return self.do_open(Conn, req)
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: Any) -> Any:
+            return self.do_open(SecureConn, req, context=ssl.create_default_context())
+
+    opener = urllib.request.OpenerDirector()
+    for handler in (Plain(), Secure(), _redirects(drop_auth_across_hosts=False)(),
+                    urllib.request.HTTPDefaultErrorHandler(), urllib.request.HTTPErrorProcessor(),
+                    urllib.request.UnknownHandler()):
+        opener.add_handler(handler)
+    return opener
+
+
+def _redirects(*, drop_auth_across_hosts: bool) -> Any:
+    import urllib.parse
+    import urllib.request
+
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        max_redirections = MAX_REDIRECTS
+
+        def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
+            scheme = urllib.parse.urlsplit(newurl).scheme.lower()
+            if scheme not in ("http", "https"):
+                raise PolicyError(f"refused a redirect to a {scheme or 'relative'}: URL; only http and https")
+            new = super().redirect_request(req, fp, code, msg, headers, newurl)
+            if new is not None and drop_auth_across_hosts:
+                old_host = urllib.parse.urlsplit(req.full_url).netloc.lower()
+                if urllib.parse.urlsplit(newurl).netloc.lower() != old_host:
+                    for key in list(new.headers):
+                        if key.lower() == "authorization":
+                            del new.headers[key]
+            return new
+
+    return Redirects
+
+
+# ------------------------------------------------------------------------------------------------------ web_fetch
+def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
+    """Fetch an http(s) URL and return its text; HTML is reduced to readable text with links kept as [text](url).
+
+    At most ``max_length`` characters are returned; a longer text ends with a visible truncation note.
+    Loopback, private, link-local and cloud-metadata addresses are refused (on every redirect too) unless the
+    user lists the host in config.json ``allow_hosts``. Non-text content (images, PDFs, archives) is refused.
+    """
+    import socket
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+        raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise PolicyError(f"web_fetch reaches http:// and https:// URLs only, got {url!r}")
+    if parts.username or parts.password:
+        raise PolicyError("web_fetch refuses URLs with credentials in them (user:password@host)")
+    request = urllib.request.Request(url.strip(), headers={
+        "User-Agent": USER_AGENT,
+        "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"})
+    opener = _guarded_opener(tuple(ctx.allow_hosts))
+    timeout = max(1.0, min(20.0, float(ctx.limits.timeout)))
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            final_url = response.geturl()
+            ctype = response.headers.get_content_type()
+            charset = response.headers.get_content_charset()
+            raw = response.read(MAX_BODY + 1)
+    except urllib.error.HTTPError as exc:
+        raise ToolError(f"HTTP {exc.code} {exc.reason} from {url}") from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, (PolicyError, ToolError)):
+            raise exc.reason from None
+        raise ToolError(f"cannot fetch {url}: {exc.reason}") from None
+    except (socket.timeout, TimeoutError):
+        raise ToolError(f"cannot fetch {url}: timed out after {timeout:g} s") from None
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, (PolicyError, ToolError)):
+            raise
+        raise ToolError(f"cannot fetch {url}: {exc}") from None
+    cut_bytes = len(raw) > MAX_BODY
+    raw = raw[:MAX_BODY]
+    is_html = ctype in ("text/html", "application/xhtml+xml") or (ctype == "application/octet-stream"
+                                                                     and raw.lstrip()[:15].lower().startswith(b"<!doctype html"))
+    if not is_html and not ctype.startswith("text/") and ctype not in _TEXT_TYPES and not ctype.endswith(("+json", "+xml")):
+        raise ToolError(f"{url} is {ctype} ({len(raw)} bytes), not text; web_fetch returns text only")
+    if is_html and not charset:
+        charset = _sniff_charset(raw)
+    try:
+        text = raw.decode(charset or "utf-8", "replace")
+    except LookupError:
+        text = raw.decode("utf-8", "replace")
+    if is_html:
+        text = html_to_text(text, base_url=final_url)
+    if cut_bytes:
+        text += f"\n... [the page is larger than {MAX_BODY // (1024 * 1024)} MiB; only its start was read]"
+    if len(text) > max_length:
+        text = (f"{text[:max_length]}\n... [truncated {len(text) - max_length} more characters; "
+                "raise max_length or fetch a narrower page]")
+    return text
+
+
+def _sniff_charset(raw: bytes) -> str | None:
+    import re
+
+    found = re.search(rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)""", raw[:4096], re.I)
+    return found[1].decode("ascii", "replace") if found else None
+
+
+def html_to_text(html: str, base_url: str = "") -> str:
+    """Readable text of an HTML page: headings as ``#``, list items as ``-``, links as ``[text](url)``."""
+    import re
+    import urllib.parse
+    from html.parser import HTMLParser
+
+    skip_tags = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"}
+    blocks = {"p", "div", "section", "article", "header", "footer", "nav", "aside", "main", "ul", "ol", "table",
+              "tr", "blockquote", "dl", "dt", "dd", "form", "figure", "figcaption", "details", "summary", "hr"}
+
+    class Reader(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.out: list[str] = []
+            self.skip = 0
+            self.pre = 0
+            self.title: list[str] = []
+            self.in_title = False
+            self.links: list[str | None] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag == "title":
+                self.in_title = True
+            elif tag in skip_tags:
+                self.skip += 1
+            elif self.skip:
+                return
+            elif tag in blocks:
+                self.out.append("\n\n")
+            elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
+                self.out.append("\n\n" + "#" * int(tag[1]) + " ")
+            elif tag == "li":
+                self.out.append("\n- ")
+            elif tag == "br":
+                self.out.append("\n")
+            elif tag in ("td", "th"):
+                self.out.append(" | ")
+            elif tag == "pre":
+                self.pre += 1
+                self.out.append("\n\n```\n")
+            elif tag == "a":
+                href = dict(attrs).get("href") or ""
+                if href and not href.startswith(("#", "javascript:", "mailto:")):
+                    self.links.append(urllib.parse.urljoin(base_url, href) if base_url else href)
+                    self.out.append("[")
+                else:
+                    self.links.append(None)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag == "title":
+                self.in_title = False
+            elif tag in skip_tags:
+                self.skip = max(0, self.skip - 1)
+            elif self.skip:
+                return
+            elif tag == "pre":
+                self.pre = max(0, self.pre - 1)
+                self.out.append("\n```\n\n")
+            elif tag == "a" and self.links:
+                href = self.links.pop()
+                if href is not None:
+                    self.out.append(f"]({href})")
+            elif tag in blocks or (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456"):
+                self.out.append("\n\n")
+
+        def handle_data(self, data: str) -> None:
+            if self.in_title:
+                self.title.append(data)
+            elif not self.skip:
+                self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
+
+    reader = Reader()
+    reader.feed(html)
+    reader.close()
+    body = "".join(reader.out)
+    body = re.sub(r"\[\s*\]\([^)]*\)", "", body)  # links without text (icons)
+    lines = [line.strip() if "```" not in line else line.rstrip() for line in body.split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    title = " ".join("".join(reader.title).split())
+    return f"# {title}\n\n{text}" if title and not text.startswith("# ") else text
+
+
+# ----------------------------------------------------------------------------------------------------- github_api
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def github_api(ctx: ToolContext, *, endpoint: str, method: str = "GET",
+               body: dict | list | None = None) -> dict | list:
+    """Call the GitHub REST API: ``github_api(endpoint="/repos/OWNER/REPO/issues?state=open&per_page=50")``.
+
+    Returns the decoded JSON (``{}`` for an empty reply). ``body`` is sent as JSON with POST/PUT/PATCH/DELETE.
+    The token comes from COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, else ``gh auth token``. One page per call:
+    page with ``per_page`` and ``page``. GITHUB_API_URL points it at GitHub Enterprise.
+    """
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    env = ctx.environ or dict(os.environ)
+    verb = str(method).upper()
+    if verb not in _METHODS:
+        raise ValueError(f"method must be one of {', '.join(_METHODS)}, got {method!r}")
+    base = (env.get("GITHUB_API_URL") or "https://api.github.com").rstrip("/")
+    url = _api_url(base, endpoint)
+    token = _github_token(env, urllib.parse.urlsplit(base).hostname or "")
+    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28",
+               "User-Agent": USER_AGENT, "Authorization": f"Bearer {token}"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode("utf-8")
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, data=data, method=verb, headers=headers)
+    opener = urllib.request.build_opener(_redirects(drop_auth_across_hosts=True))
+    timeout = max(1.0, min(30.0, float(ctx.limits.timeout)))
+    shown = f"{verb} {url[len(base):] or '/'}"
+    try:
+        with opener.open(request, timeout=timeout) as response:
+            raw = response.read()
+    except urllib.error.HTTPError as exc:
+        raise ToolError(_github_error(shown, exc)) from None
+    except urllib.error.URLError as exc:
+        raise ToolError(f"GitHub API {shown}: cannot connect to {base} ({exc.reason})") from None
+    except (TimeoutError, OSError) as exc:
+        raise ToolError(f"GitHub API {shown}: {exc or 'timed out'}") from None
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"text": raw.decode("utf-8", "replace")}
+    return value if isinstance(value, (dict, list)) else {"value": value}
+
+
+def _api_url(base: str, endpoint: str) -> str:
+    import urllib.parse
+
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise ValueError("endpoint must be an API path, e.g. '/repos/OWNER/REPO' or '/user'")
+    endpoint = endpoint.strip()
+    if any(ch.isspace() or ord(ch) < 32 for ch in endpoint):
+        raise ValueError("endpoint must not contain spaces or control characters; URL-encode them")
+    if "://" in endpoint:
+        if not endpoint.startswith(base + "/"):
+            raise PolicyError(f"github_api sends your token only to {base}; use web_fetch for other URLs")
+        url = endpoint
+    else:
+        url = base + "/" + endpoint.lstrip("/")
+    want, got = urllib.parse.urlsplit(base), urllib.parse.urlsplit(url)
+    if (got.scheme, got.netloc) != (want.scheme, want.netloc):
+        raise PolicyError(f"github_api sends your token only to {base}")
+    return url
+
+
+def _github_token(env: dict[str, str] | Any, host: str) -> str:
+    for name in ("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"):
+        if env.get(name, "").strip():
+            return env[name].strip()
+    import shutil
+    import subprocess
+
+    gh = shutil.which("gh", path=env.get("PATH"))
+    if gh:
+        cmd = [gh, "auth", "token"]
+        if host and host != "api.github.com":
+            cmd += ["--hostname", host]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=10, env=dict(env),
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            done = None
+        if done is not None and done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip()
+    raise ToolError("github_api needs a GitHub token and found none: set GH_TOKEN (or GITHUB_TOKEN, "
+                    "COPILOT_GITHUB_TOKEN) in the environment, or log in with `gh auth login`")
+
+
+def _github_error(shown: str, exc: Any) -> str:
+    try:
+        detail = json.loads(exc.read() or b"{}")
+        message = detail.get("message", "") if isinstance(detail, dict) else ""
+    except (ValueError, OSError):
+        message = ""
+    text = f"GitHub API {shown}: HTTP {exc.code} {exc.reason}" + (f": {message}" if message else "")
+    if exc.code == 401:
+        text += " (the token is missing, expired or invalid)"
+    elif exc.code in (403, 429) and exc.headers.get("X-RateLimit-Remaining") == "0":
+        text += f" (rate limit reached; it resets at epoch {exc.headers.get('X-RateLimit-Reset')})"
+    elif exc.code == 404:
+        text += " (not found, or the token cannot see it)"
+    return text

@@ -1,0 +1,430 @@
+"""Backend-neutral conformance: the programs a model writes give exactly right answers, and each tool behaves.
+
+Every program runs on each backend in conftest.BACKENDS and with both search engines (ripgrep and the pure-Python
+fallback); the expected answers are written by hand from the fixture workspace in conftest.FILES.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from codeact.errors import ToolError
+from codeact.limits import Limits
+from codeact.tools import files, search, shell, sql as sql_mod
+
+Q3 = '"' * 3
+
+
+@pytest.fixture(params=["rg", "python"])
+def search_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test once with ripgrep and once with the pure-Python search."""
+    if request.param == "rg":
+        monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
+        if search.rg_binary() is None:
+            pytest.skip("ripgrep is not installed here")
+    else:
+        monkeypatch.setattr(search, "_rg_cache", None)
+    return request.param
+
+
+# ------------------------------------------------------------------------------------------ programs of a model
+TODO_PROGRAM = r'''
+hits = grep(pattern=r"\bTODO\b")
+for h in hits:
+    print(f"{h['path']}:{h['line']}: {h['text'].strip()}")
+[(h["path"], h["line"]) for h in hits]
+'''
+
+LINES_PROGRAM = '''
+counts = {}
+for path in glob(pattern="**/*.py"):
+    counts[path] = len(view(path=path).splitlines())
+top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+for path, n in top:
+    print(f"{n:4d} {path}")
+top
+'''
+
+JSON_PROGRAM = '''
+import json
+bad = []
+for path in glob(pattern="*.json"):
+    try:
+        json.loads(view(path=path))
+    except Exception as e:
+        bad.append(path)
+bad
+'''
+
+IMPORT_OS_PROGRAM = r'''
+hits = grep(pattern=r"^\s*(import os\b|from os\b)", glob="*.py")
+[f"{h['path']}:{h['line']}" for h in hits]
+'''
+
+NO_DOCSTRING_PROGRAM = r'''
+import re
+missing = []
+for path in glob(pattern="*.py"):
+    lines = view(path=path).splitlines()
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*def (\w+)\(", line)
+        if m:
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if not (nxt.startswith(Q3) or nxt.startswith("'" * 3)):
+                missing.append(f"{path}:{i + 1}:{m.group(1)}")
+missing
+'''.replace("Q3", repr(Q3))
+
+
+def test_list_every_todo(run_program, search_impl):
+    result = run_program(TODO_PROGRAM)
+    assert result.ok, result.error
+    assert result.result == [("README.md", 5), ("src/app.py", 6), ("src/pkg/core.py", 7), ("src/utils.py", 5)]
+    assert result.stdout == ("README.md:5: - TODO: write the real docs\n"
+                             "src/app.py:6: # TODO: parse arguments\n"
+                             "src/pkg/core.py:7: # TODO: validate config\n"
+                             "src/utils.py:5: # TODO handle unicode\n")
+
+
+def test_count_lines_top3(run_program, search_impl):
+    result = run_program(LINES_PROGRAM)
+    assert result.ok, result.error
+    assert result.result == [("tests/test_app.py", 15), ("src/app.py", 12), ("src/utils.py", 11)]
+    assert result.stdout == "  15 tests/test_app.py\n  12 src/app.py\n  11 src/utils.py\n"
+
+
+def test_invalid_json_files(run_program, search_impl):
+    result = run_program(JSON_PROGRAM)
+    assert result.ok, result.error
+    assert result.result == ["config/broken.json"]
+    assert [c.tool for c in result.tool_calls] == ["glob", "view", "view", "view"]
+
+
+def test_files_importing_os(run_program, search_impl):
+    result = run_program(IMPORT_OS_PROGRAM)
+    assert result.ok, result.error
+    assert result.result == ["src/app.py:1", "src/pkg/core.py:2", "src/pkg/core.py:3", "tests/test_app.py:1"]
+
+
+def test_functions_without_docstrings(run_program, search_impl):
+    result = run_program(NO_DOCSTRING_PROGRAM)
+    assert result.ok, result.error
+    assert result.result == ["src/app.py:5:main", "src/pkg/core.py:6:run", "src/utils.py:4:slugify",
+                             "tests/test_app.py:6:test_helper", "tests/test_app.py:10:test_cwd",
+                             "tests/test_app.py:14:test_more"]
+
+
+def test_every_default_tool_through_the_sandbox(run_program):
+    code = '''
+created = create(path="notes/a.txt", file_text="one\\ntwo\\n")
+edited = edit(path="notes/a.txt", old_str="two", new_str="2")
+text = view(path="notes/a.txt")
+shell = bash(command="wc -l < notes/a.txt")
+rows = sql(query="CREATE TABLE t(n); INSERT INTO t VALUES (1), (2); SELECT sum(n) AS s FROM t")
+{"created": created, "edited": edited, "text": text, "wc": shell["stdout"].strip(), "code": shell["exit_code"],
+ "rows": rows, "glob": glob(pattern="notes/*"), "grep": grep(pattern="^2$", path="notes")}
+'''
+    result = run_program(code)
+    assert result.ok, result.error
+    assert result.result == {"created": "created notes/a.txt", "edited": "edited notes/a.txt", "text": "one\n2\n",
+                             "wc": "2", "code": 0, "rows": [{"s": 3}], "glob": ["notes/a.txt"],
+                             "grep": [{"path": "notes/a.txt", "line": 2, "text": "2"}]}
+
+
+def test_tool_errors_reach_the_program_as_catchable_exceptions(run_program):
+    code = '''
+caught = []
+try:
+    view(path="missing.txt")
+except FileNotFoundError as e:
+    caught.append(("FileNotFoundError", str(e)))
+try:
+    edit(path="README.md", old_str="nope", new_str="x")
+except RuntimeError as e:
+    caught.append(("RuntimeError", str(e)))
+try:
+    create(path="README.md", file_text="x")
+except FileExistsError as e:
+    caught.append(("FileExistsError", str(e)))
+caught
+'''
+    result = run_program(code)
+    assert result.ok, result.error
+    assert result.result == [
+        ("FileNotFoundError", "no such file or folder: missing.txt"),
+        ("RuntimeError", "old_str was not found in README.md; view the file and copy the text exactly, "
+                         "whitespace included"),
+        ("FileExistsError", "README.md already exists; use edit() to change it"),
+    ]
+
+
+def test_wrong_keyword_is_reported_before_any_tool_runs(run_program):
+    result = run_program('create(path="x.txt", file_text="x")\nview(pth="x.txt")')
+    assert not result.ok
+    assert result.error.type == "TypeError" and result.error.line == 2
+    assert result.tool_calls == []
+
+
+# --------------------------------------------------------------------------------------------------------- view
+def test_view_text_exactly_and_ranges(ctx, fixture_workspace):
+    assert files.view(ctx, path="src/app.py") == (fixture_workspace / "src/app.py").read_text()
+    assert files.view(ctx, path="src/app.py", view_range=[5, 7]) == (
+        "def main():\n    # TODO: parse arguments\n    return os.getcwd()\n")
+    assert files.view(ctx, path="src/app.py", view_range=[11, -1]) == '    """Double x."""\n    return x * 2\n'
+    with pytest.raises(ToolError, match="1-based"):
+        files.view(ctx, path="src/app.py", view_range=[0, 2])
+    with pytest.raises(ToolError, match="has 12 lines"):
+        files.view(ctx, path="src/app.py", view_range=[40, 41])
+    with pytest.raises(ToolError, match="two line numbers"):
+        files.view(ctx, path="src/app.py", view_range=[1])
+    with pytest.raises(FileNotFoundError, match="no such file or folder: nope.txt"):
+        files.view(ctx, path="nope.txt")
+
+
+def test_view_keeps_crlf_and_counts_lines_like_grep(ctx, fixture_workspace):
+    (fixture_workspace / "win.txt").write_bytes(b"a\r\nb\x0cc\r\nd")
+    assert files.view(ctx, path="win.txt") == "a\r\nb\x0cc\r\nd"
+    assert files.view(ctx, path="win.txt", view_range=[2, 2]) == "b\x0cc\r\n"
+    assert search.grep(ctx, pattern="d", path="win.txt") == [{"path": "win.txt", "line": 3, "text": "d"}]
+
+
+def test_view_folder_listing(ctx, fixture_workspace):
+    (fixture_workspace / "src" / "link.py").symlink_to("app.py")
+    assert files.view(ctx, path="src") == "app.py\nlink.py@\npkg/\nutils.py"
+    listing = files.view(ctx, path=".").split("\n")
+    assert ".git/" not in listing and ".gitignore" in listing and "config/" in listing
+
+
+def test_view_refuses_binary_files(ctx):
+    with pytest.raises(ToolError, match=r"assets/logo.bin is a binary file \(25 bytes\)"):
+        files.view(ctx, path="assets/logo.bin")
+
+
+# ------------------------------------------------------------------------------------------------ create / edit
+def test_create_makes_parents_and_refuses_overwrite(ctx, fixture_workspace):
+    assert files.create(ctx, path="new/deep/file.txt", file_text="hello\n") == "created new/deep/file.txt"
+    made = fixture_workspace / "new/deep/file.txt"
+    assert made.read_text() == "hello\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(made.stat().st_mode) == 0o666 & ~umask
+    with pytest.raises(FileExistsError):
+        files.create(ctx, path="new/deep/file.txt", file_text="again")
+    assert not [p for p in made.parent.iterdir() if p.name.endswith(".codeact-tmp")]
+
+
+def test_edit_replaces_exactly_once(ctx, fixture_workspace):
+    assert files.edit(ctx, path="src/app.py", old_str="x * 2", new_str="x + x") == "edited src/app.py"
+    assert "return x + x\n" in (fixture_workspace / "src/app.py").read_text()
+    with pytest.raises(ToolError, match="occurs 2 times"):
+        files.edit(ctx, path="src/app.py", old_str="import", new_str="#")
+    with pytest.raises(ToolError, match="not found"):
+        files.edit(ctx, path="src/app.py", old_str="", new_str="x")
+
+
+def test_edit_keeps_windows_line_endings(ctx, fixture_workspace):
+    (fixture_workspace / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    files.edit(ctx, path="win.txt", old_str="one\ntwo\n", new_str="1\n2\n")
+    assert (fixture_workspace / "win.txt").read_bytes() == b"1\r\n2\r\nthree\r\n"
+
+
+# -------------------------------------------------------------------------------------------------- glob / grep
+ALL_FILES = [".gitignore", "README.md", "assets/logo.bin", "config/app.json", "config/broken.json", "config/db.json",
+             "src/app.py", "src/pkg/__init__.py", "src/pkg/core.py", "src/utils.py", "tests/test_app.py"]
+
+
+@pytest.mark.parametrize("pattern, path, expected", [
+    ("*", ".", ALL_FILES),
+    ("**", ".", ALL_FILES),
+    ("*.py", ".", ["src/app.py", "src/pkg/__init__.py", "src/pkg/core.py", "src/utils.py", "tests/test_app.py"]),
+    ("**/*.py", ".", ["src/app.py", "src/pkg/__init__.py", "src/pkg/core.py", "src/utils.py", "tests/test_app.py"]),
+    ("src/*.py", ".", ["src/app.py", "src/utils.py"]),
+    ("src/**/*.py", ".", ["src/app.py", "src/pkg/__init__.py", "src/pkg/core.py", "src/utils.py"]),
+    ("src/", ".", ["src/app.py", "src/pkg/__init__.py", "src/pkg/core.py", "src/utils.py"]),
+    ("*.py", "src/pkg", ["src/pkg/__init__.py", "src/pkg/core.py"]),
+    ("{app,db}.*", ".", ["config/app.json", "config/db.json", "src/app.py"]),
+    ("[!a-c]*.json", "config", ["config/db.json"]),
+    ("*.log", ".", []),  # debug.log is ignored by .gitignore, and globs do not override that
+    ("*.py", "build", ["build/generated.py"]),  # a folder named explicitly is searched although ignored
+    ("/README.md", ".", ["README.md"]),
+])
+def test_glob(ctx, search_impl, pattern, path, expected):
+    assert search.glob(ctx, pattern=pattern, path=path) == expected
+
+
+def test_glob_sorts_folder_by_folder(ctx, fixture_workspace, search_impl):
+    for rel in ("a.py", "a/b.py", "a-b.py", "B.py"):
+        (fixture_workspace / "sort" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fixture_workspace / "sort" / rel).write_text("x\n")
+    assert search.glob(ctx, pattern="*.py", path="sort") == ["sort/B.py", "sort/a/b.py", "sort/a-b.py", "sort/a.py"]
+
+
+def test_glob_errors(ctx):
+    with pytest.raises(ToolError, match="invalid glob"):
+        search.glob(ctx, pattern="src/[ab")
+    with pytest.raises(ToolError, match="empty"):
+        search.glob(ctx, pattern=" ")
+    with pytest.raises(NotADirectoryError):
+        search.glob(ctx, pattern="*", path="README.md")
+
+
+def test_grep_options(ctx, search_impl):
+    assert search.grep(ctx, pattern="todo", ignore_case=True, glob="core.py") == [
+        {"path": "src/pkg/core.py", "line": 7, "text": "    # TODO: validate config"},
+        {"path": "src/pkg/core.py", "line": 9,
+         "text": "    return data, os.path.exists(data['path']), environ.get('HOME')  # todo: lower case does not count"}]
+    assert search.grep(ctx, pattern="import", max_results=3) == [
+        {"path": "src/app.py", "line": 1, "text": "import os"},
+        {"path": "src/app.py", "line": 2, "text": "import sys"},
+        {"path": "src/pkg/__init__.py", "line": 1, "text": "from .core import run"}]
+    assert search.grep(ctx, pattern="TODO", path="src/utils.py") == [
+        {"path": "src/utils.py", "line": 5, "text": "    # TODO handle unicode"}]
+    assert search.grep(ctx, pattern="port", glob="config/*.json") == [
+        {"path": "config/app.json", "line": 1, "text": '{"name": "demo", "debug": false, "ports": [8000, 8001]}'},
+        {"path": "config/broken.json", "line": 3, "text": '  "ports": [1, 2,],'},
+        {"path": "config/db.json", "line": 3, "text": '  "port": 5432'}]
+    assert search.grep(ctx, pattern="generated") == []  # build/ is ignored
+    assert search.grep(ctx, pattern="(?<=import )os$") == [  # a look-behind: Python's re answers
+        {"path": "src/app.py", "line": 1, "text": "import os"},
+        {"path": "tests/test_app.py", "line": 1, "text": "import os"}]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"pattern": "TODO"}, {"pattern": "^$"}, {"pattern": "."}, {"pattern": r"\bos\b", "glob": "*.py"},
+    {"pattern": "def", "path": "src"}, {"pattern": "(?i)TODO", "max_results": 2}, {"pattern": "x$", "glob": "{*.py,*.md}"},
+    {"pattern": r"\d+", "glob": "**/config/*.json"}, {"pattern": "[\"']", "ignore_case": True},
+])
+def test_grep_ripgrep_and_python_agree(ctx, monkeypatch, kwargs):
+    monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
+    if search.rg_binary() is None:
+        pytest.skip("ripgrep is not installed here")
+    with_rg = search.grep(ctx, **kwargs)
+    monkeypatch.setattr(search, "_rg_cache", None)
+    assert search.grep(ctx, **kwargs) == with_rg
+
+
+def test_grep_text_encodings_and_binary(ctx, fixture_workspace, search_impl):
+    enc = fixture_workspace / "enc"
+    enc.mkdir()
+    (enc / "bom.txt").write_bytes(b"\xef\xbb\xbfneedle bom\n")
+    (enc / "utf16.txt").write_bytes("needle sixteen\n".encode("utf-16"))
+    (enc / "latin1.txt").write_bytes(b"caf\xe9 needle\n")
+    (enc / "late-nul.bin").write_bytes(b"needle first\n" + b"x" * 200_000 + b"\n\x00\n")
+    (enc / "crlf.txt").write_bytes(b"needle crlf\r\n")
+    assert search.grep(ctx, pattern="needle", path="enc") == [
+        {"path": "enc/bom.txt", "line": 1, "text": "needle bom"},
+        {"path": "enc/crlf.txt", "line": 1, "text": "needle crlf"},
+        {"path": "enc/latin1.txt", "line": 1, "text": "caf\ufffd needle"},
+        {"path": "enc/utf16.txt", "line": 1, "text": "needle sixteen"}]
+    with pytest.raises(ToolError, match="binary"):
+        search.grep(ctx, pattern="needle", path="enc/late-nul.bin")
+
+
+def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, search_impl):
+    many = fixture_workspace / "many"
+    for i in range(30):
+        (many / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
+        (many / f"d{i % 3}" / f"f{i:02d}.txt").write_text("hit\n" * 500)
+    found = search.grep(ctx, pattern="hit", path="many", max_results=700)
+    assert len(found) == 700
+    assert found[0] == {"path": "many/d0/f00.txt", "line": 1, "text": "hit"}
+    assert found[-1] == {"path": "many/d0/f03.txt", "line": 200, "text": "hit"}
+
+
+def test_grep_errors(ctx):
+    with pytest.raises(ToolError, match="invalid regular expression"):
+        search.grep(ctx, pattern="(")
+    with pytest.raises(ToolError, match="max_results"):
+        search.grep(ctx, pattern="x", max_results=0)
+
+
+def test_grep_cuts_very_long_lines_visibly(ctx, fixture_workspace, search_impl):
+    (fixture_workspace / "long.txt").write_text("needle" + "x" * 5000 + "\n")
+    (hit,) = search.grep(ctx, pattern="needle", path=".", glob="long.txt")
+    assert hit["text"].endswith("... [line cut: 3006 more characters]")
+    assert len(hit["text"]) < 2100
+
+
+def test_ignore_rules_like_ripgrep(ctx, fixture_workspace, search_impl):
+    (fixture_workspace / "ign" / "keep" / "deep").mkdir(parents=True)
+    (fixture_workspace / "ign" / ".gitignore").write_text("*.tmp\n!keep.tmp\n/rooted.txt\ndeep/\n")
+    (fixture_workspace / "ign" / ".ignore").write_text("secret.*\n")
+    (fixture_workspace / "ign" / "keep" / ".gitignore").write_text("!also.tmp\n")
+    for rel in ("a.tmp", "keep.tmp", "rooted.txt", "keep/rooted.txt", "keep/also.tmp", "keep/deep/x.txt",
+                "secret.txt", "node_modules/m.js", "ok.txt", ".hidden/h.txt"):
+        (fixture_workspace / "ign" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fixture_workspace / "ign" / rel).write_text("line\n")
+    assert search.glob(ctx, pattern="**", path="ign") == [
+        "ign/.gitignore", "ign/.hidden/h.txt", "ign/.ignore", "ign/keep/.gitignore", "ign/keep/also.tmp",
+        "ign/keep/rooted.txt", "ign/keep.tmp", "ign/ok.txt"]
+
+
+# --------------------------------------------------------------------------------------------------------- bash
+def test_bash_runs_in_the_workspace(ctx, fixture_workspace):
+    result = shell.bash(ctx, command="pwd; echo oops >&2; read x || echo no-stdin; exit 3")
+    assert result == {"stdout": f"{fixture_workspace}\nno-stdin\n", "stderr": "oops\n", "exit_code": 3}
+
+
+def test_bash_caps_output_visibly(fixture_workspace, make_ctx):
+    small = make_ctx(fixture_workspace, limits=Limits(tool_result=100))
+    result = shell.bash(small, command="yes | head -c 5000")
+    assert result["stdout"].startswith("y\ny\n")
+    assert result["stdout"].endswith("\n... [truncated 4900 more bytes; narrow your query]")
+
+
+def test_bash_returns_when_a_background_child_keeps_the_pipe(ctx):
+    import time
+    started = time.monotonic()
+    result = shell.bash(ctx, command="sleep 30 & echo started")
+    assert result == {"stdout": "started\n", "stderr": "", "exit_code": 0}
+    assert time.monotonic() - started < 5
+
+
+def test_bash_rejects_bad_arguments(ctx):
+    with pytest.raises(ValueError):
+        shell.bash(ctx, command=" ")
+    with pytest.raises(ValueError):
+        shell.bash(ctx, command="true", timeout=0)
+
+
+# ---------------------------------------------------------------------------------------------------------- sql
+def test_sql_statements_and_rows(ctx, fixture_workspace):
+    assert sql_mod.sql(ctx, query="SELECT 1 AS one, 'a;b' AS text; -- a comment") == [{"one": 1, "text": "a;b"}]
+    assert sql_mod.sql(ctx, query="CREATE TABLE t(x)") == []
+    query = ("CREATE TABLE IF NOT EXISTS kv(k TEXT, v INTEGER); INSERT INTO kv VALUES ('a', 1), ('b', 2);"
+             "SELECT a.k, b.k FROM kv a JOIN kv b ON a.v = b.v ORDER BY a.k")
+    (fixture_workspace / "data").mkdir()
+    assert sql_mod.sql(ctx, query=query, db="data/app.db") == [{"k": "a", "k_2": "a"}, {"k": "b", "k_2": "b"}]
+    assert sql_mod.sql(ctx, query="SELECT count(*) AS n FROM kv", db="data/app.db") == [{"n": 2}]
+
+
+def test_sql_errors(ctx, fixture_workspace):
+    with pytest.raises(ToolError, match='SQL error: near "SELEC": syntax error'):
+        sql_mod.sql(ctx, query="SELEC 1")
+    with pytest.raises(FileNotFoundError, match="its folder does not exist"):
+        sql_mod.sql(ctx, query="SELECT 1", db="nowhere/x.db")
+    with pytest.raises(ToolError, match="file is not a database"):
+        sql_mod.sql(ctx, query="SELECT * FROM sqlite_master", db="README.md")
+    with pytest.raises(ValueError):
+        sql_mod.sql(ctx, query="  -- nothing  ")
+
+
+def test_sql_runaway_query_stops_at_the_time_limit(fixture_workspace, make_ctx):
+    import time
+    quick = make_ctx(fixture_workspace, limits=Limits(timeout=0.5))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="time limit"):
+        sql_mod.sql(quick, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+                                 "SELECT count(*) FROM c")
+    assert time.monotonic() - started < 3
+
+
+def test_sql_result_cap_is_visible(fixture_workspace, make_ctx):
+    small = make_ctx(fixture_workspace, limits=Limits(tool_result=1000))
+    rows = sql_mod.sql(small, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) "
+                                    "SELECT x FROM c")
+    assert rows[0] == {"x": 1} and rows[-1].startswith("... [truncated: more rows follow")
+    assert len(rows) < 200
