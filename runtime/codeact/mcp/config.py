@@ -1,0 +1,286 @@
+"""The MCP servers the GitHub Copilot CLI would start here, read from the files it reads.
+
+Files, highest precedence first (a server name defined in several files takes the WHOLE entry from the first;
+fields are never merged across files):
+
+1. ``<workspace>/.mcp.json``
+2. ``<workspace>/.github/mcp.json``
+3. ``$COPILOT_HOME/mcp-config.json`` (``COPILOT_HOME`` defaults to ``~/.copilot``)
+
+This is the Copilot CLI's documented order (project files over the user file, ``.mcp.json`` over
+``.github/mcp.json``). Only valid entries take part: an invalid entry is reported and skipped, and a valid
+definition of the same name in a lower file is then used (with a warning saying so).
+
+Schema: ``{"mcpServers": {NAME: {"type": "local"|"stdio"|"http"|"sse", "command", "args", "env", "cwd", "url",
+"headers", "tools": ["*"] | [names], "timeout"}}}``; workspace files may also use the bare form ``{NAME: {...}}``.
+``timeout`` is in milliseconds. ``${VAR}`` in ``args``, ``env``, ``headers``, ``url`` and ``cwd`` is replaced by the
+environment variable (an undefined one becomes empty, with a warning).
+
+Nothing here imports the ``mcp`` SDK.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping
+
+from ..errors import ConfigError
+
+Transport = Literal["stdio", "http", "sse"]
+TRANSPORTS: dict[str, Transport] = {"local": "stdio", "stdio": "stdio", "http": "http", "sse": "sse"}
+WORKSPACE_FILES = (".mcp.json", ".github/mcp.json")
+USER_FILE = "mcp-config.json"
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "tools", "timeout"}
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """Something wrong in a configuration file, located by file and key (``mcpServers.NAME.field``)."""
+
+    file: str
+    key: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.file}: {self.key}" if self.key else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server, with ``${VAR}`` already expanded (expanded secrets never appear in ``repr``)."""
+
+    name: str
+    transport: Transport
+    source: str  # the file it came from, as shown to people: ".mcp.json", "$COPILOT_HOME/mcp-config.json"
+    scope: Literal["workspace", "user"]
+    command: str | None = None
+    args: tuple[str, ...] = field(default=(), repr=False)
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    cwd: str | None = None
+    url: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    tools: tuple[str, ...] = ("*",)
+    timeout: float | None = None  # seconds
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the entry as written
+
+    def config_hash(self) -> str:
+        """A fingerprint of how to reach the server, stable across machines and free of secrets.
+
+        Built from the entry AS WRITTEN (``${VAR}`` unexpanded): transport, command, args, cwd, url, and the
+        NAMES of env variables and headers — never their values. ``tools`` and ``timeout`` are left out: the
+        lock records the tools filter by itself, and a timeout does not change what a server offers.
+        """
+        raw = self.raw
+        material = {
+            "transport": self.transport,
+            "command": raw.get("command"),
+            "args": list(raw.get("args") or []),
+            "cwd": raw.get("cwd"),
+            "url": raw.get("url"),
+            "env": sorted((raw.get("env") or {}).keys()),
+            "headers": sorted(k.lower() for k in (raw.get("headers") or {}).keys()),
+        }
+        digest = hashlib.sha256(json.dumps(material, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        return f"sha256:{digest[:16]}"
+
+    def exposes(self, tool: str) -> bool:
+        """Whether the ``tools`` filter lets ``tool`` through."""
+        return "*" in self.tools or tool in self.tools
+
+
+@dataclass
+class LoadedConfig:
+    """The servers that win, by name (sorted), and every problem found on the way."""
+
+    servers: dict[str, ServerConfig]
+    problems: list[ConfigProblem]
+    files: list[str]  # the files that exist and were read, highest precedence first
+
+    @property
+    def errors(self) -> list[ConfigProblem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+
+def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$COPILOT_HOME``, else ``~/.copilot``."""
+    env = os.environ if environ is None else environ
+    if env.get("COPILOT_HOME"):
+        return Path(env["COPILOT_HOME"]).expanduser()
+    return Path(env.get("HOME") or Path.home()).expanduser() / ".copilot"
+
+
+def config_files(workspace: Path, environ: Mapping[str, str] | None = None) -> list[tuple[Path, str, str]]:
+    """``(path, shown name, scope)`` of every file read, highest precedence first (existing or not)."""
+    files = [(workspace / rel, rel, "workspace") for rel in WORKSPACE_FILES]
+    files.append((copilot_home(environ) / USER_FILE, f"$COPILOT_HOME/{USER_FILE}", "user"))
+    return files
+
+
+def load_servers(workspace: Path | str, environ: Mapping[str, str] | None = None) -> LoadedConfig:
+    """Read every configuration file; never raises for bad content (problems are returned instead)."""
+    env = os.environ if environ is None else environ
+    root = Path(workspace)
+    servers: dict[str, ServerConfig] = {}
+    problems: list[ConfigProblem] = []
+    read: list[str] = []
+    for path, shown, scope in config_files(root, env):
+        if not path.is_file():
+            continue
+        read.append(shown)
+        entries, prefix = _entries(path, shown, scope, problems)
+        for name, entry in entries.items():
+            key = f"{prefix}{name}"
+            server = _parse_entry(name, entry, shown, scope, key, root, env, problems)
+            if server is None:
+                continue
+            if name in servers:
+                problems.append(ConfigProblem(shown, key, f"also defined in {servers[name].source}, which takes "
+                                                          "precedence; this definition is ignored", "warning"))
+                continue
+            servers[name] = server
+    return LoadedConfig(dict(sorted(servers.items())), problems, read)
+
+
+def _entries(path: Path, shown: str, scope: str, problems: list[ConfigProblem]) -> tuple[dict[str, Any], str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        problems.append(ConfigProblem(shown, "", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+        return {}, ""
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.append(ConfigProblem(shown, "", f"cannot read: {exc}"))
+        return {}, ""
+    if not isinstance(data, dict):
+        problems.append(ConfigProblem(shown, "", "expected a JSON object with an \"mcpServers\" object"))
+        return {}, ""
+    if "mcpServers" in data:
+        servers = data["mcpServers"]
+        if not isinstance(servers, dict):
+            problems.append(ConfigProblem(shown, "mcpServers", "must be an object mapping server names to entries"))
+            return {}, ""
+        return servers, "mcpServers."
+    if "servers" in data and isinstance(data["servers"], dict):
+        problems.append(ConfigProblem(shown, "servers", "this is the VS Code format, which the Copilot CLI does not "
+                                                        "read; rename the key to \"mcpServers\""))
+        return {}, ""
+    if scope == "workspace" and data and all(isinstance(v, dict) for v in data.values()):
+        return data, ""  # the bare form: {NAME: {...}}
+    if data:
+        problems.append(ConfigProblem(shown, "", "no \"mcpServers\" object found"))
+    return {}, ""
+
+
+def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: Path, env: Mapping[str, str],
+                 problems: list[ConfigProblem]) -> ServerConfig | None:
+    def bad(field_name: str, message: str) -> None:
+        problems.append(ConfigProblem(shown, f"{key}.{field_name}" if field_name else key, message))
+
+    if not name.strip():
+        bad("", "a server needs a non-empty name")
+        return None
+    if not isinstance(entry, dict):
+        bad("", "must be an object")
+        return None
+    before = len(problems)
+    kind = entry.get("type")
+    if kind is None:
+        kind = "stdio" if "command" in entry else ("http" if "url" in entry else None)
+        if kind is None:
+            bad("", "needs \"command\" (a local server) or \"url\" (a remote one)")
+            return None
+    if kind not in TRANSPORTS:
+        bad("type", f"unknown type {kind!r}; use one of {', '.join(TRANSPORTS)}")
+        return None
+    transport = TRANSPORTS[kind]
+
+    def strings(field_name: str) -> list[str]:
+        value = entry.get(field_name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            bad(field_name, "must be a list of strings")
+            return []
+        return value
+
+    def mapping(field_name: str) -> dict[str, str]:
+        value = entry.get(field_name, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            bad(field_name, "must be an object of string values")
+            return {}
+        return value
+
+    def expand(text: str, field_name: str) -> str:
+        def sub(match: re.Match[str]) -> str:
+            var = match[1]
+            if var not in env:
+                problems.append(ConfigProblem(shown, f"{key}.{field_name}", f"${{{var}}} is not set; using an "
+                                                                            "empty value", "warning"))
+                return ""
+            return env[var]
+        return _VAR.sub(sub, text)
+
+    command, cwd, url = entry.get("command"), entry.get("cwd"), entry.get("url")
+    args, raw_env, raw_headers = strings("args"), mapping("env"), mapping("headers")
+    tools = strings("tools") if "tools" in entry else ["*"]
+    if transport == "stdio":
+        if not isinstance(command, str) or not command.strip():
+            bad("command", "a local server needs a non-empty \"command\" string")
+        if url is not None:
+            bad("url", f"\"url\" is for http/sse servers; this one is {kind}")
+    else:
+        if not isinstance(url, str) or not re.match(r"^https?://", url):
+            bad("url", f"a {kind} server needs an http(s) \"url\"")
+        if command is not None:
+            bad("command", f"\"command\" is for local servers; this one is {kind}")
+    if cwd is not None and not isinstance(cwd, str):
+        bad("cwd", "must be a string")
+    timeout = entry.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+        bad("timeout", "must be a positive number of milliseconds")
+    if any(p.severity == "error" for p in problems[before:]):
+        return None
+    for unknown in sorted(set(entry) - _KNOWN_KEYS):
+        problems.append(ConfigProblem(shown, f"{key}.{unknown}", "unknown field, ignored", "warning"))
+
+    expanded_cwd = expand(cwd, "cwd") if isinstance(cwd, str) else None
+    if expanded_cwd is not None and scope == "workspace" and not os.path.isabs(expanded_cwd):
+        expanded_cwd = str(root / expanded_cwd)
+    return ServerConfig(
+        name=name,
+        transport=transport,
+        source=shown,
+        scope=scope,  # type: ignore[arg-type]
+        command=command if transport == "stdio" else None,
+        args=tuple(expand(a, f"args[{i}]") for i, a in enumerate(args)),
+        env={k: expand(v, f"env.{k}") for k, v in raw_env.items()},
+        cwd=expanded_cwd,
+        url=expand(url, "url") if isinstance(url, str) else None,
+        headers={k: expand(v, f"headers.{k}") for k, v in raw_headers.items()},
+        tools=tuple(tools),
+        timeout=float(timeout) / 1000 if timeout is not None else None,
+        raw=entry,
+    )
+
+
+def read_exclusions(workspace: Path | str) -> tuple[str, ...]:
+    """Server names the user excluded: ``mcp_exclude`` in ``<workspace>/.codeact/settings.json`` (empty if none)."""
+    path = Path(workspace) / ".codeact" / "settings.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f".codeact/settings.json: cannot read mcp_exclude ({exc})") from None
+    value = data.get("mcp_exclude", []) if isinstance(data, dict) else None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(".codeact/settings.json: mcp_exclude must be a list of server names")
+    return tuple(value)
+
+
+__all__ = ["ConfigProblem", "LoadedConfig", "ServerConfig", "config_files", "copilot_home", "load_servers",
+           "read_exclusions"]

@@ -1,0 +1,155 @@
+"""Reading the MCP configuration the Copilot CLI reads: files, precedence, ${VAR}, problems, the config hash."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from codeact.errors import ConfigError
+from codeact.mcp.config import load_servers, read_exclusions
+
+
+def write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+
+
+def test_precedence_workspace_files_over_user(tmp_path: Path, _isolated_home: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "from-dot-mcp"}}})
+    write(tmp_path / ".github/mcp.json", {"mcpServers": {"a": {"command": "from-github"},
+                                                         "b": {"command": "from-github"}}})
+    write(_isolated_home / "mcp-config.json", {"mcpServers": {"b": {"command": "from-user"},
+                                                              "c": {"type": "http", "url": "https://x.test/mcp"}}})
+    loaded = load_servers(tmp_path)
+    assert {n: (s.command or s.url, s.source, s.scope) for n, s in loaded.servers.items()} == {
+        "a": ("from-dot-mcp", ".mcp.json", "workspace"),
+        "b": ("from-github", ".github/mcp.json", "workspace"),
+        "c": ("https://x.test/mcp", "$COPILOT_HOME/mcp-config.json", "user"),
+    }
+    shadowed = [str(p) for p in loaded.problems]
+    assert ".github/mcp.json: mcpServers.a: also defined in .mcp.json, which takes precedence; this definition " \
+           "is ignored" in shadowed
+    assert any(p.startswith("$COPILOT_HOME/mcp-config.json: mcpServers.b: also defined in .github/mcp.json")
+               for p in shadowed)
+    assert not loaded.errors
+    assert loaded.files == [".mcp.json", ".github/mcp.json", "$COPILOT_HOME/mcp-config.json"]
+
+
+def test_whole_entry_wins_no_field_merging(tmp_path: Path, _isolated_home: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "x"}}})
+    write(_isolated_home / "mcp-config.json", {"mcpServers": {"a": {"command": "y", "args": ["--flag"],
+                                                                    "env": {"K": "v"}}}})
+    server = load_servers(tmp_path).servers["a"]
+    assert (server.command, server.args, dict(server.env)) == ("x", (), {})
+
+
+def test_transports_defaults_and_fields(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {
+        "loc": {"type": "local", "command": "srv", "args": ["-v"], "cwd": "sub", "timeout": 1500,
+                "tools": ["one", "two"]},
+        "implicit": {"command": "srv"},
+        "web": {"url": "https://example.test/mcp", "headers": {"X-A": "1"}},
+        "events": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+    }})
+    servers = load_servers(tmp_path).servers
+    assert {n: s.transport for n, s in servers.items()} == {"events": "sse", "implicit": "stdio", "loc": "stdio",
+                                                            "web": "http"}
+    loc = servers["loc"]
+    assert loc.cwd == str(tmp_path / "sub") and loc.timeout == 1.5 and loc.tools == ("one", "two")
+    assert servers["implicit"].tools == ("*",) and servers["implicit"].exposes("anything")
+    assert loc.exposes("one") and not loc.exposes("three")
+
+
+def test_bare_form_in_workspace_files(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"playwright": {"command": "npx", "args": ["@playwright/mcp"]}})
+    loaded = load_servers(tmp_path)
+    assert list(loaded.servers) == ["playwright"] and not loaded.problems
+
+
+def test_var_expansion_in_env_headers_args_url(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {
+        "s": {"command": "srv", "args": ["--token=${TOK}", "${MISSING}x"], "env": {"API": "Bearer ${TOK}"}},
+        "h": {"type": "http", "url": "https://${HOST}/mcp", "headers": {"Authorization": "Bearer ${TOK}"}},
+    }})
+    loaded = load_servers(tmp_path, {"TOK": "s3cret", "HOST": "api.test", "HOME": str(tmp_path)})
+    s, h = loaded.servers["s"], loaded.servers["h"]
+    assert s.args == ("--token=s3cret", "x") and dict(s.env) == {"API": "Bearer s3cret"}
+    assert h.url == "https://api.test/mcp" and dict(h.headers) == {"Authorization": "Bearer s3cret"}
+    assert [str(p) for p in loaded.problems] == [
+        ".mcp.json: mcpServers.s.args[1]: ${MISSING} is not set; using an empty value"]
+    assert loaded.problems[0].severity == "warning"
+    assert "s3cret" not in repr(s) + repr(h)
+
+
+def test_config_hash_is_secret_free_and_stable(tmp_path: Path) -> None:
+    entry = {"command": "srv", "args": ["--x"], "env": {"TOKEN": "${TOK}", "PLAIN": "literal-secret"},
+             "headers": {"Authorization": "Bearer abc"}}
+    write(tmp_path / ".mcp.json", {"mcpServers": {"s": entry}})
+    one = load_servers(tmp_path, {"TOK": "aaa"}).servers["s"].config_hash()
+    two = load_servers(tmp_path, {"TOK": "bbb"}).servers["s"].config_hash()
+    assert one == two and one.startswith("sha256:")
+    write(tmp_path / ".mcp.json", {"mcpServers": {"s": {**entry, "env": {"TOKEN": "${TOK}", "PLAIN": "other"}}}})
+    assert load_servers(tmp_path, {"TOK": "aaa"}).servers["s"].config_hash() == one  # values never count
+    write(tmp_path / ".mcp.json", {"mcpServers": {"s": {**entry, "timeout": 5000, "tools": ["a"]}}})
+    assert load_servers(tmp_path, {}).servers["s"].config_hash() == one  # neither do timeout and the filter
+    for change in ({"args": ["--y"]}, {"env": {"OTHER": "1"}}, {"command": "srv2"}, {"cwd": "elsewhere"}):
+        write(tmp_path / ".mcp.json", {"mcpServers": {"s": {**entry, **change}}})
+        assert load_servers(tmp_path, {}).servers["s"].config_hash() != one, change
+
+
+def test_invalid_json_is_reported_with_file_and_the_rest_works(tmp_path: Path, _isolated_home: Path) -> None:
+    write(tmp_path / ".mcp.json", '{"mcpServers": {"a": {"command": "x"},}}')
+    write(tmp_path / ".github/mcp.json", {"mcpServers": {"b": {"command": "y"}}})
+    loaded = load_servers(tmp_path)
+    assert list(loaded.servers) == ["b"]
+    assert len(loaded.errors) == 1 and str(loaded.errors[0]).startswith(".mcp.json: invalid JSON at line 1")
+
+
+@pytest.mark.parametrize("entry, key, message", [
+    ({"type": "carrier-pigeon", "command": "x"}, "mcpServers.bad.type", "unknown type 'carrier-pigeon'"),
+    ({"type": "stdio"}, "mcpServers.bad.command", "needs a non-empty \"command\""),
+    ({"type": "http", "url": "ftp://x"}, "mcpServers.bad.url", "needs an http(s) \"url\""),
+    ({"command": "x", "args": "--flag"}, "mcpServers.bad.args", "must be a list of strings"),
+    ({"command": "x", "env": {"N": 1}}, "mcpServers.bad.env", "must be an object of string values"),
+    ({"command": "x", "tools": "*"}, "mcpServers.bad.tools", "must be a list of strings"),
+    ({"command": "x", "timeout": -1}, "mcpServers.bad.timeout", "positive number of milliseconds"),
+    ({"args": []}, "mcpServers.bad", "needs \"command\""),
+    ("not an object", "mcpServers.bad", "must be an object"),
+])
+def test_invalid_entries_reported_with_file_and_key(tmp_path: Path, entry: object, key: str, message: str) -> None:
+    write(tmp_path / ".github/mcp.json", {"mcpServers": {"bad": entry, "good": {"command": "ok"}}})
+    loaded = load_servers(tmp_path)
+    assert list(loaded.servers) == ["good"]
+    [problem] = loaded.errors
+    assert (problem.file, problem.key) == (".github/mcp.json", key)
+    assert message in problem.message
+
+
+def test_invalid_entry_falls_back_to_lower_precedence_definition(tmp_path: Path, _isolated_home: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"type": "http"}}})
+    write(_isolated_home / "mcp-config.json", {"mcpServers": {"a": {"command": "user-a"}}})
+    loaded = load_servers(tmp_path)
+    assert loaded.servers["a"].command == "user-a"
+    assert [p.key for p in loaded.errors] == ["mcpServers.a.url"]
+
+
+def test_vscode_format_is_named(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"servers": {"a": {"command": "x"}}})
+    loaded = load_servers(tmp_path)
+    assert not loaded.servers and "VS Code format" in str(loaded.errors[0])
+
+
+def test_copilot_home_default_is_dot_copilot(tmp_path: Path) -> None:
+    write(tmp_path / "home/.copilot/mcp-config.json", {"mcpServers": {"u": {"command": "x"}}})
+    loaded = load_servers(tmp_path / "nowhere", {"HOME": str(tmp_path / "home")})
+    assert list(loaded.servers) == ["u"] and loaded.servers["u"].scope == "user"
+
+
+def test_exclusions_from_settings(tmp_path: Path) -> None:
+    assert read_exclusions(tmp_path) == ()
+    write(tmp_path / ".codeact/settings.json", {"backend": "auto", "mcp_exclude": ["a", "b"]})
+    assert read_exclusions(tmp_path) == ("a", "b")
+    write(tmp_path / ".codeact/settings.json", {"mcp_exclude": "a"})
+    with pytest.raises(ConfigError, match="mcp_exclude must be a list"):
+        read_exclusions(tmp_path)
