@@ -1,0 +1,335 @@
+"""MCP client sessions with the official ``mcp`` SDK: stdio, streamable HTTP and SSE.
+
+:class:`SessionPool` gives a run ONE session per server, opened on first use and closed when the pool closes.
+The runner and the sandbox loop are synchronous, so one asyncio loop in a background thread owns every session
+and the runner's thread submits calls to it (``asyncio.run_coroutine_threadsafe``).
+
+The SDK costs about a second to import: this module imports it only inside the functions that open a
+connection, so importing ``codeact.mcp.client`` is free and a run that calls no MCP tool never loads it.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from ..errors import ToolError
+from .config import ServerConfig
+
+DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds to start a server and finish the MCP handshake, unless its config says
+_CLOSE_TIMEOUT = 10.0  # seconds the pool waits for every session to shut down
+
+
+class MCPError(ToolError):
+    """An MCP server or tool failed; the program sees it as a ``RuntimeError`` it can catch."""
+
+
+class ServerUnavailable(MCPError):
+    """A server could not be started, did not answer, or stopped during the run."""
+
+
+class ToolCallError(MCPError):
+    """A tool ran and reported an error (``isError``)."""
+
+
+@contextlib.asynccontextmanager
+async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None):
+    """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit."""
+    from mcp import ClientSession
+
+    async with contextlib.AsyncExitStack() as stack:
+        if config.transport == "stdio":
+            from mcp import StdioServerParameters
+            from mcp.client.stdio import stdio_client
+
+            params = StdioServerParameters(command=config.command or "", args=list(config.args),
+                                           env=dict(config.env) or None, cwd=config.cwd or cwd)
+            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog or _devnull()))
+        elif config.transport == "http":
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers) or None))
+            streams = await stack.enter_async_context(streamable_http_client(config.url or "", http_client=http))
+        else:
+            from mcp.client.sse import sse_client
+
+            streams = await stack.enter_async_context(sse_client(config.url or "", headers=dict(config.headers)))
+        read, write = streams[0], streams[1]
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        yield session
+
+
+def _devnull() -> TextIO:
+    return open("/dev/null", "w")  # noqa: SIM115 - lives as long as the server process
+
+
+def stderr_tail(errlog: TextIO | None, limit: int = 300) -> str:
+    """The last non-empty line a local server wrote to stderr, for error messages ('' if none)."""
+    if errlog is None or errlog.closed:
+        return ""
+    try:
+        errlog.flush()
+        errlog.seek(0)
+        lines = [ln.strip() for ln in errlog.read().splitlines() if ln.strip()]
+    except (OSError, ValueError):
+        return ""
+    return lines[-1][-limit:] if lines else ""
+
+
+def describe_failure(exc: BaseException) -> str:
+    """A one-line reason for a failed connection or call, without the SDK's exception-group noise."""
+    leaves = list(_leaves(exc))
+    # Prefer the most telling leaf: a process that could not start, a closed connection, then anything else.
+    leaf = next((e for e in leaves if isinstance(e, OSError)), None) or leaves[0]
+    text = str(leaf).strip() or type(leaf).__name__
+    if isinstance(leaf, FileNotFoundError) and leaf.filename:
+        text = f"command not found: {leaf.filename}"
+    errors = getattr(leaf, "errors", None)
+    if callable(errors) and type(leaf).__name__ == "ValidationError":  # pydantic: say what was invalid
+        try:
+            first = errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            return f"{text.splitlines()[0]}: {where}: {first.get('msg', '')}"
+        except Exception:  # noqa: BLE001 - fall back to the first line
+            pass
+    return text.splitlines()[0]
+
+
+def _leaves(exc: BaseException):
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            yield from _leaves(sub)
+    else:
+        yield exc
+
+
+def is_connection_closed(exc: BaseException) -> bool:
+    return any(getattr(e, "code", None) == -32000 or "Connection closed" in str(e) for e in _leaves(exc))
+
+
+def is_request_timeout(exc: BaseException) -> bool:
+    return any(getattr(e, "code", None) == -32001 for e in _leaves(exc))
+
+
+def result_value(result: Any, *, unwrap: bool = False, label: str = "tool") -> Any:
+    """A ``CallToolResult`` as the program sees it: structured content as data if present, else the text.
+
+    ``unwrap`` returns ``structured["result"]`` for the SDK's wrapped primitive results (``{"result": 3}``).
+    A result flagged ``isError`` raises :class:`ToolCallError` with the server's text.
+    """
+    if result.is_error:
+        raise ToolCallError(f"{label} failed: {_text(result.content) or 'the server reported an error'}")
+    data = result.structured_content
+    if data is not None:
+        if unwrap and isinstance(data, dict) and set(data) == {"result"}:
+            return data["result"]
+        return data
+    return _text(result.content)
+
+
+def _text(content: list[Any]) -> str:
+    parts = []
+    for item in content or []:
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind == "resource" and hasattr(getattr(item, "resource", None), "text"):
+            parts.append(item.resource.text)
+        elif kind in ("image", "audio"):
+            parts.append(f"[{kind} {getattr(item, 'mime_type', '')}, {len(getattr(item, 'data', '') or '')} "
+                         "base64 characters omitted]")
+        elif kind == "resource_link":
+            parts.append(f"[resource {getattr(item, 'uri', '')}]")
+    return "\n".join(parts)
+
+
+@dataclass
+class _Connection:
+    config: ServerConfig
+    errlog: TextIO | None
+    ready: asyncio.Future = field(default=None)  # type: ignore[assignment]  # resolves to the ClientSession
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task | None = None
+    dead: ServerUnavailable | None = None
+
+
+class _PoolState:
+    """Everything the pool owns and does, kept apart from :class:`SessionPool` so that the running session tasks
+    never reference the pool object: dropping the pool (the end of a run) then closes every session."""
+
+    def __init__(self, cwd: Path | None, connect_timeout: float) -> None:
+        self.cwd = cwd
+        self.connect_timeout = connect_timeout
+        self.lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+        self.connections: dict[str, _Connection] = {}
+        self.starts: dict[str, int] = {}
+        self.closed = False
+
+    def ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self.lock:
+            if self.closed:
+                raise MCPError("the MCP session pool is closed")
+            if self.loop is None:
+                loop = asyncio.new_event_loop()
+                ready = threading.Event()
+
+                def serve() -> None:
+                    asyncio.set_event_loop(loop)
+                    loop.call_soon(ready.set)
+                    loop.run_forever()
+
+                self.thread = threading.Thread(target=serve, name="codeact-mcp", daemon=True)
+                self.thread.start()
+                ready.wait()
+                self.loop = loop
+                atexit.register(self.close)
+            return self.loop
+
+    def close(self) -> None:
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            loop, thread = self.loop, self.thread
+        if loop is None:
+            return
+        atexit.unregister(self.close)
+        try:
+            asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(_CLOSE_TIMEOUT)
+        except Exception:  # noqa: BLE001 - closing is best effort; the worker thread is a daemon
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(_CLOSE_TIMEOUT)
+        if not loop.is_running():
+            loop.close()
+
+    async def _close_all(self) -> None:
+        for conn in self.connections.values():
+            conn.stop.set()
+        tasks = [c.task for c in self.connections.values() if c.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=_CLOSE_TIMEOUT)
+        for conn in self.connections.values():
+            if conn.errlog is not None:
+                conn.errlog.close()
+
+    async def session(self, config: ServerConfig) -> Any:
+        """The server's session, opened on first use; raises :class:`ServerUnavailable` if it cannot be."""
+        state = self
+        conn = state.connections.get(config.name)
+        if conn is None:
+            errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") \
+                if config.transport == "stdio" else None
+            conn = _Connection(config, errlog, ready=asyncio.get_running_loop().create_future())
+            conn.ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
+            state.connections[config.name] = conn
+            state.starts[config.name] = state.starts.get(config.name, 0) + 1
+            conn.task = asyncio.create_task(self.serve(conn), name=f"mcp:{config.name}")
+        if conn.dead is not None:
+            raise conn.dead
+        limit = self.connect_timeout if config.timeout is None else max(config.timeout, self.connect_timeout)
+        try:
+            return await asyncio.wait_for(asyncio.shield(conn.ready), limit)
+        except asyncio.TimeoutError:
+            conn.dead = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s")
+            if conn.task is not None:
+                conn.task.cancel()
+            raise conn.dead from None
+
+    async def serve(self, conn: _Connection) -> None:
+        """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
+        name = conn.config.name
+        try:
+            async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd) as session:
+                if not conn.ready.done():
+                    conn.ready.set_result(session)
+                await conn.stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - recorded for every later call to this server
+            tail = stderr_tail(conn.errlog)
+            reason = describe_failure(exc) if not isinstance(exc, asyncio.CancelledError) else "cancelled"
+            error = ServerUnavailable(f"MCP server {name!r} failed: {reason}" + (f" (stderr: {tail})" if tail else ""))
+            conn.dead = conn.dead or error
+            if not conn.ready.done():
+                conn.ready.set_exception(conn.dead)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+
+    async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None) -> Any:
+        session = await self.session(config)
+        conn = self.connections[config.name]
+        if conn.dead is not None:
+            raise conn.dead
+        try:
+            return await session.call_tool(tool, arguments, read_timeout_seconds=limit)
+        except Exception as exc:
+            if is_connection_closed(exc):
+                await asyncio.sleep(0.05)  # let the transport notice the exit and the stderr flush
+                tail = stderr_tail(conn.errlog)
+                conn.dead = ServerUnavailable(
+                    f"MCP server {config.name!r} stopped during {config.name}.{tool}() (connection closed); "
+                    "later calls to it in this run fail too" + (f". Its last stderr line: {tail}" if tail else ""))
+                raise conn.dead from None
+            if is_request_timeout(exc):
+                raise TimeoutError(f"{config.name}.{tool}() did not answer within {limit:g} s") from None
+            raise MCPError(f"{config.name}.{tool}() failed: {describe_failure(exc)}") from None
+
+
+class SessionPool:
+    """One MCP session per server for the life of the pool (one run), opened lazily, closed by :meth:`close`.
+
+    ``resolve(name)`` returns the :class:`ServerConfig` of a server when it is first needed (so configuration is
+    read only if a program calls an MCP tool). The pool also closes when it is garbage-collected and at exit.
+    """
+
+    def __init__(self, resolve: Callable[[str], ServerConfig], *, cwd: Path | None = None,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, call_timeout: float | None = None) -> None:
+        self._resolve = resolve
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._state = _PoolState(cwd, connect_timeout)
+        self._finalizer = weakref.finalize(self, self._state.close)
+
+    @property
+    def starts(self) -> dict[str, int]:
+        """How many sessions were opened per server (one per server per run is the contract)."""
+        return dict(self._state.starts)
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
+             unwrap: bool = False, timeout: float | None = None) -> Any:
+        """Call ``tool`` on ``server`` and return its result as the program sees it (see :func:`result_value`)."""
+        loop = self._state.ensure_loop()
+        config = self._resolve(server)
+        limit = timeout or config.timeout or self._call_timeout
+        future = asyncio.run_coroutine_threadsafe(self._state.call(config, tool, arguments or {}, limit), loop)
+        try:
+            # the coroutine enforces its own timeouts; this one only guards against a wedged loop
+            result = future.result(None if limit is None else limit + self._connect_timeout + 5)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"{server}.{tool}() did not answer within {limit:g} s") from None
+        return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
+
+    def close(self) -> None:
+        """Close every session and stop every local server this pool started."""
+        self._finalizer()
+
+    def __enter__(self) -> "SessionPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "open_session", "result_value"]

@@ -1,0 +1,295 @@
+"""``codeact discover``: list every configured MCP server's tools into ``.codeact/tools.lock.json``.
+
+All servers are contacted IN PARALLEL, each within the timeout; a server that will not start, hangs, crashes or
+returns bad schemas is recorded as failed with the reason and the others complete. ``--check`` compares the
+configuration with the lock without starting anything.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
+from .config import LoadedConfig, ServerConfig, load_servers, read_exclusions
+from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
+
+DEFAULT_TIMEOUT = 10.0
+_CLEANUP_TIMEOUT = 6.0  # the SDK gives a server 2 s to exit on EOF, then 2 s after SIGTERM
+
+
+@dataclass
+class Outcome:
+    """What discovery learnt about one server."""
+
+    name: str
+    status: str  # "ok" | "failed"
+    reason: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """The result of one discovery: outcomes by server, the lock written, configuration problems."""
+
+    outcomes: dict[str, Outcome]
+    lock: dict[str, Any]
+    lock_path: Path | None
+    config: LoadedConfig
+    excluded: tuple[str, ...]
+    seconds: float  # until the lock was written (stopping a hung server afterwards can take ~2-4 s more)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "lock": str(LOCK_FILE),
+            "servers": {n: {"status": o.status, "reason": o.reason, "tools": [t["name"] for t in o.tools],
+                            "seconds": round(o.seconds, 3), "notes": o.notes} for n, o in self.outcomes.items()},
+            "excluded": list(self.excluded),
+            "problems": [{"file": p.file, "key": p.key, "message": p.message, "severity": p.severity}
+                         for p in self.config.problems],
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def active_servers(workspace: Path, environ: Mapping[str, str] | None = None
+                   ) -> tuple[LoadedConfig, dict[str, ServerConfig], tuple[str, ...]]:
+    """The configuration, the servers to expose (exclusions removed) and the exclusions in force."""
+    loaded = load_servers(workspace, environ)
+    excluded = read_exclusions(workspace)
+    return loaded, {n: c for n, c in loaded.servers.items() if n not in excluded}, excluded
+
+
+def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ: Mapping[str, str] | None = None,
+             progress: Callable[[str], None] | None = None, write: bool = True) -> Report:
+    """Contact every configured, non-excluded server in parallel and (with ``write``) write the lock.
+
+    ``progress`` receives one line per event (start, each server's outcome). Never raises for a failing server.
+    """
+    started = time.perf_counter()
+    root = Path(workspace).resolve()
+    loaded, servers, excluded = active_servers(root, environ)
+    say = progress or (lambda _line: None)
+    result: dict[str, Any] = {}
+
+    def publish(outcomes: dict[str, Outcome]) -> None:
+        lock = empty_lock()
+        for name, config in servers.items():
+            o = outcomes[name]
+            lock["servers"][name] = server_entry(config, status=o.status, reason=o.reason, tools=o.tools)
+        result["lock"] = lock
+        result["path"] = write_lock(root, lock) if write else None
+        result["outcomes"] = outcomes
+        result["seconds"] = time.perf_counter() - started
+
+    if servers:
+        say(f"discovering {len(servers)} MCP server(s) in parallel (timeout {timeout:g} s): {', '.join(servers)}")
+        asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, on_outcome=lambda o: say(_line(o)),
+                                     publish=publish))
+    else:
+        say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
+        publish({})
+    return Report(result["outcomes"], result["lock"], result["path"], loaded, excluded, result["seconds"])
+
+
+async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float, cwd: Path | None = None,
+                           on_outcome: Callable[[Outcome], None] | None = None,
+                           publish: Callable[[dict[str, Outcome]], None] | None = None) -> dict[str, Outcome]:
+    """List the tools of every server concurrently; each gets ``timeout`` seconds.
+
+    ``publish`` is called with every outcome as soon as each server has answered or run out of time — before
+    the timed-out servers have been shut down — so a hung server delays the result by its timeout only.
+    """
+    _import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    tasks = {asyncio.create_task(_list_server(config, cwd), name=f"discover:{name}"): name
+             for name, config in servers.items()}
+    outcomes: dict[str, Outcome] = {}
+    pending = set(tasks)
+    while pending:
+        left = began + timeout - loop.time()
+        if left <= 0:
+            break
+        done, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            name = tasks[task]
+            outcome = _outcome_of(task, servers[name])
+            outcome.seconds = loop.time() - began
+            outcomes[name] = outcome
+            if on_outcome:
+                on_outcome(outcome)
+    for task in pending:
+        task.cancel()
+        name = tasks[task]
+        outcomes[name] = Outcome(name, "failed", f"no answer within {timeout:g} s (the server hangs or starts "
+                                                 "too slowly; raise --timeout if it is just slow)",
+                                 seconds=loop.time() - began)
+        if on_outcome:
+            on_outcome(outcomes[name])
+    outcomes = dict(sorted(outcomes.items()))
+    if publish:
+        publish(outcomes)
+    if pending:  # let the SDK stop the abandoned servers, bounded
+        await asyncio.wait(pending, timeout=_CLEANUP_TIMEOUT)
+    return outcomes
+
+
+def _import_sdk() -> None:
+    import mcp.client.session  # noqa: F401
+    import mcp.client.sse  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+
+
+async def _list_server(config: ServerConfig, cwd: Path | None) -> list[Any]:
+    from mcp.types import PaginatedRequestParams
+
+    from .client import open_session, stderr_tail
+
+    errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
+    try:
+        tools: list[Any] = []
+        async with open_session(config, errlog=errlog, cwd=cwd) as session:
+            cursor = None
+            for _page in range(100):
+                listing = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+                tools.extend(listing.tools)
+                cursor = listing.next_cursor
+                if not cursor:
+                    break
+        return tools
+    except Exception as exc:
+        tail = stderr_tail(errlog)
+        if tail:
+            exc.add_note(f"stderr: {tail}")
+        raise
+    finally:
+        if errlog is not None:
+            errlog.close()
+
+
+def _outcome_of(task: asyncio.Task, config: ServerConfig) -> Outcome:
+    from .client import describe_failure, is_connection_closed
+
+    name = config.name
+    exc = task.exception()
+    if exc is not None:
+        notes = getattr(exc, "__notes__", [])
+        reason = describe_failure(exc)
+        if is_connection_closed(exc):
+            reason = "the server exited or closed the connection during the handshake"
+        if notes:
+            reason += f" ({notes[-1]})"
+        return Outcome(name, "failed", reason)
+    tools = task.result()
+    entries, problems = [], []
+    offered = set()
+    for tool in tools:
+        offered.add(tool.name)
+        if not config.exposes(tool.name):
+            continue
+        entry, problem = tool_entry(tool)
+        if problem:
+            problems.append(problem)
+        else:
+            entries.append(entry)
+    if problems:
+        return Outcome(name, "failed", "bad tool schema: " + "; ".join(problems))
+    notes = []
+    unknown = sorted(t for t in config.tools if t != "*" and t not in offered)
+    if unknown:
+        notes.append(f"the tools filter names tools the server does not offer: {', '.join(unknown)}")
+    return Outcome(name, "ok", None, entries, notes=notes)
+
+
+def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
+    """A tool's lock entry, or a problem with its schemas (an MCP input schema must be an object schema)."""
+    def plain(value: Any) -> Any:
+        return json.loads(json.dumps(value)) if value is not None else None
+
+    try:
+        entry: dict[str, Any] = {"name": tool.name, "description": (tool.description or "").strip(),
+                                 "input_schema": plain(tool.input_schema), "output_schema": plain(tool.output_schema)}
+    except (TypeError, ValueError) as exc:
+        return {}, f"tool {tool.name!r}: schema is not JSON ({exc})"
+    if getattr(tool, "title", None):
+        entry["title"] = tool.title
+    if getattr(tool, "annotations", None) is not None:
+        entry["annotations"] = tool.annotations.model_dump(mode="json", exclude_none=True)
+    for key in ("input_schema", "output_schema"):
+        schema = entry[key]
+        if schema is None and key == "output_schema":
+            continue
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return {}, f"tool {tool.name!r}: {key} must be a JSON Schema with \"type\": \"object\""
+        if not isinstance(schema.get("properties", {}), dict):
+            return {}, f"tool {tool.name!r}: {key}.properties must be an object"
+    return entry, None
+
+
+def _line(o: Outcome) -> str:
+    if o.status == "ok":
+        text = f"  ok      {o.name}: {len(o.tools)} tool(s) in {o.seconds:.1f} s"
+        return text + "".join(f"\n          note: {n}" for n in o.notes)
+    return f"  FAILED  {o.name}: {o.reason}"
+
+
+def main(args: argparse.Namespace) -> int:
+    """The ``codeact discover`` command (flags: ``--check``, ``--timeout``, ``--workspace``, ``--json``)."""
+    from ..policy import find_workspace
+
+    workspace = Path(args.workspace).resolve() if getattr(args, "workspace", None) else find_workspace()
+    as_json = bool(getattr(args, "json", False))
+
+    def err(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    if getattr(args, "check", False):
+        return _check(workspace, as_json, err)
+
+    report = discover(workspace, timeout=float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT),
+                      environ=os.environ, progress=err)
+    for problem in report.config.problems:
+        err(f"{problem.severity}: {problem}")
+    failed = [o for o in report.outcomes.values() if o.status != "ok"]
+    tools = sum(len(o.tools) for o in report.outcomes.values())
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
+    else:
+        print(f"wrote {LOCK_FILE}: {len(report.outcomes)} server(s), {tools} tool(s)"
+              + (f", {len(failed)} failed ({', '.join(o.name for o in failed)})" if failed else "")
+              + f" in {report.seconds:.1f} s")
+    return EXIT_OK
+
+
+def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
+    loaded, servers, excluded = active_servers(workspace, os.environ)
+    lock = read_lock(workspace)
+    diffs = differences(lock, servers)
+    failed = sorted(n for n, e in (lock or empty_lock())["servers"].items() if e.get("status") != "ok")
+    if as_json:
+        print(json.dumps({"ok": not diffs, "differences": diffs, "failed_in_lock": failed,
+                          "problems": [str(p) for p in loaded.problems]}, indent=2, sort_keys=True))
+    else:
+        for problem in loaded.problems:
+            err(f"{problem.severity}: {problem}")
+        for line in diffs:
+            print(f"differs: {line}")
+        if failed:
+            err(f"note: the lock records failed server(s): {', '.join(failed)}")
+        print(f"{LOCK_FILE} is out of date; run `codeact discover`" if diffs
+              else f"{LOCK_FILE} matches the configured MCP servers")
+    return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
+
+
+__all__ = ["DEFAULT_TIMEOUT", "Outcome", "Report", "active_servers", "discover", "discover_servers", "main",
+           "tool_entry"]

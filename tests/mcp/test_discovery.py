@@ -1,0 +1,143 @@
+"""``codeact discover`` against real servers: the lock, byte-stability, failures in parallel, ``--check``."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from codeact.cli import main as cli
+from codeact.mcp.config import load_servers
+from codeact.mcp.discovery import discover
+from codeact.mcp.lock import dumps, empty_lock, lock_path, server_entry, write_lock
+
+from mcp_helpers import PY, RAW, demo, starts, time_server
+
+
+def test_lock_content_transports_filter_and_byte_stability(workspace, http_url: str, sse_url: str,
+                                                           tmp_path: Path) -> None:
+    counter = tmp_path / "demo-starts"
+    root = workspace({
+        "demo": demo(DEMO_STARTS_FILE=str(counter), SECRET="${DEMO_SECRET}"),
+        "time": time_server(tools=["get_current_time", "not_a_tool"]),
+        "web": {"type": "http", "url": http_url, "headers": {"Authorization": "Bearer ${DEMO_SECRET}"}},
+        "events": {"type": "sse", "url": sse_url},
+        "skipped": demo(DEMO_STARTS_FILE=str(tmp_path / "skipped-starts")),
+    }, exclude=["skipped"])
+    lines: list[str] = []
+    report = discover(root, timeout=30, environ={"DEMO_SECRET": "hunter2", "HOME": str(tmp_path)},
+                      progress=lines.append)
+    text = lock_path(root).read_text(encoding="utf-8")
+    lock = json.loads(text)
+
+    assert text == dumps(lock) and text.endswith("}\n")
+    assert "hunter2" not in text
+    assert list(lock["servers"]) == ["demo", "events", "time", "web"]  # excluded server left out, never started
+    assert starts(tmp_path / "skipped-starts") == 0 and report.excluded == ("skipped",)
+    assert {n: (e["status"], e["transport"]) for n, e in lock["servers"].items()} == {
+        "demo": ("ok", "stdio"), "events": ("ok", "sse"), "time": ("ok", "stdio"), "web": ("ok", "http")}
+    demo_entry = lock["servers"]["demo"]
+    assert [t["name"] for t in demo_entry["tools"]] == sorted(t["name"] for t in demo_entry["tools"])
+    add = next(t for t in demo_entry["tools"] if t["name"] == "add")
+    assert add["description"] == "Add two integers."
+    assert add["input_schema"]["properties"]["a"]["type"] == "integer" and add["input_schema"]["required"] == ["a"]
+    assert add["output_schema"]["properties"]["result"]["type"] == "integer"
+    assert next(t for t in demo_entry["tools"] if t["name"] == "echo")["output_schema"] is None
+    assert demo_entry["config_hash"] == load_servers(root).servers["demo"].config_hash()
+    assert demo_entry["tools_filter"] == ["*"] and demo_entry["reason"] is None
+    # the tools filter is honoured and names what it could not find
+    assert [t["name"] for t in lock["servers"]["time"]["tools"]] == ["get_current_time"]
+    assert lock["servers"]["time"]["tools_filter"] == ["get_current_time", "not_a_tool"]
+    assert report.outcomes["time"].notes == [
+        "the tools filter names tools the server does not offer: not_a_tool"]
+    assert any(line.startswith("discovering 4 MCP server(s) in parallel") for line in lines)
+    assert any("ok      web:" in line for line in lines)
+
+    # identical server output gives identical bytes, and the file is left untouched
+    mtime = lock_path(root).stat().st_mtime_ns
+    discover(root, timeout=30, environ={"DEMO_SECRET": "other", "HOME": str(tmp_path)})
+    assert lock_path(root).read_text(encoding="utf-8") == text
+    assert lock_path(root).stat().st_mtime_ns == mtime
+    assert starts(counter) == 2  # one session per discovery
+
+
+def test_failing_servers_do_not_block_the_rest(workspace, tmp_path: Path) -> None:
+    root = workspace({
+        "good": demo(),
+        "hang": demo(DEMO_MODE="hang"),
+        "crash": demo(DEMO_MODE="crash"),
+        "badschema": {"command": PY, "args": [RAW]},
+        "missing": {"command": str(tmp_path / "no-such-server")},
+    })
+    timeout = 6.0
+    began = time.perf_counter()
+    report = discover(root, timeout=timeout, environ={"HOME": str(tmp_path)})
+    wall = time.perf_counter() - began
+    status = {n: (o.status, o.reason) for n, o in report.outcomes.items()}
+    assert status["good"] == ("ok", None)
+    assert status["hang"][0] == "failed" and status["hang"][1].startswith(f"no answer within {timeout:g} s")
+    assert status["crash"][0] == "failed" and "refusing to start" in status["crash"][1]  # the server's stderr
+    assert status["badschema"][0] == "failed" and "inputSchema.type" in status["badschema"][1]
+    assert status["missing"] == ("failed", f"command not found: {tmp_path / 'no-such-server'}")
+    # in parallel: the lock is written once the slowest server ran out of time, not after the sum of waits;
+    # stopping the hung server afterwards takes at most the SDK's grace periods (2 s + 2 s)
+    assert report.seconds < timeout + 2.0
+    assert wall < timeout + 5.0
+    lock = json.loads(lock_path(root).read_text())
+    assert lock["servers"]["crash"]["tools"] == [] and lock["servers"]["good"]["tools"]
+
+
+def test_check_is_offline_and_names_differences(workspace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    counter = tmp_path / "starts"
+    servers = {"a": demo(DEMO_STARTS_FILE=str(counter)), "b": time_server()}
+    root = workspace(servers)
+    lock = empty_lock()
+    for name, config in load_servers(root).servers.items():  # a lock as discovery would write it, no server run
+        lock["servers"][name] = server_entry(config, status="ok", tools=[])
+    write_lock(root, lock)
+
+    def check() -> tuple[int, str]:
+        code = cli(["discover", "--check", "--workspace", str(root)])
+        return code, capsys.readouterr().out
+
+    assert check() == (0, ".codeact/tools.lock.json matches the configured MCP servers\n")
+
+    workspace({**servers, "b": time_server(tools=["get_current_time"])})
+    code, out = check()
+    assert code == 1 and "server 'b': tools filter changed from ['*'] to ['get_current_time']" in out
+
+    workspace({**servers, "a": {**servers["a"], "args": [*servers["a"]["args"], "--verbose"]}})
+    code, out = check()
+    assert code == 1 and "server 'a': configuration changed" in out
+
+    workspace({**servers, "c": demo()})
+    code, out = check()
+    assert code == 1 and "server 'c' is configured (.mcp.json) but not in the lock" in out
+
+    workspace(servers, exclude=["b"])
+    code, out = check()
+    assert code == 1 and "server 'b' is in the lock but no longer configured (or now excluded)" in out
+
+    workspace(servers, exclude=[])
+    code = cli(["discover", "--check", "--json", "--workspace", str(root)])
+    assert code == 0 and json.loads(capsys.readouterr().out)["ok"] is True
+    assert starts(counter) == 0  # --check started nothing
+
+    lock_path(root).unlink()
+    code, out = check()
+    assert code == 1 and "no lock file" in out
+
+
+def test_discover_cli_json_and_config_problems(workspace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    root = workspace({"crash": demo(DEMO_MODE="crash"), "broken": {"type": "http"}})
+    code = cli(["discover", "--json", "--timeout", "20", "--workspace", str(root)])
+    captured = capsys.readouterr()
+    assert code == 0  # a failing server is recorded, not fatal: the lock is still written
+    data = json.loads(captured.out)
+    assert data["servers"]["crash"]["status"] == "failed"
+    assert data["problems"] == [{"file": ".mcp.json", "key": "mcpServers.broken.url", "severity": "error",
+                                 "message": "a http server needs an http(s) \"url\""}]
+    assert "error: .mcp.json: mcpServers.broken.url: a http server needs an http(s) \"url\"" in captured.err
+    assert "FAILED  crash:" in captured.err
+    assert list(json.loads(lock_path(root).read_text())["servers"]) == ["crash"]
