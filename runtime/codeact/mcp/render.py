@@ -1,0 +1,60 @@
+"""Compact, deterministic text about the exposed MCP tools, for instructions and agent files.
+
+Pure functions of the lock (no I/O, no Jinja, no ``mcp`` import): the same lock gives the same lines.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from ..stubs import signature
+from .catalog import build_catalog
+from .tools import as_tool
+
+MAX_DESCRIPTION = 100
+
+
+def short_description(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """The first line of ``text``, cut at a word boundary to ``limit`` characters (with an ellipsis)."""
+    first = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    if len(first) <= limit:
+        return first
+    cut = first[:limit].rsplit(" ", 1)[0].rstrip(",;:.")
+    return cut + "…"
+
+
+def render_tool_lines(lock: Mapping[str, Any] | None, *, exclude: Iterable[str] = ()) -> list[str]:
+    """One line per exposed tool: ``server.tool(arg: type, ...) -> type — description``, sorted by name.
+
+    ``exclude`` removes servers by real name (the lock already leaves out the ``mcp_exclude`` servers).
+    """
+    lines = []
+    for exposed in build_catalog(lock, exclude=exclude).tools:
+        text = signature(as_tool(exposed, _no_call))
+        description = short_description(exposed.description)
+        lines.append(f"{text} — {description}" if description else text)
+    return lines
+
+
+def render_server_lines(lock: Mapping[str, Any] | None, *, exclude: Iterable[str] = ()) -> list[str]:
+    """One line per server in the lock: ``name (python namespace): N tools`` or ``name: unavailable (reason)``."""
+    catalog = build_catalog(lock, exclude=exclude)
+    namespaces = {t.server: t.py_server for t in catalog.tools}
+    skip = set(exclude)
+    lines = []
+    for name, entry in sorted((lock or {}).get("servers", {}).items()):
+        if name in skip:
+            continue
+        if entry.get("status") != "ok":
+            lines.append(f"{name}: unavailable ({entry.get('reason') or 'failed'})")
+            continue
+        count = len(entry.get("tools", []))
+        ns = namespaces.get(name)
+        lines.append(f"{name}" + (f" (as `{ns}`)" if ns and ns != name else "") + f": {count} tool(s)")
+    return lines
+
+
+def _no_call(**_kwargs: Any) -> Any:  # pragma: no cover - rendering never calls a tool
+    raise RuntimeError("rendering only")
+
+
+__all__ = ["render_server_lines", "render_tool_lines", "short_description"]

@@ -1,0 +1,118 @@
+"""MCP tools as sandbox :class:`Tool` objects, built from the lock so no server starts until a program calls one."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import ConfigError
+from ..tools.base import Tool, ToolContext
+from .catalog import GENERIC_TOOL, Catalog, ExposedTool, build_catalog
+from .lock import read_lock
+
+
+def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
+    """The :class:`Tool` for one exposed MCP tool; ``doc`` carries everything ``codeact describe`` shows."""
+    doc = [exposed.description or "(the server gives no description)", "",
+           f"MCP tool {exposed.tool!r} of server {exposed.server!r}; call it as {exposed.name}(...) with keyword "
+           "arguments, or mcp_call(server=..., tool=..., arguments={...}).",
+           "Returns: " + ("the server's structured result as Python data (output schema below)"
+                          if exposed.output_schema else "structured data if the server sends any, else its text")
+           + "; a tool error raises RuntimeError."]
+    if exposed.output_schema:
+        doc += ["", "Output schema:", json.dumps(exposed.output_schema, indent=2, sort_keys=True, ensure_ascii=False)]
+    first = (exposed.description or "").strip().splitlines()
+    return Tool(name=exposed.name, description=first[0] if first else "", parameters=dict(exposed.input_schema),
+                returns=exposed.returns, call=call, source="mcp", doc="\n".join(doc),
+                original_name=exposed.real_name)
+
+
+def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude: Iterable[str] = (),
+              lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
+    """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
+
+    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.client.SessionPool` shared by
+    the returned tools: one session per server for the life of this tool set (one run).
+    """
+    note = warn or (lambda _m: None)
+    root = Path(workspace) if workspace is not None else ctx.workspace.root
+    if lock is None:
+        try:
+            lock = read_lock(root)
+        except ConfigError as exc:
+            note(f"MCP tools unavailable: {exc}")
+            return {}
+    catalog = build_catalog(lock, exclude=exclude)
+    if not catalog.tools:
+        return {}
+    for message in catalog.warnings:
+        note(message)
+    from .client import SessionPool
+
+    environ = ctx.environ or dict(os.environ)
+    pool = SessionPool(_resolver(root, environ, lock), cwd=root, call_timeout=ctx.limits.timeout)
+    tools: dict[str, Tool] = {}
+    for exposed in catalog.tools:
+        tools[exposed.name] = as_tool(exposed, _caller(pool, exposed))
+    tools[GENERIC_TOOL] = _generic_tool(pool, catalog)
+    return tools
+
+
+def _caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
+    server, tool, unwrap = exposed.server, exposed.tool, exposed.unwrap
+
+    def call(**kwargs: Any) -> Any:
+        return pool.call(server, tool, kwargs, unwrap=unwrap)
+
+    return call
+
+
+def _generic_tool(pool: Any, catalog: Catalog) -> Tool:
+    def mcp_call(server: str, tool: str, arguments: dict | None = None) -> Any:
+        exposed = catalog.find(server, tool)
+        if exposed is None:
+            offered = ", ".join(t.real_name for t in catalog.tools)
+            raise LookupError(f"no MCP tool {tool!r} on server {server!r}; exposed tools: {offered}")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise TypeError(f"mcp_call(arguments=...) must be a dict of the tool's arguments, got "
+                            f"{type(arguments).__name__}")
+        return pool.call(exposed.server, exposed.tool, arguments or {}, unwrap=exposed.unwrap)
+
+    servers = sorted({t.server for t in catalog.tools})
+    return Tool(
+        name=GENERIC_TOOL,
+        description="Call any exposed MCP tool by its server and tool names (real or Python names).",
+        parameters={"type": "object", "additionalProperties": False, "required": ["server", "tool"],
+                    "properties": {"server": {"type": "string", "enum": servers} if servers else {"type": "string"},
+                                   "tool": {"type": "string"},
+                                   "arguments": {"anyOf": [{"type": "object"}, {"type": "null"}], "default": None}}},
+        returns="Any", call=mcp_call, source="mcp",
+        doc="Call any exposed MCP tool by its server and tool names (real or Python names), e.g.\n"
+            "    mcp_call(server=\"github\", tool=\"search-issues\", arguments={\"q\": \"bug\"})\n"
+            "Same result and errors as calling server.tool(...) directly; useful when a name is not a Python "
+            "identifier or is chosen at run time. `codeact tools` lists the exposed tools.")
+
+
+def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
+    """``name -> ServerConfig``, reading the configuration once, on the first call of any MCP tool."""
+    cache: dict[str, Any] = {}
+    guard = threading.Lock()
+
+    def resolve(name: str) -> Any:
+        with guard:
+            if "servers" not in cache:
+                from .config import load_servers
+                cache["servers"] = load_servers(root, environ).servers
+        config = cache["servers"].get(name)
+        if config is None:
+            from .client import ServerUnavailable
+            raise ServerUnavailable(f"MCP server {name!r} is in {'.codeact/tools.lock.json'} but no longer "
+                                    "configured; run `codeact discover`")
+        return config
+
+    return resolve
+
+
+__all__ = ["as_tool", "mcp_tools"]

@@ -1,0 +1,96 @@
+"""Python names for MCP servers and tools, and the compact lines the template renders — pure, from a lock."""
+from __future__ import annotations
+
+from typing import Any
+
+from codeact.mcp.catalog import build_catalog, identifier, result_type
+from codeact.mcp.render import render_server_lines, render_tool_lines, short_description
+
+
+def tool(name: str, props: dict[str, Any] | None = None, required: list[str] | None = None,
+         output: dict[str, Any] | None = None, description: str = "Does a thing.") -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": props or {}}
+    if required:
+        schema["required"] = required
+    return {"name": name, "description": description, "input_schema": schema, "output_schema": output}
+
+
+def lock(**servers: list[dict[str, Any]] | str) -> dict[str, Any]:
+    out: dict[str, Any] = {"version": 1, "servers": {}}
+    for name, tools in servers.items():
+        failed = isinstance(tools, str)
+        out["servers"][name.replace("__", "-")] = {
+            "transport": "stdio", "config_hash": "sha256:0", "scope": "workspace", "source": ".mcp.json",
+            "tools_filter": ["*"], "status": "failed" if failed else "ok", "reason": tools if failed else None,
+            "tools": [] if failed else tools}
+    return out
+
+
+def test_identifier() -> None:
+    assert identifier("get-item") == "get_item"
+    assert identifier("a.b c") == "a_b_c"
+    assert identifier("2fa") == "_2fa"
+    assert identifier("class") == "class_"
+    assert identifier("match") == "match_"
+
+
+def test_names_sanitised_reserved_and_collisions_warned() -> None:
+    catalog = build_catalog(lock(
+        time=[tool("now")],                      # a module the sandbox ships: would hide `import time`
+        grep=[tool("x")],                        # a built-in tool name
+        my__srv=[tool("get-item"), tool("get_item"), tool("list")],
+        my_srv=[tool("a")],
+    ))
+    # names that already are identifiers keep them; the others get _2, _3 ...
+    assert [t.name for t in catalog.tools] == [
+        "grep_.x", "my_srv.a", "my_srv_2.get_item", "my_srv_2.get_item_2", "my_srv_2.list", "time_.now"]
+    back = {t.name: t.real_name for t in catalog.tools}
+    assert back["my_srv_2.get_item"] == "my-srv.get_item" and back["my_srv_2.get_item_2"] == "my-srv.get-item"
+    assert catalog.warnings == [
+        "MCP server names 'my_srv' and 'my-srv' both become 'my_srv'; 'my-srv' is exposed as 'my_srv_2'",
+        "MCP tools my-srv.get_item and my-srv.get-item both become my_srv_2.get_item; the second is exposed as "
+        "my_srv_2.get_item_2",
+    ]
+    assert catalog.find("my-srv", "get-item") is catalog.find("my_srv_2", "get_item_2")
+
+
+def test_failed_and_excluded_servers_expose_nothing() -> None:
+    data = lock(ok=[tool("t")], down="no answer within 10 s", skipped=[tool("u")])
+    assert [t.name for t in build_catalog(data, exclude=["skipped"]).tools] == ["ok.t"]
+    assert build_catalog(None).tools == []
+
+
+def test_result_types_and_sdk_wrapped_primitives() -> None:
+    assert result_type(None) == ("Any", False)
+    assert result_type({"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]}) \
+        == ("int", True)
+    assert result_type({"type": "object", "properties": {"result": {"type": "integer"}}}) == ("dict", False)
+    assert result_type({"type": "object", "properties": {"a": {"type": "string"}}}) == ("dict", False)
+
+
+def test_render_tool_lines_compact_sorted_deterministic() -> None:
+    data = lock(
+        github=[tool("search_issues", {"q": {"type": "string"}, "limit": {"type": "integer", "default": 10}},
+                     ["q"], {"type": "object", "properties": {"items": {"type": "array"}}},
+                     "Search issues and pull requests.\nLong details that are not rendered."),
+                tool("get-me", description="")],
+        time=[tool("now", {"tz": {"type": "string"}}, ["tz"],
+                   {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]},
+                   "x" * 150)],
+        broken="crashed")
+    lines = render_tool_lines(data)
+    assert lines == [
+        "github.get_me() -> Any",
+        "github.search_issues(q: str, limit: int = 10) -> dict — Search issues and pull requests.",
+        "time_.now(tz: str) -> str — " + "x" * 100 + "…",
+    ]
+    assert render_tool_lines(data) == lines
+    assert render_tool_lines(data, exclude=["github"]) == lines[2:]
+    assert render_server_lines(data) == ["broken: unavailable (crashed)", "github: 2 tool(s)",
+                                         "time (as `time_`): 1 tool(s)"]
+
+
+def test_short_description_cuts_at_a_word() -> None:
+    assert short_description("Fetch a URL and return the page as markdown, converting HTML and following redirects "
+                             "up to five times.", 60) == "Fetch a URL and return the page as markdown, converting…"
+    assert short_description("\n\n  First line.  \nSecond") == "First line."
