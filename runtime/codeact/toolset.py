@@ -24,4 +24,11 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
                 (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
                 continue
             tools[tool.name] = tool
+    from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
+    for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), warn=warn).items():
+        if name in tools or name.split(".", 1)[0] in tools:
+            (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
+                                        "skipped")
+            continue
+        tools[name] = tool
     return tools

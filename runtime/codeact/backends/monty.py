@@ -77,10 +77,15 @@ class MontyBackend:
         def printer(_stream: str, text: str) -> None:
             program.on_print(text)
 
+        namespaces = _namespaces(program)
         snap = session.feed_start(program.code, print_callback=printer)
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
-                snap = snap.resume()  # an undefined name: NameError in the sandbox
+                members = namespaces.get(snap.variable_name) if snap.object_id is None else None
+                if members is not None:
+                    snap = snap.resume(value=_namespace(snap.variable_name, members))
+                else:
+                    snap = snap.resume()  # an undefined name: NameError in the sandbox
                 continue
             name = snap.function_name
             if snap.is_os_function:
@@ -93,6 +98,33 @@ class MontyBackend:
             else:
                 snap = snap.resume({"return_value": value})
         return snap.output
+
+
+def _namespaces(program: Program) -> dict[str, list[str]]:
+    """Dotted tools (MCP: ``server.tool``) grouped by namespace; empty, and free, when there are none."""
+    groups: dict[str, list[str]] = {}
+    for name in program.tools:
+        if "." in name:
+            space, member = name.split(".", 1)
+            groups.setdefault(space, []).append(member)
+    return groups
+
+
+class ToolNamespace:
+    """The host object behind a tool namespace; the sandbox shows it as ``ToolNamespace(tool=<function ...>)``."""
+
+
+def _namespace(space: str, members: list[str]) -> Any:
+    """A namespace for the sandbox: a host object whose attributes are external functions NAMED ``space.member``,
+    so ``space.member(**kw)`` reaches this loop as a call of ``"space.member"`` and goes through
+    ``program.call_tool`` like any tool (one place for accounting, caps and errors)."""
+    holder = ToolNamespace()
+    for member in members:
+        def external(*_args: Any, **_kwargs: Any) -> Any:  # never called: the loop answers the call by name
+            raise RuntimeError("answered by the backend loop")
+        external.__name__ = external.__qualname__ = f"{space}.{member}"
+        setattr(holder, member, external)
+    return _pm.ClassInstance(holder, eager_attrs=tuple(members))
 
 
 def _refuse_os(name: str, args: Any) -> dict[str, Any]:
