@@ -17,7 +17,9 @@ import os
 import sys
 
 MIN_GLIBC = (2, 28)
-DEVICES = ("/dev/mshv", "/dev/kvm")  # Hyper-V on Linux (e.g. Azure), then KVM
+MSHV, KVM = "/dev/mshv", "/dev/kvm"  # Hyper-V on Linux (e.g. Azure), KVM
+DEVICES = (MSHV, KVM)
+SYS_MODULE = "/sys/module"  # loaded kernel modules
 SOFTWARE_KVM_MODULES = ("kvm_pvm",)
 
 FIX_PLATFORM = "use the monty backend (auto picks it); hyperlight-sandbox 0.8 has wheels for Linux x86_64 " \
@@ -121,10 +123,10 @@ def software_kvm_check():
     """Is /dev/kvm a software emulation (kvm_pvm)? Only matters when KVM is the device hyperlight would use."""
     if not sys.platform.startswith("linux"):
         return _check("software KVM", True, "not applicable on %s" % sys.platform)
-    if os.path.exists("/dev/mshv") and _can_open("/dev/mshv") is None:
-        return _check("software KVM", True, "/dev/mshv is used, not KVM")
+    if os.path.exists(MSHV) and _can_open(MSHV) is None:
+        return _check("software KVM", True, "%s is used, not KVM" % MSHV)
     for module in SOFTWARE_KVM_MODULES:
-        if os.path.exists("/sys/module/" + module):
+        if os.path.exists(os.path.join(SYS_MODULE, module)):
             return _check("software KVM", False, "/dev/kvm is provided by %s, a software KVM on which hyperlight "
                                                  "fails" % module, FIX_SOFTWARE_KVM.format(module=module))
     return _check("software KVM", True, "no software KVM module loaded")
