@@ -31,7 +31,7 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     out, err = _Capture(cap), _Capture(cap)
     timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
-    _stop_group(proc.pid, graceful=timed_out)
+    _stop_group(proc, graceful=timed_out)
     for stream in (proc.stdout, proc.stderr):
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
@@ -99,8 +99,12 @@ def _exited(proc: subprocess.Popen) -> bool:
         return proc.poll() is not None
 
 
-def _stop_group(pgid: int, *, graceful: bool) -> None:
-    """Stop every process of the group: SIGTERM then, after a grace, SIGKILL (SIGKILL at once when not graceful)."""
+def _stop_group(proc: subprocess.Popen, *, graceful: bool) -> None:
+    """Stop every process of the shell's group: SIGTERM and, after a grace, SIGKILL (at once when not graceful).
+
+    The group keeps its id while any member lives, so signalling it after the shell was reaped is safe.
+    """
+    pgid = proc.pid
     if graceful:
         try:
             os.killpg(pgid, signal.SIGTERM)
@@ -108,18 +112,13 @@ def _stop_group(pgid: int, *, graceful: bool) -> None:
             return
         end = time.monotonic() + _GRACE
         while time.monotonic() < end:
-            if not _group_alive(pgid):
+            proc.poll()  # reap the shell, so a group of one dead shell counts as gone
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
                 return
             time.sleep(0.02)
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True

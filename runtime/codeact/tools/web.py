@@ -138,10 +138,16 @@ def _redirects(*, drop_auth_across_hosts: bool) -> Any:
     class Redirects(urllib.request.HTTPRedirectHandler):
         max_redirections = MAX_REDIRECTS
 
+        def http_error_302(self, req: Any, fp: Any, code: int, msg: str, headers: Any) -> Any:
+            location = headers.get("location") or headers.get("uri") or ""
+            scheme = urllib.parse.urlsplit(urllib.parse.urljoin(req.full_url, location)).scheme.lower()
+            if location and scheme not in ("http", "https"):
+                raise PolicyError(f"refused a redirect to a {scheme}: URL; only http and https are followed")
+            return super().http_error_302(req, fp, code, msg, headers)
+
+        http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
         def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> Any:
-            scheme = urllib.parse.urlsplit(newurl).scheme.lower()
-            if scheme not in ("http", "https"):
-                raise PolicyError(f"refused a redirect to a {scheme or 'relative'}: URL; only http and https")
             new = super().redirect_request(req, fp, code, msg, headers, newurl)
             if new is not None and drop_auth_across_hosts:
                 old_host = urllib.parse.urlsplit(req.full_url).netloc.lower()
@@ -302,7 +308,13 @@ def html_to_text(html: str, base_url: str = "") -> str:
     reader.close()
     body = "".join(reader.out)
     body = re.sub(r"\[\s*\]\([^)]*\)", "", body)  # links without text (icons)
-    lines = [line.strip() if "```" not in line else line.rstrip() for line in body.split("\n")]
+    lines, in_code = [], False
+    for line in body.split("\n"):
+        if line.strip() == "```":
+            in_code = not in_code
+            lines.append("```")
+        else:
+            lines.append(line.rstrip() if in_code else line.strip())
     text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
     title = " ".join("".join(reader.title).split())
     return f"# {title}\n\n{text}" if title and not text.startswith("# ") else text

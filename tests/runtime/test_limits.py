@@ -1,0 +1,137 @@
+"""Limits: each tripped limit stops the program promptly and is reported as what it is; caps are visible."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from codeact.limits import Limits
+from codeact.tools import shell
+
+MARGIN = 2.0  # seconds allowed beyond a time limit on a loaded 2-core machine
+
+
+def test_infinite_loop_stops_at_the_timeout(run_program):
+    started = time.monotonic()
+    result = run_program("while True:\n    pass", limits=Limits(timeout=1))
+    elapsed = time.monotonic() - started
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert "1 s time limit" in result.error.message
+    assert 1.0 <= elapsed < 1.0 + MARGIN
+
+
+def test_loop_of_tool_calls_stops_at_the_timeout(run_program):
+    started = time.monotonic()
+    result = run_program('while True:\n    glob(pattern="*.md")', limits=Limits(timeout=1))
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert time.monotonic() - started < 1.0 + MARGIN
+
+
+def test_memory_bomb_is_stopped(run_program):
+    result = run_program('x = []\nwhile True:\n    x.append("a" * 1000000)', limits=Limits(memory=64 * 1024 * 1024))
+    assert not result.ok and result.error.type == "MemoryError"
+    assert "64 MiB memory limit" in result.error.message
+
+
+def test_big_single_allocation_is_stopped(run_program):
+    result = run_program('s = "a" * (10 ** 10)\nlen(s)', limits=Limits(memory=64 * 1024 * 1024))
+    assert not result.ok and result.error.type == "MemoryError"
+
+
+def test_deep_recursion_is_stopped(run_program):
+    result = run_program("def f(n):\n    return f(n + 1)\nf(0)", limits=Limits(recursion=200))
+    assert not result.ok and result.error.type == "RecursionError"
+
+
+def test_5000_tool_calls_succeed(run_program):
+    result = run_program('n = 0\nfor i in range(5000):\n    n += len(view(path="config/app.json"))\nn')
+    assert result.ok, result.error
+    assert result.result == 5000 * 56
+    assert len(result.tool_calls) == 5000 and all(c.ok for c in result.tool_calls)
+
+
+def test_tool_call_limit_is_reported(run_program):
+    result = run_program('for i in range(50):\n    view(path="README.md")', limits=Limits(tool_calls=20))
+    assert not result.ok
+    assert "tool call limit of 20 reached" in result.error.message
+    assert len([c for c in result.tool_calls if c.ok]) == 20
+
+
+def test_printed_output_cap_is_visible(run_program):
+    result = run_program('for i in range(100):\n    print("x" * 99)', limits=Limits(output=1000))
+    assert result.ok
+    assert result.stdout.startswith("x" * 99 + "\n")
+    assert result.stdout.endswith("\n... [truncated 9000 more bytes of output; print less]\n")
+
+
+def test_tool_result_cap_is_visible_for_text(run_program, fixture_workspace):
+    (fixture_workspace / "big.txt").write_text("y" * 5000)
+    result = run_program('view(path="big.txt")', limits=Limits(tool_result=1000))
+    assert result.ok
+    assert result.result == "y" * 1000 + "\n... [truncated 4000 more bytes; narrow your query]"
+
+
+def test_tool_result_cap_is_visible_for_lists(run_program, fixture_workspace):
+    (fixture_workspace / "many.txt").write_text("hit\n" * 500)
+    result = run_program('r = grep(pattern="hit", path="many.txt")\n[len(r), r[-1]]', limits=Limits(tool_result=2000))
+    assert result.ok
+    count, last = result.result
+    assert count < 500 and last.startswith("... [truncated ") and last.endswith("more items; narrow your query]")
+
+
+def test_bash_output_is_capped_visibly(run_program):
+    result = run_program('bash(command="head -c 3000 /dev/zero | tr \\"\\\\0\\" z")["stdout"]',
+                         limits=Limits(tool_result=1000))
+    assert result.ok, result.error
+    assert result.result == "z" * 1000 + "\n... [truncated 2000 more bytes; narrow your query]"
+
+
+def test_bash_timeout_kills_the_process_group(ctx, fixture_workspace):
+    started = time.monotonic()
+    result = shell.bash(ctx, command="sleep 30 & echo $! > child.pid; sleep 30; echo never", timeout=1)
+    assert time.monotonic() - started < 1 + MARGIN
+    assert result["exit_code"] == 124
+    assert result["stdout"] == ""
+    assert "did not finish within 1 s and was killed" in result["stderr"]
+    child = int((fixture_workspace / "child.pid").read_text())
+    assert _gone(child), f"child sleep {child} survived its group's kill"
+
+
+def test_bash_timeout_is_capped_by_the_run_time_limit(fixture_workspace, make_ctx):
+    quick = make_ctx(fixture_workspace, limits=Limits(timeout=0.5))
+    started = time.monotonic()
+    result = shell.bash(quick, command="sleep 10", timeout=60)
+    assert result["exit_code"] == 124 and time.monotonic() - started < 0.5 + MARGIN
+
+
+def test_bash_background_children_are_stopped_when_it_returns(ctx, fixture_workspace):
+    result = shell.bash(ctx, command="(sleep 30 >/dev/null 2>&1 &  echo $! > bg.pid); echo done")
+    assert result == {"stdout": "done\n", "stderr": "", "exit_code": 0}
+    assert _gone(int((fixture_workspace / "bg.pid").read_text()))
+
+
+def _gone(pid: int, wait: float = 3.0) -> bool:
+    """Whether ``pid`` has exited (a zombie awaiting its new parent counts as gone)."""
+    end = time.monotonic() + wait
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as handle:
+                if handle.read().split(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("bad", [{"timeout": 0}, {"memory": -1}, {"tool_calls": "many"}])
+def test_bad_limits_are_refused(bad):
+    from codeact.errors import UsageError
+    with pytest.raises(UsageError):
+        Limits().merged(bad) if "tool_calls" in bad else Limits(**bad)

@@ -1,0 +1,189 @@
+"""web_fetch and github_api against local servers (no real network): text extraction, limits, tokens, errors."""
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from codeact.errors import ToolError
+from codeact.tools import web
+
+PAGE = """<!doctype html><html><head><title>Docs  page</title><style>p{color:red}</style>
+<script>var secret = 1;</script></head><body>
+<nav><a href="/home">Home</a> <a href="#top">Top</a></nav>
+<h1>Getting&nbsp;started</h1>
+<p>Install it with <code>pip</code>,   then
+run it.</p>
+<ul><li>one</li><li>two &amp; three</li></ul>
+<pre>x = 1
+    y = 2</pre>
+<table><tr><th>k</th><td>v</td></tr></table>
+<p>See <a href="https://example.com/more">more</a>.</p>
+</body></html>"""
+
+
+def test_html_to_text():
+    assert web.html_to_text(PAGE, base_url="http://docs.test/guide/") == (
+        "# Docs page\n\n"
+        "[Home](http://docs.test/home) Top\n\n"
+        "# Getting started\n\n"
+        "Install it with pip, then run it.\n\n"
+        "- one\n"
+        "- two & three\n\n"
+        "```\nx = 1\n    y = 2\n```\n\n"
+        "| k | v\n\n"
+        "See [more](https://example.com/more).")
+
+
+class _Server(BaseHTTPRequestHandler):
+    routes: dict = {}
+    seen: list = []
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        type(self).seen.append({"method": self.command, "path": self.path, "auth": self.headers.get("Authorization"),
+                                "host": self.headers.get("Host"), "body": body.decode()})
+        status, headers, payload = type(self).routes.get(self.path.split("?")[0], (404, {}, b'{"message": "Not Found"}'))
+        if callable(payload):
+            payload = payload(self)
+        self.send_response(status)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    do_GET = do_POST = do_PATCH = do_DELETE = _serve
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server():
+    handler = type("Handler", (_Server,), {"routes": {}, "seen": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    handler.base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    yield handler
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def local(fixture_workspace, make_ctx):
+    return make_ctx(fixture_workspace, allow_hosts=("127.0.0.1",))
+
+
+def test_web_fetch_html_text_and_truncation(server, local):
+    server.routes["/page"] = (200, {"Content-Type": "text/html; charset=utf-8"}, PAGE.encode())
+    text = web.web_fetch(local, url=server.base + "/page")
+    assert text.startswith("# Docs page\n\n[Home](" + server.base + "/home)")
+    short = web.web_fetch(local, url=server.base + "/page", max_length=20)
+    assert short == text[:20] + f"\n... [truncated {len(text) - 20} more characters; raise max_length or fetch a " \
+                                "narrower page]"
+
+
+def test_web_fetch_plain_json_and_charsets(server, local):
+    server.routes["/data.json"] = (200, {"Content-Type": "application/json"}, b'{"a": 1}')
+    server.routes["/latin"] = (200, {"Content-Type": "text/plain; charset=iso-8859-1"}, "café".encode("latin-1"))
+    server.routes["/meta"] = (200, {"Content-Type": "text/html"},
+                              '<meta charset="iso-8859-1"><p>naïve</p>'.encode("latin-1"))
+    assert web.web_fetch(local, url=server.base + "/data.json") == '{"a": 1}'
+    assert web.web_fetch(local, url=server.base + "/latin") == "café"
+    assert web.web_fetch(local, url=server.base + "/meta") == "naïve"
+
+
+def test_web_fetch_refuses_binary_and_reports_http_errors(server, local):
+    server.routes["/logo.png"] = (200, {"Content-Type": "image/png"}, b"\x89PNG\r\n")
+    with pytest.raises(ToolError, match="is image/png .*not text"):
+        web.web_fetch(local, url=server.base + "/logo.png")
+    with pytest.raises(ToolError, match="HTTP 404"):
+        web.web_fetch(local, url=server.base + "/missing")
+    with pytest.raises(ValueError):
+        web.web_fetch(local, url=server.base + "/", max_length=0)
+
+
+def test_web_fetch_follows_allowed_redirects(server, local):
+    server.routes["/old"] = (301, {"Location": "/new"}, b"")
+    server.routes["/new"] = (200, {"Content-Type": "text/plain"}, b"moved here")
+    assert web.web_fetch(local, url=server.base + "/old") == "moved here"
+
+
+# ----------------------------------------------------------------------------------------------------- github_api
+@pytest.fixture
+def gh(server, fixture_workspace, make_ctx):
+    def make(**env):
+        environ = {"GITHUB_API_URL": server.base, "PATH": "", **env}
+        return make_ctx(fixture_workspace, environ=environ)
+    return make
+
+
+def test_github_api_get_post_and_token_order(server, gh):
+    server.routes["/repos/o/r"] = (200, {"Content-Type": "application/json"}, b'{"full_name": "o/r"}')
+    server.routes["/repos/o/r/issues"] = (201, {"Content-Type": "application/json"}, b'{"number": 7}')
+    server.routes["/repos/o/r/labels"] = (200, {}, b'[{"name": "bug"}]')
+    server.routes["/repos/o/r/subscription"] = (204, {}, b"")
+    ctx = gh(GITHUB_TOKEN="low", GH_TOKEN="mid", COPILOT_GITHUB_TOKEN="high")
+    assert web.github_api(ctx, endpoint="/repos/o/r") == {"full_name": "o/r"}
+    assert web.github_api(ctx, endpoint="repos/o/r/issues", method="post", body={"title": "t"}) == {"number": 7}
+    assert web.github_api(ctx, endpoint=f"{server.base}/repos/o/r/labels?per_page=2") == [{"name": "bug"}]
+    assert web.github_api(ctx, endpoint="/repos/o/r/subscription", method="DELETE") == {}
+    assert [s["auth"] for s in server.seen] == ["Bearer high"] * 4
+    assert server.seen[1]["method"] == "POST" and json.loads(server.seen[1]["body"]) == {"title": "t"}
+    assert server.seen[2]["path"] == "/repos/o/r/labels?per_page=2"
+    web.github_api(gh(GITHUB_TOKEN="low", GH_TOKEN="mid"), endpoint="/repos/o/r")
+    web.github_api(gh(GITHUB_TOKEN="low"), endpoint="/repos/o/r")
+    assert [s["auth"] for s in server.seen[4:]] == ["Bearer mid", "Bearer low"]
+
+
+def test_github_api_token_from_gh_cli(server, gh, tmp_path: Path):
+    server.routes["/user"] = (200, {}, b'{"login": "me"}')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "gh"
+    fake.write_text('#!/bin/sh\n[ "$1 $2" = "auth token" ] && echo from-gh-cli\n')
+    fake.chmod(0o755)
+    assert web.github_api(gh(PATH=str(bin_dir)), endpoint="/user") == {"login": "me"}
+    assert server.seen[-1]["auth"] == "Bearer from-gh-cli"
+
+
+def test_github_api_without_a_token_says_how_to_get_one(gh):
+    with pytest.raises(ToolError, match="needs a GitHub token.*GH_TOKEN.*gh auth login"):
+        web.github_api(gh(), endpoint="/user")
+
+
+def test_github_api_errors_are_clear(server, gh):
+    with pytest.raises(ToolError, match=r"GitHub API GET /repos/x/y: HTTP 404 Not Found: Not Found \(not found"):
+        web.github_api(gh(GH_TOKEN="t"), endpoint="/repos/x/y")
+    server.routes["/user"] = (401, {}, b'{"message": "Bad credentials"}')
+    with pytest.raises(ToolError, match="Bad credentials.*invalid"):
+        web.github_api(gh(GH_TOKEN="t"), endpoint="/user")
+    with pytest.raises(ValueError, match="method"):
+        web.github_api(gh(GH_TOKEN="t"), endpoint="/user", method="TRACE")
+    with pytest.raises(ValueError, match="spaces"):
+        web.github_api(gh(GH_TOKEN="t"), endpoint="/search/issues?q=a b")
+
+
+def test_github_api_drops_the_token_on_a_redirect_to_another_host(server, gh):
+    port = server.base.rsplit(":", 1)[1]
+    server.routes["/moved"] = (301, {"Location": f"http://localhost:{port}/final"}, b"")
+    server.routes["/final"] = (200, {}, b'{"ok": true}')
+    assert web.github_api(gh(GH_TOKEN="secret-token"), endpoint="/moved") == {"ok": True}
+    assert [(s["path"], s["auth"]) for s in server.seen] == [("/moved", "Bearer secret-token"), ("/final", None)]
+
+
+def test_network_tools_import_nothing_heavy_until_called():
+    import subprocess
+    import sys
+    code = ("import sys; import codeact.tools.web, codeact.tools.sql, codeact.tools.shell; "
+            "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl', 'sqlite3', 'html.parser') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "runtime")})
+    assert out.stdout.strip() == "[]"
