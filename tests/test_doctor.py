@@ -152,7 +152,7 @@ def test_explicit_hyperlight_that_cannot_run_exits_3(machine: dict[str, Any], mo
     assert (report.backend, report.works, report.exit_code) == ("hyperlight", False, 3)
     assert "hyperlight chosen by CODEACT_BACKEND, but it cannot run here: hyperlight's probe failed" in text
     assert "Fix: hyperlight needs a working hardware hypervisor" in text
-    assert text.rstrip().endswith("choose another with CODEACT_BACKEND=monty.")
+    assert text.rstrip().endswith("choose monty (CODEACT_BACKEND=monty, or --backend monty).")
 
 
 def test_broken_monty_exits_3_when_monty_is_chosen(machine: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -162,6 +162,7 @@ def test_broken_monty_exits_3_when_monty_is_chosen(machine: dict[str, Any], monk
     report, text = _doctor()
     assert (report.backend, report.exit_code) == ("monty", 3)
     assert "pip install pydantic-monty==1.4.0" in text
+    assert text.rstrip().endswith("error: the chosen backend (monty) cannot run here; see the fixes above.")
 
 
 def test_template_failures_print_their_fix_but_do_not_fail(machine: dict[str, Any],

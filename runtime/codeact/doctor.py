@@ -303,9 +303,11 @@ def render(report: Report) -> str:
         lines.append(f"ok: programs run on {report.backend}.")
     elif report.exit_code == EXIT_USAGE:
         lines.append("error: the backend setting is invalid (see above).")
+    elif report.backend == "hyperlight":
+        lines.append("error: the chosen backend (hyperlight) cannot run here; see the fixes above, or choose monty "
+                     "(CODEACT_BACKEND=monty, or --backend monty).")
     else:
-        lines.append(f"error: the chosen backend ({report.backend}) cannot run here; see the fixes above, or "
-                     "choose another with CODEACT_BACKEND=monty.")
+        lines.append(f"error: the chosen backend ({report.backend}) cannot run here; see the fixes above.")
     return "\n".join(lines)
 
 

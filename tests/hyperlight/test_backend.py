@@ -286,3 +286,21 @@ def test_real_hyperlight_kills_a_runaway(run_on) -> None:
     started = time.monotonic()
     result = run_on("real", "while True:\n    pass\n", timeout=2.0)
     assert result.error.type == "TimeoutError" and time.monotonic() - started < 8
+
+
+def test_namespaced_tools_match_monty(run_on) -> None:
+    """MCP tools are called as ``server.tool(**kw)`` on both backends, and dispatched by their dotted name."""
+    def echo(*, text: str, times: int = 1) -> str:
+        """Echo text."""
+        if times < 0:
+            raise ValueError("times must be >= 0")
+        return text * times
+
+    tool = tool_from_function(echo, name="srv.echo", source="mcp")
+    code = ('print(srv.echo(text="ab", times=2))\n'
+            "try:\n    srv.echo(text='x', times=-1)\nexcept ValueError as exc:\n    print('refused:', exc)\n"
+            'srv.echo(text="z")\n')
+    expected = normalised(run_on("monty", code, tools={"srv.echo": tool}))
+    got = normalised(run_on("fake", code, tools={"srv.echo": tool}))
+    assert got == expected
+    assert got["stdout"] == "abab\nrefused: times must be >= 0\n" and got["result"] == "z"

@@ -11,6 +11,10 @@ A program is written exactly as for monty: the guest gets the same plain functio
    served by ``program.call_tool`` (the runner's dispatcher: policy, caps, accounting all stay there).
 4. At the deadline the child is killed: the library itself has no time limit.
 
+Each run gets a new child and a new sandbox, so no run sees another's globals; a warm worker that reused one
+would have to ``restore()`` a snapshot between runs. Errors keep the program's own line numbers (the program is
+compiled under ``<program>`` inside the guest, apart from the generated prelude, so there is no offset to undo).
+
 Nothing from hyperlight is imported in this process; ``unavailable_reason()`` reads a cached verdict
 (see :mod:`codeact.probe`).
 """
