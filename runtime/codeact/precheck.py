@@ -4,7 +4,11 @@
 The launcher runs this file BEFORE any venv exists, to decide whether hyperlight's ~100 MB of packages are worth
 installing. It prints ``yes`` (exit 0) or ``no: <reason>`` (exit 1) in a few milliseconds::
 
-    python3 .codeact/runtime/codeact/precheck.py
+    python3 -S .codeact/runtime/codeact/precheck.py [.codeact/settings.json]
+
+With the stamped settings (or ``CODEACT_BACKEND``), a backend pinned to monty gives ``no: ...`` and one pinned to
+hyperlight gives ``yes: ...`` without looking further (so an explicit choice that cannot run fails with the probe's
+own error); ``auto`` runs the checks.
 
 The checks: Linux x86_64 with glibc >= 2.28, or Windows x64 (hyperlight-sandbox 0.8 ships no other wheels); a
 hypervisor device this user can open (/dev/kvm or /dev/mshv; on Windows the Windows Hypervisor Platform); not a
@@ -148,17 +152,46 @@ def reason():
     return None
 
 
+def pinned_backend(settings_path=None, environ=None):
+    """The backend named by ``CODEACT_BACKEND``, else by the stamped settings file; "auto" when neither says."""
+    env = os.environ if environ is None else environ
+    if env.get("CODEACT_BACKEND"):
+        return env["CODEACT_BACKEND"], "CODEACT_BACKEND"
+    if settings_path:
+        try:
+            import json  # only when a settings file is given: the plain check stays on os and sys
+
+            with open(settings_path, encoding="utf-8") as handle:
+                backend = json.load(handle).get("backend")
+            if isinstance(backend, str) and backend:
+                return backend, "settings"
+        except (OSError, ValueError, AttributeError):
+            pass  # unreadable settings: decide by the machine
+    return "auto", None
+
+
+def decide(settings_path=None, environ=None):
+    """``"yes"``, ``"yes: <why>"`` or ``"no: <why>"``: should the launcher install hyperlight?"""
+    backend, source = pinned_backend(settings_path, environ)
+    if backend == "monty":
+        return "no: the backend is pinned to monty (%s)" % source
+    if backend == "hyperlight":
+        return "yes: the backend is pinned to hyperlight (%s)" % source
+    why = reason()
+    return "yes" if why is None else "no: " + why
+
+
 def main(argv=None):
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
         print(__doc__.strip())
         return 0
-    if args:
-        sys.stderr.write("usage: precheck.py  (prints yes, or no: <reason>)\n")
+    if len(args) > 1:
+        sys.stderr.write("usage: precheck.py [SETTINGS_JSON]  (prints yes, or no: <reason>)\n")
         return 2
-    why = reason()
-    print("yes" if why is None else "no: " + why)
-    return 0 if why is None else 1
+    verdict = decide(args[0] if args else None)
+    print(verdict)
+    return 0 if verdict.startswith("yes") else 1
 
 
 if __name__ == "__main__":

@@ -44,11 +44,31 @@ def test_precheck_parses_as_old_python() -> None:
     ast.parse(PRECHECK.read_text(encoding="utf-8"), feature_version=(3, 6))
 
 
-def test_precheck_imports_only_os_and_sys() -> None:
+def test_precheck_imports_only_the_standard_library() -> None:
     tree = ast.parse(PRECHECK.read_text(encoding="utf-8"))
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    assert imported == {"os", "sys"}
+    assert imported == {"os", "sys", "json"}
+
+
+@pytest.mark.parametrize("settings, env, expected", [
+    ({"backend": "monty"}, {}, "no: the backend is pinned to monty (settings)"),
+    ({"backend": "hyperlight"}, {}, "yes: the backend is pinned to hyperlight (settings)"),
+    ({"backend": "monty"}, {"CODEACT_BACKEND": "hyperlight"}, "yes: the backend is pinned to hyperlight "
+                                                               "(CODEACT_BACKEND)"),
+    ({"backend": "auto"}, {}, None),
+    (None, {}, None),  # unreadable settings: the machine decides
+])
+def test_precheck_follows_a_pinned_backend(tmp_path: Path, settings: dict | None, env: dict[str, str],
+                                           expected: str | None) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(settings) if settings is not None else "{not json")
+    run_env = {k: v for k, v in os.environ.items() if k != "CODEACT_BACKEND"}
+    out = subprocess.run([sys.executable, "-S", str(PRECHECK), str(path)], capture_output=True, text=True,
+                         timeout=30, env={**run_env, **env})
+    machine = precheck.decide(None, {})
+    assert out.stdout.strip() == (expected or machine)
+    assert out.returncode == (0 if out.stdout.startswith("yes") else 1)
 
 
 @pytest.fixture
