@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -161,8 +162,9 @@ def test_missing_sandbox_library_is_reported_as_unavailable() -> None:
     backend = HyperlightBackend(factory="no_such_module_here:Sandbox")
     program = Program(code="1", tools={}, stubs="", limits=Limits(timeout=5), call_tool=lambda *a: None,
                       on_print=lambda text: None)
-    with pytest.raises(BackendUnavailable, match="No module named 'no_such_module_here'"):
+    with pytest.raises(BackendUnavailable, match="No module named 'no_such_module_here'") as caught:
         backend.execute(program)
+    assert 'pip install "hyperlight-sandbox[wasm,python-guest]==0.8.0"' in str(caught.value)
 
 
 # --- the pieces ---------------------------------------------------------------------------------------------------
@@ -261,7 +263,25 @@ def test_sandbox_sizes_pass_the_librarys_minimums() -> None:
     for heap, least in [(25, 26), (64, 65), (67, 68), (256, 68), (1024, 69), (2048, 71), (4096, 76)]:
         assert stack_mib(heap) >= least
     options = sandbox_options(Limits(memory=256 * MiB))
-    assert options["heap_size"] == "256Mi" and options["module"] == "python_guest.path"
+    assert options["heap_size"] == "256Mi" and options["stack_size"] == f"{stack_mib(256)}Mi"
+
+
+def test_sandbox_uses_the_guests_cached_copy_when_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "site" / "python_guest"
+    (package / "resources").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "resources" / "python-sandbox.aot").write_bytes(b"aot" * 10)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "python_guest", raising=False)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert sandbox_options(Limits(), env)["module"] == "python_guest.path"  # no copy yet: the package makes one
+    copy = tmp_path / "cache" / "hyperlight_sandbox_guests" / "python_guest" / "python-sandbox.aot"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(b"aot" * 10)
+    assert sandbox_options(Limits(), env) == {**sandbox_options(Limits(), env), "module_path": str(copy)}
+    assert "module" not in sandbox_options(Limits(), env)
+    copy.write_bytes(b"aot")  # a partial or stale copy is not used
+    assert sandbox_options(Limits(), env)["module"] == "python_guest.path"
 
 
 def test_condense_lists_nested_causes_once() -> None:

@@ -21,6 +21,7 @@ Nothing from hyperlight is imported in this process; ``unavailable_reason()`` re
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import keyword
 import os
@@ -45,6 +46,8 @@ HERE = Path(__file__).resolve().parent
 CHILD = HERE / "_hyperlight_child.py"
 GUEST = HERE / "_hyperlight_guest.py"
 FACTORY = "hyperlight_sandbox:Sandbox"
+GUEST_MODULE = "python_guest.path"  # the Python guest package's module that copies the AOT file into a cache
+GUEST_AOT = "python-sandbox.aot"
 FINISH = "codeact_finish"  # the internal tool the guest reports its outcome through (see _hyperlight_guest.py)
 VALUE = "__codeact_value__"
 # The library's defaults, which are also the least the Python guest needs (Windows' Hyper-V needs more).
@@ -123,9 +126,11 @@ class HyperlightBackend:
                 raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
             elif started:  # the child died in the middle of the program (a crash of the VM or the runtime)
                 raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
-            else:  # the child died before the program began
-                raise BackendUnavailable(f"hyperlight's worker process exited unexpectedly"
-                                         f"{run.stderr_tail()}. Fix: {probe.FIX_PROBE}")
+            else:  # the child died before the program began (a crash while booting the VM)
+                error = f"the worker process exited unexpectedly{run.stderr_tail()}"
+                if self.factory == FACTORY:
+                    probe.record_failure(error)
+                raise BootFailed(error)
         if outcome is None:  # the guest runtime failed before or outside _run (should not happen)
             stdout = str(message.get("stdout") or "")[printed:]
             if stdout:
@@ -141,7 +146,9 @@ class BootFailed(BackendUnavailable):
     """The sandbox could not be created or booted; ``error`` is the library's message."""
 
     def __init__(self, error: str) -> None:
-        super().__init__(f"hyperlight could not start a sandbox: {error}. Fix: {probe.FIX_PROBE}")
+        missing = error.startswith(("ModuleNotFoundError", "ImportError"))
+        super().__init__(f"hyperlight could not start a sandbox: {error}. "
+                         f"Fix: {probe.FIX_INSTALL if missing else probe.FIX_PROBE}")
         self.error = error
 
 
@@ -278,11 +285,42 @@ def guest_source(code: str, has_value: bool, tools: Mapping[str, Tool], register
     return "".join(parts)
 
 
-def sandbox_options(limits: Limits) -> dict[str, Any]:
+def sandbox_options(limits: Limits, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``Sandbox(...)`` keyword arguments for these limits."""
     heap_mib = max(int(limits.memory), MIN_HEAP) // MiB
-    return {"backend": "wasm", "module": "python_guest.path", "heap_size": f"{heap_mib}Mi",
-            "stack_size": f"{stack_mib(heap_mib)}Mi"}
+    guest = materialised_guest(environ)
+    where = {"module_path": guest} if guest else {"module": GUEST_MODULE}
+    return {"backend": "wasm", **where, "heap_size": f"{heap_mib}Mi", "stack_size": f"{stack_mib(heap_mib)}Mi"}
+
+
+def materialised_guest(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Python guest's AOT file where ``python_guest`` already copied it, if that copy is current.
+
+    Importing ``python_guest.path`` re-reads and compares 44 MB on every import (60-120 ms per run); when its cached
+    copy has the packaged file's size and is newer than it, the sandbox is pointed at the copy instead.
+    """
+    env = os.environ if environ is None else environ
+    try:
+        spec = importlib.util.find_spec("python_guest")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    packaged = Path(list(spec.submodule_search_locations)[0]) / "resources" / GUEST_AOT
+    if env.get("XDG_CACHE_HOME"):
+        root = Path(env["XDG_CACHE_HOME"])
+    elif sys.platform == "win32" and env.get("LOCALAPPDATA"):
+        root = Path(env["LOCALAPPDATA"])
+    elif sys.platform == "darwin":
+        root = Path.home() / "Library" / "Caches"
+    else:
+        root = Path.home() / ".cache"
+    copy = root / "hyperlight_sandbox_guests" / "python_guest" / GUEST_AOT
+    try:
+        source, cached = packaged.stat(), copy.stat()
+    except OSError:
+        return None
+    return str(copy) if cached.st_size == source.st_size and cached.st_mtime_ns >= source.st_mtime_ns else None
 
 
 def stack_mib(heap_mib: int) -> int:
