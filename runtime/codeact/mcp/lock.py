@@ -94,12 +94,15 @@ def write_lock(workspace: Path | str, lock: Mapping[str, Any]) -> Path:
     """Write ``lock`` atomically; leaves the file untouched when the bytes would not change."""
     path = lock_path(workspace)
     text = dumps(lock)
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {LOCK_FILE}: {exc.strerror or exc}") from None
     return path
 
 
