@@ -137,7 +137,7 @@ def test_runaway_child_is_killed_at_the_deadline(run_on, tmp_path: Path, monkeyp
     assert result.error.type == "TimeoutError"
     assert result.error.message == "the program ran longer than the 1 s time limit (raise it with --timeout)"
     assert result.stdout == "working\n"  # printed before the last tool call: kept
-    assert elapsed < 5
+    assert elapsed < 10  # 1 s, plus starting the child on a loaded machine
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)

