@@ -94,3 +94,14 @@ def test_short_description_cuts_at_a_word() -> None:
     assert short_description("Fetch a URL and return the page as markdown, converting HTML and following redirects "
                              "up to five times.", 60) == "Fetch a URL and return the page as markdown, converting…"
     assert short_description("\n\n  First line.  \nSecond") == "First line."
+
+
+def test_render_command_prints_the_lines_of_a_workspace(tmp_path, capsys) -> None:
+    from codeact.mcp.lock import write_lock
+    from codeact.mcp.render import main
+
+    write_lock(tmp_path, lock(demo=[tool("ping", description="Answer pong.")]))
+    assert main(["--workspace", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == "demo.ping() -> Any — Answer pong.\n"
+    assert main(["--workspace", str(tmp_path), "--servers"]) == 0
+    assert capsys.readouterr().out == "demo: 1 tool(s)\n"

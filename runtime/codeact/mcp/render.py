@@ -53,8 +53,31 @@ def render_server_lines(lock: Mapping[str, Any] | None, *, exclude: Iterable[str
     return lines
 
 
+def main(argv: list[str] | None = None) -> int:
+    """``python -m codeact.mcp.render [--workspace DIR] [--servers]``: print the lines for a workspace's lock."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    from .lock import read_lock
+
+    parser = argparse.ArgumentParser(prog="python -m codeact.mcp.render", description=main.__doc__)
+    parser.add_argument("--workspace", default=".", help="folder holding .codeact/tools.lock.json")
+    parser.add_argument("--servers", action="store_true", help="one line per server instead of per tool")
+    parser.add_argument("--exclude", action="append", default=[], help="leave out this server (repeatable)")
+    args = parser.parse_args(argv)
+    lock = read_lock(Path(args.workspace))
+    lines = (render_server_lines if args.servers else render_tool_lines)(lock, exclude=args.exclude)
+    sys.stdout.write("".join(f"{line}\n" for line in lines))
+    return 0
+
+
 def _no_call(**_kwargs: Any) -> Any:  # pragma: no cover - rendering never calls a tool
     raise RuntimeError("rendering only")
 
 
-__all__ = ["render_server_lines", "render_tool_lines", "short_description"]
+__all__ = ["main", "render_server_lines", "render_tool_lines", "short_description"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
