@@ -9,7 +9,8 @@ functions, the parent's dispatch) is the real code.
 
 Environment knobs: ``FAKE_SANDBOX_PID_FILE`` (the process id is written there, so a test can check that a runaway
 was killed), ``FAKE_SANDBOX_BOOT_ERROR`` (``run()`` fails as a VM that cannot boot), ``FAKE_SANDBOX_HANG`` (``run()``
-never returns, as a VM stuck before the program starts).
+never returns, as a VM stuck before the program starts), ``FAKE_SANDBOX_RUN_ERROR`` (``run()`` fails as a VM that
+trapped).
 """
 import io
 import json
@@ -56,6 +57,8 @@ class FakeSandbox:
         self.ran = True
         if self.boot_error:
             raise RuntimeError(f"Failed to create sandbox: {self.boot_error}")
+        if os.environ.get("FAKE_SANDBOX_RUN_ERROR"):
+            raise RuntimeError(os.environ["FAKE_SANDBOX_RUN_ERROR"])
         if os.environ.get("FAKE_SANDBOX_HANG"):
             import time
             while True:

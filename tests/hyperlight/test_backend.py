@@ -151,6 +151,17 @@ def test_a_sandbox_that_cannot_boot_is_backend_unavailable(run_on, monkeypatch: 
     assert "No Hypervisor was found for Sandbox" in str(caught.value) and "Fix:" in str(caught.value)
 
 
+@pytest.mark.parametrize("trap, kind, start", [
+    ("guest trapped: out of memory", "MemoryError", "the program used more than the 256 MiB memory limit"),
+    ("guest trapped: unreachable", "RuntimeError", "the sandbox stopped: RuntimeError: guest trapped: unreachable"),
+])
+def test_a_trapped_guest_is_the_programs_error(trap: str, kind: str, start: str, run_on,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_SANDBOX_RUN_ERROR", trap)
+    result = run_on("fake", "1")
+    assert result.error.type == kind and result.error.message.startswith(start)
+
+
 def test_probe_runs_print_6_times_7(monkeypatch: pytest.MonkeyPatch) -> None:
     assert probe_sandbox(5.0, backend=fake_backend()) is None
     monkeypatch.setenv("FAKE_SANDBOX_BOOT_ERROR", "failed to load Wasm runtime: Unknown KVM VCPU exit")
@@ -193,7 +204,7 @@ def test_syntax_error_keeps_the_programs_line() -> None:
 
 
 def _tool(name: str, parameters: dict[str, Any]) -> Tool:
-    return Tool(name=name, description=f'{name} """ \\ tool', parameters=parameters, returns="Any",
+    return Tool(name=name, description=f'{name} """ \\ tool "', parameters=parameters, returns="Any",
                 call=lambda **kw: kw)
 
 

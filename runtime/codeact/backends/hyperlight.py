@@ -123,6 +123,9 @@ class HyperlightBackend:
                     if self.factory == FACTORY:
                         probe.record_failure(condense(error))
                     raise BootFailed(condense(error))
+                if re.search(r"memory", error, re.I):  # the guest ran out of its heap: a trap, not MemoryError
+                    raise ProgramError(ErrorInfo("MemoryError", MEMORY_MESSAGE.format(
+                        memory_mib=limits.memory / MiB) + f"; the sandbox stopped: {condense(error)}"))
                 raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
             elif started:  # the child died in the middle of the program (a crash of the VM or the runtime)
                 raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
@@ -254,9 +257,8 @@ def tool_function(tool: Tool, registered: str, function: str) -> str:
     given = "{" + ", ".join(f"{n!r}: {n}" for n in names) + "}"
     if extra:
         given = f"{{**{given}, **_extra}}" if names else "_extra"
-    doc = (tool.description or "").replace("\\", "\\\\").replace('"""', "'''")
     return (f"def {function}({', '.join(params)}):\n"
-            f'    """{doc}"""\n'
+            f"    {tool.description or ''!r}\n"
             f"    return _call({registered!r}, _positional, {given})\n")
 
 
