@@ -353,7 +353,8 @@ class SessionPool:
         """Call ``tool`` on ``server`` and return its result as the program sees it (see :func:`result_value`)."""
         self._state.ensure_loop()
         config = self._resolve(server)
-        limit = timeout or config.timeout or self._call_timeout
+        # the server's own timeout, but never longer than the run's (the pool's call_timeout)
+        limit = timeout or min((t for t in (config.timeout, self._call_timeout) if t), default=None)
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 

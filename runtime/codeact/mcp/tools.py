@@ -44,7 +44,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
         except ConfigError as exc:
             note(f"MCP tools unavailable: {exc}")
             return {}
-    catalog = build_catalog(lock, exclude=exclude)
+    catalog = build_catalog(lock, exclude=(exclude,) if isinstance(exclude, str) else exclude)
     if not catalog.tools:
         return {}
     for message in catalog.warnings:
