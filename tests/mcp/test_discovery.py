@@ -141,3 +141,22 @@ def test_discover_cli_json_and_config_problems(workspace, tmp_path: Path, capsys
     assert "error: .mcp.json: mcpServers.broken.url: a http server needs an http(s) \"url\"" in captured.err
     assert "FAILED  crash:" in captured.err
     assert list(json.loads(lock_path(root).read_text())["servers"]) == ["crash"]
+
+
+def test_check_lock_offline_and_live_for_drift(workspace, tmp_path: Path) -> None:
+    from codeact.mcp.discovery import check_lock, check_lock_live
+
+    schema = '{"type": "object", "properties": {"x": {"type": "integer"}}}'
+    root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_SCHEMA": schema}}})
+    env = {"HOME": str(tmp_path)}
+    discover(root, timeout=20, environ=env)
+    assert check_lock(root, env) == [] and check_lock_live(root, environ=env) == []
+    # the server now offers a different schema under the same configuration (env VALUES are not in the hash):
+    # only the live check can see it
+    changed = '{"type": "object", "properties": {"x": {"type": "string"}}}'
+    workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_SCHEMA": changed}}})
+    assert check_lock(root, env) == []
+    assert check_lock_live(root, environ=env) == ["server 'raw': tool 'thing' changed (input_schema)"]
+    workspace({"raw": {"command": PY, "args": [RAW, "--v"], "env": {"RAW_SCHEMA": schema}}})
+    assert check_lock(root, env) == ["server 'raw': configuration changed (.mcp.json: command, args, url, cwd, env "
+                                     "or header names)"]

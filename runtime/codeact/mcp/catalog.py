@@ -1,10 +1,11 @@
 """Which MCP tools the sandbox exposes, under which Python names — derived from the lock, deterministically.
 
 Server and tool names are sanitised to Python identifiers (``my-server`` → ``my_server``, ``get-item`` →
-``get_item``). A server name that would hide something the program needs (a built-in tool, a Python builtin, a
-module the sandbox ships such as ``time`` or ``json``, a keyword) gets a trailing underscore (``time_``).
+``get_item``). A server name that would hide something the program needs (a built-in tool, a Python builtin,
+a module the sandbox ships such as ``time`` or ``json``, a keyword) gets a trailing underscore (``time_``).
 Two names that sanitise alike are told apart with ``_2``, ``_3`` … (a name that is already an identifier keeps
-it; the others follow in sorted order), with a warning. The map back to the real names is kept on every :class:`ExposedTool`.
+it; the others follow in sorted order), with a warning. Every :class:`ExposedTool` keeps the map back to the
+real names.
 """
 from __future__ import annotations
 

@@ -243,6 +243,45 @@ def _line(o: Outcome) -> str:
     return f"  FAILED  {o.name}: {o.reason}"
 
 
+def check_lock(workspace: Path | str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Offline drift check: how the configured servers differ from the lock (``[]`` if they match).
+
+    Starts no server. Raises :class:`~codeact.errors.ConfigError` if the lock or the settings cannot be read.
+    """
+    root = Path(workspace).resolve()
+    _loaded, servers, _excluded = active_servers(root, environ)
+    return differences(read_lock(root), servers)
+
+
+def check_lock_live(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
+                    environ: Mapping[str, str] | None = None) -> list[str]:
+    """Live drift check: :func:`check_lock`, then re-discover every server (STARTS them, writes nothing) and
+    compare their tools with the lock. Servers that embed machine-specific text in their schemas (the time zone,
+    a path) differ between machines, which is why the offline check is the default."""
+    root = Path(workspace).resolve()
+    found = check_lock(root, environ)
+    locked = (read_lock(root) or empty_lock())["servers"]
+    fresh = discover(root, timeout=timeout, environ=environ, write=False).lock["servers"]
+    for name in sorted(set(locked) & set(fresh)):
+        old, new = locked[name], fresh[name]
+        if old.get("status") != new["status"]:
+            found.append(f"server {name!r}: {old.get('status')} in the lock, {new['status']} now"
+                         + (f" ({new['reason']})" if new["reason"] else ""))
+            continue
+        before = {t["name"]: t for t in old.get("tools", [])}
+        after = {t["name"]: t for t in new["tools"]}
+        for tool in sorted(set(after) - set(before)):
+            found.append(f"server {name!r}: new tool {tool!r}")
+        for tool in sorted(set(before) - set(after)):
+            found.append(f"server {name!r}: tool {tool!r} is gone")
+        for tool in sorted(set(before) & set(after)):
+            was, now = before[tool], after[tool]
+            changed = sorted(k for k in set(was) | set(now) if was.get(k) != now.get(k))
+            if changed:
+                found.append(f"server {name!r}: tool {tool!r} changed ({', '.join(changed)})")
+    return found
+
+
 def main(args: argparse.Namespace) -> int:
     """The ``codeact discover`` command (flags: ``--check``, ``--timeout``, ``--workspace``, ``--json``)."""
     from ..policy import find_workspace
@@ -272,7 +311,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
-    loaded, servers, excluded = active_servers(workspace, os.environ)
+    loaded, servers, _excluded = active_servers(workspace, os.environ)
     lock = read_lock(workspace)
     diffs = differences(lock, servers)
     failed = sorted(n for n, e in (lock or empty_lock())["servers"].items() if e.get("status") != "ok")
@@ -291,5 +330,5 @@ def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
     return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
 
 
-__all__ = ["DEFAULT_TIMEOUT", "Outcome", "Report", "active_servers", "discover", "discover_servers", "main",
-           "tool_entry"]
+__all__ = ["DEFAULT_TIMEOUT", "Outcome", "Report", "active_servers", "check_lock", "check_lock_live", "discover",
+           "discover_servers", "main", "tool_entry"]
