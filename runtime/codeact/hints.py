@@ -10,11 +10,11 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "raise built-in exceptions (ValueError, RuntimeError) instead of defining your own."),
     (re.compile(r"'del' statement"), "`del` is not supported: build a new dict/list without the item "
      "(e.g. {k: v for k, v in d.items() if k != key}) or use d.pop(key)."),
-    (re.compile(r"yield"), "Generators (`yield`) are not supported: build and return a list instead."),
+    (re.compile(r"\byield\b"), "Generators (`yield`) are not supported: build and return a list instead."),
     (re.compile(r"is not an iterator"), "Generator expressions become lists here, so next(...) fails on them: "
      "use a list comprehension and take [0], or a for loop with break."),
-    (re.compile(r"asdict"), "dataclasses.asdict is missing: build the dict yourself, e.g. {'a': p.a, 'b': p.b}."),
-    (re.compile(r"staticmethod|classmethod|property"), "@staticmethod, @classmethod and @property are not "
+    (re.compile(r"\basdict\b"), "dataclasses.asdict is missing: build the dict yourself, e.g. {'a': p.a, 'b': p.b}."),
+    (re.compile(r"\b(?:staticmethod|classmethod)\b|@property|'property'"), "@staticmethod, @classmethod and @property are not "
      "supported: use module-level functions or plain attributes."),
     (re.compile(r"No module named '(enum|string|textwrap|subprocess|abc)'"), "That module is not available in "
      "the sandbox. Available: json, re, math, datetime, collections, itertools, functools, typing, pathlib, "
@@ -22,7 +22,7 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"No module named"), "Only a small standard library is available (json, re, math, datetime, "
      "collections, itertools, functools, ...); work through the tools for files, processes and the network."),
     (re.compile(r"VERBOSE"), "re.VERBOSE is not supported: write the pattern on one line."),
-    (re.compile(r"positional"), "Tools take keyword arguments only, e.g. view(path='README.md')."),
+    (re.compile(r"positional argument|keyword arguments only"), "Tools take keyword arguments only, e.g. view(path='README.md')."),
     (re.compile(r"no direct file, environment or network access"), "open(), os.environ and similar are blocked: "
      "read with view(path=...), list with glob(pattern=...), write with create()/edit()."),
 ]
