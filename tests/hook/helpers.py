@@ -71,7 +71,7 @@ WHY_TWO_COMMANDS = "the call holds more than one command field"
 WHY_TWO_TOOLS = "the call holds more than one tool name"
 WHY_TOO_LONG = ("this command is too long for the hook to check (over 128 KB); put a long program in a workspace "
                 "file and run it with --file")
-WHY_TOO_MANY_WORDS = "it has too many words"
+WHY_TOO_COMPLEX = "it is too complex for the hook to check (over 64 words, quoted pieces or redirections)"
 WHY_SMART_QUOTES = "it has typographic quotes, which PowerShell takes as quotes"
 WHY_PS_ARRAY = "it passes an array (a , outside quotes)"
 WHY_PS_HERESTRING = "only a literal here-string @'...'@ (its closing '@ at the start of a line) is allowed"
@@ -133,11 +133,23 @@ def hook_env(state: Path, mode: str | None = None, extra: Mapping[str, str] | No
     return env
 
 
-def run_sh(repo: Path, stdin: str | bytes, env: Mapping[str, str], timeout: float = 10) -> Result:
-    """Run the bash hook as the CLI does: `bash` entry, cwd = repo root, payload on stdin."""
+# How the Copilot CLI (1.0.102, seen with a probe hook) runs a hook's `bash` entry: in the repository root, with the
+# payload on stdin, as the copilot process's child.
+CLI_BASH = ["/bin/bash", "--norc", "--noprofile", "-c"]
+
+
+def registered_entry(repo: Path) -> str:
+    """The `bash` entry the stamped .github/hooks/codeact.json registers."""
+    config = json.loads((repo / ".github/hooks/codeact.json").read_text())
+    return str(config["hooks"]["preToolUse"][0]["bash"])
+
+
+def run_sh(repo: Path, stdin: str | bytes, env: Mapping[str, str], timeout: float = 10,
+           entry: str | None = None) -> Result:
+    """Run the bash hook as the CLI does: the registered `bash` entry (or ``entry``) under `bash -c`."""
     data = stdin.encode() if isinstance(stdin, str) else stdin
-    proc = subprocess.run(["bash", "-c", str(HOOK_SH)], cwd=repo, input=data, env=dict(env), capture_output=True,
-                          timeout=timeout)
+    argv = CLI_BASH + [entry or registered_entry(repo)]
+    proc = subprocess.run(argv, cwd=repo, input=data, env=dict(env), capture_output=True, timeout=timeout)
     return Result(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 

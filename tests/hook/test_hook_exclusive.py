@@ -9,7 +9,7 @@ import pytest
 
 from tests.hook.helpers import (LAUNCHER, WHY_AFTER_HEREDOC, WHY_ASSIGN, WHY_CHAIN, WHY_DELIM, WHY_EMPTY, WHY_EXPAND,
                                 WHY_NOT_LAUNCHER, WHY_PS_ARRAY, WHY_PS_HERESTRING, WHY_REDIRECT, WHY_SECOND_LINE,
-                                WHY_SMART_QUOTES, WHY_SUBSHELL, WHY_SYNTAX, WHY_TOO_MANY_WORDS, WHY_TWO_HEREDOCS,
+                                WHY_SMART_QUOTES, WHY_SUBSHELL, WHY_SYNTAX, WHY_TOO_COMPLEX, WHY_TWO_HEREDOCS,
                                 WHY_UNQUOTED_HEREDOC, WHY_VARS, bash_call, deny_json, hook_env, payload,
                                 reason_command, run_sh, why_path)
 
@@ -146,7 +146,10 @@ DENIED = [
     (f"{L} run --file /etc/passwd", why_path("--file")),
     (f"{L} run --fi=/etc/passwd", why_path("--fi")),
     (f"{L} run --file outside/etc/passwd", why_path("--file")),
-    (f"{L} run " + "a " * 70, WHY_TOO_MANY_WORDS),
+    (f"{L} run " + "a " * 70, WHY_TOO_COMPLEX),
+    (f"{L} run --code " + "''" * 40000 + "; rm -rf ~", WHY_TOO_COMPLEX),  # slow-down attempts: a timeout allows
+    (f"{L} run " + "2>&1 " * 20000 + "; rm -rf ~", WHY_TOO_COMPLEX),
+    (f"{L} run --code " + "'x'\"y\"" * 40 + " --json", WHY_TOO_COMPLEX),
 ]
 
 PS_ALLOWED = [
@@ -232,3 +235,34 @@ def test_the_launcher_by_its_physical_path(repo: Path, state: Path, tmp_path: Pa
 
 def subprocess_run_via(cwd: Path, stdin: str, env: dict[str, str]):  # noqa: ANN201
     return run_sh(cwd, stdin, env)
+
+
+def _fill(prefix: str, unit: str, suffix: str = "", limit: int = 130_000) -> str:
+    """``prefix + unit * n + suffix`` with the largest n whose payload stays under the hook's 128 KB limit."""
+    n = limit // len(unit)
+    while len(bash_call(prefix + unit * n + suffix)) > limit:
+        n = int(n * 0.95)
+    return prefix + unit * n + suffix
+
+
+SLOW_DOWN = {  # the CLI lets a call through when its hook times out (5 s): no input may come close
+    "empty quotes": (_fill(f"{L} run --code ", "''", "; rm -rf ~"), WHY_TOO_COMPLEX),
+    "redirections": (_fill(f"{L} run ", "2>&1 ", "; rm -rf ~"), WHY_TOO_COMPLEX),
+    "words": (_fill(f"{L} run ", "a "), WHY_TOO_COMPLEX),
+    "double quotes": (_fill(f"{L} run --code ", '"a"'), WHY_TOO_COMPLEX),
+    "heredoc, escapes": (_fill(f"{L} run - <<'PY'\n", "\\\"\\\\'$(x)|;\n", "PY"), None),
+    "heredoc, near-delimiters": (_fill(f"{L} run - <<'PY'\n", "PYx\n PY\t\n", "PY\n"), WHY_AFTER_HEREDOC),
+    "line continuations": (_fill(f"{L} run ", " \\\n"), None),
+}
+
+
+@pytest.mark.parametrize("name", list(SLOW_DOWN))
+def test_inputs_at_the_size_limit_are_decided_fast(name: str, repo: Path, state: Path) -> None:
+    import time
+
+    command, why = SLOW_DOWN[name]
+    start = time.perf_counter()
+    result = run_sh(repo, bash_call(command), hook_env(state))
+    elapsed = time.perf_counter() - start
+    assert result.out == ("" if why is None else deny_json(reason_command(why)))
+    assert elapsed < 2.5, f"{elapsed:.2f} s"

@@ -21,7 +21,7 @@ def test_rendered_hooks_are_registered_and_executable(mode: str, stamped: Callab
     repo = stamped(enforcement=mode)
     config = json.loads((repo / ".github/hooks/codeact.json").read_text())
     (entry,) = config["hooks"]["preToolUse"]
-    assert entry["bash"] == HOOK_SH.as_posix()
+    assert entry["bash"] in (HOOK_SH.as_posix(), f". {HOOK_SH.as_posix()}")  # run it, or source it
     assert entry["powershell"] == f"& {HOOK_PS1.as_posix()}"
     sh = repo / HOOK_SH
     assert sh.read_text().startswith("#!/usr/bin/env bash\n")
@@ -110,3 +110,25 @@ def test_reasons_stay_under_600_characters_with_every_tool(stamped: Callable[...
     assert len(result.reason) <= 600
     result = run_sh(repo, bash_call("cat x"), hook_env(tmp_path))
     assert len(result.reason) <= 600
+
+
+@pytest.mark.parametrize("entry", [HOOK_SH.as_posix(), f". {HOOK_SH.as_posix()}", f"bash {HOOK_SH.as_posix()}"])
+def test_run_or_sourced_the_hook_decides_the_same(entry: str, stamped: Callable[..., Path], tmp_path: Path) -> None:
+    repo = stamped(enforcement="exclusive")
+    env = hook_env(tmp_path)
+    view = payload("view", {"path": "a"})
+    assert run_sh(repo, view, env, entry=entry).out == deny_json(reason_tool_off("view"))
+    assert run_sh(repo, bash_call(".codeact/bin/codeact run --code 'x'"), env, entry=entry).out == ""
+    assert run_sh(repo, "garbage", env, entry=entry).out == ""
+    assert run_sh(repo, view, {**env, "CODEACT_MODE": "off"}, entry=entry).out == ""
+
+
+def test_sourced_by_a_shell_that_is_not_bash(stamped: Callable[..., Path], tmp_path: Path) -> None:
+    """The first line hands over to bash, so `sh -c '. hook'` (dash) still decides correctly."""
+    dash = shutil.which("dash")
+    if not dash:
+        pytest.skip("dash is not installed")
+    repo = stamped(enforcement="exclusive")
+    proc = subprocess.run([dash, "-c", f". {HOOK_SH.as_posix()}"], cwd=repo, env=hook_env(tmp_path),
+                          input=payload("view", {"path": "a"}).encode(), capture_output=True)
+    assert (proc.returncode, proc.stdout.decode(), proc.stderr) == (0, deny_json(reason_tool_off("view")), b"")
