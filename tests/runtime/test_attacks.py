@@ -74,6 +74,8 @@ def test_symlink_escapes_are_refused(ctx, fixture_workspace, outside, search_imp
         search.grep(ctx, pattern="SECRET", path="leak.txt")
     # walking never follows a link, so nothing of outside shows up in a search of the whole workspace
     assert not [p for p in search.glob(ctx, pattern="**") if "leak" in p or "secret" in p]
+    assert search.glob(ctx, pattern="leakdir/*") == []  # a literal folder in a pattern is not followed either
+    assert search.grep(ctx, pattern="SECRET", glob="leakdir/**") == []
     assert search.grep(ctx, pattern="SECRET") == []
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "SECRET outside the workspace\n"

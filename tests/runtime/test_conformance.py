@@ -250,6 +250,16 @@ ALL_FILES = [".gitignore", "README.md", "assets/logo.bin", "config/app.json", "c
     ("*.log", ".", []),  # debug.log is ignored by .gitignore, and globs do not override that
     ("*.py", "build", ["build/generated.py"]),  # a folder named explicitly is searched although ignored
     ("/README.md", ".", ["README.md"]),
+    ("src/app.py", ".", ["src/app.py"]),
+    ("src/pkg/*", ".", ["src/pkg/__init__.py", "src/pkg/core.py"]),
+    ("src/*/core.py", ".", ["src/pkg/core.py"]),
+    ("config/{app,db}.json", ".", ["config/app.json", "config/db.json"]),
+    ("build/*.py", ".", []),  # the literal folder is ignored: a walk never reaches it
+    ("build/*.py", "build", []),  # ...but below path=build the pattern is build/build/*.py
+    ("*.py", "build", ["build/generated.py"]),
+    ("nope/**", ".", []),
+    (".git/*", ".", []),
+    ("**/pkg/*.py", ".", ["src/pkg/__init__.py", "src/pkg/core.py"]),
 ])
 def test_glob(ctx, search_impl, pattern, path, expected):
     assert search.glob(ctx, pattern=pattern, path=path) == expected
@@ -323,11 +333,16 @@ def test_grep_text_encodings_and_binary(ctx, fixture_workspace, search_impl):
         search.grep(ctx, pattern="needle", path="enc/late-nul.bin")
 
 
-def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, search_impl):
+@pytest.mark.parametrize("flood", [False, True], ids=["collect-all", "sorted-rerun"])
+def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, search_impl, monkeypatch, flood):
+    if flood:  # far more matches than asked for: ripgrep's parallel run is dropped for one sorted by path
+        monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
+        monkeypatch.setattr(search, "FLOOD_MIN", 10)
     many = fixture_workspace / "many"
     for i in range(30):
         (many / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
         (many / f"d{i % 3}" / f"f{i:02d}.txt").write_text("hit\n" * 500)
+    (many / "d0" / "a-binary.txt").write_bytes(b"hit\n" * 30_000 + b"\x00")  # NUL after ripgrep's first buffer
     found = search.grep(ctx, pattern="hit", path="many", max_results=700)
     assert len(found) == 700
     assert found[0] == {"path": "many/d0/f00.txt", "line": 1, "text": "hit"}
@@ -354,12 +369,20 @@ def test_ignore_rules_like_ripgrep(ctx, fixture_workspace, search_impl):
     (fixture_workspace / "ign" / ".ignore").write_text("secret.*\n")
     (fixture_workspace / "ign" / "keep" / ".gitignore").write_text("!also.tmp\n")
     for rel in ("a.tmp", "keep.tmp", "rooted.txt", "keep/rooted.txt", "keep/also.tmp", "keep/deep/x.txt",
-                "secret.txt", "node_modules/m.js", "ok.txt", ".hidden/h.txt"):
+                "keep/deep/deep.txt", "secret.txt", "node_modules/m.js", "ok.txt", ".hidden/h.txt"):
         (fixture_workspace / "ign" / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixture_workspace / "ign" / rel).write_text("line\n")
     assert search.glob(ctx, pattern="**", path="ign") == [
         "ign/.gitignore", "ign/.hidden/h.txt", "ign/.ignore", "ign/keep/.gitignore", "ign/keep/also.tmp",
         "ign/keep/rooted.txt", "ign/keep.tmp", "ign/ok.txt"]
+    # path patterns without a literal start: ripgrep runs them as an override glob, which beats .gitignore;
+    # what it lets through (a.tmp, the ignored deep/ folder, node_modules) must still be left out
+    assert search.glob(ctx, pattern="i*/**/*.tmp") == ["ign/keep/also.tmp", "ign/keep.tmp"]
+    assert search.glob(ctx, pattern="i*/**/de*") == []
+    assert search.glob(ctx, pattern="i*/**/*.js") == []
+    assert search.grep(ctx, pattern="line", glob="i*/**/*.tmp") == [
+        {"path": "ign/keep/also.tmp", "line": 1, "text": "line"}, {"path": "ign/keep.tmp", "line": 1, "text": "line"}]
+    assert search.grep(ctx, pattern="line", glob="i*/**/de*") == []
 
 
 # --------------------------------------------------------------------------------------------------------- bash

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from ..errors import ToolError
 from .base import ToolContext
@@ -114,35 +115,97 @@ def _translate_class(pattern: str, i: int, out: list[str]) -> int:
     return j + 1
 
 
+_GLOB_META = frozenset("*?[{\\")
+
+
 class _Glob:
-    """A user's glob: a name pattern (any depth) or a path pattern anchored at the searched folder."""
+    """A user's glob, planned for a fast search.
+
+    ``dirs``: leading literal folders of an anchored pattern (``src/app`` of ``src/app/**/*.py``): the search starts
+    there instead of walking everything. What remains is one of ``kind``:
+    ``all`` (every file), ``name`` (a file-name pattern at any depth), ``top`` (a file-name pattern, direct children
+    only) or ``path`` (a pattern over the path below the start folder, checked in Python).
+    """
 
     def __init__(self, pattern: str) -> None:
-        raw = pattern.strip()
+        raw = pattern.strip() if isinstance(pattern, str) else ""
         if not raw:
             raise ToolError("glob pattern is empty; e.g. '*.py' or 'src/**/*.ts'")
         while raw.startswith("./"):
             raw = raw[2:]
         if raw.endswith("/"):
             raw += "**"  # "src/" means everything under src
-        body = raw.lstrip("/")
+        anchored = raw.startswith("/")
+        raw = raw.lstrip("/")
+        body = raw
         while body.startswith("**/"):
             body = body[3:]
-        self.name_only = "/" not in body and not raw.startswith("/") and body != "**"
-        self.rg_glob = body if self.name_only else None  # handed to ripgrep as a file type
-        try:
-            if self.name_only:
-                self.regex = re.compile(translate_glob(body), re.S)
+        self.dirs: list[str] = []
+        if not anchored and "/" not in body and body != "**":
+            self.kind, rest = ("all" if body == "*" else "name"), body
+        else:
+            segments = raw.split("/")
+            if not any(seg in ("", ".", "..") for seg in segments):
+                for seg in segments[:-1]:
+                    if _GLOB_META.intersection(seg):
+                        break
+                    self.dirs.append(seg)
+            rest = "/".join(segments[len(self.dirs):])
+            tail = rest
+            while tail.startswith("**/"):
+                tail = tail[3:]
+            if rest == "**" or tail == "**":
+                self.kind = "all"
+            elif "/" not in rest:
+                self.kind = "top"
+            elif "/" not in tail:
+                self.kind, rest = "name", tail
             else:
-                self.regex = re.compile(translate_glob(raw.lstrip("/")), re.S)
+                self.kind = "path"
+        self.rest = rest
+        try:
+            self.regex = re.compile(translate_glob(rest), re.S) if self.kind != "all" else None
         except (ValueError, re.error) as exc:
             raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
 
+    @property
+    def rg_type(self) -> str | None:
+        """The file-name glob ripgrep can filter by (as a file type, which respects .gitignore), if any."""
+        return self.rest if self.kind in ("name", "top") else None
+
     def matches(self, rel: str) -> bool:
-        """``rel``: a file's path below the searched folder, ``/``-separated."""
-        if self.name_only:
-            return self.regex.fullmatch(rel.rpartition("/")[2]) is not None
-        return self.regex.fullmatch(rel) is not None
+        """``rel``: a file's path below the start folder (``base`` plus ``dirs``), ``/``-separated."""
+        if self.kind == "all":
+            return True
+        if self.kind == "name":
+            return self.regex.fullmatch(rel.rpartition("/")[2]) is not None  # type: ignore[union-attr]
+        if self.kind == "top" and "/" in rel:
+            return False
+        return self.regex.fullmatch(rel) is not None  # type: ignore[union-attr]
+
+    def start(self, root: Path, base: Path) -> Path | None:
+        """The folder to search: ``base`` plus the literal ``dirs``, or ``None`` if a walk could never reach it
+        (missing, a link, a skipped or ignored folder)."""
+        if not self.dirs:
+            return base
+        chain = _chain(root, base, include_base=True)
+        folder = base
+        for name in self.dirs:
+            if name in SKIP_DIRS:
+                return None
+            folder = folder / name
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return None
+            except OSError:
+                return None
+            rel = folder.relative_to(root).as_posix()
+            if chain and _ignored(chain, rel, True):
+                return None
+            level = _read_level(folder, rel + "/")
+            if level:
+                chain.append(level)
+        return folder
 
 
 # ------------------------------------------------------------------------------------------------- ignore files
@@ -234,19 +297,27 @@ def _ignored(chain: list[_Level], rel: str, is_dir: bool) -> bool:
     return False
 
 
-def _walk(root: Path, base: Path) -> Iterator[str]:
-    """Files below the folder ``base`` as ``/``-paths relative to it, after the ignore rules; links not followed."""
+def _chain(root: Path, base: Path, *, include_base: bool) -> list[_Level]:
+    """The ignore levels from the workspace root down to ``base`` (its own level only with ``include_base``)."""
     chain: list[_Level] = []
-    base_rel = "" if base == root else base.relative_to(root).as_posix() + "/"
-    probe, prefix = root, ""
-    for part in ([] if not base_rel else base_rel.rstrip("/").split("/")):  # the folders above base
-        level = _read_level(probe, prefix)
+    parts = [] if base == root else list(base.relative_to(root).parts)
+    folder, prefix = root, ""
+    for part in parts + ([None] if include_base else []):  # type: ignore[list-item]
+        level = _read_level(folder, prefix)
         if level:
             chain.append(level)
-        probe, prefix = probe / part, prefix + part + "/"
-    stack: list[tuple[Path, str, list[_Level]]] = [(base, "", chain)]
+        if part is None:
+            break
+        folder, prefix = folder / part, prefix + part + "/"
+    return chain
+
+
+def _walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
+    """Files below the folder ``base`` as ``/``-paths relative to it, after the ignore rules; links not followed."""
+    base_rel = "" if base == root else base.relative_to(root).as_posix() + "/"
+    stack: list[tuple[Path, str, list[_Level], int]] = [(base, "", _chain(root, base, include_base=False), 1)]
     while stack:
-        folder, rel_dir, chain = stack.pop()
+        folder, rel_dir, chain, depth = stack.pop()
         try:
             with os.scandir(folder) as it:
                 entries = list(it)
@@ -265,13 +336,13 @@ def _walk(root: Path, base: Path) -> Iterator[str]:
                     continue  # symbolic links, sockets, devices
             except OSError:
                 continue
-            if is_dir and entry.name in SKIP_DIRS:
+            if is_dir and (entry.name in SKIP_DIRS or (max_depth is not None and depth >= max_depth)):
                 continue
             rel = rel_dir + entry.name
             if chain and _ignored(chain, base_rel + rel, is_dir):
                 continue
             if is_dir:
-                stack.append((Path(entry.path), rel + "/", chain))
+                stack.append((Path(entry.path), rel + "/", chain, depth + 1))
             else:
                 yield rel
 
@@ -304,35 +375,58 @@ def rg_binary() -> str | None:
 
 def _rg_command(rg: str, glob: _Glob | None) -> list[str]:
     cmd = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages"]
-    for name in SKIP_DIRS:
-        cmd += ["--glob", f"!{name}/"]
-    if glob is not None and glob.rg_glob is not None:
-        # a file type, not --glob: ripgrep lets --glob override .gitignore, types respect it
-        cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_glob}", "--type", "codeact"]
+    cmd += ["--glob", "!{" + ",".join(SKIP_DIRS) + "}/"]  # one glob: each extra glob costs on every entry
+    if glob is not None and glob.rg_type is not None:
+        # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
+        cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
+    if glob is not None and glob.kind == "top":
+        cmd += ["--max-depth", "1"]
+    if glob is not None and glob.kind == "path":
+        # an override narrows the output, but it also beats .gitignore: _Reach drops what it let through
+        cmd += ["--glob", glob.rest]
     return cmd
 
 
-def _run_rg(cmd: list[str], cwd: Path) -> tuple[int, bytes] | None:
+class _Reach:
+    """Whether a walk from ``start`` would reach a file: not ignored, not in an ignored or skipped folder.
+
+    Needed after ripgrep ran with an override glob (which beats .gitignore); cached per folder."""
+
+    def __init__(self, root: Path, start: Path) -> None:
+        self.start = start
+        self.base_rel = "" if start == root else start.relative_to(root).as_posix() + "/"
+        self.chains: dict[str, list[_Level] | None] = {"": _chain(root, start, include_base=True)}
+
+    def _chain_of(self, rel_dir: str) -> list[_Level] | None:  # None: the folder is not reachable
+        if rel_dir not in self.chains:
+            parent, _, name = rel_dir.rpartition("/")
+            above = self._chain_of(parent)
+            if above is None or name in SKIP_DIRS or _ignored(above, self.base_rel + rel_dir, True):
+                self.chains[rel_dir] = None
+            else:
+                level = _read_level(self.start / rel_dir, self.base_rel + rel_dir + "/")
+                self.chains[rel_dir] = [*above, level] if level else above
+        return self.chains[rel_dir]
+
+    def ok(self, rel: str) -> bool:
+        chain = self._chain_of(rel.rpartition("/")[0])
+        return chain is not None and not _ignored(chain, self.base_rel + rel, False)
+
+
+def _rg_files(rg: str, start: Path, glob: _Glob) -> list[str] | None:
     import subprocess
+
+    # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     try:
-        done = subprocess.run(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, check=False)
+        done = subprocess.run([*_rg_command(rg, glob), "--files", "--null"], cwd=start, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
     except OSError:
         return None
     if done.returncode == 2 and not done.stdout:
-        return None  # ripgrep could not run this (e.g. a regex it reads differently): the Python path answers
-    return done.returncode, done.stdout
-
-
-def _rg_files(rg: str, base: Path, glob: _Glob | None) -> list[str] | None:
-    ran = _run_rg([*_rg_command(rg, glob), "--files", "--null", "."], base)
-    if ran is None:
         return None
-    out = []
-    for item in ran[1].split(b"\0"):
-        if item:
-            out.append(os.fsdecode(item[2:] if item.startswith(b"./") else item))
-    return out
+    files = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    files.pop()  # after the last NUL
+    return files
 
 
 # --------------------------------------------------------------------------------------------------------- tools
@@ -351,14 +445,21 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     base, prefix = _base(ctx, path)
     if not base.is_dir():
         raise NotADirectoryError(f"{prefix.rstrip('/')} is a file, not a folder; glob searches folders")
-    matcher = _Glob(pattern)
+    plan = _Glob(pattern)
+    start = plan.start(ctx.workspace.root, base)
+    if start is None:
+        return []
     rg = rg_binary()
-    files = _rg_files(rg, base, matcher) if rg else None
+    files = _rg_files(rg, start, plan) if rg else None
     if files is None:
-        files = list(_walk(ctx.workspace.root, base))
-    found = [rel for rel in files if matcher.matches(rel)]
-    found.sort(key=_sort_key)
-    return [prefix + rel for rel in found]
+        files = [rel for rel in _walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None)
+                 if plan.matches(rel)]
+    elif plan.kind == "path":
+        reach = _Reach(ctx.workspace.root, start)
+        files = [rel for rel in files if plan.matches(rel) and reach.ok(rel)]
+    files.sort(key=_sort_key)
+    lead = prefix + "".join(d + "/" for d in plan.dirs)
+    return [lead + rel for rel in files] if lead else files
 
 
 def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False,
@@ -372,30 +473,37 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
     flags = re.IGNORECASE if ignore_case else 0
     try:
         regex = re.compile(pattern, flags)
-    except re.error as exc:
+    except (re.error, TypeError) as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise ToolError(f"max_results must be a positive integer, got {max_results!r}")
     base, prefix = _base(ctx, path)
-    matcher = _Glob(glob) if glob else None
+    plan = _Glob(glob if glob is not None else "**")
     if base.is_file():  # one file named explicitly: searched even if ignored; its name must match the glob
-        if matcher and not matcher.matches(base.name):
+        if glob is not None and not _Glob(glob).matches(base.name):
             return []
         lines = _search_file(base, regex, max_results)
         if lines is None:
             raise ToolError(f"{prefix.rstrip('/')} is a binary file; grep searches text files")
         return [{"path": prefix.rstrip("/"), "line": n, "text": t} for n, t in lines]
+    start = plan.start(ctx.workspace.root, base)
+    if start is None:
+        return []
     rg = rg_binary()
-    found = _rg_grep(rg, base, pattern, ignore_case, matcher, max_results) if rg and _rg_can_run(pattern) else None
+    found = None
+    if rg and _rg_can_run(pattern):
+        reach = _Reach(ctx.workspace.root, start) if plan.kind == "path" else None
+        found = _rg_grep(rg, start, pattern, ignore_case, plan, max_results, reach)
     if found is None:
         found = []
-        for rel in _walk(ctx.workspace.root, base):
-            if matcher and not matcher.matches(rel):
+        for rel in _walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
+            if not plan.matches(rel):
                 continue
-            for number, text in _search_file(base / rel, regex, max_results) or ():
+            for number, text in _search_file(start / rel, regex, max_results) or ():
                 found.append((rel, number, text))
     found.sort(key=lambda r: (_sort_key(r[0]), r[1]))
-    return [{"path": prefix + rel, "line": n, "text": t} for rel, n, t in found[:max_results]]
+    lead = prefix + "".join(d + "/" for d in plan.dirs)
+    return [{"path": lead + rel, "line": n, "text": t} for rel, n, t in found[:max_results]]
 
 
 def _rg_can_run(pattern: str) -> bool:
@@ -446,76 +554,120 @@ def _search_file(file: Path, regex: re.Pattern[str], max_count: int) -> list[tup
 
 
 _FLOOD = object()
+FLOOD_FACTOR, FLOOD_MIN = 20, 30_000  # beyond max(FLOOD_FACTOR * max_results, FLOOD_MIN) matches: sorted re-run
+_MATCH, _END = b'{"type":"match"', b'{"type":"end"'
 
 
-def _rg_grep(rg: str, base: Path, pattern: str, ignore_case: bool, matcher: _Glob | None,
-             max_results: int) -> list[tuple[str, int, str]] | None:
+def _rg_grep(rg: str, base: Path, pattern: str, ignore_case: bool, matcher: _Glob,
+             max_results: int, reach: _Reach | None) -> list[tuple[str, int, str]] | None:
     """Matches found by ripgrep, or ``None`` when the Python search must answer.
 
     ripgrep searches in parallel, in no fixed order. When far more lines match than can be returned, that run is
     stopped and a second one sorted by path stops after the first ``max_results``, so the answer is the same.
     """
-    cmd = [*_rg_command(rg, matcher), "--json", "--max-count", str(max_results)]
+    # no --max-count: ripgrep would stop reading a file early and miss a NUL byte that makes it binary
+    cmd = [*_rg_command(rg, matcher), "--json"]
     if ignore_case:
         cmd.append("--ignore-case")
     cmd += ["--regexp", pattern, "."]
-    found = _rg_json(cmd, base, matcher, stop_after=None, flood=max(10 * max_results, 10_000))
+    found = _rg_collect(cmd, base, matcher, reach, flood=max(FLOOD_FACTOR * max_results, FLOOD_MIN))
     if found is _FLOOD:
-        found = _rg_json([cmd[0], "--sort", "path", "--threads", "1", *cmd[1:]], base, matcher,
-                         stop_after=max_results, flood=None)
+        found = _rg_first(cmd[:1] + ["--sort", "path", "--threads", "1"] + cmd[1:], base, matcher, reach,
+                          stop_after=max_results)
     return found  # type: ignore[return-value]
 
 
-def _rg_json(cmd: list[str], base: Path, matcher: _Glob | None, *, stop_after: int | None,
-             flood: int | None) -> object:
-    import base64
-    import json
+def _spawn(cmd: list[str], cwd: Path) -> object:
     import subprocess
-
     try:
-        proc = subprocess.Popen(cmd, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        return subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL)
     except OSError:
         return None
+
+
+def _rg_collect(cmd: list[str], base: Path, matcher: _Glob, reach: _Reach | None, *, flood: int) -> object:
+    """Every match of a parallel run, parsed in one go; ``_FLOOD`` once more than ``flood`` lines matched."""
+    import json
+
+    proc: Any = _spawn(cmd, base)
+    if proc is None:
+        return None
+    chunks: list[bytes] = []
+    count = 0
+    with proc:
+        while True:
+            chunk = proc.stdout.read(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            count += chunk.count(_MATCH)
+            if count > flood:
+                proc.kill()
+                proc.wait()
+                return _FLOOD
+        code = proc.wait()
+    output = b"".join(chunks)
+    if code == 2 and not output:
+        return None  # ripgrep could not run this (e.g. a regex it reads differently): the Python path answers
+    wanted = [line for line in output.split(b"\n")
+              if line.startswith(_MATCH) or (line.startswith(_END) and b'"binary_offset":null' not in line)]
+    messages = json.loads(b"[" + b",".join(wanted) + b"]")
+    binary = {_rel(m["data"]["path"]) for m in messages if m["type"] == "end"}
+    found = []
+    for message in messages:
+        if message["type"] == "match":
+            hit = _hit(message["data"], matcher, reach)
+            if hit is not None and hit[0] not in binary:
+                found.append(hit)
+    return found
+
+
+def _rg_first(cmd: list[str], base: Path, matcher: _Glob, reach: _Reach | None, *, stop_after: int) -> object:
+    """Matches of a run sorted by path, read as they come, stopping once ``stop_after`` are certain."""
+    import json
+
+    proc: Any = _spawn(cmd, base)
+    if proc is None:
+        return None
     found: list[tuple[str, int, str]] = []
-    pending: dict[str, list[tuple[str, int, str]]] = {}
-    count, seen_output, outcome = 0, False, None
-    assert proc.stdout is not None
+    pending: list[tuple[str, int, str]] = []
     with proc:
         for raw in proc.stdout:
-            seen_output = True
-            is_match = raw.startswith(b'{"type":"match"')
-            if not is_match and not raw.startswith(b'{"type":"end"'):
-                continue
-            data = json.loads(raw)["data"]
-            where = data["path"]
-            rel = where["text"] if "text" in where else os.fsdecode(base64.b64decode(where["bytes"]))
-            if rel.startswith("./"):
-                rel = rel[2:]
-            if not is_match:  # a file is done: keep its matches unless it turned out binary
-                lines = pending.pop(rel, [])
-                if data.get("binary_offset") is None:
-                    found.extend(lines)
-                if stop_after is not None and len(found) >= stop_after:
+            if raw.startswith(_MATCH):
+                if len(found) + len(pending) >= stop_after:
+                    continue  # enough from this file; read on only to learn whether it is binary
+                hit = _hit(json.loads(raw)["data"], matcher, reach)
+                if hit is not None:
+                    pending.append(hit)
+            elif raw.startswith(_END):  # a file is done (files come one by one): keep its matches unless binary
+                if json.loads(raw)["data"].get("binary_offset") is None:
+                    found.extend(pending)
+                pending = []
+                if len(found) >= stop_after:
                     proc.kill()
                     break
-                continue
-            if matcher is not None and not matcher.matches(rel):
-                continue
-            lines = data["lines"]
-            text = lines["text"] if "text" in lines else base64.b64decode(lines["bytes"]).decode("utf-8", "replace")
-            if text.endswith("\n"):
-                text = text[:-1]
-            pending.setdefault(rel, []).append((rel, data["line_number"], _clip(text)))
-            count += 1
-            if flood is not None and count > flood:
-                proc.kill()
-                outcome = _FLOOD
-                break
         proc.stdout.close()
-        code = proc.wait()
-    if outcome is _FLOOD:
-        return _FLOOD
-    if code == 2 and not seen_output:
-        return None  # ripgrep could not run this (e.g. a regex it reads differently): the Python path answers
+        proc.wait()
     return found
+
+
+def _rel(where: dict) -> str:
+    import base64
+    rel = where["text"] if "text" in where else os.fsdecode(base64.b64decode(where["bytes"]))
+    return rel[2:] if rel.startswith("./") else rel
+
+
+def _hit(data: dict, matcher: _Glob, reach: _Reach | None) -> tuple[str, int, str] | None:
+    rel = _rel(data["path"])
+    if not matcher.matches(rel) or (reach is not None and not reach.ok(rel)):
+        return None
+    lines = data["lines"]
+    if "text" in lines:
+        text = lines["text"]
+    else:
+        import base64
+        text = base64.b64decode(lines["bytes"]).decode("utf-8", "replace")
+    if text.endswith("\n"):
+        text = text[:-1]
+    return rel, data["line_number"], _clip(text)
