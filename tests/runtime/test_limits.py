@@ -65,11 +65,31 @@ def test_printed_output_cap_is_visible(run_program):
     assert result.stdout.endswith("\n... [truncated 9000 more bytes of output; print less]\n")
 
 
-def test_tool_result_cap_is_visible_for_text(run_program, fixture_workspace):
-    (fixture_workspace / "big.txt").write_text("y" * 5000)
-    result = run_program('view(path="big.txt")', limits=Limits(tool_result=1000))
-    assert result.ok
+def test_tool_result_cap_is_visible_for_text(run_program):
+    from codeact.tools.base import tool_from_function
+
+    def long_text() -> str:
+        """A long text."""
+        return "y" * 5000
+
+    result = run_program("long_text()", limits=Limits(tool_result=1000),
+                         tools={"long_text": tool_from_function(long_text, source="user")})
+    assert result.ok, result.error
     assert result.result == "y" * 1000 + "\n... [truncated 4000 more bytes; narrow your query]"
+
+
+def test_view_of_a_huge_file_reads_only_what_fits(run_program, fixture_workspace):
+    (fixture_workspace / "big.txt").write_text("y" * 5000 + "\nlast line\n")
+    result = run_program('[view(path="big.txt"), view(path="big.txt", view_range=[2, 2])]',
+                         limits=Limits(tool_result=1000))
+    assert result.ok, result.error
+    whole, line2 = result.result
+    assert whole == "y" * 750 + ("\n... [truncated 4261 more bytes; read on with view_range=[first, last], "
+                                 "or grep for what you need]")
+    assert line2 == "last line\n"
+    too_long = run_program('view(path="big.txt", view_range=[1, -1])', limits=Limits(tool_result=1000))
+    assert too_long.result == ("\n... [truncated at line 1: the range is longer than the tool-result limit; "
+                               "ask for fewer lines]")
 
 
 def test_tool_result_cap_is_visible_for_lists(run_program, fixture_workspace):

@@ -15,34 +15,82 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range=[first, last]`` (1-based, inclusive; ``last=-1`` means the end) returns only those lines; lines
     end at ``\\n``, so the numbers agree with grep's. A folder gives its entries one per line, sub-folders with a
     trailing ``/`` and symbolic links with a trailing ``@``. A binary file (one holding a NUL byte) is refused.
+    A file longer than the tool-result limit is cut, visibly; read the rest with ``view_range``.
     """
     real = ctx.workspace.resolve(path, must_exist=True)
+    shown = ctx.workspace.display(real)
     if real.is_dir():
         with os.scandir(real) as it:
             entries = sorted(it, key=lambda e: e.name)
         return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
                          for e in entries if e.name != ".git")
-    data = real.read_bytes()
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        text = data.decode("utf-16", "replace")
-    elif b"\0" in data:
-        raise ToolError(f"{ctx.workspace.display(real)} is a binary file ({len(data)} bytes); view shows text "
-                        "files only (bash, if enabled, can inspect it: e.g. file, xxd | head)")
-    else:
-        text = data.decode("utf-8", "replace")
+    if view_range is not None:
+        if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
+                or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
+            raise ToolError("view_range must be [first, last], two line numbers (1-based; last=-1 for the end)")
+        if view_range[0] < 1 or (view_range[1] != -1 and view_range[1] < view_range[0]):
+            raise ToolError(f"view_range {list(view_range)} is invalid; lines are 1-based and first <= last")
+    cap = int(ctx.limits.tool_result)
+    keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
+    with open(real, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(2)
+        handle.seek(0)
+        if head in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
+            lines = _split_lines(handle.read(keep * 2).decode("utf-16", "replace"))
+            return _pick(lines, view_range, shown, size > keep * 2)
+        if view_range is None:
+            data = handle.read(keep)
+            if b"\0" in data:
+                raise _binary(shown, size)
+            text = data.decode("utf-8", "replace" if size <= keep else "ignore")
+            if size > keep:
+                text += (f"\n... [truncated {size - keep} more bytes; read on with view_range=[first, last], "
+                         "or grep for what you need]")
+            return text
+        first, last = view_range
+        picked: list[bytes] = []
+        total, number, cut = 0, 0, False
+        for raw in handle:
+            number += 1
+            if b"\0" in raw:
+                raise _binary(shown, size)
+            if number < first:
+                continue
+            if last != -1 and number > last:
+                break
+            if total + len(raw) > keep:
+                cut = True
+                break
+            picked.append(raw)
+            total += len(raw)
+    if not picked and number < first and number:
+        raise ToolError(f"view_range starts at line {first}, but {shown} has {number} lines")
+    text = b"".join(picked).decode("utf-8", "replace")
+    if cut:
+        text += (f"\n... [truncated at line {first + len(picked)}: the range is longer than the tool-result "
+                 "limit; ask for fewer lines]")
+    return text
+
+
+def _split_lines(text: str) -> list[str]:
+    """Lines ending at ``\\n`` only (``str.splitlines`` also breaks at form feeds and other separators)."""
+    parts = text.split("\n")
+    return [line + "\n" for line in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _pick(lines: list[str], view_range: list[int] | None, shown: str, cut: bool) -> str:
     if view_range is None:
-        return text
-    if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
-            or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
-        raise ToolError("view_range must be [first, last], two line numbers (1-based; last=-1 for the end)")
+        return "".join(lines) + ("\n... [truncated; the file is longer than the tool-result limit]" if cut else "")
     first, last = view_range
-    lines = text.split("\n")
-    ends = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
-    if first < 1 or (last != -1 and last < first):
-        raise ToolError(f"view_range {list(view_range)} is invalid; lines are 1-based and first <= last")
-    if first > len(ends) and ends:
-        raise ToolError(f"view_range starts at line {first}, but {ctx.workspace.display(real)} has {len(ends)} lines")
-    return "".join(ends[first - 1: None if last == -1 else last])
+    if first > len(lines) and lines:
+        raise ToolError(f"view_range starts at line {first}, but {shown} has {len(lines)} lines")
+    return "".join(lines[first - 1: None if last == -1 else last])
+
+
+def _binary(shown: str, size: int) -> ToolError:
+    return ToolError(f"{shown} is a binary file ({size} bytes); view shows text files only (bash, if enabled, "
+                     "can inspect it: e.g. file, xxd | head)")
 
 
 def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
