@@ -187,3 +187,20 @@ def test_network_tools_import_nothing_heavy_until_called():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "runtime")})
     assert out.stdout.strip() == "[]"
+
+
+def test_natural_programs_over_tool_results_pass_the_type_check(run_program, server):
+    server.routes["/repos/o/r"] = (200, {}, b'{"full_name": "o/r"}')
+    server.routes["/repos/o/r/issues"] = (200, {}, b'[{"title": "a"}, {"title": "b"}]')
+    code = '''
+repo = github_api(endpoint="/repos/o/r")
+titles = [i["title"] for i in github_api(endpoint="/repos/o/r/issues")]
+out = bash(command="echo hi")["stdout"].strip()
+total = sql(query="SELECT 2 AS n")[0]["n"] + 1
+first = grep(pattern="TODO")[0]["path"].upper()
+[repo["full_name"], titles, out, total, first]
+'''
+    result = run_program(code, env={"CODEACT_TOOLS": "github_api", "GITHUB_API_URL": server.base,
+                                    "GH_TOKEN": "t"})
+    assert result.ok, result.error
+    assert result.result == ["o/r", ["a", "b"], "hi", 3, "README.MD"]

@@ -322,13 +322,15 @@ def html_to_text(html: str, base_url: str = "") -> str:
 
 # ----------------------------------------------------------------------------------------------------- github_api
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+# github_api is annotated ``-> Any``, not ``-> dict | list``: against a union, the pre-run type check refuses
+# ``github_api(endpoint="/repos/o/r")["full_name"]`` (a list cannot take a str key), which is the natural program.
 
 
 def github_api(ctx: ToolContext, *, endpoint: str, method: str = "GET",
-               body: dict | list | None = None) -> dict | list:
+               body: dict | list | None = None) -> Any:
     """Call the GitHub REST API: ``github_api(endpoint="/repos/OWNER/REPO/issues?state=open&per_page=50")``.
 
-    Returns the decoded JSON (``{}`` for an empty reply). ``body`` is sent as JSON with POST/PUT/PATCH/DELETE.
+    Returns the decoded JSON: a dict, or a list for list endpoints (``{}`` for an empty reply). ``body`` is sent as JSON with POST/PUT/PATCH/DELETE.
     The token comes from COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, else ``gh auth token``. One page per call:
     page with ``per_page`` and ``page``. GITHUB_API_URL points it at GitHub Enterprise.
     """
