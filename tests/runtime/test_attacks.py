@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.errors import PolicyError, ToolError
+from codeact.errors import PolicyError
 from codeact.policy import SECRET_PATTERNS
 from codeact.tools import files, search, shell, sql as sql_mod, web
 

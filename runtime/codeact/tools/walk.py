@@ -1,0 +1,359 @@
+"""Walking the workspace as ripgrep does: its glob syntax, its ignore files and their precedence, no links.
+
+The pure-Python side of the search tools (codeact.tools.search), also used to check what ripgrep returns when it
+had to be given an override glob. Kept apart so each module stays readable.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import ToolError
+
+SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact-cache")
+IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
+
+Rules = list  # list[tuple[re.Pattern[str], bool, bool]]: (regex, negated, dir_only), file order
+
+
+# --------------------------------------------------------------------------------------------------------- globs
+def translate_glob(pattern: str) -> str:
+    """A regular expression (for ``fullmatch``) equivalent to a ripgrep/.gitignore glob; ValueError if malformed."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            j = i
+            while j < n and pattern[j] == "*":
+                j += 1
+            whole_segment = j - i == 2 and (i == 0 or pattern[i - 1] == "/") and (j == n or pattern[j] == "/")
+            if whole_segment and j == n:
+                out.append(".*")
+            elif whole_segment:
+                out.append("(?:.*/)?")
+                j += 1
+            else:
+                out.append("[^/]*")
+            i = j
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            i = _translate_class(pattern, i, out)
+        elif c == "{":
+            depth, j, parts, start = 0, i, [], i + 1
+            while j < n:
+                if pattern[j] == "\\":
+                    j += 2
+                    continue
+                if pattern[j] == "{":
+                    depth += 1
+                elif pattern[j] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif pattern[j] == "," and depth == 1:
+                    parts.append(pattern[start:j])
+                    start = j + 1
+                j += 1
+            if j >= n:
+                raise ValueError("unclosed alternate group '{'")
+            parts.append(pattern[start:j])
+            out.append("(?:" + "|".join(translate_glob(p) for p in parts) + ")")
+            i = j + 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _translate_class(pattern: str, i: int, out: list[str]) -> int:
+    j = i + 1
+    negate = j < len(pattern) and pattern[j] in "!^"
+    if negate:
+        j += 1
+    body: list[str] = []
+    first = True
+    while j < len(pattern) and (pattern[j] != "]" or first):
+        ch = pattern[j]
+        if ch == "\\" and j + 1 < len(pattern):
+            body.append(re.escape(pattern[j + 1]))
+            j += 2
+        else:
+            body.append("-" if ch == "-" and not first and j + 1 < len(pattern) and pattern[j + 1] != "]"
+                        else re.escape(ch))
+            j += 1
+        first = False
+    if j >= len(pattern):
+        raise ValueError("unclosed character class '['")
+    out.append("[" + ("^/" if negate else "") + "".join(body) + "]")
+    return j + 1
+
+
+GLOB_META = frozenset("*?[{\\")
+
+
+class Glob:
+    """A user's glob, planned for a fast search.
+
+    ``dirs``: leading literal folders of an anchored pattern (``src/app`` of ``src/app/**/*.py``): the search starts
+    there instead of walking everything. What remains is one of ``kind``:
+    ``all`` (every file), ``name`` (a file-name pattern at any depth), ``top`` (a file-name pattern, direct children
+    only) or ``path`` (a pattern over the path below the start folder, checked in Python).
+    """
+
+    def __init__(self, pattern: str) -> None:
+        raw = pattern.strip() if isinstance(pattern, str) else ""
+        if not raw:
+            raise ToolError("glob pattern is empty; e.g. '*.py' or 'src/**/*.ts'")
+        while raw.startswith("./"):
+            raw = raw[2:]
+        if raw.endswith("/"):
+            raw += "**"  # "src/" means everything under src
+        anchored = raw.startswith("/")
+        raw = raw.lstrip("/")
+        body = raw
+        while body.startswith("**/"):
+            body = body[3:]
+        self.dirs: list[str] = []
+        if not anchored and "/" not in body and body != "**":
+            self.kind, rest = ("all" if body == "*" else "name"), body
+        else:
+            segments = raw.split("/")
+            if not any(seg in ("", ".", "..") for seg in segments):
+                for seg in segments[:-1]:
+                    if GLOB_META.intersection(seg):
+                        break
+                    self.dirs.append(seg)
+            rest = "/".join(segments[len(self.dirs):])
+            tail = rest
+            while tail.startswith("**/"):
+                tail = tail[3:]
+            if rest == "**" or tail == "**":
+                self.kind = "all"
+            elif "/" not in rest:
+                self.kind = "top"
+            elif "/" not in tail:
+                self.kind, rest = "name", tail
+            else:
+                self.kind = "path"
+        self.rest = rest
+        try:
+            self.regex = re.compile(translate_glob(rest), re.S) if self.kind != "all" else None
+        except (ValueError, re.error) as exc:
+            raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
+
+    @property
+    def rg_type(self) -> str | None:
+        """The file-name glob ripgrep can filter by (as a file type, which respects .gitignore), if any."""
+        return self.rest if self.kind in ("name", "top") else None
+
+    def matches(self, rel: str) -> bool:
+        """``rel``: a file's path below the start folder (``base`` plus ``dirs``), ``/``-separated."""
+        if self.kind == "all":
+            return True
+        if self.kind == "name":
+            return self.regex.fullmatch(rel.rpartition("/")[2]) is not None  # type: ignore[union-attr]
+        if self.kind == "top" and "/" in rel:
+            return False
+        return self.regex.fullmatch(rel) is not None  # type: ignore[union-attr]
+
+    def start(self, root: Path, base: Path) -> Path | None:
+        """The folder to search: ``base`` plus the literal ``dirs``, or ``None`` if a walk could never reach it
+        (missing, a link, a skipped or ignored folder)."""
+        if not self.dirs:
+            return base
+        chain = ignore_chain(root, base, include_base=True)
+        folder = base
+        for name in self.dirs:
+            if name in SKIP_DIRS:
+                return None
+            folder = folder / name
+            try:
+                if not stat.S_ISDIR(os.lstat(folder).st_mode):
+                    return None
+            except OSError:
+                return None
+            rel = folder.relative_to(root).as_posix()
+            if chain and ignored(chain, rel, True):
+                return None
+            level = read_level(folder, rel + "/")
+            if level:
+                chain.append(level)
+        return folder
+
+
+# ------------------------------------------------------------------------------------------------- ignore files
+def parse_ignore(text: str) -> Rules:
+    """The rules of one .gitignore-style file."""
+    rules: Rules = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        if not line.endswith("\\ "):
+            line = line.rstrip()
+        if not line:
+            continue
+        negated = line.startswith("!")
+        if negated:
+            line = line[1:]
+        elif line.startswith(("\\!", "\\#")):
+            line = line[1:]
+        dir_only = line.endswith("/")
+        if dir_only:
+            line = line[:-1]
+        anchored = "/" in line
+        line = line.lstrip("/") if line.startswith("/") else line
+        if not line:
+            continue
+        if not anchored and not line.startswith("**/"):
+            line = "**/" + line
+        try:
+            rules.append((re.compile(translate_glob(line), re.S), negated, dir_only))
+        except (ValueError, re.error):
+            continue  # ripgrep skips a malformed line too
+    return rules
+
+
+class Level:
+    """The ignore rules read in one folder: ``prefix`` is its workspace-relative path plus ``/`` ("" at the root)."""
+
+    __slots__ = ("prefix", "rules", "has_git")
+
+    def __init__(self, prefix: str, rules: dict[str, Rules], has_git: bool) -> None:
+        self.prefix, self.rules, self.has_git = prefix, rules, has_git
+
+
+def read_level(folder: Path, prefix: str, names: set[str] | None = None) -> Level | None:
+    if names is None:
+        try:
+            names = set(os.listdir(folder))
+        except OSError:
+            return None
+    rules: dict[str, Rules] = {}
+    for kind in IGNORE_KINDS:
+        if kind in names:
+            try:
+                found = parse_ignore((folder / kind).read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                continue
+            if found:
+                rules[kind] = found
+    has_git = ".git" in names
+    if has_git and (folder / ".git").is_dir():
+        exclude = folder / ".git" / "info" / "exclude"
+        if exclude.is_file():
+            try:
+                found = parse_ignore(exclude.read_text(encoding="utf-8", errors="replace"))
+            except OSError:
+                found = []
+            if found:
+                rules["exclude"] = found
+    if not rules and not has_git:
+        return None
+    return Level(prefix, rules, has_git)
+
+
+def ignored(chain: list[Level], rel: str, is_dir: bool) -> bool:
+    """Whether the workspace-relative ``rel`` is ignored: ripgrep's precedence (kind first, deepest folder next)."""
+    for kind in (*IGNORE_KINDS, "exclude"):
+        git_kind = kind in (".gitignore", "exclude")
+        for level in reversed(chain):
+            rules = level.rules.get(kind)
+            if rules:
+                sub = rel[len(level.prefix):]
+                for regex, negated, dir_only in reversed(rules):
+                    if dir_only and not is_dir:
+                        continue
+                    if regex.fullmatch(sub):
+                        return not negated
+            if git_kind and level.has_git:
+                break  # .gitignore files above a repository's root do not apply inside it
+    return False
+
+
+def ignore_chain(root: Path, base: Path, *, include_base: bool) -> list[Level]:
+    """The ignore levels from the workspace root down to ``base`` (its own level only with ``include_base``)."""
+    chain: list[Level] = []
+    parts = [] if base == root else list(base.relative_to(root).parts)
+    folder, prefix = root, ""
+    for part in parts + ([None] if include_base else []):  # type: ignore[list-item]
+        level = read_level(folder, prefix)
+        if level:
+            chain.append(level)
+        if part is None:
+            break
+        folder, prefix = folder / part, prefix + part + "/"
+    return chain
+
+
+def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
+    """Files below the folder ``base`` as ``/``-paths relative to it, after the ignore rules; links not followed."""
+    base_rel = "" if base == root else base.relative_to(root).as_posix() + "/"
+    stack: list[tuple[Path, str, list[Level], int]] = [(base, "", ignore_chain(root, base, include_base=False), 1)]
+    while stack:
+        folder, rel_dir, chain, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        level = read_level(folder, base_rel + rel_dir, {e.name for e in entries})
+        if level:
+            chain = [*chain, level]
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    is_dir = True
+                elif entry.is_file(follow_symlinks=False):
+                    is_dir = False
+                else:
+                    continue  # symbolic links, sockets, devices
+            except OSError:
+                continue
+            if is_dir and (entry.name in SKIP_DIRS or (max_depth is not None and depth >= max_depth)):
+                continue
+            rel = rel_dir + entry.name
+            if chain and ignored(chain, base_rel + rel, is_dir):
+                continue
+            if is_dir:
+                stack.append((Path(entry.path), rel + "/", chain, depth + 1))
+            else:
+                yield rel
+
+
+def sort_key(path: str) -> str:
+    return path.replace("/", "\0")  # folder by folder: "a/b.py" before "a.py", as ripgrep's --sort path
+
+
+class Reach:
+    """Whether a walk from ``start`` would reach a file: not ignored, not in an ignored or skipped folder.
+
+    Needed after ripgrep ran with an override glob (which beats .gitignore); cached per folder."""
+
+    def __init__(self, root: Path, start: Path) -> None:
+        self.start = start
+        self.base_rel = "" if start == root else start.relative_to(root).as_posix() + "/"
+        self.chains: dict[str, list[Level] | None] = {"": ignore_chain(root, start, include_base=True)}
+
+    def _chain_of(self, rel_dir: str) -> list[Level] | None:  # None: the folder is not reachable
+        if rel_dir not in self.chains:
+            parent, _, name = rel_dir.rpartition("/")
+            above = self._chain_of(parent)
+            if above is None or name in SKIP_DIRS or ignored(above, self.base_rel + rel_dir, True):
+                self.chains[rel_dir] = None
+            else:
+                level = read_level(self.start / rel_dir, self.base_rel + rel_dir + "/")
+                self.chains[rel_dir] = [*above, level] if level else above
+        return self.chains[rel_dir]
+
+    def ok(self, rel: str) -> bool:
+        chain = self._chain_of(rel.rpartition("/")[0])
+        return chain is not None and not ignored(chain, self.base_rel + rel, False)
