@@ -26,19 +26,20 @@ TARGET_START = 1.3  # codeact run <= 1.3x import pydantic_monty
 TARGET_CALL_US = 50.0
 
 
-def time_process(cmd: list[str], runs: int, *, cwd: Path, env: dict[str, str]) -> float:
-    """Median wall time of ``cmd`` in milliseconds (one warm-up run first)."""
-    samples = []
-    for i in range(runs + 1):
-        started = time.perf_counter()
-        done = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
-        elapsed = (time.perf_counter() - started) * 1000
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-        if i:
-            samples.append(elapsed)
-    return statistics.median(samples)
+def time_processes(cmds: dict[str, list[str]], runs: int, *, cwd: Path, env: dict[str, str]) -> dict[str, float]:
+    """Median wall time of each command in milliseconds; the commands take turns, so all see the same load."""
+    samples: dict[str, list[float]] = {name: [] for name in cmds}
+    for i in range(runs + 1):  # the first round warms caches and is dropped
+        for name, cmd in cmds.items():
+            started = time.perf_counter()
+            done = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE)
+            elapsed = (time.perf_counter() - started) * 1000
+            if done.returncode != 0:
+                raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
+            if i:
+                samples[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def per_call_overhead(calls: int, repeats: int) -> dict[str, float]:
@@ -87,14 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         (ws / "README.md").write_text("# bench\n")
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "LANG": "C.UTF-8", "PYTHONPATH": str(RUNTIME),
                "CODEACT_CONFIG_DIR": str(Path(tmp) / "config"), "CODEACT_BACKEND": "monty"}
-        figures = {
-            "codeact_run_ms": time_process([py, "-m", "codeact", "run", "--code", "1 + 1"], args.runs, cwd=ws, env=env),
-            "codeact_imports_ms": time_process(
-                [py, "-c", "import codeact.cli, codeact.runner, codeact.toolset, codeact.backends.monty"],
-                args.runs, cwd=ws, env=env),
-            "import_monty_ms": time_process([py, "-c", "import pydantic_monty"], args.runs, cwd=ws, env=env),
-            "bare_python_ms": time_process([py, "-S", "-c", "pass"], args.runs, cwd=ws, env=env),
-        }
+        figures = time_processes({
+            "codeact_run_ms": [py, "-m", "codeact", "run", "--code", "1 + 1"],
+            "codeact_imports_ms": [py, "-c", "import codeact.cli, codeact.runner, codeact.toolset, "
+                                             "codeact.backends.monty"],
+            "import_monty_ms": [py, "-c", "import pydantic_monty"],
+            "bare_python_ms": [py, "-S", "-c", "pass"],
+        }, args.runs, cwd=ws, env=env)
     figures.update({f"call_{k}": v for k, v in per_call_overhead(args.calls, max(3, args.runs // 3)).items()})
     start_ratio = figures["codeact_run_ms"] / figures["import_monty_ms"]
     rows = [
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
          f"{figures['import_monty_ms'] / figures['bare_python_ms']:.2f}x bare", ""),
         ("`python -S -c pass`", figures["bare_python_ms"], "1.00x bare", ""),
     ]
-    print(f"Python {sys.version.split()[0]} at {py}; medians of {args.runs} runs\n")
+    print(f"Python {sys.version.split()[0]} at {py}; medians of {args.runs} runs, taking turns\n")
     print("| measurement | ms | ratio | target |\n|---|---:|---:|---|")
     for name, ms, ratio, target in rows:
         print(f"| {name} | {ms:.1f} | {ratio} | {target} |")
