@@ -65,13 +65,31 @@ def tool_docs(tools: list[str]) -> list[dict[str, str]]:
     for name in catalog.BUILTINS:
         if name in tools:
             tool = catalog.builtin_tool(name, None)
-            docs.append({"name": name, "signature": stubs.signature(tool), "description": tool.description})
+            docs.append({"name": name, "signature": stubs.signature(tool), "description": tool.description.replace("``", "`")})
     return docs
 
 
 def risky_tools(tools: list[str]) -> dict[str, str]:
     """The chosen tools that act on the host or the network, with what they do."""
     return {name: why for name, why in _submodule("tools").RISKY_TOOLS.items() if name in tools}
+
+
+def mcp_servers_found(dst_path: Any) -> list[str]:
+    """Names of the MCP servers configured in the destination repository (for the interview's help text)."""
+    try:
+        loaded = _submodule("mcp.config").load_servers(Path(str(dst_path)))
+    except Exception:  # noqa: BLE001 - a broken config must not break the interview; discovery reports it
+        return []
+    return sorted(name for name, server in loaded.servers.items() if server.scope == "workspace")
+
+
+def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
+    """The generated MCP section, from the destination's tool lock (empty section when there is none yet)."""
+    try:
+        lock = _submodule("mcp.lock").read_lock(Path(str(dst_path)))
+    except Exception:  # noqa: BLE001 - an unreadable lock renders as "none"; `codeact refresh` rewrites it
+        lock = None
+    return str(_submodule("docs").mcp_section(lock, launcher, exclude or ()))
 
 
 def runtime_version() -> str:
@@ -89,4 +107,6 @@ class CodeactExtension(Extension):
             tool_docs=tool_docs,
             risky_tools=risky_tools,
             runtime_version=runtime_version,
+            mcp_servers_found=mcp_servers_found,
+            mcp_section=mcp_section,
         )

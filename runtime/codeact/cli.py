@@ -149,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
     disc_p.set_defaults(handler=_delegate("mcp.discovery"))
 
+    ref_p = sub.add_parser("refresh", help="re-discover MCP servers, write the lock and update the MCP section of "
+                                           "the instructions and agent (run by `copier copy`/`update`)")
+    ref_p.add_argument("--timeout", type=float, default=10.0, help="per-server timeout in seconds (default 10)")
+    ref_p.add_argument("--workspace", help="the repository (default: the git top-level)")
+    ref_p.set_defaults(handler=_delegate("docs"))
+
     drift_p = sub.add_parser("drift", help="exit 1 if this repo no longer matches the template, its answers and the "
                                            "MCP configuration (for CI and pre-commit)",
                              description="Compare the repository with what the recorded template version, the "

@@ -74,7 +74,7 @@ def test_every_backend_and_mode_renders_valid_files(stamp, tmp_path, backend, en
         assert str(tmp_path) not in text and str(REPO_ROOT) not in text, f"{rel} holds an absolute path"
 
     settings = json.loads((project / ".codeact/settings.json").read_text())
-    assert settings == {"backend": backend, "enforcement": enforcement, "scope": "repo",
+    assert settings == {"backend": backend, "enforcement": enforcement, "scope": "repo", "mcp_exclude": [],
                         "tools": ["view", "create", "edit", "glob", "grep", "bash", "sql"]}
     answers = yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
     assert answers["backend"] == backend and answers["enforcement"] == enforcement

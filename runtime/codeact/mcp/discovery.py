@@ -65,7 +65,8 @@ def active_servers(workspace: Path, environ: Mapping[str, str] | None = None
     """The configuration, the servers to expose (exclusions removed) and the exclusions in force."""
     loaded = load_servers(workspace, environ)
     excluded = read_exclusions(workspace)
-    return loaded, {n: c for n, c in loaded.servers.items() if n not in excluded}, excluded
+    # The lock is committed and shared: it covers the repository's own servers, not one person's user config.
+    return loaded, {n: c for n, c in loaded.servers.items() if n not in excluded and c.scope == "workspace"}, excluded
 
 
 def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ: Mapping[str, str] | None = None,
