@@ -152,7 +152,7 @@ class _Gen:
         if r.random() < 0.4:
             other = r.choice([p for p in PACKAGES if p != pkg])
             head.append(f"from acme.{other} import {r.choice(MODULE_WORDS)}")
-        head += ["", f"LOG = logging.getLogger(__name__)" if "logging" in imports else f"NAME = \"{pkg}.{mod}\"",
+        head += ["", "LOG = logging.getLogger(__name__)" if "logging" in imports else f"NAME = \"{pkg}.{mod}\"",
                  f"DEFAULT_LIMIT = {r.randrange(10, 500)}", ""]
         if r.random() < 0.2:
             head.insert(len(head) - 1, self.todo(""))
@@ -183,7 +183,7 @@ class _Gen:
             lines += [f"    assert {mod}.DEFAULT_LIMIT > 0" if r.random() < 0.5 else
                       f"    assert {mod} is not None", ""]
         if r.random() < 0.3:
-            lines += ["", f"class Test{r.choice(NOUNS)}:", f"    def test_roundtrip(self):",
+            lines += ["", f"class Test{r.choice(NOUNS)}:", "    def test_roundtrip(self):",
                       f"        assert {mod}", ""]
         while lines and lines[-1] == "":
             lines.pop()

@@ -1,0 +1,310 @@
+"""Stamping the workspace, one ``copilot -p`` session and its figures, and the always-on context."""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from tests.conftest import VENV_CACHE, git, snapshot_template
+from tests.copilot.conftest import find_copilot, isolated_env
+from tests.copilot.mock_model import MockModel, text
+
+from .replay import LAUNCHER, Ctx, Estimator, Replay, compact, fixed_body, parse_cli_events, usage_summary
+from .tasks import DEMO_SERVER, TODO_PROGRAM, Task
+from .workspace import Layout, write_workspace
+
+
+# ============================================================================================= the workspace
+@dataclass
+class Workspace:
+    root: Path  # scratch folder
+    repo: Path  # the stamped repository
+    bare: Path  # the same repository before stamping (for the always-on cross-check)
+    layout: Layout
+    venv: Path
+    copilot: str
+    cache: Path
+    mcp: bool
+    setup_s: dict[str, float] = field(default_factory=dict)
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+    proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def launcher_env(venv: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
+    env["CODEACT_VENV"] = str(venv)
+    return env
+
+
+def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, venv: Path = VENV_CACHE,
+                    copilot: str | None = None) -> Workspace:
+    """Generate, configure and stamp the benchmark repository under ``root``; prepare the launcher's venv."""
+    from copier import run_copy
+
+    if copilot is None:
+        copilot, how = find_copilot()
+        if copilot is None:
+            raise SystemExit(f"bench: {how}")
+    times: dict[str, float] = {}
+    t0 = time.perf_counter()
+    template = snapshot_template(root / "template")
+    repo = root / "acme"
+    layout = write_workspace(repo, seed=seed, packages=packages)
+    if mcp:
+        (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": {
+            "type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]}}}, indent=2) + "\n")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "acme platform")
+    bare = root / "acme-bare"
+    shutil.copytree(repo, bare, symlinks=True)
+    times["generate_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run_copy(str(template), repo, data={"enforcement": "off"}, defaults=True, unsafe=True, vcs_ref="HEAD",
+             quiet=True, skip_tasks=True, overwrite=True)
+    times["stamp_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    venv.mkdir(parents=True, exist_ok=True)
+    _run([str(repo / LAUNCHER), "setup"], repo, launcher_env(venv))  # before any session: the CLI waits ~30 s
+    times["launcher_setup_s"] = time.perf_counter() - t0
+    if mcp:
+        t0 = time.perf_counter()
+        _run([str(repo / LAUNCHER), "discover"], repo, launcher_env(venv), timeout=120)
+        times["discover_s"] = time.perf_counter() - t0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "codeact")
+    cache = root / "copilot-cache"
+    cache.mkdir(exist_ok=True)
+    return Workspace(root, repo, bare, layout, venv, copilot, cache, mcp, times)
+
+
+def warm_up(ws: Workspace) -> None:
+    """Unpack the CLI into its cache and byte-compile the runtime once, so no measured session pays for it."""
+    _run([str(ws.repo / LAUNCHER), "run", "--code", "1"], ws.repo, launcher_env(ws.venv))
+    with MockModel([text("ok")]) as model:
+        env = isolated_env(ws.root / "homes" / "warm-up", ws.cache, model.env())
+        subprocess.run([ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update"],
+                       cwd=ws.bare, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+# =============================================================================================== one session
+@dataclass
+class Session:
+    task: str
+    strategy: str
+    requests: int
+    tool_calls: int
+    input_bytes: int
+    fixed_bytes: int
+    task_bytes: int
+    peak_bytes: int
+    input_tokens: int
+    task_tokens: int
+    wall_s: float
+    answer_ok: bool
+    request_bytes: list[int]
+    tools_offered: int
+    fixed_constant: bool
+    cli_events: dict[str, Any]
+    cli_usage: dict[str, Any]
+    final_sha256: str
+    program_bytes: int = 0
+    discovery_turn: bool = False
+    max_calls_per_turn: int = 0
+    compactions: int = 0  # the CLI's own context-compaction requests (counted in requests and bytes)
+
+    def row(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+
+_counter = iter(range(1, 1_000_000))
+
+
+def valid_strategy(name: str) -> bool:
+    return name in ("baseline", "codeact", "codeact-agent") or bool(re.fullmatch(r"baseline@[1-9]\d*", name))
+
+
+def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, repo: Path | None = None,
+                timeout: float = 600) -> tuple[Session, Replay]:
+    """One ``copilot -p`` session of ``task`` with ``strategy``; the figures come from the recorded requests."""
+    repo = repo or ws.repo
+    base = strategy.startswith("baseline")
+    ctx = Ctx(repo, int(strategy.split("@")[1]) if "@" in strategy else None)
+    agent = task.baseline(ctx) if base else task.codeact()(ctx)
+    replay = Replay(agent, task.render, ctx)
+    home = ws.root / "homes" / f"{next(_counter):03d}"  # one length: the path shows in the system prompt
+    with MockModel(replay.script()) as model:
+        env = isolated_env(home, ws.cache, {**model.env(), "CODEACT_VENV": str(ws.venv)})
+        argv = [ws.copilot, "-p", task.prompt, "--allow-all-tools", "--trust-folder", "--no-auto-update",
+                "--output-format", "json", "--usage-output-file", str(home / "usage.json")]
+        if strategy == "codeact-agent":
+            argv += ["--agent", "codeact"]
+        t0 = time.perf_counter()
+        proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+        wall = time.perf_counter() - t0
+        requests = list(model.requests)
+        replies = list(model.replies)
+        errors = list(model.errors)
+    where = f"{task.name}/{strategy}"
+    if proc.returncode != 0 or errors or replay.final_text is None:
+        raise RuntimeError(f"{where}: copilot exited {proc.returncode}; mock errors: {errors}\n"
+                           f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
+    sizes, fixed, tokens, fixed_tokens = [], [], [], []
+    for r in requests:
+        if compact(r.body) != r.raw:
+            raise RuntimeError(f"{where}: a request body is not compact JSON; the byte accounting would be wrong")
+        f = fixed_body(r.body)
+        sizes.append(r.size)
+        fixed.append(len(compact(f)))
+        tokens.append(est.body(r.body))
+        fixed_tokens.append(est.body(f))
+    events = parse_cli_events(proc.stdout)
+    tool_calls = sum(len(m.get("tool_calls") or []) for m in replies)
+    if events["tool_calls"] != tool_calls or events["model_calls"] not in (len(requests),
+                                                                          len(requests) - replay.compactions):
+        raise RuntimeError(f"{where}: the CLI reports {events['model_calls']} model calls and {events['tool_calls']} "
+                           f"tool calls; the mock saw {len(requests)} requests and {tool_calls} calls")
+    return Session(
+        task=task.name, strategy=strategy, requests=len(requests), tool_calls=tool_calls, input_bytes=sum(sizes),
+        fixed_bytes=fixed[0], task_bytes=sum(s - f for s, f in zip(sizes, fixed)), peak_bytes=max(sizes),
+        input_tokens=sum(tokens), task_tokens=sum(t - f for t, f in zip(tokens, fixed_tokens)), wall_s=wall,
+        answer_ok=False, request_bytes=sizes, tools_offered=len(requests[0].tools),
+        fixed_constant=len(set(fixed)) == 1,
+        cli_events={k: v for k, v in events.items() if k != "final"} | {"final_matches": events["final"] ==
+                                                                         replay.final_text},
+        cli_usage=usage_summary(home / "usage.json"),
+        final_sha256=hashlib.sha256(replay.final_text.encode()).hexdigest(),
+        program_bytes=0 if base else len(task.program.strip().encode()),
+        max_calls_per_turn=max(len(m.get("tool_calls") or []) for m in replies),
+        discovery_turn=ctx.discovery, compactions=replay.compactions,
+    ), replay
+
+
+def run_pair(ws: Workspace, task: Task, strategies: Sequence[str], est: Estimator, truth: Any) -> list[Session]:
+    """Run ``task`` with each strategy; assert every answer equals ``truth``. A capped baseline (``baseline@N``) is
+    skipped where the uncapped baseline never issued more than N calls in a turn (it would be the same session)."""
+    out: list[Session] = []
+    expected = task.render(truth)
+    for strategy in strategies:
+        if "@" in strategy:
+            full = next((s for s in out if s.strategy == "baseline"), None)
+            if full is not None and full.max_calls_per_turn <= int(strategy.split("@")[1]):
+                continue
+        session, replay = run_session(ws, task, strategy, est)
+        if replay.answer != truth or replay.final_text != expected:
+            raise AssertionError(f"{task.name}/{strategy}: the answer differs from the ground truth\n"
+                                 f"got:      {str(replay.answer)[:1500]}\nexpected: {str(truth)[:1500]}")
+        if not session.cli_events["final_matches"]:
+            raise AssertionError(f"{task.name}/{strategy}: the CLI's final message is not the scripted answer")
+        session.answer_ok = True
+        out.append(session)
+    return out
+
+
+# ============================================================================= always-on context vs MCP schemas
+def _frontmatter(path: Path) -> dict[str, str]:
+    import yaml
+
+    text_ = path.read_text("utf-8")
+    if not text_.startswith("---"):
+        return {}
+    return yaml.safe_load(text_.split("---", 2)[1]) or {}
+
+
+def always_on(repo: Path) -> dict[str, Any]:
+    """What this project adds to EVERY request, from the stamped files (no CLI): the ``applyTo: "**"`` instruction
+    files (inlined verbatim), the skills' names and descriptions (listed in ``<available_skills>``) and the codeact
+    agent's name and description (listed for the ``task`` tool)."""
+    parts: dict[str, int] = {}
+    for p in sorted((repo / ".github" / "instructions").glob("*.instructions.md")):
+        if _frontmatter(p).get("applyTo", "**") == "**":
+            parts[str(p.relative_to(repo))] = p.stat().st_size
+    for p in sorted((repo / ".github" / "skills").glob("*/SKILL.md")):
+        fm = _frontmatter(p)
+        parts[f"skill {fm.get('name')} (name + description)"] = len(f"{fm.get('name')}{fm.get('description')}".encode())
+    for p in sorted((repo / ".github" / "agents").glob("*.agent.md")):
+        fm = _frontmatter(p)
+        parts[f"agent {fm.get('name')} (name + description)"] = len(f"{fm.get('name')}{fm.get('description')}".encode())
+    return {"parts": parts, "bytes": sum(parts.values())}
+
+
+def mcp_schema_bytes() -> dict[str, Any]:
+    """The test MCP servers' tool schemas as the CLI offers them to the model (one ``{"type": "function", ...}``
+    per tool, named ``server-tool``), listed through the MCP SDK: what a session carries per request when the
+    servers are configured for the CLI, and what the codeact agent (only bash) does not carry."""
+    servers = {"demo": [sys.executable, str(DEMO_SERVER)],
+               "time": [sys.executable, "-m", "mcp_server_time", "--local-timezone=UTC"]}
+
+    async def listing(command: list[str]) -> list[Any]:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        with open(os.devnull, "w") as devnull:
+            async with stdio_client(StdioServerParameters(command=command[0], args=command[1:]),
+                                    errlog=devnull) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    return list((await session.list_tools()).tools)
+
+    out: dict[str, Any] = {}
+    for name, command in servers.items():
+        try:
+            tools = asyncio.run(listing(command))
+        except Exception as exc:  # noqa: BLE001 - report, do not fail the benchmark
+            out[name] = {"error": repr(exc)}
+            continue
+        fns = [{"type": "function", "function": {"name": f"{name}-{t.name}", "description": t.description or "",
+                                                 "parameters": t.input_schema}} for t in tools]
+        out[name] = {"tools": len(fns), "bytes": sum(len(compact(f)) for f in fns)}
+    out["bytes"] = sum(v.get("bytes", 0) for v in out.values() if isinstance(v, dict))
+    return out
+
+
+TODO_AS_EXPRESSION = r'''
+hits = grep(pattern=r"#.*\bTODO\b", path="src", glob="*.py") + grep(pattern=r"#.*\bTODO\b", path="tests", glob="*.py")
+{"total": len(hits), "todos": [[h["path"], h["line"]] for h in hits]}
+'''
+
+
+def output_formats(ws: Workspace) -> dict[str, Any]:
+    """The TODO answer as the program prints it, three ways (launcher only, no CLI): compact lines printed by the
+    program (the benchmark's program); the same data as the program's last expression — the form of the
+    instructions' example — which the runtime prints as JSON indented by 2; and that JSON compact (one line)."""
+    def run(program: str) -> str:
+        return subprocess.run([str(ws.repo / LAUNCHER), "run", "-"], cwd=ws.repo, env=launcher_env(ws.venv),
+                              input=program, capture_output=True, text=True, timeout=120, check=True).stdout
+
+    printed = run(TODO_PROGRAM)
+    pretty = run(TODO_AS_EXPRESSION)
+    one_line = json.dumps(json.loads(pretty), separators=(",", ":"), ensure_ascii=False) + "\n"
+    return {"task": "todo", "printed_lines": len(printed.encode()), "last_expression_indented": len(pretty.encode()),
+            "last_expression_compact": len(one_line.encode())}
+
+
+def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None) -> tuple[int, list[str], dict]:
+    """The fixed prefix of a one-request session in ``repo`` (the model answers at once)."""
+    with MockModel([text("ok")]) as model:
+        env = isolated_env(ws.root / "homes" / f"{next(_counter):03d}", ws.cache, model.env())
+        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update"]
+        if agent:
+            argv += ["--agent", agent]
+        subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                       stdin=subprocess.DEVNULL)
+        req = model.requests[0]
+    return len(compact(fixed_body(req.body))), req.tool_names, req.body

@@ -1,0 +1,430 @@
+"""The tasks: each one's prompt, ground truth (from the files), baseline strategy, CodeAct program and answer."""
+from __future__ import annotations
+
+import ast
+import asyncio
+import io
+import json
+import os
+import re
+import sys
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from .replay import Agent, Ctx, codeact_agent, mcp_value, parallel, parse_glob, parse_grep, tc
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEMO_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "demo_server.py"
+
+
+# ================================================================================================== the tasks
+TODO_RE = r"#.*\bTODO\b"
+OS_RE = r"^\s*(import\s+([\w.]+\s*,\s*)*os\b|from\s+os\b)"
+DEF_RE = re.compile(r"\s*(async\s+)?def\s")
+CLASS_RE = re.compile(r"\s*class\s")
+
+
+def _py_files(repo: Path, *roots: str) -> list[str]:
+    return sorted(p.relative_to(repo).as_posix() for r in roots for p in (repo / r).rglob("*.py") if p.is_file())
+
+
+# --- 1. every TODO ------------------------------------------------------------------------------------------------
+def truth_todo(repo: Path) -> Any:
+    todos = []
+    for rel in _py_files(repo, "src", "tests"):
+        src = (repo / rel).read_text(encoding="utf-8")
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.COMMENT and re.search(r"\bTODO\b", tok.string):
+                todos.append([rel, tok.start[0]])
+    return {"todos": sorted(todos), "total": len(todos)}
+
+
+def render_todo(a: Any) -> str:
+    by_file: dict[str, list[int]] = {}
+    for path, line in a["todos"]:
+        by_file.setdefault(path, []).append(line)
+    rows = [f"- {p}: {', '.join(map(str, ls))}" for p, ls in sorted(by_file.items())]
+    return f"{a['total']} TODO comments in {len(by_file)} files (file: lines):\n" + "\n".join(rows) + \
+        f"\n\nTotal: {a['total']}"
+
+
+def baseline_todo(ctx: Ctx) -> Agent:
+    results = yield tc("grep", pattern=TODO_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
+                       **{"-n": True})
+    hits = parse_grep(results[0].content)
+    return {"todos": [[p, n] for p, n, _ in hits], "total": len(hits)}
+
+
+TODO_PROGRAM = r'''
+hits = grep(pattern=r"#.*\bTODO\b", path="src", glob="*.py") + grep(pattern=r"#.*\bTODO\b", path="tests", glob="*.py")
+lines = {}
+for h in hits:
+    lines.setdefault(h["path"], []).append(h["line"])
+for path in sorted(lines):
+    print(path + ": " + ",".join(str(n) for n in lines[path]))
+print("total:", len(hits))
+'''
+
+
+def parse_todo_output(out: str) -> Any:
+    todos, total = [], None
+    for line in out.splitlines():
+        if line.startswith("total:"):
+            total = int(line.split(":")[1])
+        elif line.strip():
+            path, _, nums = line.rpartition(": ")
+            todos += [[path, int(n)] for n in nums.split(",")]
+    return {"todos": sorted(todos), "total": total}
+
+
+# --- 2. per-file counts -----------------------------------------------------------------------------------------
+def _stats_row(rel: str, src: str) -> list[Any]:
+    lines = src.split("\n")[:-1] if src.endswith("\n") else src.split("\n")
+    return [rel, sum(1 for ln in lines if DEF_RE.match(ln)), sum(1 for ln in lines if CLASS_RE.match(ln)),
+            src.count("\n")]
+
+
+def truth_stats(repo: Path) -> Any:
+    rows = []
+    for rel in _py_files(repo, "src"):
+        src = (repo / rel).read_text(encoding="utf-8")
+        tree = ast.parse(src)
+        funcs = sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(tree))
+        classes = sum(isinstance(n, ast.ClassDef) for n in ast.walk(tree))
+        row = [rel, funcs, classes, src.count("\n")]
+        assert _stats_row(rel, src) == row, f"the line patterns disagree with ast in {rel}"
+        rows.append(row)
+    return {"rows": rows}
+
+
+def render_stats(a: Any) -> str:
+    rows = a["rows"]
+    out = ["| file | functions | classes | lines |", "|---|---:|---:|---:|"]
+    out += [f"| {p} | {f} | {c} | {n} |" for p, f, c, n in rows]
+    out.append(f"| **{len(rows)} files** | {sum(r[1] for r in rows)} | {sum(r[2] for r in rows)} | "
+               f"{sum(r[3] for r in rows)} |")
+    return "\n".join(out)
+
+
+def baseline_stats(ctx: Ctx) -> Agent:
+    listing = yield tc("glob", pattern="src/**/*.py")
+    files = parse_glob(listing[0].content)
+    views = yield from parallel([tc("view", path=ctx.abs(f)) for f in files], ctx.max_parallel)
+    return {"rows": [_stats_row(f, v.content) for f, v in zip(files, views)]}
+
+
+STATS_PROGRAM = r'''
+import re
+print("path\tfunctions\tclasses\tlines")
+for path in glob(pattern="*.py", path="src"):
+    text = view(path=path)
+    rows = text.split("\n")[:-1]
+    defs = len([r for r in rows if re.match(r"\s*(async\s+)?def\s", r)])
+    classes = len([r for r in rows if re.match(r"\s*class\s", r)])
+    print(f"{path}\t{defs}\t{classes}\t{len(rows)}")
+'''
+
+
+def parse_stats_output(out: str) -> Any:
+    rows = []
+    for line in out.splitlines()[1:]:
+        if line.strip():
+            p, f, c, n = line.split("\t")
+            rows.append([p, int(f), int(c), int(n)])
+    return {"rows": sorted(rows)}
+
+
+# --- 3. files importing os ------------------------------------------------------------------------------------
+def truth_os(repo: Path) -> Any:
+    files = []
+    for rel in _py_files(repo, "src", "tests"):
+        lines = set()
+        for node in ast.walk(ast.parse((repo / rel).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import) and any(a.name == "os" or a.name.startswith("os.") for a in node.names):
+                lines.add(node.lineno)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module and \
+                    (node.module == "os" or node.module.startswith("os.")):
+                lines.add(node.lineno)
+        if lines:
+            files.append([rel, sorted(lines)])
+    return {"files": files}
+
+
+def render_os(a: Any) -> str:
+    rows = [f"- {p}: line {', '.join(map(str, ls))}" for p, ls in a["files"]]
+    return f"{len(a['files'])} files import os:\n" + "\n".join(rows)
+
+
+def _group(hits: Iterable[tuple[str, int]]) -> list[list[Any]]:
+    by: dict[str, list[int]] = {}
+    for p, n in hits:
+        by.setdefault(p, []).append(n)
+    return [[p, sorted(ls)] for p, ls in sorted(by.items())]
+
+
+def baseline_os(ctx: Ctx) -> Agent:
+    results = yield tc("grep", pattern=OS_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
+                       **{"-n": True})
+    return {"files": _group((p, n) for p, n, _ in parse_grep(results[0].content))}
+
+
+OS_PROGRAM = r'''
+OS = r"^\s*(import\s+([\w.]+\s*,\s*)*os\b|from\s+os\b)"
+hits = grep(pattern=OS, path="src", glob="*.py") + grep(pattern=OS, path="tests", glob="*.py")
+lines = {}
+for h in hits:
+    lines.setdefault(h["path"], []).append(str(h["line"]))
+for path in sorted(lines):
+    print(path + ": " + ",".join(lines[path]))
+print(len(lines), "files")
+'''
+
+
+def parse_os_output(out: str) -> Any:
+    hits = []
+    for line in out.splitlines():
+        if ": " in line:
+            path, _, nums = line.rpartition(": ")
+            hits += [(path, int(n)) for n in nums.split(",")]
+    return {"files": _group(hits)}
+
+
+# --- 4. validate every JSON config -----------------------------------------------------------------------------
+def _valid_json(s: str) -> bool:
+    try:
+        json.loads(s)
+        return True
+    except ValueError:
+        return False
+
+
+def truth_json(repo: Path) -> Any:
+    files = sorted(p.relative_to(repo).as_posix() for p in (repo / "config").rglob("*.json"))
+    return {"total": len(files), "invalid": [f for f in files if not _valid_json((repo / f).read_text("utf-8"))]}
+
+
+def render_json(a: Any) -> str:
+    bad = a["invalid"]
+    return (f"{a['total'] - len(bad)} of {a['total']} configs are valid JSON; {len(bad)} are not:\n"
+            + "\n".join(f"- {p}" for p in bad))
+
+
+def baseline_json(ctx: Ctx) -> Agent:
+    listing = yield tc("glob", pattern="config/**/*.json")
+    files = parse_glob(listing[0].content)
+    views = yield from parallel([tc("view", path=ctx.abs(f)) for f in files], ctx.max_parallel)
+    # the model reads each file and judges it; json.loads stands in for that judgement
+    return {"total": len(files), "invalid": [f for f, v in zip(files, views) if not _valid_json(v.content)]}
+
+
+JSON_PROGRAM = r'''
+import json
+files = glob(pattern="*.json", path="config")
+bad = []
+for path in files:
+    try:
+        json.loads(view(path=path))
+    except ValueError as err:
+        bad.append(f"{path}: {err}")
+print(f"{len(files) - len(bad)} of {len(files)} valid")
+print("\n".join(bad))
+'''
+
+
+def parse_json_output(out: str) -> Any:
+    lines = out.splitlines()
+    total = int(lines[0].split(" of ")[1].split()[0])
+    return {"total": total, "invalid": sorted(line.split(": ", 1)[0] for line in lines[1:] if line.strip())}
+
+
+# --- 5. two MCP tools chained with built-in tools ------------------------------------------------------------------
+MCP_PROMPT = ("Each package under src/acme/ has an OWNERS file naming its primary owner, then its secondary owner. "
+              "Look up both owners with the demo MCP server's profile tool. A package's review capacity is the demo "
+              "server's add tool applied to a = the primary owner's score x 2 and b = the secondary owner's score "
+              "x 2 (scores are halves, so these are whole numbers). List every package with its capacity and owners, "
+              "highest capacity first (ties by package name).")
+
+
+def _owners(text_: str) -> list[str]:
+    return [ln.strip() for ln in text_.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def _mcp_direct(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """Call the demo server straight through the MCP SDK (stdio), outside the CLI and outside CodeAct."""
+    async def go() -> list[Any]:
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(command=sys.executable, args=[str(DEMO_SERVER)])
+        with open(os.devnull, "w") as devnull:
+            async with stdio_client(params, errlog=devnull) as streams:
+                async with ClientSession(streams[0], streams[1]) as session:
+                    await session.initialize()
+                    out = []
+                    for name, arguments in calls:
+                        res = await session.call_tool(name, arguments)
+                        data = res.structured_content
+                        if isinstance(data, dict) and set(data) == {"result"}:
+                            data = data["result"]
+                        out.append(data)
+                    return out
+    return asyncio.run(go())
+
+
+def _capacity_rows(owners: dict[str, list[str]], scores: dict[str, float], caps: dict[str, int]) -> list[list[Any]]:
+    rows = [[pkg, caps[pkg], names[0], names[1]] for pkg, names in owners.items()]
+    return sorted(rows, key=lambda r: (-r[1], r[0]))
+
+
+def truth_mcp(repo: Path) -> Any:
+    owners = {p.parent.name: _owners(p.read_text("utf-8")) for p in sorted((repo / "src" / "acme").glob("*/OWNERS"))}
+    names = sorted({n for ns in owners.values() for n in ns})
+    scores = dict(zip(names, (p["score"] for p in _mcp_direct([("profile", {"name": n}) for n in names]))))
+    pkgs = sorted(owners)
+    adds = _mcp_direct([("add", {"a": int(scores[owners[p][0]] * 2), "b": int(scores[owners[p][1]] * 2)})
+                        for p in pkgs])
+    return {"packages": _capacity_rows(owners, scores, dict(zip(pkgs, adds)))}
+
+
+def render_mcp(a: Any) -> str:
+    out = ["| package | review capacity | primary | secondary |", "|---|---:|---|---|"]
+    out += [f"| {p} | {c} | {x} | {y} |" for p, c, x, y in a["packages"]]
+    return "\n".join(out)
+
+
+def baseline_mcp(ctx: Ctx) -> Agent:
+    found = yield tc("grep", pattern=r"^[^#]", paths=["src"], glob="OWNERS", output_mode="content", **{"-n": True})
+    owners: dict[str, list[str]] = {}
+    for path, _line, name in parse_grep(found[0].content):  # sorted by path, then line: primary first
+        owners.setdefault(path.split("/")[-2], []).append(name.strip())
+    names = sorted({n for ns in owners.values() for n in ns})
+    profiles = yield from parallel([tc("demo-profile", name=n) for n in names], ctx.max_parallel)
+    scores = {n: mcp_value(r.content)["score"] for n, r in zip(names, profiles)}
+    pkgs = sorted(owners)
+    sums = yield from parallel([tc("demo-add", a=int(scores[owners[p][0]] * 2), b=int(scores[owners[p][1]] * 2))
+                                for p in pkgs], ctx.max_parallel)
+    return {"packages": _capacity_rows(owners, scores, {p: mcp_value(r.content) for p, r in zip(pkgs, sums)})}
+
+
+MCP_PROGRAM = r'''
+owners = {}
+for path in glob(pattern="OWNERS", path="src"):
+    owners[path.split("/")[-2]] = [n.strip() for n in view(path=path).splitlines() if n.strip() and not n.startswith("#")]
+scores = {}
+for name in sorted({n for names in owners.values() for n in names}):
+    scores[name] = demo.profile(name=name)["score"]
+rows = []
+for pkg, names in owners.items():
+    rows.append((demo.add(a=int(scores[names[0]] * 2), b=int(scores[names[1]] * 2)), pkg, names[0], names[1]))
+for cap, pkg, first, second in sorted(rows, key=lambda r: (-r[0], r[1])):
+    print(f"{pkg}\t{cap}\t{first}\t{second}")
+'''
+
+
+def parse_mcp_output(out: str) -> Any:
+    rows = []
+    for line in out.splitlines():
+        if line.strip():
+            p, c, x, y = line.split("\t")
+            rows.append([p, int(c), x, y])
+    return {"packages": rows}
+
+
+# --- 6. one file: what does README.md say ----------------------------------------------------------------------
+def summarize_readme(md: str) -> Any:
+    lines = md.split("\n")
+    title = next(ln[2:].strip() for ln in lines if ln.startswith("# "))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("# ")) + 1
+    para: list[str] = []
+    for ln in lines[start:]:
+        if not ln.strip():
+            if para:
+                break
+            continue
+        para.append(ln.strip())
+    sections = [ln[3:].strip() for ln in lines if ln.startswith("## ")]
+    services = 0
+    current = None
+    for ln in lines:
+        if ln.startswith("## "):
+            current = ln[3:].strip()
+        elif current == "Services" and ln.startswith("- **"):
+            services += 1
+    return {"title": title, "intro": " ".join(para), "sections": sections, "services": services}
+
+
+def truth_readme(repo: Path) -> Any:
+    return summarize_readme((repo / "README.md").read_text("utf-8"))
+
+
+def render_readme(a: Any) -> str:
+    return (f"README.md introduces **{a['title']}**: {a['intro']}\n\nIt has {len(a['sections'])} sections "
+            f"({', '.join(a['sections'])}) and lists {a['services']} services.")
+
+
+def baseline_readme(ctx: Ctx) -> Agent:
+    results = yield tc("view", path=ctx.abs("README.md"))
+    return summarize_readme(results[0].content)
+
+
+README_PROGRAM = 'print(view(path="README.md"))'
+
+
+def parse_readme_output(out: str) -> Any:
+    return summarize_readme(out)
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str
+    prompt: str
+    multi_step: bool
+    truth: Callable[[Path], Any]
+    render: Callable[[Any], str]
+    baseline: Callable[[Ctx], Agent]
+    program: str
+    parse: Callable[[str], Any]
+    needs: tuple[str, ...] = ()  # sandbox tools the program calls beyond the documented built-ins
+
+    def codeact(self) -> Callable[[Ctx], Agent]:
+        return codeact_agent(self.program, self.parse, self.needs)
+
+    def live_check(self, final: str, truth: Any) -> bool | None:
+        """A loose check of a live answer: does it state the decisive facts? (None: no check defined)"""
+        if self.name == "todo":
+            return str(truth["total"]) in final
+        if self.name == "os_imports":
+            return all(p.rsplit("/", 1)[-1] in final for p, _ in truth["files"])
+        if self.name == "json":
+            return all(p.rsplit("/", 1)[-1] in final for p in truth["invalid"])
+        if self.name == "mcp_chain":
+            return all(p in final for p, *_ in truth["packages"]) and str(truth["packages"][0][1]) in final
+        if self.name == "readme":
+            return truth["title"] in final
+        return None
+
+
+TASKS: list[Task] = [
+    Task("todo", "every TODO, with file, line and total",
+         "List every TODO comment in the Python files under src/ and tests/, with its file and line number, and give "
+         "the total.", True, truth_todo, render_todo, baseline_todo, TODO_PROGRAM, parse_todo_output),
+    Task("stats", "per-file functions, classes, lines (table)",
+         "For every Python file under src/, count its functions (def and async def, methods and nested functions "
+         "included), its classes and its lines. Answer with a table.", True, truth_stats, render_stats,
+         baseline_stats, STATS_PROGRAM, parse_stats_output),
+    Task("os_imports", "files importing os, with line numbers",
+         "Which Python files under src/ and tests/ import the os module (import os, import os.path, from os import "
+         "..., including imports inside functions)? Give each file with the line numbers of those imports.", True,
+         truth_os, render_os, baseline_os, OS_PROGRAM, parse_os_output),
+    Task("json", "validate every JSON config",
+         "Validate every JSON config under config/: which files are not valid JSON, and how many are valid?", True,
+         truth_json, render_json, baseline_json, JSON_PROGRAM, parse_json_output),
+    Task("mcp_chain", "two MCP tools chained with built-in tools", MCP_PROMPT, True, truth_mcp, render_mcp,
+         baseline_mcp, MCP_PROGRAM, parse_mcp_output, needs=("demo.profile", "demo.add")),
+    Task("readme", "one file: what does README.md say", "What does README.md say?", False, truth_readme,
+         render_readme, baseline_readme, README_PROGRAM, parse_readme_output),
+]
+TASKS_BY_NAME = {t.name: t for t in TASKS}
