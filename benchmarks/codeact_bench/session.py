@@ -83,9 +83,16 @@ def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, v
     _run([str(repo / LAUNCHER), "setup"], repo, launcher_env(venv))  # before any session: the CLI waits ~30 s
     times["launcher_setup_s"] = time.perf_counter() - t0
     if mcp:
+        # what `copier copy`'s task does: discover the MCP servers into the lock and write their tools into the
+        # instructions and agent (`refresh`); a template without `refresh` only has `discover`
         t0 = time.perf_counter()
-        _run([str(repo / LAUNCHER), "discover"], repo, launcher_env(venv), timeout=120)
-        times["discover_s"] = time.perf_counter() - t0
+        proc = subprocess.run([str(repo / LAUNCHER), "refresh"], cwd=repo, env=launcher_env(venv), capture_output=True,
+                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+        if proc.returncode == 2 and "invalid choice" in proc.stderr:
+            _run([str(repo / LAUNCHER), "discover"], repo, launcher_env(venv), timeout=120)
+        elif proc.returncode != 0:
+            raise RuntimeError(f"codeact refresh failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+        times["mcp_refresh_s"] = time.perf_counter() - t0
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "codeact")
     cache = root / "copilot-cache"
