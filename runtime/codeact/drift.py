@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ConfigError, EXIT_OK, EXIT_PROGRAM_ERROR
+from .errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
 from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, is_owned, is_seeded
 from .policy import find_workspace
 
@@ -109,7 +109,10 @@ def stale_lock(project: Path) -> list[Drift]:
         from .mcp.discovery import check_lock
     except ImportError:
         return []
-    return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock(project)]
+    try:
+        return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock(project)]
+    except CodeactError as exc:  # e.g. settings.json holds conflict markers: report it, keep checking the rest
+        return [Drift("unreadable", LOCK_FILE, f"cannot compare the MCP configuration with the lock: {exc}")]
 
 
 def live_lock(project: Path) -> list[Drift]:

@@ -18,6 +18,15 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
+# Folders a program may read but never write: git's own data, and what enforces CodeAct (its runtime, launcher and
+# hooks) — a program that rewrote those could lift its own policy.
+PROTECTED_FOR_WRITE: dict[str, str] = {
+    ".git/": "use git through bash instead",
+    ".codeact/": "the CodeAct runtime and hooks are changed by `copier update`, not by programs",
+    ".github/hooks/": "Copilot hooks enforce the user's policy; change them by hand",
+}
+
+
 def find_workspace(start: Path | str | None = None) -> Path:
     """The git top-level of ``start`` (default: the current folder), else ``start`` itself."""
     here = Path(start or os.getcwd()).resolve()
@@ -72,9 +81,10 @@ class Workspace:
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
         """Like :meth:`resolve`, and also refuses anything inside ``.git``."""
         real = self.resolve(path)
-        rel = real.relative_to(self.root)
-        if rel.parts and rel.parts[0] == ".git":
-            raise PolicyError(f"writing inside .git is refused ({self.display(real)}); use git through bash instead")
+        rel = real.relative_to(self.root).as_posix() + "/"
+        for protected, why in PROTECTED_FOR_WRITE.items():
+            if rel.startswith(protected):
+                raise PolicyError(f"writing inside {protected} is refused ({self.display(real)}): {why}")
         return real
 
     def display(self, path: Path | str) -> str:

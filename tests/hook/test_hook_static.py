@@ -22,7 +22,8 @@ def test_rendered_hooks_are_registered_and_executable(mode: str, stamped: Callab
     config = json.loads((repo / ".github/hooks/codeact.json").read_text())
     (entry,) = config["hooks"]["preToolUse"]
     assert entry["bash"] in (HOOK_SH.as_posix(), f". {HOOK_SH.as_posix()}")  # run it, or source it
-    assert entry["powershell"] == f"& {HOOK_PS1.as_posix()}"
+    # the text is run, so the default Restricted execution policy does not block (and fail-close) the hook
+    assert entry["powershell"] == f"Invoke-Expression (Get-Content -Raw -LiteralPath {HOOK_PS1.as_posix()})"
     sh = repo / HOOK_SH
     assert sh.read_text().startswith("#!/usr/bin/env bash\n")
     assert os.access(sh, os.X_OK)

@@ -33,6 +33,13 @@ def drift(project: Path) -> subprocess.CompletedProcess[str]:
                           text=True, env=env, timeout=120)
 
 
+@pytest.fixture(autouse=True)
+def _shared_runtime(venv_dir, tmp_path, monkeypatch):
+    """Copier's copy task and update migration run the stamped launcher: share one venv, no user MCP config."""
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
+
+
 @pytest.fixture(scope="module")
 def two_versions(tmp_path_factory) -> Path:
     """A template repo whose tag v0.1.0 is this working tree and v0.0.9 an older layout of it.
@@ -61,7 +68,7 @@ def two_versions(tmp_path_factory) -> Path:
 
 def stamp_old(template: Path, dest: Path, *data: str) -> Path:
     make_repo(dest)
-    args = ["copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", "v0.0.9", "-d", f"tools={TOOLS}"]
+    args = ["copy", "--trust", "--defaults", "--vcs-ref", "v0.0.9", "-d", f"tools={TOOLS}"]
     for item in data:
         args += ["-d", item]
     result = copier(dest, *args, str(template), ".")
@@ -106,7 +113,7 @@ def test_versioned_migration_renames_an_old_answer(two_versions, tmp_path):
 
 def test_backend_switch_changes_exactly_the_dependent_files(template_src, tmp_path):
     project = make_repo(tmp_path / "p")
-    assert copier(project, "copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", "HEAD", "-d",
+    assert copier(project, "copy", "--trust", "--defaults", "--vcs-ref", "HEAD", "-d",
                   f"tools={TOOLS}", str(template_src), ".").returncode == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact")
@@ -143,11 +150,11 @@ def test_organisation_defaults_from_a_data_file_are_honoured_and_kept(template_s
     org = tmp_path / "org.yml"
     org.write_text("backend: monty\nenforcement: exclusive\ntools: [view, glob, grep]\n")
     project = make_repo(tmp_path / "p")
-    result = copier(project, "copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", "HEAD",
+    result = copier(project, "copy", "--trust", "--defaults", "--vcs-ref", "HEAD",
                     "--data-file", str(org), str(template_src), ".")
     assert result.returncode == 0, result.stderr
     settings = json.loads((project / ".codeact/settings.json").read_text())
-    assert settings == {"backend": "monty", "enforcement": "exclusive", "scope": "repo",
+    assert settings == {"backend": "monty", "enforcement": "exclusive", "scope": "repo", "mcp_exclude": [],
                         "tools": ["view", "glob", "grep"]}
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact")
@@ -173,7 +180,8 @@ def test_locked_answers_in_an_org_fork_are_not_asked(template_src, tmp_path):
     # No --defaults and no terminal: any question still asked would fail; the pinned one must not be asked.
     result = copier(project, "copy", "--trust", "--skip-tasks", "--vcs-ref", "HEAD", "-d", "scope=repo",
                     "-d", f"tools={TOOLS}", "-d", "enforcement=off", "-d", "drift_workflow=false",
-                    "-d", "update_workflow=false", "-d", "precommit_hook=false", str(fork), ".")
+                    "-d", "update_workflow=false", "-d", "precommit_hook=false", "-d", "mcp_exclude=[]",
+                    str(fork), ".")
     assert result.returncode == 0, result.stderr
     assert "backend" not in result.stderr.lower() or "Validation" not in result.stderr
     assert json.loads((project / ".codeact/settings.json").read_text())["backend"] == "monty"

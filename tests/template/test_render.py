@@ -32,6 +32,7 @@ OWNED = {
 }
 # SEEDED for the user: written once, never overwritten, never drift.
 SEEDED = {".github/instructions/codeact.local.instructions.md"}
+SEEDED_ON_REQUEST = {".pre-commit-config.yaml"}  # precommit_hook=true
 SAFE_TOOLS = ["view", "create", "edit", "glob", "grep"]
 ALL_TOOLS = ["view", "create", "edit", "glob", "grep", "bash", "sql", "web_fetch", "github_api"]
 
@@ -142,7 +143,7 @@ def test_seeded_file_survives_recopy_while_owned_files_are_restored(stamp, tmp_p
 
 def test_copier_config_lists_seeded_files_and_answers_file():
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
-    assert set(config["_skip_if_exists"]) == SEEDED
+    assert set(config["_skip_if_exists"]) == SEEDED | SEEDED_ON_REQUEST
     assert config["_answers_file"] == ".codeact/.copier-answers.yml"
     for name in ("scope", "backend", "tools", "enforcement"):
         assert config[name].get("help"), f"question {name} needs help text"
