@@ -29,12 +29,12 @@ def mcp_section(lock: Mapping[str, Any] | None, launcher: str, exclude: Iterable
     servers = render_server_lines(lock, exclude=exclude)
     lines = [BEGIN, "## MCP tools", ""]
     if not servers:
-        lines.append("No MCP servers are configured for this repository (`.mcp.json`, `.github/mcp.json`). After "
-                     "adding one, run `copier update -a .codeact/.copier-answers.yml --trust --defaults`.")
+        lines.append("None configured (`.mcp.json`, `.github/mcp.json`); after adding a server run "
+                     "`copier update -a .codeact/.copier-answers.yml --trust --defaults`.")
     else:
-        lines.append("Each MCP server is a namespace in the sandbox: call `server.tool(arg=...)` (keyword arguments), "
-                     f"or `mcp_call(server=..., tool=..., arguments={{...}})`. `{launcher} describe server.tool` "
-                     "prints a tool's full schema. Chain calls in one program instead of one call per turn.")
+        lines.append("Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
+                     f"tool=..., arguments={{...}})`; `{launcher} describe server.tool` prints the schema. Chain "
+                     "calls in one program instead of one per turn.")
         lines.append("")
         lines += [f"- {line}" for line in servers]
         if tools:
