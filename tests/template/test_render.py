@@ -107,7 +107,7 @@ def test_tool_subsets_name_exactly_the_chosen_tools(stamp, tmp_path, tools):
     catalog_order = [t for t in ALL_TOOLS if t in tools]
     assert json.loads((project / ".codeact/settings.json").read_text())["tools"] == catalog_order
     if "github_api" in tools:
-        assert "your GitHub token" in instructions
+        assert "your GitHub token" in agent
 
 
 def test_runtime_is_stamped_byte_identical(stamp, tmp_path):
