@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -26,8 +27,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sys.stdout.write(result.stdout)
     if result.result is not None:
         value = jsonable(result.result)
+        # one line of JSON: compact for the model's context; a value that is not JSON prints as its repr
         sys.stdout.write((value if isinstance(value, str) and value is not result.result
-                          else json.dumps(value, ensure_ascii=False, indent=2)) + "\n")
+                          else json.dumps(value, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
     if result.error:
         err = result.error
@@ -60,9 +62,14 @@ def _current_tools(args: argparse.Namespace) -> dict[str, Any]:
     from .tools import ToolContext
     from .toolset import assemble
 
+    from .config import load_user_config
+
     space = Workspace.at(getattr(args, "workspace", None) or find_workspace())
-    ctx = ToolContext(workspace=space, limits=Limits.from_env())
-    return assemble(ctx, Settings.load(), warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
+    user_config = load_user_config()
+    ctx = ToolContext(workspace=space, limits=Limits.from_env(), environ=dict(os.environ),
+                      allow_hosts=tuple(user_config.get("allow_hosts", ())))
+    return assemble(ctx, Settings.load(), user_config=user_config,
+                    warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:

@@ -1,7 +1,6 @@
 """Hints that teach: what to write instead when a program hits a gap of the sandbox's Python subset."""
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Mapping
 
@@ -36,6 +35,8 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None) ->
             return hint
     name = re.search(r"[Nn]ame [`']([\w.]+)[`'] (?:is not defined|used when not defined)", message)
     if name and tools:
+        import difflib
+
         close = difflib.get_close_matches(name[1], list(tools), n=1)
         available = ", ".join(sorted(tools)[:20])
         return (f"Did you mean {close[0]}()? " if close else "") + f"Available tools: {available}."

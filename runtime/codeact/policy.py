@@ -81,6 +81,9 @@ class Workspace:
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
         """Like :meth:`resolve`, and also refuses anything inside ``.git``."""
         real = self.resolve(path)
+        parts = [part.lower() for part in real.relative_to(self.root).parts]
+        if ".git" in parts:  # any repository's data, nested ones (vendor/x/.git/hooks) and .GIT on folded disks too
+            raise PolicyError(f"writing inside .git is refused ({self.display(real)}): {PROTECTED_FOR_WRITE['.git/']}")
         rel = real.relative_to(self.root).as_posix() + "/"
         for protected, why in PROTECTED_FOR_WRITE.items():
             if rel.startswith(protected):

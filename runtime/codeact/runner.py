@@ -104,9 +104,12 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     limits = limits or Limits.from_env(env)
     space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1")
     if tools is None:
+        from .config import load_user_config
         from .toolset import assemble
-        ctx = ToolContext(workspace=space, limits=limits, environ=dict(env))
-        tools = assemble(ctx, settings, env)
+        user_config = load_user_config(env)
+        ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
+                          environ=dict(env))
+        tools = assemble(ctx, settings, env, user_config=user_config)
     if backend_impl is not None:
         choice = backends.Choice(backend_impl.name, "given by the caller")
     else:
@@ -135,7 +138,11 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
             calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
             raise _for_program(exc, space) from None
         calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
-        return _cap_result(value, limits.tool_result)
+        value, dropped = _cap_result(value, limits.tool_result)
+        if dropped:  # a list keeps its item type; the cut is reported where the model reads the output
+            output.write(f"[codeact: {name}() returned {dropped} more items than the {limits.tool_result} byte "
+                         "result limit allows; they were dropped — narrow your query]\n")
+        return value
 
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
                                call_tool=call_tool, on_print=output.write)
@@ -163,21 +170,19 @@ def _for_program(exc: BaseException, space: Workspace) -> BaseException:
     return RuntimeError(f"{type(exc).__name__}: {message}")
 
 
-def _cap_result(value: Any, cap: int) -> Any:
+def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
+    """``value`` cut to about ``cap`` bytes, and how many list items were dropped (strings say so in the text)."""
     if isinstance(value, str):
-        return truncate(value, cap)
-    if isinstance(value, list) and value:
-        size = len(json.dumps(value, default=str))
-        if size > cap:
-            keep, total = [], 0
-            for item in value:
-                total += len(json.dumps(item, default=str)) + 2
-                if total > cap:
-                    break
-                keep.append(item)
-            keep.append(f"... [truncated {len(value) - len(keep)} more items; narrow your query]")
-            return keep
-    return value
+        return truncate(value, cap), 0
+    if isinstance(value, list) and value and len(json.dumps(value, default=str)) > cap:
+        keep, total = [], 0
+        for item in value:
+            total += len(json.dumps(item, default=str)) + 2
+            if total > cap:
+                break
+            keep.append(item)
+        return keep, len(value) - len(keep)
+    return value, 0
 
 
 __all__ = ["RunResult", "ToolCall", "run", "BackendUnavailable"]

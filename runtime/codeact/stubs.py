@@ -54,6 +54,12 @@ def signature(tool: Tool) -> str:
     return f"{tool.name}({', '.join(_params(tool, typed=True))}) -> {tool.returns}"
 
 
+def _checked_return(annotation: str) -> str:
+    """A union return type becomes ``Any`` for the checker: ``github_api(...)["x"]`` must not be refused because
+    the result might be a list; the program knows which one it asked for."""
+    return "Any" if "|" in annotation else annotation
+
+
 def stub_source(tools: Iterable[Tool]) -> str:
     """Stub declarations for Monty's type checker: keyword-only functions, MCP servers as namespaces."""
     lines = ["from typing import Any, Literal", ""]
@@ -65,13 +71,14 @@ def stub_source(tools: Iterable[Tool]) -> str:
             continue
         params = _params(tool, typed=True)
         star = "*, " if params and not params[0].startswith("**") else ""
-        lines.append(f"def {tool.name}({star}{', '.join(params)}) -> {tool.returns}: ...")
+        lines.append(f"def {tool.name}({star}{', '.join(params)}) -> {_checked_return(tool.returns)}: ...")
     for server, members in sorted(namespaces.items()):
         lines.append(f"class _{server}_tools:")
         for tool in members:
             params = _params(tool, typed=True)
             star = "*, " if params and not params[0].startswith("**") else ""
             method = tool.name.split(".", 1)[1]
-            lines.append(f"    def {method}(self, {star}{', '.join(params)}) -> {tool.returns}: ...")
+            # positional-only receiver, so a tool parameter may be called "self"
+            lines.append(f"    def {method}(_self, /, {star}{', '.join(params)}) -> {_checked_return(tool.returns)}: ...")
         lines.append(f"{server}: _{server}_tools")
     return "\n".join(lines) + "\n"

@@ -16,7 +16,7 @@ from codeact.runner import RunResult, run
 from codeact.tools import ToolContext
 
 # Add "hyperlight" here when its backend lands; it is skipped where it cannot run.
-BACKENDS = ["monty"]
+BACKENDS = ["monty", "hyperlight"]
 
 # The fixture workspace of issue 3. The expected answers in test_conformance.py are written by hand from these.
 FILES: dict[str, str] = {
@@ -136,6 +136,11 @@ def backend_name(request: pytest.FixtureRequest) -> str:
         backends.load(name)
     except (BackendUnavailable, ImportError) as exc:
         pytest.skip(f"backend {name} cannot run here: {exc}")
+    if name == "hyperlight":
+        from codeact.backends.hyperlight import unavailable_reason
+        reason = unavailable_reason()
+        if reason:
+            pytest.skip(f"backend hyperlight cannot run here: {reason}")
     return name
 
 

@@ -356,15 +356,12 @@ def test_bash_cannot_outlive_its_timeout(ctx):
 
 
 # ------------------------------------------------------------------------- gaps owned elsewhere (see the report)
-@pytest.mark.xfail(strict=True, reason="policy.Workspace.resolve_for_write only refuses a top-level .git; "
-                                       "a nested repository's hooks are writable")
 def test_writes_into_a_nested_git_folder_are_refused(ctx, fixture_workspace):
     (fixture_workspace / "vendor" / "lib" / ".git" / "hooks").mkdir(parents=True)
     with pytest.raises(PolicyError):
         files.create(ctx, path="vendor/lib/.git/hooks/pre-commit", file_text="#!/bin/sh\necho pwned\n")
 
 
-@pytest.mark.xfail(strict=True, reason="runner.run builds ToolContext without allow_hosts from config.json")
 def test_config_allow_hosts_reaches_web_fetch_through_a_run(run_program, user_config, local_server):
     (user_config / "config.json").write_text(json.dumps({"allow_hosts": ["127.0.0.1"]}))
     result = run_program(f'web_fetch(url="{local_server}/")', env={"CODEACT_TOOLS": "web_fetch"})

@@ -33,7 +33,7 @@ def test_run_reads_stdin_and_files(cli, fixture_workspace):
     assert cli("run", "-", stdin="1 + 1").stdout == "2\n"
     (fixture_workspace / "prog.py").write_text('print(view(path="config/db.json"), end="")\n{"n": 1}')
     done = cli("run", "--file", "prog.py")
-    assert done.returncode == 0 and done.stdout == '{\n  "host": "localhost",\n  "port": 5432\n}\n{\n  "n": 1\n}\n'
+    assert done.returncode == 0 and done.stdout == '{\n  "host": "localhost",\n  "port": 5432\n}\n{"n": 1}\n'
 
 
 def test_run_json_shape(cli):

@@ -13,7 +13,8 @@ from typing import Iterator
 
 from ..errors import ToolError
 
-SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact-cache")
+# .codeact holds the vendored CodeAct runtime: noise in every search of the user's code.
+SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact", ".codeact-cache")
 IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
 
 Rules = list  # list[tuple[re.Pattern[str], bool, bool]]: (regex, negated, dir_only), file order
