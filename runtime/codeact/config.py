@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .errors import ConfigError
 from .tools import BUILTINS, DEFAULT_TOOLS
@@ -24,15 +24,14 @@ def codeact_home() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(NamedTuple):
     """The stamped answers, as ``.codeact/settings.json`` records them."""
 
     backend: str = "auto"
     tools: tuple[str, ...] = DEFAULT_TOOLS
     enforcement: str = "off"
     scope: str = "repo"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = MappingProxyType({})
 
     @classmethod
     def load(cls, home: Path | None = None) -> "Settings":

@@ -5,7 +5,7 @@ program errors (``ProgramError``, shown to the model with a fixed prefix and a h
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -41,8 +41,7 @@ class ToolError(CodeactError, RuntimeError):
     """A tool could not do what it was asked; the message is shown to the program."""
 
 
-@dataclass
-class ErrorInfo:
+class ErrorInfo(NamedTuple):
     """A program failure as the model sees it."""
 
     type: str

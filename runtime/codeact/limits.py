@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from .errors import UsageError
 
 MiB = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Every limit a run enforces. Override with flags, ``CODEACT_<NAME>`` variables or ``Limits(**kw)``."""
-
+# Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs ~1 ms to create.
+class _LimitValues(NamedTuple):
     timeout: float = 30.0  # wall time of the whole run, seconds
     memory: int = 256 * MiB  # sandbox heap, bytes
     recursion: int = 1000  # maximum recursion depth
@@ -21,15 +18,22 @@ class Limits:
     output: int = 64 * 1024  # printed output kept, bytes; the rest is cut visibly
     tool_result: int = 1 * MiB  # one tool result, bytes; longer text is cut visibly
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
+
+class Limits(_LimitValues):
+    """Every limit a run enforces. Override with flags, ``CODEACT_<NAME>`` variables or ``Limits(**kw)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Limits":
+        self = super().__new__(cls, *args, **kwargs)
+        for name, value in zip(self._fields, self):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise UsageError(f"limit {f.name!r} must be a positive number, got {value!r}")
+                raise UsageError(f"limit {name!r} must be a positive number, got {value!r}")
+        return self
 
     @classmethod
     def names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]
+        return list(cls._fields)
 
     def merged(self, overrides: Mapping[str, Any]) -> "Limits":
         """A copy with ``overrides`` applied; unknown names are refused with the valid list."""
@@ -37,14 +41,14 @@ class Limits:
         if unknown:
             raise UsageError(f"unknown limit(s) {', '.join(unknown)}; valid limits: {', '.join(self.names())}")
         converted: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name in overrides and overrides[f.name] is not None:
-                raw = overrides[f.name]
+        for name, default in self._field_defaults.items():
+            if name in overrides and overrides[name] is not None:
+                raw = overrides[name]
                 try:
-                    converted[f.name] = float(raw) if f.type in ("float", float) else int(raw)
+                    converted[name] = float(raw) if isinstance(default, float) else int(raw)
                 except (TypeError, ValueError):
-                    raise UsageError(f"limit {f.name!r} must be a number, got {raw!r}") from None
-        return replace(self, **converted)
+                    raise UsageError(f"limit {name!r} must be a number, got {raw!r}") from None
+        return Limits(**{**self._asdict(), **converted})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":

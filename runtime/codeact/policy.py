@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .errors import PolicyError
 
@@ -47,8 +47,7 @@ def find_workspace(start: Path | str | None = None) -> Path:
     return here
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(NamedTuple):
     """The folder the sandbox may reach. Paths are resolved (symlinks included) before any check."""
 
     root: Path

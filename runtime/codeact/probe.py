@@ -12,11 +12,9 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from . import precheck
 
@@ -34,8 +32,7 @@ FIX_PROBE = ("hyperlight needs a working hardware hypervisor: bare-metal Linux w
 FIX_REFRESH = "After fixing, `codeact doctor --refresh` probes again"
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """Whether hyperlight runs here; if not, why and how to fix it."""
 
     ok: bool
@@ -114,8 +111,10 @@ def read_cache(origin: str, environ: Mapping[str, str] | None = None) -> Verdict
 
 def write_cache(origin: str, verdict: Verdict, environ: Mapping[str, str] | None = None) -> str | None:
     """Record ``verdict``; returns why it could not be written, or ``None``. Never raises."""
+    import tempfile
+
     folder = cache_dir(environ)
-    record = {"key": _cache_key(origin), **{k: v for k, v in asdict(verdict).items() if k != "source"}}
+    record = {"key": _cache_key(origin), **{k: v for k, v in verdict._asdict().items() if k != "source"}}
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".probe-", suffix=".tmp", dir=folder)

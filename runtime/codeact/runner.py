@@ -4,9 +4,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from . import backends
 from .config import Settings
@@ -21,15 +20,13 @@ _PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADire
                  ValueError, TypeError, KeyError, TimeoutError, LookupError)
 
 
-@dataclass
-class ToolCall:
+class ToolCall(NamedTuple):
     tool: str
     ok: bool
     ms: float
 
 
-@dataclass
-class RunResult:
+class RunResult(NamedTuple):
     """What a run produced; ``to_json()`` is the shape ``codeact run --json`` prints."""
 
     ok: bool
@@ -37,7 +34,7 @@ class RunResult:
     stdout: str
     result: Any = None
     error: ErrorInfo | None = None
-    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_calls: "list[ToolCall] | tuple[ToolCall, ...]" = ()
     duration_ms: float = 0.0
     backend_reason: str = ""
 
@@ -150,8 +147,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     try:
         result = backend_impl.execute(program)
     except ProgramError as exc:
-        error = exc.info
-        error.message = space.scrub(error.message)
+        error = exc.info._replace(message=space.scrub(exc.info.message))
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
                      backend_reason=choice.reason)

@@ -113,8 +113,7 @@ def _find_function(module: Any, stem: str, declared: Any) -> Callable[..., Any]:
 
 
 def _replace(tool: Tool, **changes: Any) -> Tool:
-    from dataclasses import replace
-    return replace(tool, **changes)
+    return tool._replace(**changes)
 
 
 def _reason(exc: BaseException) -> str:

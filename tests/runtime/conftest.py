@@ -140,7 +140,7 @@ def backend_name(request: pytest.FixtureRequest) -> str:
         from codeact.backends.hyperlight import unavailable_reason
         reason = unavailable_reason()
         if reason:
-            pytest.skip(f"backend hyperlight cannot run here: {reason}")
+            pytest.skip(reason)
     return name
 
 

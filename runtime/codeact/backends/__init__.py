@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..errors import BackendUnavailable, UsageError
 from ..limits import Limits
@@ -17,8 +16,7 @@ from ..tools.base import Tool
 NAMES = ("monty", "hyperlight")
 
 
-@dataclass
-class Program:
+class Program(NamedTuple):
     """Everything a backend needs to run one program."""
 
     code: str
@@ -40,8 +38,7 @@ class Backend(Protocol):
     def execute(self, program: Program) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     """Which backend runs, and why (shown by ``run --json`` and ``doctor``)."""
 
     name: str
@@ -68,11 +65,9 @@ def choose(requested: str | None, stamped: str = "auto", environ: Mapping[str, s
 
 def _hyperlight_verdict() -> str | None:
     """``None`` if hyperlight works here, else why not (cached by the hyperlight backend's probe)."""
-    try:
-        module = importlib.import_module(f"{__name__}.hyperlight")
-    except ImportError:
-        return "the hyperlight backend is not part of this runtime"
-    return module.unavailable_reason()
+    from .. import probe  # not the backend module: the cached verdict must cost almost nothing on every run
+
+    return probe.verdict().reason
 
 
 def load(name: str) -> Backend:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, Union
+from types import MappingProxyType
+from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 
 from ..limits import Limits
 from ..policy import Workspace
@@ -13,18 +13,16 @@ from ..policy import Workspace
 Source = Literal["builtin", "user", "mcp"]
 
 
-@dataclass(frozen=True)
-class ToolContext:
+class ToolContext(NamedTuple):
     """What a host tool may use: the workspace policy, the limits and the user's settings."""
 
     workspace: Workspace
     limits: Limits
     allow_hosts: tuple[str, ...] = ()  # hosts web_fetch may reach although private (from the user's config)
-    environ: dict[str, str] = field(default_factory=dict)
+    environ: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Tool:
+class Tool(NamedTuple):
     """One function the sandbox can call. ``call`` takes keyword arguments only."""
 
     name: str  # as called in the sandbox: "view", or "server.tool" for MCP tools
