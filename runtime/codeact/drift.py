@@ -3,7 +3,9 @@
 Checks, each reported per file: hand-edited or deleted template-owned files (by rendering the recorded template
 version with the recorded answers into a temporary folder — the working tree is never modified), conflict markers,
 ``.rej`` files and unmerged paths left by ``copier update``, and a tool lock that no longer matches the configured
-MCP servers. Seeded files are never drift. Exit 0 in sync, 1 drift, 2 usage/setup error.
+MCP servers. Seeded files are never drift. Which files are owned or seeded depends on the scope recorded in the
+answers file (layout.py); global and plugin installs have no tool lock (MCP tools are not in their sandbox yet).
+Exit 0 in sync, 1 drift, 2 usage/setup error.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
-from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, is_owned, is_seeded
+from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
 from .policy import find_workspace
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
@@ -44,6 +46,7 @@ def _git_files(project: Path, *args: str) -> list[str]:
 
 def conflict_leftovers(project: Path) -> list[Drift]:
     """Conflict markers in owned files, `.rej` files and unmerged paths: Copier exits 0 on all of them."""
+    layout = for_scope(scope_of(project))
     found: list[Drift] = []
     unmerged = sorted({line.split("\t", 1)[1] for line in subprocess.run(
         ["git", "ls-files", "-u"], cwd=project, capture_output=True, text=True, check=False).stdout.splitlines()
@@ -53,7 +56,7 @@ def conflict_leftovers(project: Path) -> list[Drift]:
     found += [Drift("rejected", p, "a hunk Copier could not apply; merge it by hand, then delete the file")
               for p in files if p.endswith(".rej")]
     for rel in files:
-        if not is_owned(rel) or rel in unmerged:
+        if not layout.is_owned(rel) or rel in unmerged:
             continue
         try:
             text = (project / rel).read_text(encoding="utf-8")
@@ -88,10 +91,11 @@ def render_expected(project: Path, copier: str) -> Path:
 
 
 def rendered_differences(project: Path, expected: Path) -> list[Drift]:
+    layout = for_scope(scope_of(project))
     found = []
     for path in sorted(p for p in expected.rglob("*") if p.is_file() and ".git" not in p.relative_to(expected).parts):
         rel = path.relative_to(expected).as_posix()
-        if is_seeded(rel) or any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED):
+        if layout.is_seeded(rel) or any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED):
             continue
         mine = project / rel
         if not mine.exists():
@@ -143,7 +147,8 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         found += rendered_differences(project, expected)
     finally:
         shutil.rmtree(expected, ignore_errors=True)
-    found += live_lock(project) if live else stale_lock(project)
+    if scope_of(project) == "repo":
+        found += live_lock(project) if live else stale_lock(project)
     if check_newer:
         found += newer_template(project, copier)
     return found
