@@ -26,7 +26,7 @@ ENV = {**os.environ, **GIT_ENV}
 
 def build_template(root: Path) -> Path:
     repo = snapshot_template(root / "template", tag="v0.1.0")
-    agent = repo / "template/.github/agents/codeact.agent.md.jinja"
+    agent = repo / "template/{{ agents_dir }}/codeact.agent.md.jinja"
     agent.write_text(agent.read_text().replace("You are the CodeAct agent.", "You were the CodeAct agent."))
     git(repo, "commit", "-qam", "older")
     git(repo, "tag", "v0.0.9")

@@ -7,10 +7,11 @@ and the table shows medians. Targets (issue 5): off <= 1.5x, nudge and exclusive
 
     python benchmarks/bench_hook.py [--runs 200] [--json results.json]
 
-Two entries are measured: the one template/.github/hooks/codeact.json registers, and the sourced form
-`. .codeact/hooks/pre-tool-use.sh`, which saves the process(es) the shebang costs. The exit status is 1 when the
-registered entry misses a target. The hook is rendered from template/.codeact/hooks/pre-tool-use.sh.jinja with Jinja
-(it depends on three answers only: enforcement, tools and the launcher command) into a temporary repository.
+Two entries are measured: the one the repo-scope hooks file (template/{{ hooks_file }}.jinja) registers, and the
+sourced form `. .codeact/hooks/pre-tool-use.sh`, which saves the process(es) the shebang costs. The exit status is 1
+when the registered entry misses a target. The hook is rendered from template/{{ codeact_dir }}/hooks/
+pre-tool-use.sh.jinja with Jinja (it depends on a few answers only: enforcement, tools, the scope and its launcher
+command and hook path) into a temporary repository.
 """
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ from pathlib import Path
 import jinja2
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = ROOT / "template/.codeact/hooks/pre-tool-use.sh.jinja"
+TEMPLATE = ROOT / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
+HOOKS_FILE = ROOT / "template/{{ hooks_file }}.jinja"
 HOOK = ".codeact/hooks/pre-tool-use.sh"
 TARGETS = {"off": 1.5, "nudge": 3.0, "exclusive": 3.0}
 LAUNCHER = ".codeact/bin/codeact"
@@ -61,7 +63,8 @@ SCENARIOS: dict[str, tuple[str, bytes, str]] = {
 def make_repo(base: Path) -> Path:
     repo = base / "repo"
     text = jinja2.Environment(keep_trailing_newline=True).from_string(TEMPLATE.read_text()).render(
-        enforcement="off", launcher_command=LAUNCHER, tools=["view", "create", "edit", "glob", "grep", "bash", "sql"])
+        enforcement="off", launcher_command=LAUNCHER, tools=["view", "create", "edit", "glob", "grep", "bash", "sql"],
+        scope="repo", hook_script=HOOK, hooks_file=".github/hooks/codeact.json")
     hook = repo / HOOK
     hook.parent.mkdir(parents=True)
     hook.write_text(text)
@@ -82,7 +85,7 @@ def spawn_seconds(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str])
 
 
 def registered_entry() -> str:
-    config = json.loads((ROOT / "template/.github/hooks/codeact.json").read_text())
+    config = json.loads(jinja2.Environment().from_string(HOOKS_FILE.read_text()).render(scope="repo"))
     return str(config["hooks"]["preToolUse"][0]["bash"])
 
 

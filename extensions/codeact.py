@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -96,6 +97,32 @@ def runtime_version() -> str:
     return str(load_runtime().__version__)
 
 
+def scope_paths(scope: str) -> dict[str, str]:
+    """Where ``scope`` puts each kind of file (copier.yml's computed answers), from the runtime's layout."""
+    layout = _submodule("layout")
+    return dict(layout.for_scope(scope).paths()) if scope in layout.SCOPES else {}
+
+
+def copilot_home() -> Path:
+    """``$COPILOT_HOME``, else ``~/.copilot``, resolved."""
+    return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot").expanduser().resolve()
+
+
+def copilot_home_clash(dst_path: Any) -> str:
+    """Why ``dst_path`` cannot hold a global-scope install ("" when it can): it must not be in ``$COPILOT_HOME``,
+    which holds tokens and sessions and must never become (part of) a git repository, nor contain it."""
+    dst = Path(str(dst_path)).expanduser().resolve()
+    home = copilot_home()
+    if dst == home or home in dst.parents:
+        return (f"the destination {dst} is inside $COPILOT_HOME ({home}), which holds tokens and sessions and must "
+                "never become a git repository; stamp into a folder you keep in git (e.g. your dotfiles "
+                "repository, or ~/.config/codeact-global) and `codeact link` links the files into it")
+    if dst in home.parents:
+        return (f"the destination {dst} contains $COPILOT_HOME ({home}): git would see your Copilot tokens and "
+                "sessions; choose a folder outside it (e.g. ~/.config/codeact-global)")
+    return ""
+
+
 class CodeactExtension(Extension):
     """Registers the functions above as Jinja globals."""
 
@@ -109,4 +136,6 @@ class CodeactExtension(Extension):
             runtime_version=runtime_version,
             mcp_servers_found=mcp_servers_found,
             mcp_section=mcp_section,
+            scope_paths=scope_paths,
+            copilot_home_clash=copilot_home_clash,
         )

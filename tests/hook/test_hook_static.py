@@ -15,6 +15,8 @@ from tests.hook.helpers import (ALL_TOOLS, HOOK_PS1, HOOK_SH, WHY_AFTER_HEREDOC,
                                 bash_call, deny_json, hook_env, payload, reason_command, reason_nudge,
                                 reason_tool_off, run_sh)
 
+HOOK_TEMPLATE = Path(__file__).resolve().parents[2] / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
+
 
 @pytest.mark.parametrize("mode", ["off", "nudge", "exclusive"])
 def test_rendered_hooks_are_registered_and_executable(mode: str, stamped: Callable[..., Path]) -> None:
@@ -52,7 +54,7 @@ def test_bash_parses_it(stamped: Callable[..., Path]) -> None:
 def test_no_bash_4_only_features_on_paths_that_bash_3_2_takes() -> None:
     """macOS ships bash 3.2: no associative arrays, ${x,,}, mapfile, |&, ;;&, &>> or $EPOCH*; features of 4.1+
     (read -N, printf %()T) only behind a BASH_VERSINFO check."""
-    text = (Path(__file__).resolve().parents[2] / "template/.codeact/hooks/pre-tool-use.sh.jinja").read_text()
+    text = HOOK_TEMPLATE.read_text()
     code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
     for pattern in (r"declare -A", r"\$\{\w+,,", r"\$\{\w+\^\^", r"\bmapfile\b", r"\breadarray\b", r"\|&", r";;&",
                     r"&>>", r"EPOCH", r"\blocal -n\b", r"\$\{\w+@[QEPAa]\}", r"\bcoproc\b", r"\bwait -n\b"):
@@ -63,7 +65,7 @@ def test_no_bash_4_only_features_on_paths_that_bash_3_2_takes() -> None:
 
 def test_no_forks_on_the_hot_path() -> None:
     """No command substitution (a fork) anywhere: the one fork left is the first-run mkdir."""
-    text = (Path(__file__).resolve().parents[2] / "template/.codeact/hooks/pre-tool-use.sh.jinja").read_text()
+    text = HOOK_TEMPLATE.read_text()
     code = "\n".join(re.sub(r"'[^']*'", "''", line.split(" # ")[0]) for line in text.splitlines()
                      if not line.lstrip().startswith("#"))  # comments and single-quoted strings removed
     assert "$(" not in code.replace("$((", "")

@@ -48,7 +48,7 @@ def two_versions(tmp_path_factory) -> Path:
     v0.1.0 migration renames to `nudge`.
     """
     repo = snapshot_template(tmp_path_factory.mktemp("versions"), tag="v0.1.0")
-    agent = repo / "template/.github/agents/codeact.agent.md.jinja"
+    agent = repo / "template/{{ agents_dir }}/codeact.agent.md.jinja"
     current = agent.read_text()
     agent.write_text(current.replace(OLD_AGENT_LINE, NEW_AGENT_LINE))
     git(repo, "commit", "-qam", "v0.1.0 agent text")

@@ -143,7 +143,8 @@ def test_seeded_file_survives_recopy_while_owned_files_are_restored(stamp, tmp_p
 
 def test_copier_config_lists_seeded_files_and_answers_file():
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
-    assert set(config["_skip_if_exists"]) == SEEDED | SEEDED_ON_REQUEST
+    # every scope's seeded files (global scope seeds its local instructions under instructions/)
+    assert set(config["_skip_if_exists"]) == SEEDED | SEEDED_ON_REQUEST | {"instructions/codeact.local.instructions.md"}
     assert config["_answers_file"] == ".codeact/.copier-answers.yml"
     for name in ("scope", "backend", "tools", "enforcement"):
         assert config[name].get("help"), f"question {name} needs help text"
@@ -160,12 +161,16 @@ def test_shell_scripts_pass_shellcheck(stamp, tmp_path):
     ("backend=docker", "backend"),
     ('tools=["rm"]', "tools"),
     ("enforcement=strict", "enforcement"),
-    ("scope=plugin", "not yet supported"),
+    ("scope=galaxy", "scope"),
+    ("scope=plugin", "name the publisher"),  # plugin_owner has no usable default
+    ("scope=plugin plugin_owner=Acme marketplace_name=Acme_Tools", "kebab-case"),
+    ("scope=plugin plugin_owner=Acme plugin_version=latest", "semantic version"),
 ])
 def test_bad_answers_are_refused_and_nothing_is_written(template_src, tmp_path, answer, message):
     dest = make_repo(tmp_path / "p")
     before = sorted(p.name for p in dest.iterdir())
-    result = subprocess.run(["copier", "copy", "--trust", "--defaults", "--vcs-ref", "HEAD", "-d", answer,
+    data = [arg for item in answer.split(" ") for arg in ("-d", item)]
+    result = subprocess.run(["copier", "copy", "--trust", "--defaults", "--vcs-ref", "HEAD", *data,
                              str(template_src), str(dest)], capture_output=True, text=True)
     assert result.returncode == 1, result.stderr
     assert "Validation error" in result.stderr or "Invalid" in result.stderr or "not a valid" in result.stderr

@@ -10,12 +10,19 @@ $req = Join-Path $here 'requirements.txt'
 function Say([string]$msg) { [Console]::Error.WriteLine("codeact: $msg") }
 function Die([string]$msg, [int]$code = 3) { Say $msg; exit $code }
 
-if ($env:CODEACT_VENV) {
+# Inside a Copilot CLI plugin (plugin.json next to bin/) nothing is written into the plugin's folder: the venv and
+# Python's bytecode cache live under $env:XDG_CACHE_HOME, else $env:LOCALAPPDATA, else ~/.cache (codeact/).
+$isPlugin = Test-Path (Join-Path $here 'plugin.json')
+$cacheBase = if ($env:XDG_CACHE_HOME) { $env:XDG_CACHE_HOME } elseif ($env:LOCALAPPDATA) { $env:LOCALAPPDATA } else { Join-Path $HOME '.cache' }
+$cache = Join-Path $cacheBase 'codeact'
+if ($env:CODEACT_VENV -or $isPlugin) {
   $hash = (Get-FileHash -Algorithm SHA256 $req).Hash.Substring(0, 16).ToLower()
-  $venv = Join-Path $env:CODEACT_VENV $hash
+  $venvBase = if ($env:CODEACT_VENV) { $env:CODEACT_VENV } else { Join-Path $cache 'venvs' }
+  $venv = Join-Path $venvBase $hash
 } else {
   $venv = Join-Path $here '.venv'
 }
+if ($isPlugin) { $env:PYTHONPYCACHEPREFIX = Join-Path $cache 'pycache' }
 $isWin = ($PSVersionTable.PSEdition -eq 'Desktop') -or $IsWindows
 $py = if ($isWin) { Join-Path $venv 'Scripts/python.exe' } else { Join-Path $venv 'bin/python' }
 $stamp = Join-Path $venv '.codeact-requirements.txt'
