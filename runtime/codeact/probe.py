@@ -18,7 +18,8 @@ from typing import Any, Mapping, NamedTuple
 
 from . import precheck
 
-REQUIREMENT = "hyperlight-sandbox[wasm,python-guest]==0.8.0"  # same pin as template/.codeact/requirements-hyperlight.txt
+# The same pin as template/{{ codeact_dir }}/requirements-hyperlight.txt (tests/hyperlight/test_probe.py checks).
+REQUIREMENT = "hyperlight-sandbox[wasm,python-guest]==0.8.0"
 PACKAGES = ("hyperlight_sandbox", "hyperlight_sandbox_backend_wasm", "python_guest")
 PROBE_TIMEOUT = 10.0  # seconds; a probe takes ~0.2 s where hyperlight works
 CACHE_FILE = "hyperlight-probe.json"

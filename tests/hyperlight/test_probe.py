@@ -276,7 +276,7 @@ def test_missing_package_names_the_install_command(monkeypatch: pytest.MonkeyPat
 
 
 def test_requirement_pin_matches_the_template() -> None:
-    lines = (REPO / "template" / ".codeact" / "requirements-hyperlight.txt").read_text().splitlines()
+    lines = (REPO / "template" / "{{ codeact_dir }}" / "requirements-hyperlight.txt").read_text().splitlines()
     assert [line for line in lines if line and not line.startswith("#")] == [probe.REQUIREMENT]
 
 
