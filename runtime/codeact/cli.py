@@ -176,6 +176,16 @@ def build_parser() -> argparse.ArgumentParser:
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
     drift_p.set_defaults(handler=_delegate("drift"))
 
+    link_p = sub.add_parser("link", help="global scope: link the instructions, agent, skills and hook into "
+                                         "$COPILOT_HOME (run by `copier copy` and after every update)",
+                            description="Link a global-scope install into $COPILOT_HOME (default ~/.copilot), where "
+                                        "the Copilot CLI reads user instructions, agents, skills and hooks. "
+                                        "Idempotent; never replaces a file it did not make.")
+    link_p.add_argument("--workspace", help="the install folder (default: the one this launcher belongs to)")
+    link_p.add_argument("--remove", action="store_true", help="remove the links instead (only codeact's own)")
+    link_p.add_argument("--dry-run", action="store_true", help="with --remove: only print what would be removed")
+    link_p.set_defaults(handler=_delegate("links"))
+
     un_p = sub.add_parser("uninstall", help="remove every file the template owns; keep your own unless --all")
     un_p.add_argument("--all", action="store_true", help="also remove the seeded files (your local instructions)")
     un_p.add_argument("--dry-run", action="store_true", help="only print what would be removed")

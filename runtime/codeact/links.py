@@ -130,17 +130,8 @@ def install_folder(workspace: str | None) -> Path:
     return project_of(home, "global") if home.name == ".codeact" else Path.cwd().resolve()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="codeact link",
-        description="Link a global-scope install into $COPILOT_HOME (default ~/.copilot), where the Copilot CLI "
-                    "reads user instructions, agents, skills and hooks. Idempotent; never replaces a file it did "
-                    "not make. Run by `copier copy` and after every `copier update`.")
-    parser.add_argument("--workspace", help="the install folder (default: the one this launcher belongs to)")
-    parser.add_argument("--remove", action="store_true", help="remove the links instead (only codeact's own)")
-    parser.add_argument("--dry-run", action="store_true", help="with --remove: only print what would be removed")
-    args = parser.parse_args(argv)
-
+def main(args: argparse.Namespace) -> int:
+    """`codeact link [--remove [--dry-run]] [--workspace DIR]` (parsed by codeact.cli)."""
     project = install_folder(args.workspace)
     home = copilot_home()
     scope = scope_of(project)

@@ -24,6 +24,7 @@ PROTECTED_FOR_WRITE: dict[str, str] = {
     ".git/": "use git through bash instead",
     ".codeact/": "the CodeAct runtime and hooks are changed by `copier update`, not by programs",
     ".github/hooks/": "Copilot hooks enforce the user's policy; change them by hand",
+    "plugins/codeact/": "the CodeAct plugin is changed by `copier update`, not by programs",
 }
 
 
