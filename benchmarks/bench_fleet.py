@@ -21,7 +21,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.conftest import GIT_ENV, git, make_repo, snapshot_template  # noqa: E402
 
-ENV = {**os.environ, **GIT_ENV}
+# Every update runs the template's refresh migration through the launcher; a fleet job keeps one runtime venv cache
+# (CODEACT_VENV) for all repositories, as CI and Renovate runners do, instead of one install per repository.
+ENV = {**os.environ, **GIT_ENV,
+       "CODEACT_VENV": os.environ.get("CODEACT_VENV") or str(Path(__file__).resolve().parent.parent / ".ci-cache" / "venvs")}
 
 
 def build_template(root: Path) -> Path:
