@@ -82,3 +82,20 @@ def test_excluded_servers_stay_out_of_the_lock_and_the_instructions(stamp, isola
     assert sorted(lock["servers"]) == ["demo"]
     assert "noisy" not in (project / INSTRUCTIONS).read_text()
     assert json.loads((project / ".codeact/settings.json").read_text())["mcp_exclude"] == ["noisy"]
+
+
+def test_offline_drift_starts_no_mcp_server(stamp, isolated):
+    starts = isolated / "starts.txt"
+    demo = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_STARTS_FILE": str(starts)}}
+    project = stamp(isolated / "p", tasks=True, tools=TOOLS, files={
+        "README.md": "# demo\n", ".mcp.json": mcp_json({"demo": demo})})
+    assert starts.read_text().count("\n") == 1, "discovery at copy time starts the server once"
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact")
+    (project / ".mcp.json").write_text(mcp_json({"demo": demo, "other": demo}))
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(project / ".codeact/runtime")}
+    before = starts.read_text()
+    result = subprocess.run([sys.executable, "-m", "codeact", "drift", "--offline", "--json"], cwd=project,
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 1 and any(d["kind"] == "stale-lock" for d in json.loads(result.stdout)["drift"])
+    assert starts.read_text() == before, "--offline must not start any MCP server"
