@@ -19,6 +19,8 @@ from jinja2.ext import Extension
 TEMPLATE_ROOT = Path(__file__).resolve().parent.parent
 RUNTIME_ROOT = TEMPLATE_ROOT / "runtime"
 _SKIP_PARTS = {"__pycache__"}
+# A private module name per template copy: `copier update` renders two template versions in one process.
+_RUNTIME_MODULE = "_codeact_template_runtime_" + hashlib.sha1(str(RUNTIME_ROOT).encode()).hexdigest()[:10]
 
 
 def runtime_files() -> list[str]:
@@ -40,7 +42,7 @@ def runtime_source(relpath: str) -> str:
 
 def load_runtime() -> ModuleType:
     """The ``codeact`` package of this template copy, imported under a private name."""
-    name = "_codeact_template_runtime_" + hashlib.sha1(str(RUNTIME_ROOT).encode()).hexdigest()[:10]
+    name = _RUNTIME_MODULE
     if name in sys.modules:
         return sys.modules[name]
     init = RUNTIME_ROOT / "codeact" / "__init__.py"
@@ -54,8 +56,7 @@ def load_runtime() -> ModuleType:
 
 def _submodule(name: str) -> Any:
     load_runtime()
-    prefix = "_codeact_template_runtime_" + hashlib.sha1(str(RUNTIME_ROOT).encode()).hexdigest()[:10]
-    return importlib.import_module(f"{prefix}.{name}")
+    return importlib.import_module(f"{_RUNTIME_MODULE}.{name}")
 
 
 def tool_docs(tools: list[str]) -> list[dict[str, str]]:

@@ -24,7 +24,7 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
                 (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
                 continue
             tools[tool.name] = tool
-    if not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():
+    if not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE, not imported: hot path
         return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
     for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), warn=warn).items():

@@ -31,10 +31,11 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import ConfigError
+from ..layout import LOCK_FILE as _LOCK_FILE
 from .config import ServerConfig
 
 LOCK_VERSION = 1
-LOCK_FILE = Path(".codeact") / "tools.lock.json"
+LOCK_FILE = Path(_LOCK_FILE)
 
 
 def lock_path(workspace: Path | str) -> Path:
