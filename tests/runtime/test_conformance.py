@@ -264,11 +264,28 @@ def test_glob(ctx, search_impl, pattern, path, expected):
     assert search.glob(ctx, pattern=pattern, path=path) == expected
 
 
-def test_glob_sorts_folder_by_folder(ctx, fixture_workspace, search_impl):
+def test_glob_sorts_as_sorted_does(ctx, fixture_workspace, search_impl):
     for rel in ("a.py", "a/b.py", "a-b.py", "B.py"):
         (fixture_workspace / "sort" / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixture_workspace / "sort" / rel).write_text("x\n")
-    assert search.glob(ctx, pattern="*.py", path="sort") == ["sort/B.py", "sort/a/b.py", "sort/a-b.py", "sort/a.py"]
+    assert search.glob(ctx, pattern="*.py", path="sort") == ["sort/B.py", "sort/a-b.py", "sort/a.py", "sort/a/b.py"]
+
+
+def test_skipped_folders_yield_to_an_ignore_file_that_re_includes_them(ctx, fixture_workspace, search_impl):
+    vendored = fixture_workspace / "web" / "node_modules" / "lib"
+    vendored.mkdir(parents=True)
+    (vendored / "index.js").write_text("needle\n")
+    assert search.glob(ctx, pattern="*.js", path="web") == []
+    assert search.grep(ctx, pattern="needle", path="web") == []
+    (fixture_workspace / "web" / ".ignore").write_text("!node_modules/\n")
+    assert search.glob(ctx, pattern="*.js", path="web") == ["web/node_modules/lib/index.js"]
+    assert search.grep(ctx, pattern="needle", path="web") == [
+        {"path": "web/node_modules/lib/index.js", "line": 1, "text": "needle"}]
+
+
+def test_ripgrep_skips_the_same_folders_as_the_walk():
+    from codeact.tools.walk import SKIP_DIRS, SKIP_IGNORE_FILE
+    assert SKIP_IGNORE_FILE.read_text().split() == [name + "/" for name in SKIP_DIRS]
 
 
 def test_glob_errors(ctx):
@@ -332,9 +349,9 @@ def test_grep_text_encodings_and_binary(ctx, fixture_workspace, search_impl):
         search.grep(ctx, pattern="needle", path="enc/late-nul.bin")
 
 
-@pytest.mark.parametrize("flood", [False, True], ids=["collect-all", "sorted-rerun"])
+@pytest.mark.parametrize("flood", [False, True], ids=["collect-all", "matching-files-in-order"])
 def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, search_impl, monkeypatch, flood):
-    if flood:  # far more matches than asked for: ripgrep's parallel run is dropped for one sorted by path
+    if flood:  # far more matches than asked for: the matching files are listed, sorted and read in order
         monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
         monkeypatch.setattr(search, "FLOOD_MIN", 10)
     many = fixture_workspace / "many"
@@ -342,10 +359,12 @@ def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace,
         (many / f"d{i % 3}").mkdir(parents=True, exist_ok=True)
         (many / f"d{i % 3}" / f"f{i:02d}.txt").write_text("hit\n" * 500)
     (many / "d0" / "a-binary.txt").write_bytes(b"hit\n" * 30_000 + b"\x00")  # NUL after ripgrep's first buffer
+    (many / "d0.txt").write_text("hit\n" * 5)  # before d0/ as sorted() orders paths, after it in ripgrep's walk
     found = search.grep(ctx, pattern="hit", path="many", max_results=700)
     assert len(found) == 700
-    assert found[0] == {"path": "many/d0/f00.txt", "line": 1, "text": "hit"}
-    assert found[-1] == {"path": "many/d0/f03.txt", "line": 200, "text": "hit"}
+    assert found[0] == {"path": "many/d0.txt", "line": 1, "text": "hit"}
+    assert found[5] == {"path": "many/d0/f00.txt", "line": 1, "text": "hit"}
+    assert found[-1] == {"path": "many/d0/f03.txt", "line": 195, "text": "hit"}
 
 
 def test_grep_errors(ctx):
@@ -372,15 +391,15 @@ def test_ignore_rules_like_ripgrep(ctx, fixture_workspace, search_impl):
         (fixture_workspace / "ign" / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixture_workspace / "ign" / rel).write_text("line\n")
     assert search.glob(ctx, pattern="**", path="ign") == [
-        "ign/.gitignore", "ign/.hidden/h.txt", "ign/.ignore", "ign/keep/.gitignore", "ign/keep/also.tmp",
-        "ign/keep/rooted.txt", "ign/keep.tmp", "ign/ok.txt"]
+        "ign/.gitignore", "ign/.hidden/h.txt", "ign/.ignore", "ign/keep.tmp", "ign/keep/.gitignore",
+        "ign/keep/also.tmp", "ign/keep/rooted.txt", "ign/ok.txt"]
     # path patterns without a literal start: ripgrep runs them as an override glob, which beats .gitignore;
     # what it lets through (a.tmp, the ignored deep/ folder, node_modules) must still be left out
-    assert search.glob(ctx, pattern="i*/**/*.tmp") == ["ign/keep/also.tmp", "ign/keep.tmp"]
+    assert search.glob(ctx, pattern="i*/**/*.tmp") == ["ign/keep.tmp", "ign/keep/also.tmp"]
     assert search.glob(ctx, pattern="i*/**/de*") == []
     assert search.glob(ctx, pattern="i*/**/*.js") == []
     assert search.grep(ctx, pattern="line", glob="i*/**/*.tmp") == [
-        {"path": "ign/keep/also.tmp", "line": 1, "text": "line"}, {"path": "ign/keep.tmp", "line": 1, "text": "line"}]
+        {"path": "ign/keep.tmp", "line": 1, "text": "line"}, {"path": "ign/keep/also.tmp", "line": 1, "text": "line"}]
     assert search.grep(ctx, pattern="line", glob="i*/**/de*") == []
 
 

@@ -4,13 +4,14 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
 ``PATH``) and a pure-Python walk otherwise; the two give the same answers. The rules, shared by both:
 
 - only the workspace is reached; symbolic links met while walking are never followed (nor listed);
-- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are skipped;
+- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are skipped (unless an ignore file
+  re-includes one with a ``!`` rule);
 - ``.gitignore``, ``.ignore`` and ``.rgignore`` files are honoured as ripgrep honours them, in a git repository or
   not (``--no-require-git``), together with ``.git/info/exclude``; a user's global git excludes are not read,
   so an answer does not depend on the machine;
 - a ``path`` named explicitly is searched even if it is ignored itself (its contents are still filtered);
 - files holding a NUL byte are binary and skipped; text is read as UTF-8 (a UTF-8 or UTF-16 BOM is honoured);
-- lines end at ``\\n`` only; results are sorted by path (folder by folder) and line, paths workspace-relative.
+- lines end at ``\\n`` only; results are sorted as ``sorted()`` sorts the paths, then by line, paths workspace-relative.
 
 Globs follow .gitignore/ripgrep syntax: ``*`` and ``?`` stay within one path segment, ``**`` crosses folders,
 ``[abc]``, ``[!a-z]`` and ``{py,md}`` work. A glob without ``/`` matches a file's name at any depth
@@ -27,7 +28,7 @@ from typing import Any
 
 from ..errors import ToolError
 from .base import ToolContext
-from .walk import SKIP_DIRS, Glob, Reach, sort_key, walk
+from .walk import SKIP_IGNORE_FILE, Glob, Reach, walk
 
 MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
 
@@ -55,7 +56,7 @@ def rg_binary() -> str | None:
 
 def _rg_command(rg: str, glob: Glob | None) -> list[str]:
     cmd = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages"]
-    cmd += ["--glob", "!{" + ",".join(SKIP_DIRS) + "}/"]  # one glob: each extra glob costs on every entry
+    cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS
     if glob is not None and glob.rg_type is not None:
         # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
         cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
@@ -111,7 +112,7 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     elif plan.kind == "path":
         reach = Reach(ctx.workspace.root, start)
         files = [rel for rel in files if plan.matches(rel) and reach.ok(rel)]
-    files.sort(key=sort_key)
+    files.sort()  # plain string order: a key function would double the cost on a large tree
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     return [lead + rel for rel in files] if lead else files
 
@@ -147,7 +148,7 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
     found = None
     if rg and _rg_can_run(pattern):
         reach = Reach(ctx.workspace.root, start) if plan.kind == "path" else None
-        found = _rg_grep(rg, start, pattern, ignore_case, plan, max_results, reach)
+        found = _rg_grep(rg, start, regex, ignore_case, plan, max_results, reach)
     if found is None:
         found = []
         for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
@@ -155,7 +156,7 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
                 continue
             for number, text in _search_file(start / rel, regex, max_results) or ():
                 found.append((rel, number, text))
-    found.sort(key=lambda r: (sort_key(r[0]), r[1]))
+    found.sort()
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     return [{"path": lead + rel, "line": n, "text": t} for rel, n, t in found[:max_results]]
 
@@ -212,22 +213,23 @@ FLOOD_FACTOR, FLOOD_MIN = 20, 30_000  # beyond max(FLOOD_FACTOR * max_results, F
 _MATCH, _END = b'{"type":"match"', b'{"type":"end"'
 
 
-def _rg_grep(rg: str, base: Path, pattern: str, ignore_case: bool, matcher: Glob,
+def _rg_grep(rg: str, base: Path, regex: re.Pattern[str], ignore_case: bool, matcher: Glob,
              max_results: int, reach: Reach | None) -> list[tuple[str, int, str]] | None:
     """Matches found by ripgrep, or ``None`` when the Python search must answer.
 
     ripgrep searches in parallel, in no fixed order. When far more lines match than can be returned, that run is
-    stopped and a second one sorted by path stops after the first ``max_results``, so the answer is the same.
+    stopped and ``_first_matches`` finds the first ``max_results`` in path order, so the answer is the same.
     """
     # no --max-count: ripgrep would stop reading a file early and miss a NUL byte that makes it binary
-    cmd = [*_rg_command(rg, matcher), "--json"]
+    cmd = _rg_command(rg, matcher)
     if ignore_case:
         cmd.append("--ignore-case")
-    cmd += ["--regexp", pattern, "."]
-    found = _rg_collect(cmd, base, matcher, reach, flood=max(FLOOD_FACTOR * max_results, FLOOD_MIN))
+    query = ["--regexp", regex.pattern, "."]
+    found = _rg_collect([*cmd, "--json", *query], base, matcher, reach,
+                        flood=max(FLOOD_FACTOR * max_results, FLOOD_MIN))
     if found is _FLOOD:
-        found = _rg_first(cmd[:1] + ["--sort", "path", "--threads", "1"] + cmd[1:], base, matcher, reach,
-                          stop_after=max_results)
+        found = _first_matches([*cmd, "--files-with-matches", "--null", *query], base, matcher, reach, regex,
+                               max_results)
     return found  # type: ignore[return-value]
 
 
@@ -277,32 +279,24 @@ def _rg_collect(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, 
     return found
 
 
-def _rg_first(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, *, stop_after: int) -> object:
-    """Matches of a run sorted by path, read as they come, stopping once ``stop_after`` are certain."""
-    import json
-
-    proc: Any = _spawn(cmd, base)
-    if proc is None:
+def _first_matches(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, regex: re.Pattern[str],
+                   max_results: int) -> list[tuple[str, int, str]] | None:
+    """The first ``max_results`` matches in path order: the files that match (ripgrep, in parallel), sorted,
+    then searched one by one until enough are found."""
+    import subprocess
+    try:
+        done = subprocess.run(cmd, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, check=False)
+    except OSError:
         return None
+    listed = (rel[2:] if rel.startswith("./") else rel
+              for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel)
     found: list[tuple[str, int, str]] = []
-    pending: list[tuple[str, int, str]] = []
-    with proc:
-        for raw in proc.stdout:
-            if raw.startswith(_MATCH):
-                if len(found) + len(pending) >= stop_after:
-                    continue  # enough from this file; read on only to learn whether it is binary
-                hit = _hit(json.loads(raw)["data"], matcher, reach)
-                if hit is not None:
-                    pending.append(hit)
-            elif raw.startswith(_END):  # a file is done (files come one by one): keep its matches unless binary
-                if json.loads(raw)["data"].get("binary_offset") is None:
-                    found.extend(pending)
-                pending = []
-                if len(found) >= stop_after:
-                    proc.kill()
-                    break
-        proc.stdout.close()
-        proc.wait()
+    for rel in sorted(rel for rel in listed if matcher.matches(rel) and (reach is None or reach.ok(rel))):
+        for number, text in _search_file(base / rel, regex, max_results - len(found)) or ():
+            found.append((rel, number, text))
+        if len(found) >= max_results:
+            break
     return found
 
 
