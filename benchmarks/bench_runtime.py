@@ -43,7 +43,12 @@ def time_processes(cmds: dict[str, list[str]], runs: int, *, cwd: Path, env: dic
 
 
 def per_call_overhead(calls: int, repeats: int) -> dict[str, float]:
-    """Microseconds per tool call inside a run, net of the sandbox's own loop cost."""
+    """Microseconds per tool call inside a run, net of the sandbox's own loop cost.
+
+    Three kinds of call, taking turns: a tool that starts no process (as view, create, edit, sql, web_fetch), one
+    that may (glob, grep, bash, MCP and user tools: its thread gets every CPU back during the call, see
+    codeact.backends.cpu), and the first again with CPU pinning off (CODEACT_PIN_CPU=0).
+    """
     sys.path.insert(0, str(RUNTIME))
     from codeact.config import Settings
     from codeact.runner import run
@@ -53,25 +58,35 @@ def per_call_overhead(calls: int, repeats: int) -> dict[str, float]:
         """Return x."""
         return x
 
-    tools = {"noop": tool_from_function(noop, source="user")}
-    with_tool = f"n = 0\nfor i in range({calls}):\n    n += noop(x=1)\nn"
-    local = f"def same(x=0):\n    return x\nn = 0\nfor i in range({calls}):\n    n += same(x=1)\nn"
+    spawning = tool_from_function(noop, source="user")
+    tools = {"noop": spawning._replace(in_process=True), "spawning": spawning._replace(name="spawning")}
+    loop = "n = 0\nfor i in range({calls}):\n    n += {call}(x=1)\nn"
+    local = "def same(x=0):\n    return x\n" + loop.format(calls=calls, call="same")
     with tempfile.TemporaryDirectory() as ws:
         env = {"CODEACT_CONFIG_DIR": str(Path(ws) / "config"), "PATH": os.environ.get("PATH", "")}
+        cases = {"in_process": (loop.format(calls=calls, call="noop"), env),
+                 "spawning": (loop.format(calls=calls, call="spawning"), env),
+                 "unpinned": (loop.format(calls=calls, call="noop"), {**env, "CODEACT_PIN_CPU": "0"}),
+                 "local": (local, env)}
 
-        def once(code: str) -> tuple[float, float]:
-            result = run(code, workspace=ws, backend="monty", tools=tools, settings=Settings(), environ=env)
+        def once(code: str, environ: dict[str, str]) -> tuple[float, float]:
+            result = run(code, workspace=ws, backend="monty", tools=tools, settings=Settings(), environ=environ)
             assert result.ok and result.result == calls, result.error
             return result.duration_ms, sum(c.ms for c in result.tool_calls)
 
-        once(with_tool)  # warm-up
-        tool_runs = [once(with_tool) for _ in range(repeats)]
-        local_runs = [once(local)[0] for _ in range(repeats)]
-    total = statistics.median(t for t, _ in tool_runs)
-    in_tool = statistics.median(h for _, h in tool_runs)
-    base = statistics.median(local_runs)
-    return {"calls": calls, "run_ms": total, "local_loop_ms": base,
-            "per_call_us": (total - base) * 1000 / calls, "host_side_us": in_tool * 1000 / calls}
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        for i in range(repeats + 1):  # the first round warms up and is dropped
+            for name, (code, environ) in cases.items():
+                timing = once(code, environ)
+                if i:
+                    runs[name].append(timing)
+    base = statistics.median(t for t, _ in runs["local"])
+    figures = {"calls": calls, "local_loop_ms": base,
+               "host_side_us": statistics.median(h for _, h in runs["in_process"]) * 1000 / calls}
+    for name in ("in_process", "spawning", "unpinned"):
+        figures[f"{name}_us"] = (statistics.median(t for t, _ in runs[name]) - base) * 1000 / calls
+    figures["per_call_us"] = figures["in_process_us"]
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     for name, ms, ratio, target in rows:
         print(f"| {name} | {ms:.1f} | {ratio} | {target} |")
     print(f"\n| per tool call ({args.calls} calls in one run) | µs/call | target |\n|---|---:|---|")
-    print(f"| overhead, net of the sandbox loop | {figures['call_per_call_us']:.1f} | <= {TARGET_CALL_US:g} |")
+    print(f"| overhead, net of the sandbox loop: a tool that starts no process (view, create, edit, sql, web_fetch) "
+          f"| {figures['call_in_process_us']:.1f} | <= {TARGET_CALL_US:g} |")
     print(f"| of which host side (runner dispatch + tool) | {figures['call_host_side_us']:.1f} | |")
+    print(f"| a tool that may start processes (glob, grep, bash, MCP, user tools; CPUs widened for the call) "
+          f"| {figures['call_spawning_us']:.1f} | (info) |")
+    print(f"| the first, CPU pinning off (`CODEACT_PIN_CPU=0`) | {figures['call_unpinned_us']:.1f} | (info) |")
     figures["start_ratio"] = start_ratio
     if args.json:
         Path(args.json).write_text(json.dumps({"python": sys.version, "figures": figures}, indent=2) + "\n")

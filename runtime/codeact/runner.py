@@ -142,7 +142,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         return value
 
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
-                               call_tool=call_tool, on_print=output.write)
+                               call_tool=call_tool, on_print=output.write,
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0")
     result, error = None, None
     try:
         result = backend_impl.execute(program)

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from ..hints import hint_for
 from . import Program
+from .cpu import OneCpu
 
 try:
     import pydantic_monty as _pm
@@ -56,24 +57,32 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        with _pm.Monty() as pool:
-            for type_check in (True, False):
-                try:
-                    with pool.checkout(limits=monty_limits, type_check=type_check,
-                                       type_check_stubs=program.stubs, type_check_format="full") as session:
-                        return self._drive(session, program)
-                except _pm.MontyTypingError as exc:
-                    blocking = _blocking_diagnostic(str(exc), program)
-                    if blocking:
-                        raise ProgramError(blocking) from None
-                    continue  # only non-blocking findings: run without the checker
-                except _pm.MontySyntaxError as exc:
-                    raise ProgramError(_syntax_error(exc)) from None
-                except _pm.MontyRuntimeError as exc:
-                    raise ProgramError(_runtime_error(exc, program)) from None
+        cpu = OneCpu(program.pin_cpu)
+        with _pm.Monty(max_processes=1) as pool:
+            cpu.pin("monty")
+            try:
+                return self._run(pool, program, monty_limits, cpu)
+            finally:
+                cpu.release()
+
+    def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
+        for type_check in (True, False):
+            try:
+                with pool.checkout(limits=monty_limits, type_check=type_check,
+                                   type_check_stubs=program.stubs, type_check_format="full") as session:
+                    return self._drive(session, program, cpu)
+            except _pm.MontyTypingError as exc:
+                blocking = _blocking_diagnostic(str(exc), program)
+                if blocking:
+                    raise ProgramError(blocking) from None
+                continue  # only non-blocking findings: run without the checker
+            except _pm.MontySyntaxError as exc:
+                raise ProgramError(_syntax_error(exc)) from None
+            except _pm.MontyRuntimeError as exc:
+                raise ProgramError(_runtime_error(exc, program)) from None
         raise AssertionError("unreachable")
 
-    def _drive(self, session: Any, program: Program) -> Any:
+    def _drive(self, session: Any, program: Program, cpu: OneCpu) -> Any:
         def printer(_stream: str, text: str) -> None:
             program.on_print(text)
 
@@ -91,12 +100,18 @@ class MontyBackend:
             if snap.is_os_function:
                 snap = snap.resume(_refuse_os(name, snap.args))
                 continue
+            tool = program.tools.get(name)
+            spawns = tool is not None and not tool.in_process
+            if spawns:
+                cpu.widen()  # what the tool starts (ripgrep, bash, an MCP server) may use every CPU
             try:
-                value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
+                answer = {"return_value": program.call_tool(name, tuple(snap.args), dict(snap.kwargs))}
             except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
-                snap = snap.resume({"exception": exc})
-            else:
-                snap = snap.resume({"return_value": value})
+                answer = {"exception": exc}
+            finally:
+                if spawns:
+                    cpu.narrow()  # before waiting on the worker, whose answer should wake us on its CPU
+            snap = snap.resume(answer)
         return snap.output
 
 

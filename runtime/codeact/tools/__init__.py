@@ -18,6 +18,8 @@ BUILTINS: dict[str, str] = {
     "github_api": "web",
 }
 DEFAULT_TOOLS: tuple[str, ...] = ("view", "create", "edit", "glob", "grep", "bash", "sql")
+# Tools that start no process or thread (the others run ripgrep, a shell, `gh`): see codeact.backends.cpu.
+IN_PROCESS_TOOLS = frozenset({"view", "create", "edit", "sql", "web_fetch"})
 # Tools that act with the user's permissions on the host or reach the network: opt-in.
 RISKY_TOOLS: dict[str, str] = {
     "bash": "runs shell commands on the host with your permissions",
@@ -29,7 +31,8 @@ RISKY_TOOLS: dict[str, str] = {
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
     """The built-in tool ``name`` bound to ``ctx``."""
     module = importlib.import_module(f"{__name__}.{BUILTINS[name]}")
-    return tool_from_function(getattr(module, name), source="builtin", bind=ctx, skip_first=True)
+    tool = tool_from_function(getattr(module, name), source="builtin", bind=ctx, skip_first=True)
+    return tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
 
 
 __all__ = ["BUILTINS", "DEFAULT_TOOLS", "RISKY_TOOLS", "Tool", "ToolContext", "builtin_tool", "tool_from_function"]

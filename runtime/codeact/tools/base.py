@@ -33,6 +33,7 @@ class Tool(NamedTuple):
     source: Source = "builtin"
     doc: str = ""  # full documentation, shown by `codeact describe`
     original_name: str | None = None  # the server's name for an MCP tool when sanitised
+    in_process: bool = False  # starts no process or thread: may stay on the program's CPU (backends.cpu)
 
     def manifest(self) -> dict[str, Any]:
         """The JSON description `codeact tools --json` prints."""

@@ -1,0 +1,94 @@
+"""The monty backend keeps its worker and this process on one CPU while a program runs (backends.cpu).
+
+Tool calls that start processes get every CPU back for the call, so ripgrep and bash still run in parallel; the
+caller's CPUs are restored when the run ends; CODEACT_PIN_CPU=0 turns it off.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from codeact.backends.cpu import OneCpu
+from codeact.config import Settings
+from codeact.runner import run
+from codeact.tools.base import tool_from_function
+
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="CPU pinning needs Linux and at least two CPUs this process may use")
+
+
+def _affinity_tools(seen: dict[str, set[int]]) -> dict:
+    def cpus_here() -> int:
+        """The number of CPUs the calling thread may use."""
+        seen["in_process"] = os.sched_getaffinity(0)
+        return len(seen["in_process"])
+
+    def cpus_for_children() -> int:
+        """The number of CPUs a process started now would get."""
+        out = subprocess.run([sys.executable, "-S", "-c", "import os; print(len(os.sched_getaffinity(0)))"],
+                             capture_output=True, text=True, check=True).stdout
+        seen["child"] = set(range(int(out)))
+        return int(out)
+
+    here = tool_from_function(cpus_here, source="user")._replace(in_process=True)
+    return {"cpus_here": here, "cpus_for_children": tool_from_function(cpus_for_children, source="user")}
+
+
+def _run(code: str, tmp_path, seen, **env: str):
+    environ = {"CODEACT_CONFIG_DIR": str(tmp_path / "config"), "PATH": os.environ.get("PATH", ""), **env}
+    return run(code, workspace=tmp_path, backend="monty", tools=_affinity_tools(seen), settings=Settings(),
+               environ=environ)
+
+
+def test_a_run_pins_in_process_tools_and_frees_process_starting_ones(tmp_path):
+    before = os.sched_getaffinity(0)
+    seen: dict[str, set[int]] = {}
+    result = _run("[cpus_here(), cpus_for_children(), cpus_here()]", tmp_path, seen)
+    assert result.ok, result.error
+    assert result.result == [1, len(before), 1]
+    assert os.sched_getaffinity(0) == before  # restored when the run ends
+
+
+def test_pinning_can_be_turned_off(tmp_path):
+    before = os.sched_getaffinity(0)
+    seen: dict[str, set[int]] = {}
+    result = _run("cpus_here()", tmp_path, seen, CODEACT_PIN_CPU="0")
+    assert result.ok and result.result == len(before)
+
+
+def test_one_cpu_pins_named_children_and_restores_this_process():
+    before = os.sched_getaffinity(0)
+    child = subprocess.Popen(["sleep", "30"])
+    other = subprocess.Popen(["cat"], stdin=subprocess.PIPE)
+    try:
+        time.sleep(0.05)
+        cpu = OneCpu()
+        cpu.pin("sleep")
+        (only,) = os.sched_getaffinity(0)
+        assert os.sched_getaffinity(child.pid) == {only}
+        assert os.sched_getaffinity(other.pid) == before  # not the worker: left alone
+        cpu.widen()
+        assert os.sched_getaffinity(0) == before
+        cpu.narrow()
+        assert os.sched_getaffinity(0) == {only}
+        cpu.release()
+        assert os.sched_getaffinity(0) == before
+    finally:
+        child.kill()
+        other.kill()
+        child.wait()
+        other.wait()
+
+
+def test_one_cpu_disabled_changes_nothing():
+    before = os.sched_getaffinity(0)
+    cpu = OneCpu(enabled=False)
+    cpu.pin("monty")
+    cpu.narrow()
+    assert os.sched_getaffinity(0) == before
+    cpu.release()
