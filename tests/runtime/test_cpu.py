@@ -63,15 +63,17 @@ def test_pinning_can_be_turned_off(tmp_path):
 
 def test_one_cpu_pins_named_children_and_restores_this_process():
     before = os.sched_getaffinity(0)
+    earlier = subprocess.Popen(["sleep", "30"])  # started before: another pool's worker, left alone
+    cpu = OneCpu("sleep")
     child = subprocess.Popen(["sleep", "30"])
-    other = subprocess.Popen(["cat"], stdin=subprocess.PIPE)
+    other = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # not named as the worker: left alone
     try:
         time.sleep(0.05)
-        cpu = OneCpu()
-        cpu.pin("sleep")
+        cpu.pin()
         (only,) = os.sched_getaffinity(0)
         assert os.sched_getaffinity(child.pid) == {only}
-        assert os.sched_getaffinity(other.pid) == before  # not the worker: left alone
+        assert os.sched_getaffinity(other.pid) == before
+        assert os.sched_getaffinity(earlier.pid) == before
         cpu.widen()
         assert os.sched_getaffinity(0) == before
         cpu.narrow()
@@ -79,16 +81,15 @@ def test_one_cpu_pins_named_children_and_restores_this_process():
         cpu.release()
         assert os.sched_getaffinity(0) == before
     finally:
-        child.kill()
-        other.kill()
-        child.wait()
-        other.wait()
+        for proc in (earlier, child, other):
+            proc.kill()
+            proc.wait()
 
 
 def test_one_cpu_disabled_changes_nothing():
     before = os.sched_getaffinity(0)
-    cpu = OneCpu(enabled=False)
-    cpu.pin("monty")
+    cpu = OneCpu("monty", enabled=False)
+    cpu.pin()
     cpu.narrow()
     assert os.sched_getaffinity(0) == before
     cpu.release()

@@ -11,13 +11,17 @@ what they start (ripgrep, bash, MCP servers) may use every CPU.
 from __future__ import annotations
 
 import os
+import threading
+
 _TASKS = "/proc/{pid}/task"
 
 
 class OneCpu:
-    """Pins this process's threads and its worker processes' threads to one CPU until :meth:`release`."""
+    """Pins the calling thread, and the threads and ``worker`` processes started after it was made (a worker
+    pool's), to one CPU until :meth:`release`. Make it just before the pool, :meth:`pin` once the pool runs."""
 
-    def __init__(self, enabled: bool = True) -> None:
+    def __init__(self, worker: str, enabled: bool = True) -> None:
+        self._worker = worker
         self._saved: dict[int, set[int]] = {}
         self._cpu: set[int] | None = None
         self._own: set[int] | None = None
@@ -30,20 +34,24 @@ class OneCpu:
         if len(own) > 1:
             self._own = own
             self._cpu = {sorted(own)[os.getpid() % len(own)]}  # concurrent runs spread over the CPUs
+            self._threads_before = set(_threads(os.getpid()))
+            self._workers_before = set(_children(os.getpid(), worker))
 
-    def pin(self, worker_name: str) -> None:
-        """Pin every thread of this process and of its children called ``worker_name`` (once they run)."""
+    def pin(self) -> None:
+        """Pin this thread and what the pool started."""
         if self._cpu is None:
             return
         me = os.getpid()
-        for pid in (me, *_children(me, worker_name)):
-            for tid in _threads(pid):
-                try:
-                    if pid == me:
-                        self._saved.setdefault(tid, os.sched_getaffinity(tid))
-                    os.sched_setaffinity(tid, self._cpu)
-                except OSError:
-                    continue  # a thread that ended, or one we may not move
+        ours = {threading.get_native_id(), *(set(_threads(me)) - self._threads_before)}
+        workers = set(_children(me, self._worker)) - self._workers_before
+        theirs = [tid for child in workers for tid in _threads(child)]
+        for tid in (*ours, *theirs):
+            try:
+                if tid in ours:
+                    self._saved.setdefault(tid, os.sched_getaffinity(tid))
+                os.sched_setaffinity(tid, self._cpu)
+            except OSError:
+                continue  # a thread that ended, or one we may not move
 
     def widen(self) -> None:
         """Give the calling thread its own CPUs back (around a tool call)."""

@@ -57,9 +57,9 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        cpu = OneCpu(program.pin_cpu)
+        cpu = OneCpu("monty", program.pin_cpu)
         with _pm.Monty(max_processes=1) as pool:
-            cpu.pin("monty")
+            cpu.pin()
             try:
                 return self._run(pool, program, monty_limits, cpu)
             finally:
