@@ -112,12 +112,7 @@ class UsageErrorWithHelp(CodeactError):
     exit_code = EXIT_USAGE
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="codeact", epilog=EPILOG,
-        description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_run(sub: Any) -> None:
     run_p = sub.add_parser("run", help="run a program in the sandbox", epilog=EPILOG,
                            description="Run a Python program in the sandbox. It prints what the program prints, "
                                        "then the value of its last expression (as JSON) if not None.")
@@ -133,21 +128,29 @@ def build_parser() -> argparse.ArgumentParser:
                                                             "error, tool_calls, duration_ms")
     run_p.set_defaults(handler=_cmd_run)
 
+
+def _add_tools(sub: Any) -> None:
     tools_p = sub.add_parser("tools", help="list the tools the sandbox offers now")
     tools_p.add_argument("--json", action="store_true", help="print a manifest with JSON Schemas")
     tools_p.add_argument("--workspace", help=argparse.SUPPRESS)
     tools_p.set_defaults(handler=_cmd_tools)
 
+
+def _add_describe(sub: Any) -> None:
     desc_p = sub.add_parser("describe", help="full documentation and schema of one tool")
     desc_p.add_argument("name", help="tool name, e.g. grep or server.tool")
     desc_p.add_argument("--workspace", help=argparse.SUPPRESS)
     desc_p.set_defaults(handler=_cmd_describe)
 
+
+def _add_doctor(sub: Any) -> None:
     doctor_p = sub.add_parser("doctor", help="which backend runs and why; checks with fixes")
     doctor_p.add_argument("--refresh", action="store_true", help="re-probe the backends instead of using the cache")
     doctor_p.add_argument("--json", action="store_true", help="print the checks as JSON")
     doctor_p.set_defaults(handler=_delegate("doctor"))
 
+
+def _add_discover(sub: Any) -> None:
     disc_p = sub.add_parser("discover", help="list the configured MCP servers' tools into .codeact/tools.lock.json")
     disc_p.add_argument("--check", action="store_true", help="exit 1 if the configured servers no longer match "
                                                              "the lock (starts no server)")
@@ -156,12 +159,16 @@ def build_parser() -> argparse.ArgumentParser:
     disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
     disc_p.set_defaults(handler=_delegate("mcp.discovery"))
 
+
+def _add_refresh(sub: Any) -> None:
     ref_p = sub.add_parser("refresh", help="re-discover MCP servers, write the lock and update the MCP section of "
                                            "the instructions and agent (run by `copier copy`/`update`)")
     ref_p.add_argument("--timeout", type=float, default=10.0, help="per-server timeout in seconds (default 10)")
     ref_p.add_argument("--workspace", help="the repository (default: the git top-level)")
     ref_p.set_defaults(handler=_delegate("docs"))
 
+
+def _add_drift(sub: Any) -> None:
     drift_p = sub.add_parser("drift", help="exit 1 if this repo no longer matches the template, its answers and the "
                                            "MCP configuration (for CI and pre-commit)",
                              description="Compare the repository with what the recorded template version, the "
@@ -176,6 +183,8 @@ def build_parser() -> argparse.ArgumentParser:
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
     drift_p.set_defaults(handler=_delegate("drift"))
 
+
+def _add_link(sub: Any) -> None:
     link_p = sub.add_parser("link", help="global scope: link the instructions, agent, skills and hook into "
                                          "$COPILOT_HOME (run by `copier copy` and after every update)",
                             description="Link a global-scope install into $COPILOT_HOME (default ~/.copilot), where "
@@ -186,16 +195,43 @@ def build_parser() -> argparse.ArgumentParser:
     link_p.add_argument("--dry-run", action="store_true", help="with --remove: only print what would be removed")
     link_p.set_defaults(handler=_delegate("links"))
 
+
+def _add_uninstall(sub: Any) -> None:
     un_p = sub.add_parser("uninstall", help="remove every file the template owns; keep your own unless --all")
     un_p.add_argument("--all", action="store_true", help="also remove the seeded files (your local instructions)")
     un_p.add_argument("--dry-run", action="store_true", help="only print what would be removed")
     un_p.add_argument("--workspace", help="the repository (default: the git top-level)")
     un_p.set_defaults(handler=_delegate("uninstall"))
+
+
+_COMMANDS: dict[str, Callable[[Any], None]] = {
+    "run": _add_run,
+    "tools": _add_tools,
+    "describe": _add_describe,
+    "doctor": _add_doctor,
+    "discover": _add_discover,
+    "refresh": _add_refresh,
+    "drift": _add_drift,
+    "link": _add_link,
+    "uninstall": _add_uninstall,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up)."""
+    parser = argparse.ArgumentParser(
+        prog="codeact", epilog=EPILOG,
+        description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, add in _COMMANDS.items():
+        if command is None or name == command:
+            add(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in _COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
