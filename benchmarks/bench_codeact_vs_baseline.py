@@ -148,6 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                   "default run, ...partial.json for any other)")
     parser.add_argument("--md", type=Path, help="the Markdown tables (default: as --json, .md)")
     parser.add_argument("--keep", type=Path, help="build the workspace here and keep it (default: a temp folder)")
+    parser.add_argument("--dump", type=Path, help="also write what the model received in each session (its "
+                                                  "requests' messages) as JSON files into this folder")
     parser.add_argument("--live", action="store_true", help="run with a real model (see below); not in CI")
     parser.add_argument("--model", help="--live: the model to ask the CLI for (default: the CLI's)")
     parser.add_argument("--agent", help="--live: run the prompts with this custom agent (e.g. codeact)")
@@ -191,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         truths = {}
         for task in tasks:
             truths[task.name] = task.truth(ws.repo)
-            got = run_pair(ws, task, strategies, est, truths[task.name])
+            got = run_pair(ws, task, strategies, est, truths[task.name], dump=args.dump)
             sessions += got
             for s in got:
                 print(f"{task.name:11} {s.strategy:14} requests={s.requests:<3} tools={s.tool_calls:<4} "

@@ -133,6 +133,7 @@ class Session:
     program_bytes: int = 0
     discovery_turn: bool = False
     max_calls_per_turn: int = 0
+    tool_turns: int = 0  # model replies that called tools: 2 or more is a chain (a call needed an earlier result)
     compactions: int = 0  # the CLI's own context-compaction requests (counted in requests and bytes)
 
     def row(self) -> dict[str, Any]:
@@ -147,8 +148,10 @@ def valid_strategy(name: str) -> bool:
 
 
 def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, repo: Path | None = None,
-                timeout: float = 600) -> tuple[Session, Replay]:
-    """One ``copilot -p`` session of ``task`` with ``strategy``; the figures come from the recorded requests."""
+                timeout: float = 600, dump: Path | None = None) -> tuple[Session, Replay]:
+    """One ``copilot -p`` session of ``task`` with ``strategy``; the figures come from the recorded requests.
+
+    ``dump``: a folder to write what the model received into (``TASK.STRATEGY.json``: each request's messages)."""
     repo = repo or ws.repo
     base = strategy.startswith("baseline")
     ctx = Ctx(repo, int(strategy.split("@")[1]) if "@" in strategy else None)
@@ -181,6 +184,11 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         fixed.append(len(compact(f)))
         tokens.append(est.body(r.body))
         fixed_tokens.append(est.body(f))
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        (dump / f"{task.name}.{strategy}.json").write_text(json.dumps(
+            [{"bytes": size, "fixed_bytes": f, "messages": r.body.get("messages")}
+             for size, f, r in zip(sizes, fixed, requests)], indent=1, ensure_ascii=False) + "\n")
     events = parse_cli_events(proc.stdout)
     tool_calls = sum(len(m.get("tool_calls") or []) for m in replies)
     if events["tool_calls"] != tool_calls or events["model_calls"] not in (len(requests),
@@ -199,11 +207,13 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         final_sha256=hashlib.sha256(replay.final_text.encode()).hexdigest(),
         program_bytes=0 if base else len(task.program.strip().encode()),
         max_calls_per_turn=max(len(m.get("tool_calls") or []) for m in replies),
+        tool_turns=sum(1 for m in replies if m.get("tool_calls")),
         discovery_turn=ctx.discovery, compactions=replay.compactions,
     ), replay
 
 
-def run_pair(ws: Workspace, task: Task, strategies: Sequence[str], est: Estimator, truth: Any) -> list[Session]:
+def run_pair(ws: Workspace, task: Task, strategies: Sequence[str], est: Estimator, truth: Any,
+             dump: Path | None = None) -> list[Session]:
     """Run ``task`` with each strategy; assert every answer equals ``truth``. A capped baseline (``baseline@N``) is
     skipped where the uncapped baseline never issued more than N calls in a turn (it would be the same session)."""
     out: list[Session] = []
@@ -213,7 +223,7 @@ def run_pair(ws: Workspace, task: Task, strategies: Sequence[str], est: Estimato
             full = next((s for s in out if s.strategy == "baseline"), None)
             if full is not None and full.max_calls_per_turn <= int(strategy.split("@")[1]):
                 continue
-        session, replay = run_session(ws, task, strategy, est)
+        session, replay = run_session(ws, task, strategy, est, dump=dump)
         if replay.answer != truth or replay.final_text != expected:
             raise AssertionError(f"{task.name}/{strategy}: the answer differs from the ground truth\n"
                                  f"got:      {str(replay.answer)[:1500]}\nexpected: {str(truth)[:1500]}")

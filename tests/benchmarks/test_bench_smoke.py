@@ -40,3 +40,7 @@ def test_json_task_both_strategies_agree_with_the_truth(tmp_path: Path, venv_dir
         assert 0 < s.task_bytes == s.input_bytes - s.requests * s.fixed_bytes  # one fixed prefix per session here
         assert s.fixed_constant and s.fixed_bytes > 10_000
     assert codeact.task_bytes < base.task_bytes
+    # a chain for the baseline (the views needed the glob's answer): a multi-step task, judged by the targets
+    assert (base.tool_turns, codeact.tool_turns) == (2, 1)
+    (row,) = [r for r in bench.summarize([base, codeact], [task]) if r["strategy"] == "codeact"]
+    assert row["multi_step"] and row["requests_ratio"] == round(2 / 3, 4) and "requests_target_met" in row
