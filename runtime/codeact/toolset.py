@@ -24,13 +24,33 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
                 (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
                 continue
             tools[tool.name] = tool
+    lock = None
     if not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE, not imported: hot path
-        return tools
+        if settings.scope == "repo":
+            return tools
+        lock = _machine_lock(ctx, env, warn)  # global/plugin: this machine's lock for the repository
+        if lock is None:
+            return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
-    for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), warn=warn).items():
+    for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), lock=lock, warn=warn).items():
         if name in tools or name.split(".", 1)[0] in tools:
             (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
                                         "skipped")
             continue
         tools[name] = tool
     return tools
+
+
+def _machine_lock(ctx: ToolContext, env: Mapping[str, str], warn) -> dict | None:
+    """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
+    from .errors import ConfigError
+    from .mcp.cache import cached_lock, has_config
+
+    if not has_config(ctx.workspace.root, env):
+        return None
+    try:
+        lock, _path = cached_lock(ctx.workspace.root, env)
+    except ConfigError as exc:
+        (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
+        return None
+    return lock

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +19,7 @@ from tests.scopes.conftest import clean_env, run, status
 
 pytestmark = pytest.mark.e2e
 
+SERVERS = Path(__file__).resolve().parents[1] / "mcp" / "servers"
 LAUNCHER = '"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"'
 PROGRAM = 'print(",".join(sorted(glob(pattern="src/*.py"))))'
 PROGRAM_OUTPUT = "src/app.py,src/util.py"
@@ -92,6 +94,30 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
     assert PROGRAM_OUTPUT in bash.content and "exit code 0" in bash.content, bash.content
     assert "You are the CodeAct" not in session.requests[0].system  # the agent is offered, not forced
     assert f"{LAUNCHER} run - <<'PY'" in session.requests[0].system  # the linked instructions are in the prompt
+
+    # MCP in global scope: the repository's server and the user's own are discovered on the first run in the
+    # repository into this machine's cache (nothing is written into the repository), and reused after that.
+    server = [sys.executable, str(SERVERS / "demo_server.py")]
+    (work / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": {"command": server[0], "args": server[1:]}}}))
+    git(work, "add", ".mcp.json")
+    git(work, "commit", "-qm", "mcp")
+    (copilot_home / "mcp-config.json").write_text(json.dumps({"mcpServers": {
+        "mine": {"type": "local", "command": server[0], "args": server[1:], "tools": ["echo"]}}}))
+    launcher = str(copilot_home / "codeact/bin/codeact")
+    cache_env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    first = run([launcher, "run", "--code", 'print(demo.add(a=2, b=3), mine.echo(text="hi", upper=True))'], work,
+                cache_env)
+    assert first.returncode == 0 and first.stdout == "5 HI\n", first.stderr
+    assert "discovering 2 MCP server(s)" in first.stderr, first.stderr
+    (cached,) = (tmp_path / "cache" / "codeact" / "mcp").glob("work-*.lock.json")
+    assert set(json.loads(cached.read_text())["servers"]) == {"demo", "mine"}
+    listed = run([launcher, "tools", "--json"], work, cache_env)
+    names = {t["name"] for t in json.loads(listed.stdout)}
+    assert {"demo.add", "demo.profile", "mine.echo", "mcp_call"} <= names and "mine.add" not in names
+    assert "discovering" not in listed.stderr, "the second use reads the cache"
+    again = run([launcher, "discover"], work, cache_env)
+    assert again.returncode == 0 and f"wrote {cached}: 2 server(s)" in again.stdout, again.stdout + again.stderr
+    assert status(work) == []
 
     # The user replaces one link with their own file; uninstall, run through the link from another repository.
     notes = copilot_home / "instructions" / "codeact.local.instructions.md"

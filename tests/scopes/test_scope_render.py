@@ -140,7 +140,7 @@ def test_scopes_share_one_text(projects: dict[str, Path]) -> None:
     agent = frontmatter.load(projects["plugin"] / "plugins/codeact/agents/codeact.agent.md")
     assert agent["name"] == "codeact" and agent["tools"] == ["bash"]
     assert "load the `codeact` skill" in agent.content
-    assert "Not callable from a program in the plugin scope yet" in skill + agent.content
+    assert "are namespaces in the sandbox" in agent.content and "first run in a repository discovers" in agent.content
 
 
 @pytest.mark.parametrize("where", ["inside", "equal", "parent"])

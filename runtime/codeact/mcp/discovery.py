@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from .config import LoadedConfig, ServerConfig, load_servers, read_exclusions
-from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
+from .lock import LOCK_FILE, differences, empty_lock, parse_lock, read_lock, server_entry, write_lock
 
 DEFAULT_TIMEOUT = 10.0
 _CLEANUP_TIMEOUT = 6.0  # the SDK gives a server 2 s to exit on EOF, then 2 s after SIGTERM
@@ -293,11 +293,13 @@ def main(args: argparse.Namespace) -> int:
     def err(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    timeout = float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT)
+    if _machine_local(workspace):
+        return _discover_machine_lock(workspace, timeout, bool(getattr(args, "check", False)), as_json, err)
     if getattr(args, "check", False):
         return _check(workspace, as_json, err)
 
-    report = discover(workspace, timeout=float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT),
-                      environ=os.environ, progress=err)
+    report = discover(workspace, timeout=timeout, environ=os.environ, progress=err)
     for problem in report.config.problems:
         err(f"{problem.severity}: {problem}")
     failed = [o for o in report.outcomes.values() if o.status != "ok"]
@@ -308,6 +310,43 @@ def main(args: argparse.Namespace) -> int:
         print(f"wrote {LOCK_FILE}: {len(report.outcomes)} server(s), {tools} tool(s)"
               + (f", {len(failed)} failed ({', '.join(o.name for o in failed)})" if failed else "")
               + f" in {report.seconds:.1f} s")
+    return EXIT_OK
+
+
+def _machine_local(workspace: Path) -> bool:
+    """A global or plugin install working on a repository without its own lock: the lock is this machine's."""
+    from ..config import Settings
+
+    return Settings.load().scope != "repo" and not (workspace / LOCK_FILE).is_file()
+
+
+def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json: bool,
+                           err: Callable[[str], None]) -> int:
+    from .cache import cache_path, cached_lock
+
+    path = cache_path(workspace, os.environ)
+    loaded = load_servers(workspace, os.environ)
+    for problem in loaded.problems:
+        err(f"{problem.severity}: {problem}")
+    if check:
+        lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+        diffs = differences(lock, loaded.servers) if loaded.servers or lock else []
+        if as_json:
+            print(json.dumps({"ok": not diffs, "differences": diffs, "lock": str(path)}, indent=2, sort_keys=True))
+        else:
+            print("\n".join(f"differs: {d}" for d in diffs) or f"{path} matches the configured MCP servers")
+        return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
+    lock, path = cached_lock(workspace, os.environ, timeout=timeout, force=True, progress=err)
+    entries = lock["servers"]
+    failed = sorted(n for n, e in entries.items() if e.get("status") != "ok")
+    if as_json:
+        print(json.dumps({"lock": str(path), "servers": {n: {"status": e.get("status"), "reason": e.get("reason"),
+                                                              "tools": [t["name"] for t in e.get("tools", [])]}
+                                                          for n, e in entries.items()}}, indent=2, sort_keys=True))
+    else:
+        print(f"wrote {path}: {len(entries)} server(s), {sum(len(e.get('tools', [])) for e in entries.values())} "
+              f"tool(s)" + (f", {len(failed)} failed ({', '.join(failed)})" if failed else "")
+              + " (this machine's lock for the repository: a global or plugin install keeps one per repository)")
     return EXIT_OK
 
 
