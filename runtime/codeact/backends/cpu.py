@@ -55,17 +55,16 @@ class OneCpu:
 
     def widen(self) -> None:
         """Give the calling thread its own CPUs back (around a tool call)."""
-        if self._saved:
-            try:
-                os.sched_setaffinity(0, self._own)  # type: ignore[arg-type]
-            except OSError:
-                pass
+        self._move(self._own)
 
     def narrow(self) -> None:
         """Back onto the one CPU after a tool call."""
-        if self._saved:
+        self._move(self._cpu)
+
+    def _move(self, cpus: set[int] | None) -> None:
+        if self._saved and cpus:
             try:
-                os.sched_setaffinity(0, self._cpu)  # type: ignore[arg-type]
+                os.sched_setaffinity(0, cpus)
             except OSError:
                 pass
 
