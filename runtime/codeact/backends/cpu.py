@@ -17,11 +17,12 @@ _TASKS = "/proc/{pid}/task"
 
 
 class OneCpu:
-    """Pins the calling thread, and the threads and ``worker`` processes started after it was made (a worker
-    pool's), to one CPU until :meth:`release`. Make it just before the pool, :meth:`pin` once the pool runs."""
+    """Pins the calling thread, this process's threads named ``threads`` (a pool client's I/O threads, which live
+    as long as the process) and the ``worker`` processes started after it was made, to one CPU until
+    :meth:`release`. Make it just before the pool, :meth:`pin` once the pool runs."""
 
-    def __init__(self, worker: str, enabled: bool = True) -> None:
-        self._worker = worker
+    def __init__(self, worker: str, threads: str, enabled: bool = True) -> None:
+        self._worker, self._thread_name = worker, threads
         self._saved: dict[int, set[int]] = {}
         self._cpu: set[int] | None = None
         self._own: set[int] | None = None
@@ -34,7 +35,6 @@ class OneCpu:
         if len(own) > 1:
             self._own = own
             self._cpu = {sorted(own)[os.getpid() % len(own)]}  # concurrent runs spread over the CPUs
-            self._threads_before = set(_threads(os.getpid()))
             self._workers_before = set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
@@ -42,7 +42,7 @@ class OneCpu:
         if self._cpu is None:
             return
         me = os.getpid()
-        ours = {threading.get_native_id(), *(set(_threads(me)) - self._threads_before)}
+        ours = {threading.get_native_id(), *(t for t in _threads(me) if _comm(me, t) == self._thread_name)}
         workers = set(_children(me, self._worker)) - self._workers_before
         theirs = [tid for child in workers for tid in _threads(child)]
         for tid in (*ours, *theirs):
@@ -96,9 +96,10 @@ def _children(pid: int, name: str) -> list[int]:
     return [child for child in found if _comm(child) == name]
 
 
-def _comm(pid: int) -> str:
+def _comm(pid: int, tid: int | None = None) -> str:
     try:
-        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as handle:
+        where = f"/proc/{pid}/comm" if tid is None else f"{_TASKS.format(pid=pid)}/{tid}/comm"
+        with open(where, encoding="utf-8", errors="replace") as handle:
             return handle.read().strip()
     except OSError:
         return ""

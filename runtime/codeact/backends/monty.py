@@ -57,7 +57,7 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        cpu = OneCpu("monty", program.pin_cpu)
+        cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu)  # the worker binary; the client's I/O threads
         with _pm.Monty(max_processes=1) as pool:
             cpu.pin()
             try:
