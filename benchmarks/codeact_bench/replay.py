@@ -44,6 +44,14 @@ class Estimator:
             n = self._cache[s] = self._count(s)
         return n
 
+    def reply(self, message: dict[str, Any]) -> tuple[int, int]:
+        """What the model generated in one reply: (UTF-8 bytes, ~tokens) of its text and tool calls."""
+        texts = [message.get("content") or ""]
+        for tc in message.get("tool_calls") or []:
+            fn = tc.get("function") or {}
+            texts += [fn.get("name") or "", fn.get("arguments") or ""]
+        return sum(len(t.encode()) for t in texts), sum(self.count(t) for t in texts)
+
     def body(self, body: dict[str, Any]) -> int:
         total = self.count(json.dumps(body.get("tools") or [], separators=(",", ":"), ensure_ascii=False))
         for m in body.get("messages") or []:

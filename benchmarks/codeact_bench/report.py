@@ -166,6 +166,17 @@ def markdown(report: dict[str, Any]) -> str:
         for r in capped:
             b = by[(r["task"], r["against"])]
             lines.append(f"| {titles[r['task']]} | {r['against']} | {b['requests']} | {_kb(b['task_bytes'])} |")
+    if all("output_bytes" in s for s in sessions):
+        lines += ["", "What the model had to generate (its replies: tool-call names and arguments, and text — output "
+                      "tokens, billed at output rates and produced one at a time; the final answer included):", "",
+                  "| task | strategy | output KB | ~output tokens | vs baseline |", "|---|---|---:|---:|---:|"]
+        by = {(s["task"], s["strategy"]): s for s in sessions}
+        for s in sessions:
+            b = by.get((s["task"], "baseline"))
+            versus = "—" if s["strategy"] == "baseline" or not b else _pct(ratio(s["output_tokens"],
+                                                                                 b["output_tokens"]))
+            lines.append(f"| {titles[s['task']]} | {s['strategy']} | {_kb(s['output_bytes'])} | "
+                         f"{s['output_tokens']:,} | {versus} |")
     ao = report.get("always_on")
     if ao:
         lines += ["", "Always-on context this project adds to every request, against the MCP tool schemas it keeps "

@@ -134,6 +134,8 @@ class Session:
     discovery_turn: bool = False
     max_calls_per_turn: int = 0
     tool_turns: int = 0  # model replies that called tools: 2 or more is a chain (a call needed an earlier result)
+    output_bytes: int = 0  # what the model generated: reply texts, tool-call names and arguments
+    output_tokens: int = 0
     compactions: int = 0  # the CLI's own context-compaction requests (counted in requests and bytes)
 
     def row(self) -> dict[str, Any]:
@@ -208,6 +210,7 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         program_bytes=0 if base else len(task.program.strip().encode()),
         max_calls_per_turn=max(len(m.get("tool_calls") or []) for m in replies),
         tool_turns=sum(1 for m in replies if m.get("tool_calls")),
+        output_bytes=sum(est.reply(m)[0] for m in replies), output_tokens=sum(est.reply(m)[1] for m in replies),
         discovery_turn=ctx.discovery, compactions=replay.compactions,
     ), replay
 

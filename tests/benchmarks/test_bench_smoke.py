@@ -42,5 +42,6 @@ def test_json_task_both_strategies_agree_with_the_truth(tmp_path: Path, venv_dir
     assert codeact.task_bytes < base.task_bytes
     # a chain for the baseline (the views needed the glob's answer): a multi-step task, judged by the targets
     assert (base.tool_turns, codeact.tool_turns) == (2, 1)
+    assert codeact.output_bytes > codeact.program_bytes > 0 and base.output_bytes > 0  # the program is generated
     (row,) = [r for r in bench.summarize([base, codeact], [task]) if r["strategy"] == "codeact"]
     assert row["multi_step"] and row["requests_ratio"] == round(2 / 3, 4) and "requests_target_met" in row
