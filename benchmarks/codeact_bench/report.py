@@ -208,9 +208,9 @@ def markdown(report: dict[str, Any]) -> str:
         lines += ["", "How the program hands back its answer matters (the TODO answer, bytes of output; launcher only, "
                       "no CLI):", "", "| output | bytes |", "|---|---:|",
                   f"| printed compact lines (the benchmark's program) | {of['printed_lines']:,} |",
-                  f"| the same data as the last expression, as the runtime prints it now (JSON, indent 2) | "
-                  f"{of['last_expression_indented']:,} |",
-                  f"| that value as one-line JSON | {of['last_expression_compact']:,} |"]
+                  f"| the same data as the last expression, as the runtime prints it (one line of JSON) | "
+                  f"{of['last_expression']:,} |",
+                  f"| that JSON without the spaces after `,` and `:` | {of['last_expression_no_spaces']:,} |"]
     return "\n".join(lines) + "\n"
 
 

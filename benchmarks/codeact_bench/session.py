@@ -305,7 +305,8 @@ hits = grep(pattern=r"#.*\bTODO\b", path="src", glob="*.py") + grep(pattern=r"#.
 def output_formats(ws: Workspace) -> dict[str, Any]:
     """The TODO answer as the program prints it, three ways (launcher only, no CLI): compact lines printed by the
     program (the benchmark's program); the same data as the program's last expression — the form of the
-    instructions' example — which the runtime prints as JSON indented by 2; and that JSON compact (one line)."""
+    instructions' example — which the runtime prints as one line of JSON; and that JSON without the spaces after
+    ``,`` and ``:``."""
     def run(program: str) -> str:
         return subprocess.run([str(ws.repo / LAUNCHER), "run", "-"], cwd=ws.repo, env=launcher_env(ws.venv),
                               input=program, capture_output=True, text=True, timeout=120, check=True).stdout
@@ -313,8 +314,8 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
     printed = run(TODO_PROGRAM)
     pretty = run(TODO_AS_EXPRESSION)
     one_line = json.dumps(json.loads(pretty), separators=(",", ":"), ensure_ascii=False) + "\n"
-    return {"task": "todo", "printed_lines": len(printed.encode()), "last_expression_indented": len(pretty.encode()),
-            "last_expression_compact": len(one_line.encode())}
+    return {"task": "todo", "printed_lines": len(printed.encode()), "last_expression": len(pretty.encode()),
+            "last_expression_no_spaces": len(one_line.encode())}
 
 
 def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None) -> tuple[int, list[str], dict]:
