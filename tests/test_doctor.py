@@ -207,3 +207,19 @@ def test_real_doctor_on_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyP
     expected = "hyperlight" if verdict.ok else "monty"
     assert f"backend: {expected} - auto: " in text and code == 0
     assert "hyperlight\n" in text and "monty\n" in text
+
+
+@pytest.mark.parametrize(("environ", "ok", "says"), [
+    ({}, True, "keeps its loop and the worker on one of"),
+    ({"CODEACT_PIN_CPU": "0"}, None, "CPU pinning is off (CODEACT_PIN_CPU=0)"),
+])
+def test_cpu_pinning_is_reported(environ: dict[str, str], ok: bool | None, says: str,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda _pid: {0, 1}, raising=False)
+    check = doctor.cpu_check(environ)
+    assert (check.group, check.name, check.ok) == ("monty", "cpu", ok) and says in check.detail
+
+
+def test_cpu_pinning_needs_two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
+    assert doctor.cpu_check({}).ok is None and "one CPU" in doctor.cpu_check({}).detail

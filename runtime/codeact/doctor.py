@@ -115,6 +115,21 @@ def monty_smoke() -> Check:
     return Check("monty", "run", True, f"ran 6*7 -> 42 in {ms:.0f} ms")
 
 
+def cpu_check(environ: Mapping[str, str]) -> Check:
+    """Whether a run keeps its host loop and the worker on one CPU (codeact.backends.cpu): a tool call costs ~3x
+    more without it on a machine with several CPUs."""
+    if environ.get("CODEACT_PIN_CPU") == "0":
+        return Check("monty", "cpu", None, "CPU pinning is off (CODEACT_PIN_CPU=0): each tool call pays cross-CPU "
+                                           "wake-ups (about 3x the cost)")
+    if not hasattr(os, "sched_getaffinity"):
+        return Check("monty", "cpu", None, f"CPU pinning is Linux-only; not used on {sys.platform}")
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < 2:
+        return Check("monty", "cpu", None, "one CPU available: nothing to pin")
+    return Check("monty", "cpu", True, f"a run keeps its loop and the worker on one of {cpus} CPUs; tools that start "
+                                       "processes get them all (CODEACT_PIN_CPU=0 turns it off)")
+
+
 # --- hyperlight ---------------------------------------------------------------------------------------------------
 
 def hyperlight_checks(refresh: bool = False, environ: Mapping[str, str] | None = None) -> list[Check]:
@@ -260,7 +275,8 @@ def collect(refresh: bool = False, environ: Mapping[str, str] | None = None, *, 
     from .config import Settings
 
     env = os.environ if environ is None else environ
-    checks = monty_checks() + hyperlight_checks(refresh, env)  # probes first, so choose() reads a fresh verdict
+    # the hyperlight probe runs before choose(), so choose() reads a fresh verdict
+    checks = monty_checks() + [cpu_check(env)] + hyperlight_checks(refresh, env)
     copier = None
     if template:
         found, copier = template_checks()
