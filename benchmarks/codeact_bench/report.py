@@ -66,7 +66,10 @@ def summarize(sessions: list[Session], tasks: list[Task]) -> list[dict[str, Any]
                        "requests_ratio": ratio(s.requests, base.requests),
                        "input_bytes_ratio": ratio(s.input_bytes, base.input_bytes),
                        "peak_bytes_ratio": ratio(s.peak_bytes, base.peak_bytes),
-                       "task_tokens_ratio": ratio(s.task_tokens, base.task_tokens)}
+                       "task_tokens_ratio": ratio(s.task_tokens, base.task_tokens),
+                       "input_tokens_ratio": ratio(s.input_tokens, base.input_tokens),
+                       "tool_calls_ratio": ratio(s.tool_calls, base.tool_calls),
+                       "wall_ratio": ratio(s.wall_s, base.wall_s)}
                 if chain:
                     row["task_bytes_target_met"] = row["task_bytes_ratio"] is not None and \
                         row["task_bytes_ratio"] <= TARGET_TASK_BYTES
@@ -120,6 +123,14 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {_kb(s['task_bytes'])} | {_kb(s['peak_bytes'])} | {s['input_tokens']:,} | {s['task_tokens']:,} "
             f"| {s['wall_s']:.1f} | {_pct(r['task_bytes_ratio']) if r else '—'} "
             f"| {_pct(r['requests_ratio']) if r else '—'} |")
+    lines += ["", "Every figure as a ratio, CodeAct / baseline (the uncapped one):", "",
+              "| task | strategy | input bytes | task bytes | peak | ~input tokens | ~task tokens | requests "
+              "| tool calls | wall |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in report["ratios"]:
+        if r["against"] == "baseline" and "input_tokens_ratio" in r:
+            lines.append(f"| {titles[r['task']]} | {r['strategy']} | " + " | ".join(
+                _pct(r[k]) for k in ("input_bytes_ratio", "task_bytes_ratio", "peak_bytes_ratio", "input_tokens_ratio",
+                                     "task_tokens_ratio", "requests_ratio", "tool_calls_ratio", "wall_ratio")) + " |")
     compacted = [f"{titles[s['task']]} / {s['strategy']} ({s['compactions']})" for s in sessions if s["compactions"]]
     if compacted:
         lines += ["", "The CLI compacted the context (a background request carrying the whole conversation, counted "
