@@ -29,7 +29,7 @@ def environ(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
 
 
-def test_first_use_discovers_then_the_cache_answers(workspace, environ, _isolated_home: Path) -> None:
+def test_first_use_discovers_then_the_cache_answers(workspace, environ, _isolated_home: Path, monkeypatch) -> None:
     root = workspace({"raw": raw()})
     (_isolated_home / "mcp-config.json").write_text(json.dumps({"mcpServers": {"mine": raw()}}))
     said: list[str] = []
@@ -48,6 +48,14 @@ def test_first_use_discovers_then_the_cache_answers(workspace, environ, _isolate
     changed, _ = cache.cached_lock(root, environ, progress=said.append)
     assert any("discovering 1 MCP server(s)" in line and ": raw" in line for line in said), said
     assert changed["servers"]["mine"] == lock["servers"]["mine"]
+
+    # a day later a working server is listed again (it may have been upgraded in place)
+    day = cache.MAX_AGE
+    monkeypatch.setattr(cache, "MAX_AGE", 0.0)
+    said.clear()
+    cache.cached_lock(root, environ, progress=said.append)
+    assert any("discovering 2 MCP server(s)" in line for line in said), said
+    monkeypatch.setattr(cache, "MAX_AGE", day)
 
     # a server removed from the configuration leaves the cache
     (root / ".mcp.json").unlink()

@@ -5,8 +5,9 @@ or updated. A global or plugin install serves every repository, so it keeps a ma
 instead, under ``${XDG_CACHE_HOME:-~/.cache}/codeact/mcp/``: the first run in a repository discovers the servers
 configured for it (the repository's ``.mcp.json`` and ``.github/mcp.json``, and the user's
 ``$COPILOT_HOME/mcp-config.json``) in parallel, and later runs reuse the result. A server is discovered again when
-its configuration changes (its config hash, transport or tools filter), when it failed more than ``RETRY_AFTER``
-seconds ago, or on ``codeact discover``.
+its configuration changes (its config hash, transport or tools filter), when it was listed more than ``MAX_AGE``
+ago (a day; a server started from ``@latest`` may have changed) or failed more than ``RETRY_AFTER`` ago (10
+minutes), or on ``codeact discover``.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from .config import ServerConfig, config_files, load_servers
 from .lock import dumps, empty_lock, parse_lock, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
+MAX_AGE = 86400.0  # seconds before a working server is listed again (servers started from `@latest` change)
 
 
 def cache_path(workspace: Path, environ: Mapping[str, str]) -> Path:
@@ -78,7 +80,8 @@ def _fresh(entry: Mapping[str, Any], config: ServerConfig, now: float) -> bool:
     if (entry.get("config_hash"), entry.get("transport"), list(entry.get("tools_filter") or ["*"])) != \
             (config.config_hash(), config.transport, list(config.tools)):
         return False
-    return entry.get("status") == "ok" or now - float(entry.get("checked_at") or 0) < RETRY_AFTER
+    age = now - float(entry.get("checked_at") or 0)
+    return age < (MAX_AGE if entry.get("status") == "ok" else RETRY_AFTER)
 
 
 def _read(path: Path) -> dict[str, Any]:
