@@ -12,7 +12,8 @@ import pytest
 
 from codeact.errors import ToolError
 from codeact.limits import Limits
-from codeact.tools import files, search, shell, sql as sql_mod
+from codeact.policy import Workspace
+from codeact.tools import ToolContext, files, search, shell, sql as sql_mod
 
 Q3 = '"' * 3
 
@@ -271,21 +272,29 @@ def test_glob_sorts_as_sorted_does(ctx, fixture_workspace, search_impl):
     assert search.glob(ctx, pattern="*.py", path="sort") == ["sort/B.py", "sort/a-b.py", "sort/a.py", "sort/a/b.py"]
 
 
-def test_skipped_folders_yield_to_an_ignore_file_that_re_includes_them(ctx, fixture_workspace, search_impl):
-    vendored = fixture_workspace / "web" / "node_modules" / "lib"
-    vendored.mkdir(parents=True)
-    (vendored / "index.js").write_text("needle\n")
-    assert search.glob(ctx, pattern="*.js", path="web") == []
-    assert search.grep(ctx, pattern="needle", path="web") == []
-    (fixture_workspace / "web" / ".ignore").write_text("!node_modules/\n")
-    assert search.glob(ctx, pattern="*.js", path="web") == ["web/node_modules/lib/index.js"]
-    assert search.grep(ctx, pattern="needle", path="web") == [
-        {"path": "web/node_modules/lib/index.js", "line": 1, "text": "needle"}]
+def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture_workspace, search_impl):
+    web = fixture_workspace / "web"
+    for rel in ("node_modules/lib/index.txt", ".git/config.txt", "keep.txt"):
+        (web / rel).parent.mkdir(parents=True, exist_ok=True)
+        (web / rel).write_text("needle\n")
+    (web / ".ignore").write_text("*\n!*/\n!*.txt\n!node_modules/\n")  # an allow-list, and a re-include
+    assert search.glob(ctx, pattern="*.txt", path="web") == ["web/keep.txt"]
+    assert search.grep(ctx, pattern="needle", path="web") == [{"path": "web/keep.txt", "line": 1, "text": "needle"}]
 
 
-def test_ripgrep_skips_the_same_folders_as_the_walk():
-    from codeact.tools.walk import SKIP_DIRS, SKIP_IGNORE_FILE
-    assert SKIP_IGNORE_FILE.read_text().split() == [name + "/" for name in SKIP_DIRS]
+@pytest.mark.parametrize("path", [".", "sub"])
+def test_ignore_files_above_the_workspace_do_not_count(tmp_path, search_impl, path):
+    (tmp_path / ".gitignore").write_text("*.log\n")  # e.g. a dotfiles repository in $HOME
+    (tmp_path / ".ignore").write_text("*.tmp\n")
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    for rel in ("a.log", "sub/b.log", "sub/c.tmp"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle\n")
+    here = ToolContext(workspace=Workspace.at(root), limits=Limits())
+    expected = ["sub/b.log", "sub/c.tmp"] if path == "sub" else ["a.log", "sub/b.log", "sub/c.tmp"]
+    assert search.glob(here, pattern="*", path=path) == expected
+    assert [hit["path"] for hit in search.grep(here, pattern="needle", path=path)] == expected
 
 
 def test_glob_errors(ctx):

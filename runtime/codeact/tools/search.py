@@ -4,8 +4,7 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
 ``PATH``) and a pure-Python walk otherwise; the two give the same answers. The rules, shared by both:
 
 - only the workspace is reached; symbolic links met while walking are never followed (nor listed);
-- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are skipped (unless an ignore file
-  re-includes one with a ``!`` rule);
+- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are always skipped;
 - ``.gitignore``, ``.ignore`` and ``.rgignore`` files are honoured as ripgrep honours them, in a git repository or
   not (``--no-require-git``), together with ``.git/info/exclude``; a user's global git excludes are not read,
   so an answer does not depend on the machine;
@@ -24,11 +23,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..errors import ToolError
 from .base import ToolContext
-from .walk import SKIP_IGNORE_FILE, Glob, Reach, walk
+from .walk import SKIP_DIRS, Glob, Reach, walk
 
 MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
 
@@ -54,9 +53,27 @@ def rg_binary() -> str | None:
     return _rg_cache  # type: ignore[return-value]
 
 
-def _rg_command(rg: str, glob: Glob | None) -> list[str]:
-    cmd = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages"]
-    cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS
+_IGNORE_NAMES = (".gitignore", ".ignore", ".rgignore")
+_outside_cache: dict[Path, bool] = {}
+
+
+def _rg_parents(root: Path, start: Path) -> list[str] | None:
+    """The flags that make ripgrep read only the workspace's ignore files, as the Python walk does; ``None`` when
+    it cannot. ripgrep also reads the ignore files of every folder above the one it searches, up to ``/`` (a
+    ``~/.gitignore`` holding ``*`` would hide everything): ``--no-ignore-parent`` drops them, but also drops the
+    workspace's own folders above ``start``, so a search below the root with ignore files above the workspace
+    goes to Python."""
+    if root not in _outside_cache:
+        _outside_cache[root] = any((folder / name).is_file() for folder in root.parents for name in _IGNORE_NAMES)
+    if not _outside_cache[root]:
+        return []
+    return ["--no-ignore-parent"] if start == root else None
+
+
+def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
+    cmd = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages", *parents]
+    # an override glob: it beats every ignore file, so no `!*/` rule can re-include .git or .codeact
+    cmd += ["--glob", "!{" + ",".join(SKIP_DIRS) + "}/"]  # one glob: each extra glob costs on every entry
     if glob is not None and glob.rg_type is not None:
         # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
         cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
@@ -68,12 +85,13 @@ def _rg_command(rg: str, glob: Glob | None) -> list[str]:
     return cmd
 
 
-def _rg_files(rg: str, start: Path, glob: Glob) -> list[str] | None:
+def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str]) -> list[str] | None:
     import subprocess
 
     # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     try:
-        done = subprocess.run([*_rg_command(rg, glob), "--files", "--null"], cwd=start, stdin=subprocess.DEVNULL,
+        done = subprocess.run([*_rg_command(rg, glob, parents), "--files", "--null"], cwd=start,
+                              stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
     except OSError:
         return None
@@ -105,7 +123,8 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     if start is None:
         return []
     rg = rg_binary()
-    files = _rg_files(rg, start, plan) if rg else None
+    parents = _rg_parents(ctx.workspace.root, start) if rg else None
+    files = _rg_files(rg, start, plan, parents) if rg and parents is not None else None
     if files is None:
         files = [rel for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None)
                  if plan.matches(rel)]
@@ -146,9 +165,10 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
         return []
     rg = rg_binary()
     found = None
-    if rg and _rg_can_run(pattern):
+    parents = _rg_parents(ctx.workspace.root, start) if rg and _rg_can_run(pattern) else None
+    if rg and parents is not None:
         reach = Reach(ctx.workspace.root, start) if plan.kind == "path" else None
-        found = _rg_grep(rg, start, regex, ignore_case, plan, max_results, reach)
+        found = _rg_grep(rg, start, regex, ignore_case, plan, max_results, reach, parents)
     if found is None:
         found = []
         for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
@@ -214,14 +234,14 @@ _MATCH, _END = b'{"type":"match"', b'{"type":"end"'
 
 
 def _rg_grep(rg: str, base: Path, regex: re.Pattern[str], ignore_case: bool, matcher: Glob,
-             max_results: int, reach: Reach | None) -> list[tuple[str, int, str]] | None:
+             max_results: int, reach: Reach | None, parents: Sequence[str]) -> list[tuple[str, int, str]] | None:
     """Matches found by ripgrep, or ``None`` when the Python search must answer.
 
     ripgrep searches in parallel, in no fixed order. When far more lines match than can be returned, that run is
     stopped and ``_first_matches`` finds the first ``max_results`` in path order, so the answer is the same.
     """
     # no --max-count: ripgrep would stop reading a file early and miss a NUL byte that makes it binary
-    cmd = _rg_command(rg, matcher)
+    cmd = _rg_command(rg, matcher, parents)
     if ignore_case:
         cmd.append("--ignore-case")
     query = ["--regexp", regex.pattern, "."]
@@ -289,6 +309,8 @@ def _first_matches(cmd: list[str], base: Path, matcher: Glob, reach: Reach | Non
                               stderr=subprocess.DEVNULL, check=False)
     except OSError:
         return None
+    if done.returncode == 2 and not done.stdout:
+        return None  # ripgrep could not run this: the Python search answers
     listed = (rel[2:] if rel.startswith("./") else rel
               for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel)
     found: list[tuple[str, int, str]] = []

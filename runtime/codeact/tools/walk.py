@@ -15,9 +15,6 @@ from ..errors import ToolError
 
 # .codeact holds the vendored CodeAct runtime: noise in every search of the user's code.
 SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact", ".codeact-cache")
-# The same folders as an ignore file for ripgrep (--ignore-file): its rules rank below every ignore file in the
-# tree, as SKIP_DIRS does in walk(); an override glob would cost ~15% on every entry of a large tree.
-SKIP_IGNORE_FILE = Path(__file__).with_name("skip.ignore")
 IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
 
 Rules = list  # list[tuple[re.Pattern[str], bool, bool]]: (regex, negated, dir_only), file order
@@ -177,6 +174,8 @@ class Glob:
         chain = ignore_chain(root, base, include_base=True)
         folder = base
         for name in self.dirs:
+            if name in SKIP_DIRS:
+                return None
             folder = folder / name
             try:
                 if not stat.S_ISDIR(os.lstat(folder).st_mode):
@@ -184,7 +183,7 @@ class Glob:
             except OSError:
                 return None
             rel = folder.relative_to(root).as_posix()
-            if skipped_dir(chain, rel, name):
+            if chain and ignored(chain, rel, True):
                 return None
             level = read_level(folder, rel + "/")
             if level:
@@ -265,17 +264,6 @@ def read_level(folder: Path, prefix: str, names: set[str] | None = None) -> Leve
 
 def ignored(chain: list[Level], rel: str, is_dir: bool) -> bool:
     """Whether the workspace-relative ``rel`` is ignored: ripgrep's precedence (kind first, deepest folder next)."""
-    return verdict(chain, rel, is_dir) is True
-
-
-def skipped_dir(chain: list[Level], rel: str, name: str) -> bool:
-    """Whether the folder ``rel`` is left out: ignored, or in SKIP_DIRS and not re-included by an ignore file."""
-    said = verdict(chain, rel, True) if chain else None
-    return said is True or (said is None and name in SKIP_DIRS)
-
-
-def verdict(chain: list[Level], rel: str, is_dir: bool) -> bool | None:
-    """``True`` ignored, ``False`` re-included by a ``!`` rule, ``None`` when no rule speaks of ``rel``."""
     for kind in (*IGNORE_KINDS, "exclude"):
         git_kind = kind in (".gitignore", "exclude")
         for level in reversed(chain):
@@ -289,7 +277,7 @@ def verdict(chain: list[Level], rel: str, is_dir: bool) -> bool | None:
                         return not negated
             if git_kind and level.has_git:
                 break  # .gitignore files above a repository's root do not apply inside it
-    return None
+    return False
 
 
 def ignore_chain(root: Path, base: Path, *, include_base: bool) -> list[Level]:
@@ -331,20 +319,15 @@ def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
                     continue  # symbolic links, sockets, devices
             except OSError:
                 continue
-            if is_dir and max_depth is not None and depth >= max_depth:
+            if is_dir and (entry.name in SKIP_DIRS or (max_depth is not None and depth >= max_depth)):
                 continue
             rel = rel_dir + entry.name
-            if is_dir:
-                if skipped_dir(chain, base_rel + rel, entry.name):
-                    continue
-            elif chain and ignored(chain, base_rel + rel, False):
+            if chain and ignored(chain, base_rel + rel, is_dir):
                 continue
             if is_dir:
                 stack.append((Path(entry.path), rel + "/", chain, depth + 1))
             else:
                 yield rel
-
-
 
 
 class Reach:
@@ -361,7 +344,7 @@ class Reach:
         if rel_dir not in self.chains:
             parent, _, name = rel_dir.rpartition("/")
             above = self._chain_of(parent)
-            if above is None or skipped_dir(above, self.base_rel + rel_dir, name):
+            if above is None or name in SKIP_DIRS or ignored(above, self.base_rel + rel_dir, True):
                 self.chains[rel_dir] = None
             else:
                 level = read_level(self.start / rel_dir, self.base_rel + rel_dir + "/")
