@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
 import sys
 import time
 
 import pytest
 
+from codeact.backends import cpu as cpu_module
 from codeact.backends.cpu import OneCpu
 from codeact.config import Settings
 from codeact.runner import run
@@ -71,6 +73,10 @@ def test_pinning_can_be_turned_off(tmp_path):
 def test_one_cpu_pins_named_children_and_restores_this_process():
     before = os.sched_getaffinity(0)
     earlier = subprocess.Popen(["sleep", "30"])  # started before: another pool's worker, left alone
+    for _ in range(100):  # /proc lists a new child a moment after it starts
+        if earlier.pid in cpu_module._children(os.getpid(), "sleep"):
+            break
+        time.sleep(0.01)
     cpu = OneCpu("sleep", threads="no-such-thread")
     child = subprocess.Popen(["sleep", "30"])
     other = subprocess.Popen(["cat"], stdin=subprocess.PIPE)  # not named as the worker: left alone
@@ -100,3 +106,31 @@ def test_one_cpu_disabled_changes_nothing():
     cpu.narrow()
     assert os.sched_getaffinity(0) == before
     cpu.release()
+
+
+def test_overlapping_runs_in_one_process_restore_the_shared_threads(tmp_path):
+    before = os.sched_getaffinity(0)
+
+    def nap() -> int:
+        """Sleep a little, so that two runs overlap."""
+        time.sleep(0.3)
+        return 1
+
+    tools = {"nap": tool_from_function(nap, source="user")._replace(in_process=True)}
+    environ = {"CODEACT_CONFIG_DIR": str(tmp_path / "config"), "PATH": os.environ.get("PATH", "")}
+    results: list = []
+
+    def one(delay: float) -> None:
+        time.sleep(delay)
+        results.append(run("nap() + nap()", workspace=tmp_path, backend="monty", tools=tools, settings=Settings(),
+                           environ=environ))
+
+    threads = [threading.Thread(target=one, args=(delay,)) for delay in (0.0, 0.2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [r.result for r in results] == [2, 2], [r.error for r in results]
+    shared = [int(t) for t in os.listdir("/proc/self/task")
+              if open(f"/proc/self/task/{t}/comm").read().strip() == "tokio-rt-worker"]
+    assert shared and all(os.sched_getaffinity(t) == before for t in shared)

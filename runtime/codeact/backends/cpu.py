@@ -16,16 +16,24 @@ import threading
 _TASKS = "/proc/{pid}/task"
 
 
+# The pool client's I/O threads are shared by every run of this process: the first run to pin them saves their CPUs,
+# the last to finish restores them (runs of one process all use the same CPU, chosen from the process id).
+_shared_lock = threading.Lock()
+_shared: dict[str, dict[int, set[int]]] = {}  # thread name -> {tid: CPUs before the first run pinned it}
+_shared_users: dict[str, int] = {}
+
+
 class OneCpu:
     """Pins the calling thread, this process's threads named ``threads`` (a pool client's I/O threads, which live
     as long as the process) and the ``worker`` processes started after it was made, to one CPU until
-    :meth:`release`. Make it just before the pool, :meth:`pin` once the pool runs."""
+    :meth:`release`. Make it just before the pool; :meth:`pin` once the pool runs, :meth:`pin_workers` again once
+    the worker has started its threads."""
 
     def __init__(self, worker: str, threads: str, enabled: bool = True) -> None:
         self._worker, self._thread_name = worker, threads
-        self._saved: dict[int, set[int]] = {}
         self._cpu: set[int] | None = None
         self._own: set[int] | None = None
+        self._caller: int | None = None
         if not enabled or not hasattr(os, "sched_setaffinity"):
             return
         try:
@@ -34,48 +42,69 @@ class OneCpu:
             return
         if len(own) > 1:
             self._own = own
-            self._cpu = {sorted(own)[os.getpid() % len(own)]}  # concurrent runs spread over the CPUs
+            self._cpu = {sorted(own)[os.getpid() % len(own)]}
             self._workers_before = set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
-        """Pin this thread and what the pool started."""
-        if self._cpu is None:
+        """Pin this thread, the client's threads and the pool's worker."""
+        if self._cpu is None or self._caller is not None:
             return
-        me = os.getpid()
-        ours = {threading.get_native_id(), *(t for t in _threads(me) if _comm(me, t) == self._thread_name)}
-        workers = set(_children(me, self._worker)) - self._workers_before
-        theirs = [tid for child in workers for tid in _threads(child)]
-        for tid in (*ours, *theirs):
-            try:
-                if tid in ours:
-                    self._saved.setdefault(tid, os.sched_getaffinity(tid))
-                os.sched_setaffinity(tid, self._cpu)
-            except OSError:
-                continue  # a thread that ended, or one we may not move
+        self._caller = threading.get_native_id()
+        if not _set(self._caller, self._cpu):
+            self._caller = None
+            return
+        me, name = os.getpid(), self._thread_name
+        with _shared_lock:
+            saved = _shared.setdefault(name, {})
+            _shared_users[name] = _shared_users.get(name, 0) + 1
+            for tid in _threads(me):
+                if tid not in saved and _comm(me, tid) == name:
+                    try:
+                        saved[tid] = os.sched_getaffinity(tid)
+                    except OSError:
+                        continue
+                if tid in saved:
+                    _set(tid, self._cpu)
+        self.pin_workers()
+
+    def pin_workers(self) -> None:
+        """Pin every thread of the pool's worker (it may start more after it is spawned)."""
+        if self._caller is None:
+            return
+        for child in set(_children(os.getpid(), self._worker)) - self._workers_before:
+            for tid in _threads(child):
+                _set(tid, self._cpu)
 
     def widen(self) -> None:
         """Give the calling thread its own CPUs back (around a tool call)."""
-        self._move(self._own)
+        if self._caller is not None:
+            _set(0, self._own)
 
     def narrow(self) -> None:
         """Back onto the one CPU after a tool call."""
-        self._move(self._cpu)
-
-    def _move(self, cpus: set[int] | None) -> None:
-        if self._saved and cpus:
-            try:
-                os.sched_setaffinity(0, cpus)
-            except OSError:
-                pass
+        if self._caller is not None:
+            _set(0, self._cpu)
 
     def release(self) -> None:
-        """Restore this process's threads; the worker's go with the worker."""
-        for tid, cpus in self._saved.items():
-            try:
-                os.sched_setaffinity(tid, cpus)
-            except OSError:
-                continue
-        self._saved.clear()
+        """Restore this thread, and the client's threads when no other run of this process still uses them."""
+        if self._caller is None:
+            return
+        _set(self._caller, self._own)
+        self._caller = None
+        name = self._thread_name
+        with _shared_lock:
+            _shared_users[name] -= 1
+            if _shared_users[name] == 0:
+                for tid, cpus in _shared.pop(name, {}).items():
+                    _set(tid, cpus)
+
+
+def _set(tid: int, cpus: set[int] | None) -> bool:
+    try:
+        os.sched_setaffinity(tid, cpus)  # type: ignore[arg-type]
+        return True
+    except (OSError, TypeError):
+        return False  # a thread that ended, or one we may not move
 
 
 def _threads(pid: int) -> list[int]:

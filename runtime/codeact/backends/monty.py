@@ -59,8 +59,8 @@ class MontyBackend:
         }
         cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu)  # the worker binary; the client's I/O threads
         with _pm.Monty(max_processes=1) as pool:
-            cpu.pin()
             try:
+                cpu.pin()
                 return self._run(pool, program, monty_limits, cpu)
             finally:
                 cpu.release()
@@ -88,6 +88,7 @@ class MontyBackend:
 
         namespaces = _namespaces(program)
         snap = session.feed_start(program.code, print_callback=printer)
+        cpu.pin_workers()  # the worker has started all its threads by now
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
                 members = namespaces.get(snap.variable_name) if snap.object_id is None else None
