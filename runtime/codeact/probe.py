@@ -52,7 +52,9 @@ class Verdict(NamedTuple):
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/codeact``, else ``~/.cache/codeact``."""
     env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or str(Path.home()), ".cache")
+    base = env.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored (it would land in the repo)
+        base = os.path.join(env.get("HOME") or str(Path.home()), ".cache")
     return Path(base).expanduser() / "codeact"
 
 

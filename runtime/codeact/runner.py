@@ -115,7 +115,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
 
     output = _Output(limits.output)
     calls: list[ToolCall] = []
-    deadline = started + limits.timeout
+    deadline = time.perf_counter() + limits.timeout  # from here: a first MCP discovery is not the program's time
 
     def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         tool = tools.get(name)

@@ -28,7 +28,7 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     if not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE, not imported: hot path
         if settings.scope == "repo":
             return tools
-        lock = _machine_lock(ctx, env, warn)  # global/plugin: this machine's lock for the repository
+        lock = _machine_lock(ctx, env, settings, warn)  # global/plugin: this machine's lock for the repository
         if lock is None:
             return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
@@ -41,16 +41,15 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     return tools
 
 
-def _machine_lock(ctx: ToolContext, env: Mapping[str, str], warn) -> dict | None:
+def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:
     """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
-    from .errors import ConfigError
     from .mcp.cache import cached_lock, has_config
 
     if not has_config(ctx.workspace.root, env):
         return None
     try:
-        lock, _path = cached_lock(ctx.workspace.root, env)
-    except ConfigError as exc:
+        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.extra.get("mcp_exclude") or ())
+    except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a program that may not need it
         (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
         return None
     return lock

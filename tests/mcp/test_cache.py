@@ -26,7 +26,9 @@ def raw(**env: str) -> dict:
 
 @pytest.fixture
 def environ(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    """A trusting environment (COPILOT_ALLOW_ALL=true) with its own cache folder."""
+    env = {k: v for k, v in os.environ.items() if k != "COPILOT_ALLOW_ALL"}
+    return {**env, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COPILOT_ALLOW_ALL": "true"}
 
 
 def test_first_use_discovers_then_the_cache_answers(workspace, environ, _isolated_home: Path, monkeypatch) -> None:
@@ -100,3 +102,65 @@ def test_a_repo_scope_install_uses_only_its_committed_lock(workspace, environ) -
     ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(), environ=environ)
     assert not any(name.startswith("demo.") for name in assemble(ctx, Settings(scope="repo"), environ))
     assert not (Path(environ["XDG_CACHE_HOME"]) / "codeact" / "mcp").exists()
+
+
+def test_excluded_servers_are_never_started(workspace, environ) -> None:
+    root = workspace({"raw": raw(), "other": raw(OTHER="1")})
+    said: list[str] = []
+    lock, _ = cache.cached_lock(root, environ, exclude=["other"], progress=said.append)
+    assert set(lock["servers"]) == {"raw"} and not any("other" in line for line in said)
+
+
+def test_a_changed_value_is_a_changed_server(workspace, environ) -> None:
+    root = workspace({"raw": raw(TOKEN="one")})
+    cache.cached_lock(root, environ, progress=lambda _l: None)
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"raw": raw(TOKEN="two")}}))
+    said: list[str] = []
+    lock, path = cache.cached_lock(root, environ, progress=said.append)
+    assert any("discovering 1 MCP server(s)" in line for line in said)
+    assert "two" not in path.read_text() and "one" not in path.read_text()  # values only as a hash
+
+
+def test_repository_servers_start_only_where_copilot_trusts_the_folder(workspace, environ, _isolated_home) -> None:
+    root = workspace({"raw": raw()})
+    (_isolated_home / "mcp-config.json").write_text(json.dumps({"mcpServers": {"mine": raw()}}))
+    untrusted = {k: v for k, v in environ.items() if k != "COPILOT_ALLOW_ALL"}
+    said: list[str] = []
+    lock, _ = cache.cached_lock(root, untrusted, progress=said.append)
+    assert set(lock["servers"]) == {"mine"}  # the user's own server; the repository's waits for consent
+    assert any("not starting this repository's MCP server(s) raw: Copilot does not trust" in line for line in said)
+
+    # `codeact discover` is consent: later runs keep its entry for the same configuration
+    forced, _ = cache.cached_lock(root, untrusted, force=True, progress=lambda _l: None)
+    assert set(forced["servers"]) == {"mine", "raw"}
+    said.clear()
+    again, _ = cache.cached_lock(root, untrusted, progress=said.append)
+    assert set(again["servers"]) == {"mine", "raw"} and said == []
+    # ...but not for a changed command line
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"raw": raw(CHANGED="1")}}))
+    changed, _ = cache.cached_lock(root, untrusted, progress=said.append)
+    assert set(changed["servers"]) == {"mine"} and any("not starting" in line for line in said)
+
+    # a folder Copilot trusts (its config.json), or one inside it
+    (_isolated_home / "config.json").write_text("// This file is managed automatically.\n"
+                                                + json.dumps({"trustedFolders": [str(root.parent)]}))
+    assert cache.copilot_trusts(root, untrusted) and not cache.copilot_trusts(root.parent.parent, untrusted)
+    trusted, _ = cache.cached_lock(root, untrusted, progress=lambda _l: None)
+    assert set(trusted["servers"]) == {"mine", "raw"}
+
+
+def test_discovery_works_from_inside_an_event_loop(workspace, environ) -> None:
+    import asyncio
+
+    root = workspace({"raw": raw()})
+
+    async def caller() -> dict:
+        return cache.cached_lock(root, environ, progress=lambda _l: None)[0]
+
+    assert asyncio.run(caller())["servers"]["raw"]["status"] == "ok"
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path) -> None:
+    from codeact.probe import cache_dir
+
+    assert cache_dir({"XDG_CACHE_HOME": "rel/cache", "HOME": str(tmp_path)}) == tmp_path / ".cache" / "codeact"

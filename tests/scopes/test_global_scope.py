@@ -105,10 +105,17 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
         "mine": {"type": "local", "command": server[0], "args": server[1:], "tools": ["echo"]}}}))
     launcher = str(copilot_home / "codeact/bin/codeact")
     cache_env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    untrusted = run([launcher, "tools", "--json"], work, cache_env)  # Copilot does not trust `work` yet
+    assert "not starting this repository's MCP server(s) demo" in untrusted.stderr, untrusted.stderr
+    assert {"mine.echo"} <= {t["name"] for t in json.loads(untrusted.stdout)}
+    # what the CLI's "trust this folder for future sessions" writes, in its own file (`//` comments, then JSON)
+    cli_config = copilot_home / "config.json"
+    managed = cli_config.read_text() if cli_config.exists() else "{}"
+    cli_config.write_text(managed.replace("{", f'{{\n  "trustedFolders": [{json.dumps(str(work))}],', 1))
     first = run([launcher, "run", "--code", 'print(demo.add(a=2, b=3), mine.echo(text="hi", upper=True))'], work,
                 cache_env)
     assert first.returncode == 0 and first.stdout == "5 HI\n", first.stderr
-    assert "discovering 2 MCP server(s)" in first.stderr, first.stderr
+    assert "discovering 1 MCP server(s)" in first.stderr and ": demo" in first.stderr, first.stderr
     (cached,) = (tmp_path / "cache" / "codeact" / "mcp").glob("work-*.lock.json")
     assert set(json.loads(cached.read_text())["servers"]) == {"demo", "mine"}
     listed = run([launcher, "tools", "--json"], work, cache_env)

@@ -5,23 +5,28 @@ or updated. A global or plugin install serves every repository, so it keeps a ma
 instead, under ``${XDG_CACHE_HOME:-~/.cache}/codeact/mcp/``: the first run in a repository discovers the servers
 configured for it (the repository's ``.mcp.json`` and ``.github/mcp.json``, and the user's
 ``$COPILOT_HOME/mcp-config.json``) in parallel, and later runs reuse the result. A server is discovered again when
-its configuration changes (its config hash, transport or tools filter), when it was listed more than ``MAX_AGE``
-ago (a day; a server started from ``@latest`` may have changed) or failed more than ``RETRY_AFTER`` ago (10
-minutes), or on ``codeact discover``.
+its configuration changes (command, arguments, environment, headers, transport or tools filter), when it was listed
+more than ``MAX_AGE`` ago (a day; a server started from ``@latest`` may have changed) or failed more than
+``RETRY_AFTER`` ago (10 minutes), or on ``codeact discover``.
+
+The repository's own servers are commands from the repository: a run starts them only where the Copilot CLI would
+(a folder it trusts); ``codeact discover`` starts them on request.
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
 from ..probe import cache_dir
-from .config import ServerConfig, config_files, load_servers
+from .config import ServerConfig, config_files, copilot_home, load_servers
 from .lock import dumps, empty_lock, parse_lock, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
@@ -39,49 +44,105 @@ def has_config(workspace: Path, environ: Mapping[str, str]) -> bool:
     return any(path.is_file() for path, _shown, _scope in config_files(workspace, environ))
 
 
-def cached_lock(workspace: Path, environ: Mapping[str, str], *, timeout: float = 10.0, force: bool = False,
-                progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Path]:
-    """The lock of every server configured for ``workspace``, discovering those not known (or all, ``force``).
+def copilot_trusts(folder: Path, environ: Mapping[str, str]) -> bool:
+    """Whether the Copilot CLI starts ``folder``'s own MCP servers without asking: the folder (or one above it) is
+    among its trusted folders (``trustedFolders`` or ``trusted_folders`` in ``$COPILOT_HOME/config.json``, which
+    the CLI writes when you trust a folder for future sessions, or ``settings.json``), or ``COPILOT_ALLOW_ALL=true``."""
+    if environ.get("COPILOT_ALLOW_ALL") == "true":
+        return True
+    here = folder.resolve()
+    for name in ("config.json", "settings.json"):
+        for entry in _trusted_folders(copilot_home(environ) / name):
+            trusted = Path(entry).expanduser().resolve()
+            if here == trusted or trusted in here.parents:
+                return True
+    return False
 
-    Never raises for a failing server (it is recorded as failed, with the reason); raises :class:`ConfigError`
-    only when the cache cannot be written.
+
+def _trusted_folders(path: Path) -> list[str]:
+    try:  # the CLI writes `//` comment lines above the JSON
+        text = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines()
+                         if not line.lstrip().startswith("//"))
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return []
+    listed = (data.get("trustedFolders") or data.get("trusted_folders")) if isinstance(data, dict) else None
+    return [e for e in listed if isinstance(e, str) and e] if isinstance(listed, list) else []
+
+
+def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (), timeout: float = 10.0,
+                force: bool = False, progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Path]:
+    """The lock of every server configured for ``workspace`` and not excluded, discovering those not known.
+
+    ``force`` (``codeact discover``) lists every server again. Otherwise the repository's own servers are started
+    only where Copilot trusts the folder (:func:`copilot_trusts`): elsewhere an entry that ``codeact discover`` made
+    for the same configuration is kept, however old, and a new or changed server is left out with a note.
+    Never raises for a failing server (it is recorded as failed, with the reason); raises :class:`ConfigError` only
+    when the cache cannot be written.
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     path = cache_path(workspace, environ)
-    servers = load_servers(workspace, environ).servers
+    skip = set(exclude)
+    servers = {n: c for n, c in load_servers(workspace, environ).servers.items() if n not in skip}
     known = {} if force else _read(path)
     now = time.time()
+    trusted = force or copilot_trusts(workspace, environ)
     lock = empty_lock()
     stale: dict[str, ServerConfig] = {}
+    held_back: list[str] = []
     for name, config in servers.items():
         entry = known.get(name)
-        if entry is not None and _fresh(entry, config, now):
+        asks_consent = config.scope == "workspace" and not trusted
+        if entry is not None and _same_config(entry, config) and (asks_consent or _recent(entry, now)):
             lock["servers"][name] = entry
+        elif asks_consent:
+            held_back.append(name)
         else:
             stale[name] = config
+    if held_back:
+        say(f"codeact: not starting this repository's MCP server(s) {', '.join(held_back)}: Copilot does not trust "
+            f"{workspace} (its trusted folders, or COPILOT_ALLOW_ALL=true); `codeact discover` lists them on request")
     if stale:
-        from .discovery import _line, discover_servers
-
         say(f"codeact: discovering {len(stale)} MCP server(s) for {workspace.name or workspace} "
             f"(kept in {path} until their configuration changes): {', '.join(stale)}")
-        outcomes = asyncio.run(discover_servers(stale, timeout=timeout, cwd=workspace,
-                                                on_outcome=lambda o: say(f"codeact: {_line(o)}")))
-        for name, outcome in outcomes.items():
+        for name, outcome in _discover(stale, timeout, workspace, say).items():
             entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools)
-            lock["servers"][name] = {**entry, "checked_at": int(now)}
+            lock["servers"][name] = {**entry, "values_hash": _values_hash(stale[name]), "checked_at": int(now)}
         lock["servers"] = dict(sorted(lock["servers"].items()))
-        _write(path, lock)
-    elif len(known) != len(servers):  # a server was removed from the configuration
+    if stale or set(known) != set(lock["servers"]):
         _write(path, lock)
     return lock, path
 
 
-def _fresh(entry: Mapping[str, Any], config: ServerConfig, now: float) -> bool:
-    if (entry.get("config_hash"), entry.get("transport"), list(entry.get("tools_filter") or ["*"])) != \
-            (config.config_hash(), config.transport, list(config.tools)):
-        return False
+def _discover(servers: Mapping[str, ServerConfig], timeout: float, cwd: Path,
+              say: Callable[[str], None]) -> dict[str, Any]:
+    from .client import _in_helper_thread, _loop_running_here
+    from .discovery import _line, discover_servers
+
+    def go() -> dict[str, Any]:
+        return asyncio.run(discover_servers(servers, timeout=timeout, cwd=cwd,
+                                            on_outcome=lambda o: say(f"codeact: {_line(o)}")))
+
+    return _in_helper_thread(go) if _loop_running_here() else go()  # a caller already inside an event loop
+
+
+def _same_config(entry: Mapping[str, Any], config: ServerConfig) -> bool:
+    """Whether ``entry`` was listed for this very configuration (values included: this lock stays on the machine,
+    and only their hash is kept)."""
+    return (entry.get("config_hash"), entry.get("transport"), list(entry.get("tools_filter") or ["*"]),
+            entry.get("values_hash")) == (config.config_hash(), config.transport, list(config.tools),
+                                          _values_hash(config))
+
+
+def _recent(entry: Mapping[str, Any], now: float) -> bool:
     age = now - float(entry.get("checked_at") or 0)
     return age < (MAX_AGE if entry.get("status") == "ok" else RETRY_AFTER)
+
+
+def _values_hash(config: ServerConfig) -> str:
+    material = [config.command, list(config.args), config.cwd, config.url, sorted(config.env.items()),
+                sorted((k.lower(), v) for k, v in config.headers.items())]
+    return hashlib.sha256(json.dumps(material, default=str).encode()).hexdigest()[:16]
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -94,7 +155,7 @@ def _read(path: Path) -> dict[str, Any]:
 def _write(path: Path, lock: Mapping[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
         tmp.write_text(dumps(lock), encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:

@@ -13,7 +13,7 @@ function Die([string]$msg, [int]$code = 3) { Say $msg; exit $code }
 # Inside a Copilot CLI plugin (plugin.json next to bin/) nothing is written into the plugin's folder: the venv and
 # Python's bytecode cache live under $env:XDG_CACHE_HOME, else $env:LOCALAPPDATA, else ~/.cache (codeact/).
 $isPlugin = Test-Path (Join-Path $here 'plugin.json')
-$cacheBase = if ($env:XDG_CACHE_HOME) { $env:XDG_CACHE_HOME } elseif ($env:LOCALAPPDATA) { $env:LOCALAPPDATA } else { Join-Path $HOME '.cache' }
+$cacheBase = if ($env:XDG_CACHE_HOME -and [IO.Path]::IsPathRooted($env:XDG_CACHE_HOME)) { $env:XDG_CACHE_HOME } elseif ($env:LOCALAPPDATA) { $env:LOCALAPPDATA } else { Join-Path $HOME '.cache' }
 $cache = Join-Path $cacheBase 'codeact'
 if ($env:CODEACT_VENV -or $isPlugin) {
   $hash = (Get-FileHash -Algorithm SHA256 $req).Hash.Substring(0, 16).ToLower()
