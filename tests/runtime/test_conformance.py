@@ -282,6 +282,17 @@ def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture
     assert search.grep(ctx, pattern="needle", path="web") == [{"path": "web/keep.txt", "line": 1, "text": "needle"}]
 
 
+def test_a_nested_repository_does_not_inherit_the_outer_gitignore(tmp_path, search_impl):
+    root = tmp_path / "ws"
+    for rel in (".git/HEAD", "sub/.git/HEAD", "b.log", "sub/a.log", "sub/c.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle\n")
+    (root / ".gitignore").write_text("*.log\n")
+    here = ToolContext(workspace=Workspace.at(root), limits=Limits())
+    assert search.glob(here, pattern="*.log") == ["sub/a.log"]
+    assert [hit["path"] for hit in search.grep(here, pattern="needle")] == ["sub/a.log", "sub/c.txt"]
+
+
 @pytest.mark.parametrize("path", [".", "sub"])
 def test_ignore_files_above_the_workspace_do_not_count(tmp_path, search_impl, path):
     (tmp_path / ".gitignore").write_text("*.log\n")  # e.g. a dotfiles repository in $HOME

@@ -5,9 +5,10 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
 
 - only the workspace is reached; symbolic links met while walking are never followed (nor listed);
 - hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are always skipped;
-- ``.gitignore``, ``.ignore`` and ``.rgignore`` files are honoured as ripgrep honours them, in a git repository or
-  not (``--no-require-git``), together with ``.git/info/exclude``; a user's global git excludes are not read,
-  so an answer does not depend on the machine;
+- ``.gitignore``, ``.ignore`` and ``.rgignore`` files inside the workspace are honoured as ripgrep honours them, in a
+  git repository or not (a nested repository does not inherit the outer ``.gitignore``), together with
+  ``.git/info/exclude``; ignore files above the workspace and a user's global git excludes are not read, so an
+  answer does not depend on the machine;
 - a ``path`` named explicitly is searched even if it is ignored itself (its contents are still filtered);
 - files holding a NUL byte are binary and skipped; text is read as UTF-8 (a UTF-8 or UTF-16 BOM is honoured);
 - lines end at ``\\n`` only; results are sorted as ``sorted()`` sorts the paths, then by line, paths workspace-relative.
@@ -53,25 +54,29 @@ def rg_binary() -> str | None:
     return _rg_cache  # type: ignore[return-value]
 
 
-_IGNORE_NAMES = (".gitignore", ".ignore", ".rgignore")
-_outside_cache: dict[Path, bool] = {}
+_outside_cache: dict[Path, tuple[bool, bool]] = {}
 
 
 def _rg_parents(root: Path, start: Path) -> list[str] | None:
-    """The flags that make ripgrep read only the workspace's ignore files, as the Python walk does; ``None`` when
-    it cannot. ripgrep also reads the ignore files of every folder above the one it searches, up to ``/`` (a
-    ``~/.gitignore`` holding ``*`` would hide everything): ``--no-ignore-parent`` drops them, but also drops the
-    workspace's own folders above ``start``, so a search below the root with ignore files above the workspace
-    goes to Python."""
+    """The flags that make ripgrep read the ignore files the Python walk reads; ``None`` when it cannot.
+
+    In a git work tree ripgrep keeps git's rules (a nested repository does not inherit the outer .gitignore), so
+    ``--no-require-git`` is passed only outside one. ripgrep also reads ``.ignore``/``.rgignore`` files (and, outside
+    a work tree, ``.gitignore``) of every folder above the workspace, up to ``/``: ``--no-ignore-parent`` drops them,
+    but also the workspace's own folders above ``start``, so such a search below the root goes to Python."""
     if root not in _outside_cache:
-        _outside_cache[root] = any((folder / name).is_file() for folder in root.parents for name in _IGNORE_NAMES)
-    if not _outside_cache[root]:
-        return []
-    return ["--no-ignore-parent"] if start == root else None
+        in_git = (root / ".git").exists()
+        names = (".ignore", ".rgignore") if in_git else (".gitignore", ".ignore", ".rgignore")
+        _outside_cache[root] = (in_git, any((folder / n).is_file() for folder in root.parents for n in names))
+    in_git, outside = _outside_cache[root]
+    flags = [] if in_git else ["--no-require-git"]
+    if not outside:
+        return flags
+    return [*flags, "--no-ignore-parent"] if start == root else None
 
 
 def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
-    cmd = [rg, "--no-config", "--hidden", "--no-require-git", "--no-ignore-global", "--no-messages", *parents]
+    cmd = [rg, "--no-config", "--hidden", "--no-ignore-global", "--no-messages", *parents]
     # an override glob: it beats every ignore file, so no `!*/` rule can re-include .git or .codeact
     cmd += ["--glob", "!{" + ",".join(SKIP_DIRS) + "}/"]  # one glob: each extra glob costs on every entry
     if glob is not None and glob.rg_type is not None:
