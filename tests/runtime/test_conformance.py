@@ -293,6 +293,11 @@ def test_a_nested_repository_does_not_inherit_the_outer_gitignore(tmp_path, sear
     assert [hit["path"] for hit in search.grep(here, pattern="needle")] == ["sub/a.log", "sub/c.txt"]
 
 
+def test_ripgrep_is_told_to_skip_the_same_folders():
+    from codeact.tools.walk import SKIP_DIRS, SKIP_IGNORE_FILE
+    assert SKIP_IGNORE_FILE.read_text().split() == [name + "/" for name in SKIP_DIRS]
+
+
 @pytest.mark.parametrize("path", [".", "sub"])
 def test_ignore_files_above_the_workspace_do_not_count(tmp_path, search_impl, path):
     (tmp_path / ".gitignore").write_text("*.log\n")  # e.g. a dotfiles repository in $HOME

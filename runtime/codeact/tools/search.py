@@ -4,7 +4,8 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
 ``PATH``) and a pure-Python walk otherwise; the two give the same answers. The rules, shared by both:
 
 - only the workspace is reached; symbolic links met while walking are never followed (nor listed);
-- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are always skipped;
+- hidden files are included, but ``.git`` and the folders in ``SKIP_DIRS`` are always skipped (whatever an
+  ignore file says);
 - ``.gitignore``, ``.ignore`` and ``.rgignore`` files inside the workspace are honoured as ripgrep honours them, in a
   git repository or not (a nested repository does not inherit the outer ``.gitignore``), together with
   ``.git/info/exclude``; ignore files above the workspace and a user's global git excludes are not read, so an
@@ -28,9 +29,10 @@ from typing import Any, Sequence
 
 from ..errors import ToolError
 from .base import ToolContext
-from .walk import SKIP_DIRS, Glob, Reach, walk
+from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk
 
 MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
+SKIP_DIRS_SET = frozenset(SKIP_DIRS)
 
 # ------------------------------------------------------------------------------------------------------ ripgrep
 _RG_UNSET = object()
@@ -77,8 +79,7 @@ def _rg_parents(root: Path, start: Path) -> list[str] | None:
 
 def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
     cmd = [rg, "--no-config", "--hidden", "--no-ignore-global", "--no-messages", *parents]
-    # an override glob: it beats every ignore file, so no `!*/` rule can re-include .git or .codeact
-    cmd += ["--glob", "!{" + ",".join(SKIP_DIRS) + "}/"]  # one glob: each extra glob costs on every entry
+    cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS; re-included ones are dropped by _unskipped
     if glob is not None and glob.rg_type is not None:
         # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
         cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
@@ -104,7 +105,19 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str]) -> list[
         return None
     files = done.stdout.decode("utf-8", "surrogateescape").split("\0")
     files.pop()  # after the last NUL
-    return files
+    return _unskipped(files, done.stdout)
+
+
+_SKIPPED_MARKS = tuple(name.encode() + b"/" for name in SKIP_DIRS)
+
+
+def _unskipped(paths: list[str], raw: bytes) -> list[str]:
+    """``paths`` without those inside a SKIP_DIRS folder, which an ignore file's ``!`` rule can make ripgrep list.
+
+    One scan of ripgrep's raw output first: in the usual case no path is looked at."""
+    if not any(mark in raw for mark in _SKIPPED_MARKS):
+        return paths
+    return [p for p in paths if SKIP_DIRS_SET.isdisjoint(p.split("/")[:-1])]
 
 
 # --------------------------------------------------------------------------------------------------------- tools
@@ -294,12 +307,14 @@ def _rg_collect(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, 
     wanted = [line for line in output.split(b"\n")
               if line.startswith(_MATCH) or (line.startswith(_END) and b'"binary_offset":null' not in line)]
     messages = json.loads(b"[" + b",".join(wanted) + b"]")
+    keep = None if not any(mark in output for mark in _SKIPPED_MARKS) else \
+        set(_unskipped([_rel(m["data"]["path"]) for m in messages], output))
     binary = {_rel(m["data"]["path"]) for m in messages if m["type"] == "end"}
     found = []
     for message in messages:
         if message["type"] == "match":
             hit = _hit(message["data"], matcher, reach)
-            if hit is not None and hit[0] not in binary:
+            if hit is not None and hit[0] not in binary and (keep is None or hit[0] in keep):
                 found.append(hit)
     return found
 
@@ -316,8 +331,8 @@ def _first_matches(cmd: list[str], base: Path, matcher: Glob, reach: Reach | Non
         return None
     if done.returncode == 2 and not done.stdout:
         return None  # ripgrep could not run this: the Python search answers
-    listed = (rel[2:] if rel.startswith("./") else rel
-              for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel)
+    listed = _unskipped([rel[2:] if rel.startswith("./") else rel
+                         for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel], done.stdout)
     found: list[tuple[str, int, str]] = []
     for rel in sorted(rel for rel in listed if matcher.matches(rel) and (reach is None or reach.ok(rel))):
         for number, text in _search_file(base / rel, regex, max_results - len(found)) or ():

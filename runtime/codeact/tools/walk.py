@@ -15,6 +15,9 @@ from ..errors import ToolError
 
 # .codeact holds the vendored CodeAct runtime: noise in every search of the user's code.
 SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact", ".codeact-cache")
+# The same folders as an ignore file, for ripgrep: far cheaper than an override glob (~20 ms on 50,000 files), but
+# an ignore file can re-include them (`!*/`), so what ripgrep lists is checked again (codeact.tools.search).
+SKIP_IGNORE_FILE = Path(__file__).with_name("skip.ignore")
 IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
 
 Rules = list  # list[tuple[re.Pattern[str], bool, bool]]: (regex, negated, dir_only), file order
