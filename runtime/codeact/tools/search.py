@@ -96,7 +96,9 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str]) -> list[
 
     # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     try:
-        done = subprocess.run([*_rg_command(rg, glob, parents), "--files", "--null"], cwd=start,
+        # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
+        threads = str(min(12, max(4, os.cpu_count() or 1)))
+        done = subprocess.run([*_rg_command(rg, glob, parents), "--files", "--null", "--threads", threads], cwd=start,
                               stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
     except OSError:
