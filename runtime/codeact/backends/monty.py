@@ -6,11 +6,12 @@ Anything the program asks of the OS (files, environment, imports Monty does not 
 from __future__ import annotations
 
 import builtins
+import os
 import re
+import sys
 from typing import Any
 
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
-from ..hints import hint_for
 from . import Program
 from .cpu import OneCpu
 
@@ -58,7 +59,7 @@ class MontyBackend:
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
         cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu)  # the worker binary; the client's I/O threads
-        with _pm.Monty(max_processes=1) as pool:
+        with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
                 cpu.pin()
                 return self._run(pool, program, monty_limits, cpu)
@@ -116,6 +117,15 @@ class MontyBackend:
         return snap.output
 
 
+def _worker_binary() -> str | None:
+    """The ``monty`` worker next to this Python (where pydantic-monty-runtime installs it in a venv), so the pool
+    need not ask ``sysconfig`` (~1 ms at start-up); ``None`` lets pydantic-monty look (and honours ``MONTY_BIN``)."""
+    if os.environ.get("MONTY_BIN"):
+        return None
+    candidate = os.path.join(os.path.dirname(sys.executable), "monty.exe" if os.name == "nt" else "monty")
+    return candidate if os.path.isfile(candidate) else None
+
+
 def _namespaces(program: Program) -> dict[str, list[str]]:
     """Dotted tools (MCP: ``server.tool``) grouped by namespace; empty, and free, when there are none."""
     groups: dict[str, list[str]] = {}
@@ -165,7 +175,7 @@ def _blocking_diagnostic(report: str, program: Program) -> ErrorInfo | None:
                 continue
         line = int(match["line"])
         return ErrorInfo("TypeError", f"{msg} (line {line}; checked before running, so no tool ran)", line,
-                         hint_for("TypeError", msg, program.tools))
+                         _hint("TypeError", msg, program))
     return None
 
 
@@ -193,7 +203,13 @@ def _runtime_error(exc: Any, program: Program) -> ErrorInfo:
             line = frames[-1].line
     except Exception:  # noqa: BLE001 - a traceback is a nicety
         pass
-    return ErrorInfo(kind, message, line, hint_for(kind, message, program.tools))
+    return ErrorInfo(kind, message, line, _hint(kind, message, program))
+
+
+def _hint(kind: str, message: str, program: Program) -> str | None:
+    from ..hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
+
+    return hint_for(kind, message, program.tools)
 
 
 def create() -> MontyBackend:
