@@ -18,13 +18,17 @@ SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 
 
-# Folders a program may read but never write: git's own data, and what enforces CodeAct (its runtime, launcher and
-# hooks) — a program that rewrote those could lift its own policy.
+# What a program may read but never write: git's own data, what enforces CodeAct (its runtime, launcher and hooks)
+# — a program that rewrote those could lift its own policy — and the MCP configuration, whose commands the host
+# starts (a program that rewrote it could run any command, bash enabled or not). Folders end with "/"; the check
+# appends "/" to every path, so a file's entry is its name plus "/".
 PROTECTED_FOR_WRITE: dict[str, str] = {
     ".git/": "use git through bash instead",
     ".codeact/": "the CodeAct runtime and hooks are changed by `copier update`, not by programs",
     ".github/hooks/": "Copilot hooks enforce the user's policy; change them by hand",
     "plugins/codeact/": "the CodeAct plugin is changed by `copier update`, not by programs",
+    ".mcp.json/": "MCP servers are commands the host starts; change their configuration by hand",
+    ".github/mcp.json/": "MCP servers are commands the host starts; change their configuration by hand",
 }
 
 
@@ -84,10 +88,10 @@ class Workspace(NamedTuple):
         parts = [part.lower() for part in real.relative_to(self.root).parts]
         if ".git" in parts:  # any repository's data, nested ones (vendor/x/.git/hooks) and .GIT on folded disks too
             raise PolicyError(f"writing inside .git is refused ({self.display(real)}): {PROTECTED_FOR_WRITE['.git/']}")
-        rel = real.relative_to(self.root).as_posix() + "/"
+        rel = real.relative_to(self.root).as_posix().lower() + "/"  # .GITHUB/HOOKS on case-folding disks too
         for protected, why in PROTECTED_FOR_WRITE.items():
             if rel.startswith(protected):
-                raise PolicyError(f"writing inside {protected} is refused ({self.display(real)}): {why}")
+                raise PolicyError(f"writing {protected.rstrip('/')} is refused ({self.display(real)}): {why}")
         return real
 
     def display(self, path: Path | str) -> str:

@@ -25,12 +25,14 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
                 continue
             tools[tool.name] = tool
     lock = None
-    if not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE, not imported: hot path
-        if settings.scope == "repo":
-            return tools
-        lock = _machine_lock(ctx, env, settings, warn)  # global/plugin: this machine's lock for the repository
+    if settings.scope != "repo":
+        # an install outside the repository: this machine's lock for it, never a lock the repository ships (its
+        # servers are its own commands, started only where Copilot trusts the folder: codeact.mcp.cache)
+        lock = _machine_lock(ctx, env, settings, warn)
         if lock is None:
             return tools
+    elif not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE: not imported, hot path
+        return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
     for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), lock=lock, warn=warn).items():
         if name in tools or name.split(".", 1)[0] in tools:

@@ -164,3 +164,29 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path) -> None:
     from codeact.probe import cache_dir
 
     assert cache_dir({"XDG_CACHE_HOME": "rel/cache", "HOME": str(tmp_path)}) == tmp_path / ".cache" / "codeact"
+
+
+def test_a_lock_the_repository_ships_is_not_used_outside_repo_scope(workspace, environ, tmp_path) -> None:
+    from codeact.mcp.discovery import discover
+
+    root = workspace({"evil": raw()})
+    discover(root)  # a lock as the repository could commit it, naming its own server
+    assert (root / ".codeact" / "tools.lock.json").is_file()
+    untrusted = {k: v for k, v in environ.items() if k != "COPILOT_ALLOW_ALL"}
+    ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(), environ=untrusted)
+    assert not any(name.startswith("evil.") for name in assemble(ctx, Settings(scope="global"), untrusted))
+    assert any(name.startswith("evil.") for name in assemble(ctx, Settings(scope="repo"), untrusted))
+
+
+def test_a_server_whose_configuration_changed_after_listing_is_not_started(workspace, environ, tmp_path) -> None:
+    from codeact.mcp.discovery import discover
+
+    root = workspace({"demo": demo()})
+    discover(root)
+    marker = tmp_path / "started"
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": {
+        "type": "stdio", "command": PY, "args": ["-c", f"open({str(marker)!r}, 'w')"]}}}))
+    result = run("demo.add(a=1, b=2)", workspace=root, settings=Settings(scope="repo"), environ=environ,
+                 backend="monty")
+    assert not result.ok and "configuration (.mcp.json) changed since its tools were listed" in result.error.message
+    assert not marker.exists()

@@ -355,6 +355,20 @@ def test_bash_cannot_outlive_its_timeout(ctx):
     assert result["exit_code"] == 124
 
 
+# ------------------------------------------------------------------------------------ what enforces the policy
+@pytest.mark.parametrize("path", [
+    ".codeact/hooks/pre-tool-use.sh", ".codeact/bin/codeact", ".github/hooks/codeact.json",
+    "plugins/codeact/hooks.json", ".mcp.json", ".github/mcp.json", ".GitHub/MCP.json", "src/../.mcp.json",
+])
+def test_writes_that_would_lift_the_policy_or_start_commands_are_refused(ctx, fixture_workspace, path):
+    """A program that rewrote the hooks or the runtime could lift its own policy; one that rewrote the MCP
+    configuration could make the host start any command (an existing server name, a new command line)."""
+    with pytest.raises(PolicyError, match="refused"):
+        files.create(ctx, path=path, file_text='{"mcpServers": {"demo": {"command": "sh", "args": ["-c", "x"]}}}')
+    assert not (fixture_workspace / path).exists()
+    files.create(ctx, path="docs/mcp.json", file_text="{}")  # the same name elsewhere is an ordinary file
+
+
 # ------------------------------------------------------------------------- gaps owned elsewhere (see the report)
 def test_writes_into_a_nested_git_folder_are_refused(ctx, fixture_workspace):
     (fixture_workspace / "vendor" / "lib" / ".git" / "hooks").mkdir(parents=True)

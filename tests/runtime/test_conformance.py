@@ -274,28 +274,39 @@ def test_glob_sorts_as_sorted_does(ctx, fixture_workspace, search_impl):
 
 def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture_workspace, search_impl):
     web = fixture_workspace / "web"
-    for rel in ("node_modules/lib/index.txt", ".git/config.txt", "keep.txt"):
+    for rel in ("node_modules/lib/index.txt", ".git/config.txt", "keep.txt", "sub/.git", "caf\udce9/.git"):
         (web / rel).parent.mkdir(parents=True, exist_ok=True)
         (web / rel).write_text("needle\n")
-    (web / ".ignore").write_text("*\n!*/\n!*.txt\n!node_modules/\n")  # an allow-list, and a re-include
-    assert search.glob(ctx, pattern="*.txt", path="web") == ["web/keep.txt"]
+    (web / ".ignore").write_text("*\n!*/\n!*.txt\n!node_modules/\n!.git\n")  # an allow-list; re-includes
+    assert search.glob(ctx, pattern="*", path="web") == ["web/keep.txt"]  # `*` ignores .ignore itself
     assert search.grep(ctx, pattern="needle", path="web") == [{"path": "web/keep.txt", "line": 1, "text": "needle"}]
 
 
-def test_a_nested_repository_does_not_inherit_the_outer_gitignore(tmp_path, search_impl):
+@pytest.mark.parametrize("root_is_a_repository", [True, False], ids=["git-work-tree", "plain-folder"])
+def test_a_nested_repository_and_the_outer_gitignore(tmp_path, search_impl, root_is_a_repository):
+    """In a git work tree a nested repository starts afresh, as in git; in a plain folder holding repositories
+    every .gitignore above applies (ripgrep's rule there). Its own info/exclude applies either way."""
     root = tmp_path / "ws"
-    for rel in (".git/HEAD", "sub/.git/HEAD", "b.log", "sub/a.log", "sub/c.txt"):
+    for rel in ("sub/.git/HEAD", "b.log", "sub/a.log", "sub/c.txt", "sub/d.tmp"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("needle\n")
+    (root / "sub/.git/info").mkdir()
+    (root / "sub/.git/info/exclude").write_text("*.tmp\n")
+    if root_is_a_repository:
+        (root / ".git").mkdir()
     (root / ".gitignore").write_text("*.log\n")
     here = ToolContext(workspace=Workspace.at(root), limits=Limits())
-    assert search.glob(here, pattern="*.log") == ["sub/a.log"]
-    assert [hit["path"] for hit in search.grep(here, pattern="needle")] == ["sub/a.log", "sub/c.txt"]
+    expected = ["sub/a.log", "sub/c.txt"] if root_is_a_repository else ["sub/c.txt"]
+    for path in (".", "sub"):
+        assert search.glob(here, pattern="*", path=path) == [p for p in [".gitignore", *expected]
+                                                            if path == "." or p.startswith("sub/")]
+        assert [hit["path"] for hit in search.grep(here, pattern="needle", path=path)] == expected
 
 
 def test_ripgrep_is_told_to_skip_the_same_folders():
     from codeact.tools.walk import SKIP_DIRS, SKIP_IGNORE_FILE
-    assert SKIP_IGNORE_FILE.read_text().split() == [name + "/" for name in SKIP_DIRS]
+    # .git without "/": a worktree's or a submodule's .git FILE is skipped too
+    assert SKIP_IGNORE_FILE.read_text().split() == [name if name == ".git" else name + "/" for name in SKIP_DIRS]
 
 
 @pytest.mark.parametrize("path", [".", "sub"])

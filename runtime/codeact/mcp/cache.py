@@ -82,7 +82,7 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     path = cache_path(workspace, environ)
-    skip = set(exclude)
+    skip = {exclude} if isinstance(exclude, str) else set(exclude)
     servers = {n: c for n, c in load_servers(workspace, environ).servers.items() if n not in skip}
     known = {} if force else _read(path)
     now = time.time()
@@ -105,7 +105,10 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     if stale:
         say(f"codeact: discovering {len(stale)} MCP server(s) for {workspace.name or workspace} "
             f"(kept in {path} until their configuration changes): {', '.join(stale)}")
-        for name, outcome in _discover(stale, timeout, workspace, say).items():
+        # in a folder Copilot does not trust, the user's servers start in the home folder: not with the
+        # repository's .npmrc, .env or Python modules around them
+        cwd = workspace if trusted else Path(environ.get("HOME") or Path.home())
+        for name, outcome in _discover(stale, timeout, cwd, say).items():
             entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools)
             lock["servers"][name] = {**entry, "values_hash": _values_hash(stale[name]), "checked_at": int(now)}
         lock["servers"] = dict(sorted(lock["servers"].items()))

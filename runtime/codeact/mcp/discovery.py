@@ -336,7 +336,10 @@ def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json
         else:
             print("\n".join(f"differs: {d}" for d in diffs) or f"{path} matches the configured MCP servers")
         return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
-    lock, path = cached_lock(workspace, os.environ, timeout=timeout, force=True, progress=err)
+    from ..config import Settings
+
+    exclude = Settings.load().extra.get("mcp_exclude") or ()
+    lock, path = cached_lock(workspace, os.environ, exclude=exclude, timeout=timeout, force=True, progress=err)
     entries = lock["servers"]
     failed = sorted(n for n, e in entries.items() if e.get("status") != "ok")
     if as_json:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
@@ -96,20 +95,24 @@ def _generic_tool(pool: Any, catalog: Catalog) -> Tool:
 
 
 def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
-    """``name -> ServerConfig``, reading the configuration once, on the first call of any MCP tool."""
-    cache: dict[str, Any] = {}
-    guard = threading.Lock()
+    """``name -> ServerConfig``: the configuration as it was when the run began (read now, before the program
+    runs, so nothing the program writes can change which command starts), and only if it is the configuration
+    the lock was made for."""
+    from .config import load_servers
+
+    servers = load_servers(root, environ).servers
+    entries: Mapping[str, Any] = lock.get("servers", {})
 
     def resolve(name: str) -> Any:
-        with guard:
-            if "servers" not in cache:
-                from .config import load_servers
-                cache["servers"] = load_servers(root, environ).servers
-        config = cache["servers"].get(name)
+        from .client import ServerUnavailable
+
+        config, entry = servers.get(name), entries.get(name) or {}
         if config is None:
-            from .client import ServerUnavailable
-            raise ServerUnavailable(f"MCP server {name!r} is in {'.codeact/tools.lock.json'} but no longer "
-                                    "configured; run `codeact discover`")
+            raise ServerUnavailable(f"MCP server {name!r} has tools in the lock but is no longer configured; run "
+                                    "`codeact discover`")
+        if entry.get("config_hash") != config.config_hash() or entry.get("transport") != config.transport:
+            raise ServerUnavailable(f"MCP server {name!r}: its configuration ({config.source}) changed since its "
+                                    "tools were listed; run `codeact discover` (or the update command)")
         return config
 
     return resolve

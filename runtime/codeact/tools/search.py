@@ -56,23 +56,19 @@ def rg_binary() -> str | None:
     return _rg_cache  # type: ignore[return-value]
 
 
-_outside_cache: dict[Path, tuple[bool, bool]] = {}
-
-
 def _rg_parents(root: Path, start: Path) -> list[str] | None:
     """The flags that make ripgrep read the ignore files the Python walk reads; ``None`` when it cannot.
 
     In a git work tree ripgrep keeps git's rules (a nested repository does not inherit the outer .gitignore), so
     ``--no-require-git`` is passed only outside one. ripgrep also reads ``.ignore``/``.rgignore`` files (and, outside
-    a work tree, ``.gitignore``) of every folder above the workspace, up to ``/``: ``--no-ignore-parent`` drops them,
-    but also the workspace's own folders above ``start``, so such a search below the root goes to Python."""
-    if root not in _outside_cache:
-        in_git = (root / ".git").exists()
-        names = (".ignore", ".rgignore") if in_git else (".gitignore", ".ignore", ".rgignore")
-        _outside_cache[root] = (in_git, any((folder / n).is_file() for folder in root.parents for n in names))
-    in_git, outside = _outside_cache[root]
+    a work tree, ``.gitignore`` and a surrounding repository's ``info/exclude``) of every folder above the
+    workspace, up to ``/``: ``--no-ignore-parent`` drops them, but also the workspace's own folders above ``start``,
+    so such a search below the root goes to Python. About 20 ``stat`` calls, each time (a program may run
+    ``git init``)."""
+    in_git = (root / ".git").exists()
+    names = (".ignore", ".rgignore") if in_git else (".gitignore", ".ignore", ".rgignore", ".git/info/exclude")
     flags = [] if in_git else ["--no-require-git"]
-    if not outside:
+    if not any((folder / name).is_file() for folder in root.parents for name in names):
         return flags
     return [*flags, "--no-ignore-parent"] if start == root else None
 
@@ -110,16 +106,18 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str]) -> list[
     return _unskipped(files, done.stdout)
 
 
-_SKIPPED_MARKS = tuple(name.encode() + b"/" for name in SKIP_DIRS)
+# What in ripgrep's raw output may show a path to drop: a SKIP_DIRS folder, a `.git` file (a worktree's or a
+# submodule's), or a name ripgrep could only give as base64 (not UTF-8).
+_SKIPPED_MARKS = (*(name.encode() + b"/" for name in SKIP_DIRS), b".git\0", b'.git"', b'"path":{"bytes"')
 
 
 def _unskipped(paths: list[str], raw: bytes) -> list[str]:
-    """``paths`` without those inside a SKIP_DIRS folder, which an ignore file's ``!`` rule can make ripgrep list.
-
-    One scan of ripgrep's raw output first: in the usual case no path is looked at."""
+    """``paths`` without those inside a SKIP_DIRS folder (an ignore file's ``!`` rule can make ripgrep list them)
+    and without ``.git`` files, as the Python walk. One scan of ripgrep's raw output first: usually no path is
+    looked at."""
     if not any(mark in raw for mark in _SKIPPED_MARKS):
         return paths
-    return [p for p in paths if SKIP_DIRS_SET.isdisjoint(p.split("/")[:-1])]
+    return [p for p in paths if SKIP_DIRS_SET.isdisjoint(p.split("/")[:-1]) and p.rpartition("/")[2] != ".git"]
 
 
 # --------------------------------------------------------------------------------------------------------- tools

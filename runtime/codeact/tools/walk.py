@@ -266,7 +266,11 @@ def read_level(folder: Path, prefix: str, names: set[str] | None = None) -> Leve
 
 
 def ignored(chain: list[Level], rel: str, is_dir: bool) -> bool:
-    """Whether the workspace-relative ``rel`` is ignored: ripgrep's precedence (kind first, deepest folder next)."""
+    """Whether the workspace-relative ``rel`` is ignored: ripgrep's precedence (kind first, deepest folder next).
+
+    In a git work tree a nested repository starts afresh (the outer .gitignore does not apply inside it); in a
+    workspace that is not one, ripgrep (``--no-require-git``) applies every .gitignore above, and so does this."""
+    in_git = bool(chain) and chain[0].prefix == "" and chain[0].has_git
     for kind in (*IGNORE_KINDS, "exclude"):
         git_kind = kind in (".gitignore", "exclude")
         for level in reversed(chain):
@@ -278,7 +282,7 @@ def ignored(chain: list[Level], rel: str, is_dir: bool) -> bool:
                         continue
                     if regex.fullmatch(sub):
                         return not negated
-            if git_kind and level.has_git:
+            if git_kind and level.has_git and in_git:
                 break  # .gitignore files above a repository's root do not apply inside it
     return False
 
@@ -322,8 +326,9 @@ def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
                     continue  # symbolic links, sockets, devices
             except OSError:
                 continue
-            if is_dir and (entry.name in SKIP_DIRS or (max_depth is not None and depth >= max_depth)):
-                continue
+            if entry.name == ".git" or (is_dir and (entry.name in SKIP_DIRS or
+                                                   (max_depth is not None and depth >= max_depth))):
+                continue  # a .git file too: a worktree's or a submodule's pointer to its repository
             rel = rel_dir + entry.name
             if chain and ignored(chain, base_rel + rel, is_dir):
                 continue
