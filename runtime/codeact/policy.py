@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from .errors import PolicyError
 
@@ -27,9 +27,14 @@ PROTECTED_FOR_WRITE: dict[str, str] = {
     ".codeact/": "the CodeAct runtime and hooks are changed by `copier update`, not by programs",
     ".github/hooks/": "Copilot hooks enforce the user's policy; change them by hand",
     "plugins/codeact/": "the CodeAct plugin is changed by `copier update`, not by programs",
-    ".mcp.json/": "MCP servers are commands the host starts; change their configuration by hand",
-    ".github/mcp.json/": "MCP servers are commands the host starts; change their configuration by hand",
 }
+# Files whose commands the host starts (MCP and language servers), at any depth: the Copilot CLI reads every
+# .mcp.json from its working folder up to the git root. Matched on the last components of the path.
+COMMAND_FILES: tuple[tuple[str, ...], ...] = (
+    (".mcp.json",), (".github", "mcp.json"), (".github", "lsp.json"), (".vscode", "mcp.json"))
+COMMAND_FILES_WHY = "it names commands the host starts (MCP or language servers); change it by hand"
+# The protected paths at the root, checked once more where they lead when they are symlinks.
+_ROOT_PROTECTED = (*(k.rstrip("/") for k in PROTECTED_FOR_WRITE), *("/".join(t) for t in COMMAND_FILES))
 
 
 def find_workspace(start: Path | str | None = None) -> Path:
@@ -52,18 +57,34 @@ def find_workspace(start: Path | str | None = None) -> Path:
     return here
 
 
+def host_folders(environ: Mapping[str, str]) -> tuple[Path, ...]:
+    """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
+    user's codeact config (user tools run on the host) and codeact's cache (the runtime's venvs). A workspace that
+    contains one of them (a workspace that is $HOME) must not let a program write there."""
+    from .config import user_config_dir  # not at import time: config imports the tool catalog
+
+    home = Path(environ.get("HOME") or Path.home()).expanduser()
+    copilot = Path(environ["COPILOT_HOME"]).expanduser() if environ.get("COPILOT_HOME") else home / ".copilot"
+    cache = environ.get("XDG_CACHE_HOME") or ""
+    cache_root = Path(cache) if os.path.isabs(cache) else home / ".cache"
+    return tuple(Path(os.path.realpath(p)) for p in (copilot, user_config_dir(environ), cache_root / "codeact"))
+
+
 class Workspace(NamedTuple):
     """The folder the sandbox may reach. Paths are resolved (symlinks included) before any check."""
 
     root: Path
     allow_secrets: bool = False
+    host_folders: tuple[Path, ...] = ()  # those inside ``root``: never written (see :func:`host_folders`)
 
     @classmethod
-    def at(cls, root: Path | str, *, allow_secrets: bool = False) -> "Workspace":
+    def at(cls, root: Path | str, *, allow_secrets: bool = False,
+           environ: Mapping[str, str] | None = None) -> "Workspace":
         path = Path(root).resolve()
         if not path.is_dir():
             raise PolicyError(f"workspace {root} is not a folder")
-        return cls(path, allow_secrets)
+        inside = tuple(f for f in host_folders(os.environ if environ is None else environ) if f.is_relative_to(path))
+        return cls(path, allow_secrets, inside)
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
@@ -83,16 +104,37 @@ class Workspace(NamedTuple):
         return real
 
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
-        """Like :meth:`resolve`, and also refuses anything inside ``.git``."""
+        """Like :meth:`resolve`, and also refuses what a program must not write: ``.git``, what enforces the policy,
+        files naming commands the host starts, and host folders inside the workspace — checked on the path as
+        given AND on where it leads (a symlink named ``notes.json`` may point at ``.mcp.json``, and back)."""
         real = self.resolve(path)
-        parts = [part.lower() for part in real.relative_to(self.root).parts]
-        if ".git" in parts:  # any repository's data, nested ones (vendor/x/.git/hooks) and .GIT on folded disks too
-            raise PolicyError(f"writing inside .git is refused ({self.display(real)}): {PROTECTED_FOR_WRITE['.git/']}")
-        rel = real.relative_to(self.root).as_posix().lower() + "/"  # .GITHUB/HOOKS on case-folding disks too
-        for protected, why in PROTECTED_FOR_WRITE.items():
-            if rel.startswith(protected):
-                raise PolicyError(f"writing {protected.rstrip('/')} is refused ({self.display(real)}): {why}")
+        raw = Path(os.fspath(path))
+        given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
+        for candidate in {given, real}:
+            if candidate == self.root or not candidate.is_relative_to(self.root):
+                continue
+            self._refuse_protected(candidate.relative_to(self.root), real)
+        for name in _ROOT_PROTECTED:  # reached through a symlink elsewhere in the workspace: the same file
+            target = Path(os.path.realpath(self.root / name))
+            if target != self.root / name and (real == target or real.is_relative_to(target)):
+                self._refuse_protected(Path(name), real)
+        for folder in self.host_folders:
+            if real == folder or real.is_relative_to(folder):
+                raise PolicyError(f"writing {self.display(real)} is refused: it is in {self.display(folder)}, whose "
+                                  "files the host runs or trusts (Copilot's home, codeact's config or cache)")
         return real
+
+    def _refuse_protected(self, rel: Path, real: Path) -> None:
+        parts = tuple(part.lower() for part in rel.parts)  # .GIT, .GITHUB/HOOKS on case-folding disks too
+        if ".git" in parts:  # any repository's data, nested ones (vendor/x/.git/hooks) too
+            raise PolicyError(f"writing inside .git is refused ({self.display(real)}): {PROTECTED_FOR_WRITE['.git/']}")
+        text = "/".join(parts) + "/"
+        for protected, why in PROTECTED_FOR_WRITE.items():
+            if text.startswith(protected):
+                raise PolicyError(f"writing inside {protected} is refused ({self.display(real)}): {why}")
+        for tail in COMMAND_FILES:
+            if parts[-len(tail):] == tail:
+                raise PolicyError(f"writing {'/'.join(tail)} is refused ({self.display(real)}): {COMMAND_FILES_WHY}")
 
     def display(self, path: Path | str) -> str:
         """``path`` relative to the workspace root, as the program and the user see it — never a host path."""

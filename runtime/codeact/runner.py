@@ -99,7 +99,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     env = os.environ if environ is None else environ
     settings = settings or Settings.load()
     limits = limits or Limits.from_env(env)
-    space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1")
+    space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1",
+                         environ=env)
     if tools is None:
         from .config import load_user_config
         from .toolset import assemble

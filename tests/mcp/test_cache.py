@@ -83,7 +83,8 @@ def test_a_damaged_cache_is_rebuilt(workspace, environ) -> None:
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     lock, _ = cache.cached_lock(root, environ, progress=lambda _l: None)
-    assert lock["servers"]["raw"]["status"] == "ok" and json.loads(path.read_text()) == lock
+    written = json.loads(path.read_text())
+    assert lock["servers"]["raw"]["status"] == "ok" and {**written, "trusted": True} == lock
 
 
 @pytest.mark.parametrize("scope", ["global", "plugin"])
@@ -189,4 +190,25 @@ def test_a_server_whose_configuration_changed_after_listing_is_not_started(works
     result = run("demo.add(a=1, b=2)", workspace=root, settings=Settings(scope="repo"), environ=environ,
                  backend="monty")
     assert not result.ok and "configuration (.mcp.json) changed since its tools were listed" in result.error.message
+    assert not marker.exists()
+
+
+def test_in_an_untrusted_folder_the_users_servers_start_from_home(workspace, environ, tmp_path,
+                                                                   _isolated_home) -> None:
+    """`python -m server` imports from its working folder first: started in the repository, a module a program
+    wrote there would run on the host."""
+    from mcp_helpers import DEMO
+
+    site = tmp_path / "site" / "plantme"
+    site.mkdir(parents=True)
+    (site / "__main__.py").write_text(Path(DEMO).read_text())
+    (_isolated_home / "mcp-config.json").write_text(json.dumps({"mcpServers": {"mine": {
+        "command": PY, "args": ["-m", "plantme"], "env": {"PYTHONPATH": str(tmp_path / "site")}}}}))
+    root = workspace({})
+    untrusted = {k: v for k, v in environ.items() if k != "COPILOT_ALLOW_ALL"}
+    marker = tmp_path / "planted-module-ran"
+    program = (f'create(path="plantme/__main__.py", file_text="open({str(marker)!r}, \'w\')\\n")\n'
+               'mine.add(a=1, b=2)')
+    result = run(program, workspace=root, settings=Settings(scope="global"), environ=untrusted, backend="monty")
+    assert result.ok and result.result == 3, result.error
     assert not marker.exists()

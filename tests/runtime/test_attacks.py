@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from codeact.errors import PolicyError
-from codeact.policy import SECRET_PATTERNS
-from codeact.tools import files, search, shell, sql as sql_mod, web
+from codeact.limits import Limits
+from codeact.policy import SECRET_PATTERNS, Workspace
+from codeact.tools import ToolContext, files, search, shell, sql as sql_mod, web
 
 
 @pytest.fixture
@@ -359,6 +360,7 @@ def test_bash_cannot_outlive_its_timeout(ctx):
 @pytest.mark.parametrize("path", [
     ".codeact/hooks/pre-tool-use.sh", ".codeact/bin/codeact", ".github/hooks/codeact.json",
     "plugins/codeact/hooks.json", ".mcp.json", ".github/mcp.json", ".GitHub/MCP.json", "src/../.mcp.json",
+    "src/.mcp.json", "src/.github/mcp.json", ".github/lsp.json", ".vscode/mcp.json",
 ])
 def test_writes_that_would_lift_the_policy_or_start_commands_are_refused(ctx, fixture_workspace, path):
     """A program that rewrote the hooks or the runtime could lift its own policy; one that rewrote the MCP
@@ -367,6 +369,40 @@ def test_writes_that_would_lift_the_policy_or_start_commands_are_refused(ctx, fi
         files.create(ctx, path=path, file_text='{"mcpServers": {"demo": {"command": "sh", "args": ["-c", "x"]}}}')
     assert not (fixture_workspace / path).exists()
     files.create(ctx, path="docs/mcp.json", file_text="{}")  # the same name elsewhere is an ordinary file
+
+
+@pytest.mark.parametrize("layout", ["protected-name-is-a-link", "link-to-a-protected-name", "linked-folder"])
+def test_symlinks_do_not_get_around_the_protected_names(ctx, fixture_workspace, layout):
+    ws = fixture_workspace
+    (ws / "config").mkdir(exist_ok=True)
+    if layout == "protected-name-is-a-link":  # .mcp.json -> config/mcp.json: writing either changes what runs
+        (ws / "config" / "mcp.json").write_text("{}")
+        (ws / ".mcp.json").symlink_to(ws / "config" / "mcp.json")
+        targets = [".mcp.json", "config/mcp.json"]
+    elif layout == "link-to-a-protected-name":
+        (ws / ".mcp.json").write_text("{}")
+        (ws / "notes.json").symlink_to(ws / ".mcp.json")
+        targets = ["notes.json"]
+    else:  # .github -> config: config/hooks/codeact.json is .github/hooks/codeact.json
+        assert not (ws / ".github").exists()
+        (ws / ".github").symlink_to(ws / "config", target_is_directory=True)
+        targets = [".github/mcp.json", "config/mcp.json", "config/hooks/x.json"]
+    for target in targets:
+        with pytest.raises(PolicyError, match="refused"):
+            files.create(ctx, path=target, file_text='{"mcpServers": {}}')
+
+
+def test_host_folders_inside_the_workspace_are_not_written(tmp_path):
+    """A workspace that is $HOME holds Copilot's home, codeact's config (user tools run on the host) and cache."""
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    space = Workspace.at(home, environ={"HOME": str(home)})
+    here = ToolContext(workspace=space, limits=Limits())
+    for target in (".copilot/mcp-config.json", ".copilot/config.json", ".config/codeact/tools/evil.py",
+                   ".cache/codeact/venvs/x/lib/sitecustomize.py"):
+        with pytest.raises(PolicyError, match="refused"):
+            files.create(here, path=target, file_text="x\n")
+    files.create(here, path=".config/other/app.ini", file_text="ok\n")  # the rest of the home folder is writable
 
 
 # ------------------------------------------------------------------------- gaps owned elsewhere (see the report)

@@ -309,6 +309,20 @@ def test_ripgrep_is_told_to_skip_the_same_folders():
     assert SKIP_IGNORE_FILE.read_text().split() == [name if name == ".git" else name + "/" for name in SKIP_DIRS]
 
 
+@pytest.mark.parametrize("path", [".", "a", "a/b"])
+def test_anchored_rules_of_folders_above_the_search_hold(tmp_path, search_impl, path):
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.log\n!a/b/c/x.log\n/a/b/c/z.txt\n")
+    for rel in ("a/b/c/x.log", "a/b/c/y.log", "a/b/c/z.txt", "a/b/c/w.txt"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("needle\n")
+    here = ToolContext(workspace=Workspace.at(root), limits=Limits())
+    assert search.glob(here, pattern="*", path=path) == ([".gitignore"] if path == "." else []) + [
+        "a/b/c/w.txt", "a/b/c/x.log"]
+    assert [hit["path"] for hit in search.grep(here, pattern="needle", path=path)] == ["a/b/c/w.txt", "a/b/c/x.log"]
+
+
 @pytest.mark.parametrize("path", [".", "sub"])
 def test_ignore_files_above_the_workspace_do_not_count(tmp_path, search_impl, path):
     (tmp_path / ".gitignore").write_text("*.log\n")  # e.g. a dotfiles repository in $HOME

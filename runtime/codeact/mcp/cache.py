@@ -33,6 +33,12 @@ RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
 MAX_AGE = 86400.0  # seconds before a working server is listed again (servers started from `@latest` change)
 
 
+def home_folder(environ: Mapping[str, str]) -> Path:
+    """Where the user's own servers start when the folder is not trusted: not beside the repository's .npmrc, .env
+    or Python modules (``python -m server`` imports from its working folder first), which a program may write."""
+    return Path(environ.get("HOME") or Path.home()).expanduser()
+
+
 def cache_path(workspace: Path, environ: Mapping[str, str]) -> Path:
     """The machine-local lock of one repository."""
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
@@ -105,15 +111,14 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     if stale:
         say(f"codeact: discovering {len(stale)} MCP server(s) for {workspace.name or workspace} "
             f"(kept in {path} until their configuration changes): {', '.join(stale)}")
-        # in a folder Copilot does not trust, the user's servers start in the home folder: not with the
-        # repository's .npmrc, .env or Python modules around them
-        cwd = workspace if trusted else Path(environ.get("HOME") or Path.home())
+        cwd = workspace if trusted else home_folder(environ)
         for name, outcome in _discover(stale, timeout, cwd, say).items():
             entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools)
             lock["servers"][name] = {**entry, "values_hash": _values_hash(stale[name]), "checked_at": int(now)}
         lock["servers"] = dict(sorted(lock["servers"].items()))
     if stale or set(known) != set(lock["servers"]):
         _write(path, lock)
+    lock["trusted"] = trusted  # not written: how this run may start the servers (codeact.mcp.tools)
     return lock, path
 
 

@@ -314,31 +314,32 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _machine_local(workspace: Path) -> bool:
-    """A global or plugin install working on a repository without its own lock: the lock is this machine's."""
+    """A global or plugin install: its lock for a repository is this machine's (never one the repository ships)."""
     from ..config import Settings
 
-    return Settings.load().scope != "repo" and not (workspace / LOCK_FILE).is_file()
+    return Settings.load().scope != "repo"
 
 
 def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json: bool,
                            err: Callable[[str], None]) -> int:
+    from ..config import Settings
     from .cache import cache_path, cached_lock
 
     path = cache_path(workspace, os.environ)
     loaded = load_servers(workspace, os.environ)
+    exclude = Settings.load().extra.get("mcp_exclude") or ()
+    exclude = {exclude} if isinstance(exclude, str) else set(exclude)
     for problem in loaded.problems:
         err(f"{problem.severity}: {problem}")
     if check:
         lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
-        diffs = differences(lock, loaded.servers) if loaded.servers or lock else []
+        servers = {n: c for n, c in loaded.servers.items() if n not in exclude}
+        diffs = differences(lock, servers) if servers or lock else []
         if as_json:
             print(json.dumps({"ok": not diffs, "differences": diffs, "lock": str(path)}, indent=2, sort_keys=True))
         else:
             print("\n".join(f"differs: {d}" for d in diffs) or f"{path} matches the configured MCP servers")
         return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
-    from ..config import Settings
-
-    exclude = Settings.load().extra.get("mcp_exclude") or ()
     lock, path = cached_lock(workspace, os.environ, exclude=exclude, timeout=timeout, force=True, progress=err)
     entries = lock["servers"]
     failed = sorted(n for n, e in entries.items() if e.get("status") != "ok")

@@ -97,10 +97,19 @@ def _generic_tool(pool: Any, catalog: Catalog) -> Tool:
 def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
     """``name -> ServerConfig``: the configuration as it was when the run began (read now, before the program
     runs, so nothing the program writes can change which command starts), and only if it is the configuration
-    the lock was made for."""
+    the lock was made for. In a folder Copilot does not trust (``lock["trusted"]`` is False: a global or plugin
+    install), the user's own servers start in the home folder, not among files the program may have written."""
+    import dataclasses
+
     from .config import load_servers
 
     servers = load_servers(root, environ).servers
+    if lock.get("trusted") is False:
+        from .cache import home_folder
+
+        home = str(home_folder(environ))
+        servers = {n: dataclasses.replace(c, cwd=home) if c.scope == "user" and not c.cwd else c
+                   for n, c in servers.items()}
     entries: Mapping[str, Any] = lock.get("servers", {})
 
     def resolve(name: str) -> Any:

@@ -63,14 +63,37 @@ def _rg_parents(root: Path, start: Path) -> list[str] | None:
     ``--no-require-git`` is passed only outside one. ripgrep also reads ``.ignore``/``.rgignore`` files (and, outside
     a work tree, ``.gitignore`` and a surrounding repository's ``info/exclude``) of every folder above the
     workspace, up to ``/``: ``--no-ignore-parent`` drops them, but also the workspace's own folders above ``start``,
-    so such a search below the root goes to Python. About 20 ``stat`` calls, each time (a program may run
+    so such a search below the root goes to Python, as does one below the root whose ignore files above ``start``
+    hold anchored rules (:func:`_anchored_above`). About 20 ``stat`` calls, each time (a program may run
     ``git init``)."""
     in_git = (root / ".git").exists()
     names = (".ignore", ".rgignore") if in_git else (".gitignore", ".ignore", ".rgignore", ".git/info/exclude")
     flags = [] if in_git else ["--no-require-git"]
+    if start != root and _anchored_above(root, start):
+        return None
     if not any((folder / name).is_file() for folder in root.parents for name in names):
         return flags
     return [*flags, "--no-ignore-parent"] if start == root else None
+
+
+def _anchored_above(root: Path, start: Path) -> bool:
+    """Whether an ignore file between the root and ``start`` has a rule with a ``/`` inside (``/build``,
+    ``!a/b/x.log``): ripgrep, searching from ``start``, matches such rules of the folders above it wrongly."""
+    folder, folders = start.parent, []
+    while folder != root and folder.is_relative_to(root):
+        folders.append(folder)
+        folder = folder.parent
+    files = [f / n for f in (root, *folders) for n in (".gitignore", ".ignore", ".rgignore")]
+    for path in [*files, root / ".git" / "info" / "exclude"]:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            rule = line.strip().lstrip("!").rstrip("/")
+            if rule and not line.startswith("#") and "/" in rule:
+                return True
+    return False
 
 
 def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
