@@ -33,6 +33,12 @@ class Settings(NamedTuple):
     scope: str = "repo"
     extra: Mapping[str, Any] = MappingProxyType({})
 
+    @property
+    def mcp_exclude(self) -> tuple[str, ...]:
+        """The MCP servers kept out of the sandbox (``mcp_exclude``; a single name is accepted too)."""
+        value = self.extra.get("mcp_exclude") or ()
+        return (value,) if isinstance(value, str) else tuple(value)
+
     @classmethod
     def load(cls, home: Path | None = None) -> "Settings":
         path = (home or codeact_home()) / SETTINGS_FILE

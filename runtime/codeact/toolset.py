@@ -34,7 +34,7 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     elif not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE: not imported, hot path
         return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
-    for name, tool in mcp_tools(ctx, exclude=settings.extra.get("mcp_exclude") or (), lock=lock, warn=warn).items():
+    for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn).items():
         if name in tools or name.split(".", 1)[0] in tools:
             (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
                                         "skipped")
@@ -50,7 +50,7 @@ def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, 
     if not has_config(ctx.workspace.root, env):
         return None
     try:
-        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.extra.get("mcp_exclude") or ())
+        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude)
     except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a program that may not need it
         (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
         return None

@@ -88,7 +88,7 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     path = cache_path(workspace, environ)
-    skip = {exclude} if isinstance(exclude, str) else set(exclude)
+    skip = set(exclude)
     servers = {n: c for n, c in load_servers(workspace, environ).servers.items() if n not in skip}
     known = {} if force else _read(path)
     now = time.time()

@@ -325,21 +325,15 @@ def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json
     from ..config import Settings
     from .cache import cache_path, cached_lock
 
-    path = cache_path(workspace, os.environ)
+    exclude = Settings.load().mcp_exclude
     loaded = load_servers(workspace, os.environ)
-    exclude = Settings.load().extra.get("mcp_exclude") or ()
-    exclude = {exclude} if isinstance(exclude, str) else set(exclude)
-    for problem in loaded.problems:
-        err(f"{problem.severity}: {problem}")
     if check:
+        path = cache_path(workspace, os.environ)
         lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
         servers = {n: c for n, c in loaded.servers.items() if n not in exclude}
-        diffs = differences(lock, servers) if servers or lock else []
-        if as_json:
-            print(json.dumps({"ok": not diffs, "differences": diffs, "lock": str(path)}, indent=2, sort_keys=True))
-        else:
-            print("\n".join(f"differs: {d}" for d in diffs) or f"{path} matches the configured MCP servers")
-        return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
+        return _report_check(lock, servers, loaded, str(path), as_json, err)
+    for problem in loaded.problems:
+        err(f"{problem.severity}: {problem}")
     lock, path = cached_lock(workspace, os.environ, exclude=exclude, timeout=timeout, force=True, progress=err)
     entries = lock["servers"]
     failed = sorted(n for n, e in entries.items() if e.get("status") != "ok")
@@ -356,11 +350,16 @@ def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json
 
 def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
     loaded, servers, _excluded = active_servers(workspace, os.environ)
-    lock = read_lock(workspace)
+    return _report_check(read_lock(workspace), servers, loaded, str(LOCK_FILE), as_json, err)
+
+
+def _report_check(lock: Mapping[str, Any] | None, servers: Mapping[str, ServerConfig], loaded: LoadedConfig,
+                  shown: str, as_json: bool, err: Callable[[str], None]) -> int:
+    """``--check``: how the configured ``servers`` differ from ``lock`` (starts nothing); exit 1 when they do."""
     diffs = differences(lock, servers)
     failed = sorted(n for n, e in (lock or empty_lock())["servers"].items() if e.get("status") != "ok")
     if as_json:
-        print(json.dumps({"ok": not diffs, "differences": diffs, "failed_in_lock": failed,
+        print(json.dumps({"ok": not diffs, "lock": shown, "differences": diffs, "failed_in_lock": failed,
                           "problems": [str(p) for p in loaded.problems]}, indent=2, sort_keys=True))
     else:
         for problem in loaded.problems:
@@ -369,8 +368,8 @@ def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
             print(f"differs: {line}")
         if failed:
             err(f"note: the lock records failed server(s): {', '.join(failed)}")
-        print(f"{LOCK_FILE} is out of date; run `codeact discover`" if diffs
-              else f"{LOCK_FILE} matches the configured MCP servers")
+        print(f"{shown} is out of date; run `codeact discover`" if diffs
+              else f"{shown} matches the configured MCP servers")
     return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
 
 
