@@ -153,13 +153,11 @@ class Workspace(NamedTuple):
         root = str(self.root)
         return message.replace(root + os.sep, "").replace(root, ".")
 
-    def check_secrets(self, text: str, path: Path) -> None:
-        """Refuse content that looks like a credential unless the user allowed secrets."""
+    def check_secrets(self, text: str, path: Path, *, before: str = "") -> None:
+        """Refuse ``text`` (what ``path`` would hold after a write) if it holds a credential ``before`` (what it
+        holds now) did not, unless the user allowed secrets; the rules live in :mod:`codeact.secrets`."""
         if self.allow_secrets:
             return
-        for kind, pattern in SECRET_PATTERNS.items():
-            if pattern.search(text):
-                raise PolicyError(
-                    f"refusing to write {self.display(path)}: the content looks like a {kind}. Keep secrets out of "
-                    "files; if this is intended, the user can set CODEACT_ALLOW_SECRETS=1"
-                )
+        from . import secrets  # only on writes: its patterns compile on first use
+
+        secrets.check(text, where=self.display(path), before=before)
