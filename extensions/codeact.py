@@ -104,6 +104,11 @@ def scope_paths(scope: str) -> dict[str, str]:
     return dict(layout.for_scope(scope).paths()) if scope in layout.SCOPES else {}
 
 
+def install_manifest(scope: str, answers: Any) -> str:
+    """``.codeact/manifest.json``: what a stamp with these answers writes (the runtime's ``layout.manifest``)."""
+    return str(_submodule("layout").manifest_text(scope, dict(answers or {})))
+
+
 def copilot_home() -> Path:
     """``$COPILOT_HOME``, else ``~/.copilot``, resolved."""
     return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot").expanduser().resolve()
@@ -138,5 +143,6 @@ class CodeactExtension(Extension):
             mcp_servers_found=mcp_servers_found,
             mcp_section=mcp_section,
             scope_paths=scope_paths,
+            install_manifest=install_manifest,
             copilot_home_clash=copilot_home_clash,
         )

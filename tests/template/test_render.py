@@ -19,6 +19,7 @@ OWNED = {
     ".codeact/bin/codeact.ps1",
     ".codeact/hooks/pre-tool-use.ps1",
     ".codeact/hooks/pre-tool-use.sh",
+    ".codeact/manifest.json",
     ".codeact/requirements-hyperlight.txt",
     ".codeact/requirements.txt",
     ".codeact/settings.json",
