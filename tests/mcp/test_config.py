@@ -15,25 +15,40 @@ def write(path: Path, data: object) -> None:
     path.write_text(data if isinstance(data, str) else json.dumps(data))
 
 
-def test_precedence_workspace_files_over_user(tmp_path: Path, _isolated_home: Path) -> None:
-    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "from-dot-mcp"}}})
-    write(tmp_path / ".github/mcp.json", {"mcpServers": {"a": {"command": "from-github"},
-                                                         "b": {"command": "from-github"}}})
+def test_precedence_workspace_file_over_user(tmp_path: Path, _isolated_home: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "from-dot-mcp"}, "b": {"command": "ws-b"}}})
     write(_isolated_home / "mcp-config.json", {"mcpServers": {"b": {"command": "from-user"},
                                                               "c": {"type": "http", "url": "https://x.test/mcp"}}})
     loaded = load_servers(tmp_path)
     assert {n: (s.command or s.url, s.source, s.scope) for n, s in loaded.servers.items()} == {
         "a": ("from-dot-mcp", ".mcp.json", "workspace"),
-        "b": ("from-github", ".github/mcp.json", "workspace"),
+        "b": ("ws-b", ".mcp.json", "workspace"),
         "c": ("https://x.test/mcp", "$COPILOT_HOME/mcp-config.json", "user"),
     }
-    shadowed = [str(p) for p in loaded.problems]
-    assert ".github/mcp.json: mcpServers.a: also defined in .mcp.json, which takes precedence; this definition " \
-           "is ignored" in shadowed
-    assert any(p.startswith("$COPILOT_HOME/mcp-config.json: mcpServers.b: also defined in .github/mcp.json")
-               for p in shadowed)
+    assert any(str(p).startswith("$COPILOT_HOME/mcp-config.json: mcpServers.b: also defined in .mcp.json")
+               for p in loaded.problems)
     assert not loaded.errors
-    assert loaded.files == [".mcp.json", ".github/mcp.json", "$COPILOT_HOME/mcp-config.json"]
+    assert loaded.files == [".mcp.json", "$COPILOT_HOME/mcp-config.json"]
+
+
+# Copilot CLI 1.0.102, `copilot mcp list --json` (COPILOT_ALLOW_ALL=true): with .github/mcp.json defining `gh`, an
+# existing .mcp.json -- with servers, `{}`, or malformed -- makes the CLI list no server of .github/mcp.json.
+@pytest.mark.parametrize("dot_mcp", [{"mcpServers": {"a": {"command": "x"}}}, {}, "{not json"])
+def test_dot_mcp_json_hides_github_mcp_json_as_in_the_cli(tmp_path: Path, dot_mcp: object) -> None:
+    write(tmp_path / ".mcp.json", dot_mcp)
+    write(tmp_path / ".github/mcp.json", {"mcpServers": {"gh": {"command": "y"}}})
+    loaded = load_servers(tmp_path)
+    assert "gh" not in loaded.servers
+    assert ".github/mcp.json" not in loaded.files
+    [ignored] = [p for p in loaded.problems if p.file == ".github/mcp.json"]
+    assert ignored.severity == "warning" and "ignores it whenever .mcp.json exists" in ignored.message
+
+
+def test_github_mcp_json_is_read_when_there_is_no_dot_mcp_json(tmp_path: Path) -> None:
+    write(tmp_path / ".github/mcp.json", {"mcpServers": {"gh": {"command": "y"}}})
+    loaded = load_servers(tmp_path)
+    assert list(loaded.servers) == ["gh"] and loaded.servers["gh"].source == ".github/mcp.json"
+    assert not loaded.problems
 
 
 def test_whole_entry_wins_no_field_merging(tmp_path: Path, _isolated_home: Path) -> None:
@@ -74,12 +89,35 @@ def test_var_expansion_in_env_headers_args_url(tmp_path: Path) -> None:
     }})
     loaded = load_servers(tmp_path, {"TOK": "s3cret", "HOST": "api.test", "HOME": str(tmp_path)})
     s, h = loaded.servers["s"], loaded.servers["h"]
-    assert s.args == ("--token=s3cret", "x") and dict(s.env) == {"API": "Bearer s3cret"}
+    assert s.args == ("--token=s3cret", "${MISSING}x") and dict(s.env) == {"API": "Bearer s3cret"}
     assert h.url == "https://api.test/mcp" and dict(h.headers) == {"Authorization": "Bearer s3cret"}
     assert [str(p) for p in loaded.problems] == [
-        ".mcp.json: mcpServers.s.args[1]: ${MISSING} is not set; using an empty value"]
+        ".mcp.json: mcpServers.s.args[1]: $MISSING is not set; left as written (the CLI does the same)"]
     assert loaded.problems[0].severity == "warning"
     assert "s3cret" not in repr(s) + repr(h)
+
+
+def test_expansion_as_the_cli_does_it(tmp_path: Path) -> None:
+    """What Copilot CLI 1.0.102 passed to a real server it started (its argv, cwd and environment recorded):
+    ``$VAR``, ``${VAR}``, ``${VAR:-default}`` in command, args and env; undefined ones left as written; ``~`` only
+    in cwd (``"command": "~/bin/srv"`` did not start; ``"~/x"`` in args arrived unchanged); relative cwd from the
+    workspace."""
+    home = tmp_path / "home"
+    write(tmp_path / ".mcp.json", {"mcpServers": {
+        "a": {"command": "${SRVDIR}/srv", "args": ["~/x", "x~", "$HOME", "${HOME}/q", "$UNDEF1", "${UNDEF2}",
+                                                   "${FOO:-d}", "${UNDEF3:-dflt}", "$$FOO", "${FOO}x$FOO"],
+              "env": {"XENV": "$FOO-${UNDEF4}-~"}, "cwd": "~"},
+        "b": {"command": "$SRVDIR/srv", "cwd": "~/bin"},
+        "c": {"command": "~/bin/srv", "cwd": "sub"},
+    }})
+    env = {"HOME": str(home), "FOO": "bar", "SRVDIR": "/opt/bin"}
+    servers = load_servers(tmp_path, env).servers
+    a, b, c = servers["a"], servers["b"], servers["c"]
+    assert a.command == "/opt/bin/srv" and b.command == "/opt/bin/srv" and c.command == "~/bin/srv"
+    assert a.args == ("~/x", "x~", str(home), f"{home}/q", "$UNDEF1", "${UNDEF2}", "bar", "dflt", "$bar",
+                      "barxbar")
+    assert dict(a.env) == {"XENV": "bar-${UNDEF4}-~"}
+    assert (a.cwd, b.cwd, c.cwd) == (str(home), str(home / "bin"), str(tmp_path / "sub"))
 
 
 def test_config_hash_is_secret_free_and_stable(tmp_path: Path) -> None:
@@ -100,7 +138,7 @@ def test_config_hash_is_secret_free_and_stable(tmp_path: Path) -> None:
 
 def test_invalid_json_is_reported_with_file_and_the_rest_works(tmp_path: Path, _isolated_home: Path) -> None:
     write(tmp_path / ".mcp.json", '{"mcpServers": {"a": {"command": "x"},}}')
-    write(tmp_path / ".github/mcp.json", {"mcpServers": {"b": {"command": "y"}}})
+    write(_isolated_home / "mcp-config.json", {"mcpServers": {"b": {"command": "y"}}})
     loaded = load_servers(tmp_path)
     assert list(loaded.servers) == ["b"]
     assert len(loaded.errors) == 1 and str(loaded.errors[0]).startswith(".mcp.json: invalid JSON at line 1")

@@ -3,18 +3,23 @@
 Files, highest precedence first (a server name defined in several files takes the WHOLE entry from the first;
 fields are never merged across files):
 
-1. ``<workspace>/.mcp.json``
-2. ``<workspace>/.github/mcp.json``
-3. ``$COPILOT_HOME/mcp-config.json`` (``COPILOT_HOME`` defaults to ``~/.copilot``)
+1. ``<workspace>/.mcp.json`` — or, ONLY when that file does not exist, ``<workspace>/.github/mcp.json``
+2. ``$COPILOT_HOME/mcp-config.json`` (``COPILOT_HOME`` defaults to ``~/.copilot``)
 
-This is the Copilot CLI's documented order (project files over the user file, ``.mcp.json`` over
-``.github/mcp.json``). Only valid entries take part: an invalid entry is reported and skipped, and a valid
-definition of the same name in a lower file is then used (with a warning saying so).
+This is what the Copilot CLI 1.0.102 does (``copilot mcp list --json``): a ``.mcp.json`` that exists hides
+``.github/mcp.json`` entirely, even when it is empty (``{}``) or malformed (the CLI then warns and starts no
+workspace server at all). Only valid entries take part: an invalid entry is reported and skipped, and a valid
+definition of the same name in the user file is then used (with a warning saying so).
 
 Schema: ``{"mcpServers": {NAME: {"type": "local"|"stdio"|"http"|"sse", "command", "args", "env", "cwd", "url",
 "headers", "tools": ["*"] | [names], "timeout"}}}``; workspace files may also use the bare form ``{NAME: {...}}``.
-``timeout`` is in milliseconds. ``${VAR}`` in ``args``, ``env``, ``headers``, ``url`` and ``cwd`` is replaced by the
-environment variable (an undefined one becomes empty, with a warning).
+``timeout`` is in milliseconds (the CLI's default, 60 s, when absent).
+
+Expansion, as the CLI does it (seen on 1.0.102 by starting real servers): ``$VAR``, ``${VAR}`` and
+``${VAR:-default}`` are replaced in ``command``, ``args``, ``env``, ``headers``, ``url`` and ``cwd``; an undefined
+variable without a default is left as written (with a warning). ``~`` is expanded in ``cwd`` only (``~`` and
+``~/...``): the CLI starts ``"command": "~/bin/x"`` literally (it fails) and passes ``"~/x"`` in ``args`` unchanged.
+A relative ``cwd`` is relative to the workspace (a user server's, to the home folder).
 
 Nothing here imports the ``mcp`` SDK.
 """
@@ -26,7 +31,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from ..errors import ConfigError
 
@@ -34,7 +39,8 @@ Transport = Literal["stdio", "http", "sse"]
 TRANSPORTS: dict[str, Transport] = {"local": "stdio", "stdio": "stdio", "http": "http", "sse": "sse"}
 WORKSPACE_FILES = (".mcp.json", ".github/mcp.json")
 USER_FILE = "mcp-config.json"
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+DEFAULT_TIMEOUT_MS = 60_000  # the CLI's start-up (and call) wait when a server sets no "timeout"
 _KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "tools", "timeout"}
 
 
@@ -67,7 +73,7 @@ class ServerConfig:
     url: str | None = field(default=None, repr=False)
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     tools: tuple[str, ...] = ("*",)
-    timeout: float | None = None  # seconds
+    timeout: float | None = None  # seconds, as configured (``"timeout"`` is milliseconds); None: not set
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the entry as written
 
     def config_hash(self) -> str:
@@ -89,6 +95,11 @@ class ServerConfig:
         }
         digest = hashlib.sha256(json.dumps(material, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         return f"sha256:{digest[:16]}"
+
+    @property
+    def wait(self) -> float:
+        """Seconds to wait for this server to start (and for a call): its ``timeout``, else the CLI's 60 s."""
+        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT_MS / 1000
 
     def exposes(self, tool: str) -> bool:
         """Whether the ``tools`` filter lets ``tool`` through."""
@@ -117,8 +128,13 @@ def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def config_files(workspace: Path, environ: Mapping[str, str] | None = None) -> list[tuple[Path, str, str]]:
-    """``(path, shown name, scope)`` of every file read, highest precedence first (existing or not)."""
-    files = [(workspace / rel, rel, "workspace") for rel in WORKSPACE_FILES]
+    """``(path, shown name, scope)`` of every file the CLI reads, highest precedence first (existing or not).
+
+    ``.github/mcp.json`` is among them only while ``.mcp.json`` does not exist: the CLI ignores it otherwise."""
+    dot, github = WORKSPACE_FILES
+    files = [(workspace / dot, dot, "workspace")]
+    if not os.path.lexists(workspace / dot):
+        files.append((workspace / github, github, "workspace"))
     files.append((copilot_home(environ) / USER_FILE, f"$COPILOT_HOME/{USER_FILE}", "user"))
     return files
 
@@ -130,6 +146,10 @@ def load_servers(workspace: Path | str, environ: Mapping[str, str] | None = None
     servers: dict[str, ServerConfig] = {}
     problems: list[ConfigProblem] = []
     read: list[str] = []
+    dot, github = WORKSPACE_FILES
+    if os.path.lexists(root / dot) and (root / github).is_file():
+        problems.append(ConfigProblem(github, "", f"ignored, as the Copilot CLI ignores it whenever {dot} exists "
+                                                  f"(even an empty one); move its servers into {dot}", "warning"))
     for path, shown, scope in config_files(root, env):
         if not path.is_file():
             continue
@@ -215,14 +235,9 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         return value
 
     def expand(text: str, field_name: str) -> str:
-        def sub(match: re.Match[str]) -> str:
-            var = match[1]
-            if var not in env:
-                problems.append(ConfigProblem(shown, f"{key}.{field_name}", f"${{{var}}} is not set; using an "
-                                                                            "empty value", "warning"))
-                return ""
-            return env[var]
-        return _VAR.sub(sub, text)
+        return expand_vars(text, env, lambda var: problems.append(ConfigProblem(
+            shown, f"{key}.{field_name}", f"${var} is not set; left as written (the CLI does the same)",
+            "warning")))
 
     command, cwd, url = entry.get("command"), entry.get("cwd"), entry.get("url")
     args, raw_env, raw_headers = strings("args"), mapping("env"), mapping("headers")
@@ -248,14 +263,18 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         problems.append(ConfigProblem(shown, f"{key}.{unknown}", "unknown field, ignored", "warning"))
 
     expanded_cwd = expand(cwd, "cwd") if isinstance(cwd, str) else None
-    if expanded_cwd is not None and scope == "workspace" and not os.path.isabs(expanded_cwd):
-        expanded_cwd = str(root / expanded_cwd)
+    if expanded_cwd is not None:
+        home = env.get("HOME") or str(Path.home())
+        if expanded_cwd == "~" or expanded_cwd.startswith("~/"):
+            expanded_cwd = home + expanded_cwd[1:]
+        if not os.path.isabs(expanded_cwd):
+            expanded_cwd = str((root if scope == "workspace" else Path(home)) / expanded_cwd)
     return ServerConfig(
         name=name,
         transport=transport,
         source=shown,
         scope=scope,  # type: ignore[arg-type]
-        command=command if transport == "stdio" else None,
+        command=expand(command, "command") if transport == "stdio" else None,
         args=tuple(expand(a, f"args[{i}]") for i, a in enumerate(args)),
         env={k: expand(v, f"env.{k}") for k, v in raw_env.items()},
         cwd=expanded_cwd,
@@ -265,6 +284,21 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         timeout=float(timeout) / 1000 if timeout is not None else None,
         raw=entry,
     )
+
+
+def expand_vars(text: str, env: Mapping[str, str], missing: Callable[[str], None] | None = None) -> str:
+    """``$VAR``, ``${VAR}`` and ``${VAR:-default}`` replaced from ``env`` as the Copilot CLI does; an undefined
+    variable without a default stays as written (``missing`` is told its name)."""
+    def sub(match: re.Match[str]) -> str:
+        var = match[1] or match[3]
+        if var in env and (env[var] or match[2] is None):
+            return env[var]
+        if match[2] is not None:
+            return match[2]
+        if missing is not None:
+            missing(var)
+        return match[0]
+    return _VAR.sub(sub, text)
 
 
 def read_exclusions(workspace: Path | str) -> tuple[str, ...]:
@@ -282,5 +316,5 @@ def read_exclusions(workspace: Path | str) -> tuple[str, ...]:
     return tuple(value)
 
 
-__all__ = ["ConfigProblem", "LoadedConfig", "ServerConfig", "config_files", "copilot_home", "load_servers",
-           "read_exclusions"]
+__all__ = ["DEFAULT_TIMEOUT_MS", "ConfigProblem", "LoadedConfig", "ServerConfig", "config_files", "copilot_home",
+           "expand_vars", "load_servers", "read_exclusions"]
