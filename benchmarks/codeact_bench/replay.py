@@ -90,6 +90,7 @@ _GREP_HEAD = re.compile(r"^\[grep content: (\d+) match(?:es|\(es\))? across (\d+
 _GREP_INLINE = re.compile(r"^(.+?):(\d+): ?(.*)$")
 _GREP_GROUP = re.compile(r"^(.+) \((\d+) match\(es\)\):$")
 _GREP_GROUPED_LINE = re.compile(r"^  (\d+): ?(.*)$")
+_GREP_OMITTED = re.compile(r"^\s*\.\.\. \d+ more match\(es\) omitted")
 
 
 def parse_grep(content: str) -> list[tuple[str, int, str]]:
@@ -126,6 +127,8 @@ def parse_grep(content: str) -> list[tuple[str, int, str]]:
         if g:
             group = g.group(1)
             continue
+        if _GREP_OMITTED.match(line):
+            raise Incomplete(f"the CLI cut this grep result ({line.strip()}); narrow the search")
         if group is not None:
             m = _GREP_GROUPED_LINE.match(line)
             if m:
@@ -139,6 +142,21 @@ def parse_grep(content: str) -> list[tuple[str, int, str]]:
     if len(hits) != int(head.group(1)):
         raise Incomplete(f"grep announced {head.group(1)} matches, {len(hits)} were listed")
     return sorted(hits)
+
+
+def parse_count(content: str) -> dict[str, int]:
+    """The CLI's ``grep`` count-mode output (``path:N`` per file with a match, unsorted) as {path: N}."""
+    if content.strip() in ("", "No matches found."):
+        return {}
+    out: dict[str, int] = {}
+    for line in content.splitlines():
+        if not line.strip():
+            continue
+        path, sep, n = line.rpartition(":")
+        if not sep or not n.isdigit():
+            raise ValueError(f"not a grep count result: {line!r}")
+        out[path[2:] if path.startswith("./") else path] = int(n)
+    return out
 
 
 _GLOB_HEAD = re.compile(r"^\[glob: (\d+) path\(s\) under (.+?); grouped by directory\]$")

@@ -1,33 +1,54 @@
-"""The tasks: each one's prompt, ground truth (from the files), baseline strategy, CodeAct program and answer."""
+"""The original six tasks: each one's prompt, ground truth (from the files), baselines, CodeAct program and answer.
+
+The baselines (``baseline-grep``, ``baseline-shell``, ``view-all``; see ``task.BASELINE_DOC``) were written as what a
+capable agent does with the CLI's own tools; issue 18's four tasks are in ``tasks_more.py``; ``TASKS`` holds all."""
 from __future__ import annotations
 
 import ast
-import asyncio
 import io
 import json
-import os
 import re
-import sys
 import tokenize
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
-from .replay import Agent, Ctx, codeact_agent, mcp_value, parallel, parse_glob, parse_grep, tc
+from .replay import Agent, Ctx, bash_output, mcp_value, parallel, parse_count, parse_glob, parse_grep, tc
+from .task import DEMO_SERVER, REPO_ROOT, Task, mcp_direct, py_files, sh
+from .tasks_more import MORE_TASKS
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEMO_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "demo_server.py"
+__all__ = ["DEMO_SERVER", "REPO_ROOT", "TASKS", "TASKS_BY_NAME", "TODO_PROGRAM", "Task"]
 
 
 # ================================================================================================== the tasks
 TODO_RE = r"#.*\bTODO\b"
 OS_RE = r"^\s*(import\s+([\w.]+\s*,\s*)*os\b|from\s+os\b)"
+OS_ERE = r"^\s*(import\s+([[:alnum:]_.]+\s*,\s*)*os\b|from\s+os\b)"  # grep -E: no \w inside [...]
 DEF_RE = re.compile(r"\s*(async\s+)?def\s")
 CLASS_RE = re.compile(r"\s*class\s")
 
 
-def _py_files(repo: Path, *roots: str) -> list[str]:
-    return sorted(p.relative_to(repo).as_posix() for r in roots for p in (repo / r).rglob("*.py") if p.is_file())
+_py_files = py_files
+_INLINE = re.compile(r"^(.+?):(\d+):(.*)$")
+
+
+def parse_grep_r(out: str) -> list[tuple[str, int, str]]:
+    """``grep -rn`` output (``path:LINE:text``) as sorted (path, line, text)."""
+    hits = []
+    for line in out.splitlines():
+        if line.strip():
+            m = _INLINE.match(line)
+            if m is None:
+                raise ValueError(f"not a grep -rn line: {line!r}")
+            hits.append((m.group(1), int(m.group(2)), m.group(3)))
+    return sorted(hits)
+
+
+def view_all(ctx: Ctx, *patterns: str) -> Agent:
+    """The worst case: glob each pattern (one turn), then view every file found, 16 a turn; -> {path: text}."""
+    listings = yield [tc("glob", pattern=p) for p in patterns]
+    files = sorted({f for r in listings for f in parse_glob(r.content)})
+    views = yield from parallel([tc("view", path=ctx.abs(f)) for f in files], ctx.max_parallel)
+    return {f: v.content for f, v in zip(files, views)}
 
 
 # --- 1. every TODO ------------------------------------------------------------------------------------------------
@@ -50,11 +71,23 @@ def render_todo(a: Any) -> str:
         f"\n\nTotal: {a['total']}"
 
 
-def baseline_todo(ctx: Ctx) -> Agent:
+def grep_todo(ctx: Ctx) -> Agent:
     results = yield tc("grep", pattern=TODO_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
                        **{"-n": True})
     hits = parse_grep(results[0].content)
     return {"todos": [[p, n] for p, n, _ in hits], "total": len(hits)}
+
+
+def shell_todo(ctx: Ctx) -> Agent:
+    results = yield sh(r"grep -rnE '#.*\bTODO\b' --include='*.py' src tests", "Find TODO comments")
+    hits = parse_grep_r(bash_output(results[0].content))
+    return {"todos": [[p, n] for p, n, _ in hits], "total": len(hits)}
+
+
+def viewall_todo(ctx: Ctx) -> Agent:
+    texts = yield from view_all(ctx, "src/**/*.py", "tests/**/*.py")
+    todos = [[f, i] for f, t in texts.items() for i, ln in enumerate(t.split("\n"), 1) if re.search(TODO_RE, ln)]
+    return {"todos": sorted(todos), "total": len(todos)}
 
 
 TODO_PROGRAM = r'''
@@ -108,11 +141,30 @@ def render_stats(a: Any) -> str:
     return "\n".join(out)
 
 
-def baseline_stats(ctx: Ctx) -> Agent:
-    listing = yield tc("glob", pattern="src/**/*.py")
-    files = parse_glob(listing[0].content)
-    views = yield from parallel([tc("view", path=ctx.abs(f)) for f in files], ctx.max_parallel)
-    return {"rows": [_stats_row(f, v.content) for f, v in zip(files, views)]}
+def grep_stats(ctx: Ctx) -> Agent:
+    """Three count-mode greps in one turn: defs, classes, and ``^`` (every line) — a file without a def or class
+    is absent from that count."""
+    defs, classes, lines = yield [tc("grep", pattern=p, paths=["src"], glob="*.py", output_mode="count")
+                                  for p in (r"^\s*(async\s+)?def\s", r"^\s*class\s", "^")]
+    d, c, n = parse_count(defs.content), parse_count(classes.content), parse_count(lines.content)
+    return {"rows": [[f, d.get(f, 0), c.get(f, 0), n[f]] for f in sorted(n)]}
+
+
+STATS_SHELL = r"""python3 -c 'import ast, pathlib
+for p in sorted(pathlib.Path("src").rglob("*.py")):
+    s = p.read_text(); t = list(ast.walk(ast.parse(s)))
+    print(p, sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in t),
+          sum(isinstance(n, ast.ClassDef) for n in t), s.count(chr(10)), sep=chr(9))'"""
+
+
+def shell_stats(ctx: Ctx) -> Agent:
+    results = yield sh(STATS_SHELL, "Count functions, classes and lines per file")
+    return parse_stats_output("header\n" + bash_output(results[0].content))
+
+
+def viewall_stats(ctx: Ctx) -> Agent:
+    texts = yield from view_all(ctx, "src/**/*.py")
+    return {"rows": [_stats_row(f, t) for f, t in texts.items()]}
 
 
 STATS_PROGRAM = r'''
@@ -164,10 +216,21 @@ def _group(hits: Iterable[tuple[str, int]]) -> list[list[Any]]:
     return [[p, sorted(ls)] for p, ls in sorted(by.items())]
 
 
-def baseline_os(ctx: Ctx) -> Agent:
+def grep_os(ctx: Ctx) -> Agent:
     results = yield tc("grep", pattern=OS_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
                        **{"-n": True})
     return {"files": _group((p, n) for p, n, _ in parse_grep(results[0].content))}
+
+
+def shell_os(ctx: Ctx) -> Agent:
+    results = yield sh(f"grep -rnE '{OS_ERE}' --include='*.py' src tests", "Find imports of os")
+    return {"files": _group((p, n) for p, n, _ in parse_grep_r(bash_output(results[0].content)))}
+
+
+def viewall_os(ctx: Ctx) -> Agent:
+    texts = yield from view_all(ctx, "src/**/*.py", "tests/**/*.py")
+    return {"files": _group((f, i) for f, t in texts.items() for i, ln in enumerate(t.split("\n"), 1)
+                            if re.match(OS_RE, ln))}
 
 
 OS_PROGRAM = r'''
@@ -211,12 +274,23 @@ def render_json(a: Any) -> str:
             + "\n".join(f"- {p}" for p in bad))
 
 
-def baseline_json(ctx: Ctx) -> Agent:
-    listing = yield tc("glob", pattern="config/**/*.json")
-    files = parse_glob(listing[0].content)
-    views = yield from parallel([tc("view", path=ctx.abs(f)) for f in files], ctx.max_parallel)
+def viewall_json(ctx: Ctx) -> Agent:
+    """grep cannot validate JSON: the search-first agent, too, reads every config (so ``baseline-grep`` is this)."""
+    texts = yield from view_all(ctx, "config/**/*.json")
     # the model reads each file and judges it; json.loads stands in for that judgement
-    return {"total": len(files), "invalid": [f for f, v in zip(files, views) if not _valid_json(v.content)]}
+    return {"total": len(texts), "invalid": [f for f, t in texts.items() if not _valid_json(t)]}
+
+
+JSON_SHELL = ("if command -v jq >/dev/null; then chk='jq empty'; else chk='python3 -m json.tool'; fi; n=0; "
+              "for f in config/*.json; do n=$((n+1)); $chk \"$f\" >/dev/null 2>&1 || echo \"invalid: $f\"; done; "
+              "echo \"total: $n\"")
+
+
+def shell_json(ctx: Ctx) -> Agent:
+    results = yield sh(JSON_SHELL, "Validate every JSON config")
+    out = bash_output(results[0].content).splitlines()
+    return {"total": int(out[-1].split(": ")[1]),
+            "invalid": sorted(ln.split(": ", 1)[1] for ln in out if ln.startswith("invalid: "))}
 
 
 JSON_PROGRAM = r'''
@@ -251,26 +325,7 @@ def _owners(text_: str) -> list[str]:
     return [ln.strip() for ln in text_.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
 
 
-def _mcp_direct(calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    """Call the demo server straight through the MCP SDK (stdio), outside the CLI and outside CodeAct."""
-    async def go() -> list[Any]:
-        from mcp import ClientSession, StdioServerParameters
-        from mcp.client.stdio import stdio_client
-
-        params = StdioServerParameters(command=sys.executable, args=[str(DEMO_SERVER)])
-        with open(os.devnull, "w") as devnull:
-            async with stdio_client(params, errlog=devnull) as streams:
-                async with ClientSession(streams[0], streams[1]) as session:
-                    await session.initialize()
-                    out = []
-                    for name, arguments in calls:
-                        res = await session.call_tool(name, arguments)
-                        data = res.structured_content
-                        if isinstance(data, dict) and set(data) == {"result"}:
-                            data = data["result"]
-                        out.append(data)
-                    return out
-    return asyncio.run(go())
+_mcp_direct = mcp_direct
 
 
 def _capacity_rows(owners: dict[str, list[str]], scores: dict[str, float], caps: dict[str, int]) -> list[list[Any]]:
@@ -294,11 +349,8 @@ def render_mcp(a: Any) -> str:
     return "\n".join(out)
 
 
-def baseline_mcp(ctx: Ctx) -> Agent:
-    found = yield tc("grep", pattern=r"^[^#]", paths=["src"], glob="OWNERS", output_mode="content", **{"-n": True})
-    owners: dict[str, list[str]] = {}
-    for path, _line, name in parse_grep(found[0].content):  # sorted by path, then line: primary first
-        owners.setdefault(path.split("/")[-2], []).append(name.strip())
+def _mcp_capacities(ctx: Ctx, owners: dict[str, list[str]]) -> Agent:
+    """The MCP part every baseline shares (bash cannot reach the CLI's MCP servers): the profiles, then the adds."""
     names = sorted({n for ns in owners.values() for n in ns})
     profiles = yield from parallel([tc("demo-profile", name=n) for n in names], ctx.max_parallel)
     scores = {n: mcp_value(r.content)["score"] for n, r in zip(names, profiles)}
@@ -306,6 +358,29 @@ def baseline_mcp(ctx: Ctx) -> Agent:
     sums = yield from parallel([tc("demo-add", a=int(scores[owners[p][0]] * 2), b=int(scores[owners[p][1]] * 2))
                                 for p in pkgs], ctx.max_parallel)
     return {"packages": _capacity_rows(owners, scores, {p: mcp_value(r.content) for p, r in zip(pkgs, sums)})}
+
+
+def grep_mcp(ctx: Ctx) -> Agent:
+    found = yield tc("grep", pattern=r"^[^#]", paths=["src"], glob="OWNERS", output_mode="content", **{"-n": True})
+    owners: dict[str, list[str]] = {}
+    for path, _line, name in parse_grep(found[0].content):  # sorted by path, then line: primary first
+        owners.setdefault(path.split("/")[-2], []).append(name.strip())
+    return (yield from _mcp_capacities(ctx, owners))
+
+
+def shell_mcp(ctx: Ctx) -> Agent:
+    found = yield sh("grep -Hv '^#' src/acme/*/OWNERS", "List the owners")
+    owners: dict[str, list[str]] = {}
+    for line in bash_output(found[0].content).splitlines():  # in file order: primary first
+        if line.strip():
+            path, _, name = line.partition(":")
+            owners.setdefault(path.split("/")[-2], []).append(name.strip())
+    return (yield from _mcp_capacities(ctx, owners))
+
+
+def viewall_mcp(ctx: Ctx) -> Agent:
+    texts = yield from view_all(ctx, "src/**/OWNERS")
+    return (yield from _mcp_capacities(ctx, {f.split("/")[-2]: _owners(t) for f, t in texts.items()}))
 
 
 MCP_PROGRAM = r'''
@@ -364,9 +439,14 @@ def render_readme(a: Any) -> str:
             f"({', '.join(a['sections'])}) and lists {a['services']} services.")
 
 
-def baseline_readme(ctx: Ctx) -> Agent:
+def view_readme(ctx: Ctx) -> Agent:
     results = yield tc("view", path=ctx.abs("README.md"))
     return summarize_readme(results[0].content)
+
+
+def shell_readme(ctx: Ctx) -> Agent:
+    results = yield sh("cat README.md", "Show README.md")
+    return summarize_readme(bash_output(results[0].content))
 
 
 README_PROGRAM = 'print(view(path="README.md"))'
@@ -376,55 +456,53 @@ def parse_readme_output(out: str) -> Any:
     return summarize_readme(out)
 
 
-@dataclass(frozen=True)
-class Task:
-    name: str
-    title: str
-    prompt: str
-    multi_step: bool
-    truth: Callable[[Path], Any]
-    render: Callable[[Any], str]
-    baseline: Callable[[Ctx], Agent]
-    program: str
-    parse: Callable[[str], Any]
-    needs: tuple[str, ...] = ()  # sandbox tools the program calls beyond the documented built-ins
+def _live_todo(final: str, truth: Any) -> bool:
+    return str(truth["total"]) in final
 
-    def codeact(self) -> Callable[[Ctx], Agent]:
-        return codeact_agent(self.program, self.parse, self.needs)
 
-    def live_check(self, final: str, truth: Any) -> bool | None:
-        """A loose check of a live answer: does it state the decisive facts? (None: no check defined)"""
-        if self.name == "todo":
-            return str(truth["total"]) in final
-        if self.name == "os_imports":
-            return all(p.rsplit("/", 1)[-1] in final for p, _ in truth["files"])
-        if self.name == "json":
-            return all(p.rsplit("/", 1)[-1] in final for p in truth["invalid"])
-        if self.name == "mcp_chain":
-            return all(p in final for p, *_ in truth["packages"]) and str(truth["packages"][0][1]) in final
-        if self.name == "readme":
-            return truth["title"] in final
-        return None
+def _live_os(final: str, truth: Any) -> bool:
+    return all(p.rsplit("/", 1)[-1] in final for p, _ in truth["files"])
+
+
+def _live_json(final: str, truth: Any) -> bool:
+    return all(p.rsplit("/", 1)[-1] in final for p in truth["invalid"])
+
+
+def _live_mcp(final: str, truth: Any) -> bool:
+    return all(p in final for p, *_ in truth["packages"]) and str(truth["packages"][0][1]) in final
+
+
+def _live_readme(final: str, truth: Any) -> bool:
+    return truth["title"] in final
+
+
+def _b(grep: Any, shell: Any, view: Any) -> dict[str, Any]:
+    return {"baseline-grep": grep, "baseline-shell": shell, "view-all": view}
 
 
 TASKS: list[Task] = [
     Task("todo", "every TODO, with file, line and total",
          "List every TODO comment in the Python files under src/ and tests/, with its file and line number, and give "
-         "the total.", True, truth_todo, render_todo, baseline_todo, TODO_PROGRAM, parse_todo_output),
+         "the total.", True, truth_todo, render_todo, _b(grep_todo, shell_todo, viewall_todo), TODO_PROGRAM,
+         parse_todo_output, live_check=_live_todo),
     Task("stats", "per-file functions, classes, lines (table)",
          "For every Python file under src/, count its functions (def and async def, methods and nested functions "
          "included), its classes and its lines. Answer with a table.", True, truth_stats, render_stats,
-         baseline_stats, STATS_PROGRAM, parse_stats_output),
+         _b(grep_stats, shell_stats, viewall_stats), STATS_PROGRAM, parse_stats_output),
     Task("os_imports", "files importing os, with line numbers",
          "Which Python files under src/ and tests/ import the os module (import os, import os.path, from os import "
          "..., including imports inside functions)? Give each file with the line numbers of those imports.", True,
-         truth_os, render_os, baseline_os, OS_PROGRAM, parse_os_output),
+         truth_os, render_os, _b(grep_os, shell_os, viewall_os), OS_PROGRAM, parse_os_output, live_check=_live_os),
     Task("json", "validate every JSON config",
          "Validate every JSON config under config/: which files are not valid JSON, and how many are valid?", True,
-         truth_json, render_json, baseline_json, JSON_PROGRAM, parse_json_output),
+         truth_json, render_json, _b(viewall_json, shell_json, viewall_json), JSON_PROGRAM, parse_json_output,
+         live_check=_live_json),
     Task("mcp_chain", "two MCP tools chained with built-in tools", MCP_PROMPT, True, truth_mcp, render_mcp,
-         baseline_mcp, MCP_PROGRAM, parse_mcp_output, needs=("demo.profile", "demo.add")),
+         _b(grep_mcp, shell_mcp, viewall_mcp), MCP_PROGRAM, parse_mcp_output, needs=("demo.profile", "demo.add"),
+         live_check=_live_mcp),
     Task("readme", "one file: what does README.md say", "What does README.md say?", False, truth_readme,
-         render_readme, baseline_readme, README_PROGRAM, parse_readme_output),
+         render_readme, _b(view_readme, shell_readme, view_readme), README_PROGRAM, parse_readme_output,
+         live_check=_live_readme),
+    *MORE_TASKS,
 ]
 TASKS_BY_NAME = {t.name: t for t in TASKS}

@@ -4,8 +4,9 @@
 
 Fourteen packages under ``src/acme/`` (about 200 modules with classes, methods, functions, imports and TODO
 comments), their tests under ``tests/``, an ``OWNERS`` file per package, JSON configs under ``config/`` (a few of
-them invalid, as hand-edited configs are), docs and a README. The same seed gives byte-identical files on every
-machine: names come from fixed word lists, and only ``random.Random(seed)`` decides.
+them invalid, as hand-edited configs are), docs and a README; for issue 18's tasks a ``to_cents`` function with
+call sites across packages, and 500 small SQL migrations under ``migrations/``. The same seed gives byte-identical
+files on every machine: names come from fixed word lists, and only ``random.Random(seed)`` decides.
 
 Nothing here knows the benchmark's answers: ``bench_codeact_vs_baseline.py`` computes the ground truth from the
 files themselves (``ast``, ``tokenize``, ``json``), never from the generator's bookkeeping.
@@ -300,5 +301,86 @@ def write_workspace(root: Path, seed: int = 7, packages: int = 14) -> Layout:
                           "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\n")
     put(".gitignore", "__pycache__/\n*.pyc\n.venv/\n")
     put("config/README.md", "One JSON file per service and environment.\n")
+    # issue 18's tasks: their own random stream, so the files above stay byte-identical to earlier runs
+    extra = random.Random(seed * 1000 + 18)
+    for rel, text in money_files(extra, chosen):
+        put(rel, text)
+    for rel, text in migration_files(extra, chosen):
+        put(rel, text)
     layout.files.sort()
     return layout
+
+
+# ======================================================================= the rename and migration tasks' files
+MONEY = """\"\"\"billing.money: amounts in cents.\"\"\"
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+
+
+def to_cents(amount):
+    \"\"\"Convert an amount in currency units to whole cents, rounding half up.\"\"\"
+    return int((Decimal(str(amount)) * 100).quantize(Decimal("1"), rounding=ROUND_HALF_UP))
+
+
+def to_cents_legacy(amount):
+    \"\"\"The v1 API's conversion: truncates instead of rounding.\"\"\"
+    return int(amount * 100)
+"""
+
+
+def money_files(r: random.Random, chosen: list[str]) -> list[tuple[str, str]]:
+    """``src/acme/billing/money.py`` defining ``to_cents`` (and a decoy ``to_cents_legacy``), a ``charges.py`` in
+    several other packages calling it (1 to 3 call sites, every line unique within its file) and its tests."""
+    out = [("src/acme/billing/money.py", MONEY)]
+    users = sorted(r.sample([p for p in chosen if p != "billing"], min(7, len(chosen) - 1)))
+    for pkg in users:
+        obj = r.choice(OBJECTS)
+        qualified = r.random() < 0.3
+        imp = "from acme.billing import money" if qualified else "from acme.billing.money import to_cents"
+        fn = "money.to_cents" if qualified else "to_cents"
+        lines = [f"\"\"\"{pkg}.charges: what the {pkg} service bills.\"\"\"", "from __future__ import annotations", "",
+                 imp, "", f"FEE_CENTS = {fn}({r.randrange(1, 20)}.{r.randrange(10, 99)})", "", "",
+                 f"def charge_{obj}(amount, quantity=1):", f"    \"\"\"Charge for {obj}.\"\"\"",
+                 f"    return {fn}(amount) * quantity + FEE_CENTS"]
+        if r.random() < 0.6:
+            lines += ["", "", f"def refund_{obj}(amount):", f"    \"\"\"Refund {obj}, never below zero.\"\"\"",
+                      f"    return max(0, {fn}(amount) - FEE_CENTS)"]
+        if r.random() < 0.3:
+            lines += ["", "", "def legacy_total(amount):", "    \"\"\"The v1 total (not renamed: a different function).\"\"\"",
+                      "    from acme.billing.money import to_cents_legacy", "    return to_cents_legacy(amount)"]
+        out.append((f"src/acme/{pkg}/charges.py", "\n".join(lines) + "\n"))
+    out.append(("tests/billing/test_money.py", "\n".join([
+        "\"\"\"Tests for acme.billing.money.\"\"\"", "from acme.billing.money import to_cents, to_cents_legacy", "", "",
+        "def test_rounds_half_up():", "    assert to_cents(1.005) == 101", "", "",
+        "def test_whole_units():", "    assert to_cents(2) == 200", "", "",
+        "def test_legacy_truncates():", "    assert to_cents_legacy(1.009) == 100"]) + "\n"))
+    return out
+
+
+def migration_files(r: random.Random, chosen: list[str], count: int = 500, drops: int = 5,
+                    decoys: int = 3) -> list[tuple[str, str]]:
+    """``migrations/NNNN_*.sql``: ``count`` small SQL migrations with a header (author, reversible). ``drops`` of
+    them drop a column; ``decoys`` others only MENTION ``DROP COLUMN`` in a comment."""
+    picks = r.sample(range(count), drops + decoys)
+    dropping, mentioning = set(picks[:drops]), set(picks[drops:])
+    out = []
+    for i in range(count):
+        table = r.choice(chosen)
+        column = r.choice(OBJECTS)
+        verb = "drop" if i in dropping else r.choice(["add", "index", "backfill", "rename", "constrain"])
+        author = r.choice(PEOPLE)
+        body = {"add": [f"ALTER TABLE {table} ADD COLUMN {column} text;"],
+                "index": [f"CREATE INDEX {table}_{column}_idx ON {table} ({column});"],
+                "backfill": [f"UPDATE {table} SET {column} = '' WHERE {column} IS NULL;"],
+                "rename": [f"ALTER TABLE {table} RENAME COLUMN {column} TO {column}_v2;"],
+                "constrain": [f"ALTER TABLE {table} ALTER COLUMN {column} SET NOT NULL;"],
+                "drop": [f"UPDATE {table} SET {r.choice(OBJECTS)}_archived = true;",
+                         f"ALTER TABLE {table} DROP COLUMN {column};"]}[verb]
+        if i in mentioning:
+            body.insert(0, f"-- do not DROP COLUMN {column} here: the {table} readers still select it")
+        reversible = "no" if verb == "drop" and r.random() < 0.6 else "yes"
+        lines = [f"-- migration {i + 1:04d}: {verb} {column} on {table}", f"-- author: {author}",
+                 f"-- reversible: {reversible}", "BEGIN;", *body, "COMMIT;"]
+        out.append((f"migrations/{i + 1:04d}_{verb}_{table}_{column}.sql", "\n".join(lines) + "\n"))
+    return out
