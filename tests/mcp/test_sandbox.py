@@ -34,10 +34,11 @@ def project(tmp_path_factory: pytest.TempPathFactory, http_url: str) -> Iterator
         "demo": demo(DEMO_STARTS_FILE=str(counters["demo"]), GREETING="${DEMO_GREETING}"),
         "time": time_server(),
         "web": {"type": "http", "url": http_url, "headers": {"X-Demo-Token": "${DEMO_TOKEN}"}},
-        "fragile": {**demo(DEMO_STARTS_FILE=str(counters["fragile"])), "timeout": 1500},
+        "fragile": {**demo(DEMO_STARTS_FILE=str(counters["fragile"])), "timeout": 5000},
     }
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": config}))
-    environ = {"HOME": str(root), "COPILOT_HOME": str(root / "no-user-config"), "DEMO_GREETING": "hi ${not-expanded}",
+    home = tmp_path_factory.mktemp("home")  # not the workspace: a workspace that is $HOME is refused
+    environ = {"HOME": str(home), "COPILOT_HOME": str(home / "no-user-config"), "DEMO_GREETING": "hi ${not-expanded}",
                "DEMO_TOKEN": "tok-123"}
     report = discover(root, timeout=30, environ=environ)
     assert {n: o.status for n, o in report.outcomes.items()} == dict.fromkeys(config, "ok"), report.outcomes
@@ -104,7 +105,7 @@ def test_server_dying_mid_run_is_a_catchable_error(project: dict[str, Any]) -> N
     code = '''
 log = []
 try:
-    fragile.slow(seconds=4)
+    fragile.slow(seconds=7)
 except TimeoutError as exc:
     log.append("timeout: " + str(exc))
 log.append(fragile.add(a=1))
@@ -122,7 +123,7 @@ log
     result = run_in(project, code)
     assert result.ok, result.error
     timeout, added, died, after = result.result
-    assert timeout == "timeout: fragile.slow() did not answer within 1.5 s"
+    assert timeout == "timeout: fragile.slow() did not answer within 5 s"
     assert added == 2  # the session survives a timed-out call
     assert died.startswith("MCP server 'fragile' stopped during fragile.die() (connection closed)")
     assert after == died  # later calls fail the same way, quickly, without restarting it
@@ -150,7 +151,7 @@ def test_tools_and_describe_list_mcp_tools(project: dict[str, Any], monkeypatch:
     out = capsys.readouterr().out
     assert "demo.add(a: int, b: int = 1) -> int  [mcp]\n    Add two integers." in out
     assert "time_.get_current_time(timezone: str) -> dict  [mcp]" in out
-    assert "mcp_call(server: Literal['demo', 'fragile', 'time', 'web'], tool: str" in out
+    assert "mcp_call(server: str, tool: str" in out
     assert cli(["describe", "demo.profile", "--workspace", str(project["root"])]) == 0
     out = capsys.readouterr().out
     assert out.startswith("demo.profile(name: str) -> dict\n")

@@ -14,7 +14,6 @@ The repository's own servers are commands from the repository: a run starts them
 """
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -26,8 +25,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
 from ..probe import cache_dir
-from .config import ServerConfig, config_files, copilot_home, load_servers
-from .lock import dumps, empty_lock, parse_lock, server_entry
+from .config import USER_FILE, ServerConfig, config_files, copilot_home, load_servers
+from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
 MAX_AGE = 86400.0  # seconds before a working server is listed again (servers started from `@latest` change)
@@ -39,10 +38,10 @@ def home_folder(environ: Mapping[str, str]) -> Path:
     return Path(environ.get("HOME") or Path.home()).expanduser()
 
 
-def cache_path(workspace: Path, environ: Mapping[str, str]) -> Path:
-    """The machine-local lock of one repository."""
+def cache_path(workspace: Path, environ: Mapping[str, str], *, user_only: bool = False) -> Path:
+    """The machine-local lock of one repository (``user_only``: of the user's own servers, for repo scope)."""
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
-    return cache_dir(environ) / "mcp" / f"{workspace.name or 'root'}-{key}.lock.json"
+    return cache_dir(environ) / "mcp" / f"{workspace.name or 'root'}-{key}{'.user' if user_only else ''}.lock.json"
 
 
 def has_config(workspace: Path, environ: Mapping[str, str]) -> bool:
@@ -76,20 +75,23 @@ def _trusted_folders(path: Path) -> list[str]:
     return [e for e in listed if isinstance(e, str) and e] if isinstance(listed, list) else []
 
 
-def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (), timeout: float = 10.0,
-                force: bool = False, progress: Callable[[str], None] | None = None) -> tuple[dict[str, Any], Path]:
+def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
+                timeout: float | None = None, force: bool = False, progress: Callable[[str], None] | None = None,
+                user_only: bool = False) -> tuple[dict[str, Any], Path]:
     """The lock of every server configured for ``workspace`` and not excluded, discovering those not known.
 
     ``force`` (``codeact discover``) lists every server again. Otherwise the repository's own servers are started
     only where Copilot trusts the folder (:func:`copilot_trusts`): elsewhere an entry that ``codeact discover`` made
     for the same configuration is kept, however old, and a new or changed server is left out with a note.
     Never raises for a failing server (it is recorded as failed, with the reason); raises :class:`ConfigError` only
-    when the cache cannot be written.
+    when the cache cannot be written. ``user_only`` (repo scope, whose committed lock holds the repository's own
+    servers): only the user's servers, in a cache file of their own. ``timeout``: for servers that set none.
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    path = cache_path(workspace, environ)
+    path = cache_path(workspace, environ, user_only=user_only)
     skip = set(exclude)
-    servers = {n: c for n, c in load_servers(workspace, environ).servers.items() if n not in skip}
+    servers = {n: c for n, c in load_servers(workspace, environ).servers.items()
+               if n not in skip and (c.scope == "user" or not user_only)}
     known = {} if force else _read(path)
     now = time.time()
     trusted = force or copilot_trusts(workspace, environ)
@@ -112,8 +114,9 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
         say(f"codeact: discovering {len(stale)} MCP server(s) for {workspace.name or workspace} "
             f"(kept in {path} until their configuration changes): {', '.join(stale)}")
         cwd = workspace if trusted else home_folder(environ)
-        for name, outcome in _discover(stale, timeout, cwd, say).items():
-            entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools)
+        for name, outcome in _discover(stale, timeout, cwd, environ, say).items():
+            entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools,
+                                 dropped=outcome.dropped)
             lock["servers"][name] = {**entry, "values_hash": _values_hash(stale[name]), "checked_at": int(now)}
         lock["servers"] = dict(sorted(lock["servers"].items()))
     if stale or set(known) != set(lock["servers"]):
@@ -122,14 +125,48 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     return lock, path
 
 
-def _discover(servers: Mapping[str, ServerConfig], timeout: float, cwd: Path,
+def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
+              warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+    """Repo scope: the committed lock, plus this machine's lock of the user's own servers
+    (``$COPILOT_HOME/mcp-config.json``), which the committed lock never holds; ``None`` when there is neither.
+
+    The user's servers are callable as in global scope (discovered once, kept in the cache); they never reach the
+    committed lock, instructions or agent, only ``codeact tools``. A few ``stat`` calls when there are none.
+    """
+    note = warn or (lambda _m: None)
+    committed: dict[str, Any] | None = None
+    if lock_path(workspace).is_file():
+        try:
+            committed = read_lock(workspace)
+        except ConfigError as exc:
+            note(f"MCP tools unavailable: {exc}")
+    if not (copilot_home(environ) / USER_FILE).is_file():
+        return committed
+    taken = set((committed or {}).get("servers", {}))
+    try:
+        mine, _path = cached_lock(workspace, environ, exclude=set(exclude) | taken, user_only=True)
+    except Exception as exc:  # noqa: BLE001 - the user's servers must not stop a program that may not need them
+        note(f"your MCP servers ($COPILOT_HOME/{USER_FILE}) are unavailable: {exc}")
+        return committed
+    if not mine["servers"]:
+        return committed
+    merged = dict(committed or empty_lock())
+    merged["servers"] = dict(sorted({**mine["servers"], **merged["servers"]}.items()))
+    merged["trusted"] = mine["trusted"]
+    return merged
+
+
+def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: Path, environ: Mapping[str, str],
               say: Callable[[str], None]) -> dict[str, Any]:
+    import asyncio
+
     from .client import _in_helper_thread, _loop_running_here
-    from .discovery import _line, discover_servers
+    from .discovery import DEFAULT_TIMEOUT, _line, discover_servers
 
     def go() -> dict[str, Any]:
-        return asyncio.run(discover_servers(servers, timeout=timeout, cwd=cwd,
-                                            on_outcome=lambda o: say(f"codeact: {_line(o)}")))
+        return asyncio.run(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
+                                            on_outcome=lambda o: say(f"codeact: {_line(o)}"),
+                                            progress=lambda line: say(f"codeact: {line.strip()}")))
 
     return _in_helper_thread(go) if _loop_running_here() else go()  # a caller already inside an event loop
 

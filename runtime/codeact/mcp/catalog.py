@@ -19,6 +19,7 @@ from ..stubs import python_type
 from ..tools import BUILTINS
 
 GENERIC_TOOL = "mcp_call"
+RESOURCE_TOOL = "mcp_resource"  # top-level, so no server's own tool can shadow it
 # Modules the sandbox can import (pydantic-monty 1.4) and names the generated stubs import: a server namespace
 # must not take them, or `import time` in a program would hide the `time` server (or the reverse).
 SANDBOX_MODULES = frozenset({
@@ -27,7 +28,7 @@ SANDBOX_MODULES = frozenset({
     "tomllib", "Any", "Literal",
 })
 RESERVED = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist) | SANDBOX_MODULES
-                     | set(BUILTINS) | {GENERIC_TOOL})
+                     | set(BUILTINS) | {GENERIC_TOOL, RESOURCE_TOOL})
 
 
 @dataclass(frozen=True)
@@ -152,4 +153,5 @@ def build_catalog(lock: Mapping[str, Any] | None, *, exclude: Iterable[str] = ()
     return catalog
 
 
-__all__ = ["Catalog", "ExposedTool", "GENERIC_TOOL", "RESERVED", "build_catalog", "identifier", "result_type"]
+__all__ = ["Catalog", "ExposedTool", "GENERIC_TOOL", "RESERVED", "RESOURCE_TOOL", "build_catalog", "identifier",
+           "result_type"]

@@ -15,18 +15,24 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import contextlib
+import os
+import sys
 import tempfile
 import threading
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Mapping, TextIO
 
 from ..errors import ToolError
-from .config import ServerConfig
+from .config import DEFAULT_TIMEOUT_MS, ServerConfig
 
-DEFAULT_CONNECT_TIMEOUT = 30.0  # seconds to start a server and finish the MCP handshake, unless its config says
+DEFAULT_CONNECT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's 60 s to start and shake hands, unless "timeout" says
+PROGRESS_EVERY = 5.0  # seconds between "still waiting for the server" lines on stderr
+NOT_SUPPORTED = {"Sampling not supported": "sampling (it asked the client's model to write text)",
+                 "Elicitation not supported": "elicitation (it asked the user a question)"}
 _CLOSE_TIMEOUT = 10.0  # seconds the pool waits for every session to shut down
 
 
@@ -43,8 +49,13 @@ class ToolCallError(MCPError):
 
 
 @contextlib.asynccontextmanager
-async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None):
-    """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit."""
+async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None,
+                       environ: Mapping[str, str] | None = None):
+    """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit.
+
+    A local server inherits ``environ`` (the calling run's environment; ``os.environ`` when ``None``) plus its own
+    ``env``, as under the Copilot CLI: tokens, proxies and the like reach it.
+    """
     from mcp import ClientSession
 
     async with contextlib.AsyncExitStack() as stack:
@@ -52,8 +63,9 @@ async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cw
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
+            inherited = dict(os.environ if environ is None else environ)
             params = StdioServerParameters(command=config.command or "", args=list(config.args),
-                                           env=dict(config.env) or None, cwd=config.cwd or cwd)
+                                           env={**inherited, **config.env}, cwd=config.cwd or cwd)
             streams = await stack.enter_async_context(stdio_client(params, errlog=errlog or _devnull()))
         elif config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client
@@ -124,19 +136,62 @@ def is_request_timeout(exc: BaseException) -> bool:
 
 
 def result_value(result: Any, *, unwrap: bool = False, label: str = "tool") -> Any:
-    """A ``CallToolResult`` as the program sees it: structured content as data if present, else the text.
+    """A ``CallToolResult`` as the program sees it, as plain data.
 
-    ``unwrap`` returns ``structured["result"]`` for the SDK's wrapped primitive results (``{"result": 3}``).
+    Structured content, if present, as data (``unwrap`` returns ``structured["result"]`` for the SDK's wrapped
+    primitive results, ``{"result": 3}``). Else, when every item is text (or an embedded text resource), the text.
+    Else a list with one dict per item: ``{"type": "text", "text"}``, ``{"type": "image"|"audio", "mime_type",
+    "data"}`` (base64), ``{"type": "resource", "uri", "mime_type", "text"|"blob"}`` (blob: base64) and
+    ``{"type": "resource_link", "uri", "name", "mime_type", "description"}`` (read it with ``mcp_resource``).
     A result flagged ``isError`` raises :class:`ToolCallError` with the server's text.
     """
     if result.is_error:
-        raise ToolCallError(f"{label} failed: {_text(result.content) or 'the server reported an error'}")
+        raise ToolCallError(f"{label} failed: {not_supported(_text(result.content)) or 'the server reported an error'}")
     data = result.structured_content
     if data is not None:
         if unwrap and isinstance(data, dict) and set(data) == {"result"}:
             return data["result"]
         return data
-    return _text(result.content)
+    items = [content_item(item) for item in result.content or []]
+    if all(i["type"] == "text" or (i["type"] == "resource" and "text" in i) for i in items):
+        return "\n".join(i["text"] for i in items)
+    return items
+
+
+def content_item(item: Any) -> dict[str, Any]:
+    """One MCP content block (or resource contents) as a plain dict (binary data stays base64 text)."""
+    kind = getattr(item, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": item.text}
+    if kind in ("image", "audio"):
+        return {"type": kind, "mime_type": getattr(item, "mime_type", None), "data": getattr(item, "data", "")}
+    if kind == "resource_link":
+        return {"type": "resource_link", "uri": str(item.uri), "name": getattr(item, "name", None),
+                "mime_type": getattr(item, "mime_type", None), "description": getattr(item, "description", None)}
+    if kind == "resource":
+        return {"type": "resource", **resource_contents(item.resource)}
+    return {"type": str(kind or "unknown"), "value": item.model_dump(mode="json") if hasattr(item, "model_dump")
+            else str(item)}
+
+
+def resource_contents(contents: Any) -> dict[str, Any]:
+    """``TextResourceContents`` / ``BlobResourceContents`` as ``{"uri", "mime_type", "text" | "blob"}``."""
+    out: dict[str, Any] = {"uri": str(contents.uri), "mime_type": getattr(contents, "mime_type", None)}
+    if hasattr(contents, "text"):
+        out["text"] = contents.text
+    else:
+        blob = getattr(contents, "blob", "")
+        out["blob"] = blob if isinstance(blob, str) else base64.b64encode(blob).decode("ascii")
+    return out
+
+
+def not_supported(text: str) -> str:
+    """A server's error text, with the SDK's "Sampling/Elicitation not supported" made plain for the model."""
+    for marker, what in NOT_SUPPORTED.items():
+        if marker in text:
+            return f"the server needs {what}, which is not supported by CodeAct; its other tools still work " \
+                   f"({text.strip()})"
+    return text
 
 
 def _text(content: list[Any]) -> str:
@@ -147,11 +202,6 @@ def _text(content: list[Any]) -> str:
             parts.append(item.text)
         elif kind == "resource" and hasattr(getattr(item, "resource", None), "text"):
             parts.append(item.resource.text)
-        elif kind in ("image", "audio"):
-            parts.append(f"[{kind} {getattr(item, 'mime_type', '')}, {len(getattr(item, 'data', '') or '')} "
-                         "base64 characters omitted]")
-        elif kind == "resource_link":
-            parts.append(f"[resource {getattr(item, 'uri', '')}]")
     return "\n".join(parts)
 
 
@@ -169,8 +219,9 @@ class _PoolState:
     """Everything the pool owns and does, kept apart from :class:`SessionPool` so that the running session tasks
     never reference the pool object: dropping the pool (the end of a run) then closes every session."""
 
-    def __init__(self, cwd: Path | None, connect_timeout: float) -> None:
+    def __init__(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None) -> None:
         self.cwd = cwd
+        self.environ = environ
         self.connect_timeout = connect_timeout
         self.lock = threading.Lock()  # guards creating and closing the loop
         self.drive = threading.RLock()  # one thread runs the loop at a time
@@ -256,11 +307,20 @@ class _PoolState:
             raise conn.dead
         if conn.ready.done():  # the common case: no timer, no extra task
             return conn.ready.result()
-        limit = self.connect_timeout if config.timeout is None else max(config.timeout, self.connect_timeout)
-        try:
-            return await asyncio.wait_for(asyncio.shield(conn.ready), limit)
-        except asyncio.TimeoutError:
-            conn.dead = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s")
+        limit = self.connect_timeout if config.timeout is None else config.timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while True:
+            left = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(asyncio.shield(conn.ready), min(left, PROGRESS_EVERY))
+            except asyncio.TimeoutError:
+                if loop.time() < deadline - 0.01:
+                    print(f"codeact: waiting for MCP server {config.name!r} to start "
+                          f"({limit - (deadline - loop.time()):.0f} s, up to {limit:g} s)", file=sys.stderr, flush=True)
+                    continue
+            conn.dead = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s (its "
+                                          "\"timeout\" in milliseconds; the Copilot CLI's default is 60 s)")
             if conn.task is not None:
                 conn.task.cancel()
             raise conn.dead from None
@@ -269,7 +329,7 @@ class _PoolState:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
         name = conn.config.name
         try:
-            async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd) as session:
+            async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd, environ=self.environ) as session:
                 if not conn.ready.done():
                     conn.ready.set_result(session)
                 await conn.stop.wait()
@@ -300,7 +360,21 @@ class _PoolState:
                 raise conn.dead from None
             if is_request_timeout(exc):
                 raise TimeoutError(f"{config.name}.{tool}() did not answer within {limit:g} s") from None
-            raise MCPError(f"{config.name}.{tool}() failed: {describe_failure(exc)}") from None
+            raise MCPError(f"{config.name}.{tool}() failed: {not_supported(describe_failure(exc))}") from None
+
+    async def read_resource(self, config: ServerConfig, uri: str, limit: float | None) -> list[dict[str, Any]]:
+        """``resources/read`` on ``config``'s server: every content of ``uri`` as ``{"uri", "mime_type",
+        "text" | "blob"}``."""
+        session = await self.session(config)
+        try:
+            result = await session.read_resource(uri) if limit is None else \
+                await asyncio.wait_for(session.read_resource(uri), limit)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"mcp_resource({config.name!r}, {uri!r}) did not answer within {limit:g} s") from None
+        except Exception as exc:
+            raise MCPError(f"mcp_resource(server={config.name!r}, uri={uri!r}) failed: "
+                           f"{describe_failure(exc)}") from None
+        return [resource_contents(c) for c in result.contents]
 
 
 def _loop_running_here() -> bool:
@@ -337,10 +411,11 @@ class SessionPool:
     """
 
     def __init__(self, resolve: Callable[[str], ServerConfig], *, cwd: Path | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, call_timeout: float | None = None) -> None:
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, call_timeout: float | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
         self._resolve = resolve
         self._call_timeout = call_timeout
-        self._state = _PoolState(cwd, connect_timeout)
+        self._state = _PoolState(cwd, connect_timeout, environ)
         self._finalizer = weakref.finalize(self, self._state.close)
 
     @property
@@ -358,6 +433,13 @@ class SessionPool:
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
+    def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
+        """Read resource ``uri`` of ``server`` (what a ``resource_link`` item points at) as plain data."""
+        self._state.ensure_loop()
+        config = self._resolve(server)
+        limit = min((t for t in (config.timeout, self._call_timeout) if t), default=None)
+        return self._state.submit(self._state.read_resource(config, uri, limit))
+
     def close(self) -> None:
         """Close every session and stop every local server this pool started."""
         self._finalizer()
@@ -369,4 +451,5 @@ class SessionPool:
         self.close()
 
 
-__all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "open_session", "result_value"]
+__all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
+           "result_value"]

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
-from .config import LoadedConfig, ServerConfig, load_servers, read_exclusions
+from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
 from .lock import LOCK_FILE, differences, empty_lock, parse_lock, read_lock, server_entry, write_lock
 
-DEFAULT_TIMEOUT = 10.0
+DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server with no "timeout" of its own
+PROGRESS_EVERY = 5.0  # seconds between "still waiting" lines
 _CLEANUP_TIMEOUT = 6.0  # the SDK gives a server 2 s to exit on EOF, then 2 s after SIGTERM
 
 
@@ -33,8 +34,10 @@ class Outcome:
     status: str  # "ok" | "failed"
     reason: str | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # from the start of discovery until this server answered (its start-up time)
     notes: list[str] = field(default_factory=list)
+    dropped: list[dict[str, str]] = field(default_factory=list)  # tools left out, with the reason: {name, reason}
+    stderr: str | None = None  # a failed local server's last stderr line: shown, never written to the lock
 
 
 @dataclass
@@ -52,7 +55,8 @@ class Report:
         return {
             "lock": str(LOCK_FILE),
             "servers": {n: {"status": o.status, "reason": o.reason, "tools": [t["name"] for t in o.tools],
-                            "seconds": round(o.seconds, 3), "notes": o.notes} for n, o in self.outcomes.items()},
+                            "seconds": round(o.seconds, 3), "notes": o.notes, "dropped": o.dropped,
+                            "stderr": o.stderr} for n, o in self.outcomes.items()},
             "excluded": list(self.excluded),
             "problems": [{"file": p.file, "key": p.key, "message": p.message, "severity": p.severity}
                          for p in self.config.problems],
@@ -85,42 +89,69 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
         lock = empty_lock()
         for name, config in servers.items():
             o = outcomes[name]
-            lock["servers"][name] = server_entry(config, status=o.status, reason=o.reason, tools=o.tools)
+            lock["servers"][name] = server_entry(config, status=o.status, reason=o.reason, tools=o.tools,
+                                                 dropped=o.dropped)
         result["lock"] = lock
         result["path"] = write_lock(root, lock) if write else None
         result["outcomes"] = outcomes
         result["seconds"] = time.perf_counter() - started
 
     if servers:
-        say(f"discovering {len(servers)} MCP server(s) in parallel (timeout {timeout:g} s): {', '.join(servers)}")
-        asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, on_outcome=lambda o: say(_line(o)),
-                                     publish=publish))
+        say(f"discovering {len(servers)} MCP server(s) in parallel (timeout {timeout:g} s unless a server sets "
+            f"its own): {', '.join(servers)}")
+        asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
+                                     on_outcome=lambda o: say(_line(o)), publish=publish, progress=say))
     else:
         say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
         publish({})
     return Report(result["outcomes"], result["lock"], result["path"], loaded, excluded, result["seconds"])
 
 
-async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float, cwd: Path | None = None,
+async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float = DEFAULT_TIMEOUT,
+                           cwd: Path | None = None, environ: Mapping[str, str] | None = None,
                            on_outcome: Callable[[Outcome], None] | None = None,
-                           publish: Callable[[dict[str, Outcome]], None] | None = None) -> dict[str, Outcome]:
-    """List the tools of every server concurrently; each gets ``timeout`` seconds.
+                           publish: Callable[[dict[str, Outcome]], None] | None = None,
+                           progress: Callable[[str], None] | None = None) -> dict[str, Outcome]:
+    """List the tools of every server concurrently; each gets its own ``timeout`` (ms in the configuration), else
+    ``timeout`` seconds (the CLI's 60 s by default).
 
     ``publish`` is called with every outcome as soon as each server has answered or run out of time — before
     the timed-out servers have been shut down — so a hung server delays the result by its timeout only.
+    ``progress`` hears which servers are still awaited every :data:`PROGRESS_EVERY` seconds. ``environ`` is the
+    environment local servers inherit (the calling run's; default ``os.environ``), plus each one's ``env``.
     """
     _import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
     loop = asyncio.get_running_loop()
     began = loop.time()
-    tasks = {asyncio.create_task(_list_server(config, cwd), name=f"discover:{name}"): name
+    base_env = dict(os.environ if environ is None else environ)
+    tasks = {asyncio.create_task(_list_server(config, cwd, base_env), name=f"discover:{name}"): name
              for name, config in servers.items()}
+    limits = {name: (config.timeout if config.timeout is not None else timeout) for name, config in servers.items()}
     outcomes: dict[str, Outcome] = {}
     pending = set(tasks)
+    next_tick = began + PROGRESS_EVERY
     while pending:
-        left = began + timeout - loop.time()
-        if left <= 0:
+        now = loop.time()
+        overdue = {t for t in pending if now >= began + limits[tasks[t]]}
+        for task in overdue:
+            task.cancel()
+            name = tasks[task]
+            outcomes[name] = Outcome(name, "failed", f"did not start within {limits[name]:g} s (its \"timeout\" in "
+                                                     "milliseconds, else --timeout; the CLI waits 60 s by default)",
+                                     seconds=now - began)
+            if on_outcome:
+                on_outcome(outcomes[name])
+        pending -= overdue
+        if not pending:
             break
-        done, pending = await asyncio.wait(pending, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        if progress and now >= next_tick:
+            waiting = sorted(tasks[t] for t in pending)
+            progress(f"  waiting {now - began:.0f} s for {', '.join(waiting)} (up to "
+                     f"{max(limits[n] for n in waiting):g} s)")
+            next_tick = now + PROGRESS_EVERY
+        wake = min([began + limits[tasks[t]] for t in pending] + ([next_tick] if progress else []))
+        done, pending = await asyncio.wait(pending, timeout=max(wake - now, 0.001),
+                                           return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             name = tasks[task]
             outcome = _outcome_of(task, servers[name])
@@ -128,19 +159,12 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
             outcomes[name] = outcome
             if on_outcome:
                 on_outcome(outcome)
-    for task in pending:
-        task.cancel()
-        name = tasks[task]
-        outcomes[name] = Outcome(name, "failed", f"no answer within {timeout:g} s (the server hangs or starts "
-                                                 "too slowly; raise --timeout if it is just slow)",
-                                 seconds=loop.time() - began)
-        if on_outcome:
-            on_outcome(outcomes[name])
     outcomes = dict(sorted(outcomes.items()))
     if publish:
         publish(outcomes)
-    if pending:  # let the SDK stop the abandoned servers, bounded
-        await asyncio.wait(pending, timeout=_CLEANUP_TIMEOUT)
+    abandoned = [t for t in tasks if not t.done()]
+    if abandoned:  # let the SDK stop the abandoned servers, bounded
+        await asyncio.wait(abandoned, timeout=_CLEANUP_TIMEOUT)
     return outcomes
 
 
@@ -151,23 +175,28 @@ def _import_sdk() -> None:
     import mcp.client.streamable_http  # noqa: F401
 
 
-async def _list_server(config: ServerConfig, cwd: Path | None) -> list[Any]:
-    from mcp.types import PaginatedRequestParams
+class _Listing(list):  # type: ignore[type-arg]
+    """The tools a server listed (``mcp.types.Tool``), and those dropped as invalid: ``(name, reason)``."""
 
+    dropped: list[tuple[str, str]]
+
+
+async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str]) -> _Listing:
     from .client import open_session, stderr_tail
 
     errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
     try:
-        tools: list[Any] = []
-        async with open_session(config, errlog=errlog, cwd=cwd) as session:
+        listing = _Listing()
+        listing.dropped = []
+        async with open_session(config, errlog=errlog, cwd=cwd, environ=environ) as session:
             cursor = None
             for _page in range(100):
-                listing = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
-                tools.extend(listing.tools)
-                cursor = listing.next_cursor
+                tools, dropped, cursor = await _list_page(session, cursor)
+                listing.extend(tools)
+                listing.dropped.extend(dropped)
                 if not cursor:
                     break
-        return tools
+        return listing
     except Exception as exc:
         tail = stderr_tail(errlog)
         if tail:
@@ -176,6 +205,35 @@ async def _list_server(config: ServerConfig, cwd: Path | None) -> list[Any]:
     finally:
         if errlog is not None:
             errlog.close()
+
+
+async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[tuple[str, str]], str | None]:
+    """One ``tools/list`` page. When the SDK refuses the page because some tool is invalid (it validates the
+    whole listing), the page is fetched again raw and each tool validated alone, so one bad tool drops only
+    itself, as in the Copilot CLI."""
+    from mcp.types import PaginatedRequestParams, Tool
+    from pydantic import ValidationError
+
+    params = PaginatedRequestParams(cursor=cursor) if cursor else None
+    try:
+        listing = await session.list_tools(params=params)
+        return list(listing.tools), [], listing.next_cursor
+    except ValidationError:
+        dispatcher = getattr(session, "_dispatcher", None)  # mcp 2.3: the raw JSON-RPC layer
+        if dispatcher is None:
+            raise
+        raw = await dispatcher.send_raw_request("tools/list", {"cursor": cursor} if cursor else None, {})
+    kept, dropped = [], []
+    for index, item in enumerate((raw or {}).get("tools") or []):
+        name = item.get("name") if isinstance(item, dict) else None
+        try:
+            kept.append(Tool.model_validate(item, by_name=False))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            dropped.append((str(name) if name else f"#{index}", f"invalid tool: {where}: {first.get('msg', '')}"))
+    next_cursor = (raw or {}).get("nextCursor")
+    return kept, dropped, next_cursor if isinstance(next_cursor, str) else None
 
 
 def _outcome_of(task: asyncio.Task, config: ServerConfig) -> Outcome:
@@ -188,28 +246,30 @@ def _outcome_of(task: asyncio.Task, config: ServerConfig) -> Outcome:
         reason = describe_failure(exc)
         if is_connection_closed(exc):
             reason = "the server exited or closed the connection during the handshake"
-        if notes:
-            reason += f" ({notes[-1]})"
-        return Outcome(name, "failed", reason)
+        # the server's stderr is machine noise (paths, times): shown, never written to the lock
+        stderr = notes[-1].removeprefix("stderr: ") if notes else None
+        return Outcome(name, "failed", reason, stderr=stderr)
     tools = task.result()
-    entries, problems = [], []
-    offered = set()
+    entries = []
+    dropped = [(n, r) for n, r in getattr(tools, "dropped", []) if config.exposes(n)]
+    offered = set(n for n, _r in getattr(tools, "dropped", []))
     for tool in tools:
         offered.add(tool.name)
         if not config.exposes(tool.name):
             continue
         entry, problem = tool_entry(tool)
         if problem:
-            problems.append(problem)
+            dropped.append((tool.name, problem))
         else:
             entries.append(entry)
-    if problems:
-        return Outcome(name, "failed", "bad tool schema: " + "; ".join(problems))
     notes = []
     unknown = sorted(t for t in config.tools if t != "*" and t not in offered)
     if unknown:
         notes.append(f"the tools filter names tools the server does not offer: {', '.join(unknown)}")
-    return Outcome(name, "ok", None, entries, notes=notes)
+    for tool_name, why in sorted(dropped):
+        notes.append(f"tool {tool_name!r} dropped: {why}")
+    return Outcome(name, "ok", None, entries, notes=notes,
+                   dropped=[{"name": n, "reason": r} for n, r in sorted(dropped)])
 
 
 def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
@@ -221,27 +281,31 @@ def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
         entry: dict[str, Any] = {"name": tool.name, "description": (tool.description or "").strip(),
                                  "input_schema": plain(tool.input_schema), "output_schema": plain(tool.output_schema)}
     except (TypeError, ValueError) as exc:
-        return {}, f"tool {tool.name!r}: schema is not JSON ({exc})"
+        return {}, f"schema is not JSON ({exc})"
     if getattr(tool, "title", None):
         entry["title"] = tool.title
     if getattr(tool, "annotations", None) is not None:
         entry["annotations"] = tool.annotations.model_dump(mode="json", exclude_none=True)
+    task_support = getattr(getattr(tool, "execution", None), "task_support", None)
+    if task_support == "required":
+        return {}, "requires task-augmented execution (MCP tasks), which CodeAct does not support"
     for key in ("input_schema", "output_schema"):
         schema = entry[key]
         if schema is None and key == "output_schema":
             continue
         if not isinstance(schema, dict) or schema.get("type") != "object":
-            return {}, f"tool {tool.name!r}: {key} must be a JSON Schema with \"type\": \"object\""
+            return {}, f"{key} must be a JSON Schema with \"type\": \"object\""
         if not isinstance(schema.get("properties", {}), dict):
-            return {}, f"tool {tool.name!r}: {key}.properties must be an object"
+            return {}, f"{key}.properties must be an object"
     return entry, None
 
 
 def _line(o: Outcome) -> str:
     if o.status == "ok":
-        text = f"  ok      {o.name}: {len(o.tools)} tool(s) in {o.seconds:.1f} s"
+        text = f"  ok      {o.name}: {len(o.tools)} tool(s), started in {o.seconds:.2f} s"
         return text + "".join(f"\n          note: {n}" for n in o.notes)
-    return f"  FAILED  {o.name}: {o.reason}"
+    return f"  FAILED  {o.name}: {o.reason} (after {o.seconds:.2f} s)" + (f"\n          stderr: {o.stderr}"
+                                                                        if o.stderr else "")
 
 
 def check_lock(workspace: Path | str, environ: Mapping[str, str] | None = None) -> list[str]:

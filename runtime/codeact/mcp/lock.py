@@ -6,7 +6,8 @@ Format (version 1)::
       "servers": {
         "<server name>": {
           "config_hash": "sha256:…",          # ServerConfig.config_hash(): no secret values
-          "reason": null | "why it failed",
+          "dropped": [{"name", "reason"}]?,    # tools left out (an invalid schema...); only when there are some
+          "reason": null | "why it failed",    # never the server's stderr (machine noise: paths, times)
           "scope": "workspace" | "user",
           "source": ".mcp.json" | ".github/mcp.json" | "$COPILOT_HOME/mcp-config.json",
           "status": "ok" | "failed",
@@ -52,9 +53,11 @@ def empty_lock() -> dict[str, Any]:
 
 
 def server_entry(config: ServerConfig, *, status: str, reason: str | None = None,
-                 tools: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """One server's lock entry."""
-    return {
+                 tools: Iterable[Mapping[str, Any]] = (), dropped: Iterable[Mapping[str, str]] = ()
+                 ) -> dict[str, Any]:
+    """One server's lock entry (``dropped``: the tools left out and why; the key is absent when none were)."""
+    left_out = sorted((dict(d) for d in dropped), key=lambda d: d["name"])
+    return ({"dropped": left_out} if left_out else {}) | {
         "transport": config.transport,
         "config_hash": config.config_hash(),
         "scope": config.scope,

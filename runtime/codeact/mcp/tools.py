@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
 from ..tools.base import Tool, ToolContext
-from .catalog import GENERIC_TOOL, Catalog, ExposedTool, build_catalog
+from .catalog import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
 
 
@@ -18,8 +18,14 @@ def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
            f"MCP tool {exposed.tool!r} of server {exposed.server!r}; call it as {exposed.name}(...) with keyword "
            "arguments, or mcp_call(server=..., tool=..., arguments={...}).",
            "Returns: " + ("the server's structured result as Python data (output schema below)"
-                          if exposed.output_schema else "structured data if the server sends any, else its text")
+                          if exposed.output_schema else "structured data if the server sends any, else its text; "
+                          "with images, audio or resources, a list of plain dicts ({\"type\": \"image\", "
+                          "\"mime_type\", \"data\"} (base64), {\"type\": \"resource_link\", \"uri\"} for "
+                          "mcp_resource(server=..., uri=...), ...)")
            + "; a tool error raises RuntimeError."]
+    if exposed.real_name != exposed.name:
+        doc += ["", f"Original name: {exposed.real_name} (sanitised to a Python name; the Copilot CLI calls it "
+                    f"{exposed.server}-{exposed.tool})."]
     if exposed.output_schema:
         doc += ["", "Output schema:", json.dumps(exposed.output_schema, indent=2, sort_keys=True, ensure_ascii=False)]
     first = (exposed.description or "").strip().splitlines()
@@ -50,12 +56,13 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
         note(message)
     from .client import SessionPool
 
-    environ = ctx.environ or dict(os.environ)
-    pool = SessionPool(_resolver(root, environ, lock), cwd=root, call_timeout=ctx.limits.timeout)
+    environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
+    pool = SessionPool(_resolver(root, environ, lock), cwd=root, call_timeout=ctx.limits.timeout, environ=environ)
     tools: dict[str, Tool] = {}
     for exposed in catalog.tools:
         tools[exposed.name] = as_tool(exposed, _caller(pool, exposed))
-    tools[GENERIC_TOOL] = _generic_tool(pool, catalog)
+    tools[GENERIC_TOOL] = _generic_tool(pool, catalog, lock)
+    tools[RESOURCE_TOOL] = _resource_tool(pool, catalog)
     return tools
 
 
@@ -68,23 +75,36 @@ def _caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
     return call
 
 
-def _generic_tool(pool: Any, catalog: Catalog) -> Tool:
+def _unknown(server: str, catalog: Catalog, lock: Mapping[str, Any] | None) -> str:
+    """Why ``server`` has no tools here, and what to do about it."""
+    entry = ((lock or {}).get("servers") or {}).get(server)
+    if entry is not None and entry.get("status") != "ok":
+        return f"MCP server {server!r} is unavailable ({entry.get('reason') or 'failed'}); fix it, then run " \
+               "`codeact discover`"
+    names = sorted(set(catalog.servers) | set(catalog.servers.values()))
+    return (f"no MCP server {server!r} here (servers: {', '.join(names) or 'none'}); a server added to .mcp.json or "
+            "$COPILOT_HOME/mcp-config.json since the tools were listed needs `codeact discover`")
+
+
+def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = None) -> Tool:
     def mcp_call(server: str, tool: str, arguments: dict | None = None) -> Any:
         exposed = catalog.find(server, tool)
         if exposed is None:
-            offered = ", ".join(t.real_name for t in catalog.tools)
-            raise LookupError(f"no MCP tool {tool!r} on server {server!r}; exposed tools: {offered}")
+            if server not in catalog.servers and server not in catalog.servers.values():
+                raise LookupError(_unknown(server, catalog, lock))
+            offered = ", ".join(t.real_name for t in catalog.tools if server in (t.server, t.py_server))
+            raise LookupError(f"no MCP tool {tool!r} on server {server!r}; its tools: {offered} "
+                              "(`codeact search WORDS` finds tools by name and description)")
         if arguments is not None and not isinstance(arguments, dict):
             raise TypeError(f"mcp_call(arguments=...) must be a dict of the tool's arguments, got "
                             f"{type(arguments).__name__}")
         return pool.call(exposed.server, exposed.tool, arguments or {}, unwrap=exposed.unwrap)
 
-    servers = sorted({t.server for t in catalog.tools})
     return Tool(
         name=GENERIC_TOOL,
         description="Call any exposed MCP tool by its server and tool names (real or Python names).",
         parameters={"type": "object", "additionalProperties": False, "required": ["server", "tool"],
-                    "properties": {"server": {"type": "string", "enum": servers} if servers else {"type": "string"},
+                    "properties": {"server": {"type": "string"},  # no enum: an unknown name gets mcp_call's reason
                                    "tool": {"type": "string"},
                                    "arguments": {"anyOf": [{"type": "object"}, {"type": "null"}], "default": None}}},
         returns="Any", call=mcp_call, source="mcp",
@@ -92,6 +112,24 @@ def _generic_tool(pool: Any, catalog: Catalog) -> Tool:
             "    mcp_call(server=\"github\", tool=\"search-issues\", arguments={\"q\": \"bug\"})\n"
             "Same result and errors as calling server.tool(...) directly; useful when a name is not a Python "
             "identifier or is chosen at run time. `codeact tools` lists the exposed tools.")
+
+
+def _resource_tool(pool: Any, catalog: Catalog) -> Tool:
+    def mcp_resource(server: str, uri: str) -> list[dict[str, Any]]:
+        real = catalog.servers.get(server, server)
+        if real not in catalog.servers.values():
+            raise LookupError(_unknown(server, catalog, None))
+        return pool.read_resource(real, uri)
+
+    return Tool(
+        name=RESOURCE_TOOL,
+        description="Read an MCP resource (a resource_link a tool returned) as plain data.",
+        parameters={"type": "object", "additionalProperties": False, "required": ["server", "uri"],
+                    "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}},
+        returns="list[dict]", call=mcp_resource, source="mcp",
+        doc="Read an MCP resource of a server, e.g. the uri of a {\"type\": \"resource_link\"} item a tool "
+            "returned:\n    mcp_resource(server=\"docs\", uri=\"file:///guide.md\")\nReturns one dict per "
+            "content: {\"uri\", \"mime_type\", \"text\"} or {\"uri\", \"mime_type\", \"blob\"} (base64).")
 
 
 def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
