@@ -1,11 +1,11 @@
-"""File tools: view, create, edit. Writes are atomic and keep the file's mode."""
+"""File tools: view, create, edit. Writes go through :mod:`codeact.tools.atomic` (no link followed, one writer at a
+time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from ..errors import ToolError
+from . import atomic
 from .base import ToolContext
 
 
@@ -96,56 +96,43 @@ def _binary(shown: str, size: int) -> ToolError:
 def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
     """Create a new file with ``file_text`` (parent folders too); refuses to overwrite an existing file."""
     real = ctx.workspace.resolve_for_write(path)
-    if real.exists():
-        raise FileExistsError(f"{ctx.workspace.display(real)} already exists; use edit() to change it")
+    where = ctx.workspace.display(real)
+    if os.path.lexists(real):
+        raise FileExistsError(f"{where} already exists; use edit() to change it")
     ctx.workspace.check_secrets(file_text, real)
-    real.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(real, file_text)
-    return f"created {ctx.workspace.display(real)}"
+    data = file_text.encode("utf-8")
+    with atomic.slot(ctx.workspace.root, real.relative_to(ctx.workspace.root), where, make_parents=True) as target:
+        target.create(data)  # fails if another run created it since the check above
+    return f"created {where}"
 
 
 def edit(ctx: ToolContext, *, path: str, old_str: str, new_str: str) -> str:
     """Replace ``old_str`` with ``new_str`` in a file; ``old_str`` must occur exactly once.
 
     Line endings are kept: in a file with Windows line endings, ``\\n`` in both strings stands for ``\\r\\n``.
+    The file keeps its mode (and its owner when running as root); a read-only file, or one with other hard links,
+    is refused. Two runs editing one file take turns: every reported edit is in the file.
     """
     real = ctx.workspace.resolve_for_write(path)
-    if not real.is_file():
-        raise FileNotFoundError(f"no such file: {ctx.workspace.display(real)}")
     where = ctx.workspace.display(real)
-    try:
-        text = real.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{where} is not UTF-8 text; edit changes text files only") from None
-    count = text.count(old_str) if old_str else 0
-    if count == 0 and old_str and "\r\n" in text and "\n" in old_str and "\r\n" not in old_str:
-        old_str, new_str = old_str.replace("\n", "\r\n"), new_str.replace("\n", "\r\n")
-        count = text.count(old_str)
-    if count != 1:
-        raise ToolError(f"old_str occurs {count} times in {where}; it must match exactly once "
-                        "(include more surrounding lines to make it unique)" if count else
-                        f"old_str was not found in {where}; view the file and copy the text exactly, "
-                        "whitespace included")
-    updated = text.replace(old_str, new_str, 1)
-    ctx.workspace.check_secrets(new_str, real)
-    write_atomic(real, updated)
+    if not real.is_file():
+        raise FileNotFoundError(f"no such file: {where}")
+    with atomic.slot(ctx.workspace.root, real.relative_to(ctx.workspace.root), where) as target:
+        data, info = target.read()  # re-read under the lock: another run may have changed it
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ToolError(f"{where} is not UTF-8 text; edit changes text files only") from None
+        count = text.count(old_str) if old_str else 0
+        if count == 0 and old_str and "\r\n" in text and "\n" in old_str and "\r\n" not in old_str:
+            old_str, new_str = old_str.replace("\n", "\r\n"), new_str.replace("\n", "\r\n")
+            count = text.count(old_str)
+        if count != 1:
+            raise ToolError(f"old_str occurs {count} times in {where}; it must match exactly once "
+                            "(include more surrounding lines to make it unique)" if count else
+                            f"old_str was not found in {where}; view the file and copy the text exactly, "
+                            "whitespace included")
+        updated = text.replace(old_str, new_str, 1)
+        ctx.workspace.check_secrets(updated, real, before=text)  # the result: a secret split over two edits too
+        target.replace(updated.encode("utf-8"), info)
     return f"edited {where}"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, keeping an existing file's mode."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".codeact-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
