@@ -16,29 +16,27 @@ EPILOG = "Docs: .github/instructions/codeact.instructions.md. Exit codes: 0 ok, 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from .limits import Limits
-    from .runner import jsonable, run
+    from .outputs import present
+    from .runner import run
 
     code = _read_program(args)
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
-    result = run(code, workspace=args.workspace, backend=args.backend, limits=Limits.from_env().merged(overrides))
-    if args.json:
-        print(json.dumps(result.to_json(), ensure_ascii=False))
-        return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
-    sys.stdout.write(result.stdout)
-    if result.result is not None:
-        value = jsonable(result.result)
-        # one line of JSON: compact for the model's context; a value that is not JSON prints as its repr
-        sys.stdout.write((value if isinstance(value, str) and value is not result.result
-                          else json.dumps(value, ensure_ascii=False)) + "\n")
+    limits = Limits.from_env().merged(overrides)
+    result = run(code, workspace=args.workspace, backend=args.backend, limits=limits)
+    # at most the output cap, stdout and stderr together; a cut run is stored and its last line says how to read on
+    out, err = present(result, cap=int(limits.output), workspace=lambda: _workspace_root(args), as_json=args.json)
+    sys.stdout.write(out)
     sys.stdout.flush()
-    if result.error:
-        err = result.error
-        where = f" (line {err.line})" if err.line else ""
-        print(f"{err.type}{where}: {err.message}", file=sys.stderr)
-        if err.hint:
-            print(f"hint: {err.hint}", file=sys.stderr)
-        return EXIT_PROGRAM_ERROR
-    return EXIT_OK
+    if err:
+        sys.stderr.write(err)
+        sys.stderr.flush()
+    return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+
+
+def _workspace_root(args: argparse.Namespace) -> Path:
+    from .policy import find_workspace
+
+    return Path(args.workspace or find_workspace()).resolve()
 
 
 def _read_program(args: argparse.Namespace) -> str:
@@ -179,6 +177,9 @@ def _add_drift(sub: Any) -> None:
                                                              "any server (the default)")
     mode.add_argument("--live", action="store_true", help="re-discover the MCP servers (starts them) and compare")
     drift_p.add_argument("--check-newer", action="store_true", help="also fail when a newer template version exists")
+    drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
+                                                              "the organisation's template SRC (its default "
+                                                              "branch); fails when the answers' _src_path is not SRC")
     drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
     drift_p.set_defaults(handler=_delegate("drift"))
@@ -217,6 +218,20 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
 }
 
 
+def _check_paths(args: argparse.Namespace) -> None:
+    """``--workspace`` (every subcommand that takes it) and ``--file``, validated once, before anything runs: a
+    missing, protected, system or home folder is refused with exit 2 (the rules: codeact.policy)."""
+    workspace, program = getattr(args, "workspace", None), getattr(args, "file", None)
+    if workspace is None and program is None:
+        return
+    from .policy import SANDBOX_COMMANDS, check_program_file, check_workspace
+
+    if workspace is not None:
+        args.workspace = str(check_workspace(workspace, sandbox=args.command in SANDBOX_COMMANDS))
+    if program is not None:
+        check_program_file(program)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up)."""
     parser = argparse.ArgumentParser(
@@ -237,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
+        _check_paths(args)
         return args.handler(args)
     except CodeactError as exc:
         print(f"codeact: {exc}", file=sys.stderr)

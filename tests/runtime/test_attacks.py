@@ -393,16 +393,26 @@ def test_symlinks_do_not_get_around_the_protected_names(ctx, fixture_workspace, 
 
 
 def test_host_folders_inside_the_workspace_are_not_written(tmp_path):
-    """A workspace that is $HOME holds Copilot's home, codeact's config (user tools run on the host) and cache."""
+    """Copilot's home, codeact's config (user tools run on the host) and cache moved into a repository: never
+    written, while the rest of the repository is."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home"), "COPILOT_HOME": str(repo / "copilot"),
+           "CODEACT_CONFIG_DIR": str(repo / "cfg"), "XDG_CACHE_HOME": str(repo / "cache")}
+    here = ToolContext(workspace=Workspace.at(repo, environ=env), limits=Limits())
+    for target in ("copilot/mcp-config.json", "copilot/config.json", "cfg/tools/evil.py",
+                   "cache/codeact/venvs/x/lib/sitecustomize.py"):
+        with pytest.raises(PolicyError, match=r"refused — a host folder \((copilot|cfg|cache/codeact)\)"):
+            files.create(here, path=target, file_text="x\n")
+    files.create(here, path="cache/other/app.ini", file_text="ok\n")  # the rest stays writable
+
+
+def test_a_workspace_that_is_home_is_refused(tmp_path):
+    """It was a workspace like any other: a program wrote ~/.bashrc, ~/.ssh/authorized_keys, ~/.local/bin/git."""
     home = tmp_path / "home"
     (home / ".git").mkdir(parents=True)
-    space = Workspace.at(home, environ={"HOME": str(home)})
-    here = ToolContext(workspace=space, limits=Limits())
-    for target in (".copilot/mcp-config.json", ".copilot/config.json", ".config/codeact/tools/evil.py",
-                   ".cache/codeact/venvs/x/lib/sitecustomize.py"):
-        with pytest.raises(PolicyError, match="refused"):
-            files.create(here, path=target, file_text="x\n")
-    files.create(here, path=".config/other/app.ini", file_text="ok\n")  # the rest of the home folder is writable
+    with pytest.raises(PolicyError, match="the home folder"):
+        Workspace.at(home, environ={"HOME": str(home)})
 
 
 # ------------------------------------------------------------------------- gaps owned elsewhere (see the report)

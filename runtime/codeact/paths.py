@@ -1,0 +1,69 @@
+"""The user's folders, computed in one place: home, Copilot's home, the XDG base folders, codeact's config and cache.
+
+A leaf module (standard library only) so every other module can use it without an import cycle. Nothing here is
+resolved unless the name says so: the Copilot CLI and the XDG specification use the values as given.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+# XDG base folders and their defaults below home (https://specifications.freedesktop.org/basedir-spec/).
+XDG_DEFAULTS: dict[str, tuple[str, str]] = {
+    "config": ("XDG_CONFIG_HOME", ".config"),
+    "data": ("XDG_DATA_HOME", ".local/share"),
+    "state": ("XDG_STATE_HOME", ".local/state"),
+    "cache": ("XDG_CACHE_HOME", ".cache"),
+}
+
+
+def _env(environ: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if environ is None else environ
+
+
+def home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$HOME``, else the home folder Python finds (the passwd entry's)."""
+    return Path(_env(environ).get("HOME") or Path.home()).expanduser()
+
+
+def passwd_home() -> Path | None:
+    """The passwd entry's home folder of this user (None where there is none, e.g. on Windows)."""
+    try:
+        import pwd
+    except ImportError:
+        return None
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (KeyError, OSError):
+        return None
+
+
+def homes(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Every folder that is this user's home (``$HOME`` and the passwd entry's, when they differ), resolved."""
+    found = [home(environ), passwd_home()]
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found if p is not None and str(p) not in ("", ".")))
+
+
+def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
+    """``$COPILOT_HOME``, else ``~/.copilot`` (not resolved: the CLI uses it as given)."""
+    env = _env(environ)
+    value = env.get("COPILOT_HOME")
+    return Path(value).expanduser() if value else home(env) / ".copilot"
+
+
+def xdg_dir(kind: str, environ: Mapping[str, str] | None = None) -> Path:
+    """The XDG base folder ``kind`` (config, data, state or cache); a relative ``$XDG_*_HOME`` is ignored, as the
+    specification says."""
+    variable, default = XDG_DEFAULTS[kind]
+    env = _env(environ)
+    value = env.get(variable) or ""
+    return Path(value) if os.path.isabs(value) else home(env) / default
+
+
+def codeact_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """codeact's cache folder (the runtime's shared venvs, probe results): ``$XDG_CACHE_HOME/codeact``."""
+    return xdg_dir("cache", environ) / "codeact"
+
+
+__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "xdg_dir"]
