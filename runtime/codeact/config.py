@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from .errors import ConfigError
-from .tools import BUILTINS, DEFAULT_TOOLS
+from .tools import ALWAYS_TOOLS, BUILTINS, DEFAULT_TOOLS
 
 BACKENDS = ("auto", "monty", "hyperlight")
 MODES = ("off", "nudge", "exclusive")
@@ -81,7 +81,7 @@ def enabled_builtins(settings: Settings, user_config: Mapping[str, Any],
                      environ: Mapping[str, str] | None = None) -> list[str]:
     """The built-in tools offered now: stamped, plus enabled, minus disabled (environment wins over config)."""
     env = os.environ if environ is None else environ
-    chosen = [t for t in settings.tools]
+    chosen = [*settings.tools, *(t for t in ALWAYS_TOOLS if t not in settings.tools)]
     env_on, env_off = _split(env.get("CODEACT_TOOLS")), _split(env.get("CODEACT_DISABLE"))
     for name in list(user_config.get("enabled", [])) + env_on:
         if name not in chosen:

@@ -15,7 +15,7 @@ class _LimitValues(NamedTuple):
     memory: int = 256 * MiB  # sandbox heap, bytes
     recursion: int = 1000  # maximum recursion depth
     tool_calls: int = 10_000  # tool calls per run
-    output: int = 64 * 1024  # printed output kept, bytes; the rest is cut visibly
+    output: int = 16 * 1024  # what `codeact run` prints (stdout + stderr), bytes; the rest is stored (outputs.py)
     tool_result: int = 1 * MiB  # one tool result, bytes; longer text is cut visibly
 
 

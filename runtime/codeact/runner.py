@@ -11,6 +11,7 @@ from . import backends
 from .config import Settings
 from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError
 from .limits import Limits, truncate
+from .outputs import KEEP_BYTES
 from .policy import Workspace, find_workspace
 from .stubs import stub_source
 from .tools import Tool, ToolContext
@@ -61,27 +62,28 @@ def jsonable(value: Any) -> Any:
 
 
 class _Output:
-    """Printed output, kept up to the cap; the cut is reported at the end."""
+    """Everything the program printed, up to what the output store keeps (``outputs.KEEP_BYTES``); the rest is
+    counted and reported at the end. What the model is shown is cut later, to ``Limits.output`` (codeact.outputs)."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap, self.parts, self.size, self.dropped = cap, [], 0, 0
+    def __init__(self, keep: int) -> None:
+        self.keep, self.parts, self.size, self.dropped = keep, [], 0, 0
 
     def write(self, text: str) -> None:
         data = len(text.encode("utf-8", "surrogatepass"))
-        room = self.cap - self.size
+        room = self.keep - self.size
         if data <= room:
             self.parts.append(text)
             self.size += data
         else:
             if room > 0:
                 self.parts.append(text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore"))
-                self.size = self.cap
+                self.size = self.keep
             self.dropped += data - max(room, 0)
 
     def text(self) -> str:
         out = "".join(self.parts)
         if self.dropped:
-            out += f"\n... [truncated {self.dropped} more bytes of output; print less]\n"
+            out += f"\n... [{self.dropped} more bytes printed were not kept (at most {self.keep} are); print less]\n"
         return out
 
 
@@ -114,7 +116,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         choice = backends.choose(backend, settings.backend, env)
         backend_impl = backends.load(choice.name)
 
-    output = _Output(limits.output)
+    output = _Output(KEEP_BYTES)
     calls: list[ToolCall] = []
     deadline = time.perf_counter() + limits.timeout  # from here: a first MCP discovery is not the program's time
 

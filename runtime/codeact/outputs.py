@@ -1,0 +1,328 @@
+"""What a run shows the model, and the store that keeps the rest.
+
+The Copilot CLI replaces a tool result over about 20 KiB by a file the model is shown 500 characters of (and in
+exclusive mode cannot read back). So ``codeact run`` prints at most ``Limits.output`` bytes (16 KiB by default),
+stdout and stderr together. When it has to cut, the whole output goes to the store, and the last line printed says
+how much was cut and how to read it::
+
+    [cut: N more bytes, M lines; read them with previous_output(run="ID", first_line=K)]
+
+The store (:class:`OutputStore`) is a per-user 0700 folder outside the workspace,
+``$XDG_RUNTIME_DIR/codeact-<uid>/outputs`` (else ``outputs`` in codeact's cache folder), one sub-folder per
+workspace, one 0600 file per cut run, created with ``O_NOFOLLOW|O_EXCL``; it keeps the last 20 runs or 8 MiB per
+workspace. Lines are numbered from 1 and end at ``\\n``: stdout first, then stderr, as the model would have received
+them. Only runs whose output was cut are stored, so a run that fits costs no file at all.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping, NamedTuple
+
+from .errors import ErrorInfo, ToolError
+
+MiB = 1024 * 1024
+KEEP_RUNS = 20  # runs kept per workspace
+KEEP_BYTES = 8 * MiB  # bytes kept per workspace (and at most per run)
+RUN_ID = re.compile(r"[A-Za-z0-9]{8,64}")
+_ID_LENGTH = 12
+CUT_LINE = "[cut: {bytes} more bytes, {lines} lines; read them with previous_output(run=\"{run}\", first_line={first})]"
+NOT_STORED_LINE = "[cut: {bytes} more bytes, {lines} lines; the output store is unavailable ({why}); print less]"
+
+
+# ------------------------------------------------------------------------------------------------ what is printed
+def plain_streams(stdout: str, result: Any, error: ErrorInfo | None, notes: Any = ()) -> tuple[str, str]:
+    """What ``codeact run`` prints without ``--json``, whole: (stdout, stderr).
+
+    stdout: what the program printed, then its last value as one line of JSON (a value that is not JSON as its
+    ``repr``); stderr: one ``note: ...`` line per note, then the error (type, line, message) and its hint."""
+    out = stdout
+    if result is not None:
+        from .runner import jsonable
+
+        value = jsonable(result)
+        out += (value if isinstance(value, str) and value is not result else json.dumps(value, ensure_ascii=False))
+        out += "\n"
+    err = "".join(f"note: {note}\n" for note in notes or ())
+    if error is not None:
+        where = f" (line {error.line})" if error.line else ""
+        err += f"{error.type}{where}: {error.message}\n"
+        if error.hint:
+            err += f"hint: {error.hint}\n"
+    return out, err
+
+
+class Cut(NamedTuple):
+    """What a window left out: ``bytes`` and whole ``lines`` not shown, from ``first_line``; ``run`` is the stored
+    run's ID (``None`` if the store could not take it, ``why`` then says why)."""
+
+    bytes: int
+    lines: int
+    first_line: int
+    run: str | None = None
+    why: str = ""
+
+    def line(self) -> str:
+        """The last line printed after a cut (no newline)."""
+        if self.run is None:
+            return NOT_STORED_LINE.format(bytes=self.bytes, lines=self.lines, why=self.why or "unknown")
+        return CUT_LINE.format(bytes=self.bytes, lines=self.lines, run=self.run, first=self.first_line)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run": self.run, "bytes": self.bytes, "lines": self.lines}
+
+
+class Window(NamedTuple):
+    """What fits the cap: the head of stdout, the head of stderr (usually all of it), and the cut, if any.
+
+    ``out_whole``: how many stdout lines are shown whole; ``out_part``: a shown prefix of the next one, if any.
+    ``transcript``: the whole output as stored (stdout, then stderr; empty when nothing was cut)."""
+
+    out: str
+    err: str
+    cut: Cut | None = None
+    out_whole: int = 0
+    out_part: str = ""
+    transcript: str = ""
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines ending at ``\\n`` only, each with its newline (the last one may lack it)."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _head(lines: list[str], room: int) -> tuple[int, str, int]:
+    """Whole lines that fit ``room`` bytes, then a prefix of the next one when room is left over (always when no
+    whole line fits): (whole lines, partial prefix, bytes shown)."""
+    used, whole = 0, 0
+    for line in lines:
+        size = _size(line)
+        if used + size > room:
+            break
+        used += size
+        whole += 1
+    part = ""
+    left = room - used - 1  # one byte for the newline that ends a shown prefix
+    if whole < len(lines) and left > 0 and (whole == 0 or left > room // 4):
+        part = lines[whole].encode("utf-8", "surrogatepass")[:left].decode("utf-8", "ignore").rstrip("\n")
+    return whole, part, used + _size(part)
+
+
+def window(out: str, err: str, cap: int) -> Window:
+    """The part of (stdout, stderr) that fits ``cap`` bytes with the cut line; ``cut`` is None when all of it fits.
+
+    stderr (the error and its hint) is kept whole when it takes at most half the room; stdout gets the rest. Shown
+    text ends at a line end where it can; a line too long for the room is shown cut and counted as not shown."""
+    if _size(out) + _size(err) <= cap:
+        return Window(out, err)
+    out_lines, err_lines = split_lines(out), split_lines(err)
+    if out_lines and err_lines and not out_lines[-1].endswith("\n"):
+        out_lines[-1] += "\n"  # stderr starts a new line in the transcript
+    total = sum(map(_size, out_lines)) + sum(map(_size, err_lines))
+    count = len(out_lines) + len(err_lines)
+    widest = Cut(total, count, count, "x" * _ID_LENGTH).line()
+    budget = max(cap - _size(widest) - 3, 0)  # the cut line, its newline, and a newline after each cut prefix
+    out_size, err_size = sum(map(_size, out_lines)), sum(map(_size, err_lines))
+    err_room = min(err_size, max(budget - out_size, budget // 2))
+    err_whole, err_part, err_shown = _head(err_lines, err_room)
+    out_whole, out_part, out_shown = _head(out_lines, budget - err_shown)
+    if out_whole < len(out_lines):
+        first = out_whole + 1
+    else:
+        first = len(out_lines) + err_whole + 1
+    cut = Cut(bytes=total - out_shown - err_shown, lines=count - out_whole - err_whole, first_line=first)
+    shown_out = "".join(out_lines[:out_whole]) + (out_part + "\n" if out_part else "")
+    shown_err = "".join(err_lines[:err_whole]) + (err_part + "\n" if err_part else "")
+    return Window(shown_out, shown_err, cut, out_whole, out_part, "".join(out_lines) + "".join(err_lines))
+
+
+# -------------------------------------------------------------------------------------------------------- store
+class OutputStore:
+    """The cut runs of one workspace: ``root`` is its private folder (created on the first save)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @classmethod
+    def for_workspace(cls, workspace: Path, environ: Mapping[str, str] | None = None) -> "OutputStore":
+        """The store of ``workspace`` (a resolved path) under this user's store folder."""
+        import hashlib
+
+        key = hashlib.sha256(os.fsencode(str(workspace))).hexdigest()[:16]
+        return cls(store_folder(os.environ if environ is None else environ) / key)
+
+    def save(self, text: str) -> str:
+        """Store ``text`` (cut to 8 MiB at a line end) as a new run, drop the oldest beyond the retention limits,
+        and return the run's ID. Raises ``OSError`` when the store cannot be used."""
+        import secrets
+
+        data = text.encode("utf-8", "surrogatepass")
+        if len(data) > KEEP_BYTES:
+            keep = data.rfind(b"\n", 0, KEEP_BYTES - 200) + 1 or KEEP_BYTES - 200
+            data = data[:keep] + f"[{len(data) - keep} more bytes were not stored: the store keeps 8 MiB]\n".encode()
+        _private_folder(self.root)
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _attempt in range(5):
+            run = "".join(secrets.choice(alphabet) for _ in range(_ID_LENGTH))
+            try:
+                fd = os.open(self.root / f"{run}.txt", flags, 0o600)
+            except FileExistsError:
+                continue
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                if os.utime in os.supports_fd:  # a fine clock: file systems stamp coarsely, and age orders pruning
+                    now = time.time_ns()
+                    os.utime(handle.fileno(), ns=(now, now))
+            self.prune(keep=run)
+            return run
+        raise OSError("could not pick a new run ID")  # pragma: no cover - 36**12 IDs
+
+    def prune(self, keep: str | None = None) -> None:
+        """Remove the oldest runs beyond the last 20 or 8 MiB (``keep`` stays, whatever its size)."""
+        runs: list[tuple[int, str, int]] = []
+        try:
+            with os.scandir(self.root) as it:
+                for entry in it:
+                    name = entry.name
+                    if name.endswith(".txt") and RUN_ID.fullmatch(name[:-4]):
+                        info = entry.stat(follow_symlinks=False)
+                        runs.append((info.st_mtime_ns, name[:-4], info.st_size))
+        except OSError:
+            return
+        runs.sort(key=lambda r: (r[1] != keep, -r[0], r[1]))
+        kept, size = 0, 0
+        for _mtime, run, bytes_ in runs:
+            if kept < KEEP_RUNS and (size + bytes_ <= KEEP_BYTES or run == keep):
+                kept, size = kept + 1, size + bytes_
+                continue
+            try:
+                os.unlink(self.root / f"{run}.txt")
+            except OSError:
+                pass
+
+    def read(self, run: str) -> str:
+        """The whole stored output of ``run``; ``ToolError`` when the ID is malformed or not stored (any more)."""
+        if not isinstance(run, str) or not RUN_ID.fullmatch(run):
+            raise ToolError(f"run must be the ID a cut line names (8 to 64 letters and digits), got {run!r}")
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.root / f"{run}.txt", flags)
+        except FileNotFoundError:
+            raise ToolError(f"no stored output for run {run!r} in this workspace: the store keeps the last "
+                            f"{KEEP_RUNS} cut runs (8 MiB); run the program again and print less") from None
+        except OSError as exc:
+            raise ToolError(f"cannot read the stored output of run {run!r}: {exc.strerror}") from None
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+                raise ToolError(f"the stored output of run {run!r} is not a file of yours; not read")
+            return handle.read().decode("utf-8", "replace")
+
+
+def store_folder(environ: Mapping[str, str]) -> Path:
+    """This user's store folder: ``$XDG_RUNTIME_DIR/codeact-<uid>/outputs``, else ``<cache>/outputs``."""
+    runtime = environ.get("XDG_RUNTIME_DIR") or ""
+    if os.path.isabs(runtime) and os.path.isdir(runtime):
+        return Path(runtime) / f"codeact-{_uid()}" / "outputs"
+    from .probe import cache_dir
+
+    return cache_dir(environ) / "outputs"
+
+
+def _uid() -> str:
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    import getpass  # pragma: no cover - Windows
+
+    return re.sub(r"[^A-Za-z0-9]", "_", getpass.getuser())  # pragma: no cover
+
+
+def _private_folder(folder: Path) -> None:
+    """Create ``folder`` (and the store folders above it) 0700; refuse a link or another user's folder."""
+    base = folder.parent.parent  # codeact-<uid> (or the cache folder), then outputs, then the workspace's
+    for path in (base, folder.parent, folder):
+        if path == base and not path.name.startswith("codeact-"):
+            path.mkdir(parents=True, exist_ok=True)  # the shared cache folder: its own mode
+            continue
+        try:
+            path.mkdir(mode=0o700, parents=path == base)
+        except FileExistsError:
+            pass
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise OSError(f"{path} is not a folder (a link?)")
+        if hasattr(os, "getuid"):
+            if info.st_uid != os.getuid():
+                raise OSError(f"{path} belongs to another user")
+            if info.st_mode & 0o077:
+                os.chmod(path, 0o700)
+
+
+# ------------------------------------------------------------------------------------------------ the run's output
+def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | None,
+            environ: Mapping[str, str] | None = None, as_json: bool = False) -> tuple[str, str]:
+    """What ``codeact run`` writes for ``result`` (a RunResult): (stdout, stderr), at most ``cap`` bytes together.
+
+    Without ``--json``: the plain streams, cut to the cap, the cut line last (on stderr when stderr is shown,
+    so it is the last line either way). With ``--json``: one JSON object whose ``stdout`` is cut the same way
+    (ending in the cut line), whose ``result`` is ``null`` when its line was cut away, with
+    ``"cut": {"run", "bytes", "lines"}`` (``null`` when nothing was cut). ``workspace`` (or a function giving it)
+    names the store's folder; a store that cannot be written turns the cut line into one that says so."""
+    notes = getattr(result, "notes", ()) or ()
+    out, err = plain_streams(result.stdout, result.result, result.error, notes)
+    shown = window(out, err, cap)
+    cut = shown.cut
+    if cut is not None:
+        try:
+            if workspace is None:
+                raise OSError("no workspace")
+            root = workspace() if callable(workspace) else workspace  # resolved only when something is cut
+            cut = cut._replace(run=OutputStore.for_workspace(root, environ).save(shown.transcript))
+        except OSError as exc:
+            cut = cut._replace(why=str(exc.strerror or exc))
+    if as_json:
+        envelope = result.to_json()
+        if cut is None:
+            envelope["cut"] = None
+        else:
+            printed = split_lines(result.stdout)
+            whole = min(shown.out_whole, len(printed))
+            part = shown.out_part if shown.out_whole < len(printed) else ""
+            envelope["stdout"] = "".join(printed[:whole]) + (part + "\n" if part else "") + cut.line() + "\n"
+            if result.result is not None and shown.out_whole < len(split_lines(out)):
+                envelope["result"] = None
+            envelope["cut"] = cut.to_json()
+        return json.dumps(envelope, ensure_ascii=False) + "\n", ""
+    if cut is None:
+        return shown.out, shown.err
+    if shown.err:
+        return shown.out, shown.err + cut.line() + "\n"
+    return shown.out + cut.line() + "\n", ""
+
+
+def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line: int | None = None) -> str:
+    """Lines ``first_line`` to ``last_line`` (1-based, inclusive; ``None``: to the end) of a stored run."""
+    for name, value in (("first_line", first_line), ("last_line", last_line)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ToolError(f"{name} must be a line number (an int), got {value!r}")
+    if first_line < 1:
+        raise ToolError(f"first_line must be 1 or more (lines are numbered from 1), got {first_line}")
+    if last_line is not None and last_line < first_line:
+        raise ToolError(f"last_line ({last_line}) is before first_line ({first_line})")
+    lines = split_lines(store.read(run))
+    if first_line > len(lines):
+        raise ToolError(f"run {run!r} has {len(lines)} lines; first_line {first_line} is past the end")
+    return "".join(lines[first_line - 1:last_line])
+
+
+__all__ = ["Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines", "window"]

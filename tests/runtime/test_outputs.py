@@ -1,0 +1,284 @@
+"""Issue 13, section 3: every answer reaches the model — the 16 KiB cap, the cut line, the store, previous_output.
+
+The Copilot CLI spills a tool result over ~20 KiB into a file the model cannot read in exclusive mode, so a run
+prints at most 16 KiB (stdout and stderr together), ends a cut output with a line naming the run, and keeps the
+whole output in a private store that ``previous_output`` reads back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codeact.errors import ErrorInfo, ToolError
+from codeact.limits import Limits
+from codeact.outputs import KEEP_RUNS, MiB, OutputStore, plain_streams, present, previous_lines, store_folder, window
+from codeact.runner import RunResult
+
+RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
+CUT = re.compile(r'\[cut: (\d+) more bytes, (\d+) lines; read them with previous_output\(run="([A-Za-z0-9]{8,})", '
+                 r'first_line=(\d+)\)\]')
+NUMBERED = "".join(f"{i:04d}\n" for i in range(1, 1001))  # 1,000 lines of 5 bytes
+
+
+@pytest.fixture
+def runtime_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "xdg-run"
+    path.mkdir(mode=0o700)
+    return path
+
+
+@pytest.fixture
+def env(runtime_dir: Path, tmp_path: Path) -> dict[str, str]:
+    return {"XDG_RUNTIME_DIR": str(runtime_dir), "HOME": str(tmp_path / "home")}
+
+
+def result(stdout: str = "", value: object = None, error: ErrorInfo | None = None) -> RunResult:
+    return RunResult(ok=error is None, backend="monty", stdout=stdout, result=value, error=error)
+
+
+def size(text: str) -> int:
+    return len(text.encode())
+
+
+# --------------------------------------------------------------------------------------------------- the window
+def test_the_default_cap_is_16_kib():
+    assert Limits().output == 16 * 1024
+    assert Limits.from_env({"CODEACT_OUTPUT": "100000"}).output == 100_000
+
+
+def test_output_that_fits_is_untouched():
+    out = "x" * 99 + "\n"
+    assert window(out, "", 100) == (out, "", None, 0, "", "")
+    assert window(out, "", 99).cut is not None  # one byte over
+
+
+def test_a_cut_keeps_whole_lines_and_counts_what_is_left():
+    shown = window(NUMBERED, "", 1000)
+    # the widest cut line is 103 bytes; with its newline and room for two cut prefixes, 894 bytes = 178 lines
+    assert shown.out == NUMBERED[:178 * 5]
+    assert shown.err == ""
+    assert shown.cut[:3] == (5000 - 890, 1000 - 178, 179)
+    assert shown.transcript == NUMBERED
+
+
+def test_stderr_is_kept_whole_and_the_cut_points_at_stdout():
+    err = "ValueError (line 3): bad\nhint: fix it\n"
+    shown = window(NUMBERED, err, 1000)
+    assert shown.err == err
+    assert shown.out == NUMBERED[:171 * 5]  # 894 - 38 bytes of stderr = 856 bytes: 171 lines
+    assert shown.cut[:3] == (5038 - 855 - 38, 1002 - 171 - 2, 172)
+    assert shown.transcript == NUMBERED + err
+
+
+def test_one_line_too_long_for_the_room_is_shown_cut_and_counted_as_not_shown():
+    shown = window("y" * 100_000 + "\n", "", 1000)
+    # the widest cut line is 99 bytes here: 1000 - 99 - 3 = 898 bytes of room, one for the prefix's newline
+    assert shown.out == "y" * 897 + "\n"
+    assert shown.cut[:3] == (100_001 - 897, 1, 1)
+
+
+def test_a_cut_never_splits_a_character():
+    shown = window("é" * 10_000, "", 1001)
+    assert size(shown.out) <= 1001 and set(shown.out) == {"é", "\n"}
+
+
+def test_plain_streams_are_what_the_cli_prints():
+    err = ErrorInfo("KeyError", "'a'", 2, "the dict has keys: b")
+    out, text = plain_streams("hi\n", {"n": 1}, err, ["line 1: unused variable"])
+    assert out == 'hi\n{"n": 1}\n'
+    assert text == "note: line 1: unused variable\nKeyError (line 2): 'a'\nhint: the dict has keys: b\n"
+
+
+# --------------------------------------------------------------------------------------------------- present
+def test_present_prints_at_most_the_cap_ending_in_the_cut_line(tmp_path, env):
+    out, err = present(result(NUMBERED * 20), cap=16 * 1024, workspace=tmp_path, environ=env)
+    assert err == "" and size(out) <= 16 * 1024
+    last = out.splitlines()[-1]
+    match = CUT.fullmatch(last)
+    assert match, last
+    bytes_, lines, run, first = match.groups()
+    assert int(first) == out.count("\n")  # every line shown before the cut line is whole
+    assert int(lines) == 20_000 - (int(first) - 1) and int(bytes_) == 100_000 - (int(first) - 1) * 5
+    store = OutputStore.for_workspace(tmp_path, env)
+    assert store.read(run) == NUMBERED * 20
+    assert previous_lines(store, run, 1001, 1003) == "0001\n0002\n0003\n"
+
+
+def test_the_cut_line_follows_stderr_when_there_is_an_error(tmp_path, env):
+    error = ErrorInfo("ZeroDivisionError", "division by zero", 2)
+    out, err = present(result("z" * 30_000 + "\n", error=error), cap=2000, workspace=tmp_path, environ=env)
+    assert err.startswith("ZeroDivisionError (line 2): division by zero\n[cut: ")
+    assert CUT.fullmatch(err.splitlines()[-1])
+    assert size(out) + size(err) <= 2000
+
+
+def test_present_json_stays_one_object_with_the_cut(tmp_path, env):
+    out, err = present(result(NUMBERED, value=[1, 2]), cap=1000, workspace=tmp_path, environ=env, as_json=True)
+    data = json.loads(out)
+    assert err == "" and out.count("\n") == 1
+    assert set(data["cut"]) == {"run", "bytes", "lines"}
+    match = CUT.fullmatch(data["stdout"].splitlines()[-1])
+    assert match and match.group(3) == data["cut"]["run"]
+    assert (data["cut"]["bytes"], data["cut"]["lines"]) == (int(match.group(1)), int(match.group(2)))
+    assert data["result"] is None  # its line was cut away; the store has it
+    store = OutputStore.for_workspace(tmp_path, env)
+    assert store.read(data["cut"]["run"]) == NUMBERED + "[1, 2]\n"
+    small, _ = present(result("a\n", value=3), cap=1000, workspace=tmp_path, environ=env, as_json=True)
+    assert json.loads(small)["cut"] is None and json.loads(small)["result"] == 3
+
+
+def test_a_run_that_fits_writes_nothing(tmp_path, env, runtime_dir):
+    assert present(result("ok\n", value=1), cap=1000, workspace=tmp_path, environ=env) == ("ok\n1\n", "")
+    assert list(runtime_dir.iterdir()) == []
+
+
+def test_an_unusable_store_says_so_instead_of_naming_a_run(tmp_path, env, runtime_dir):
+    (runtime_dir / f"codeact-{os.getuid()}").symlink_to(tmp_path)
+    out, _ = present(result(NUMBERED), cap=1000, workspace=tmp_path, environ=env)
+    assert re.fullmatch(r"\[cut: 4110 more bytes, 822 lines; the output store is unavailable \(.+ is not a folder "
+                        r"\(a link\?\)\); print less\]", out.splitlines()[-1])
+
+
+# --------------------------------------------------------------------------------------------------- the store
+def test_store_location_and_permissions(tmp_path, env, runtime_dir):
+    store = OutputStore.for_workspace(tmp_path, env)
+    assert store.root.parent == runtime_dir / f"codeact-{os.getuid()}" / "outputs"
+    run = store.save("one\ntwo\n")
+    assert re.fullmatch(r"[a-z0-9]{12}", run)
+    for folder in (store.root, store.root.parent, store.root.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((store.root / f"{run}.txt").stat().st_mode) == 0o600
+    assert OutputStore.for_workspace(tmp_path / "other", env).root != store.root  # one folder per workspace
+
+
+def test_store_falls_back_to_the_cache_folder(tmp_path):
+    assert store_folder({"XDG_CACHE_HOME": str(tmp_path / "c")}) == tmp_path / "c" / "codeact" / "outputs"
+    assert store_folder({"XDG_RUNTIME_DIR": "relative", "HOME": str(tmp_path)}) == \
+        tmp_path / ".cache" / "codeact" / "outputs"
+
+
+def test_store_tightens_an_open_folder_and_refuses_a_link(tmp_path, env, runtime_dir):
+    store = OutputStore.for_workspace(tmp_path, env)
+    store.root.parent.mkdir(parents=True, mode=0o755)
+    os.chmod(store.root.parent, 0o755)
+    store.save("x\n")
+    assert stat.S_IMODE(store.root.parent.stat().st_mode) == 0o700
+    other = OutputStore.for_workspace(tmp_path / "ws2", env)
+    other.root.symlink_to(tmp_path)
+    with pytest.raises(OSError, match="not a folder"):
+        other.save("x\n")
+
+
+def test_store_keeps_the_last_20_runs(tmp_path, env):
+    store = OutputStore.for_workspace(tmp_path, env)
+    runs = []
+    for i in range(KEEP_RUNS + 5):
+        runs.append(store.save(f"run {i}\n"))
+        os.utime(store.root / f"{runs[-1]}.txt", ns=(i * 10**9, i * 10**9))
+    store.prune()
+    kept = sorted(p.stem for p in store.root.iterdir())
+    assert kept == sorted(runs[5:])
+    with pytest.raises(ToolError, match="no stored output for run"):
+        store.read(runs[0])
+
+
+def test_store_keeps_at_most_8_mib(tmp_path, env):
+    store = OutputStore.for_workspace(tmp_path, env)
+    chunk = ("z" * 1023 + "\n") * (3 * 1024)  # 3 MiB
+    first, second, third = store.save(chunk), store.save(chunk), store.save(chunk)
+    assert {p.stem for p in store.root.iterdir()} == {second, third}
+    assert first not in (second, third)
+    huge = store.save(("q" * 1023 + "\n") * (9 * 1024))  # one run over 8 MiB: its head is kept, and it says so
+    text = store.read(huge)
+    assert size(text) <= 8 * MiB and text.endswith(" more bytes were not stored: the store keeps 8 MiB]\n")
+    assert {p.stem for p in store.root.iterdir()} == {huge}
+
+
+def test_store_reads_no_link(tmp_path, env):
+    store = OutputStore.for_workspace(tmp_path, env)
+    store.save("x\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not yours\n")
+    (store.root / "abcdefgh1234.txt").symlink_to(secret)
+    with pytest.raises(ToolError, match="cannot read the stored output"):
+        store.read("abcdefgh1234")
+
+
+@pytest.mark.parametrize("bad", ["abc", "../../../etc/passwd", "a" * 65, "abc-defgh", 12345678, None])
+def test_run_ids_are_validated(tmp_path, env, bad):
+    with pytest.raises(ToolError, match="8 to 64 letters and digits"):
+        OutputStore.for_workspace(tmp_path, env).read(bad)
+
+
+def test_previous_lines_bounds(tmp_path, env):
+    store = OutputStore.for_workspace(tmp_path, env)
+    run = store.save("a\nb\nc\n")
+    assert previous_lines(store, run) == "a\nb\nc\n"
+    assert previous_lines(store, run, 2) == "b\nc\n"
+    assert previous_lines(store, run, 2, 2) == "b\n"
+    assert previous_lines(store, run, 3, 99) == "c\n"
+    with pytest.raises(ToolError, match="has 3 lines; first_line 4 is past the end"):
+        previous_lines(store, run, 4)
+    with pytest.raises(ToolError, match="first_line must be 1 or more"):
+        previous_lines(store, run, 0)
+    with pytest.raises(ToolError, match=r"last_line \(1\) is before first_line \(2\)"):
+        previous_lines(store, run, 2, 1)
+    with pytest.raises(ToolError, match="must be a line number"):
+        previous_lines(store, run, "2")  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------------------- the command, end to end
+@pytest.fixture
+def cli(fixture_workspace: Path, user_config: Path, runtime_dir: Path):
+    def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        environ = {"PATH": os.environ.get("PATH", ""), "HOME": str(user_config.parent), "LANG": "C.UTF-8",
+                   "PYTHONPATH": str(RUNTIME), "CODEACT_CONFIG_DIR": str(user_config), "CODEACT_BACKEND": "monty",
+                   "XDG_RUNTIME_DIR": str(runtime_dir), **(env or {})}
+        return subprocess.run([sys.executable, "-m", "codeact", *args], cwd=fixture_workspace, env=environ,
+                              capture_output=True, text=True, timeout=60)
+    return run
+
+
+BIG_PRINT = 'for i in range(2000):\n    print(f"line {i + 1:04d} " + "x" * 40)'  # 102,000 bytes
+
+
+def test_cli_cuts_a_100_kb_print_and_previous_output_reads_it_back(cli):
+    done = cli("run", "--code", BIG_PRINT)
+    assert done.returncode == 0 and done.stderr == ""
+    assert size(done.stdout) <= 16 * 1024
+    *shown, last = done.stdout.splitlines()
+    match = CUT.fullmatch(last)
+    assert match, last
+    bytes_, lines, run, first = map(lambda g: int(g) if g.isdigit() else g, match.groups())
+    assert shown == [f"line {i:04d} " + "x" * 40 for i in range(1, first)]
+    assert (lines, bytes_) == (2001 - first, 102_000 - 51 * (first - 1))
+    again = cli("run", "--code", f'print(previous_output(run="{run}", first_line=1500, last_line=1502), end="")')
+    assert (again.returncode, again.stderr) == (0, "")
+    assert again.stdout == "".join(f"line {i:04d} " + "x" * 40 + "\n" for i in (1500, 1501, 1502))
+    rest = cli("run", "--code", f'len(previous_output(run="{run}", first_line={first}).splitlines())')
+    assert rest.stdout == f"{lines}\n"
+
+
+def test_cli_json_carries_the_cut(cli):
+    done = cli("run", "--json", "--code", BIG_PRINT + "\n7")
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["ok"] is True and data["result"] is None
+    assert set(data["cut"]) == {"run", "bytes", "lines"} and data["cut"]["lines"] > 1500
+    assert CUT.fullmatch(data["stdout"].splitlines()[-1]).group(3) == data["cut"]["run"]
+    back = cli("run", "--code", f'previous_output(run="{data["cut"]["run"]}", first_line=2001)')
+    assert back.stdout == '"7\\n"\n'  # the last value's line is stored too
+
+
+def test_cli_cap_is_overridable_and_a_missing_run_is_a_clear_error(cli):
+    done = cli("run", "--code", BIG_PRINT, env={"CODEACT_OUTPUT": "200000"})
+    assert size(done.stdout) == 102_000 and "[cut:" not in done.stdout
+    missing = cli("run", "--code", 'previous_output(run="abcdefgh1234")')
+    assert missing.returncode == 1
+    assert "no stored output for run 'abcdefgh1234' in this workspace" in missing.stderr
