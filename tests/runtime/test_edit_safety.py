@@ -121,7 +121,7 @@ def test_edit_refuses_a_read_only_file(ctx, fixture_workspace, mode):
     target = fixture_workspace / "README.md"
     before = target.read_text()
     target.chmod(mode)
-    with pytest.raises(ToolError, match=r"README\.md is read-only \(mode 0[0-7]{3}\).*chmod u\+w README\.md"):
+    with pytest.raises(PolicyError, match=r"README\.md is read-only \(mode 0[0-7]{3}\).*chmod u\+w README\.md"):
         files.edit(ctx, path="README.md", old_str="# Demo", new_str="# Changed")
     assert target.read_text() == before and stat.S_IMODE(target.stat().st_mode) == mode
     assert not _leftovers(fixture_workspace)
@@ -131,7 +131,7 @@ def test_edit_refuses_a_file_with_other_hard_links(ctx, fixture_workspace, tmp_p
     outside = tmp_path / "outside.txt"
     outside.write_text("shared text\n")
     os.link(outside, fixture_workspace / "linked.txt")  # its other name lies outside the workspace
-    with pytest.raises(ToolError, match=r"linked\.txt has 2 hard links; editing it would split them"):
+    with pytest.raises(PolicyError, match=r"linked\.txt has 2 hard links; editing it would split them"):
         files.edit(ctx, path="linked.txt", old_str="shared", new_str="changed")
     assert outside.read_text() == "shared text\n" and outside.stat().st_nlink == 2
 
@@ -286,3 +286,12 @@ def test_sigint_prints_one_line_and_exits_130(tmp_path, fixture_workspace, progr
         os.kill(run.pid, signal.SIGINT)
     out, err = run.communicate(timeout=30)
     assert (run.returncode, out, err) == (130, "", "codeact: interrupted\n")
+
+
+def test_the_program_sees_a_refused_edit_as_permission_error_with_a_workspace_path(run_program, fixture_workspace):
+    (fixture_workspace / "README.md").chmod(0o444)
+    result = run_program("try:\n    edit(path='README.md', old_str='# Demo', new_str='# X')\n"
+                         "except PermissionError as exc:\n    print('refused:', exc)")
+    assert result.ok, result.error
+    assert result.stdout.startswith("refused: README.md is read-only (mode 0444)")
+    assert str(fixture_workspace) not in result.stdout

@@ -24,11 +24,8 @@ the environment; runs of different users do not exclude each other (each writes 
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
-import secrets as _random
 import stat
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path, PurePath
@@ -52,10 +49,12 @@ def private_dir() -> Path:
     cache = os.environ.get("XDG_CACHE_HOME") or ""
     base = Path(cache) if os.path.isabs(cache) else Path(os.path.expanduser("~")) / ".cache"
     known = _private.get(str(base))
-    if known is not None and known.is_dir():
+    if known is not None and (known / "locks").is_dir() and (known / "pending").is_dir():
         return known
     uid = os.geteuid() if hasattr(os, "geteuid") else 0
     tried = []
+    import tempfile  # only on a first write: not on the start-up path
+
     for folder in (base / "codeact" / "writes", Path(tempfile.gettempdir()) / f"codeact-{uid}" / "writes"):
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -111,11 +110,11 @@ class Slot:
             if not stat.S_ISREG(info.st_mode):
                 raise ToolError(f"{self.where} is not a regular file; edit changes text files only")
             if info.st_nlink > 1:
-                raise ToolError(f"{self.where} has {info.st_nlink} hard links; editing it would split them (the "
+                raise PolicyError(f"{self.where} has {info.st_nlink} hard links; editing it would split them (the "
                                 "other names, which may lie outside the workspace, would keep the old text), so it "
                                 "is refused — copy it to a file of its own if the change is meant for this name")
             if _read_only(info, handle.fileno()):
-                raise ToolError(f"{self.where} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); edit refuses "
+                raise PolicyError(f"{self.where} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); edit refuses "
                                 "it, as an editor would. If it should change, the user can make it writable "
                                 f"(chmod u+w {self.where})")
             return handle.read(), info
@@ -134,7 +133,7 @@ class Slot:
         with self._temporary(data, 0o666) as (tmp, _fd):  # 0o666 & ~umask, as any new file
             at = {"src_dir_fd": self.dir_fd, "dst_dir_fd": self.dir_fd} if self.dir_fd is not None else {}
             try:
-                os.link(self._path(tmp), self._path(self.name), follow_symlinks=False, **at)
+                os.link(self._path(tmp), self._path(self.name), **at, **({"follow_symlinks": False} if at else {}))
             except FileExistsError:
                 raise FileExistsError(f"{self.where} already exists; use edit() to change it") from None
             except OSError as exc:  # a file system without hard links: the lock makes check-then-rename safe
@@ -148,7 +147,7 @@ class Slot:
     def _temporary(self, data: bytes, mode: int) -> Iterator[tuple[str, int]]:
         """A locked temporary file holding ``data`` beside the target, recorded in the journal; removed (with its
         journal entry) when the block ends, whatever happens."""
-        token = _random.token_hex(6)
+        token = os.urandom(6).hex()
         stem = self.name.encode("utf-8", "surrogateescape")[:200].decode("utf-8", "ignore")
         tmp = f".{stem}.{token}{TMP_SUFFIX}"
         marker = _journal(self.folder / tmp, token)
@@ -236,6 +235,8 @@ def _walk_error(exc: OSError, where: str) -> Exception:
 
 @contextmanager
 def _locked(folder: os.stat_result, name: str, where: str) -> Iterator[None]:
+    import hashlib  # ~5 ms to load OpenSSL: only when writing
+
     key = hashlib.sha256(f"{folder.st_dev}:{folder.st_ino}:{name.casefold()}".encode("utf-8", "surrogatepass"))
     path = private_dir() / "locks" / f"{int.from_bytes(key.digest()[:4], 'big') % _BUCKETS:03x}"
     fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
