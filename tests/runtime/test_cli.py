@@ -78,7 +78,8 @@ def test_tools_json_manifest(cli, user_config):
     done = cli("tools", "--json", env={"CODEACT_TOOLS": "web_fetch", "CODEACT_DISABLE": "bash"})
     assert done.returncode == 0
     manifest = json.loads(done.stdout)
-    assert [t["name"] for t in manifest] == ["view", "create", "edit", "glob", "grep", "sql", "web_fetch", "hello"]
+    assert [t["name"] for t in manifest] == ["view", "create", "edit", "glob", "grep", "outline", "sql", "web_fetch",
+                                             "previous_output", "hello"]
     assert all(set(t) == {"name", "description", "parameters", "returns", "source"} for t in manifest)
     by_name = {t["name"]: t for t in manifest}
     assert by_name["hello"]["source"] == "user" and by_name["grep"]["source"] == "builtin"

@@ -58,11 +58,16 @@ def test_tool_call_limit_is_reported(run_program):
     assert len([c for c in result.tool_calls if c.ok]) == 20
 
 
-def test_printed_output_cap_is_visible(run_program):
+def test_printed_output_cap_is_visible(run_program, fixture_workspace, tmp_path):
+    from codeact.outputs import present
+
     result = run_program('for i in range(100):\n    print("x" * 99)', limits=Limits(output=1000))
-    assert result.ok
-    assert result.stdout.startswith("x" * 99 + "\n")
-    assert result.stdout.endswith("\n... [truncated 9000 more bytes of output; print less]\n")
+    assert result.ok and result.stdout == ("x" * 99 + "\n") * 100  # the run keeps it all, for the output store
+    out, err = present(result, cap=1000, workspace=fixture_workspace, environ={"XDG_RUNTIME_DIR": str(tmp_path)})
+    assert err == "" and len(out) <= 1000 and out.startswith("x" * 99 + "\n")  # the cap applies to what is printed
+    *shown, last = out.splitlines()  # 8 whole lines fit beside the cut line
+    assert shown == ["x" * 99] * 8 and last.startswith("[cut: 9200 more bytes, 92 lines; read them with ")
+    assert last.endswith(", first_line=9)]")
 
 
 def test_tool_result_cap_is_visible_for_text(run_program):
