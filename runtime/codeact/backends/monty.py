@@ -9,7 +9,7 @@ import builtins
 import os
 import re
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from . import Program
@@ -21,12 +21,27 @@ except ImportError as exc:  # pragma: no cover - exercised by doctor on a broken
     _pm = None
     _IMPORT_ERROR = exc
 
-# Type-check findings that mean the program calls a tool or a name wrongly. Others (the checker's builtins are
-# incomplete, e.g. FileNotFoundError is unknown to it) are not worth refusing a program for.
-_BLOCKING = {"missing-argument", "unknown-argument", "too-many-positional-arguments", "invalid-argument-type",
-             "parameter-already-assigned", "unresolved-reference", "unresolved-attribute", "call-non-callable"}
-_DIAGNOSTIC = re.compile(r"^error\[(?P<code>[\w-]+)\]: (?P<msg>.*)\n\s*--> main\.py:(?P<line>\d+)", re.M)
+# Type-check findings that can mean a tool is called wrongly. They block the run (before any tool runs) only when
+# they are about a tool; every other finding is the checker's business, not the program's (see _triage).
+_CALL_CODES = {"missing-argument", "unknown-argument", "too-many-positional-arguments", "invalid-argument-type",
+               "parameter-already-assigned"}
+# Findings shown as a note after the run: likely real mistakes in the program's own calls. The rest are dropped
+# (the checker's builtins and modules are not the sandbox's; "may be None" is the program's call to make).
+_NOTE_CODES = _CALL_CODES | {"call-non-callable", "unresolved-reference"}
+_MAX_NOTES = 3
+_PRIORITY = {"too-many-positional-arguments": 0, "unknown-argument": 1, "parameter-already-assigned": 2,
+             "invalid-argument-type": 3, "missing-argument": 4}
+_FINDING = re.compile(r"^main\.py:(?P<line>\d+):(?P<col>\d+): error\[(?P<code>[\w-]+)\] (?P<msg>.*)$", re.M)
+_CALLEE = re.compile(r"(?:function|bound method) `(?:_(?P<space>\w+)_tools\.)?(?P<name>[\w]+)`")
 _BUILTIN_NAMES = set(dir(builtins))
+
+
+class _Finding(NamedTuple):
+    line: int
+    col: int
+    code: str
+    message: str
+
 
 _LIMIT_MESSAGES = [
     (re.compile(r"^TimeoutError: feed time limit"), "TimeoutError",
@@ -67,28 +82,35 @@ class MontyBackend:
                 cpu.release()
 
     def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
+        from ..rewrite import bind_methods
+
+        code = bind_methods(program.code)  # same lines; built-in bound methods become values the sandbox holds
+        seen = _ResultKeys()
         for type_check in (True, False):
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
-                                   type_check_stubs=program.stubs, type_check_format="full") as session:
-                    return self._drive(session, program, cpu)
+                                   type_check_stubs=program.stubs, type_check_format="concise") as session:
+                    return self._drive(session, program, code, cpu, seen)
             except _pm.MontyTypingError as exc:
-                blocking = _blocking_diagnostic(str(exc), program)
+                blocking, notes = _triage(str(exc), program)
                 if blocking:
                     raise ProgramError(blocking) from None
-                continue  # only non-blocking findings: run without the checker
+                for note in notes:
+                    if program.on_note is not None:
+                        program.on_note(note)
+                continue  # nothing about a tool: run without the checker (its parser or the sandbox's decides)
             except _pm.MontySyntaxError as exc:
-                raise ProgramError(_syntax_error(exc)) from None
+                raise ProgramError(_syntax_error(exc, program)) from None
             except _pm.MontyRuntimeError as exc:
-                raise ProgramError(_runtime_error(exc, program)) from None
+                raise ProgramError(_runtime_error(exc, program, seen)) from None
         raise AssertionError("unreachable")
 
-    def _drive(self, session: Any, program: Program, cpu: OneCpu) -> Any:
+    def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: "_ResultKeys") -> Any:
         def printer(_stream: str, text: str) -> None:
             program.on_print(text)
 
         namespaces = _namespaces(program)
-        snap = session.feed_start(program.code, print_callback=printer)
+        snap = session.feed_start(code, print_callback=printer)
         cpu.pin_workers()  # the worker has started all its threads by now
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
@@ -107,7 +129,9 @@ class MontyBackend:
             if spawns:
                 cpu.widen()  # what the tool starts (ripgrep, bash, an MCP server) may use every CPU
             try:
-                answer = {"return_value": program.call_tool(name, tuple(snap.args), dict(snap.kwargs))}
+                value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
+                seen.add(name, value)
+                answer = {"return_value": value}
             except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
                 answer = {"exception": exc}
             finally:
@@ -164,29 +188,111 @@ def _refuse_os(name: str, args: Any) -> dict[str, Any]:
         "edit, glob, grep, ...) instead")}
 
 
-def _blocking_diagnostic(report: str, program: Program) -> ErrorInfo | None:
-    for match in _DIAGNOSTIC.finditer(report):
-        code, msg = match["code"], match["msg"]
-        if code not in _BLOCKING:
-            continue
-        if code == "unresolved-reference":
-            name = re.search(r"`([^`]+)`", msg)
-            if name and name[1] in _BUILTIN_NAMES:
-                continue
-        line = int(match["line"])
-        return ErrorInfo("TypeError", f"{msg} (line {line}; checked before running, so no tool ran)", line,
-                         _hint("TypeError", msg, program))
+class _ResultKeys:
+    """The keys of the dicts each tool returned, so a KeyError on a result can list the keys it has."""
+
+    def __init__(self) -> None:
+        self.by_tool: dict[str, list[str]] = {}
+
+    def add(self, tool: str, value: Any) -> None:
+        items = value[:20] if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, dict):
+                known = self.by_tool.setdefault(tool, [])
+                known.extend(k for k in item if isinstance(k, str) and k not in known)
+
+
+def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[str]]:
+    """What the type check found: the refusal of a bad tool call (or ``None``), and notes to show after the run.
+
+    A report with a syntax error refuses nothing: the sandbox's parser then says what is wrong, and where.
+    """
+    findings = [_Finding(int(m["line"]), int(m["col"]), m["code"], m["msg"]) for m in _FINDING.finditer(report)]
+    if any(f.code == "invalid-syntax" for f in findings):
+        return None, []
+    lines = program.code.splitlines()
+    spaces = {name.split(".", 1)[0] for name in program.tools if "." in name}
+    notes: list[str] = []
+    refused = [(f, tool) for f in findings if (tool := _tool_of(f, program, spaces, lines)) is not None]
+    if refused:  # the first bad call; on its line, the finding that says most (a positional call lacks a keyword)
+        first = min(f.line for f, _ in refused)
+        f, tool = min((r for r in refused if r[0].line == first), key=lambda r: _PRIORITY.get(r[0].code, 9))
+        return _refusal(f, tool, program), []
+    for f in findings:
+        if f.code in _NOTE_CODES and not _is_noise(f) and len(notes) < _MAX_NOTES:
+            note = f"line {f.line}: {f.message} (found by the type check; the program ran anyway)"
+            if note not in notes:
+                notes.append(note)
+    return None, notes
+
+
+def _tool_of(f: _Finding, program: Program, spaces: set[str], lines: list[str]) -> str | None:
+    """The tool a finding is about (``"view"``, ``"server.tool"``), or ``None`` when it is about something else."""
+    if f.code in _CALL_CODES:
+        callee = _CALLEE.search(f.message)
+        if callee:
+            name = f"{callee['space']}.{callee['name']}" if callee["space"] else callee["name"]
+            if name in program.tools:
+                return name
+        return None
+    if f.code == "unresolved-reference":  # an unknown name that is called: an unknown tool
+        name = re.search(r"`([\w]+)`", f.message)
+        if name and name[1] not in _BUILTIN_NAMES and 0 < f.line <= len(lines):
+            if re.search(rf"(?<![\w.]){re.escape(name[1])}\s*\(", lines[f.line - 1]):
+                return name[1]
+        return None
+    if f.code == "unresolved-attribute":  # server.unknown_tool
+        space = re.search(r"type `_(\w+)_tools` has no attribute `(\w+)`", f.message)
+        if space and space[1] in spaces:
+            return f"{space[1]}.{space[2]}"
     return None
 
 
-def _syntax_error(exc: Any) -> ErrorInfo:
-    text = str(exc)
-    line = re.search(r"line (\d+)", text)
-    return ErrorInfo("SyntaxError", text.splitlines()[-1] if text else "invalid syntax",
-                     int(line[1]) if line else None, None)
+def _is_noise(f: _Finding) -> bool:
+    if f.code == "unresolved-reference":
+        name = re.search(r"`([\w]+)`", f.message)
+        return bool(name and name[1] in _BUILTIN_NAMES)
+    return "`_r`" in f.message or "`_s`" in f.message  # about the rewrite's own lambdas
 
 
-def _runtime_error(exc: Any, program: Program) -> ErrorInfo:
+def _refusal(f: _Finding, tool: str, program: Program) -> ErrorInfo:
+    from ..hints import tool_call_hint  # only when a program fails
+
+    message = re.sub(r"bound method `_(\w+)_tools\.(\w+)`", r"`\1.\2`", f.message)
+    message = re.sub(r"type `_(\w+)_tools`", r"namespace `\1`", message)
+    if f.code == "too-many-positional-arguments":
+        message = f"{tool}() takes keyword arguments only"
+    return ErrorInfo("TypeError", f"{message} (line {f.line}; checked before running, so no tool ran)", f.line,
+                     tool_call_hint(f.code, tool, f.line, program.code, program.tools))
+
+
+def _syntax_error(exc: Any, program: Program) -> ErrorInfo:
+    """The sandbox's parser refused the program: CPython's own message, line and caret where CPython refuses it
+    too (it names the real cause, e.g. ``'(' was never closed``), else the sandbox's."""
+    try:
+        compile(program.code, "<program>", "exec", flags=0x400, dont_inherit=True)  # 0x400: ast.PyCF_ONLY_AST
+    except SyntaxError as err:
+        where = ""
+        if err.text and err.offset:
+            text = err.text.rstrip("\r\n")
+            indent = len(text) - len(text.lstrip())
+            width = max(1, (err.end_offset or err.offset + 1) - err.offset) if err.end_lineno in (None, err.lineno) else 1
+            where = f"\n    {text.strip()}\n    {' ' * (err.offset - 1 - indent)}{'^' * width}"
+        return ErrorInfo("SyntaxError", f"{err.msg}{where}", err.lineno, None)
+    except (ValueError, OverflowError, RecursionError, MemoryError):
+        pass  # a NUL byte, a nesting too deep for CPython: the sandbox's own message below
+    text = str(exc).strip()
+    line = None
+    try:
+        frames = exc.traceback()
+        line = frames[-1].line if frames else None
+    except Exception:  # noqa: BLE001 - a traceback is a nicety
+        pass
+    return ErrorInfo("SyntaxError", text.splitlines()[-1] if text else "invalid syntax", line,
+                     _hint("SyntaxError", text, program, None))
+
+
+def _runtime_error(exc: Any, program: Program, seen: _ResultKeys) -> ErrorInfo:
     text = str(exc).strip()
     for pattern, kind, template in _LIMIT_MESSAGES:
         if pattern.search(text):
@@ -203,13 +309,13 @@ def _runtime_error(exc: Any, program: Program) -> ErrorInfo:
             line = frames[-1].line
     except Exception:  # noqa: BLE001 - a traceback is a nicety
         pass
-    return ErrorInfo(kind, message, line, _hint(kind, message, program))
+    return ErrorInfo(kind, message, line, _hint(kind, message, program, seen))
 
 
-def _hint(kind: str, message: str, program: Program) -> str | None:
+def _hint(kind: str, message: str, program: Program, seen: _ResultKeys | None) -> str | None:
     from ..hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
 
-    return hint_for(kind, message, program.tools)
+    return hint_for(kind, message, program.tools, result_keys=seen.by_tool if seen else None)
 
 
 def create() -> MontyBackend:

@@ -1,0 +1,208 @@
+"""The acceptance corpus of issue 13: programs models write for real tasks run on a realistic repository.
+
+Valid programs (fixtures/corpus_programs.py) give exactly the answers in fixtures/corpus_expected.py, with no
+refusal and no note. Invalid ones fail on the right line with a hint, and the rewrite the hint leads to passes;
+a bad tool call is refused before any tool runs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from codeact.config import Settings
+from codeact.runner import RunResult, run
+
+from tests.runtime.conftest import base_environ
+from tests.runtime.corpus_oracle import run_in_cpython
+from tests.runtime.fixtures.corpus_expected import EXPECTED
+from tests.runtime.fixtures.corpus_programs import PROGRAMS
+from tests.runtime.fixtures.corpus_workspace import FILES, build
+
+# The sandbox words these JSON errors its own way ("Illegal trailing comma ..." where CPython says "Expecting
+# property name ..."); the rest of each answer is the same.
+WORDED_DIFFERENTLY = {"invalid_json", "json_error_position"}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return build((tmp_path / "repo").resolve())
+
+
+@pytest.fixture
+def sandbox(corpus: Path, user_config: Path) -> Callable[[str], RunResult]:
+    def _run(code: str) -> RunResult:
+        return run(code, workspace=corpus, backend="monty", settings=Settings(), environ=base_environ(user_config))
+    return _run
+
+
+def test_the_corpus_is_large_and_every_program_has_an_answer():
+    assert len(PROGRAMS) >= 150
+    assert set(PROGRAMS) == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_valid_program_gives_the_exact_answer(sandbox, name):
+    result = sandbox(PROGRAMS[name])
+    assert result.ok, result.error
+    assert (result.result, result.stdout) == EXPECTED[name]
+    assert result.notes == []  # nothing the type check found is worth a word on a valid program
+
+
+@pytest.mark.parametrize("name", [n for n in PROGRAMS if n not in WORDED_DIFFERENTLY])
+def test_cpython_gives_the_same_answer(corpus, user_config, name):
+    """The frozen answers are Python's: CPython running the program with the same tools agrees."""
+    assert run_in_cpython(PROGRAMS[name], corpus, base_environ(user_config)) == EXPECTED[name]
+
+
+# ------------------------------------------------------------------------------------------- invalid programs
+# name: (program, error type, line, text the message or hint must hold, the rewrite, its expected value)
+INVALID: dict[str, tuple[str, str, int, str, str, Any]] = {
+    "unclosed_call": ('hits = grep(pattern="TODO"\nlen(hits)\n', "SyntaxError", 1, "'(' was never closed",
+                      'hits = grep(pattern="TODO")\nlen(hits)\n', 3),
+    "unclosed_len": ('n = len(\nn\n', "SyntaxError", 1, "'(' was never closed", 'n = len("ab")\nn\n', 2),
+    "missing_colon": ('for p in glob(pattern="docs/*.md")\n    print(p)\n', "SyntaxError", 1, "expected ':'",
+                      'for p in glob(pattern="docs/*.md"):\n    print(p)\n', None),
+    "unexpected_indent": ("x = 1\n  y = 2\n", "SyntaxError", 2, "unexpected indent", "x = 1\ny = 2\ny\n", 2),
+    "unknown_tool": ('print("go")\nvew(path="README.md")[:8]\n', "TypeError", 2, "Did you mean view()?",
+                     'print("go")\nview(path="README.md")[:8]\n', "# shopca"),
+    "wrong_keyword": ('len(view(pth="README.md"))\n', "TypeError", 1, "view(path: str",
+                      'len(view(path="README.md"))\n', 170),
+    "unknown_keyword": ('len(grep(pattern="TODO", include="*.py"))\n', "TypeError", 1, "glob: str | None",
+                        'len(grep(pattern="TODO", glob="*.py"))\n', 1),
+    "missing_keyword": ('grep(glob="*.py")\n', "TypeError", 1, "grep(pattern: str",
+                        'len(grep(pattern="import", glob="*.py"))\n', 19),
+    "wrong_type": ('view(path=["README.md"])[:1]\n', "TypeError", 1, "Expected `str`",
+                   'view(path="README.md")[:1]\n', "#"),
+    "result_wrong_key": ('[h["file"] for h in grep(pattern="XXX")]\n', "KeyError", 1, "'path', 'line', 'text'",
+                         '[h["path"] for h in grep(pattern="XXX")]\n', ["src/shopcart/util/text.py"]),
+    "result_as_attribute": ('[h.path for h in grep(pattern="XXX")]\n', "AttributeError", 1, "item['path']",
+                            '[h["path"] for h in grep(pattern="XXX")]\n', ["src/shopcart/util/text.py"]),
+    "exception_attribute": (
+        'import json\ntry:\n    json.loads(view(path="config/empty.json"))\nexcept json.JSONDecodeError as e:\n'
+        '    out = e.msg\nout\n', "AttributeError", 5, "str(e)",
+        'import json\ntry:\n    json.loads(view(path="config/empty.json"))\nexcept json.JSONDecodeError as e:\n'
+        '    out = str(e)\nout\n', "Expecting value: line 1 column 1 (char 0)"),
+    "module_textwrap": ('import textwrap\ntextwrap.indent("a\\nb", "  ")\n', "ModuleNotFoundError", 1,
+                        "'\\n'.join('    ' + line", '"\\n".join("  " + line for line in "a\\nb".splitlines())\n',
+                        "  a\n  b"),
+    "module_ast": ('import ast\nlen(ast.parse(view(path="src/shopcart/cart.py")).body)\n', "ModuleNotFoundError", 1,
+                   "`re` over view(path=...)",
+                   'import re\nlen(re.findall(r"^(?:def|class) ", view(path="src/shopcart/cart.py"), re.M))\n', 2),
+    "module_subprocess": ('import subprocess\n', "ModuleNotFoundError", 1, "bash(command=",
+                          'bash(command="echo hi")["stdout"]\n', "hi\n"),
+    "re_subn": ('import re\nre.subn(r"o", "0", "foo")\n', "AttributeError", 2, "len(re.findall(p, text))",
+                'import re\n(re.sub(r"o", "0", "foo"), len(re.findall(r"o", "foo")))\n', ("f00", 2)),
+    "re_sub_function": ('import re\nre.sub(r"\\d", lambda m: m.group(0) * 2, "a1b2")\n', "TypeError", 2,
+                        "re.finditer",
+                        'import re\ntext, out, last = "a1b2", [], 0\nfor m in re.finditer(r"\\d", text):\n'
+                        '    out.append(text[last:m.start()] + m.group(0) * 2)\n    last = m.end()\n'
+                        '"".join(out) + text[last:]\n', "a11b22"),
+    "tool_in_sort_key": ('ps = glob(pattern="docs/*.md")\nsorted(ps, key=lambda p: len(view(path=p)))\n',
+                         "NotImplementedError", 2, "sorted(paths, key=sizes.get)",
+                         'ps = glob(pattern="docs/*.md")\nsizes = {p: len(view(path=p)) for p in ps}\n'
+                         'sorted(ps, key=sizes.get)\n', ["docs/api.md", "docs/usage.md"]),
+    "pathlib_pure": ('from pathlib import PurePosixPath\nPurePosixPath("a/b.py").suffix\n', "ImportError", 1,
+                     "os.path", 'import os.path\nos.path.splitext("a/b.py")[1]\n', ".py"),
+    "inheritance": ("class Base:\n    pass\nclass Err(Base):\n    pass\n", "NotImplementedError", 3,
+                    "use a plain class", "class Err:\n    pass\ntype(Err()).__name__\n", "Err"),
+    "del_statement": ('d = {"a": 1, "b": 2}\ndel d["a"]\nd\n', "NotImplementedError", 2, "d.pop(key)",
+                      'd = {"a": 1, "b": 2}\nd.pop("a")\nd\n', {"b": 2}),
+    "generator": ("def gen():\n    yield 1\nlist(gen())\n", "NotImplementedError", 2, "return a list",
+                  "def gen():\n    return [1]\nlist(gen())\n", [1]),
+    "next_on_genexp": ('next(p for p in glob(pattern="*.md"))\n', "TypeError", 1, "take [0]",
+                       '[p for p in glob(pattern="*.md")][0]\n', "CHANGELOG.md"),
+    "asdict": ("from dataclasses import dataclass, asdict\n@dataclass\nclass A:\n    x: int\nasdict(A(1))\n",
+               "ImportError", 1, "build the dict yourself",
+               "from dataclasses import dataclass\n@dataclass\nclass A:\n    x: int\na = A(1)\n{'x': a.x}\n",
+               {"x": 1}),
+    "property": ("class A:\n    @property\n    def x(self):\n        return 1\nA().x\n", "NotImplementedError", 2,
+                 "plain attributes", "class A:\n    def __init__(self):\n        self.x = 1\nA().x\n", 1),
+    "open_file": ('open("README.md").read()[:1]\n', "PermissionError", 1, "view(path=...)",
+                  'view(path="README.md")[:1]\n', "#"),
+}
+
+
+@pytest.mark.parametrize("name", list(INVALID))
+def test_invalid_program_is_told_the_truth_and_one_rewrite_passes(sandbox, name):
+    code, kind, line, needle, fixed, value = INVALID[name]
+    result = sandbox(code)
+    assert not result.ok
+    assert (result.error.type, result.error.line) == (kind, line), result.error
+    assert needle in f"{result.error.message}\n{result.error.hint}", result.error
+    assert result.stdout == "" and result.notes == []
+    rewritten = sandbox(fixed)
+    assert rewritten.ok, rewritten.error
+    assert rewritten.result == value
+
+
+@pytest.mark.parametrize("code, line", [
+    ('create(path="made.txt", file_text="x")\nview(pth="README.md")\n', 2),
+    ('create(path="made.txt", file_text="x")\nvew(path="README.md")\n', 2),
+    ('create(path="made.txt", file_text="x")\nview("README.md")\n', 2),
+    ('create(path="made.txt", file_text="x")\ngrep(pattern=1)\n', 2),
+    ('create(path="made.txt", file_text="x")\nfor p in glob(pattern="*.md"):\n    edit(path=p, old="a", new="b")\n', 3),
+])
+def test_a_bad_tool_call_is_refused_before_any_tool_runs(sandbox, corpus, code, line):
+    result = sandbox(code)
+    assert not result.ok and result.error.type == "TypeError" and result.error.line == line
+    assert "no tool ran" in result.error.message
+    assert result.tool_calls == [] and not (corpus / "made.txt").exists()
+
+
+def test_a_positional_tool_call_is_shown_rewritten_and_the_rewrite_runs(sandbox):
+    code = 'print("start")\nhits = grep("TODO", "src", glob="*.py")\n[h["line"] for h in hits]\n'
+    result = sandbox(code)
+    assert result.error.message.startswith("grep() takes keyword arguments only (line 2;")
+    fix = result.error.hint.split("write ", 1)[1]
+    assert fix == 'grep(pattern="TODO", path="src", glob="*.py")'
+    rewritten = sandbox(code.replace('grep("TODO", "src", glob="*.py")', fix))
+    assert rewritten.ok and rewritten.result == [19]
+
+
+def test_syntax_errors_show_cpythons_caret(sandbox):
+    result = sandbox('x = 1\ntotal = len(glob(pattern="*.md")\nprint(total)\n')
+    assert result.error.type == "SyntaxError" and result.error.line == 2
+    assert result.error.message == "'(' was never closed\n    total = len(glob(pattern=\"*.md\")\n               ^"
+
+
+def test_newer_syntax_the_sandbox_accepts_is_never_refused(sandbox):
+    """PEP 701 f-strings (Python 3.12) parse in the sandbox whatever the host's Python is."""
+    result = sandbox('h = grep(pattern="XXX")[0]\nf"{h["path"]}:{h["line"]}"\n')
+    assert result.ok, result.error
+    assert result.result == "src/shopcart/util/text.py:11"
+
+
+def test_findings_about_other_code_are_notes_not_refusals(sandbox):
+    result = sandbox('def f(a):\n    return a\ndef unused():\n    f(1, 2)\nlen(glob(pattern="docs/*.md"))\n')
+    assert result.ok and result.result == 2
+    assert result.notes == ["line 4: Too many positional arguments to function `f`: expected 1, got 2 "
+                            "(found by the type check; the program ran anyway)"]
+
+
+def test_notes_reach_stderr_and_json_never_stdout(corpus, user_config):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = 'def f(a):\n    return a\ndef unused():\n    f(1, 2)\nprint("done")\n'
+    env = {**base_environ(user_config), "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "runtime"),
+           "CODEACT_BACKEND": "monty"}
+    args = [sys.executable, "-m", "codeact", "run", "--workspace", str(corpus), "--code", code]
+    plain = subprocess.run(args, capture_output=True, text=True, env=env, cwd=corpus, timeout=60)
+    assert plain.returncode == 0 and plain.stdout == "done\n"
+    assert plain.stderr.startswith("note: line 4: Too many positional arguments to function `f`")
+    data = json.loads(subprocess.run([*args, "--json"], capture_output=True, text=True, env=env, cwd=corpus,
+                                     timeout=60).stdout)
+    assert data["ok"] and data["stdout"] == "done\n" and data["result"] is None
+    assert [n.split(":")[0] for n in data["notes"]] == ["line 4"]
+    assert os.path.exists(corpus / "README.md")
+
+
+def test_fixture_has_the_edge_cases_models_meet():
+    assert b"\r\n" in FILES["src/shopcart/cli.py"].encode() if isinstance(FILES["src/shopcart/cli.py"], str) else True
+    assert "import sys, os\n" in FILES["src/shopcart/cart.py"]
+    with pytest.raises(SyntaxError):
+        compile(FILES["src/shopcart/legacy.py"], "legacy.py", "exec")
