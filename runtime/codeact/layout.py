@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
@@ -29,9 +28,9 @@ MANIFEST_FORMAT = 1
 SCOPES = ("repo", "global", "plugin")
 
 
-@dataclass(frozen=True)
-class ScopeLayout:
-    """Where one scope puts each kind of file (relative to the destination folder; "" = not in this scope)."""
+class ScopeLayout(NamedTuple):
+    """Where one scope puts each kind of file (relative to the destination folder; "" = not in this scope).
+    A NamedTuple, not a dataclass: the write policy reads it on the start-up path of every run."""
 
     scope: str
     codeact_dir: str        # runtime, launcher, hook scripts, settings.json, requirements
@@ -240,8 +239,8 @@ def read_manifest(project: Path) -> Manifest | None:
     if not all(isinstance(v, list) and all(isinstance(p, str) and _is_relative(p) for p in v) for v in lists):
         return None
     links = data.get("links") or []
-    if not (isinstance(links, list) and all(isinstance(x, list) and len(x) == 2 and all(isinstance(y, str) for y in x)
-                                            for x in links)):
+    if not (isinstance(links, list) and all(isinstance(x, list) and len(x) == 2
+                                            and all(isinstance(y, str) and _is_relative(y) for y in x) for x in links)):
         return None
     return Manifest(data["scope"], tuple(lists[0]), tuple(lists[1]), tuple((a, b) for a, b in links))
 

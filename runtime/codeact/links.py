@@ -20,17 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
+from . import paths
 from .errors import EXIT_OK, EXIT_USAGE
-from .layout import for_scope, project_of, scope_of
+from .layout import for_scope, project_of, read_manifest, scope_of
 
 
 def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
     """``$COPILOT_HOME``, else ``~/.copilot`` (not resolved: the CLI uses it as given)."""
-    env = os.environ if environ is None else environ
-    value = env.get("COPILOT_HOME")
-    if value:
-        return Path(value).expanduser()
-    return Path(env.get("HOME") or Path.home()).expanduser() / ".copilot"
+    return paths.copilot_home(environ)
 
 
 @dataclass(frozen=True)
@@ -59,8 +56,11 @@ class Link:
 
 
 def planned(project: Path, home: Path) -> list[Link]:
+    """The links of the install in ``project``: those its manifest records, else the global scope's."""
     project = project.resolve()
-    return [Link(home / at, project / rel, rel) for at, rel in for_scope("global").links]
+    stamped = read_manifest(project)
+    pairs = stamped.links if stamped and stamped.links else for_scope("global").links
+    return [Link(home / at, project / rel, rel) for at, rel in pairs]
 
 
 def check_home(project: Path, home: Path) -> str | None:

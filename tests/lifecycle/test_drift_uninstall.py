@@ -104,6 +104,54 @@ def test_uninstall_all_removes_seeded_files_too(project):
     assert {p for p in remaining if (project / p).exists()} == {"README.md"}
 
 
+OWN_PRECOMMIT = "repos:\n  - repo: https://github.com/psf/black\n    rev: 24.1.0\n    hooks: [{id: black}]\n"
+
+
+def tracked(project: Path) -> set[str]:
+    return set(subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True).stdout.split())
+
+
+@pytest.mark.parametrize("precommit_hook", [False, True])
+@pytest.mark.parametrize("manifest", ["manifest", "stamped before the manifest"])
+def test_uninstall_all_keeps_files_the_repository_already_had(stamp, tmp_path, precommit_hook, manifest):
+    """The red team's case: a repository with its own .pre-commit-config.yaml (and its own codeact-drift.yml
+    workflow), stamped with precommit_hook and drift_workflow off (or on: Copier then skips the existing file)."""
+    own = {"README.md": "# demo\n", ".pre-commit-config.yaml": OWN_PRECOMMIT,
+           ".github/workflows/codeact-drift.yml": "name: ours\non: push\njobs: {}\n"}
+    project = stamp(tmp_path / "own", tools=TOOLS, files=own, precommit_hook=precommit_hook, drift_workflow=False)
+    if manifest != "manifest":
+        (project / ".codeact/manifest.json").unlink()
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "codeact")
+    plain = codeact(project, "uninstall", "--dry-run")
+    assert plain.returncode == 0, plain.stderr
+    assert ".pre-commit-config.yaml" not in plain.stdout, "never called one of the user's stamped files"
+    assert "kept your own files" in plain.stdout and "codeact.local.instructions.md" in plain.stdout
+    result = codeact(project, "uninstall", "--all")
+    assert result.returncode == 0, result.stderr
+    assert (project / ".pre-commit-config.yaml").read_text() == OWN_PRECOMMIT
+    assert not (project / ".github/instructions/codeact.local.instructions.md").exists(), "seeded by the stamp"
+    assert not (project / ".codeact").exists()
+    if manifest == "manifest":  # the layout alone owns codeact-drift.yml; the manifest knows this stamp did not
+        assert (project / ".github/workflows/codeact-drift.yml").read_text().startswith("name: ours")
+    remaining = {p for p in tracked(project) if (project / p).exists()}
+    assert {"README.md", ".pre-commit-config.yaml"} <= remaining
+    assert not {p for p in remaining if p.startswith(".codeact/") or "codeact.instructions" in p}
+
+
+def test_uninstall_removes_exactly_the_manifests_files(project):
+    manifest = json.loads((project / ".codeact/manifest.json").read_text())
+    assert manifest["format"] == 1 and manifest["scope"] == "repo"
+    assert ".pre-commit-config.yaml" in manifest["seeded"] and ".codeact/" in manifest["owned"]
+    (project / ".github/skills/codeact-notes").mkdir(parents=True)
+    (project / ".github/skills/codeact-notes/SKILL.md").write_text("ours\n")  # beside owned ones, not owned
+    dry = codeact(project, "uninstall", "--all", "--dry-run")
+    listed = {line.removeprefix("would remove ") for line in dry.stdout.splitlines() if line.startswith("would")}
+    assert listed == {p for p in manifest["owned"] + manifest["seeded"] if (project / p.rstrip("/")).exists()}
+    assert codeact(project, "uninstall", "--all").returncode == 0
+    assert (project / ".github/skills/codeact-notes/SKILL.md").read_text() == "ours\n"
+
+
 def test_layout_matches_copier_config():
     import yaml
 
