@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-RUN_KEYS = {"ok", "backend", "backend_reason", "stdout", "result", "error", "tool_calls", "duration_ms", "cut"}
+RUN_KEYS = {"ok", "backend", "backend_reason", "stdout", "result", "error", "tool_calls", "duration_ms", "notes",
+            "cut"}
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ class Program(NamedTuple):
     call_tool: Callable[[str, tuple[Any, ...], dict[str, Any]], Any]  # the runner's dispatcher; raises on failure
     on_print: Callable[[str], None]  # receives printed text as it is produced
     pin_cpu: bool = True  # a backend with a worker process may keep it and this process on one CPU
+    on_note: Callable[[str], None] | None = None  # receives type-check notes (shown after the run, never refused)
 
 
 class Backend(Protocol):
