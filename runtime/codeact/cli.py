@@ -71,32 +71,21 @@ def _current_tools(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_tools(args: argparse.Namespace) -> int:
-    from .stubs import signature
+    from .mcp.listing import print_tools  # MCP servers' unavailable tools and original names too
 
-    tools = _current_tools(args)
-    if args.json:
-        print(json.dumps([t.manifest() for t in tools.values()], indent=2, ensure_ascii=False))
-        return EXIT_OK
-    for tool in tools.values():
-        origin = "" if tool.source == "builtin" else f"  [{tool.source}]"
-        print(f"{signature(tool)}{origin}\n    {tool.description}")
-    return EXIT_OK
+    return print_tools(args, _current_tools(args))
 
 
 def _cmd_describe(args: argparse.Namespace) -> int:
-    from .stubs import signature
+    from .mcp.listing import print_describe  # also the real `server.tool` and the CLI's `server-tool` names
 
-    tools = _current_tools(args)
-    tool = tools.get(args.name)
-    if tool is None:
-        raise UsageErrorWithHelp(f"no tool named {args.name!r}; `codeact tools` lists them: {', '.join(tools)}")
-    print(signature(tool))
-    print()
-    print(tool.doc or tool.description)
-    print()
-    print("Parameters (JSON Schema):")
-    print(json.dumps(tool.parameters, indent=2, ensure_ascii=False))
-    return EXIT_OK
+    return print_describe(args, _current_tools(args))
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    from .mcp.listing import print_search  # read-only, like `tools`
+
+    return print_search(args, _current_tools(args))
 
 
 def _delegate(module: str) -> Callable[[argparse.Namespace], int]:
@@ -129,6 +118,7 @@ def _add_run(sub: Any) -> None:
 
 def _add_tools(sub: Any) -> None:
     tools_p = sub.add_parser("tools", help="list the tools the sandbox offers now")
+    tools_p.add_argument("server", nargs="?", help="only this MCP server's tools (its real or Python name)")
     tools_p.add_argument("--json", action="store_true", help="print a manifest with JSON Schemas")
     tools_p.add_argument("--workspace", help=argparse.SUPPRESS)
     tools_p.set_defaults(handler=_cmd_tools)
@@ -139,6 +129,15 @@ def _add_describe(sub: Any) -> None:
     desc_p.add_argument("name", help="tool name, e.g. grep or server.tool")
     desc_p.add_argument("--workspace", help=argparse.SUPPRESS)
     desc_p.set_defaults(handler=_cmd_describe)
+
+
+def _add_search(sub: Any) -> None:
+    search_p = sub.add_parser("search", help="find tools by name and description, best first (read-only)")
+    search_p.add_argument("query", nargs="+", help="words to look for, e.g. invoice pdf")
+    search_p.add_argument("--limit", type=int, default=20, help="at most this many tools (default 20; 0: all)")
+    search_p.add_argument("--json", action="store_true", help="print the matches as JSON, best first")
+    search_p.add_argument("--workspace", help=argparse.SUPPRESS)
+    search_p.set_defaults(handler=_cmd_search)
 
 
 def _add_doctor(sub: Any) -> None:
@@ -152,7 +151,8 @@ def _add_discover(sub: Any) -> None:
     disc_p = sub.add_parser("discover", help="list the configured MCP servers' tools into .codeact/tools.lock.json")
     disc_p.add_argument("--check", action="store_true", help="exit 1 if the configured servers no longer match "
                                                              "the lock (starts no server)")
-    disc_p.add_argument("--timeout", type=float, default=10.0, help="per-server timeout in seconds (default 10)")
+    disc_p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server that sets no "
+                                                                    "\"timeout\" of its own (default 60, as the CLI)")
     disc_p.add_argument("--workspace", help="repository whose MCP configuration to read")
     disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
     disc_p.set_defaults(handler=_delegate("mcp.discovery"))
@@ -161,7 +161,8 @@ def _add_discover(sub: Any) -> None:
 def _add_refresh(sub: Any) -> None:
     ref_p = sub.add_parser("refresh", help="re-discover MCP servers, write the lock and update the MCP section of "
                                            "the instructions and agent (run by `copier copy`/`update`)")
-    ref_p.add_argument("--timeout", type=float, default=10.0, help="per-server timeout in seconds (default 10)")
+    ref_p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server that sets no "
+                                                                   "\"timeout\" of its own (default 60, as the CLI)")
     ref_p.add_argument("--workspace", help="the repository (default: the git top-level)")
     ref_p.set_defaults(handler=_delegate("docs"))
 
@@ -209,6 +210,7 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
     "run": _add_run,
     "tools": _add_tools,
     "describe": _add_describe,
+    "search": _add_search,
     "doctor": _add_doctor,
     "discover": _add_discover,
     "refresh": _add_refresh,

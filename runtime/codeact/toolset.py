@@ -31,7 +31,12 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
         lock = _machine_lock(ctx, env, settings, warn)
         if lock is None:
             return tools
-    elif not (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file():  # layout.LOCK_FILE: not imported, hot path
+    elif (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file() or _user_mcp_config(env):
+        from .mcp.cache import repo_lock  # the committed lock + this machine's lock of the user's own servers
+        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn)
+        if lock is None:
+            return tools
+    else:  # layout.LOCK_FILE and codeact.mcp are not imported: hot path
         return tools
     from .mcp.tools import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
     for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn).items():
@@ -41,6 +46,12 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
             continue
         tools[name] = tool
     return tools
+
+
+def _user_mcp_config(env: Mapping[str, str]) -> bool:
+    """Whether ``$COPILOT_HOME/mcp-config.json`` exists (codeact.mcp.config.copilot_home, without importing it)."""
+    home = env.get("COPILOT_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".copilot")
+    return os.path.isfile(os.path.join(os.path.expanduser(home), "mcp-config.json"))
 
 
 def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:

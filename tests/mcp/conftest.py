@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from mcp_helpers import DEMO, PY
+from mcp_helpers import DEMO, PY, RAW
 
 
 @pytest.fixture(autouse=True)
@@ -49,10 +49,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(flag: str, starts_file: Path) -> Iterator[str]:
+def _serve(flag: str, starts_file: Path, server: str = DEMO, **extra: str) -> Iterator[str]:
     port = _free_port()
-    env = {**os.environ, "DEMO_STARTS_FILE": str(starts_file)}
-    proc = subprocess.Popen([PY, DEMO, flag, str(port)], env=env, stdout=subprocess.DEVNULL,
+    env = {**os.environ, "DEMO_STARTS_FILE": str(starts_file), **extra}
+    proc = subprocess.Popen([PY, server, flag, str(port)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -86,3 +86,42 @@ def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def sse_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """An SSE test server on 127.0.0.1 (random free port), for the whole session."""
     yield from _serve("--sse", tmp_path_factory.mktemp("sse") / "starts")
+
+
+@pytest.fixture(scope="session")
+def http_bad_schema_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The raw server over streamable HTTP: its tool ``thing`` has an input schema MCP forbids, ``fine`` is valid.
+    (The SDK's own server refuses to send an invalid schema, so it cannot play this part.)"""
+    fine = {"name": "fine", "description": "A valid tool.", "inputSchema": {"type": "object", "properties": {}}}
+    yield from _serve("--http", tmp_path_factory.mktemp("http-bad") / "starts", RAW, RAW_TOOLS=json.dumps([fine]))
+
+
+@pytest.fixture
+def silent_http_url() -> Iterator[str]:
+    """An HTTP address that accepts connections and never answers (a server that starts too slowly)."""
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+    finally:
+        stop.set()
+        thread.join(2)
+        for conn in held:
+            conn.close()
+        listener.close()

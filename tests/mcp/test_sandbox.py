@@ -150,7 +150,7 @@ def test_tools_and_describe_list_mcp_tools(project: dict[str, Any], monkeypatch:
     assert cli(["tools", "--workspace", str(project["root"])]) == 0
     out = capsys.readouterr().out
     assert "demo.add(a: int, b: int = 1) -> int  [mcp]\n    Add two integers." in out
-    assert "time_.get_current_time(timezone: str) -> dict  [mcp]" in out
+    assert "time_.get_current_time(timezone: str) -> dict  [mcp: time.get_current_time]" in out  # mangled
     assert "mcp_call(server: str, tool: str" in out
     assert cli(["describe", "demo.profile", "--workspace", str(project["root"])]) == 0
     out = capsys.readouterr().out

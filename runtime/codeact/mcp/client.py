@@ -36,6 +36,9 @@ NOT_SUPPORTED = {"Sampling not supported": "sampling (it asked the client's mode
 _CLOSE_TIMEOUT = 10.0  # seconds the pool waits for every session to shut down
 
 
+_UNKNOWN: Any = object()  # SessionPool.call: no output schema given (the SDK lists the tools to learn it)
+
+
 class MCPError(ToolError):
     """An MCP server or tool failed; the program sees it as a ``RuntimeError`` it can catch."""
 
@@ -343,11 +346,17 @@ class _PoolState:
             if isinstance(exc, asyncio.CancelledError):
                 raise
 
-    async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None) -> Any:
+    async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None,
+                   output_schema: Any = None, known: bool = False) -> Any:
         session = await self.session(config)
         conn = self.connections[config.name]
         if conn.dead is not None:
             raise conn.dead
+        schemas = getattr(session, "_tool_output_schemas", None)  # mcp 2.3: the SDK's cache of output schemas
+        if known and isinstance(schemas, dict) and tool not in schemas:
+            # From the lock: the SDK would list every tool first to learn it, one more round trip, which fails
+            # outright when another tool of the server has an invalid schema (one the lock left out).
+            schemas[tool] = dict(output_schema) if output_schema else None
         try:
             return await session.call_tool(tool, arguments, read_timeout_seconds=limit)
         except Exception as exc:
@@ -424,13 +433,18 @@ class SessionPool:
         return dict(self._state.starts)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
-             unwrap: bool = False, timeout: float | None = None) -> Any:
-        """Call ``tool`` on ``server`` and return its result as the program sees it (see :func:`result_value`)."""
+             unwrap: bool = False, timeout: float | None = None, output_schema: Any = _UNKNOWN) -> Any:
+        """Call ``tool`` on ``server`` and return its result as the program sees it (see :func:`result_value`).
+
+        ``output_schema``: the tool's output schema as the lock records it (``None``: it has none), so the SDK need
+        not list the server's tools to learn it."""
         self._state.ensure_loop()
         config = self._resolve(server)
         # the server's own timeout, but never longer than the run's (the pool's call_timeout)
         limit = timeout or min((t for t in (config.timeout, self._call_timeout) if t), default=None)
-        result = self._state.submit(self._state.call(config, tool, arguments or {}, limit))  # enforces timeouts
+        known = output_schema is not _UNKNOWN
+        result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
+                                                     output_schema if known else None, known))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:

@@ -420,7 +420,9 @@ def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
 def _report_check(lock: Mapping[str, Any] | None, servers: Mapping[str, ServerConfig], loaded: LoadedConfig,
                   shown: str, as_json: bool, err: Callable[[str], None]) -> int:
     """``--check``: how the configured ``servers`` differ from ``lock`` (starts nothing); exit 1 when they do."""
-    diffs = differences(lock, servers)
+    # a file the CLI cannot read is said as such (not as servers that vanished): the CLI starts none of its servers
+    diffs = [f"{p} (the Copilot CLI skips the whole file)" for p in loaded.errors if not p.key]
+    diffs += differences(lock, servers)
     failed = sorted(n for n, e in (lock or empty_lock())["servers"].items() if e.get("status") != "ok")
     if as_json:
         print(json.dumps({"ok": not diffs, "lock": shown, "differences": diffs, "failed_in_lock": failed,

@@ -67,10 +67,10 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
 
 
 def _caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
-    server, tool, unwrap = exposed.server, exposed.tool, exposed.unwrap
+    server, tool, unwrap, schema = exposed.server, exposed.tool, exposed.unwrap, exposed.output_schema
 
     def call(**kwargs: Any) -> Any:
-        return pool.call(server, tool, kwargs, unwrap=unwrap)
+        return pool.call(server, tool, kwargs, unwrap=unwrap, output_schema=schema)
 
     return call
 
@@ -98,7 +98,8 @@ def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = 
         if arguments is not None and not isinstance(arguments, dict):
             raise TypeError(f"mcp_call(arguments=...) must be a dict of the tool's arguments, got "
                             f"{type(arguments).__name__}")
-        return pool.call(exposed.server, exposed.tool, arguments or {}, unwrap=exposed.unwrap)
+        return pool.call(exposed.server, exposed.tool, arguments or {}, unwrap=exposed.unwrap,
+                         output_schema=exposed.output_schema)
 
     return Tool(
         name=GENERIC_TOOL,
@@ -141,7 +142,9 @@ def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -
 
     from .config import load_servers
 
-    servers = load_servers(root, environ).servers
+    loaded = load_servers(root, environ)
+    servers = loaded.servers
+    unreadable = [str(p) for p in loaded.errors if not p.key]  # a syntax error: the CLI skips the whole file
     if lock.get("trusted") is False:
         from .cache import home_folder
 
@@ -154,6 +157,9 @@ def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -
         from .client import ServerUnavailable
 
         config, entry = servers.get(name), entries.get(name) or {}
+        if config is None and unreadable:
+            raise ServerUnavailable(f"MCP server {name!r} cannot start: {'; '.join(unreadable)}; fix the file (the "
+                                    "Copilot CLI skips it as well), then run `codeact discover`")
         if config is None:
             raise ServerUnavailable(f"MCP server {name!r} has tools in the lock but is no longer configured; run "
                                     "`codeact discover`")

@@ -2,7 +2,10 @@
 
 Tools: ``add`` (structured int), ``echo`` (text), ``profile`` (structured object), ``slow`` (sleeps),
 ``fail`` (raises), ``die`` (kills the process mid-call), ``whoami`` (process and session), ``env`` and ``header``
-(what the server received, to test ``${VAR}`` expansion). Behaviour is set by environment variables so one file
+(what the server received, to test ``${VAR}`` expansion), ``cwd`` (its working folder); results that are not text:
+``picture`` (an image and a text), ``sound`` (audio), ``blob`` (an embedded binary resource), ``link`` (a resource
+link to the resource ``demo://note``, also readable), and ``ask_model`` / ``ask_user``, which ask the client for
+sampling and elicitation. Behaviour is set by environment variables so one file
 serves every case:
 
 - ``DEMO_STARTS_FILE``: append one line per process start (tests assert one session per server per run).
@@ -42,7 +45,10 @@ if MODE == "hang":
     while True:  # never reads stdin, never answers initialize
         time.sleep(3600)
 
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402 - after the cheap failure modes
+import base64  # noqa: E402
+
+import mcp.types as types  # noqa: E402
+from mcp.server.mcpserver import Audio, Context, Image, MCPServer  # noqa: E402 - after the cheap failure modes
 
 server = MCPServer("demo")
 SUFFIX = os.environ.get("DEMO_TOOLS_SUFFIX", "")
@@ -96,13 +102,64 @@ def header(name: str, ctx: Context) -> str:
     return (ctx.headers or {}).get(name.lower(), "")
 
 
+@server.tool(name="cwd" + SUFFIX, description="The server process's working folder.", structured_output=False)
+def cwd() -> str:
+    return os.getcwd()
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000")  # a PNG header, 29 bytes
+
+
+@server.tool(name="picture" + SUFFIX, description="An image (PNG) and a caption.", structured_output=False)
+def picture() -> list:
+    return [Image(data=PNG, format="png"), "a one-pixel picture"]
+
+
+@server.tool(name="sound" + SUFFIX, description="A short audio clip (WAV).", structured_output=False)
+def sound() -> Audio:
+    return Audio(data=b"RIFF\x00\x00\x00\x00WAVE", format="wav")
+
+
+@server.tool(name="blob" + SUFFIX, description="An embedded binary resource.", structured_output=False)
+def blob() -> list:
+    return [types.EmbeddedResource(type="resource", resource=types.BlobResourceContents(
+        uri="demo://blob", mime_type="application/octet-stream", blob=base64.b64encode(b"\x00\x01\xfe").decode()))]
+
+
+@server.tool(name="link" + SUFFIX, description="A link to the resource demo://note.", structured_output=False)
+def link() -> list:
+    return [types.ResourceLink(type="resource_link", uri="demo://note", name="note", mime_type="text/plain")]
+
+
+@server.resource("demo://note", mime_type="text/plain")
+def note() -> str:
+    return "a note from the demo server"
+
+
+@server.tool(name="ask_model" + SUFFIX, description="Asks the client's model to write text (sampling).",
+             structured_output=False)
+async def ask_model(ctx: Context) -> str:
+    reply = await ctx.session.create_message([types.SamplingMessage(
+        role="user", content=types.TextContent(type="text", text="hello"))], max_tokens=5)
+    return str(reply)
+
+
+class Answer(BaseModel):
+    ok: bool
+
+
+@server.tool(name="ask_user" + SUFFIX, description="Asks the user a question (elicitation).", structured_output=False)
+async def ask_user(ctx: Context) -> str:
+    return str(await ctx.elicit("Proceed?", Answer))
+
+
 @server.tool(name="die" + SUFFIX, description="Kill this server process mid-call.")
 def die() -> str:
     os._exit(7)
 
 
 if MODE == "bad_schema":
-    # A tool whose input schema is not an object schema: discovery must reject the server.
+    # A tool whose input schema is not an object schema: discovery drops that tool and keeps the others.
     @server.tool(name="weird", description="Bad schema.")
     def weird(x: int) -> int:
         return x

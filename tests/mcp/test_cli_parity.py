@@ -1,0 +1,267 @@
+"""Every server that works in the Copilot CLI works in CodeAct (issue 15, items 1-8), over stdio and streamable HTTP.
+
+What the CLI does was seen on Copilot CLI 1.0.102 (docs/mcp.md, "What the Copilot CLI does"); each test asserts
+that behaviour against a real or purpose-built server.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codeact.cli import main as cli
+from codeact.config import Settings
+from codeact.mcp.discovery import discover
+from codeact.mcp.lock import lock_path
+from codeact.runner import run
+
+from mcp_helpers import DEMO, PY, RAW, demo, starts
+
+SETTINGS = Settings(tools=("view",))
+
+
+def environ(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """A run's environment: a home that is not the workspace, no user config unless a test writes one."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "PATH": "/usr/bin:/bin", **extra}
+
+
+def ok(result: Any) -> Any:
+    assert result.ok, result.error
+    return result.result
+
+
+# 1. Environment -------------------------------------------------------------------------------------------------
+def test_a_local_server_inherits_the_calling_runs_environment_plus_its_env(workspace, tmp_path: Path,
+                                                                            http_url: str) -> None:
+    """Under the CLI a server sees the user's whole environment (tokens, proxies) plus its ``env``; the environment
+    is the calling run's, passed down, not this process's ``os.environ``."""
+    root = workspace({"demo": demo(OWN="from-env"),
+                      "web": {"type": "http", "url": http_url, "headers": {"X-Token": "${RUN_TOKEN}"}}})
+    env = environ(tmp_path, RUN_TOKEN="tok-run", HTTPS_PROXY="http://proxy.test:3128")
+    assert {n: o.status for n, o in discover(root, environ=env).outcomes.items()} == {"demo": "ok", "web": "ok"}
+    assert "RUN_TOKEN" not in __import__("os").environ
+    out = ok(run('[demo.env(name="RUN_TOKEN"), demo.env(name="HTTPS_PROXY"), demo.env(name="OWN"), '
+                 'web.header(name="X-Token")]', workspace=root, settings=SETTINGS, environ=env))
+    assert out == ["tok-run", "http://proxy.test:3128", "from-env", "tok-run"]
+
+
+# 2. Timeouts ----------------------------------------------------------------------------------------------------
+def test_timeout_is_honoured_for_start_up_default_60_s_with_progress(workspace, tmp_path: Path,
+                                                                      silent_http_url: str) -> None:
+    """``timeout`` (ms) bounds start-up: 1 s is too short for a server that needs 3 s, over stdio and HTTP; a server
+    with no timeout is awaited past the old fixed 10 s (the CLI's 60 s), with progress lines while waiting."""
+    root = workspace({
+        "patient": {"command": PY, "args": [RAW], "env": {"RAW_START_DELAY": "11"}},
+        "hasty": {"command": PY, "args": [RAW], "env": {"RAW_START_DELAY": "3"}, "timeout": 1000},
+        "silent": {"type": "http", "url": silent_http_url, "timeout": 2000},
+    })
+    lines: list[str] = []
+    began = time.perf_counter()
+    report = discover(root, environ=environ(tmp_path), progress=lines.append)
+    status = {n: (o.status, o.reason) for n, o in report.outcomes.items()}
+    assert status["patient"] == ("ok", None) and report.outcomes["patient"].seconds >= 11
+    assert status["hasty"][0] == "failed" and status["hasty"][1].startswith("did not start within 1 s")
+    assert status["silent"][0] == "failed" and status["silent"][1].startswith("did not start within 2 s")
+    assert report.outcomes["hasty"].seconds < 2.5 and report.outcomes["silent"].seconds < 3.5
+    assert any(line.strip().startswith("waiting") and "patient" in line and "up to 60 s" in line for line in lines)
+    assert time.perf_counter() - began < 25
+
+
+def test_timeout_bounds_a_runs_start_up_too(workspace, tmp_path: Path,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    root = workspace({"raw": {"command": PY, "args": [RAW], "timeout": 2000,
+                              "env": {"RAW_SCHEMA": '{"type": "object"}'}}})
+    assert discover(root, environ=environ(tmp_path)).outcomes["raw"].status == "ok"
+    slow = environ(tmp_path, RAW_START_DELAY="5")  # inherited by the server: it now takes 5 s to start
+    began = time.perf_counter()
+    result = run('raw.thing()', workspace=root, settings=SETTINGS, environ=slow)
+    assert not result.ok and "did not start within 2 s" in result.error.message
+    assert time.perf_counter() - began < 4.5
+    assert ok(run('raw.thing()', workspace=root, settings=SETTINGS, environ=environ(tmp_path))) == "{}"
+
+
+# 3. One bad tool schema -----------------------------------------------------------------------------------------
+def test_one_bad_schema_drops_only_that_tool_stdio_and_http(workspace, tmp_path: Path, http_bad_schema_url: str,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    good = {"name": "fine", "description": "A valid tool.", "inputSchema": {"type": "object", "properties": {}}}
+    root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_TOOLS": json.dumps([good])}},
+                      "web": {"type": "http", "url": http_bad_schema_url}})
+    env = environ(tmp_path)
+    report = discover(root, environ=env)
+    lock = json.loads(lock_path(root).read_text())
+    for name, bad in (("raw", "thing"), ("web", "thing")):
+        entry = lock["servers"][name]
+        assert entry["status"] == "ok", entry
+        assert [d["name"] for d in entry["dropped"]] == [bad] and "schema" in entry["dropped"][0]["reason"].lower()
+        assert bad not in [t["name"] for t in entry["tools"]]
+        assert any(f"tool {bad!r} dropped" in n for n in report.outcomes[name].notes)
+    assert [t["name"] for t in lock["servers"]["raw"]["tools"]] == ["fine"]
+    assert [t["name"] for t in lock["servers"]["web"]["tools"]] == ["fine"]
+    assert ok(run('[raw.fine(), web.fine()]', workspace=root, settings=SETTINGS, environ=env)) == ["{}", "{}"]
+    assert cli(["tools", "--workspace", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "raw.thing: not offered (" in out and "web.thing: not offered (" in out
+
+
+# 4. Which files -------------------------------------------------------------------------------------------------
+def test_an_empty_dot_mcp_json_means_github_mcp_json_servers_never_start(workspace, tmp_path: Path) -> None:
+    counter = tmp_path / "starts"
+    root = workspace({"gh": demo(DEMO_STARTS_FILE=str(counter))}, file=".github/mcp.json")
+    (root / ".mcp.json").write_text("{}")
+    report = discover(root, environ=environ(tmp_path))
+    assert report.outcomes == {} and starts(counter) == 0
+    assert any(p.file == ".github/mcp.json" and "ignores it" in p.message for p in report.config.problems)
+
+
+# 5. User servers in repo scope ----------------------------------------------------------------------------------
+def test_user_servers_are_callable_in_repo_scope_from_this_machines_lock(workspace, tmp_path: Path, http_url: str,
+                                                                         capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeact.docs import mcp_section
+    from codeact.mcp.lock import read_lock
+
+    root = workspace({"team": demo()})
+    env = environ(tmp_path)
+    user_file = Path(env["COPILOT_HOME"]) / "mcp-config.json"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text(json.dumps({"mcpServers": {"mine": demo(), "myweb": {"type": "http", "url": http_url}}}))
+    discover(root, environ=env)
+    committed = lock_path(root).read_text()
+    assert list(json.loads(committed)["servers"]) == ["team"]
+
+    out = ok(run('[team.add(a=1), mine.add(a=2), myweb.add(a=3), mcp_call(server="mine", tool="add", '
+                 'arguments={"a": 4})]', workspace=root, settings=SETTINGS, environ=env))
+    assert out == [2, 3, 4, 5]
+    assert lock_path(root).read_text() == committed  # never in the committed lock...
+    assert "mine" not in mcp_section(read_lock(root), ".codeact/bin/codeact")  # ...nor the instructions or agent
+    assert list((tmp_path / "cache" / "codeact" / "mcp").glob("*.user.lock.json"))  # this machine's lock
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert cli(["tools", "--workspace", str(root)]) == 0
+    listed = capsys.readouterr().out
+    assert "mine.add(a: int, b: int = 1) -> int  [mcp]" in listed and "myweb.add(" in listed
+
+
+def test_an_unknown_server_in_mcp_call_says_what_to_do(workspace, tmp_path: Path) -> None:
+    root = workspace({"team": demo()})
+    env = environ(tmp_path)
+    discover(root, environ=env)
+    result = run('mcp_call(server="nosuch", tool="add")', workspace=root, settings=SETTINGS, environ=env)
+    assert not result.ok and "no MCP server 'nosuch' here" in result.error.message
+    assert "codeact discover" in result.error.message
+
+
+# 6. Expansion ---------------------------------------------------------------------------------------------------
+def test_expansion_starts_the_servers_the_cli_starts(workspace, tmp_path: Path, http_url: str) -> None:
+    """``$VAR``/``${VAR}`` in command and url, ``~`` in cwd (reported as "command not found" before)."""
+    port = http_url.rsplit(":", 1)[1].split("/", 1)[0]
+    root = workspace({"home": {"command": "${TEST_PY}", "args": [DEMO], "cwd": "~"},
+                      "web": {"type": "http", "url": "http://127.0.0.1:$DEMO_PORT/mcp"}})
+    env = environ(tmp_path, TEST_PY=PY, DEMO_PORT=port)
+    report = discover(root, environ=env)
+    assert {n: o.status for n, o in report.outcomes.items()} == {"home": "ok", "web": "ok"}, report.outcomes
+    assert ok(run('[home.cwd(), web.add(a=1)]', workspace=root, settings=SETTINGS, environ=env)) == [env["HOME"], 2]
+
+
+# 7. Results a program can use -----------------------------------------------------------------------------------
+RESULTS = '''
+pic = SRV.picture()
+snd = SRV.sound()
+blob = SRV.blob()
+[lnk] = SRV.link()
+note = mcp_resource(server="SRV", uri=lnk["uri"])
+errors = []
+for ask in (SRV.ask_model, SRV.ask_user):
+    try:
+        ask()
+    except Exception as exc:
+        errors.append(str(exc))
+{"pic": pic, "snd": snd, "blob": blob, "lnk": lnk, "note": note, "errors": errors, "after": SRV.add(a=41)}
+'''
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_images_audio_blobs_links_as_plain_data_and_sampling_refused(workspace, tmp_path: Path, http_url: str,
+                                                                    transport: str) -> None:
+    entry = demo() if transport == "stdio" else {"type": "http", "url": http_url}
+    root = workspace({"srv": entry})
+    env = environ(tmp_path)
+    assert discover(root, environ=env).outcomes["srv"].status == "ok"
+    out = ok(run(RESULTS.replace("SRV", "srv"), workspace=root, settings=SETTINGS, environ=env))
+    image, caption = out["pic"]
+    assert image["type"] == "image" and image["mime_type"] == "image/png"
+    assert base64.b64decode(image["data"]).startswith(b"\x89PNG")
+    assert caption == {"type": "text", "text": "a one-pixel picture"}
+    [audio] = out["snd"]
+    assert audio["type"] == "audio" and audio["mime_type"] == "audio/wav"
+    assert base64.b64decode(audio["data"]).startswith(b"RIFF")
+    [blob] = out["blob"]
+    assert blob["type"] == "resource" and base64.b64decode(blob["blob"]) == b"\x00\x01\xfe"
+    assert out["lnk"]["type"] == "resource_link" and out["lnk"]["uri"] == "demo://note"
+    assert out["note"] == [{"uri": "demo://note", "mime_type": "text/plain", "text": "a note from the demo server"}]
+    assert len(out["errors"]) == 2 and all("not supported by CodeAct" in e for e in out["errors"]), out["errors"]
+    assert "sampling" in out["errors"][0] and "elicitation" in out["errors"][1]
+    assert out["after"] == 42  # its other tools stay usable
+
+
+def test_a_tool_that_requires_tasks_is_listed_as_unavailable_with_the_reason(workspace, tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    tasky = {"name": "later", "description": "Needs tasks.", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "required"}}
+    root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_TOOLS": json.dumps([tasky]),
+                                                                    "RAW_SCHEMA": '{"type": "object"}'}}})
+    discover(root, environ=environ(tmp_path))
+    entry = json.loads(lock_path(root).read_text())["servers"]["raw"]
+    assert [t["name"] for t in entry["tools"]] == ["thing"]
+    assert entry["dropped"] == [{"name": "later", "reason": "requires task-augmented execution (MCP tasks), which "
+                                                            "CodeAct does not support"}]
+
+
+# 8. Names, mangled names, syntax errors, stderr -----------------------------------------------------------------
+def test_describe_accepts_dotted_real_and_cli_dashed_names(workspace, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace({"my-srv": demo(DEMO_TOOLS_SUFFIX="-x"), "my": demo()})
+    discover(root, environ=environ(tmp_path))
+    for name in ("my_srv.add_x", "my-srv.add-x", "my-srv-add-x", "my-add", "my.add"):
+        assert cli(["describe", name, "--workspace", str(root)]) == 0, name
+        out = capsys.readouterr().out
+        expected = "my.add(" if name.startswith("my-add") or name == "my.add" else "my_srv.add_x("
+        assert out.startswith(expected), (name, out[:80])
+    assert cli(["describe", "my-srv.add-x", "--workspace", str(root)]) == 0
+    assert "Original name: my-srv.add-x" in capsys.readouterr().out
+    assert cli(["tools", "--workspace", str(root)]) == 0
+    assert "my_srv.add_x(a: int, b: int = 1) -> int  [mcp: my-srv.add-x]" in capsys.readouterr().out
+
+
+def test_a_syntax_error_in_dot_mcp_json_is_reported_as_such(workspace, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace({"demo": demo()})
+    discover(root, environ=environ(tmp_path))
+    (root / ".mcp.json").write_text('{"mcpServers": {"demo": {"command": "x"},}}')
+    assert cli(["discover", "--check", "--workspace", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "differs: .mcp.json: invalid JSON at line 1" in out
+    result = run('demo.add(a=1)', workspace=root, settings=SETTINGS, environ=environ(tmp_path))
+    assert not result.ok and ".mcp.json: invalid JSON at line 1" in result.error.message
+
+
+def test_a_failed_servers_stderr_is_shown_but_never_committed(workspace, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    root = workspace({"crash": demo(DEMO_MODE="crash")})
+    assert cli(["discover", "--workspace", str(root)]) == 0
+    err = capsys.readouterr().err
+    assert "stderr: demo server: refusing to start (DEMO_MODE=crash)" in err
+    assert "refusing" not in lock_path(root).read_text()
+
+
+if sys.platform == "win32":  # pragma: no cover
+    pytestmark = pytest.mark.skip("stdio test servers are started with POSIX paths")
