@@ -295,3 +295,8 @@ def test_the_program_sees_a_refused_edit_as_permission_error_with_a_workspace_pa
     assert result.ok, result.error
     assert result.stdout.startswith("refused: README.md is read-only (mode 0444)")
     assert str(fixture_workspace) not in result.stdout
+
+
+def test_a_file_on_the_path_is_named_not_called_a_race(ctx, fixture_workspace):
+    with pytest.raises(NotADirectoryError, match=r"cannot write README\.md/x\.txt: 'README\.md' on its path is a file"):
+        files.create(ctx, path="README.md/x.txt", file_text="x\n")

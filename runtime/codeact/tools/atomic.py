@@ -210,7 +210,7 @@ def _walk(root: Path, parts: tuple[str, ...], where: str, make: bool) -> int:
                     pass
                 nxt = _open_dir(part, fd, where)
             except OSError as exc:
-                raise _walk_error(exc, where) from None
+                raise _walk_error(exc, part, fd, where) from None
             os.close(fd)
             fd = nxt
         return fd
@@ -223,13 +223,19 @@ def _open_dir(part: str, fd: int, where: str) -> int:
     try:
         return os.open(part, _DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
-        raise _walk_error(exc, where) from None
+        raise _walk_error(exc, part, fd, where) from None
 
 
-def _walk_error(exc: OSError, where: str) -> Exception:
-    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-        return PolicyError(f"writing {where} is refused: a folder on its path is now a symbolic link or not a folder "
-                           "(it changed after the check); nothing was written")
+def _walk_error(exc: OSError, part: str, fd: int, where: str) -> Exception:
+    try:
+        link = stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        link = False
+    if exc.errno == errno.ELOOP or link:
+        return PolicyError(f"writing {where} is refused: {part!r} on its path became a symbolic link after the "
+                           "check (a write never follows a link the policy has not seen); nothing was written")
+    if exc.errno == errno.ENOTDIR:
+        return NotADirectoryError(f"cannot write {where}: {part!r} on its path is a file, not a folder")
     return exc
 
 
