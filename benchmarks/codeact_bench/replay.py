@@ -144,10 +144,29 @@ def parse_grep(content: str) -> list[tuple[str, int, str]]:
     return sorted(hits)
 
 
+_COUNT_HEAD = re.compile(r"^\[grep count: (\d+) match\(es\) across (\d+) file\(s\)")
+_COUNT_DIR = re.compile(r"^\s*(\d+) in (\d+) file\(s\)\s+(\S.*?)\s*$")
+
+
+def count_summary_folders(content: str) -> dict[str, int] | None:
+    """A summarised count result (1.0.102 prints ``[grep count: N match(es) across M file(s) with matches]``, the
+    top files, then ``K in F file(s)  DIR`` per folder once a count spans many files) -> {folder: files}; None
+    for a plain per-file result."""
+    head = _COUNT_HEAD.match(content)
+    if head is None:
+        return None
+    folders = {m.group(3): int(m.group(2)) for ln in content.splitlines() if (m := _COUNT_DIR.match(ln))}
+    if sum(folders.values()) != int(head.group(2)):
+        raise Incomplete(f"the count summary lists {sum(folders.values())} of {head.group(2)} files by folder")
+    return folders
+
+
 def parse_count(content: str) -> dict[str, int]:
     """The CLI's ``grep`` count-mode output (``path:N`` per file with a match, unsorted) as {path: N}."""
     if content.strip() in ("", "No matches found."):
         return {}
+    if _COUNT_HEAD.match(content):
+        raise Incomplete("the CLI summarised this count (top files and folders only); count fewer files per call")
     out: dict[str, int] = {}
     for line in content.splitlines():
         if not line.strip():
@@ -263,6 +282,7 @@ class Replay:
                 self.started = True
                 if self.ctx is not None:
                     self.ctx.system = request.system
+                    self.ctx.tools = tuple(request.tool_names)
                 turn = next(self.agent)
             else:
                 by_id = {r.call_id: r for r in request.tool_results()}
@@ -292,6 +312,90 @@ def is_compaction(request: ChatRequest) -> bool:
     """The CLI's compaction request: the conversation so far plus a user message asking for a summary."""
     last = request.messages[-1] if request.messages else {}
     return last.get("role") == "user" and COMPACTION_PROMPT in str(last.get("content"))
+
+
+# ==================================================================== results past the CLI's inline window
+_SPILL = re.compile(r"^Output too large to read at once \(([\d.]+) KB\)\. Saved to: (\S+)")
+_VIEW_CUT = re.compile(r"\n\n\[Output truncated\. Use view_range=\[(\d+), \.\.\.\] to continue reading\..*?"
+                       r"File has at least (\d+) lines\.\]\s*$", re.S)
+SHELL_CHUNK_LINES = 200
+
+
+def read_spills(agent: Agent, ctx: "Ctx") -> Agent:
+    """Wrap a strategy so that a tool result the CLI spilled to a file (``Output too large to read at once ...
+    Saved to: PATH``, past its ~20 KiB inline window) is read back, as a model must, before the strategy sees it:
+    ``view`` with ``view_range`` chunks (``bash`` + ``sed -n`` where ``view`` is not offered). Those calls are
+    turns of the session like any other, so their requests and bytes are charged to the strategy."""
+    try:
+        turn = next(agent)
+        while True:
+            results = yield turn
+            out = []
+            for r in results:
+                m = _SPILL.match(r.content)
+                if m is None:
+                    out.append(r)
+                    continue
+                ctx.spills += 1
+                text_ = yield from (_read_back_view(m.group(2), ctx) if "view" in ctx.tools or not ctx.tools
+                                    else _read_back_bash(m.group(2), ctx))
+                tail = _SHELL_TAIL.search(r.content)
+                out.append(ToolResult(r.call_id, r.name, text_ + ("\n" + tail.group(0).lstrip("\n") if tail else "")))
+            turn = agent.send(out)
+    except StopIteration as stop:
+        return stop.value
+
+
+def _read_back_view(path: str, ctx: "Ctx") -> Agent:
+    """The file in ``view_range`` chunks: the first read shows how many lines fit (the CLI cuts a view at ~20 KB
+    and names the line to go on from; the last line shown may be cut, so it is read again); the rest is then read
+    in parallel chunks of that many lines (``max_parallel`` a turn), going on sequentially where a chunk is cut."""
+    got: list[str] = []
+    start, step, total = 1, 0, 0
+    while True:
+        if step:
+            ranges = []
+            while len(ranges) < (ctx.max_parallel or MAX_PARALLEL) - 1 and start + step - 1 < total:
+                ranges.append([start, start + step - 1])
+                start += step
+            ranges.append([start, -1])
+        else:
+            ranges = [[start, -1]]
+        results = yield [tc("view", path=path, view_range=r) for r in ranges]
+        ctx.spill_calls += len(ranges)
+        for r, res in zip(ranges, results):
+            m = _VIEW_CUT.search(res.content)
+            if m is None:
+                got += res.content.split("\n")
+                if r[1] == -1:
+                    return "\n".join(got).rstrip("\n")
+                continue
+            shown = res.content[:m.start()].split("\n")[:-1]  # the last line shown may be cut: read it again
+            if not shown:
+                raise Incomplete(f"a single line of {path} is longer than the CLI shows at once")
+            got += shown
+            start, total = r[0] + len(shown), int(m.group(2))
+            step = step or len(shown)
+            break
+
+
+def _read_back_bash(path: str, ctx: "Ctx") -> Agent:
+    """Where ``view`` is not offered (``--agent codeact``): ``sed -n 'A,Bp'`` chunks through bash, one a turn."""
+    got: list[str] = []
+    start = 1
+    while True:
+        end = start + SHELL_CHUNK_LINES - 1
+        results = yield tc("bash", command=f"sed -n '{start},{end}p' {path}", description="Read the saved output")
+        ctx.spill_calls += 1
+        if _SPILL.match(results[0].content):
+            raise Incomplete("a chunk of the saved output is itself too large for the CLI's window")
+        chunk = bash_output(results[0].content).split("\n")
+        if chunk and chunk[-1] == "":
+            chunk.pop()
+        got += chunk
+        if len(chunk) < SHELL_CHUNK_LINES:
+            return "\n".join(got)
+        start = end + 1
 
 
 def tc(tool: str, /, **arguments: Any) -> ToolCall:
@@ -328,12 +432,18 @@ def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str
     return agent
 
 
+MAX_PARALLEL = 16  # parallel tool calls a turn, at most: what capable models issue, not the CLI's limit
+
+
 @dataclass
 class Ctx:
     repo: Path
-    max_parallel: int | None = None
+    max_parallel: int | None = MAX_PARALLEL
     system: str = ""  # the system prompt of the first request: what the model was told before its first move
+    tools: tuple[str, ...] = ()  # the tools the CLI offered in the first request
     discovery: bool = False  # whether the CodeAct replay had to list the sandbox's tools first
+    spills: int = 0  # tool results the CLI saved to a file (past its inline window) that had to be read back
+    spill_calls: int = 0  # the tool calls that reading them back took
 
     def abs(self, rel: str) -> str:
         return str(self.repo / rel)  # the CLI's view wants absolute paths

@@ -5,7 +5,6 @@ import asyncio
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -18,8 +17,10 @@ from tests.conftest import VENV_CACHE, git, snapshot_template
 from tests.copilot.conftest import find_copilot, isolated_env
 from tests.copilot.mock_model import MockModel, text
 
-from .replay import LAUNCHER, Ctx, Estimator, Replay, compact, fixed_body, parse_cli_events, usage_summary
-from .tasks import DEMO_SERVER, TODO_PROGRAM, Task
+from .replay import (LAUNCHER, Ctx, Estimator, Replay, compact, fixed_body, parse_cli_events, read_spills,
+                     usage_summary)
+from .task import BASELINES, DEMO_SERVER, restore
+from .tasks import TODO_PROGRAM, Task
 from .workspace import Layout, write_workspace
 
 
@@ -137,6 +138,8 @@ class Session:
     output_bytes: int = 0  # what the model generated: reply texts, tool-call names and arguments
     output_tokens: int = 0
     compactions: int = 0  # the CLI's own context-compaction requests (counted in requests and bytes)
+    spills: int = 0  # tool results past the CLI's inline window, saved to a file and read back (charged)
+    spill_calls: int = 0  # the tool calls that reading them back took (included in tool_calls)
 
     def row(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -145,8 +148,11 @@ class Session:
 _counter = iter(range(1, 1_000_000))
 
 
+CODEACT_STRATEGIES = ("codeact", "codeact-agent")
+
+
 def valid_strategy(name: str) -> bool:
-    return name in ("baseline", "codeact", "codeact-agent") or bool(re.fullmatch(r"baseline@[1-9]\d*", name))
+    return name in BASELINES or name in CODEACT_STRATEGIES
 
 
 def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, repo: Path | None = None,
@@ -155,9 +161,9 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
 
     ``dump``: a folder to write what the model received into (``TASK.STRATEGY.json``: each request's messages)."""
     repo = repo or ws.repo
-    base = strategy.startswith("baseline")
-    ctx = Ctx(repo, int(strategy.split("@")[1]) if "@" in strategy else None)
-    agent = task.baseline(ctx) if base else task.codeact()(ctx)
+    base = strategy in BASELINES
+    ctx = Ctx(repo)
+    agent = read_spills(task.baseline(strategy)(ctx) if base else task.codeact()(ctx), ctx)
     replay = Replay(agent, task.render, ctx)
     home = ws.root / "homes" / f"{next(_counter):03d}"  # one length: the path shows in the system prompt
     with MockModel(replay.script()) as model:
@@ -211,22 +217,24 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         max_calls_per_turn=max(len(m.get("tool_calls") or []) for m in replies),
         tool_turns=sum(1 for m in replies if m.get("tool_calls")),
         output_bytes=sum(est.reply(m)[0] for m in replies), output_tokens=sum(est.reply(m)[1] for m in replies),
-        discovery_turn=ctx.discovery, compactions=replay.compactions,
+        discovery_turn=ctx.discovery, compactions=replay.compactions, spills=ctx.spills, spill_calls=ctx.spill_calls,
     ), replay
 
 
 def run_pair(ws: Workspace, task: Task, strategies: Sequence[str], est: Estimator, truth: Any,
              dump: Path | None = None) -> list[Session]:
-    """Run ``task`` with each strategy; assert every answer equals ``truth``. A capped baseline (``baseline@N``) is
-    skipped where the uncapped baseline never issued more than N calls in a turn (it would be the same session)."""
+    """Run ``task`` with each strategy; assert every answer equals ``truth`` (and, for a task that edits files,
+    that the workspace holds exactly those edits; it is restored after each session)."""
     out: list[Session] = []
     expected = task.render(truth)
     for strategy in strategies:
-        if "@" in strategy:
-            full = next((s for s in out if s.strategy == "baseline"), None)
-            if full is not None and full.max_calls_per_turn <= int(strategy.split("@")[1]):
-                continue
-        session, replay = run_session(ws, task, strategy, est, dump=dump)
+        try:
+            session, replay = run_session(ws, task, strategy, est, dump=dump)
+            if task.check is not None:
+                task.check(ws.repo, truth)
+        finally:
+            if task.check is not None:
+                restore(ws.repo)
         if replay.answer != truth or replay.final_text != expected:
             raise AssertionError(f"{task.name}/{strategy}: the answer differs from the ground truth\n"
                                  f"got:      {str(replay.answer)[:1500]}\nexpected: {str(truth)[:1500]}")

@@ -12,7 +12,8 @@ import tokenize
 from pathlib import Path
 from typing import Any, Iterable
 
-from .replay import Agent, Ctx, bash_output, mcp_value, parallel, parse_count, parse_glob, parse_grep, tc
+from .replay import (Agent, Ctx, bash_output, count_summary_folders, mcp_value, parallel, parse_count,
+                     parse_glob, parse_grep, tc)
 from .task import DEMO_SERVER, REPO_ROOT, Task, mcp_direct, py_files, sh
 from .tasks_more import MORE_TASKS
 
@@ -141,12 +142,34 @@ def render_stats(a: Any) -> str:
     return "\n".join(out)
 
 
+COUNT_PATTERNS = (r"^\s*(async\s+)?def\s", r"^\s*class\s", "^")  # defs, classes, every line
+COUNT_GROUP_FILES = 30  # files per count call: 1.0.102 lists ~30 per file, summarises 198 (top files, folders)
+
+
 def grep_stats(ctx: Ctx) -> Agent:
-    """Three count-mode greps in one turn: defs, classes, and ``^`` (every line) — a file without a def or class
-    is absent from that count."""
-    defs, classes, lines = yield [tc("grep", pattern=p, paths=["src"], glob="*.py", output_mode="count")
-                                  for p in (r"^\s*(async\s+)?def\s", r"^\s*class\s", "^")]
-    d, c, n = parse_count(defs.content), parse_count(classes.content), parse_count(lines.content)
+    """Three count-mode greps in one turn (a file without a def or class is absent from that count). Over many
+    files the CLI answers with a summary (top files, totals per folder); the agent then counts again per group of
+    folders (at most ``COUNT_GROUP_FILES`` files a call, the folders and sizes taken from that summary)."""
+    first = yield [tc("grep", pattern=p, paths=["src"], glob="*.py", output_mode="count") for p in COUNT_PATTERNS]
+    folders = count_summary_folders(first[2].content)
+    if folders is None and count_summary_folders(first[0].content) is None:
+        d, c, n = (parse_count(r.content) for r in first)
+        return {"rows": [[f, d.get(f, 0), c.get(f, 0), n[f]] for f in sorted(n)]}
+    if folders is None:
+        folders = {"src": len(parse_count(first[2].content))}
+    groups: list[list[str]] = [[]]
+    size = 0
+    for folder, files in sorted(folders.items()):
+        if groups[-1] and size + files > COUNT_GROUP_FILES:
+            groups.append([])
+            size = 0
+        groups[-1].append(folder)
+        size += files
+    calls = [tc("grep", pattern=p, paths=g, glob="*.py", output_mode="count") for g in groups for p in COUNT_PATTERNS]
+    results = yield from parallel(calls, ctx.max_parallel)
+    d, c, n = {}, {}, {}
+    for i, r in enumerate(results):
+        (d, c, n)[i % 3].update(parse_count(r.content))
     return {"rows": [[f, d.get(f, 0), c.get(f, 0), n[f]] for f in sorted(n)]}
 
 

@@ -244,3 +244,88 @@ def viewall_bump(ctx: Ctx) -> Agent:
     if BUMP_OLD not in seen[0].content:
         raise TaskCheckError("pyproject.toml as viewed has no version 0.1.0")
     return (yield from edit_bump(ctx))
+
+
+# ================================================================================== CodeAct's programs (after)
+RENAME_PROGRAM = r'''
+import re
+word = re.compile(r"\bto_cents\b")
+files = sorted({h["path"] for h in grep(pattern=r"\bto_cents\b", path="src", glob="*.py")
+                + grep(pattern=r"\bto_cents\b", path="tests", glob="*.py")})
+total = 0
+for path in files:
+    text = view(path=path)
+    total += len(word.findall(text))
+    edit(path=path, old_str=text, new_str=word.sub("amount_to_cents", text))
+print("occurrences:", total)
+print("\n".join(files))
+'''
+
+
+def parse_rename_output(out: str) -> Any:
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    return {"files": sorted(lines[1:]), "replacements": int(lines[0].split(": ")[1])}
+
+
+HOP_PROGRAM = r'''
+s = [demo.profile(name=n)["score"] for n in ("gustavo", "noor")]
+print(s[0], s[1], demo.add(a=int(s[0] * 2), b=int(s[1] * 2)))
+'''
+
+
+def parse_hop_output(out: str) -> Any:
+    a, b, cap = out.split()
+    return {"scores": dict(zip(HOP_USERS, (float(a), float(b)))), "capacity": int(cap)}
+
+
+FIND_PROGRAM = r'''
+import re
+for path in sorted({h["path"] for h in grep(pattern=r"^ALTER TABLE \w+ DROP COLUMN", path="migrations")}):
+    print("== " + path)
+    for line in view(path=path).split("\n"):
+        if re.match(r"^(-- author:|-- reversible:|ALTER TABLE \w+ DROP COLUMN)", line):
+            print(line)
+'''
+
+BUMP_PROGRAM = r'''
+print(edit(path="pyproject.toml", old_str='version = "0.1.0"', new_str='version = "0.2.0"'))
+'''
+
+
+def parse_bump_output(out: str) -> Any:
+    return _bumped(out.strip() == "edited pyproject.toml")
+
+
+def _live_rename(final: str, truth: Any) -> bool:
+    return str(truth["replacements"]) in final
+
+
+def _live_hop(final: str, truth: Any) -> bool:
+    return str(truth["capacity"]) in final
+
+
+def _live_find(final: str, truth: Any) -> bool:
+    return all(f.rsplit("/", 1)[-1][:4] in final for f, *_ in truth["drops"])
+
+
+def _live_bump(final: str, truth: Any) -> bool:
+    return "0.2.0" in final
+
+
+def _same(agent: Any) -> dict[str, Any]:
+    return {"baseline-grep": agent, "baseline-shell": agent, "view-all": agent}
+
+
+MORE_TASKS: list[Task] = [
+    Task("rename_across_files", "rename a function and its call sites", RENAME_PROMPT, True, truth_rename,
+         render_rename, {"baseline-grep": grep_rename, "baseline-shell": shell_rename, "view-all": viewall_rename},
+         RENAME_PROGRAM, parse_rename_output, check=check_rename, live_check=_live_rename),
+    Task("mcp_two_hop", "two-hop MCP chain (the add needs the profiles)", HOP_PROMPT, True, truth_hop, render_hop,
+         _same(mcp_hops), HOP_PROGRAM, parse_hop_output, needs=("demo.profile", "demo.add"), live_check=_live_hop),
+    Task("find_then_inspect", "find then inspect: 500 migrations, 5 matter", FIND_PROMPT, True, truth_find,
+         render_find, {"baseline-grep": grep_find, "baseline-shell": shell_find, "view-all": viewall_find},
+         FIND_PROGRAM, parse_blocks, live_check=_live_find),
+    Task("not_for_codeact", "one edit (the instructions say: not CodeAct)", BUMP_PROMPT, False, truth_bump,
+         render_bump, {"baseline-grep": edit_bump, "baseline-shell": shell_bump, "view-all": viewall_bump},
+         BUMP_PROGRAM, parse_bump_output, check=check_bump, live_check=_live_bump),
+]

@@ -1,47 +1,195 @@
-"""Smoke test of benchmarks/bench_codeact_vs_baseline.py: one task, both strategies, through the real Copilot CLI.
+"""Smoke tests of benchmarks/bench_codeact_vs_baseline.py (no full run).
 
-A small workspace (3 packages, no MCP server), the "validate every JSON config" task: the baseline globs and views
-every config in one turn of parallel calls, CodeAct runs one program; both answers must equal the ground truth
-computed from the files, and the figures must be the ones the benchmark defines.
+Without the CLI: the task registry (every task has the three baselines), the workspace's issue-18 files, the edit
+check, and the report's schema rules (``against``, one ``best_baseline`` per task and CodeAct strategy, the
+strongest baseline chosen by ~tokens). Through the real Copilot CLI: baselines and CodeAct on a small workspace
+(answers equal the ground truth, edits checked and restored), a tool result past the CLI's inline window read back
+and charged, and one small ``main()`` run whose JSON carries the acceptance schema.
 """
 from __future__ import annotations
 
+import json
+import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchmarks import bench_codeact_vs_baseline as bench
+from benchmarks import bench_codeact_vs_baseline as bench  # puts benchmarks/ on sys.path: one copy of codeact_bench
+from codeact_bench import report as rep  # noqa: E402 - after the path is set
+from codeact_bench.replay import Ctx, bash_output  # noqa: E402
+from codeact_bench.session import Session  # noqa: E402
+from codeact_bench.task import BASELINES, Task, TaskCheckError, changed_files, restore, sh  # noqa: E402
+from codeact_bench.workspace import write_workspace  # noqa: E402
+from tests.conftest import VENV_CACHE, git
 from tests.copilot.conftest import find_copilot
 
-pytestmark = [pytest.mark.e2e,
-              # bpe-openai (the token estimate) loads its vocabulary with a deprecated importlib API
-              pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")]
+NEW_TASKS = ("rename_across_files", "mcp_two_hop", "find_then_inspect", "not_for_codeact")
+pytestmark = [pytest.mark.filterwarnings("ignore:open_binary is deprecated:DeprecationWarning")]
 
 
-def test_json_task_both_strategies_agree_with_the_truth(tmp_path: Path, venv_dir: Path) -> None:
+# ============================================================================================ no CLI needed
+def test_every_task_has_the_three_baselines_and_the_new_tasks_exist() -> None:
+    assert set(NEW_TASKS) <= set(bench.TASKS_BY_NAME)
+    assert bench.STRATEGIES == ("baseline-grep", "baseline-shell", "view-all", "codeact", "codeact-agent")
+    for t in bench.TASKS:
+        assert set(t.baselines) == set(BASELINES), t.name
+    assert not bench.TASKS_BY_NAME["not_for_codeact"].multi_step  # the instructions advise against CodeAct there
+
+
+@pytest.fixture(scope="module")
+def small_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp("ws") / "acme"
+    write_workspace(repo, seed=7, packages=4)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "acme")
+    return repo
+
+
+def test_find_then_inspect_has_500_migrations_5_drops_and_decoys(small_repo: Path) -> None:
+    files = sorted((small_repo / "migrations").glob("*.sql"))
+    assert len(files) == 500
+    truth = bench.TASKS_BY_NAME["find_then_inspect"].truth(small_repo)
+    assert len(truth["drops"]) == 5 and all(r[3] and r[4] in ("yes", "no") for r in truth["drops"])
+    mentions = [f for f in files if "DROP COLUMN" in f.read_text()]
+    assert len(mentions) == 8  # 3 files only mention it in a comment: they must not be counted
+
+
+def test_the_rename_check_accepts_exactly_the_rename_and_restore_undoes_it(small_repo: Path) -> None:
+    task = bench.TASKS_BY_NAME["rename_across_files"]
+    truth = task.truth(small_repo)
+    assert len(truth["files"]) >= 4 and truth["replacements"] > len(truth["files"])
+    assert task.check is not None
+    word = re.compile(r"\bto_cents\b")
+    try:
+        for rel in truth["files"][:-1]:  # one file left out: the check must refuse
+            p = small_repo / rel
+            p.write_text(word.sub("amount_to_cents", p.read_text()))
+        with pytest.raises(TaskCheckError, match="files changed"):
+            task.check(small_repo, truth)
+        last = small_repo / truth["files"][-1]
+        last.write_text(last.read_text().replace("to_cents_legacy", "amount_to_cents_legacy"))  # the decoy renamed
+        with pytest.raises(TaskCheckError, match="not as expected"):
+            task.check(small_repo, truth)
+        last.write_text(word.sub("amount_to_cents", (small_repo / truth["files"][-1]).read_text()
+                                 .replace("amount_to_cents_legacy", "to_cents_legacy")))
+        task.check(small_repo, truth)
+    finally:
+        restore(small_repo)
+    assert changed_files(small_repo) == []
+
+
+def _session(task: str, strategy: str, tokens: int, requests: int, turns: int) -> Session:
+    return Session(task=task, strategy=strategy, requests=requests, tool_calls=turns, input_bytes=tokens * 4,
+                   fixed_bytes=1000, task_bytes=tokens, peak_bytes=tokens, input_tokens=tokens, task_tokens=tokens // 2,
+                   wall_s=1.0, answer_ok=True, request_bytes=[tokens], tools_offered=1, fixed_constant=True,
+                   cli_events={}, cli_usage={}, final_sha256="", output_tokens=10, output_bytes=40,
+                   tool_turns=turns)
+
+
+def test_ratios_name_their_baseline_and_mark_the_strongest_once() -> None:
+    t = bench.TASKS_BY_NAME["todo"]
+    sessions = [_session("todo", "baseline-grep", 30_000, 2, 1), _session("todo", "baseline-shell", 29_000, 2, 1),
+                _session("todo", "view-all", 900_000, 20, 19), _session("todo", "codeact", 29_500, 2, 1),
+                _session("todo", "codeact-agent", 15_000, 2, 1)]
+    rows = rep.summarize(sessions, [t])
+    assert {(r["strategy"], r["against"]) for r in rows} == {(c, b) for c in ("codeact", "codeact-agent")
+                                                            for b in BASELINES}
+    best = [r for r in rows if r["best_baseline"]]
+    assert [(r["strategy"], r["against"]) for r in best] == [("codeact", "baseline-shell"),
+                                                             ("codeact-agent", "baseline-shell")]
+    assert not best[0]["multi_step"] and "requests_target_met" not in best[0]  # one turn: no chain to judge
+    (v,) = rep.verdicts([s.row() for s in sessions], [{"name": "todo", "multi_step": True}])
+    assert v["winner"] == "baseline-shell" and "baseline-shell answers with one turn" in v["text"]
+    # within the tie margin, fewer requests decide; identical figures fall back to the order of BASELINES
+    same = [_session("x", b, 10_000, 3, 2) for b in BASELINES]
+    assert rep.strongest(same, "x").strategy == "baseline-grep"
+
+
+# ================================================================================ through the real Copilot CLI
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Any:
     copilot, how = find_copilot()
     if copilot is None:
         pytest.skip(how)
-    ws = bench.build_workspace(tmp_path, seed=10, packages=3, mcp=False, venv=venv_dir, copilot=copilot)
+    VENV_CACHE.mkdir(parents=True, exist_ok=True)
+    return bench.build_workspace(tmp_path_factory.mktemp("bench"), seed=10, packages=3, mcp=False, venv=VENV_CACHE,
+                                 copilot=copilot)
+
+
+@pytest.mark.e2e
+def test_json_task_every_baseline_and_codeact_agree_with_the_truth(ws: Any) -> None:
     task = bench.TASKS_BY_NAME["json"]
     truth = task.truth(ws.repo)
     assert truth["total"] == 9 and 0 < len(truth["invalid"]) < truth["total"], truth
-
-    base, codeact = bench.run_pair(ws, task, ["baseline", "codeact"], bench.Estimator(), truth)
-
-    assert base.answer_ok and codeact.answer_ok and base.final_sha256 == codeact.final_sha256
-    # the baseline: a glob, then every config viewed in ONE turn; CodeAct: one bash call
-    assert (base.requests, base.tool_calls, base.max_calls_per_turn) == (3, 1 + truth["total"], truth["total"])
-    assert (codeact.requests, codeact.tool_calls) == (2, 1)
-    assert base.cli_events["tools"] == {"glob": 1, "view": truth["total"]}
-    assert codeact.cli_events["codeact_runs"] == 1 and base.cli_events["codeact_runs"] == 0
-    for s in (base, codeact):
+    grep, shell, codeact = bench.run_pair(ws, task, ["baseline-grep", "baseline-shell", "codeact"], bench.Estimator(),
+                                          truth)
+    assert all(s.answer_ok for s in (grep, shell, codeact))
+    assert grep.cli_events["tools"] == {"glob": 1, "view": truth["total"]} and grep.tool_turns == 2
+    assert shell.cli_events["tools"] == {"bash": 1} and shell.cli_events["codeact_runs"] == 0
+    assert (codeact.requests, codeact.tool_calls, codeact.cli_events["codeact_runs"]) == (2, 1, 1)
+    for s in (grep, shell, codeact):
         assert s.input_bytes == sum(s.request_bytes) and s.peak_bytes == max(s.request_bytes)
-        assert 0 < s.task_bytes == s.input_bytes - s.requests * s.fixed_bytes  # one fixed prefix per session here
-        assert s.fixed_constant and s.fixed_bytes > 10_000
-    assert codeact.task_bytes < base.task_bytes
-    # a chain for the baseline (the views needed the glob's answer): a multi-step task, judged by the targets
-    assert (base.tool_turns, codeact.tool_turns) == (2, 1)
-    assert codeact.output_bytes > codeact.program_bytes > 0 and base.output_bytes > 0  # the program is generated
-    (row,) = [r for r in bench.summarize([base, codeact], [task]) if r["strategy"] == "codeact"]
-    assert row["multi_step"] and row["requests_ratio"] == round(2 / 3, 4) and "requests_target_met" in row
+        assert 0 < s.task_bytes == s.input_bytes - s.requests * s.fixed_bytes and s.fixed_constant
+    assert codeact.task_bytes < grep.task_bytes
+
+
+@pytest.mark.e2e
+def test_edit_tasks_are_checked_and_the_workspace_restored(ws: Any) -> None:
+    for name in ("rename_across_files", "not_for_codeact"):
+        task = bench.TASKS_BY_NAME[name]
+        truth = task.truth(ws.repo)
+        sessions = bench.run_pair(ws, task, ["baseline-grep", "baseline-shell", "codeact"], bench.Estimator(), truth)
+        assert all(s.answer_ok for s in sessions) and changed_files(ws.repo) == []
+    # an edit the check refuses fails the session, and the workspace is restored all the same
+    bad = replace(bench.TASKS_BY_NAME["not_for_codeact"],
+                  program='edit(path="pyproject.toml", old_str=\'"0.1.0"\', new_str=\'"0.3.0"\')\n'
+                          'print("edited pyproject.toml")')
+    with pytest.raises(TaskCheckError):
+        bench.run_pair(ws, bad, ["codeact"], bench.Estimator(), bad.truth(ws.repo))
+    assert changed_files(ws.repo) == []
+
+
+def _print_big(ctx: Ctx) -> Any:
+    results = yield sh("cat big.txt", "Print the big file")
+    return bash_output(results[0].content).splitlines()
+
+
+@pytest.mark.e2e
+def test_a_result_past_the_inline_window_is_read_back_and_charged(ws: Any) -> None:
+    lines = [f"row {i:05d} " + "x" * 60 for i in range(1200)]  # ~85 KB: past the CLI's ~20 KiB window
+    (ws.repo / "big.txt").write_text("\n".join(lines) + "\n")
+    task = Task("spill", "print a big file", "Print big.txt.", False, lambda repo: lines, lambda a: f"{len(a)} rows",
+                {b: _print_big for b in BASELINES}, "print(1)", lambda out: None)
+    try:
+        (s,) = bench.run_pair(ws, task, ["baseline-shell"], bench.Estimator(), lines)
+    finally:
+        (ws.repo / "big.txt").unlink()
+    assert s.answer_ok and s.spills == 1 and s.spill_calls >= 4  # every line came back, through view_range chunks
+    assert s.cli_events["tools"]["view"] == s.spill_calls and s.tool_calls == 1 + s.spill_calls
+    assert s.requests == s.tool_turns + 1
+
+
+@pytest.mark.e2e
+def test_main_writes_the_acceptance_schema(tmp_path: Path) -> None:
+    if find_copilot()[0] is None:
+        pytest.skip("no Copilot CLI")
+    out = tmp_path / "r.json"
+    assert bench.main(["--packages", "3", "--tasks", "mcp_two_hop,not_for_codeact", "--json", str(out),
+                       "--md", str(tmp_path / "r.md"), "--keep", str(tmp_path / "ws")]) == 0
+    data = json.loads(out.read_text())
+    assert {"baseline-grep", "baseline-shell", "view-all"} <= set(data["strategies"])
+    assert [t["name"] for t in data["tasks"]] == ["mcp_two_hop", "not_for_codeact"]
+    got = {(s["task"], s["strategy"]): s["answer_ok"] for s in data["sessions"]}
+    assert got == {(t, s): True for t in ("mcp_two_hop", "not_for_codeact") for s in bench.STRATEGIES}
+    for t in ("mcp_two_hop", "not_for_codeact"):
+        for strategy in ("codeact", "codeact-agent"):
+            rows = [r for r in data["ratios"] if r["task"] == t and r["strategy"] == strategy]
+            assert sorted(r["against"] for r in rows) == sorted(BASELINES)
+            assert sum(r["best_baseline"] for r in rows) == 1
+    assert {v["task"] for v in data["verdicts"]} == {"mcp_two_hop", "not_for_codeact"}
+    md = (tmp_path / "r.md").read_text()
+    assert "Headline: CodeAct against the strongest baseline" in md and "wins" in md
+    assert (tmp_path / "r.headline.md").read_text().startswith("CodeAct against the strongest")
