@@ -35,7 +35,7 @@ OWNED = {
 SEEDED = {".github/instructions/codeact.local.instructions.md"}
 SEEDED_ON_REQUEST = {".pre-commit-config.yaml"}  # precommit_hook=true
 SAFE_TOOLS = ["view", "create", "edit", "glob", "grep"]
-ALL_TOOLS = ["view", "create", "edit", "glob", "grep", "bash", "sql", "web_fetch", "github_api"]
+ALL_TOOLS = ["view", "create", "edit", "glob", "grep", "outline", "bash", "sql", "web_fetch", "github_api"]
 
 
 def stamped_files(project: Path) -> set[str]:
@@ -77,7 +77,7 @@ def test_every_backend_and_mode_renders_valid_files(stamp, tmp_path, backend, en
 
     settings = json.loads((project / ".codeact/settings.json").read_text())
     assert settings == {"backend": backend, "enforcement": enforcement, "scope": "repo", "mcp_exclude": [],
-                        "tools": ["view", "create", "edit", "glob", "grep", "bash", "sql"]}
+                        "tools": ["view", "create", "edit", "glob", "grep", "outline", "bash", "sql"]}
     answers = yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
     assert answers["backend"] == backend and answers["enforcement"] == enforcement
 
