@@ -30,6 +30,7 @@ def stamped(template_src: Path, tmp_path_factory: pytest.TempPathFactory) -> Cal
             (dest / "src" / "prog.py").write_text("print(1)\n")
             (dest / "outside").symlink_to("/")
             (dest / "inside").symlink_to("src")
+            (dest / "gitlink").symlink_to(".git")
             cache[key] = dest
         return cache[key]
 

@@ -8,77 +8,60 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+from codeact.enforcement import spec
+
 HOOK_SH = Path(".codeact/hooks/pre-tool-use.sh")
 HOOK_PS1 = Path(".codeact/hooks/pre-tool-use.ps1")
-LAUNCHER = ".codeact/bin/codeact"
-DEFAULT_TOOLS = ["view", "create", "edit", "glob", "grep", "bash", "sql"]
-ALL_TOOLS = ["view", "create", "edit", "glob", "grep", "bash", "sql", "web_fetch", "github_api"]
-
-EXAMPLE_SH = f"{LAUNCHER} run - <<'PY'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\nPY"
-EXAMPLE_PS = f"& {LAUNCHER}.ps1 run --code @'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\n'@"
-TURN_OFF = ("The user can switch this off: CODEACT_MODE=off, or copier update -a .codeact/.copier-answers.yml --trust "
-            "-d enforcement=off")
+LAUNCHER = ".codeact/bin/codeact"  # the relative form; SHOWN is the one the reasons show
+SHOWN = spec.LAUNCHERS["repo"]["sh"][0].replace("{dir}", ".codeact")
+SHOWN_PS = spec.LAUNCHERS["repo"]["ps"][0].replace("{dir}", ".codeact")
+ROOTED = SHOWN  # "$(git rev-parse --show-toplevel)/.codeact/bin/codeact"
+DEFAULT_TOOLS = ["view", "create", "edit", "glob", "grep", "outline", "bash", "sql"]
+ALL_TOOLS = ["view", "create", "edit", "glob", "grep", "outline", "bash", "sql", "web_fetch", "github_api"]
 
 
-def functions(tools: list[str], launcher: str = LAUNCHER) -> str:
-    return f"Functions in the program: {', '.join(tools)} ({launcher} tools lists all)."
+def fill(text: str, *, tools: list[str], launcher: str = SHOWN, shell: str = "sh", why: str = "", tool: str = "",
+         scope: str = "repo") -> str:
+    """A spec text with its placeholders filled in, as the hooks do (before JSON escaping)."""
+    example = spec.EXAMPLE[shell].replace("{launcher}", launcher)
+    text = text.replace("{why}", why).replace("{example}", example).replace("{turn_off}", spec.TURN_OFF[scope])
+    return text.replace("{launcher}", launcher).replace("{tools}", ", ".join(tools)).replace("{tool}", tool)
+
+
+EXAMPLE_SH = spec.EXAMPLE["sh"].replace("{launcher}", SHOWN)
+EXAMPLE_PS = spec.EXAMPLE["ps"].replace("{launcher}", SHOWN_PS)
+TURN_OFF = spec.TURN_OFF["repo"]
+
+
+def functions(tools: list[str], launcher: str = SHOWN) -> str:
+    return spec.FUNCTIONS.replace("{tools}", ", ".join(tools)).replace("{launcher}", launcher)
 
 
 def reason_tool_off(tool: str, tools: list[str] = DEFAULT_TOOLS) -> str:
-    return (f"CodeAct exclusive mode: the {tool} tool is off in this repository. Do the work in ONE Python program "
-            f"instead, run by a bash call that is only the launcher:\n{EXAMPLE_SH}\nNothing before or after it (no cd, "
-            f";, &&, |, VAR=). {functions(tools)} {TURN_OFF}")
+    return fill(spec.TOOL_OFF, tools=tools, tool=tool)
 
 
 def reason_command(why: str, tools: list[str] = DEFAULT_TOOLS, shell: str = "sh") -> str:
-    if shell == "ps":
-        return (f"CodeAct exclusive mode: {why}. Run ONLY the launcher, e.g.:\n{EXAMPLE_PS}\nNothing before or after "
-                f"it (no cd, ;, |, $, VAR=). {functions(tools, LAUNCHER + '.ps1')} {TURN_OFF}")
-    return (f"CodeAct exclusive mode: {why}. Run ONLY the launcher, e.g.:\n{EXAMPLE_SH}\nNothing before or after it "
-            f"(no cd, ;, &&, |, VAR=). {functions(tools)} {TURN_OFF}")
+    launcher = SHOWN_PS if shell == "ps" else SHOWN
+    return fill(spec.COMMAND, tools=tools, launcher=launcher, shell=shell, why=why.replace("{launcher}", launcher))
 
 
 def reason_nudge(tools: list[str] = DEFAULT_TOOLS) -> str:
-    return ("CodeAct nudge: this would be the 4th file read in a row, so it was not run. Batch the reads in ONE "
-            f"Python program instead, run by a bash call:\n{EXAMPLE_SH}\n{functions(tools)} Single reads are allowed "
-            f"again now. {TURN_OFF}")
+    return fill(spec.NUDGE, tools=tools)
 
 
 def deny_json(reason: str) -> str:
     """Exactly what the hook prints to deny: one JSON object on one line."""
-    return '{"permissionDecision":"deny","permissionDecisionReason":' + json.dumps(reason) + "}\n"
+    return '{"permissionDecision":"deny","permissionDecisionReason":' + json.dumps(reason, ensure_ascii=False) + "}\n"
 
 
-# Why-texts of the exclusive mode's command-line checks (the part before "Run ONLY the launcher").
-WHY_CHAIN = "it chains another command with ; & && || or |"
-WHY_EXPAND = ("it uses $ or backticks, which expand on the host (quote the program in single quotes or a <<'PY' "
-              "heredoc)")
-WHY_SUBSHELL = "it uses a subshell or ( )"
-WHY_REDIRECT = "it redirects input or output (only a <<'PY' heredoc and 2>&1 are allowed)"
-WHY_SYNTAX = "it has shell syntax the hook does not allow outside quotes"
-WHY_SECOND_LINE = "it runs more than one command (a second line)"
-WHY_AFTER_HEREDOC = "text follows the heredoc's closing PY line"
-WHY_UNQUOTED_HEREDOC = ("its heredoc delimiter is unquoted, so $ and backticks in the body expand on the host: "
-                        "write <<'PY'")
-WHY_TWO_HEREDOCS = "it has more than one heredoc"
-WHY_DELIM = "its heredoc delimiter is not a plain word"
-WHY_ASSIGN = "it sets a variable before the launcher; CODEACT_* and other variables can widen the sandbox"
-WHY_VARS = "it changes variables; CODEACT_* and other variables can widen the sandbox"
-WHY_NOT_LAUNCHER = f"a shell call may only run the CodeAct launcher ({LAUNCHER})"
-WHY_EMPTY = "the command is empty"
-WHY_NO_COMMAND = "the call has no command"
-WHY_TWO_COMMANDS = "the call holds more than one command field"
-WHY_TWO_TOOLS = "the call holds more than one tool name"
-WHY_TOO_LONG = ("this command is too long for the hook to check (over 128 KB); put a long program in a workspace "
-                "file and run it with --file")
-WHY_TOO_COMPLEX = "it is too complex for the hook to check (over 64 words, quoted pieces or redirections)"
-WHY_SMART_QUOTES = "it has typographic quotes, which PowerShell takes as quotes"
-WHY_PS_ARRAY = "it passes an array (a , outside quotes)"
-WHY_PS_HERESTRING = "only a literal here-string @'...'@ (its closing '@ at the start of a line) is allowed"
-
-
-def why_path(opt: str) -> str:
-    return f"its {opt} is not an existing path inside this repository"
+# The reasons of exclusive mode's command-line checks, by their key in the spec.
+W = spec.WHY_TEXT
+WHY_NOT_LAUNCHER = W["not_launcher"]
+WHY_NO_COMMAND = W["no_command"]
+WHY_TWO_COMMANDS = W["two_commands"]
+WHY_TWO_TOOLS = W["two_tools"]
+WHY_TOO_LONG = W["too_long"]
 
 
 def payload(tool: str, args: Any = None, *, session: str | None = "s-1", shape: str = "camel",

@@ -166,8 +166,8 @@ def test_debug_log_at_a_given_path_and_for_internal_problems(repo: Path, tmp_pat
     env = hook_env(tmp_path / "missing", extra={"CODEACT_DEBUG": str(log)})
     assert outputs(repo, env, [call("view"), "garbage"]) == ["", ""]
     text = log.read_text()
-    assert "allow: no state folder" in text
-    assert "allow: no tool name in the payload (7 bytes)" in text
+    assert "allow tool=view: no state folder" in text
+    assert "allow tool=?: no tool name in the payload (7 bytes)" in text
 
 
 def test_no_debug_output_by_default(repo: Path, state: Path) -> None:

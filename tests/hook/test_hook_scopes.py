@@ -18,7 +18,10 @@ import pytest
 
 from codeact import links
 from tests.conftest import make_repo
-from tests.hook.helpers import DEFAULT_TOOLS, CLI_BASH, Result, bash_call, hook_env, payload, why_path
+from codeact.enforcement import spec
+from tests.hook.helpers import DEFAULT_TOOLS, CLI_BASH, Result, bash_call, hook_env, payload
+
+W = spec.WHY_TEXT
 
 GLOBAL_LAUNCHER = '"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"'
 EXAMPLE_TAIL = "run - <<'PY'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\nPY"
@@ -67,24 +70,24 @@ def global_env(state: Path, home: Path, work: Path, **extra: str) -> dict[str, s
 GLOBAL_ALLOWED = [
     f"{GLOBAL_LAUNCHER} run --code 'print(1)'",
     f"{GLOBAL_LAUNCHER} run - <<'PY'\nprint($x)\nPY",
-    f"bash {GLOBAL_LAUNCHER} tools",
+    f"{GLOBAL_LAUNCHER} tools",
     f"{GLOBAL_LAUNCHER} run --workspace src --file src/prog.py",
-    f"{GLOBAL_LAUNCHER} run --workspace <work> --code 'x'",
-    "<home>/codeact/bin/codeact run --code 'x'",  # what the quoted form expands to
-    "<install>/.codeact/bin/codeact doctor",  # the real path behind the link
 ]
 GLOBAL_DENIED = [
-    (f"{GLOBAL_LAUNCHER}x run --code 'x'", None),
-    (f"{GLOBAL_LAUNCHER} run --code \"$(id)\"", None),
-    (f"{GLOBAL_LAUNCHER} run --code 'x'; rm -rf ~", None),
+    (f"{GLOBAL_LAUNCHER}x run --code 'x'", W["not_launcher"]),
+    (f"{GLOBAL_LAUNCHER} run --code \"$(id)\"", W["form"]),
+    (f"{GLOBAL_LAUNCHER} run --code 'x'; rm -rf ~", W["form"]),
     ('"${COPILOT_HOME}/codeact/bin/codeact" run --code \'x\'', None),  # another spelling: a different expansion
     ("$HOME/.copilot/codeact/bin/codeact run --code 'x'", None),
-    (f"COPILOT_HOME=/tmp/evil {GLOBAL_LAUNCHER} run --code 'x'", None),
+    (f"COPILOT_HOME=/tmp/evil {GLOBAL_LAUNCHER} run --code 'x'", W["assign"]),
     (".codeact/bin/codeact run --code 'x'", None),  # the repo-scope form: not this hook's launcher
     ("/tmp/elsewhere/codeact/bin/codeact run --code 'x'", None),
-    (f"{GLOBAL_LAUNCHER} run --workspace / --code 'x'", why_path("--workspace")),
-    (f"{GLOBAL_LAUNCHER} run --workspace outside --code 'x'", why_path("--workspace")),
-    (f"{GLOBAL_LAUNCHER} run --file <install>/.codeact/settings.json", why_path("--file")),
+    ("<home>/codeact/bin/codeact run --code 'x'", W["not_launcher"]),  # only the form the instructions give
+    (f"bash {GLOBAL_LAUNCHER} tools", W["not_launcher"]),
+    (f"{GLOBAL_LAUNCHER} run --workspace / --code 'x'", W["form"]),
+    (f"{GLOBAL_LAUNCHER} run --workspace <work> --code 'x'", W["form"]),  # absolute paths are not in the forms
+    (f"{GLOBAL_LAUNCHER} run --workspace outside --code 'x'", W["outside"]),
+    (f"{GLOBAL_LAUNCHER} uninstall", W["user_command"]),
 ]
 
 
@@ -110,7 +113,7 @@ def test_global_denies_everything_else(command: str, why: str | None, global_ins
     assert result.rc == 0 and result.denied, command
     assert result.reason.startswith("CodeAct exclusive mode: ")
     if why:
-        assert result.reason.startswith(f"CodeAct exclusive mode: {why}. ")
+        assert result.reason.startswith(f"CodeAct exclusive mode: {why.replace('{launcher}', GLOBAL_LAUNCHER)}. ")
     assert f"{GLOBAL_LAUNCHER} {EXAMPLE_TAIL}" in result.reason
 
 
@@ -120,11 +123,11 @@ def test_global_reason_shows_the_quoted_launcher(global_install: tuple[Path, Pat
     result = run(session_dir, entry_of(home / "hooks/codeact.json"), payload("view", {"path": "README.md"}),
                  global_env(state, home, session_dir))
     assert result.reason == (
-        "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program instead, "
+        "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program, "
         f"run by a bash call that is only the launcher:\n{GLOBAL_LAUNCHER} {EXAMPLE_TAIL}\nNothing before or after "
-        f"it (no cd, ;, &&, |, VAR=). Functions in the program: {', '.join(DEFAULT_TOOLS)} ({GLOBAL_LAUNCHER} tools "
+        f"it. Functions in the program: {', '.join(DEFAULT_TOOLS)} ({GLOBAL_LAUNCHER} tools "
         "lists all). The user can switch this off: CODEACT_MODE=off, or copier update -a .codeact/.copier-answers.yml"
-        " --trust -d enforcement=off in the folder ~/.copilot/codeact links to")
+        " --trust --defaults -d enforcement=off in the folder ~/.copilot/codeact links to")
 
 
 def test_global_hook_is_fail_safe_when_its_target_is_gone(global_install: tuple[Path, Path], session_dir: Path,
@@ -151,20 +154,20 @@ def plugin_env(state: Path, plugin: Path, work: Path, **extra: str) -> dict[str,
 
 PLUGIN_ALLOWED = [
     "<plugin>/bin/codeact run --code 'print(1)'",
-    "<plugin>/skills/codeact/../../bin/codeact run - <<'PY'\nprint(1)\nPY",  # from the skill's base directory
-    "bash <plugin>/bin/codeact tools",
+    "'<plugin>/bin/codeact' run - <<'PY'\nprint(1)\nPY",
+    "<plugin>/bin/codeact tools",
     "<plugin>/bin/codeact run --workspace src --file src/prog.py",
-    "<plugin>/bin/codeact run --workspace <work>/src --code 'x'",
 ]
 PLUGIN_DENIED = [
-    ("<plugin>/bin/codeact run --code 'x' && cat /etc/passwd", None),
-    ("bin/codeact run --code 'x'", None),  # relative to the plugin's folder, which is not the cwd of bash
-    ("./bin/codeact run --code 'x'", None),
-    ("<plugin>/bin/codeact.ps1 run --code 'x'", None),
-    ("<copy>/bin/codeact run --code 'x'", None),  # another copy of the plugin
-    ("'<plugin>/bin/codeact'x run --code 'x'", None),
-    ("<plugin>/bin/codeact run --workspace <plugin> --code 'x'", why_path("--workspace")),
-    ("<plugin>/bin/codeact run --file <plugin>/settings.json", why_path("--file")),
+    ("<plugin>/bin/codeact run --code 'x' && cat /etc/passwd", W["form"]),
+    ("bin/codeact run --code 'x'", W["not_launcher"]),  # relative to the plugin's folder, not the cwd of bash
+    ("./bin/codeact run --code 'x'", W["not_launcher"]),
+    ("<plugin>/bin/codeact.ps1 run --code 'x'", W["not_launcher"]),
+    ("<copy>/bin/codeact run --code 'x'", W["not_launcher"]),  # another copy of the plugin
+    ("'<plugin>/bin/codeact'x run --code 'x'", W["not_launcher"]),
+    ("<plugin>/skills/codeact/../../bin/codeact run --code 'x'", W["not_launcher"]),
+    ("<plugin>/bin/codeact run --workspace <plugin> --code 'x'", W["form"]),
+    ("<plugin>/bin/codeact run --workspace outside --code 'x'", W["outside"]),
 ]
 
 
@@ -192,7 +195,8 @@ def test_plugin_denies_everything_else(command: str, why: str | None, plugin_roo
                  plugin_env(state, plugin_root, session_dir))
     assert result.rc == 0 and result.denied, cmd
     if why:
-        assert result.reason.startswith(f"CodeAct exclusive mode: {why}. ")
+        launcher = f"{plugin_root}/bin/codeact"
+        assert result.reason.startswith(f"CodeAct exclusive mode: {why.replace('{launcher}', launcher)}. ")
     assert f"{plugin_root}/bin/codeact {EXAMPLE_TAIL}" in result.reason
 
 
@@ -202,11 +206,11 @@ def test_plugin_reason_shows_the_absolute_launcher(plugin_root: Path, session_di
                  plugin_env(state, plugin_root, session_dir))
     launcher = f"{plugin_root}/bin/codeact"
     assert result.reason == (
-        "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program instead, "
-        f"run by a bash call that is only the launcher:\n{launcher} {EXAMPLE_TAIL}\nNothing before or after it (no "
-        f"cd, ;, &&, |, VAR=). Functions in the program: {', '.join(DEFAULT_TOOLS)} ({launcher} tools lists all). "
+        "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program, "
+        f"run by a bash call that is only the launcher:\n{launcher} {EXAMPLE_TAIL}\nNothing before or after it. "
+        f"Functions in the program: {', '.join(DEFAULT_TOOLS)} ({launcher} tools lists all). "
         "The user can switch this off: CODEACT_MODE=off where the CLI starts, or the plugin's publisher with copier "
-        "update -d enforcement=off")
+        "update --trust --defaults -d enforcement=off")
 
 
 def test_plugin_nudge_shows_the_absolute_launcher(plugin_root: Path, session_dir: Path, state: Path) -> None:
@@ -222,7 +226,7 @@ def test_plugin_path_with_quotes_and_backslashes_stays_valid_json(plugin_root: P
     odd = tmp_path / 'we"ird\\dir' / "codeact"
     shutil.copytree(plugin_root, odd, symlinks=True)
     result = run(odd, entry_of(odd / "hooks.json"), payload("view", {"path": "a"}), plugin_env(state, odd, session_dir))
-    assert f"{odd}/bin/codeact {EXAMPLE_TAIL}" in result.reason  # json.loads succeeded and the path is exact
+    assert f"'{odd}/bin/codeact' {EXAMPLE_TAIL}" in result.reason  # json.loads succeeded; the quoted form is exact
     allowed = run(odd, entry_of(odd / "hooks.json"), bash_call(f"'{odd}/bin/codeact' run --code 'x'"),
                   plugin_env(state, odd, session_dir))
     assert (allowed.rc, allowed.out) == (0, "")

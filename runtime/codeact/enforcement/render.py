@@ -1,0 +1,207 @@
+"""Generate the two preToolUse hooks (bash and PowerShell) from :mod:`.spec`.
+
+The hand-written part of each hook (reading the payload, the nudge counter, the state folder) lives beside this
+module as ``hook.sh.in`` / ``hook.ps1.in``; everything the hooks decide on (tool classes, command forms, reasons)
+comes from the spec as data. ``python -m codeact.enforcement.render --write`` rewrites the template's hook files;
+``--check`` exits 1 when they differ from what the spec gives (tests and CI run it).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import spec
+
+HERE = Path(__file__).resolve().parent
+HOOKS_DIR = Path("template") / "{{ codeact_dir }}" / "hooks"
+SH_FILE = HOOKS_DIR / "pre-tool-use.sh.jinja"
+PS_FILE = HOOKS_DIR / "{% if scope == 'repo' %}pre-tool-use.ps1{% endif %}.jinja"
+GENERATED = "GENERATED from runtime/codeact/enforcement/spec.py by `python -m codeact.enforcement.render --write`"
+
+
+def json_text(text: str) -> str:
+    """``text`` as the inside of a JSON string (the hooks print reasons as JSON)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def sh_quote(text: str) -> str:
+    """A bash ``$'...'`` literal holding exactly ``text``."""
+    out = []
+    for ch in text:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            out.extend(f"\\x{b:02x}" for b in ch.encode())
+    return "$'" + "".join(out) + "'"
+
+
+def ps_quote(text: str) -> str:
+    """A PowerShell single-quoted literal holding exactly ``text`` (no line breaks: patterns use ``\\n``)."""
+    if "\n" in text or "\r" in text:
+        raise ValueError("a PowerShell literal here must be one line")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def ps_pattern(pattern: str) -> str:
+    """A spec pattern for .NET: line breaks and tabs as regex escapes."""
+    return pattern.replace("\n", "\\n").replace("\t", "\\t").replace("\r", "\\r")
+
+
+def _texts() -> dict[str, str]:
+    """Every text a hook prints, JSON-escaped, with the placeholders the hooks fill in."""
+    texts = {"command": spec.COMMAND, "tool_off": spec.TOOL_OFF, "nudge": spec.NUDGE}
+    texts |= {f"example_{shell}": text for shell, text in spec.EXAMPLE.items()}
+    texts |= {f"why_{why.key}": why.text for why in spec.WHY}
+    return {name: json_text(text) for name, text in texts.items()}
+
+
+def _smart_quotes_utf8() -> str:
+    return "(" + "|".join(ch for ch in spec.PS_SMART_QUOTES) + ")"
+
+
+def render_sh_data() -> str:
+    lines = [
+        f"read_tools={sh_quote(' ' + ' '.join(spec.READ_TOOLS) + ' ')}",
+        f"housekeeping={sh_quote(' ' + ' '.join(spec.HOUSEKEEPING_TOOLS) + ' ')}",
+        f"nudge_after={spec.NUDGE_AFTER}",
+        f"max_command_bytes={spec.MAX_COMMAND_BYTES}",
+        "shell_of() { # shell_of TOOL: shell = sh, ps, or '' for a tool that is not a shell",
+        "  case $1 in",
+    ]
+    for shell in ("sh", "ps"):
+        names = " | ".join(name for name, s in spec.SHELL_TOOLS.items() if s == shell)
+        lines.append(f"    {names}) shell={shell} ;;")
+    lines += ["    *) shell='' ;;", "  esac", "}", "case $scope in"]
+    for scope, forms in spec.LAUNCHERS.items():
+        sh = " ".join(sh_quote(f) for f in forms["sh"])
+        ps = " ".join(sh_quote(f) for f in forms["ps"])
+        lines.append(f"  {scope}) sh_launchers=({sh}) ps_launchers=({ps}) "
+                     f"turn_off_text={sh_quote(json_text(spec.TURN_OFF[scope]))} ;;")
+    lines.append("esac")
+    for key in ("shell", "name", "pattern", "forbid"):
+        values = [getattr(form, "body_forbid" if key == "forbid" else key) for form in spec.FORMS]
+        lines.append(f"form_{key}=(" + " ".join(sh_quote(v) for v in values) + ")")
+    lines.append(f"protected={sh_quote(spec.protected_value_pattern())}")
+    lines.append(f"nul_escape={sh_quote(spec.NUL_ESCAPE)}")
+    lines.append(f"smart_quotes={sh_quote(_smart_quotes_utf8())}")
+    lines.append(f"smart_quote_escapes={sh_quote(spec.smart_quote_escapes())}")
+    for why in spec.WHY:
+        if why.pattern:
+            lines.append(f"pat_{why.key}={sh_quote(why.pattern)}")
+    for name, text in _texts().items():
+        lines.append(f"{'text_' + name if not name.startswith(('why_', 'example_')) else name}={sh_quote(text)}")
+    return "\n".join(lines)
+
+
+def render_ps_data() -> str:
+    def arr(items: list[str] | tuple[str, ...], quote=ps_quote) -> str:  # noqa: ANN001
+        return "@(" + ", ".join(quote(i) for i in items) + ")"
+
+    lines = [
+        f"$ReadTools = {arr(spec.READ_TOOLS)}",
+        f"$Housekeeping = {arr(spec.HOUSEKEEPING_TOOLS)}",
+        f"$NudgeAfter = {spec.NUDGE_AFTER}",
+        f"$MaxCommandBytes = {spec.MAX_COMMAND_BYTES}",
+        "$ShellOf = @{ " + "; ".join(f"{ps_quote(k)} = {ps_quote(v)}" for k, v in spec.SHELL_TOOLS.items()) + " }",
+        "$Launchers = @{",
+    ]
+    for scope, forms in spec.LAUNCHERS.items():
+        lines.append(f"  {ps_quote(scope)} = @{{ 'sh' = {arr(forms['sh'])}; 'ps' = {arr(forms['ps'])}; "
+                     f"'turn_off' = {ps_quote(json_text(spec.TURN_OFF[scope]))} }}")
+    lines.append("}")
+    lines.append("$Forms = @(")
+    for form in spec.FORMS:
+        lines.append(f"  @{{ 'shell' = {ps_quote(form.shell)}; 'name' = {ps_quote(form.name)}; "
+                     f"'pattern' = {ps_quote(ps_pattern(form.pattern))}; "
+                     f"'forbid' = {ps_quote(ps_pattern(form.body_forbid))} }}")
+    lines.append(")")
+    lines.append(f"$Protected = {ps_quote(spec.protected_value_pattern())}")
+    lines.append(f"$NulEscape = {ps_quote(spec.NUL_ESCAPE)}")
+    smart = "[" + "".join("\\u%04X" % ord(c) for c in spec.PS_SMART_QUOTES) + "]"
+    lines.append(f"$SmartQuotes = {ps_quote(smart)}")
+    lines.append(f"$SmartQuoteEscapes = {ps_quote(spec.smart_quote_escapes())}")
+    lines.append("$Pat = @{ " + "; ".join(f"{ps_quote(w.key)} = {ps_quote(ps_pattern(w.pattern))}"
+                                          for w in spec.WHY if w.pattern) + " }")
+    lines.append("$Text = @{")
+    for name, text in _texts().items():
+        lines.append(f"  {ps_quote(name)} = {ps_quote(text)}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+SH_HEADER = """#!/usr/bin/env bash
+# codeact preToolUse hook (owned by the codeact Copier template; regenerated by `copier update`).
+# {generated}: edit the spec, not this file.
+# The CLI runs it before EVERY tool call (the call as JSON on stdin) and denies the call when it prints a deny
+# decision. FAIL-SAFE: every path exits 0 (a non-zero exit denies); what it cannot read allows. No forks.
+#   CODEACT_MODE=off|nudge|exclusive overrides the stamped mode; CODEACT_DEBUG=1|/abs/path.log logs decisions.
+# State: $XDG_RUNTIME_DIR/codeact-<uid>, else ${{TMPDIR:-/tmp}}/codeact-<uid> (0700). nudge: deny the read after
+# {after} read-only calls in a row; exclusive: only housekeeping tools and the launcher in one of the spec's forms.
+if [ -z "${{BASH_VERSION:-}}" ]; then
+  if [ -f {{{{ hook_script }}}} ] && command -v bash >/dev/null 2>&1; then
+    exec bash {{{{ hook_script }}}}
+  fi
+  exit 0
+fi
+stamped_mode='{{{{ enforcement }}}}'
+scope='{{{{ scope }}}}'
+tools_list='{{{{ tools | join(", ") }}}}'{{% raw %}}
+"""
+
+PS_HEADER = """# codeact preToolUse hook for PowerShell (owned by the codeact Copier template; regenerated by `copier update`).
+# {generated}: edit the spec, not this file.
+# .github/hooks/codeact.json registers it as the `powershell` entry; it decides exactly as pre-tool-use.sh does.
+# FAIL-SAFE: every path exits 0 (a non-zero exit makes the CLI deny the call); anything it cannot read allows.
+#   $env:CODEACT_MODE = off | nudge | exclusive   overrides the stamped mode; any other value allows everything
+#   $env:CODEACT_DEBUG = 1 | C:\\abs\\path.log        log decisions (default <state>\\debug.log)
+$StampedMode = '{{{{ enforcement }}}}'
+$Scope = '{{{{ scope }}}}'
+$ToolsList = '{{{{ tools | join(", ") }}}}'{{% raw %}}
+"""
+
+
+def render_sh() -> str:
+    body = (HERE / "hook.sh.in").read_text(encoding="utf-8").replace("@@DATA@@", render_sh_data())
+    return SH_HEADER.format(generated=GENERATED, after=spec.NUDGE_AFTER) + body + "{% endraw %}\n"
+
+
+def render_ps() -> str:
+    body = (HERE / "hook.ps1.in").read_text(encoding="utf-8").replace("@@DATA@@", render_ps_data())
+    return PS_HEADER.format(generated=GENERATED) + body + "{% endraw %}\n"
+
+
+def outputs() -> dict[Path, str]:
+    return {SH_FILE: render_sh(), PS_FILE: render_ps()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codeact.enforcement.render", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", default=".", help="the template repository (default: here)")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true", help="write the hook templates")
+    mode.add_argument("--check", action="store_true", help="exit 1 if a hook template differs from the spec")
+    args = parser.parse_args(argv)
+    stale = []
+    for rel, text in outputs().items():
+        path = Path(args.root) / rel
+        if args.write:
+            path.write_text(text, encoding="utf-8")
+        elif not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(rel))
+    for rel in stale:
+        print(f"{rel} differs from the spec: run python -m codeact.enforcement.render --write", file=sys.stderr)
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""What the preToolUse hooks enforce, as data: the one source both hooks (bash and PowerShell) are generated from.
+
+The hooks do not parse a shell language. In exclusive mode a shell call is allowed only when its command line is
+one of a few exact forms (:data:`FORMS`): the launcher as the instructions give it (a literal prefix), an allowed
+subcommand, options from a closed set, and the program in single quotes, in double quotes holding nothing that
+expands, or in a quoted heredoc / literal here-string. Everything else is denied with a reason that shows the
+accepted form. `python -m codeact.enforcement.render --write` regenerates the hooks; a test checks for no diff.
+
+Patterns are written in the subset that POSIX ERE (bash's ``=~``) and .NET regular expressions share: no ``\\d``,
+``\\s`` or ``\\b``, no lazy or possessive quantifiers, no look-around. A line break is a literal newline character;
+the renderer anchors each pattern at both ends and lets ``.`` match newlines (bash always does; .NET with
+``Singleline``).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# --- tools ---------------------------------------------------------------------------------------------------------
+SHELL_TOOLS = {"bash": "sh", "Bash": "sh", "powershell": "ps", "PowerShell": "ps"}
+# Tools that read files or list them: nudge mode counts a run of these.
+READ_TOOLS = ("view", "glob", "grep", "rg", "read_file", "file_search", "list_dir", "Read", "Glob", "Grep", "LS",
+              "NotebookRead")
+# Tools that reach no file and no network: allowed in exclusive mode; neither a read nor a break in nudge mode.
+HOUSEKEEPING_TOOLS = ("report_intent", "update_todo", "TodoWrite", "skill", "Skill", "read_bash", "list_bash",
+                      "stop_bash", "BashOutput", "KillShell", "KillBash", "ask_user")
+NUDGE_AFTER = 3  # reads in a row allowed; the next one is denied
+
+# --- the launcher's command line -------------------------------------------------------------------------------------
+# Launcher subcommands the model may run in exclusive mode; the others (discover, refresh, link, uninstall, drift,
+# setup, server, ...) change the install or start processes, and are the user's.
+MODEL_SUBCOMMANDS = ("run", "tools", "describe", "search", "doctor")
+TIMEOUT_MAX = 600  # seconds: the largest --timeout the hook lets through
+
+# A path value (--workspace, --file): relative, from a closed set of characters, never a protected folder.
+PATH = r"[A-Za-z0-9_.][A-Za-z0-9_./-]*"
+# Protected folders a --workspace or --file value may not be, or lie inside (case-insensitive file systems too).
+PROTECTED_FOLDERS = (".git", ".codeact", ".github/hooks", ".github/agents", "plugins/codeact")
+TIMEOUT = r"([1-9][0-9]?|[1-5][0-9][0-9]|600)"
+NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+OPTION = ("(--json|--timeout " + TIMEOUT + "|--backend (auto|monty|hyperlight)|--workspace[ =]" + PATH
+          + "|--file[ =]" + PATH + ")")
+OPTIONS = "( " + OPTION + ")*"
+STDERR = "( 2>&1)?"  # merging stderr into stdout is harmless and models write it often
+
+
+class Form(NamedTuple):
+    """One accepted command line, after the launcher and one space.
+
+    ``body_forbid``: a pattern that must NOT occur in the program text between the first line and the closing line
+    (a heredoc body holding its own delimiter line would end early and run the rest as commands)."""
+
+    name: str
+    shell: str  # "sh" or "ps"
+    pattern: str
+    body_forbid: str = ""
+
+
+FORMS = (
+    Form("code in single quotes", "sh", "run" + OPTIONS + " --code '[^']*'" + STDERR),
+    Form("code in double quotes", "sh", "run" + OPTIONS + ' --code "[^"$`\\\\!]*"' + STDERR),
+    Form("heredoc", "sh", "run" + OPTIONS + " - <<'PY'" + STDERR + "\n(PY|.*\nPY)\n?", body_forbid="\nPY\n"),
+    Form("program file or options only", "sh", "run" + OPTIONS + STDERR),
+    Form("read-only subcommand", "sh", "(tools( " + NAME + ")?|describe " + NAME + "|search (" + NAME
+         + "|'[^']*')|doctor)( --json)?" + STDERR),
+    Form("code in single quotes", "ps", "run" + OPTIONS + " --code '([^']|'')*'" + STDERR),
+    Form("here-string", "ps", "run" + OPTIONS + " --code @'\n.*\n'@" + STDERR, body_forbid="\n[ \t]*'@"),
+    Form("program file or options only", "ps", "run" + OPTIONS + STDERR),
+    Form("read-only subcommand", "ps", "(tools( " + NAME + ")?|describe " + NAME + "|search (" + NAME
+         + "|'([^']|'')*')|doctor)( --json)?" + STDERR),
+)
+
+# Characters PowerShell takes as quotes although they are not ASCII quotes (U+2018..U+201E): never allowed.
+PS_SMART_QUOTES = "\u2018\u2019\u201a\u201b\u201c\u201d\u201e"
+
+
+def smart_quote_escapes() -> str:
+    """The same characters as JSON escapes in the raw payload (\\u2018 ... in either case)."""
+    codes = "|".join(_case_insensitive(f"{ord(c):04x}") for c in PS_SMART_QUOTES)
+    return "\\\\u(" + codes + ")"
+
+
+def protected_value_pattern() -> str:
+    """A --workspace/--file value that is, or lies inside, a protected folder, or climbs out with ``..``."""
+    folders = "|".join(_case_insensitive(f).replace(".", "[.]") for f in PROTECTED_FOLDERS)
+    return "(^|/)(" + folders + ")(/|$)|(^|/)[.][.](/|$)"
+
+
+def _case_insensitive(text: str) -> str:
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in text)
+
+
+# The launcher as the model must type it, per scope and shell: a literal prefix of the command, then one space.
+# {dir} is the install folder: `.codeact` in repo scope (commands run in the repository root), the hook's own
+# folder (absolute) in plugin scope. The deny reasons show the first form that bash reads back as that very path (a
+# space or a quote in the path rules a form out); a hook only runs when the CLI started in the repository's root, so
+# the short relative form works there. The instructions give the root-anchored form, which works in any subfolder.
+LAUNCHERS = {
+    "repo": {"sh": ("{dir}/bin/codeact", '"$(git rev-parse --show-toplevel)/{dir}/bin/codeact"'),
+             "ps": ("& {dir}/bin/codeact.ps1", '& "$(git rev-parse --show-toplevel)/{dir}/bin/codeact.ps1"')},
+    "global": {"sh": ('"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"',), "ps": ()},
+    "plugin": {"sh": ("{dir}/bin/codeact", "'{dir}/bin/codeact'"), "ps": ()},
+}
+# A JSON escape for U+0000 in the raw command text (an even run of backslashes before it is literal backslashes).
+NUL_ESCAPE = "(^|[^\\\\])(\\\\\\\\)*\\\\u0000"
+
+# --- what the model is told ------------------------------------------------------------------------------------------
+# {launcher} is the launcher as the model must type it; {tools} the enabled tools; {turn_off} how the user turns
+# the mode off in this scope. Both hooks fill these in and JSON-escape the result.
+EXAMPLE = {
+    "sh": "{launcher} run - <<'PY'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\nPY",
+    "ps": "{launcher} run --code @'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\n'@",
+}
+FUNCTIONS = "Functions in the program: {tools} ({launcher} tools lists all)."
+UPDATE = "copier update -a .codeact/.copier-answers.yml --trust --defaults -d enforcement=off"
+TURN_OFF = {
+    "repo": "The user can switch this off: CODEACT_MODE=off, or " + UPDATE,
+    "global": "The user can switch this off: CODEACT_MODE=off, or " + UPDATE + " in the folder ~/.copilot/codeact "
+              "links to",
+    "plugin": "The user can switch this off: CODEACT_MODE=off where the CLI starts, or the plugin's publisher with "
+              "copier update --trust --defaults -d enforcement=off",
+}
+NUDGE = ("CodeAct nudge: this would be the 4th file read in a row, so it was not run. Batch the reads in ONE Python "
+         "program instead, run by a bash call:\n{example}\n" + FUNCTIONS + " Single reads are allowed again now. "
+         "{turn_off}")
+TOOL_OFF = ("CodeAct exclusive mode: the {tool} tool is off in this repository. Do the work in ONE Python program, "
+            "run by a bash call that is only the launcher:\n{example}\nNothing before or after it. " + FUNCTIONS
+            + " {turn_off}")
+COMMAND = ("CodeAct exclusive mode: {why}. Run ONLY the launcher, e.g.:\n{example}\nNothing before or after it (no "
+           "cd, ;, &&, |, VAR=). " + FUNCTIONS + " {turn_off}")
+
+
+class Why(NamedTuple):
+    """A reason a shell call is denied; ``pattern`` (when set) picks it for a command that matched no form."""
+
+    key: str
+    text: str
+    pattern: str = ""
+
+
+# Checked in this order; the first that applies is the reason given.
+WHY = (
+    Why("too_long", "this command is too long for the hook to check (over 128 KB); put a long program in a "
+        "workspace file and run it with --file"),
+    Why("nul", "it holds a NUL character (\\u0000), which the shell would cut the command at"),
+    Why("smart_quotes", "it has typographic quotes, which PowerShell takes as quotes"),
+    Why("no_command", "the call has no command"),
+    Why("two_commands", "the call holds more than one command field"),
+    Why("two_tools", "the call holds more than one tool name"),
+    Why("empty", "the command is empty", "^[ \t\r\n]*$"),
+    Why("assign", "it sets a variable before the launcher; CODEACT_* and other variables can widen the sandbox",
+        "^[ \t]*[A-Za-z_][A-Za-z0-9_]*="),
+    Why("vars", "it changes variables; CODEACT_* and other variables can widen the sandbox",
+        "^[ \t]*(export|env|declare|typeset|set|unset|local|readonly|Set-Item|Set-Variable)([ \t]|$)"),
+    Why("not_launcher", "a shell call may only run the CodeAct launcher ({launcher})"),
+    Why("user_command", "this launcher subcommand is the user's, not the model's: exclusive mode allows only "
+        + ", ".join(MODEL_SUBCOMMANDS), "^(discover|refresh|link|uninstall|drift|setup|server|provider)( |$)"),
+    Why("protected", "its --workspace or --file is, or lies inside, a protected folder ("
+        + ", ".join(PROTECTED_FOLDERS) + ") or climbs out with .."),
+    Why("outside", "its --workspace or --file is not an existing path inside this repository"),
+    Why("timeout", f"its --timeout is over {TIMEOUT_MAX} seconds or not a whole number",
+        "--timeout[ =]([^ ]*[^0-9 ][^ ]*|[0-9]{4,}|[6-9][0-9][0-9]|60[1-9])( |$)"),
+    Why("heredoc_end", "its heredoc body holds the closing PY line, so the rest would run as commands"),
+    Why("form", "it is not an accepted form: run [--json] [--timeout N] [--workspace DIR] then --code '...' or "
+        "- <<'PY' (program, then a line PY); or tools, describe NAME, search WORD, doctor"),
+)
+WHY_TEXT = {why.key: why.text for why in WHY}
+MAX_COMMAND_BYTES = 131072  # a longer payload is denied (too_long) before any pattern runs

@@ -1,0 +1,62 @@
+"""The enforcement spec is the one source of both hooks: the committed hooks are exactly what it renders, its
+patterns stay in the subset bash (POSIX ERE) and .NET share, and the stamped hooks stay small."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from codeact.enforcement import render, spec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PATTERNS = [f.pattern for f in spec.FORMS] + [f.body_forbid for f in spec.FORMS if f.body_forbid] + \
+    [w.pattern for w in spec.WHY if w.pattern] + [spec.protected_value_pattern(), spec.NUL_ESCAPE,
+                                                  spec.smart_quote_escapes()]
+
+
+def test_the_committed_hooks_are_what_the_spec_renders() -> None:
+    proc = subprocess.run([sys.executable, "-m", "codeact.enforcement.render", "--check", "--root", str(REPO_ROOT)],
+                          cwd=REPO_ROOT / "runtime", capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_check_reports_a_hand_edited_hook(tmp_path: Path) -> None:
+    for rel, text in render.outputs().items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert render.main(["--check", "--root", str(tmp_path)]) == 0
+    (tmp_path / render.SH_FILE).write_text(render.render_sh().replace("nudge_after=3", "nudge_after=30"))
+    assert render.main(["--check", "--root", str(tmp_path)]) == 1
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_patterns_use_only_what_ere_and_dotnet_share(pattern: str) -> None:
+    re.compile(pattern)
+    for construct in (r"\d", r"\s", r"\w", r"\b", "(?", "*?", "+?", "??", "{,"):
+        assert construct not in pattern.replace("\\\\", ""), (construct, pattern)
+
+
+def test_every_form_names_a_model_subcommand() -> None:
+    for form in spec.FORMS:
+        first = re.match(r"\(?([a-z]+)", form.pattern)
+        assert first and first.group(1) in spec.MODEL_SUBCOMMANDS, form
+
+
+@pytest.mark.parametrize("value,protected", [(".git", True), ("./.git/", True), (".git/../.git", True),
+                                             ("src/.GIT/hooks", True), (".codeact", True), (".github/hooks", True),
+                                             (".github/agents/x.md", True), ("plugins/codeact/bin", True),
+                                             ("..", True), ("src/../..", True), (".github", False),
+                                             ("src", False), (".gitignore", False), ("a..b", False)])
+def test_protected_values(value: str, protected: bool) -> None:
+    assert bool(re.search(spec.protected_value_pattern(), value)) is protected
+
+
+def test_the_stamped_hooks_total_at_most_600_lines(stamped: Callable[..., Path]) -> None:
+    repo = stamped(enforcement="exclusive")
+    total = sum(len((repo / ".codeact/hooks" / name).read_text().splitlines())
+                for name in ("pre-tool-use.sh", "pre-tool-use.ps1"))
+    assert total <= 600, total
