@@ -50,7 +50,11 @@ def _leftovers(folder: Path) -> list[Path]:
 def test_two_runs_of_200_edits_each_lose_nothing(tmp_path, fixture_workspace):
     target = fixture_workspace / "shared.txt"
     target.write_text("".join(f"{who}-{i}: todo\n" for i in range(200) for who in "AB"))
-    program = ("for i in range(200):\n"
+    program = ("create(path=f'ready-{WHO}', file_text='')\n"  # start together: each waits (a while) for the other
+               "for _ in range(5000):\n"
+               "    if len([n for n in view(path='.').split('\\n') if n.startswith('ready-')]) == 2:\n"
+               "        break\n"
+               "for i in range(200):\n"
                "    edit(path='shared.txt', old_str=f'{WHO}-{i}: todo\\n', new_str=f'{WHO}-{i}: done\\n')\n"
                "print('ok')")
     runs = [_codeact(tmp_path, fixture_workspace, f"WHO = {who!r}\n" + program) for who in "AB"]

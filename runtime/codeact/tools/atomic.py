@@ -38,7 +38,7 @@ LEFTOVER_AGE = 300.0  # seconds: a temporary file younger than this may belong t
 LOCK_WAIT = 10.0  # seconds a write waits for another writer of the same file
 _BUCKETS = 4096
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)  # no CRLF on Windows
 _OPENAT = os.open in os.supports_dir_fd and os.name == "posix"
 _cleaned = False
 _private: dict[str, Path] = {}  # cache base -> the folder in use
