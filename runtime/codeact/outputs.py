@@ -21,14 +21,14 @@ import re
 import stat
 import time
 from pathlib import Path
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping
 
 from .errors import ErrorInfo, ToolError
 
 MiB = 1024 * 1024
 KEEP_RUNS = 20  # runs kept per workspace
 KEEP_BYTES = 8 * MiB  # bytes kept per workspace (and at most per run)
-RUN_ID = re.compile(r"[A-Za-z0-9]{8,64}")
+RUN_ID = r"[A-Za-z0-9]{8,64}"  # compiled only where a run is stored or read
 _ID_LENGTH = 12
 CUT_LINE = "[cut: {bytes} more bytes, {lines} lines; read them with previous_output(run=\"{run}\", first_line={first})]"
 NOT_STORED_LINE = "[cut: {bytes} more bytes, {lines} lines; the output store is unavailable ({why}); print less]"
@@ -56,15 +56,19 @@ def plain_streams(stdout: str, result: Any, error: ErrorInfo | None, notes: Any 
     return out, err
 
 
-class Cut(NamedTuple):
+class Cut:
     """What a window left out: ``bytes`` and whole ``lines`` not shown, from ``first_line``; ``run`` is the stored
-    run's ID (``None`` if the store could not take it, ``why`` then says why)."""
+    run's ID (``None`` if the store could not take it, ``why`` then says why). A plain class: this module is on the
+    start-up path, and a NamedTuple costs ~0.2 ms to define."""
 
-    bytes: int
-    lines: int
-    first_line: int
-    run: str | None = None
-    why: str = ""
+    __slots__ = ("bytes", "lines", "first_line", "run", "why")
+
+    def __init__(self, bytes: int, lines: int, first_line: int, run: str | None = None, why: str = "") -> None:
+        self.bytes, self.lines, self.first_line, self.run, self.why = bytes, lines, first_line, run, why
+
+    def __repr__(self) -> str:
+        return (f"Cut(bytes={self.bytes}, lines={self.lines}, first_line={self.first_line}, run={self.run!r}, "
+                f"why={self.why!r})")
 
     def line(self) -> str:
         """The last line printed after a cut (no newline)."""
@@ -76,18 +80,17 @@ class Cut(NamedTuple):
         return {"run": self.run, "bytes": self.bytes, "lines": self.lines}
 
 
-class Window(NamedTuple):
-    """What fits the cap: the head of stdout, the head of stderr (usually all of it), and the cut, if any.
+class Window:
+    """What fits the cap: the head of stdout (``out``), the head of stderr (``err``, usually all of it), and the
+    ``cut``, if any. ``out_whole``: how many stdout lines are shown whole; ``out_part``: a shown prefix of the next
+    one, if any. ``transcript``: the whole output as stored (stdout, then stderr; empty when nothing was cut)."""
 
-    ``out_whole``: how many stdout lines are shown whole; ``out_part``: a shown prefix of the next one, if any.
-    ``transcript``: the whole output as stored (stdout, then stderr; empty when nothing was cut)."""
+    __slots__ = ("out", "err", "cut", "out_whole", "out_part", "transcript")
 
-    out: str
-    err: str
-    cut: Cut | None = None
-    out_whole: int = 0
-    out_part: str = ""
-    transcript: str = ""
+    def __init__(self, out: str, err: str, cut: Cut | None = None, out_whole: int = 0, out_part: str = "",
+                 transcript: str = "") -> None:
+        self.out, self.err, self.cut = out, err, cut
+        self.out_whole, self.out_part, self.transcript = out_whole, out_part, transcript
 
 
 def split_lines(text: str) -> list[str]:
@@ -139,7 +142,7 @@ def window(out: str, err: str, cap: int) -> Window:
         first = out_whole + 1
     else:
         first = len(out_lines) + err_whole + 1
-    cut = Cut(bytes=total - out_shown - err_shown, lines=count - out_whole - err_whole, first_line=first)
+    cut = Cut(total - out_shown - err_shown, count - out_whole - err_whole, first)
     shown_out = "".join(out_lines[:out_whole]) + (out_part + "\n" if out_part else "")
     shown_err = "".join(err_lines[:err_whole]) + (err_part + "\n" if err_part else "")
     return Window(shown_out, shown_err, cut, out_whole, out_part, "".join(out_lines) + "".join(err_lines))
@@ -194,7 +197,7 @@ class OutputStore:
             with os.scandir(self.root) as it:
                 for entry in it:
                     name = entry.name
-                    if name.endswith(".txt") and RUN_ID.fullmatch(name[:-4]):
+                    if name.endswith(".txt") and re.fullmatch(RUN_ID, name[:-4]):
                         info = entry.stat(follow_symlinks=False)
                         runs.append((info.st_mtime_ns, name[:-4], info.st_size))
         except OSError:
@@ -212,7 +215,7 @@ class OutputStore:
 
     def read(self, run: str) -> str:
         """The whole stored output of ``run``; ``ToolError`` when the ID is malformed or not stored (any more)."""
-        if not isinstance(run, str) or not RUN_ID.fullmatch(run):
+        if not isinstance(run, str) or not re.fullmatch(RUN_ID, run):
             raise ToolError(f"run must be the ID a cut line names (8 to 64 letters and digits), got {run!r}")
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
@@ -287,9 +290,9 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
             if workspace is None:
                 raise OSError("no workspace")
             root = workspace() if callable(workspace) else workspace  # resolved only when something is cut
-            cut = cut._replace(run=OutputStore.for_workspace(root, environ).save(shown.transcript))
+            cut.run = OutputStore.for_workspace(root, environ).save(shown.transcript)
         except OSError as exc:
-            cut = cut._replace(why=str(exc.strerror or exc))
+            cut.why = str(exc.strerror or exc)
     if as_json:
         envelope = result.to_json()
         if cut is None:
