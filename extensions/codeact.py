@@ -6,9 +6,9 @@ the runtime module under a private name).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -109,9 +109,81 @@ def install_manifest(scope: str, answers: Any) -> str:
     return str(_submodule("layout").manifest_text(scope, dict(answers or {})))
 
 
+@functools.lru_cache(maxsize=1)
+def _org_policy() -> Any:
+    """This template copy's ``codeact-policy.yml`` (read once)."""
+    return _submodule("orgpolicy").load_policy(TEMPLATE_ROOT)
+
+
+def org_policy_error(question: str, answer: Any) -> str:
+    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none)."""
+    return str(_org_policy().violation(question, answer))
+
+
+def org_default(question: str, fallback: Any) -> Any:
+    """The question's default brought within ``codeact-policy.yml`` (a list renders as a YAML flow list)."""
+    value = _org_policy().default(question, fallback)
+    return "[" + ", ".join(str(v) for v in value) + "]" if isinstance(value, (list, tuple)) else value
+
+
+def copier_operation() -> str:
+    """"copy" or "update": what Copier is doing (its context variable; questions cannot see ``_copier_operation``)."""
+    for module in ("copier._main", "copier.main"):
+        try:
+            return str(importlib.import_module(module)._operation.get("copy"))
+        except (ImportError, AttributeError):
+            continue
+    return "copy"
+
+
+def seed_here(dst_path: Any, path: str) -> bool:
+    """Whether this render writes the seeded file ``path`` (never in an update's temporary copies; not again once
+    the user deleted it)."""
+    return bool(_submodule("lifecycle").seed_here(dst_path, copier_operation(), path))
+
+
+def update_report(dst_path: Any) -> str:
+    """Copier's message after an update: what changed and which conflicts are left."""
+    return str(_submodule("lifecycle").update_report(dst_path))
+
+
+def _answer_errors_without_traceback() -> None:
+    """Copier raises a bad ``-d``/``--data-file`` answer (an invalid choice, a failed validator) as a bare
+    ``ValueError``, which its CLI prints as a traceback. Re-raise it as an error that is also Copier's
+    ``UserMessageError``: the CLI prints the message and exits 1; an interactive prompt still shows it inline."""
+    try:
+        from copier import errors
+        from copier._user_data import Question
+    except ImportError:  # another Copier layout: keep its own behaviour
+        return
+    if getattr(Question, "_codeact_friendly", False):
+        return
+
+    class AnswerError(errors.UserMessageError, ValueError):
+        """A refused answer, shown without a traceback."""
+
+    def wrap(method: Any) -> Any:
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except AnswerError:
+                raise
+            except ValueError as exc:
+                text = str(exc)
+                if text.startswith("Invalid choice for "):
+                    text = f"Validation error for question '{self.var_name}': " + text.split(": ", 1)[-1]
+                raise AnswerError(text) from exc
+        return checked
+
+    for name in ("parse_answer", "validate_answer"):
+        if hasattr(Question, name):
+            setattr(Question, name, wrap(getattr(Question, name)))
+    Question._codeact_friendly = True
+
+
 def copilot_home() -> Path:
-    """``$COPILOT_HOME``, else ``~/.copilot``, resolved."""
-    return Path(os.environ.get("COPILOT_HOME") or Path.home() / ".copilot").expanduser().resolve()
+    """``$COPILOT_HOME``, else ``~/.copilot``, resolved (the runtime's ``paths.copilot_home``)."""
+    return Path(_submodule("paths").copilot_home()).resolve()
 
 
 def copilot_home_clash(dst_path: Any) -> str:
@@ -134,6 +206,7 @@ class CodeactExtension(Extension):
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
+        _answer_errors_without_traceback()
         environment.globals.update(
             runtime_files=runtime_files(),
             runtime_source=runtime_source,
@@ -145,4 +218,8 @@ class CodeactExtension(Extension):
             scope_paths=scope_paths,
             install_manifest=install_manifest,
             copilot_home_clash=copilot_home_clash,
+            org_policy_error=org_policy_error,
+            org_default=org_default,
+            seed_here=seed_here,
+            update_report=update_report,
         )

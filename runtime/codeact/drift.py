@@ -2,8 +2,9 @@
 
 Checks, each reported per file: hand-edited or deleted template-owned files (by rendering the recorded template
 version with the recorded answers into a temporary folder — the working tree is never modified), conflict markers,
-``.rej`` files and unmerged paths left by ``copier update``, and a tool lock that no longer matches the configured
-MCP servers. Seeded files are never drift. Which files are owned or seeded depends on the scope recorded in the
+``.rej`` files and unmerged paths left by ``copier update``, files inside a folder the template owns that it does not
+render there (tracked, or untracked and not ignored), answers that break the organisation's ``codeact-policy.yml``
+(orgpolicy.py), and a tool lock that no longer matches the configured MCP servers. Seeded files are never drift. Which files are owned or seeded depends on the scope recorded in the
 answers file (layout.py); global and plugin installs have no tool lock (MCP tools are not in their sandbox yet).
 Exit 0 in sync, 1 drift, 2 usage/setup error.
 """
@@ -25,13 +26,17 @@ from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
 from .policy import find_workspace
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
+# Restores every template-owned file of the recorded version (hand edits to them are lost; seeded files are kept).
+RECOPY_COMMAND = ("copier recopy -a .codeact/.copier-answers.yml --trust --defaults --overwrite --skip-tasks "
+                  "--vcs-ref=:current:")
 COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier --with copier-template-extensions` "
               "(or `pipx install copier && pipx inject copier copier-template-extensions`)")
 
 
 @dataclass(frozen=True)
 class Drift:
-    kind: str  # edited | deleted | conflict | rejected | unmerged | stale-lock | newer-template
+    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | stale-lock | newer-template
     path: str
     detail: str
 
@@ -90,20 +95,66 @@ def render_expected(project: Path, copier: str) -> Path:
     return tmp
 
 
+def _not_rendered(rel: str) -> bool:
+    return any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED)
+
+
+def restore_command(project: Path, rel: str, expected: bytes) -> str:
+    """A command that gives back the template's ``rel``: from HEAD when HEAD holds exactly that, else a recopy."""
+    shown = subprocess.run(["git", "show", f"HEAD:./{rel}"], cwd=project, capture_output=True, check=False)
+    if shown.returncode == 0 and shown.stdout == expected:
+        return f"git restore --source=HEAD --staged --worktree -- {rel}"
+    return f"{RECOPY_COMMAND} (commit first; then `git status` shows what it restored)"
+
+
 def rendered_differences(project: Path, expected: Path) -> list[Drift]:
+    """Owned files that are edited, deleted, or (inside an owned folder) not rendered by the template at all."""
     layout = for_scope(scope_of(project))
     found = []
+    rendered = set()
     for path in sorted(p for p in expected.rglob("*") if p.is_file() and ".git" not in p.relative_to(expected).parts):
         rel = path.relative_to(expected).as_posix()
-        if layout.is_seeded(rel) or any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED):
+        rendered.add(rel)
+        if layout.is_seeded(rel) or _not_rendered(rel):
             continue
         mine = project / rel
         if not mine.exists():
-            found.append(Drift("deleted", rel, "owned by the template but missing; `copier update` or "
-                                               "`copier recopy` restores it"))
+            found.append(Drift("deleted", rel, "owned by the template but missing; restore it with: "
+                                               + restore_command(project, rel, path.read_bytes())))
         elif mine.read_bytes() != path.read_bytes():
             found.append(Drift("edited", rel, "differs from what the template renders; move your change to "
-                                              "codeact.local.instructions.md or the template, then restore it"))
+                                              "codeact.local.instructions.md or the template, then restore it: "
+                                              + restore_command(project, rel, path.read_bytes())))
+    folders = tuple(item for item in layout.owned if item.endswith("/"))
+    for rel in sorted(set(_git_files(project, "-co", "--exclude-standard", "--", *folders))):
+        if rel in rendered or _not_rendered(rel) or rel.endswith(".rej") or layout.is_seeded(rel):
+            continue
+        if (project / rel).is_file() or (project / rel).is_symlink():
+            found.append(Drift("extra", rel, "inside a folder the template owns, but the template does not render "
+                                             f"it; delete it (`git rm -f -- {rel}`) or move it out of that folder"))
+    return found
+
+
+def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
+    """Answers that break the organisation's policy: of the recorded template version, or of ``policy_from``."""
+    from .orgpolicy import fetch_policy, load_answers, same_source
+
+    answers = load_answers((project / ANSWERS_FILE).read_text(encoding="utf-8"))
+    src, commit = answers.get("_src_path"), answers.get("_commit")
+    found = []
+    if policy_from:
+        if not isinstance(src, str) or not same_source(src, policy_from):
+            found.append(Drift("source", ANSWERS_FILE, f"_src_path is {src!r}, not the organisation's template "
+                                                       f"{policy_from}; stamp from it: copier copy --trust --defaults "
+                                                       f"{policy_from} ."))
+        policy = fetch_policy(policy_from, None)
+    elif isinstance(src, str) and isinstance(commit, str):
+        policy = fetch_policy(src, commit)
+    else:
+        return found
+    fix = f"{UPDATE_COMMAND} -d NAME=VALUE"
+    found += [Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; fix it with `{fix}`")
+              for name, why in policy.violations(answers)]
     return found
 
 
@@ -129,12 +180,12 @@ def newer_template(project: Path, copier: str) -> list[Drift]:
     result = subprocess.run([copier, "check-update", "--quiet", "-a", ANSWERS_FILE], cwd=project,
                             capture_output=True, text=True)
     if result.returncode == 2:
-        return [Drift("newer-template", ANSWERS_FILE, "a newer template version exists; run "
-                                                      "`copier update -a .codeact/.copier-answers.yml --trust`")]
+        return [Drift("newer-template", ANSWERS_FILE, f"a newer template version exists; run `{UPDATE_COMMAND}`")]
     return []
 
 
-def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None) -> list[Drift]:
+def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None,
+          policy_from: str | None = None) -> list[Drift]:
     """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run."""
     if not (project / ANSWERS_FILE).is_file():
         raise ConfigError(f"{ANSWERS_FILE} not found in {project}: this is not a codeact-stamped repository")
@@ -142,6 +193,7 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     if not copier:
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
+    found += policy_drift(project, policy_from)
     expected = render_expected(project, copier)
     try:
         found += rendered_differences(project, expected)
@@ -156,7 +208,8 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
 
 def main(args: argparse.Namespace) -> int:
     project = find_workspace(args.workspace)
-    drifts = check(project, live=args.live, check_newer=args.check_newer)
+    drifts = check(project, live=args.live, check_newer=args.check_newer,
+                   policy_from=getattr(args, "policy_from", None))
     if args.json:
         print(json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2))
     elif drifts:

@@ -1,0 +1,246 @@
+"""Organisations and fleets (issue 16): policy files, fork tags, seeded files, drift of owned folders, messages."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import GIT_ENV, git, make_repo
+
+TOOLS = '["view","create","edit","glob","grep"]'
+ANSWERS = ".codeact/.copier-answers.yml"
+UPDATE = ["update", "-a", ANSWERS, "--trust", "--defaults", "--skip-tasks"]
+POLICY = "enforcement: exclusive\ntools:\n  forbidden: [bash]\n  required: [view]\nbackend: [monty, hyperlight]\n"
+
+
+def copier(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["copier", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}, timeout=300)
+
+
+def codeact(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(project / ".codeact/runtime")}
+    return subprocess.run([sys.executable, "-m", "codeact", *args], cwd=project, capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def drift_kinds(project: Path, *args: str) -> tuple[int, list[dict[str, str]]]:
+    result = codeact(project, "drift", "--json", *args)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)["drift"]
+
+
+def commit_all(project: Path, message: str = "stamp") -> None:
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", message)
+
+
+@pytest.fixture(autouse=True)
+def _env(venv_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
+
+
+@pytest.fixture(scope="module")
+def fork(tmp_path_factory) -> Path:
+    """An organisation's fork of the template: codeact-policy.yml at its root, tagged under its own epoch."""
+    from tests.conftest import snapshot_template
+
+    repo = snapshot_template(tmp_path_factory.mktemp("fork"), tag="v0.2.0")
+    (repo / "codeact-policy.yml").write_text(POLICY)
+    git(repo, "add", "codeact-policy.yml")
+    git(repo, "commit", "-qm", "acme policy")
+    git(repo, "tag", "v1!0.2.0")
+    return repo
+
+
+def stamp(template: Path, dest: Path, *data: str, ref: str = "HEAD") -> subprocess.CompletedProcess[str]:
+    make_repo(dest)
+    args = ["copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", ref]
+    for item in data:
+        args += ["-d", item]
+    return copier(dest, *args, str(template), ".")
+
+
+# --- bad answers and printed commands ------------------------------------------------------------------------------
+
+def test_a_bad_choice_prints_the_validation_message_not_a_traceback(template_src, tmp_path):
+    result = stamp(template_src, tmp_path / "p", "backend=bogus")
+    assert result.returncode == 1
+    assert "Validation error for question 'backend': 'bogus'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "p/.codeact").exists(), "nothing is written"
+
+
+def test_post_copy_message_prints_an_update_command_that_needs_no_terminal(template_src, tmp_path):
+    result = stamp(template_src, tmp_path / "p", f"tools={TOOLS}")
+    assert result.returncode == 0, result.stderr
+    updates = [line for line in result.stderr.splitlines() if "copier update" in line]
+    assert updates[0] == "Update later with: copier update -a .codeact/.copier-answers.yml --trust --defaults"
+    commit_all(tmp_path / "p")
+    command = updates[0].split(": ", 1)[1].split()
+    ran = subprocess.run(command, cwd=tmp_path / "p", capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                         env={**os.environ, **GIT_ENV}, timeout=300)
+    assert ran.returncode == 0, ran.stderr  # no TTY, as a model's bash tool runs it
+
+
+# --- organisation policy -------------------------------------------------------------------------------------------
+
+def test_policy_refuses_a_breaking_answer_on_copy_and_update(fork, tmp_path):
+    refused = stamp(fork, tmp_path / "a", "enforcement=off")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert "Validation error for question 'enforcement':" in refused.stderr and "exclusive" in refused.stderr
+    tools = stamp(fork, tmp_path / "b", 'tools=["view","bash"]')
+    assert tools.returncode == 1 and "Validation error for question 'tools':" in tools.stderr
+    assert "[bash] forbidden" in tools.stderr
+
+    project = tmp_path / "c"
+    ok = stamp(fork, project)
+    assert ok.returncode == 0, ok.stderr
+    settings = json.loads((project / ".codeact/settings.json").read_text())
+    assert settings["enforcement"] == "exclusive" and settings["backend"] == "monty"  # defaults within the policy
+    assert "bash" not in settings["tools"] and "view" in settings["tools"]
+    commit_all(project)
+    update = copier(project, *UPDATE, "-d", "enforcement=off")
+    assert update.returncode == 1 and "Validation error for question 'enforcement':" in update.stderr
+    assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "exclusive"
+
+
+def test_drift_names_each_answer_that_breaks_the_recorded_policy(fork, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(fork, project).returncode == 0
+    commit_all(project)
+    assert drift_kinds(project) == (0, [])
+    answers = project / ANSWERS
+    answers.write_text(answers.read_text().replace("enforcement: exclusive", "enforcement: 'off'")
+                       .replace("backend: monty", "backend: auto"))
+    commit_all(project, "escape the policy by hand")
+    code, found = drift_kinds(project)
+    policy = [d for d in found if d["kind"] == "policy"]
+    assert code == 1
+    assert any("'enforcement'" in d["detail"] for d in policy) and any("'backend'" in d["detail"] for d in policy)
+
+
+def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(template_src, fork, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(template_src, project, "enforcement=off").returncode == 0  # upstream: no policy
+    commit_all(project)
+    assert drift_kinds(project)[0] == 0
+    code, found = drift_kinds(project, "--policy-from", str(fork))
+    assert code == 1
+    assert [d["kind"] for d in found if d["kind"] == "source"] == ["source"]
+    assert any(d["kind"] == "policy" and "'enforcement'" in d["detail"] for d in found)
+
+    compliant = tmp_path / "q"
+    assert stamp(fork, compliant).returncode == 0
+    commit_all(compliant)
+    assert drift_kinds(compliant, "--policy-from", str(fork)) == (0, [])
+
+
+def test_fork_tags_under_their_own_epoch_never_jump_to_an_upstream_tag(fork, tmp_path):
+    """Upstream tags fetched into the fork sort below the fork's `v1!X.Y.Z` tags, so `copier update` stays."""
+    project = tmp_path / "p"
+    assert stamp(fork, project, ref="v1!0.2.0").returncode == 0
+    commit_all(project)
+    upstream_release = fork / "UPSTREAM.md"
+    upstream_release.write_text("upstream v0.3.0\n")
+    git(fork, "add", "UPSTREAM.md")
+    git(fork, "commit", "-qm", "upstream release")
+    git(fork, "tag", "v0.3.0")  # what `git fetch upstream --tags` brings into the fork
+    try:
+        result = copier(project, *UPDATE, "-d", "enforcement=exclusive")
+        assert result.returncode == 0, result.stderr
+        assert yaml.safe_load((project / ANSWERS).read_text())["_commit"] == "v1!0.2.0"
+        assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "exclusive"
+        # The scheme the issue saw fail: a local-version tag sorts BELOW the upstream release.
+        from packaging.version import Version
+        assert Version("0.3.0") > Version("0.2.0+acme.1") and Version("1!0.2.0") > Version("0.3.0")
+    finally:
+        git(fork, "tag", "-d", "v0.3.0")
+        git(fork, "reset", "-q", "--hard", "HEAD~1")
+
+
+# --- seeded files ------------------------------------------------------------------------------------------------
+
+def test_update_never_deletes_or_revives_a_seeded_file_and_reports_what_changed(template_src, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(template_src, project, f"tools={TOOLS}", "precommit_hook=true").returncode == 0
+    commit_all(project)
+    precommit = project / ".pre-commit-config.yaml"
+    precommit.write_text(precommit.read_text() + "# our own hook settings\n")
+    local = ".github/instructions/codeact.local.instructions.md"
+    git(project, "rm", "-q", local)
+    commit_all(project, "edit one seeded file, delete the other")
+
+    result = copier(project, *UPDATE, "-d", "precommit_hook=false")
+    assert result.returncode == 0, result.stderr
+    assert precommit.read_text().endswith("# our own hook settings\n"), "switching the hook off keeps the file"
+    assert not (project / local).exists(), "a seeded file the user deleted stays deleted"
+    assert "precommit_hook: True -> False" in result.stderr
+    assert "No conflicts left" in result.stderr
+
+
+def test_message_after_update_lists_the_conflicts_copier_left(template_src, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(template_src, project, f"tools={TOOLS}").returncode == 0
+    commit_all(project)
+    skill = project / ".github/skills/codeact/SKILL.md"
+    text = skill.read_text()
+    assert "`auto`" in text or "auto" in text
+    skill.write_text(text.replace("auto", "AUTO-OURS"))
+    commit_all(project, "hand edit")
+    result = copier(project, *UPDATE, "-d", "backend=monty", "--conflict", "inline")
+    assert result.returncode == 0, result.stderr
+    if "<<<<<<<" in skill.read_text():
+        assert "CONFLICTS LEFT" in result.stderr and ".github/skills/codeact/SKILL.md" in result.stderr
+        assert "git diff --name-only --diff-filter=U" in result.stderr
+    else:
+        pytest.fail("the hand edit should conflict with the backend switch")
+
+
+# --- drift of owned folders, restore commands --------------------------------------------------------------------
+
+def test_extra_files_in_owned_folders_are_drift_but_ignored_caches_are_not(template_src, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(template_src, project, f"tools={TOOLS}").returncode == 0
+    commit_all(project)
+    tracked = project / ".codeact/runtime/codeact/evil_extra.py"
+    tracked.write_text("print('extra')\n")
+    commit_all(project, "tracked extra")
+    (project / ".github/skills/codeact/references/old-patterns.md").write_text("left by a recopy\n")
+    cache = project / ".codeact/runtime/codeact/__pycache__"
+    cache.mkdir(exist_ok=True)
+    (cache / "x.cpython-311.pyc").write_bytes(b"\0")
+    code, found = drift_kinds(project)
+    extra = sorted(d["path"] for d in found if d["kind"] == "extra")
+    assert code == 1
+    assert extra == [".codeact/runtime/codeact/evil_extra.py", ".github/skills/codeact/references/old-patterns.md"]
+
+
+def test_drift_gives_a_restore_command_that_works(template_src, tmp_path):
+    project = tmp_path / "p"
+    assert stamp(template_src, project, f"tools={TOOLS}").returncode == 0
+    commit_all(project)
+    git(project, "rm", "-q", ".github/agents/codeact.agent.md")
+    commit_all(project, "deleted and committed")
+    (project / ".codeact/bin/codeact.ps1").unlink()  # deleted in the work tree only
+    code, found = drift_kinds(project)
+    hints = {d["path"]: d["detail"].split("restore it with: ", 1)[1] for d in found if d["kind"] == "deleted"}
+    assert code == 1 and set(hints) == {".codeact/bin/codeact.ps1", ".github/agents/codeact.agent.md"}
+    assert hints[".codeact/bin/codeact.ps1"].startswith("git restore --source=HEAD")
+    assert hints[".github/agents/codeact.agent.md"].startswith("copier recopy")
+    for rel in (".codeact/bin/codeact.ps1", ".github/agents/codeact.agent.md"):
+        command = hints[rel].split(" (commit first", 1)[0].split()
+        ran = subprocess.run(command, cwd=project, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                             env={**os.environ, **GIT_ENV}, timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        assert (project / rel).exists()
+    before = yaml.safe_load(git(project, "show", f"HEAD:{ANSWERS}"))
+    assert yaml.safe_load((project / ANSWERS).read_text())["_commit"] == before["_commit"]
+    commit_all(project, "restored")
+    assert drift_kinds(project) == (0, [])
