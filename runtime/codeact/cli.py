@@ -181,6 +181,9 @@ def _add_drift(sub: Any) -> None:
     drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
                                                               "the organisation's template SRC (its default "
                                                               "branch); fails when the answers' _src_path is not SRC")
+    drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
+                                                              "the organisation's template SRC (its default "
+                                                              "branch); fails when the answers' _src_path is not SRC")
     drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
     drift_p.set_defaults(handler=_delegate("drift"))
