@@ -118,6 +118,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
 
     output = _Output(KEEP_BYTES)
     calls: list[ToolCall] = []
+    interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
     deadline = time.perf_counter() + limits.timeout  # from here: a first MCP discovery is not the program's time
 
     def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -127,6 +128,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         if args:
             params = ", ".join(f"{p}=..." for p in (tool.parameters.get("properties") or {}))
             raise TypeError(f"{name}() takes keyword arguments only; call it as {name}({params})")
+        if interrupted:
+            raise RuntimeError("the run was interrupted (Ctrl-C); no further tool calls")
         if len(calls) >= limits.tool_calls:
             raise RuntimeError(f"tool call limit of {limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
         if time.perf_counter() > deadline:
@@ -136,6 +139,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
             value = tool.call(**kwargs)
         except BaseException as exc:  # noqa: BLE001 - converted for the program below
             calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
+            if isinstance(exc, KeyboardInterrupt):
+                interrupted.append(exc)
             raise _for_program(exc, space) from None
         calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
         value, dropped = _cap_result(value, limits.tool_result)
@@ -152,6 +157,12 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         result = backend_impl.execute(program)
     except ProgramError as exc:
         error = exc.info._replace(message=space.scrub(exc.info.message))
+    except Exception:
+        if interrupted:  # the worker got the same Ctrl-C and died: not a crash to report
+            raise KeyboardInterrupt from None
+        raise
+    if interrupted:
+        raise KeyboardInterrupt
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
                      backend_reason=choice.reason)
