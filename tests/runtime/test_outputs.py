@@ -289,3 +289,55 @@ def test_cli_cap_is_overridable_and_a_missing_run_is_a_clear_error(cli):
     missing = cli("run", "--code", 'previous_output(run="abcdefgh1234")')
     assert missing.returncode == 1
     assert "no stored output for run 'abcdefgh1234' in this workspace" in missing.stderr
+
+
+# ------------------------------------------------------------------------------------------------- every scope
+def test_previous_output_is_always_offered():
+    from codeact.config import Settings, enabled_builtins
+
+    for scope in ("repo", "global", "plugin"):
+        assert "previous_output" in enabled_builtins(Settings(tools=("view",), scope=scope), {}, {})
+    assert "previous_output" not in enabled_builtins(Settings(), {}, {"CODEACT_DISABLE": "previous_output"})
+
+
+SCOPE_ANSWERS = {"repo": {}, "global": {}, "plugin": {"plugin_owner": "Acme Tools", "marketplace_name": "acme"}}
+
+
+@pytest.mark.parametrize("scope", ["repo", "global", "plugin"])
+def test_every_scope_cuts_and_reads_back(scope, template_src, tmp_path, runtime_dir):
+    """The runtime as each scope stamps it (its own settings.json), run on a repository: the cut and the read."""
+    from copier import run_copy
+
+    from codeact.layout import for_scope
+    from tests.conftest import make_repo
+
+    install = make_repo(tmp_path / "install")
+    run_copy(str(template_src), install, data={"scope": scope, "enforcement": "exclusive", **SCOPE_ANSWERS[scope]},
+             defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
+    stamped = install / for_scope(scope).codeact_dir / "runtime"
+    assert json.loads((stamped.parent / "settings.json").read_text())["scope"] == scope
+    workspace = install if scope == "repo" else make_repo(tmp_path / "work")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8",
+           "PYTHONPATH": str(stamped), "CODEACT_BACKEND": "monty", "XDG_RUNTIME_DIR": str(runtime_dir),
+           "CODEACT_CONFIG_DIR": str(tmp_path / "config")}
+
+    def codeact(program: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "codeact", "run", "--code", program], cwd=workspace, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    done = codeact(BIG_PRINT)
+    assert done.returncode == 0, done.stderr
+    match = CUT.fullmatch(done.stdout.splitlines()[-1])
+    assert match and size(done.stdout) <= 16 * 1024
+    back = codeact(f'print(previous_output(run="{match.group(3)}", first_line=2000), end="")')
+    assert (back.returncode, back.stdout) == (0, "line 2000 " + "x" * 40 + "\n"), back.stderr
+
+
+def test_the_stamped_instructions_teach_the_cut(stamp, tmp_path):
+    project = stamp(tmp_path / "p", tools=["view", "grep"])
+    instructions = (project / ".github/instructions/codeact.instructions.md").read_text()
+    agent = (project / ".github/agents/codeact.agent.md").read_text()
+    signature = "previous_output(run: str, first_line: int = 1, last_line: int | None = None) -> str"
+    for text in (instructions, agent):
+        assert f"- `{signature}`" in text
+        assert "16 KiB" in text and "64 KiB" not in text
