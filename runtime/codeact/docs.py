@@ -18,32 +18,48 @@ BEGIN = "<!-- codeact:mcp-tools:begin (generated from .codeact/tools.lock.json b
 END = "<!-- codeact:mcp-tools:end -->"
 # Files (relative to the project) that carry the section, per scope.
 DOC_FILES = (".github/instructions/codeact.instructions.md", ".github/agents/codeact.agent.md")
+DEFAULT_MCP_CONTEXT_BYTES = 2048  # the MCP section's share of the always-on instructions and agent
 _SECTION = re.compile(re.escape(BEGIN.split(" (")[0]) + r".*?" + re.escape(END), re.S)
 
 
-def mcp_section(lock: Mapping[str, Any] | None, launcher: str, exclude: Iterable[str] = ()) -> str:
-    """The section text between and including the markers (no trailing newline)."""
-    from .mcp.render import render_server_lines, render_tool_lines
+def mcp_section(lock: Mapping[str, Any] | None, launcher: str, exclude: Iterable[str] = (),
+                budget: int | None = None) -> str:
+    """The section text between and including the markers (no trailing newline), at most ``budget`` bytes
+    (default :data:`DEFAULT_MCP_CONTEXT_BYTES`) however many tools the servers offer.
 
-    tools = render_tool_lines(lock, exclude=exclude)
-    servers = render_server_lines(lock, exclude=exclude)
-    lines = [BEGIN, "## MCP tools", ""]
+    It is always-on context, paid on every request: the servers with their tool names while they fit, then
+    server names with tool counts (whole lines), always ending with the commands that list and search the tools.
+    The type-check stubs are built from the lock at run time, complete whatever the budget.
+    """
+    from .mcp.render import budget_lines
+
+    limit = DEFAULT_MCP_CONTEXT_BYTES if budget is None else budget
+    head = [BEGIN, "## MCP tools", ""]
+    servers = [n for n in ((lock or {}).get("servers") or {}) if n not in set(exclude)]
     if not servers:
-        lines.append("None configured (`.mcp.json`, `.github/mcp.json`); after adding a server run "
-                     "`copier update -a .codeact/.copier-answers.yml --trust --defaults`.")
-    else:
-        lines.append("Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
-                     f"tool=..., arguments={{...}})`; `{launcher} describe server.tool` prints the schema. Chain "
-                     "calls in one program instead of one per turn.")
-        lines.append("")
-        lines += [f"- {line}" for line in servers]
-        if tools:
-            lines.append("")
-            for line in tools:
-                signature, _, description = line.partition(" — ")
-                lines.append(f"- `{signature}`" + (f" — {description}" if description else ""))
-    lines.append(END)
-    return "\n".join(lines)
+        body = ["None configured (`.mcp.json`, else `.github/mcp.json`); after adding a server run "
+                "`copier update -a .codeact/.copier-answers.yml --trust --defaults`."]
+        return "\n".join(head + body + [END])
+    intro = [f"Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
+             f"tool=..., arguments={{...}})`; chain calls in one program instead of one per turn. Results are plain "
+             f"data (images and resources as dicts; `mcp_resource(server=..., uri=...)` reads a link).", ""]
+    foot = ["", f"`{launcher} tools [SERVER]` lists the tools with signatures, `{launcher} search WORDS` finds them "
+                f"by name and description, `{launcher} describe server.tool` prints one's schema.", END]
+    room = limit - len("\n".join(head + intro + foot).encode("utf-8")) - 1
+    return "\n".join(head + intro + budget_lines(lock, max(room, 0), exclude=exclude) + foot)
+
+
+def context_budget(project: Path) -> int:
+    """``mcp_context_bytes`` in ``<project>/.codeact/settings.json``, else :data:`DEFAULT_MCP_CONTEXT_BYTES`."""
+    import json
+
+    try:
+        value = json.loads((project / ".codeact" / "settings.json").read_text(encoding="utf-8")).get(
+            "mcp_context_bytes")
+    except (OSError, ValueError, AttributeError):
+        return DEFAULT_MCP_CONTEXT_BYTES
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else \
+        DEFAULT_MCP_CONTEXT_BYTES
 
 
 def rewrite(path: Path, section: str) -> bool:
@@ -70,7 +86,7 @@ def refresh(project: Path, *, timeout: float, launcher: str = ".codeact/bin/code
 
     discover(project, timeout=timeout, progress=progress)
     # Render from the lock as written (sorted keys), exactly as the template's extension reads it.
-    section = mcp_section(read_lock(project), launcher, read_exclusions(project))
+    section = mcp_section(read_lock(project), launcher, read_exclusions(project), context_budget(project))
     return [rel for rel in DOC_FILES if rewrite(project / rel, section)]
 
 

@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import GIT_ENV, REPO_ROOT, git
 
 DEMO = REPO_ROOT / "tests/mcp/servers/demo_server.py"
+RAW = REPO_ROOT / "tests/mcp/servers/raw_server.py"
 INSTRUCTIONS = ".github/instructions/codeact.instructions.md"
 AGENT = ".github/agents/codeact.agent.md"
 TOOLS = ["view", "create", "edit", "glob", "grep"]
@@ -40,8 +41,8 @@ def test_copy_discovers_servers_and_update_refreshes_after_a_server_is_added(sta
     lock = json.loads((project / ".codeact/tools.lock.json").read_text())
     assert lock["servers"]["demo"]["status"] == "ok"
     instructions = (project / INSTRUCTIONS).read_text()
-    assert "- `demo.add(a: int, b: int = 1)" in instructions and "time_." not in instructions
-    assert "- `demo.add(" in (project / AGENT).read_text()
+    assert "- `demo`: add, " in instructions and "time_" not in instructions
+    assert "- `demo`: add, " in (project / AGENT).read_text()
     local = project / ".github/instructions/codeact.local.instructions.md"
     local.write_text(local.read_text() + "Prefer the demo server.\n")
     git(project, "add", "-A")
@@ -64,8 +65,8 @@ def test_copy_discovers_servers_and_update_refreshes_after_a_server_is_added(sta
     lock = json.loads((project / ".codeact/tools.lock.json").read_text())
     assert sorted(lock["servers"]) == ["clock", "demo"] and lock["servers"]["clock"]["status"] == "ok"
     instructions = (project / INSTRUCTIONS).read_text()
-    assert "- `clock.get_current_time(" in instructions and "- `demo.add(" in instructions
-    assert "- `clock.get_current_time(" in (project / AGENT).read_text()
+    assert "- `clock`: convert_time, get_current_time" in instructions and "- `demo`: add, " in instructions
+    assert "- `clock`: convert_time, get_current_time" in (project / AGENT).read_text()
     assert local.read_text().endswith("Prefer the demo server.\n")
     assert status(project) == sorted([f" M {AGENT}", " M .codeact/tools.lock.json", f" M {INSTRUCTIONS}"])
     git(project, "commit", "-qam", "refresh")
@@ -99,3 +100,50 @@ def test_offline_drift_starts_no_mcp_server(stamp, isolated):
                             capture_output=True, text=True, env=env)
     assert result.returncode == 1 and any(d["kind"] == "stale-lock" for d in json.loads(result.stdout)["drift"])
     assert starts.read_text() == before, "--offline must not start any MCP server"
+
+
+@pytest.mark.parametrize("count", [300, 1000])
+def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, isolated, count, capsys):
+    """Issue 15: with 300 and 1000 MCP tools the stamped instructions stay <= 6 KB and the agent <= 8 KB (the MCP
+    part <= 2 KB), every tool is still callable and type-checked, and `codeact search WORD` finds a tool whose
+    description holds WORD."""
+    from codeact.cli import main as cli
+    from codeact.config import Settings
+    from codeact.docs import BEGIN, END
+    from codeact.mcp.discovery import discover
+    from codeact.runner import run
+
+    big = {"command": sys.executable, "args": [str(RAW)],
+           "env": {"RAW_TOOL_COUNT": str(count), "RAW_PAGE": "128", "RAW_SCHEMA": '{"type": "object"}'}}
+    small = {"command": sys.executable, "args": [str(DEMO)]}
+    project = isolated / "p"
+    files = {"README.md": "# demo\n", ".mcp.json": mcp_json({"big": big, "demo": small})}
+    from tests.conftest import make_repo
+
+    make_repo(project, files)
+    env = {"HOME": str(isolated / "home"), "COPILOT_HOME": str(isolated / "copilot-home"), "PATH": "/usr/bin:/bin"}
+    report = discover(project, environ=env)
+    assert len(report.outcomes["big"].tools) == count + 1 and report.outcomes["demo"].status == "ok"
+    stamp(project, tools=TOOLS)
+    instructions, agent = (project / INSTRUCTIONS).read_bytes(), (project / AGENT).read_bytes()
+    assert len(instructions) <= 6 * 1024 and len(agent) <= 8 * 1024, (len(instructions), len(agent))
+    text = instructions.decode()
+    section = text[text.index(BEGIN):text.index(END) + len(END)]
+    assert len(section.encode()) <= 2048
+    assert f"- `big`: {count + 1} tools" in section and "- `demo`: add, " in section
+    assert section.rstrip().splitlines()[-2].endswith("search WORDS` finds them by name and description, "
+                                                       "`.codeact/bin/codeact describe server.tool` prints one's schema.")
+
+    calls = ", ".join(f"big.tool_{i:04d}(n={i})" for i in range(count))
+    result = run(f"[{calls}]", workspace=project, settings=Settings(tools=("view",)), environ=env)
+    assert result.ok, result.error
+    assert [json.loads(r)["n"] for r in result.result] == list(range(count))
+    refused = run(f'big.tool_{count - 1:04d}(n="x")', workspace=project, settings=Settings(tools=("view",)),
+                  environ=env)
+    assert not refused.ok and refused.error.type == "TypeError" and not refused.tool_calls
+
+    capsys.readouterr()
+    assert cli(["search", "invoice", "--json", "--limit", "0", "--workspace", str(project)]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert {h["name"] for h in hits} == {f"big.tool_{i:04d}" for i in range(0, count, 7)}
+    assert all("invoice" in h["description"] for h in hits)

@@ -1,8 +1,12 @@
 """Python names for MCP servers and tools, and the compact lines the template renders — pure, from a lock."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
+
+from codeact.docs import BEGIN, DEFAULT_MCP_CONTEXT_BYTES, END, context_budget, mcp_section
 from codeact.mcp.catalog import build_catalog, identifier, result_type
 from codeact.mcp.render import render_server_lines, render_tool_lines, short_description
 
@@ -105,3 +109,46 @@ def test_render_command_prints_the_lines_of_a_workspace(tmp_path, capsys) -> Non
     assert capsys.readouterr().out == "demo.ping() -> Any — Answer pong.\n"
     assert main(["--workspace", str(tmp_path), "--servers"]) == 0
     assert capsys.readouterr().out == "demo: 1 tool(s)\n"
+
+
+def many(servers: int, tools: int) -> dict[str, Any]:
+    return lock(**{f"srv{i:03d}": [tool(f"tool_{j}") for j in range(tools)] for i in range(servers)})
+
+
+@pytest.mark.parametrize("servers, tools", [(1, 3), (3, 100), (12, 7), (400, 2)])
+@pytest.mark.parametrize("budget", [2048, 1024, 700])
+def test_the_mcp_section_fits_its_byte_budget_in_whole_lines(servers: int, tools: int, budget: int) -> None:
+    data = many(servers, tools)
+    data["servers"]["broken"] = lock(broken="did not start within 60 s")["servers"]["broken"]
+    section = mcp_section(data, ".codeact/bin/codeact", budget=budget)
+    assert len(section.encode()) <= budget
+    lines = section.splitlines()
+    assert lines[0] == BEGIN and lines[-1] == END
+    assert lines[-2].startswith("`.codeact/bin/codeact tools [SERVER]` lists the tools") and \
+        "`.codeact/bin/codeact search WORDS` finds them" in lines[-2]
+    listed = [line for line in lines if line.startswith("- ")]
+    names = [f"- `srv{i:03d}`" for i in range(servers)]
+    for line in listed:  # whole lines: a server with all its tool names, its count, or the "more" line
+        assert line.startswith("- … and ") or line.startswith("- `broken`: unavailable (") or any(
+            line in (f"{n}: {tools} tools", f"{n}: " + ", ".join(f"tool_{j}" for j in sorted(range(tools), key=str)))
+            for n in names), line
+    shown = sum(1 for line in listed if not line.startswith("- … and "))
+    if shown < servers + 1:
+        assert listed[-1] == f"- … and {servers + 1 - shown} more server(s)"
+    assert mcp_section(data, ".codeact/bin/codeact", budget=budget) == section  # deterministic
+
+
+def test_small_servers_keep_their_tool_names_next_to_a_big_one() -> None:
+    data = lock(big=[tool(f"t{i:04d}") for i in range(1000)], demo=[tool("add"), tool("echo")])
+    section = mcp_section(data, "codeact")
+    assert "- `big`: 1000 tools" in section and "- `demo`: add, echo" in section
+    assert len(section.encode()) <= DEFAULT_MCP_CONTEXT_BYTES == 2048
+
+
+def test_the_budget_is_a_setting(tmp_path) -> None:
+    assert context_budget(tmp_path) == 2048
+    (tmp_path / ".codeact").mkdir()
+    (tmp_path / ".codeact" / "settings.json").write_text(json.dumps({"mcp_context_bytes": 900}))
+    assert context_budget(tmp_path) == 900
+    (tmp_path / ".codeact" / "settings.json").write_text(json.dumps({"mcp_context_bytes": "lots"}))
+    assert context_budget(tmp_path) == 2048

@@ -53,6 +53,54 @@ def render_server_lines(lock: Mapping[str, Any] | None, *, exclude: Iterable[str
     return lines
 
 
+def _size(lines: list[str]) -> int:
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
+def budget_lines(lock: Mapping[str, Any] | None, budget: int, *, exclude: Iterable[str] = ()) -> list[str]:
+    """The servers as whole Markdown lines within ``budget`` bytes (each line with its newline), sorted by name.
+
+    Every server gets its tool count (``- `big`: 300 tools``); then, in order, each whose line with the tool names
+    (``- `demo`: add, echo``) still fits gets that instead. When even the counts do not fit, the last line says how
+    many servers were left out.
+    A failed server gets ``- `name`: unavailable (reason)``. Pure: the same lock and budget give the same lines.
+    """
+    catalog = build_catalog(lock, exclude=exclude)
+    skip = set(exclude)
+    by_server: dict[str, list[str]] = {}
+    spaces: dict[str, str] = {}
+    for exposed in catalog.tools:
+        by_server.setdefault(exposed.server, []).append(exposed.py_tool)
+        spaces[exposed.server] = exposed.py_server
+    short, full = [], []
+    for name, entry in sorted(((lock or {}).get("servers") or {}).items()):
+        if name in skip:
+            continue
+        space = spaces.get(name, name)
+        label = f"`{space}`" + (f" (server `{name}`)" if space != name else "")
+        if entry.get("status") != "ok":
+            line = f"- `{name}`: unavailable ({short_description(entry.get('reason') or 'failed', 80)})"
+            short.append(line)
+            full.append(line)
+            continue
+        tools = by_server.get(name, [])
+        short.append(f"- {label}: {len(tools)} tool{'' if len(tools) == 1 else 's'}")
+        full.append(f"- {label}: {', '.join(tools)}" if tools else short[-1])
+    chosen = list(short)
+    if _size(chosen) > budget:  # not even the counts fit: leave servers out, and say how many
+        while chosen:
+            chosen.pop()
+            more = f"- … and {len(short) - len(chosen)} more server(s)"
+            if _size(chosen + [more]) <= budget:
+                return chosen + [more]
+        return []
+    for i, line in enumerate(full[:len(chosen)]):  # tool names wherever they fit, in order
+        trial = chosen[:i] + [line] + chosen[i + 1:]
+        if _size(trial) <= budget:
+            chosen = trial
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m codeact.mcp.render [--workspace DIR] [--servers]``: print the lines for a workspace's lock."""
     import argparse
@@ -76,7 +124,7 @@ def _no_call(**_kwargs: Any) -> Any:  # pragma: no cover - rendering never calls
     raise RuntimeError("rendering only")
 
 
-__all__ = ["main", "render_server_lines", "render_tool_lines", "short_description"]
+__all__ = ["budget_lines", "main", "render_server_lines", "render_tool_lines", "short_description"]
 
 
 if __name__ == "__main__":
