@@ -41,6 +41,10 @@ class ToolError(CodeactError, RuntimeError):
     """A tool could not do what it was asked; the message is shown to the program."""
 
 
+class ToolTimeout(ToolError, TimeoutError):
+    """A tool call stopped at the run's deadline; the program sees it as a ``TimeoutError`` naming the tool."""
+
+
 class ErrorInfo(NamedTuple):
     """A program failure as the model sees it."""
 

@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any, Mapping, NamedTuple
 
-from .errors import UsageError
+from .errors import ToolTimeout, UsageError
 
 MiB = 1024 * 1024
 
@@ -56,6 +58,61 @@ class Limits(_LimitValues):
         env = os.environ if environ is None else environ
         overrides = {n: env[f"CODEACT_{n.upper()}"] for n in cls.names() if env.get(f"CODEACT_{n.upper()}")}
         return cls().merged(overrides)
+
+
+class Deadline:
+    """When the run ends: every tool call stops by it, so a call gets the time LEFT in the run, not a fresh timeout.
+
+    Made with the run's ``timeout``; :meth:`start` (the runner, when the program starts) sets it ``timeout`` seconds
+    from now. A tool asks :meth:`remaining` for what it may wait and raises :meth:`stopped` when it runs out.
+    """
+
+    __slots__ = ("timeout", "at")
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = float(timeout)
+        self.at = time.monotonic() + self.timeout
+
+    def start(self) -> "Deadline":
+        """Begin the run's time now."""
+        self.at = time.monotonic() + self.timeout
+        return self
+
+    def remaining(self) -> float:
+        """Seconds left, never below 0."""
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def stopped(self, tool: str, detail: str = "") -> ToolTimeout:
+        """The error of ``tool`` stopped at this deadline; ``detail`` says what it was doing."""
+        doing = f" while {detail}" if detail else ""
+        return ToolTimeout(f"{tool}() was stopped at the run's deadline{doing} (the {self.timeout:g} s time limit "
+                           "of the whole run); narrow the call, or raise the limit with --timeout")
+
+    def check(self, tool: str, detail: str = "") -> None:
+        """Raise :meth:`stopped` if the deadline has passed."""
+        if time.monotonic() >= self.at:
+            raise self.stopped(tool, detail)
+
+    @staticmethod
+    def current() -> "Deadline | None":
+        """The deadline of the run in progress in this thread (set by the runner), if any."""
+        return getattr(_CURRENT, "deadline", None)
+
+    def activate(self) -> "Deadline | None":
+        """Make this the current deadline of this thread; returns the previous one, for :meth:`restore`."""
+        previous = getattr(_CURRENT, "deadline", None)
+        _CURRENT.deadline = self
+        return previous
+
+    @staticmethod
+    def restore(previous: "Deadline | None") -> None:
+        _CURRENT.deadline = previous
+
+
+_CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost 0.3 ms
 
 
 def truncate(text: str, cap: int) -> str:

@@ -9,12 +9,13 @@ from typing import Any, Mapping, NamedTuple
 
 from . import backends
 from .config import Settings
-from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError
-from .limits import Limits, truncate
+from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout
+from .limits import Deadline, Limits, truncate
 from .outputs import KEEP_BYTES
 from .policy import Workspace, find_workspace
 from .stubs import stub_source
 from .tools import Tool, ToolContext
+from .tools.base import Cut
 
 # Exceptions that reach the program as themselves; anything else arrives as RuntimeError with its message.
 _PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError,
@@ -103,12 +104,13 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     limits = limits or Limits.from_env(env)
     space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1",
                          environ=env)
+    clock = Deadline(limits.timeout)  # every tool call ends by it (started when the program starts)
     if tools is None:
         from .config import load_user_config
         from .toolset import assemble
         user_config = load_user_config(env)
         ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
-                          environ=dict(env))
+                          environ=dict(env), deadline=clock)
         tools = assemble(ctx, settings, env, user_config=user_config)
     if backend_impl is not None:
         choice = backends.Choice(backend_impl.name, "given by the caller")
@@ -119,7 +121,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     output = _Output(KEEP_BYTES)
     calls: list[ToolCall] = []
     interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
-    deadline = time.perf_counter() + limits.timeout  # from here: a first MCP discovery is not the program's time
+    clock.start()  # from here: a first MCP discovery is not the program's time
 
     def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         tool = tools.get(name)
@@ -132,11 +134,11 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
             raise RuntimeError("the run was interrupted (Ctrl-C); no further tool calls")
         if len(calls) >= limits.tool_calls:
             raise RuntimeError(f"tool call limit of {limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
-        if time.perf_counter() > deadline:
+        if clock.expired():
             raise TimeoutError(f"the {limits.timeout:g} s time limit was reached before calling {name}()")
         t0 = time.perf_counter()
         try:
-            value = tool.call(**kwargs)
+            value = tool.call(**kwargs) if tool.source != "user" else _call_by_deadline(tool, kwargs, clock)
         except BaseException as exc:  # noqa: BLE001 - converted for the program below
             calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
             if isinstance(exc, KeyboardInterrupt):
@@ -153,6 +155,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                                call_tool=call_tool, on_print=output.write,
                                pin_cpu=env.get("CODEACT_PIN_CPU") != "0")
     result, error = None, None
+    previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
     try:
         result = backend_impl.execute(program)
     except ProgramError as exc:
@@ -161,6 +164,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         if interrupted:  # the worker got the same Ctrl-C and died: not a crash to report
             raise KeyboardInterrupt from None
         raise
+    finally:
+        Deadline.restore(previous)
     if interrupted:
         raise KeyboardInterrupt
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
@@ -168,10 +173,38 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                      backend_reason=choice.reason)
 
 
+def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:
+    """A user tool's call, given until the run's deadline: it runs in a helper thread, and when the deadline passes
+    first the call is abandoned (the thread may finish in the background) and reported as stopped."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        previous = clock.activate()
+        try:
+            outcome["value"] = tool.call(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the run's thread
+            outcome["error"] = exc
+        finally:
+            Deadline.restore(previous)
+
+    worker = threading.Thread(target=target, name=f"codeact-tool-{tool.name}", daemon=True)
+    worker.start()
+    worker.join(clock.remaining())
+    if worker.is_alive():
+        raise clock.stopped(tool.name, "running the user tool")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
 def _for_program(exc: BaseException, space: Workspace) -> BaseException:
     message = space.scrub(str(exc))
     if isinstance(exc, PolicyError):
         return PermissionError(message)
+    if isinstance(exc, ToolTimeout):
+        return TimeoutError(message)
     if isinstance(exc, ToolError):
         return RuntimeError(message)
     if isinstance(exc, (NameError, *_PASS_THROUGH)):
@@ -183,6 +216,10 @@ def _for_program(exc: BaseException, space: Workspace) -> BaseException:
 
 def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
     """``value`` cut to about ``cap`` bytes, and how many list items were dropped (strings say so in the text)."""
+    if isinstance(value, Cut):  # a list the tool already cut, never holding more than it could return
+        extra, value = value.dropped, list(value)
+        value, dropped = _cap_result(value, cap)
+        return value, dropped + extra
     if isinstance(value, str):
         return truncate(value, cap), 0
     if isinstance(value, list) and value and len(json.dumps(value, default=str)) > cap:

@@ -7,19 +7,34 @@ import typing
 from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 
-from ..limits import Limits
+from ..limits import Deadline, Limits
 from ..policy import Workspace
 
 Source = Literal["builtin", "user", "mcp"]
 
 
 class ToolContext(NamedTuple):
-    """What a host tool may use: the workspace policy, the limits and the user's settings."""
+    """What a host tool may use: the workspace policy, the limits, the run's deadline and the user's settings."""
 
     workspace: Workspace
     limits: Limits
     allow_hosts: tuple[str, ...] = ()  # hosts web_fetch may reach although private (from the user's config)
     environ: Mapping[str, str] = MappingProxyType({})
+    deadline: Deadline | None = None  # the run's, carried by the runner (codeact.limits.Deadline)
+
+    def run_deadline(self) -> Deadline:
+        """The deadline a tool call must end by: the run's in progress, else the one carried here, else (a tool
+        called outside a run) ``limits.timeout`` from now. Take it once, when the call starts."""
+        return Deadline.current() or self.deadline or Deadline(self.limits.timeout)
+
+
+class Cut(list):  # type: ignore[type-arg]
+    """A list a tool cut to the result limit itself, so that it never held more: ``dropped`` items did not fit.
+    The runner reports them as it reports the items it drops."""
+
+    def __init__(self, items: Any = (), dropped: int = 0) -> None:
+        super().__init__(items)
+        self.dropped = dropped
 
 
 class Tool(NamedTuple):

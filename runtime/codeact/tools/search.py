@@ -12,7 +12,12 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
   answer does not depend on the machine;
 - a ``path`` named explicitly is searched even if it is ignored itself (its contents are still filtered);
 - files holding a NUL byte are binary and skipped; text is read as UTF-8 (a UTF-8 or UTF-16 BOM is honoured);
-- lines end at ``\\n`` only; results are sorted as ``sorted()`` sorts the paths, then by line, paths workspace-relative.
+- lines end at ``\\n`` only; results are sorted as ``sorted()`` sorts the paths, then by line, paths workspace-relative;
+- a search from the workspace root leaves out CodeAct's own stamped files (what the install's manifest lists as owned:
+  its instructions, agent, skills, hooks file); a ``path`` inside them (``.github/skills``) searches them;
+- every call ends by the run's deadline and holds bounded memory: ripgrep's output is read as it comes and only the
+  results that can be returned are kept (``max_results``, and the tool-result byte limit); a matched line too long
+  for ripgrep to print is read back from the file and cut; the Python search reads files in chunks.
 
 Globs follow .gitignore/ripgrep syntax: ``*`` and ``?`` stay within one path segment, ``**`` crosses folders,
 ``[abc]``, ``[!a-z]`` and ``{py,md}`` work. A glob without ``/`` matches a file's name at any depth
@@ -25,14 +30,17 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import ToolError
-from .base import ToolContext
+from ..limits import Deadline
+from .base import Cut, ToolContext
+from .proc import Child
+from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
 from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk
 
-MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
 SKIP_DIRS_SET = frozenset(SKIP_DIRS)
+LONG_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: ripgrep omits a longer matched line; it is read back and cut here
 
 # ------------------------------------------------------------------------------------------------------ ripgrep
 _RG_UNSET = object()
@@ -98,7 +106,7 @@ def _anchored_above(root: Path, start: Path) -> bool:
 
 def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
     cmd = [rg, "--no-config", "--hidden", "--no-ignore-global", "--no-messages", *parents]
-    cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS; re-included ones are dropped by _unskipped
+    cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS; re-included ones are dropped by _skipped
     if glob is not None and glob.rg_type is not None:
         # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
         cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
@@ -110,37 +118,154 @@ def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list
     return cmd
 
 
-def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str]) -> list[str] | None:
-    import subprocess
+# ------------------------------------------------------------------------------------------ bounded results
+class FirstItems:
+    """The first items in sort order that fit in ``count`` items and ``budget`` bytes, kept while any number stream
+    past: at most about twice that is ever held. ``size(item)`` must not exceed what the runner counts for the
+    item (its JSON plus 2), so that what is kept is never less than what the runner would return."""
 
-    # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
+    __slots__ = ("count", "budget", "size", "items", "held", "seen", "limit", "_hold")
+
+    def __init__(self, count: int, budget: int, size: Callable[[Any], int]) -> None:
+        self.count, self.budget, self.size = count, budget, size
+        self.items: list[Any] = []
+        self.held = 0  # size of ``items``
+        self.seen = 0  # items offered
+        self.limit: Any = None  # every item from this one on is out
+        self._hold = 2 * min(count, budget // 16 + 1)
+
+    def add(self, item: Any) -> None:
+        self.seen += 1
+        if self.limit is not None and item >= self.limit:
+            return
+        self.items.append(item)
+        self.held += self.size(item)
+        if len(self.items) > self._hold or self.held > 2 * self.budget:
+            self._prune()
+
+    def extend(self, items: list[Any], size: int) -> None:
+        """Add many at once; ``size``: their total size."""
+        self.seen += len(items)
+        if self.limit is not None:
+            items = [item for item in items if item < self.limit]
+            size = sum(map(self.size, items))
+        self.items.extend(items)
+        self.held += size
+        if len(self.items) > self._hold or self.held > 2 * self.budget:
+            self._prune()
+
+    def bar(self, item: Any) -> None:
+        """Leave out ``item`` and everything after it (a part searched apart could not keep it)."""
+        if self.limit is None or item < self.limit:
+            self.limit = item
+
+    def _prune(self) -> None:
+        self.items.sort()
+        if self.limit is not None:
+            import bisect
+            del self.items[bisect.bisect_left(self.items, self.limit):]
+        kept = total = 0
+        for item in self.items:
+            size = self.size(item)
+            if kept >= self.count or total + size > self.budget:
+                break
+            kept += 1
+            total += size
+        if kept < len(self.items):
+            first_out = self.items[kept]
+            self.limit = first_out if self.limit is None or first_out < self.limit else self.limit
+            del self.items[kept:]
+        self.held = total
+
+    def result(self) -> tuple[list[Any], int]:
+        """The items, sorted, and how many more within ``count`` the byte budget left out."""
+        self._prune()
+        return self.items, max(0, min(self.seen, self.count) - len(self.items))
+
+
+# ------------------------------------------------------------------------------------------ CodeAct's own files
+class Stamped:
+    """CodeAct's own stamped files in a workspace (the ``owned`` list of ``.codeact/manifest.json``; an install
+    stamped before the manifest existed: its scope's layout), left out of searches from the workspace root."""
+
+    __slots__ = ("entries", "marks")
+
+    def __init__(self, root: Path) -> None:
+        entries = tuple(e for e in _owned(root) if e.rstrip("/") not in SKIP_DIRS_SET)  # .codeact/: skipped anyway
+        self.entries = entries
+        self.marks = tuple(e.encode() for e in entries)
+
+    def hides(self, rel: str) -> bool:
+        """Whether the workspace-relative ``rel`` is one of them."""
+        return any(rel == e or (e.endswith("/") and rel.startswith(e)) for e in self.entries)
+
+    def near(self, raw: bytes) -> bool:
+        """Whether raw output may name one of them (else no path of it needs :meth:`hides`)."""
+        return any(mark in raw for mark in self.marks)
+
+
+def _owned(root: Path) -> tuple[str, ...]:
+    import json
+
+    codeact = root / ".codeact"
     try:
-        # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
-        threads = str(min(12, max(4, os.cpu_count() or 1)))
-        done = subprocess.run([*_rg_command(rg, glob, parents), "--files", "--null", "--threads", threads], cwd=start,
-                              stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False)
-    except OSError:
-        return None
-    if done.returncode == 2 and not done.stdout:
-        return None
-    files = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    files.pop()  # after the last NUL
-    return _unskipped(files, done.stdout)
+        data = json.loads((codeact / "manifest.json").read_text(encoding="utf-8"))
+        owned = data["owned"] if isinstance(data, dict) else None
+        if isinstance(owned, list) and all(isinstance(e, str) for e in owned):
+            return tuple(owned)
+    except (OSError, ValueError, KeyError):
+        pass
+    if not (codeact / ".copier-answers.yml").is_file():
+        return ()
+    from ..layout import for_scope, scope_of  # only for an install stamped before the manifest existed
+
+    return for_scope(scope_of(root)).owned
 
 
-# What in ripgrep's raw output may show a path to drop: a SKIP_DIRS folder, a `.git` file (a worktree's or a
-# submodule's), or a name ripgrep could only give as base64 (not UTF-8).
-_SKIPPED_MARKS = (*(name.encode() + b"/" for name in SKIP_DIRS), b".git\0", b'.git"', b'"path":{"bytes"')
+# --------------------------------------------------------------------------------------------- ripgrep output
+# What in ripgrep's raw output may show a path to drop: a SKIP_DIRS folder or a `.git` file (a worktree's or a
+# submodule's pointer to its repository).
+_SKIPPED_MARKS = (*(name.encode() + b"/" for name in SKIP_DIRS), b".git\0")
 
 
-def _unskipped(paths: list[str], raw: bytes) -> list[str]:
-    """``paths`` without those inside a SKIP_DIRS folder (an ignore file's ``!`` rule can make ripgrep list them)
-    and without ``.git`` files, as the Python walk. One scan of ripgrep's raw output first: usually no path is
-    looked at."""
-    if not any(mark in raw for mark in _SKIPPED_MARKS):
-        return paths
-    return [p for p in paths if SKIP_DIRS_SET.isdisjoint(p.split("/")[:-1]) and p.rpartition("/")[2] != ".git"]
+def _skipped(rel: str) -> bool:
+    """Whether ``rel`` lies in a SKIP_DIRS folder (an ignore file's ``!`` rule can make ripgrep list it) or is a
+    ``.git`` file, which the Python walk never lists."""
+    return not SKIP_DIRS_SET.isdisjoint(rel.split("/")[:-1]) or rel.rpartition("/")[2] == ".git"
+
+
+def _rel(raw: bytes) -> str:
+    rel = os.fsdecode(raw)
+    return rel[2:] if rel.startswith("./") else rel
+
+
+def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Callable[[str], bool] | None,
+              stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline) -> bool:
+    """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``; ``False`` if ripgrep
+    could not run."""
+    # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
+    # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
+    threads = str(min(12, max(4, os.cpu_count() or 1)))
+    child = Child.start([*_rg_command(rg, glob, parents), "--files", "--null", "--threads", threads], start,
+                        deadline, "glob", "listing files")
+    if child is None:
+        return False
+    rest, got = b"", False
+    with child:
+        for chunk in child:
+            got = True
+            data = rest + chunk
+            names = data.split(b"\0")
+            rest = names.pop()  # after the last NUL: the start of the next name
+            paths = [os.fsdecode(name) for name in names]
+            if any(mark in data for mark in _SKIPPED_MARKS):
+                paths = [p for p in paths if not _skipped(p)]
+            if keep is not None:
+                paths = [p for p in paths if keep(p)]
+            if stamped is not None and stamped.near(data):
+                paths = [p for p in paths if not stamped.hides(p)]
+            found.extend(paths, sum(map(len, paths)) + extra * len(paths))
+    return not (child.returncode == 2 and not got)
 
 
 # --------------------------------------------------------------------------------------------------------- tools
@@ -150,12 +275,21 @@ def _base(ctx: ToolContext, path: str) -> tuple[Path, str]:
     return base, "" if shown == "." else shown + "/"
 
 
+def _stamped(root: Path, start: Path) -> Stamped | None:
+    """CodeAct's own files to leave out of a search that starts at ``start``: only from the workspace root."""
+    if start != root:
+        return None
+    stamped = Stamped(root)
+    return stamped if stamped.entries else None
+
+
 def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     """Files matching ``pattern`` under ``path``, workspace-relative and sorted.
 
     ``*.py`` matches names at any depth; a pattern with ``/`` (``src/*.py``, ``**/tests/*.py``) matches the path
     below ``path``. ``.git``, ignored files (.gitignore) and symbolic links are left out; hidden files are listed.
     """
+    deadline = ctx.run_deadline()
     base, prefix = _base(ctx, path)
     if not base.is_dir():
         raise NotADirectoryError(f"{prefix.rstrip('/')} is a file, not a folder; glob searches folders")
@@ -163,18 +297,30 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     start = plan.start(ctx.workspace.root, base)
     if start is None:
         return []
+    lead = prefix + "".join(d + "/" for d in plan.dirs)
+    extra = len(lead) + 4  # the quotes and the runner's 2 per item
+    found = FirstItems(1 << 62, int(ctx.limits.tool_result), lambda rel: len(rel) + extra)  # every file, to the byte cap
+    stamped = _stamped(ctx.workspace.root, start)
     rg = rg_binary()
     parents = _rg_parents(ctx.workspace.root, start) if rg else None
-    files = _rg_files(rg, start, plan, parents) if rg and parents is not None else None
-    if files is None:
-        files = [rel for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None)
-                 if plan.matches(rel)]
-    elif plan.kind == "path":
+    keep = None
+    if plan.kind == "path":
         reach = Reach(ctx.workspace.root, start)
-        files = [rel for rel in files if plan.matches(rel) and reach.ok(rel)]
-    files.sort()  # plain string order: a key function would double the cost on a large tree
-    lead = prefix + "".join(d + "/" for d in plan.dirs)
-    return [lead + rel for rel in files] if lead else files
+        keep = lambda rel: plan.matches(rel) and reach.ok(rel)  # noqa: E731
+    if not (rg and parents is not None and _rg_files(rg, start, plan, parents, keep, stamped, found, extra,
+                                                     deadline)):
+        found = FirstItems(found.count, found.budget, found.size)
+        batch: list[str] = []
+        for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
+            if plan.matches(rel) and (stamped is None or not stamped.hides(rel)):
+                batch.append(rel)
+                if len(batch) >= 1024:
+                    deadline.check("glob", "listing files")
+                    found.extend(batch, sum(map(len, batch)) + extra * len(batch))
+                    batch = []
+        found.extend(batch, sum(map(len, batch)) + extra * len(batch))
+    files, dropped = found.result()  # plain string order, as sorted() gives
+    return Cut([lead + rel for rel in files] if lead else files, dropped)
 
 
 def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False,
@@ -184,7 +330,9 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
     ``pattern`` is a Python regular expression matched within one line. ``glob`` limits the files searched
     (``*.py``; ``src/**/*.ts``); ``max_results`` caps the matches returned (the first ones in path order).
     ``.git``, ignored files (.gitignore), binary files and symbolic links are skipped; hidden files are searched.
+    A line longer than 2000 characters is cut, with a note saying how much.
     """
+    deadline = ctx.run_deadline()
     flags = re.IGNORECASE if ignore_case else 0
     try:
         regex = re.compile(pattern, flags)
@@ -194,32 +342,36 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
         raise ToolError(f"max_results must be a positive integer, got {max_results!r}")
     base, prefix = _base(ctx, path)
     plan = Glob(glob if glob is not None else "**")
+    budget = int(ctx.limits.tool_result)
     if base.is_file():  # one file named explicitly: searched even if ignored; its name must match the glob
         if glob is not None and not Glob(glob).matches(base.name):
             return []
-        lines = _search_file(base, regex, max_results)
-        if lines is None:
-            raise ToolError(f"{prefix.rstrip('/')} is a binary file; grep searches text files")
-        return [{"path": prefix.rstrip("/"), "line": n, "text": t} for n, t in lines]
+        shown = prefix.rstrip("/")
+        one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
+        if not search_file(base, regex, max_results, deadline, one.add):
+            raise ToolError(f"{shown} is a binary file; grep searches text files")
+        lines, dropped = one.result()
+        return Cut([{"path": shown, "line": n, "text": t} for n, t in lines], dropped)
     start = plan.start(ctx.workspace.root, base)
     if start is None:
         return []
-    rg = rg_binary()
-    found = None
-    parents = _rg_parents(ctx.workspace.root, start) if rg and _rg_can_run(pattern) else None
-    if rg and parents is not None:
-        reach = Reach(ctx.workspace.root, start) if plan.kind == "path" else None
-        found = _rg_grep(rg, start, regex, ignore_case, plan, max_results, reach, parents)
-    if found is None:
-        found = []
-        for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
-            if not plan.matches(rel):
-                continue
-            for number, text in _search_file(start / rel, regex, max_results) or ():
-                found.append((rel, number, text))
-    found.sort()
     lead = prefix + "".join(d + "/" for d in plan.dirs)
-    return [{"path": lead + rel, "line": n, "text": t} for rel, n, t in found[:max_results]]
+    extra = len(lead) + 36  # {"path": "", "line": N, "text": ""} and the runner's 2, less the digits
+    search = _Search(regex, plan, Reach(ctx.workspace.root, start) if plan.kind == "path" else None,
+                     _stamped(ctx.workspace.root, start), FirstItems(max_results, budget,
+                                                                      lambda hit: len(hit[0]) + len(hit[2]) + extra),
+                     extra, deadline)
+    rg = rg_binary()
+    parents = _rg_parents(ctx.workspace.root, start) if rg and _rg_can_run(pattern) else None
+    done = rg is not None and parents is not None and search.ripgrep(rg, start, ignore_case, parents)
+    if not done:
+        search.found = FirstItems(max_results, budget, search.found.size)
+        for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
+            if search.accepts(rel):
+                deadline.check("grep", "searching files")
+                search.file(start / rel, rel, max_results)
+    hits, dropped = search.found.result()
+    return Cut([{"path": lead + rel, "line": n, "text": t} for rel, n, t in hits], dropped)
 
 
 def _rg_can_run(pattern: str) -> bool:
@@ -227,160 +379,188 @@ def _rg_can_run(pattern: str) -> bool:
     return "[[:" not in pattern and "\\p" not in pattern and "\\P" not in pattern
 
 
-def _clip(text: str) -> str:
-    if text.endswith("\r"):
-        text = text[:-1]
-    if len(text) > MAX_LINE_CHARS:
-        return f"{text[:MAX_LINE_CHARS]} ... [line cut: {len(text) - MAX_LINE_CHARS} more characters]"
-    return text
-
-
-def _decode_text(data: bytes) -> str | None:
-    """A file's bytes as text as ripgrep reads it, or ``None`` if it is binary."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", "replace")
-    if b"\0" in data:
-        return None
-    return data.decode("utf-8", "replace")
-
-
-def _search_file(file: Path, regex: re.Pattern[str], max_count: int) -> list[tuple[int, str]] | None:
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return []
-    text = _decode_text(data)
-    if text is None:
-        return None
-    if not text:
-        return []
-    out: list[tuple[int, str]] = []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    for number, line in enumerate(lines, 1):
-        if regex.search(line):
-            out.append((number, _clip(line)))
-            if len(out) >= max_count:
-                break
-    return out
-
-
-_FLOOD = object()
 FLOOD_FACTOR, FLOOD_MIN = 20, 30_000  # beyond max(FLOOD_FACTOR * max_results, FLOOD_MIN) matches: sorted re-run
-_MATCH, _END = b'{"type":"match"', b'{"type":"end"'
+_OMITTED = re.compile(rb"\[Omitted long (?:matching line|line with \d+ matches)\]")  # ripgrep 14; 13 and older
+_BINARY_WARNING = re.compile(rb"(.*): WARNING: stopped searching binary file after match \(found .+ byte around "
+                             rb"offset \d+\)")
+_MAX_RECORD = LONG_COLUMNS + (1 << 16)  # a path and a line that ripgrep printed in full
 
 
-def _rg_grep(rg: str, base: Path, regex: re.Pattern[str], ignore_case: bool, matcher: Glob,
-             max_results: int, reach: Reach | None, parents: Sequence[str]) -> list[tuple[str, int, str]] | None:
-    """Matches found by ripgrep, or ``None`` when the Python search must answer.
-
-    ripgrep searches in parallel, in no fixed order. When far more lines match than can be returned, that run is
-    stopped and ``_first_matches`` finds the first ``max_results`` in path order, so the answer is the same.
-    """
-    # no --max-count: ripgrep would stop reading a file early and miss a NUL byte that makes it binary
-    cmd = _rg_command(rg, matcher, parents)
-    if ignore_case:
-        cmd.append("--ignore-case")
-    query = ["--regexp", regex.pattern, "."]
-    found = _rg_collect([*cmd, "--json", *query], base, matcher, reach,
-                        flood=max(FLOOD_FACTOR * max_results, FLOOD_MIN))
-    if found is _FLOOD:
-        found = _first_matches([*cmd, "--files-with-matches", "--null", *query], base, matcher, reach, regex,
-                               max_results)
-    return found  # type: ignore[return-value]
+class _Flood(Exception):
+    """Far more lines match than can be returned: the sorted re-run answers."""
 
 
-def _spawn(cmd: list[str], cwd: Path) -> object:
-    import subprocess
-    try:
-        return subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-    except OSError:
-        return None
+class _Unknown(Exception):
+    """ripgrep printed something this parser does not know: the Python search answers."""
 
 
-def _rg_collect(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, *, flood: int) -> object:
-    """Every match of a parallel run, parsed in one go; ``_FLOOD`` once more than ``flood`` lines matched."""
-    import json
+class _Search:
+    """One grep over the files below ``start``: the matches kept in ``found``, however they are found."""
 
-    proc: Any = _spawn(cmd, base)
-    if proc is None:
-        return None
-    chunks: list[bytes] = []
-    count = 0
-    with proc:
-        while True:
-            chunk = proc.stdout.read(1 << 16)
-            if not chunk:
+    def __init__(self, regex: re.Pattern[str], matcher: Glob, reach: Reach | None, stamped: Stamped | None,
+                 found: FirstItems, extra: int, deadline: Deadline) -> None:
+        self.regex, self.matcher, self.reach, self.stamped = regex, matcher, reach, stamped
+        self.found, self.extra, self.deadline = found, extra, deadline
+
+    def accepts(self, rel: str, near: bool = True) -> bool:
+        """Whether a file's matches belong in the answer (its name matches; a walk reaches it; not CodeAct's)."""
+        return (self.matcher.matches(rel) and (self.reach is None or self.reach.ok(rel))
+                and (self.stamped is None or not near or not self.stamped.hides(rel)))
+
+    def file(self, path: Path, rel: str, max_count: int) -> None:
+        """Search one file in Python, up to ``max_count`` matches; a binary file adds nothing."""
+        size = len(rel) + self.extra
+        one = FirstItems(max_count, self.found.budget, lambda hit: len(hit[1]) + size)
+        if search_file(path, self.regex, max_count, self.deadline, one.add):
+            self._merge(rel, one)
+
+    def _merge(self, rel: str, one: FirstItems) -> None:
+        """Add one file's matches; what that file could not keep, the answer cannot either."""
+        if one.limit is not None:
+            self.found.bar((rel, *one.limit))
+        for number, text in one.items:
+            self.found.add((rel, number, text))
+        self.found.seen += one.seen - len(one.items)
+
+    def ripgrep(self, rg: str, start: Path, ignore_case: bool, parents: Sequence[str]) -> bool:
+        """The matches found by ripgrep; ``False`` when the Python search must answer.
+
+        ripgrep searches in parallel, in no fixed order, and prints each file's matches together; its output is
+        read as it comes and only what can be returned is kept. When far more lines match than that, the run is
+        stopped and the files that match are searched in path order until enough are found: the same answer.
+        """
+        # no --max-count: ripgrep would stop reading a file early and miss a NUL byte that makes it binary
+        cmd = _rg_command(rg, self.matcher, parents)
+        if ignore_case:
+            cmd.append("--ignore-case")
+        query = ["--regexp", self.regex.pattern, "."]
+        flood = max(FLOOD_FACTOR * self.found.count, FLOOD_MIN)
+        try:
+            return self._lines([*cmd, "--no-heading", "--with-filename", "--line-number", "--null", "--color",
+                                "never", "--max-columns", str(LONG_COLUMNS), *query], start, flood)
+        except _Unknown:
+            return False
+        except _Flood:
+            self.found = FirstItems(self.found.count, self.found.budget, self.found.size)
+            return self._first_files([*cmd, "--files-with-matches", "--null", *query], start)
+
+    def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
+        """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
+        child = Child.start(cmd, start, self.deadline, "grep", "searching with ripgrep")
+        if child is None:
+            return False
+        file = _FileMatches(self, start)
+        rest, got, records = b"", False, 0
+        try:
+            with child:
+                for chunk in child:
+                    got = True
+                    data = rest + chunk
+                    lines = data.split(b"\n")
+                    rest = lines.pop()
+                    if len(rest) > _MAX_RECORD:
+                        raise _Unknown
+                    skip = any(mark in data for mark in _SKIPPED_MARKS)
+                    near = self.stamped is not None and self.stamped.near(data)
+                    for line in lines:
+                        path, nul, body = line.partition(b"\0")
+                        if not nul:
+                            warned = _BINARY_WARNING.fullmatch(line)
+                            if warned is None:
+                                raise _Unknown
+                            file.binary(warned[1])
+                            continue
+                        records += 1
+                        if records > flood:
+                            raise _Flood
+                        if path != file.raw:
+                            file.switch(path, skip, near)
+                        if file.hits is not None:
+                            number, _, text = body.partition(b":")
+                            file.add(int(number), text)
+                file.switch(None, False, False)
+        finally:
+            file.close()
+        return not (child.returncode == 2 and not got)  # 2 and silent: ripgrep could not run this pattern
+
+    def _first_files(self, cmd: list[str], start: Path) -> bool:
+        """The first matches in path order: the files that match (ripgrep, in parallel), sorted, then searched
+        one by one until enough are found."""
+        child = Child.start(cmd, start, self.deadline, "grep", "listing the files that match")
+        if child is None:
+            return False
+        names: list[str] = []
+        rest, got = b"", False
+        with child:
+            for chunk in child:
+                got = True
+                data = rest + chunk
+                raws = data.split(b"\0")
+                rest = raws.pop()
+                skip = any(mark in data for mark in _SKIPPED_MARKS)
+                near = self.stamped is not None and self.stamped.near(data)
+                for raw in raws:
+                    rel = _rel(raw)
+                    if not (skip and _skipped(rel)) and self.accepts(rel, near):
+                        names.append(rel)
+        if child.returncode == 2 and not got:
+            return False
+        for rel in sorted(names):
+            if self.found.seen >= self.found.count:
                 break
-            chunks.append(chunk)
-            count += chunk.count(_MATCH)
-            if count > flood:
-                proc.kill()
-                proc.wait()
-                return _FLOOD
-        code = proc.wait()
-    output = b"".join(chunks)
-    if code == 2 and not output:
-        return None  # ripgrep could not run this (e.g. a regex it reads differently): the Python path answers
-    wanted = [line for line in output.split(b"\n")
-              if line.startswith(_MATCH) or (line.startswith(_END) and b'"binary_offset":null' not in line)]
-    messages = json.loads(b"[" + b",".join(wanted) + b"]")
-    keep = None if not any(mark in output for mark in _SKIPPED_MARKS) else \
-        set(_unskipped([_rel(m["data"]["path"]) for m in messages], output))
-    binary = {_rel(m["data"]["path"]) for m in messages if m["type"] == "end"}
-    found = []
-    for message in messages:
-        if message["type"] == "match":
-            hit = _hit(message["data"], matcher, reach)
-            if hit is not None and hit[0] not in binary and (keep is None or hit[0] in keep):
-                found.append(hit)
-    return found
+            self.deadline.check("grep", "searching files")
+            self.file(start / rel, rel, self.found.count - self.found.seen)
+        return True
 
 
-def _first_matches(cmd: list[str], base: Path, matcher: Glob, reach: Reach | None, regex: re.Pattern[str],
-                   max_results: int) -> list[tuple[str, int, str]] | None:
-    """The first ``max_results`` matches in path order: the files that match (ripgrep, in parallel), sorted,
-    then searched one by one until enough are found."""
-    import subprocess
-    try:
-        done = subprocess.run(cmd, cwd=base, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, check=False)
-    except OSError:
-        return None
-    if done.returncode == 2 and not done.stdout:
-        return None  # ripgrep could not run this: the Python search answers
-    listed = _unskipped([rel[2:] if rel.startswith("./") else rel
-                         for rel in done.stdout.decode("utf-8", "surrogateescape").split("\0") if rel], done.stdout)
-    found: list[tuple[str, int, str]] = []
-    for rel in sorted(rel for rel in listed if matcher.matches(rel) and (reach is None or reach.ok(rel))):
-        for number, text in _search_file(base / rel, regex, max_results - len(found)) or ():
-            found.append((rel, number, text))
-        if len(found) >= max_results:
-            break
-    return found
+class _FileMatches:
+    """The matches of the file ripgrep is printing, held until its output ends (a binary file's are dropped)."""
 
+    def __init__(self, search: _Search, start: Path) -> None:
+        self.search, self.start = search, start
+        self.raw: bytes | None = None
+        self.rel = ""
+        self.hits: FirstItems | None = None
+        self.cursor: LineCursor | None = None
+        self.taken: set[bytes] = set()
 
-def _rel(where: dict) -> str:
-    import base64
-    rel = where["text"] if "text" in where else os.fsdecode(base64.b64decode(where["bytes"]))
-    return rel[2:] if rel.startswith("./") else rel
+    def switch(self, raw: bytes | None, skip: bool, near: bool) -> None:
+        """The previous file's output ended: keep its matches; start collecting ``raw``'s."""
+        if self.hits is not None:
+            self.search._merge(self.rel, self.hits)
+        if self.raw is not None:
+            self.taken.add(self.raw)
+        self.close()
+        self.raw, self.hits = raw, None
+        if raw is None:
+            return
+        if raw in self.taken:
+            raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
+        self.rel = rel = _rel(raw)
+        if not (skip and _skipped(rel)) and self.search.accepts(rel, near):
+            size = len(rel) + self.search.extra
+            self.hits = FirstItems(self.search.found.count, self.search.found.budget, lambda hit: len(hit[1]) + size)
 
+    def add(self, number: int, raw: bytes) -> None:
+        if _OMITTED.fullmatch(raw):  # too long to print (or a line saying so): read it back, cut
+            if self.cursor is None:
+                self.cursor = LineCursor(self.start / self.rel, self.search.deadline)
+            text = self.cursor.text(number)
+            if text is None:
+                text = raw.decode("utf-8", "replace")
+        else:
+            text = clip(raw.decode("utf-8", "replace"))
+        self.hits.add((number, text))  # type: ignore[union-attr]
 
-def _hit(data: dict, matcher: Glob, reach: Reach | None) -> tuple[str, int, str] | None:
-    rel = _rel(data["path"])
-    if not matcher.matches(rel) or (reach is not None and not reach.ok(rel)):
-        return None
-    lines = data["lines"]
-    if "text" in lines:
-        text = lines["text"]
-    else:
-        import base64
-        text = base64.b64decode(lines["bytes"]).decode("utf-8", "replace")
-    if text.endswith("\n"):
-        text = text[:-1]
-    return rel, data["line_number"], _clip(text)
+    def binary(self, raw: bytes) -> None:
+        """ripgrep stopped reading ``raw``: binary. Its matches are dropped."""
+        if raw == self.raw:
+            self.hits = None
+        elif raw in self.taken:
+            raise _Flood
+        self.taken.add(raw)
+
+    def close(self) -> None:
+        if self.cursor is not None:
+            self.cursor.close()
+            self.cursor = None
