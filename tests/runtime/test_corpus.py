@@ -206,3 +206,60 @@ def test_fixture_has_the_edge_cases_models_meet():
     assert "import sys, os\n" in FILES["src/shopcart/cart.py"]
     with pytest.raises(SyntaxError):
         compile(FILES["src/shopcart/legacy.py"], "legacy.py", "exec")
+
+
+# ------------------------------------------------------------------------- the programs the stamped text teaches
+TEMPLATE = Path(__file__).resolve().parents[2] / "template"
+PATTERNS = TEMPLATE / "{{ skills_dir }}" / "codeact" / "references" / "patterns.md.jinja"
+
+
+def _blocks(path: Path, opening: str, closing: str) -> list[str]:
+    import re
+
+    return re.findall(rf"{re.escape(opening)}\n(.*?\n){re.escape(closing)}", path.read_text(encoding="utf-8"), re.S)
+
+
+def _sandbox_json_errors() -> list[dict[str, str]]:
+    return EXPECTED["invalid_json"][0]
+
+
+PATTERN_ANSWERS: list[tuple[Any, str]] = [
+    (1, "src/shopcart/cart.py:19: # TODO: raise when missing\n"),
+    ([("src/shopcart/cart.py", 28), ("src/shopcart/pricing.py", 27), ("src/shopcart/cli.py", 22)], ""),
+    (_sandbox_json_errors(), ""),
+    (["src/shopcart/cart.py:2", "src/shopcart/cli.py:3", "src/shopcart/legacy.py:1"], ""),
+    (["src/shopcart/util/text.py", "tests/test_cart.py"], ""),
+    None,  # the MCP chain needs a server named "issues": see test_the_mcp_pattern_is_the_only_one_not_run
+    ({p: len(FILES[p]) for p in ["config/bad.json", "config/empty.json", "config/regions.json",
+                                 "config/settings.json"]}, ""),
+]
+
+
+@pytest.mark.parametrize("index", range(len(PATTERN_ANSWERS)))
+def test_every_pattern_in_the_skill_gives_the_exact_answer(sandbox, corpus, index):
+    blocks = _blocks(PATTERNS, "```python", "```")
+    assert len(blocks) == len(PATTERN_ANSWERS)
+    if PATTERN_ANSWERS[index] is None:
+        pytest.skip("needs an MCP server")
+    result = sandbox(blocks[index])
+    assert result.ok, result.error
+    assert (result.result, result.stdout) == PATTERN_ANSWERS[index]
+    if index == 4:  # the batch edit really renamed every call
+        import re
+        text = (corpus / "tests/test_cart.py").read_text()
+        assert not re.search(r"\bold_name\b", text) and "import new_name" in text and "def test_old_name" in text
+
+
+def test_the_mcp_pattern_is_the_only_one_not_run():
+    blocks = _blocks(PATTERNS, "```python", "```")
+    assert [i for i, b in enumerate(blocks) if "issues." in b] == [PATTERN_ANSWERS.index(None)]
+
+
+@pytest.mark.parametrize("partial", [TEMPLATE / "_partials" / "run.md.jinja",
+                                     TEMPLATE / "{{ instructions_dir }}" / "codeact.instructions.md.jinja"])
+def test_the_example_program_of_the_instructions_runs(sandbox, partial):
+    (program,) = _blocks(partial, "run - <<'PY'", "PY")
+    result = sandbox(program)
+    assert result.ok, result.error
+    assert result.stdout == "src/shopcart/cart.py:19: # TODO: raise when missing\n"
+    assert result.result == (1 if "len(hits)" in program else None)
