@@ -141,7 +141,12 @@ def test_outline_stays_in_the_workspace(ctx):
 
 
 def test_outline_stops_at_the_run_deadline(tree, make_ctx):
-    clock = Deadline(0.0)
+    class PastForOutline(Deadline):  # the listing (glob) keeps its time; the parsing finds the deadline passed
+        def check(self, tool: str, detail: str = "") -> None:
+            if tool == "outline":
+                raise self.stopped(tool, detail)
+
+    clock = PastForOutline(30.0)
     with pytest.raises(TimeoutError, match=r"outline\(\) was stopped at the run's deadline while parsing file 1 of"):
         outline(make_ctx(tree, deadline=clock))
 
@@ -202,3 +207,26 @@ def _defined_in(module: Any) -> list[Any]:
                 found += [v for v in vars(value).values() if inspect.isfunction(v) and written(v)
                           and v.__qualname__.startswith(value.__qualname__ + ".")]
     return [f for f in found if "<locals>" not in f.__qualname__]
+
+
+def test_outline_in_a_program(run_program):
+    """The seed tasks of the field, as a model writes them, on the shared fixture workspace (build/ is ignored)."""
+    program = '''
+missing = {}
+longest = []
+for d in outline(path="src"):
+    if d["kind"] in ("function", "method"):
+        if d["docstring"] is None:
+            missing.setdefault(d["path"], []).append(d["name"])
+        longest.append((d["end_line"] - d["line"] + 1, d["qualname"]))
+imports = sorted({(d["path"], d["name"]) for d in outline() if d["kind"] == "import" and d["name"].startswith("os")})
+{"missing": missing, "longest": sorted(longest, reverse=True)[:2], "os": imports}
+'''
+    result = run_program(program)
+    assert result.ok, result.error
+    assert result.result == {
+        "missing": {"src/app.py": ["main"], "src/pkg/core.py": ["run"], "src/utils.py": ["slugify"]},
+        "longest": [(4, "run"), (3, "slugify")],  # core.run: lines 6-9; four functions of 3 lines
+        "os": [("src/app.py", "os"), ("src/pkg/core.py", "os"), ("src/pkg/core.py", "os.path"),  # from os import
+               ("tests/test_app.py", "os")],
+    }

@@ -341,3 +341,14 @@ def test_the_stamped_instructions_teach_the_cut(stamp, tmp_path):
     for text in (instructions, agent):
         assert f"- `{signature}`" in text
         assert "16 KiB" in text and "64 KiB" not in text
+
+
+def test_previous_output_in_the_sandbox(run_program, fixture_workspace, runtime_dir):
+    env = {"XDG_RUNTIME_DIR": str(runtime_dir)}
+    run = OutputStore.for_workspace(fixture_workspace, env).save("a\nb\nc\n")
+    done = run_program(f'previous_output(run="{run}", first_line=2)', env=env)
+    assert done.ok and done.result == "b\nc\n"
+    bad = run_program('previous_output(run="nope")', env=env)
+    assert not bad.ok and bad.error.type == "RuntimeError" and "8 to 64 letters and digits" in bad.error.message
+    elsewhere = run_program(f'previous_output(run="{run}")', env=env, workspace=fixture_workspace / "src")
+    assert not elsewhere.ok and "no stored output for run" in elsewhere.error.message  # another workspace's store
