@@ -28,6 +28,7 @@ from .errors import ErrorInfo, ToolError
 MiB = 1024 * 1024
 KEEP_RUNS = 20  # runs kept per workspace
 KEEP_BYTES = 8 * MiB  # bytes kept per workspace (and at most per run)
+KEEP_PRINTED = KEEP_BYTES - 64 * 1024  # what a run keeps of the printed output: room left for its value and error
 RUN_ID = r"[A-Za-z0-9]{8,64}"  # compiled only where a run is stored or read
 _ID_LENGTH = 12
 CUT_LINE = "[cut: {bytes} more bytes, {lines} lines; read them with previous_output(run=\"{run}\", first_line={first})]"
@@ -103,21 +104,26 @@ def _size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def _head(lines: list[str], room: int) -> tuple[int, str, int]:
-    """Whole lines that fit ``room`` bytes, then a prefix of the next one when room is left over (always when no
-    whole line fits): (whole lines, partial prefix, bytes shown)."""
-    used, whole = 0, 0
-    for line in lines:
-        size = _size(line)
-        if used + size > room:
-            break
-        used += size
-        whole += 1
-    part = ""
+def _lines_in(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _count_lines(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def _head(data: bytes, room: int) -> tuple[int, int, bytes]:
+    """Whole lines of ``data`` that fit ``room`` bytes, then a prefix of the next one when room is left over (always
+    when no whole line fits): (whole lines, their bytes, the prefix). Works on bytes: an output may be 8 MiB."""
+    if len(data) <= room:
+        return _count_lines(data), len(data), b""
+    used = data.rfind(b"\n", 0, room) + 1
+    whole = data.count(b"\n", 0, used)
     left = room - used - 1  # one byte for the newline that ends a shown prefix
-    if whole < len(lines) and left > 0 and (whole == 0 or left > room // 4):
-        part = lines[whole].encode("utf-8", "surrogatepass")[:left].decode("utf-8", "ignore").rstrip("\n")
-    return whole, part, used + _size(part)
+    part = b""
+    if left > 0 and (whole == 0 or left > room // 4):  # the next line is longer than ``left``: no newline in it
+        part = data[used:used + left].decode("utf-8", "ignore").encode("utf-8", "surrogatepass")
+    return whole, used, part
 
 
 def window(out: str, err: str, cap: int) -> Window:
@@ -125,27 +131,27 @@ def window(out: str, err: str, cap: int) -> Window:
 
     stderr (the error and its hint) is kept whole when it takes at most half the room; stdout gets the rest. Shown
     text ends at a line end where it can; a line too long for the room is shown cut and counted as not shown."""
-    if _size(out) + _size(err) <= cap:
+    out_b, err_b = out.encode("utf-8", "surrogatepass"), err.encode("utf-8", "surrogatepass")
+    if len(out_b) + len(err_b) <= cap:
         return Window(out, err)
-    out_lines, err_lines = split_lines(out), split_lines(err)
-    if out_lines and err_lines and not out_lines[-1].endswith("\n"):
-        out_lines[-1] += "\n"  # stderr starts a new line in the transcript
-    total = sum(map(_size, out_lines)) + sum(map(_size, err_lines))
-    count = len(out_lines) + len(err_lines)
+    if out_b and err_b and not out_b.endswith(b"\n"):
+        out_b += b"\n"  # stderr starts a new line in the transcript
+    out_count, err_count = _count_lines(out_b), _count_lines(err_b)
+    total, count = len(out_b) + len(err_b), out_count + err_count
     widest = Cut(total, count, count, "x" * _ID_LENGTH).line()
     budget = max(cap - _size(widest) - 3, 0)  # the cut line, its newline, and a newline after each cut prefix
-    out_size, err_size = sum(map(_size, out_lines)), sum(map(_size, err_lines))
-    err_room = min(err_size, max(budget - out_size, budget // 2))
-    err_whole, err_part, err_shown = _head(err_lines, err_room)
-    out_whole, out_part, out_shown = _head(out_lines, budget - err_shown)
-    if out_whole < len(out_lines):
-        first = out_whole + 1
-    else:
-        first = len(out_lines) + err_whole + 1
-    cut = Cut(total - out_shown - err_shown, count - out_whole - err_whole, first)
-    shown_out = "".join(out_lines[:out_whole]) + (out_part + "\n" if out_part else "")
-    shown_err = "".join(err_lines[:err_whole]) + (err_part + "\n" if err_part else "")
-    return Window(shown_out, shown_err, cut, out_whole, out_part, "".join(out_lines) + "".join(err_lines))
+    err_room = min(len(err_b), max(budget - len(out_b), budget // 2))
+    err_whole, err_used, err_part = _head(err_b, err_room)
+    out_whole, out_used, out_part = _head(out_b, budget - err_used - len(err_part))
+    first = out_whole + 1 if out_whole < out_count else out_count + err_whole + 1
+    shown_bytes = out_used + len(out_part) + err_used + len(err_part)
+    cut = Cut(total - shown_bytes, count - out_whole - err_whole, first)
+
+    def text(data: bytes, used: int, part: bytes) -> str:
+        return (data[:used] + (part + b"\n" if part else b"")).decode("utf-8", "surrogatepass")
+
+    return Window(text(out_b, out_used, out_part), text(err_b, err_used, err_part), cut, out_whole,
+                  out_part.decode("utf-8", "surrogatepass"), (out_b + err_b).decode("utf-8", "surrogatepass"))
 
 
 # -------------------------------------------------------------------------------------------------------- store
@@ -298,11 +304,12 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
         if cut is None:
             envelope["cut"] = None
         else:
-            printed = split_lines(result.stdout)
-            whole = min(shown.out_whole, len(printed))
-            part = shown.out_part if shown.out_whole < len(printed) else ""
-            envelope["stdout"] = "".join(printed[:whole]) + (part + "\n" if part else "") + cut.line() + "\n"
-            if result.result is not None and shown.out_whole < len(split_lines(out)):
+            printed = _lines_in(result.stdout)  # out is the printed lines, then the value's line
+            whole = min(shown.out_whole, printed)
+            part = shown.out_part if shown.out_whole < printed else ""
+            head = "".join(split_lines(shown.out)[:whole])  # shown.out is at most the cap: cheap to split
+            envelope["stdout"] = head + (part + "\n" if part else "") + cut.line() + "\n"
+            if result.result is not None and shown.out_whole < _lines_in(out):
                 envelope["result"] = None
             envelope["cut"] = cut.to_json()
         return json.dumps(envelope, ensure_ascii=False) + "\n", ""
@@ -328,4 +335,4 @@ def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line:
     return "".join(lines[first_line - 1:last_line])
 
 
-__all__ = ["Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines", "window"]
+__all__ = ["KEEP_BYTES", "KEEP_PRINTED", "Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines", "window"]

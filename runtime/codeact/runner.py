@@ -11,7 +11,7 @@ from . import backends
 from .config import Settings
 from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout
 from .limits import Deadline, Limits, truncate
-from .outputs import KEEP_BYTES
+from .outputs import KEEP_PRINTED
 from .policy import Workspace, find_workspace
 from .stubs import stub_source
 from .tools import Tool, ToolContext
@@ -63,7 +63,7 @@ def jsonable(value: Any) -> Any:
 
 
 class _Output:
-    """Everything the program printed, up to what the output store keeps (``outputs.KEEP_BYTES``); the rest is
+    """Everything the program printed, up to what the output store keeps (``outputs.KEEP_PRINTED``); the rest is
     counted and reported at the end. What the model is shown is cut later, to ``Limits.output`` (codeact.outputs)."""
 
     def __init__(self, keep: int) -> None:
@@ -118,7 +118,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         choice = backends.choose(backend, settings.backend, env)
         backend_impl = backends.load(choice.name)
 
-    output = _Output(KEEP_BYTES)
+    output = _Output(KEEP_PRINTED)
     calls: list[ToolCall] = []
     interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
     clock.start()  # from here: a first MCP discovery is not the program's time

@@ -352,3 +352,16 @@ def test_previous_output_in_the_sandbox(run_program, fixture_workspace, runtime_
     assert not bad.ok and bad.error.type == "RuntimeError" and "8 to 64 letters and digits" in bad.error.message
     elsewhere = run_program(f'previous_output(run="{run}")', env=env, workspace=fixture_workspace / "src")
     assert not elsewhere.ok and "no stored output for run" in elsewhere.error.message  # another workspace's store
+
+
+def test_cli_keeps_8_mib_of_a_flood_and_says_what_it_dropped(cli, runtime_dir):
+    done = cli("run", "--code", 'for i in range(9 * 1024):\n    print("y" * 1023)')  # 9 MiB
+    assert done.returncode == 0 and size(done.stdout) <= 16 * 1024
+    bytes_, lines, run, first = CUT.fullmatch(done.stdout.splitlines()[-1]).groups()
+    (stored,) = runtime_dir.glob(f"codeact-{os.getuid()}/outputs/*/{run}.txt")
+    assert stored.stat().st_size <= 8 * MiB
+    kept = (8 * MiB - 64 * 1024) // 1024  # whole lines of 1,024 bytes the run keeps
+    tail = cli("run", "--code", f'print(previous_output(run="{run}", first_line={kept}), end="")')
+    assert tail.stdout == "y" * 1023 + "\n" + f"\n... [{9 * MiB - kept * 1024} more bytes printed were not kept " \
+                                                  f"(at most {8 * MiB - 64 * 1024} are); print less]\n"
+    assert int(lines) == kept + 2 - int(first) + 1
