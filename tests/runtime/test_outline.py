@@ -89,6 +89,7 @@ def tree(tmp_path: Path) -> Path:
     files = {
         "pkg/mod.py": MOD,
         "pkg/broken.py": BROKEN,
+        "pkg/deco.py": "@dataclass(frozen=True)\nclass D:\n    x: int = 0\n",
         "pkg/notes.txt": "def not_python():\n",
         ".gitignore": "ignored/\n",
         "ignored/hidden.py": "def hidden():\n    pass\n",
@@ -119,6 +120,7 @@ def test_outline_on_the_fixture(ctx):
              "skipped: 1200000 bytes is over the 1048576 byte (1 MiB) limit"),
         item("nul.py", "error", None, None, 2, 2, "source code string cannot contain null bytes"),
         item("pkg/broken.py", "error", None, None, 4, 4, "'(' was never closed"),
+        item("pkg/deco.py", "class", "D", "D", 2, 3),  # a decorated class: the line of `class`
         item("win.py", "function", "a", "a", 1, 3, "Doc."),
         item("win.py", "class", "B", "B", 5, 6),
     ]  # no link.py (links are not followed), nothing ignored or in node_modules, no .txt, no file without .py
@@ -129,8 +131,8 @@ def test_outline_narrows_by_path_and_glob(ctx):
     assert outline(ctx, path="pkg/mod.py") == MOD_ITEMS
     assert outline(ctx, path="pkg/mod.py", glob="*.pyi") == []
     assert [i["qualname"] for i in outline(ctx, path="scripts/tool", glob="*")] == ["script"]  # named: parsed
-    assert {i["path"] for i in outline(ctx, glob="**/*.py")} == {"big.py", "nul.py", "pkg/broken.py", "pkg/mod.py",
-                                                                 "win.py"}
+    assert {i["path"] for i in outline(ctx, glob="**/*.py")} == {"big.py", "nul.py", "pkg/broken.py", "pkg/deco.py",
+                                                                 "pkg/mod.py", "win.py"}
 
 
 def test_outline_stays_in_the_workspace(ctx):
