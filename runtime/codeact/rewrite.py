@@ -42,9 +42,12 @@ def bind_methods(code: str) -> str:
     Returns ``code`` unchanged when there is nothing to wrap or the host's Python cannot parse it (a newer syntax
     the sandbox may still accept).
     """
+    candidates = {m[1] for m in _CANDIDATE.finditer(code)}
+    if not candidates:
+        return code  # most programs: nothing to look up
     names = method_names()
-    if not any(m[1] in names for m in _CANDIDATE.finditer(code)):
-        return code  # most programs: no ast import, no parse
+    if candidates.isdisjoint(names):
+        return code  # no ast import, no parse
     import ast
 
     try:

@@ -519,3 +519,125 @@ def test_sql_result_cap_is_visible(fixture_workspace, make_ctx):
                                     "SELECT x FROM c")
     assert rows[0] == {"x": 1} and rows[-1].startswith("... [truncated: more rows follow")
     assert len(rows) < 200
+
+
+# ---------------------------------------------------------- issue 13: valid programs run, invalid ones told the truth
+def _monty(run_program, backend_name):
+    if backend_name != "monty":
+        pytest.skip("the rewrite and the type check belong to the monty backend")
+    return run_program
+
+
+@pytest.mark.parametrize("code, expected", [
+    ('d = {"a": 1, "b": 3}\nmax(d, key=d.get)', "b"),
+    ('from collections import Counter\ncounter = Counter("abbccc")\nsorted(counter, key=counter.get)', ["a", "b", "c"]),
+    ('s = "abc"\nf = s.upper\nf()', "ABC"),
+    ('d = {"a": 1}\nf = d.get\nd = {}\nf("a")', 1),  # the receiver is bound when the method is taken
+    ('s = "é"; f = s.upper\nf()', "É"),  # offsets in bytes, not characters
+    ('type = "shadowed"\nd = {"a": 2, "b": 1}\nmin(d, key=d.get)', "b"),  # `type` rebound: isinstance guard
+    ('from dataclasses import dataclass\n@dataclass\nclass P:\n    get: int\np = P(get=4)\np.get + 1', 5),
+    ('import re\nre.search(r"(o+)", "foo").group(1)', "oo"),
+    ('words = ["b", "A", "c"]\nsorted(words, key=str.lower)', ["A", "b", "c"]),
+])
+def test_idioms_models_use_run(run_program, backend_name, code, expected):
+    result = _monty(run_program, backend_name)(code)
+    assert result.ok, result.error
+    assert result.result == expected and result.notes == []
+
+
+def test_the_rewrite_keeps_every_line_where_it_was():
+    from codeact.rewrite import bind_methods
+
+    code = 'd = {}\nf = (d\n     .get)\nkeys = sorted(d, key=d.get)  # comment\nx = [s.upper for s in ["a"]]\n'
+    new = bind_methods(code)
+    assert new != code and len(new.splitlines()) == len(code.splitlines())
+    assert new.splitlines()[1:3] == code.splitlines()[1:3]  # `d\n.get` across lines: left alone
+    assert new.splitlines()[3].endswith("(d))  # comment")
+    assert bind_methods('print("no methods taken")\n') == 'print("no methods taken")\n'
+    assert bind_methods('x = f"{d["a"]}"; g = d.get\n') in ('x = f"{d["a"]}"; g = d.get\n',  # host < 3.12
+                                                           bind_methods('x = f"{d["a"]}"; g = d.get\n'))
+
+
+def test_errors_after_a_rewrite_report_the_programs_own_lines(run_program, backend_name):
+    result = _monty(run_program, backend_name)('d = {"a": 1}\nf = d.get\nx = f("a")\ny = f()\n')
+    assert (result.error.type, result.error.line) == ("TypeError", 4)
+
+
+def test_newer_syntax_runs_though_the_host_cannot_parse_it(run_program, backend_name):
+    """PEP 701 f-strings parse in the sandbox; a host older than 3.12 cannot rewrite such a program, so a bound
+    method taken as a value there fails with the hint that fixes it."""
+    import sys
+
+    run = _monty(run_program, backend_name)
+    assert run('h = {"p": "x"}\nf"{h["p"]}"').result == "x"
+    result = run('h = {"p": "x"}\nf = h.get\nf"{h["p"]}{f("p")}"')
+    if sys.version_info >= (3, 12):
+        assert result.ok and result.result == "xx"
+        return
+    assert (result.error.type, result.error.line) == ("AttributeError", 2) and "lambda" in result.error.hint
+    fixed = run('h = {"p": "x"}\nf = lambda k: h.get(k)\nf"{h["p"]}{f("p")}"')
+    assert fixed.ok and fixed.result == "xx"
+
+
+def test_an_unclosed_paren_is_reported_as_python_does(run_program, backend_name):
+    result = _monty(run_program, backend_name)('n = len(\nprint(n)\n')
+    assert (result.error.type, result.error.line) == ("SyntaxError", 1)
+    assert result.error.message.startswith("'(' was never closed")
+    assert "positional" not in result.error.message and not result.error.hint
+
+
+def test_a_positional_tool_call_is_shown_rewritten(run_program, backend_name):
+    result = _monty(run_program, backend_name)('x = 1\nview("README.md", [1, 2])\n')
+    assert result.error.line == 2 and result.tool_calls == []
+    assert result.error.hint == 'Tools take keyword arguments only: write view(path="README.md", view_range=[1, 2])'
+
+
+def test_a_wrong_key_on_a_tools_result_lists_its_keys(run_program, backend_name):
+    result = _monty(run_program, backend_name)('[h["file"] for h in grep(pattern="TODO")]')
+    assert result.error.type == "KeyError"
+    assert result.error.hint == "No key 'file' in the tool results: grep() gives 'path', 'line', 'text'."
+
+
+@pytest.mark.parametrize("module, instead", [("textwrap", "str methods"), ("subprocess", "bash(command="),
+                                             ("ast", "outline"), ("enum", "constants")])
+def test_a_missing_module_says_what_to_use_instead(run_program, backend_name, module, instead):
+    result = _monty(run_program, backend_name)(f"import {module}\n")
+    assert result.error.type == "ModuleNotFoundError" and instead in result.error.hint
+
+
+def test_exception_attributes_the_subset_lacks_name_the_replacement(run_program, backend_name):
+    code = 'import json\ntry:\n    json.loads("{")\nexcept json.JSONDecodeError as e:\n    m = {}\n    m["x"] = e.msg\n'
+    result = _monty(run_program, backend_name)(code)
+    assert (result.error.type, result.error.line) == ("AttributeError", 6)
+    assert "str(e)" in result.error.hint
+    fixed = _monty(run_program, backend_name)(code.replace("e.msg", "str(e)") + 'm["x"]')
+    assert fixed.ok and fixed.result.startswith("Expecting")
+
+
+def _server_tool(calls: list) -> "Tool":
+    from codeact.tools import Tool
+
+    def lookup(**kwargs):
+        calls.append(kwargs)
+        return {"id": kwargs["id"], "title": "First"}
+
+    return Tool(name="tracker.lookup", description="look up an issue", source="mcp", returns="dict",
+                parameters={"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+                call=lookup)
+
+
+@pytest.mark.parametrize("call, hint", [
+    ("tracker.lokup(id=1)", "Did you mean tracker.lookup()?"),
+    ("tracker.lookup(1)", "write tracker.lookup(id=1)"),
+    ("tracker.lookup(key=1)", "Call it as tracker.lookup(id: int) -> dict."),
+    ('tracker.lookup(id="1")', "Call it as tracker.lookup(id: int) -> dict."),
+])
+def test_a_bad_mcp_tool_call_is_refused_before_any_tool_runs(run_program, backend_name, call, hint):
+    calls: list = []
+    tools = {"tracker.lookup": _server_tool(calls)}
+    ok = _monty(run_program, backend_name)('tracker.lookup(id=1)["title"]', tools=tools)
+    assert ok.ok and ok.result == "First" and calls == [{"id": 1}]
+    calls.clear()
+    bad = run_program(f'tracker.lookup(id=2)\n{call}\n', tools=tools)
+    assert (bad.error.type, bad.error.line) == ("TypeError", 2) and hint in bad.error.hint
+    assert calls == [] and bad.tool_calls == []

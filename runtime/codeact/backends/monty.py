@@ -305,11 +305,19 @@ def _runtime_error(exc: Any, program: Program, seen: _ResultKeys) -> ErrorInfo:
     line = None
     try:
         frames = [f for f in exc.traceback() if f.filename != "repl_type_stubs.pyi"]
+        while len(frames) > 1 and _in_rewrite(frames[-1]):
+            frames.pop()  # the error is the caller's: report the line that called the bound method
         if frames:
             line = frames[-1].line
     except Exception:  # noqa: BLE001 - a traceback is a nicety
         pass
     return ErrorInfo(kind, message, line, _hint(kind, message, program, seen))
+
+
+def _in_rewrite(frame: Any) -> bool:
+    """Whether a traceback frame is inside a lambda that codeact.rewrite wrote (``_r.get(...)``)."""
+    source, column = getattr(frame, "source_line", None) or "", getattr(frame, "column", None) or 0
+    return frame.function_name == "<lambda>" and source[max(column - 1, 0):].startswith(("_r.", "_s."))
 
 
 def _hint(kind: str, message: str, program: Program, seen: _ResultKeys | None) -> str | None:
