@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from codeact.errors import PolicyError
+from codeact.errors import PolicyError, ToolError
 from codeact.limits import Deadline, Limits
 from codeact.tools import BUILTINS, DEFAULT_TOOLS, builtin_tool
 from codeact.tools.outline import outline
@@ -149,7 +149,7 @@ def test_outline_stops_at_the_run_deadline(tree, make_ctx):
                 raise self.stopped(tool, detail)
 
     clock = PastForOutline(30.0)
-    with pytest.raises(TimeoutError, match=r"outline\(\) was stopped at the run's deadline while parsing file 1 of"):
+    with pytest.raises(ToolError, match=r"outline\(\) was stopped at the run's deadline while parsing file 1 of"):
         outline(make_ctx(tree, deadline=clock))
 
 
