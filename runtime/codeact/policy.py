@@ -229,7 +229,7 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True,
         return f"workspace {path} is not a folder; {_PASS_INSTEAD}"
     real = Path(os.path.realpath(given))
     for candidate in dict.fromkeys((given, real)):
-        found = protection(candidate, running=running_install(), host=host_folders(env))
+        found = protection(candidate, running=running_install(), host=host_folders(env) if sandbox else ())
         if found:
             (name, why), where, entry = found
             entry = str(where) if (name, why) == HOST_RULE else entry

@@ -372,3 +372,59 @@ def test_protection_is_independent_of_the_workspace_root(repo):
             files.edit(ctx_at(root), path=rel, old_str='"version"', new_str='"v"')
     found = policy.protection(repo / ".git/config")
     assert found and found[0] is policy.GIT_RULE
+
+
+# ------------------------------------------------------------------- a real stamp: the install that is running
+def test_a_real_install_protects_itself_through_its_own_runtime(stamp, tmp_path, user_config):
+    """Stamped by the real Copier and run by the stamped runtime: its launcher, hook, agent, instructions and
+    manifest are refused from every workspace; its seeded file is written."""
+    project = stamp(tmp_path / "stamped", tools=["view", "create", "edit", "glob", "grep"])
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(user_config.parent), "LANG": "C.UTF-8",
+           "PYTHONPATH": str(project / ".codeact/runtime"), "CODEACT_CONFIG_DIR": str(user_config),
+           "PYTHONDONTWRITEBYTECODE": "1", "CODEACT_BACKEND": "monty"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "codeact", "run", "--json", *args], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    before = snapshot(project / ".codeact")
+    for workspace in (".codeact", ".codeact/bin", ".github/hooks", ".github/agents", ".github/skills/codeact"):
+        done = run("--workspace", workspace, "--code", "1")
+        assert done.returncode == 2 and "is refused" in done.stderr, (workspace, done.stderr)
+    program = '''
+out = []
+for p in [".codeact/bin/codeact", ".codeact/manifest.json", ".codeact/hooks/pre-tool-use.sh",
+          ".github/hooks/codeact.json", ".github/agents/codeact.agent.md",
+          ".github/instructions/codeact.instructions.md", ".github/skills/codeact/SKILL.md"]:
+    try:
+        edit(path=p, old_str="\\n", new_str="\\n# planted\\n")
+        out.append("wrote " + p)
+    except PermissionError as e:
+        out.append("refused")
+edit(path=".github/instructions/codeact.local.instructions.md", old_str=LINE, new_str=LINE + "\\n<!-- ours -->")
+out
+'''
+    local = (project / ".github/instructions/codeact.local.instructions.md").read_text().splitlines()
+    line = next(text for text in local if text.strip() and local.count(text) == 1)
+    done = run("--code", program.replace("LINE", repr(line)))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["result"] == ["refused"] * 7
+    assert snapshot(project / ".codeact") == before
+    assert "<!-- ours -->" in (project / ".github/instructions/codeact.local.instructions.md").read_text()
+
+
+def test_a_global_install_folder_keeps_its_owned_files(tmp_path):
+    """A global-scope install (a dotfiles repository) as the workspace: the files linked into $COPILOT_HOME are
+    owned, its seeded local instructions are not."""
+    install = tmp_path / "dotfiles"
+    (install / ".git").mkdir(parents=True)
+    (install / ".codeact").mkdir()
+    (install / ANSWERS_FILE).write_text("scope: global\n")
+    (install / MANIFEST_FILE).write_text(manifest_text("global", {}))
+    here = ctx_at(install, HOME=str(tmp_path / "home"))
+    for target in ("agents/codeact.agent.md", "hooks/codeact.json", "instructions/codeact.instructions.md",
+                   "skills/codeact/SKILL.md"):
+        with pytest.raises(PolicyError, match="a file the template owns"):
+            files.create(here, path=target, file_text="x\n")
+    files.create(here, path="instructions/codeact.local.instructions.md", file_text="ours\n")
+    files.create(here, path="zsh/.zshrc", file_text="# the rest of the dotfiles stay editable\n")
