@@ -415,6 +415,9 @@ def heredoc(program: str) -> str:
     return f"{LAUNCHER} run - <<'PY'\n{program.strip()}\nPY"
 
 
+_STATUS = re.compile(r"^codeact: (waiting for MCP server|discovering|not starting|warning:)")
+
+
 def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str] = ()) -> Callable[["Ctx"], Agent]:
     """One bash call of the launcher with ``program``. ``needs``: sandbox tools the program calls that the model
     must have been told about; when the system prompt it received does not name them (MCP tools are not listed in
@@ -428,7 +431,13 @@ def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str
             if missing := [n for n in unknown if f"{n}(" not in shown]:
                 raise RuntimeError(f"`codeact tools` does not list {missing}")
         results = yield tc("bash", command=heredoc(program), description="Run a CodeAct program")
-        return parse(bash_output(results[0].content))
+        # the launcher's status lines on stderr (``codeact: waiting for MCP server 'demo' to start ...`` under
+        # load) reach the model too: charged like all output, skipped when reading the answer, as a model would
+        out = "\n".join(ln for ln in bash_output(results[0].content).split("\n") if not _STATUS.match(ln))
+        try:
+            return parse(out)
+        except Exception as err:  # noqa: BLE001 - name what the program printed
+            raise RuntimeError(f"could not read the program's output ({err!r}):\n{out[:2000]}") from err
     return agent
 
 

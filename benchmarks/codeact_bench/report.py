@@ -134,6 +134,11 @@ def verdicts(sessions: list[Any], tasks: list[Any]) -> list[dict[str, Any]]:
                     + "; ".join(why) + ".")
         if abs((margin or 1) - 1) < 0.03:
             sentence += " Within 3%: a tie in practice."
+        agent = next((s for s in mine if _get(s, "strategy") == "codeact-agent"), None)
+        if agent is not None:
+            sentence += (f" Under `--agent codeact` (bash only, a smaller fixed prefix) the same program costs "
+                         f"{_pct(ratio(cost(agent if isinstance(agent, dict) else agent.__dict__), cost(b)))} of "
+                         f"{b['strategy']}'s ~tokens.")
         if not _get(t, "multi_step"):
             sentence += (" The stamped instructions say not to use CodeAct here (a single read or edit); the figures "
                          "show what ignoring them costs.")
