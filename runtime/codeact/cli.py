@@ -112,7 +112,8 @@ def _add_run(sub: Any) -> None:
                        help="sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)")
     run_p.add_argument("--timeout", type=float, help="wall-time limit in seconds (default 30)")
     run_p.add_argument("--json", action="store_true", help="print one JSON object: ok, backend, stdout, result, "
-                                                            "error, tool_calls, duration_ms")
+                                                            "error, tool_calls, duration_ms, cut (null, or the "
+                                                            "run, bytes and lines not shown)")
     run_p.set_defaults(handler=_cmd_run)
 
 

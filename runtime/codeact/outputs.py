@@ -298,7 +298,7 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
             root = workspace() if callable(workspace) else workspace  # resolved only when something is cut
             cut.run = OutputStore.for_workspace(root, environ).save(shown.transcript)
         except OSError as exc:
-            cut.why = str(exc.strerror or exc)
+            cut.why = str(exc)
     if as_json:
         envelope = result.to_json()
         if cut is None:
