@@ -101,15 +101,13 @@ class Policy:
         return rule.default(fallback) if rule else fallback
 
     def violations(self, answers: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """``(question, why)`` for each recorded answer that breaks the policy, and each required one missing."""
+        """``(question, why)`` for each recorded answer that breaks the policy. A question the answers do not
+        record was not asked (its ``when`` was false) or takes the policy's default on the next update."""
         found = []
         for name, rule in sorted(self.rules.items()):
-            if name in answers:
-                why = rule.violation(answers[name])
-                if why:
-                    found.append((name, why))
-            elif rule.has_value or rule.required:
-                found.append((name, f"no answer recorded; the organisation's policy ({POLICY_FILE}) requires one"))
+            why = rule.violation(answers[name]) if name in answers else ""
+            if why:
+                found.append((name, why))
         return found
 
 
