@@ -263,3 +263,29 @@ def test_the_example_program_of_the_instructions_runs(sandbox, partial):
     assert result.ok, result.error
     assert result.stdout == "src/shopcart/cart.py:19: # TODO: raise when missing\n"
     assert result.result == (1 if "len(hits)" in program else None)
+
+
+@pytest.mark.parametrize("backend", ["monty", "auto"])
+def test_the_subset_text_lists_what_works_and_what_fails_with_its_replacement(sandbox, backend):
+    import re
+
+    import jinja2
+
+    text = jinja2.Template((TEMPLATE / "_partials" / "subset.md.jinja").read_text(encoding="utf-8")).render(
+        backend=backend)
+    works, fails = text.split("- Works:")[1].split("- Fails")
+    modules = re.findall(r"`([\w.]+)`", works.split("modules", 1)[1])
+    assert {"datetime", "tomllib", "re", "json", "collections"} <= set(modules)
+    proof = sandbox(f"import {', '.join(modules)}\nd = {{'a': 1, 'b': 2}}\n"
+                    "(max(d, key=d.get), re.search(r'(b)', 'abc').group(1))\n")
+    assert proof.ok and proof.result == ("b", "b")  # every module named imports; the idioms named work
+    # each gap is named with the replacement that INVALID above shows passing
+    for gap, instead, case in [("class inheritance", "`ValueError`", "inheritance"), ("`yield`", "build a",
+                               "generator"), ("`del`", "`d.pop(k)`", "del_statement"),
+                               ("`dataclasses.asdict`", "build the dict", "asdict"),
+                               ("`next(x for ...)`", "`[...][0]`", "next_on_genexp"),
+                               ("`e.msg`", "`str(e)`", "exception_attribute"),
+                               ("`re.subn`", "`re.finditer`", "re_subn"),
+                               ("`sorted(key=...)`", "compute the", "tool_in_sort_key"),
+                               ("`ast`", "`outline`", "module_ast"), ("`textwrap`", "str methods", "module_textwrap")]:
+        assert gap in fails and instead in fails and case in INVALID, gap
