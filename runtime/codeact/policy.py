@@ -44,6 +44,9 @@ _FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".
 # Folders named by two parts, at any depth.
 _FOLDER_PAIRS: dict[tuple[str, str], Rule] = {(".github", "hooks"): HOOKS_RULE, (".github", "agents"): AGENTS_RULE,
                                               (".github", "plugin"): PLUGIN_RULE, ("plugins", "codeact"): PLUGIN_RULE}
+# Every protected folder, as a path a hook can match a --workspace or --file value against (the enforcement spec
+# reads this; the runtime refuses those values itself, see workspace_refusal).
+PROTECTED_FOLDERS: tuple[str, ...] = (*_FOLDER_PARTS, *("/".join(pair) for pair in _FOLDER_PAIRS))
 # Files whose commands the host starts (MCP and language servers), at any depth: the Copilot CLI reads every
 # .mcp.json from its working folder up to the git root. Matched on the last parts of the path.
 COMMAND_FILES: tuple[tuple[str, ...], ...] = (
@@ -79,12 +82,12 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
 def _plugin_rule(path: Path, folder: Path) -> Rule | None:
     """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs (None when ``folder`` is not
     a plugin, or the file is not one of those)."""
-    rel = path.relative_to(folder).as_posix()
-    low = rel.lower()
+    low = path.relative_to(folder).as_posix().lower()
     manifest = next((folder / m for m in _PLUGIN_MANIFESTS if (folder / m).is_file()), None)
     if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
-        looks_like_one = any((folder / n).exists() for n in ("hooks.json", ".mcp.json", "agents"))
-        return PLUGIN_RULE if low == "plugin.json" and looks_like_one else None
+        if low != "plugin.json":
+            return None
+        return PLUGIN_RULE if any((folder / n).exists() for n in ("hooks.json", ".mcp.json", "agents")) else None
     if low in _PLUGIN_FILES or low.split("/", 1)[0] == "agents":
         return PLUGIN_RULE
     try:
@@ -97,8 +100,8 @@ def _plugin_rule(path: Path, folder: Path) -> Rule | None:
         value = data.get(key) if isinstance(data, dict) else None
         for named in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
             if isinstance(named, str):
-                target = os.path.normpath(os.path.join(folder, named))
-                if str(path) == target or str(path).startswith(target.rstrip(os.sep) + os.sep):
+                target = os.path.normpath(os.path.join(folder, named)).lower()
+                if str(path).lower() == target or str(path).lower().startswith(target.rstrip(os.sep) + os.sep):
                     return PLUGIN_RULE
     return None
 
@@ -107,11 +110,12 @@ def _owned_rule(path: Path, project: Path) -> tuple[Rule, str] | None:
     """Whether ``path`` is (in) a file the install at ``project`` owns: the rule and the owned entry."""
     from .layout import for_scope, read_manifest, scope_of
 
-    rel = path.relative_to(project).as_posix()
+    rel = path.relative_to(project).as_posix().lower()  # case-folded: a case-insensitive disk opens the same file
     stamped = read_manifest(project)
     owned = stamped.owned if stamped else for_scope(scope_of(project)).owned
     for item in owned:
-        if rel == item.rstrip("/") or (item.endswith("/") and rel.startswith(item)):
+        low = item.lower()
+        if rel == low.rstrip("/") or (low.endswith("/") and rel.startswith(low)):
             return OWNED_RULE, item
     return None
 
@@ -212,11 +216,12 @@ _PASS_INSTEAD = "pass --workspace with the repository you work on (its git top l
 SANDBOX_COMMANDS = ("run", "tools", "describe", "search")
 
 
-def workspace_refusal(path: Path | str, *, sandbox: bool = True,
-                      environ: Mapping[str, str] | None = None) -> str | None:
+def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mapping[str, str] | None = None,
+                      running: Path | None = None, host: tuple[Path, ...] | None = None) -> str | None:
     """Why ``path`` cannot be a workspace (None when it can): a missing folder, a protected folder, a system folder,
     the home folder or one containing it, and for a ``sandbox`` (programs write there) home's dot-folders and the
-    XDG config, data and state folders. Checked on the path as given and on where it leads."""
+    XDG config, data and state folders. Checked on the path as given and on where it leads. ``running`` and
+    ``host`` default to :func:`running_install` and :func:`host_folders`."""
     from . import paths
 
     env = os.environ if environ is None else environ
@@ -228,8 +233,10 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True,
     if not given.is_dir():
         return f"workspace {path} is not a folder; {_PASS_INSTEAD}"
     real = Path(os.path.realpath(given))
+    running = running_install() if running is None else running
+    host = (host_folders(env) if host is None else host) if sandbox else ()
     for candidate in dict.fromkeys((given, real)):
-        found = protection(candidate, running=running_install(), host=host_folders(env) if sandbox else ())
+        found = protection(candidate, running=running, host=host)
         if found:
             (name, why), where, entry = found
             entry = str(where) if (name, why) == HOST_RULE else entry
@@ -260,9 +267,10 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True,
     return None
 
 
-def check_workspace(path: Path | str, *, sandbox: bool = True, environ: Mapping[str, str] | None = None) -> Path:
+def check_workspace(path: Path | str, *, sandbox: bool = True, environ: Mapping[str, str] | None = None,
+                    running: Path | None = None, host: tuple[Path, ...] | None = None) -> Path:
     """``path`` resolved, or :class:`PolicyError` (exit 2) saying why it cannot be a workspace and what to pass."""
-    refused = workspace_refusal(path, sandbox=sandbox, environ=environ)
+    refused = workspace_refusal(path, sandbox=sandbox, environ=environ, running=running, host=host)
     if refused:
         raise PolicyError(refused)
     return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
@@ -324,9 +332,9 @@ class Workspace(NamedTuple):
         """The workspace at ``root``, or :class:`PolicyError` when ``root`` cannot be one (see
         :func:`workspace_refusal`: a protected or system folder, home, one of home's dot-folders)."""
         env = os.environ if environ is None else environ
-        path = check_workspace(root, environ=env)
-        inside = tuple(f for f in host_folders(env) if f.is_relative_to(path))
-        return cls(path, allow_secrets, inside, running_install())
+        running, host = running_install(), host_folders(env)
+        path = check_workspace(root, environ=env, running=running, host=host)
+        return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running)
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
