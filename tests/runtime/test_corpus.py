@@ -31,9 +31,10 @@ def corpus(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sandbox(corpus: Path, user_config: Path) -> Callable[[str], RunResult]:
-    def _run(code: str) -> RunResult:
-        return run(code, workspace=corpus, backend="monty", settings=Settings(), environ=base_environ(user_config))
+def sandbox(corpus: Path, user_config: Path) -> Callable[..., RunResult]:
+    def _run(code: str, tools: dict[str, Any] | None = None) -> RunResult:
+        return run(code, workspace=corpus, backend="monty", settings=Settings(), environ=base_environ(user_config),
+                   tools=tools)
     return _run
 
 
@@ -229,7 +230,7 @@ PATTERN_ANSWERS: list[tuple[Any, str]] = [
     (_sandbox_json_errors(), ""),
     (["src/shopcart/cart.py:2", "src/shopcart/cli.py:3", "src/shopcart/legacy.py:1"], ""),
     (["src/shopcart/util/text.py", "tests/test_cart.py"], ""),
-    None,  # the MCP chain needs a server named "issues": see test_the_mcp_pattern_is_the_only_one_not_run
+    (["Crash on empty cart", "Add regions"], ""),  # the MCP chain, on a stand-in server named "issues"
     ({p: len(FILES[p]) for p in ["config/bad.json", "config/empty.json", "config/regions.json",
                                  "config/settings.json"]}, ""),
 ]
@@ -239,9 +240,7 @@ PATTERN_ANSWERS: list[tuple[Any, str]] = [
 def test_every_pattern_in_the_skill_gives_the_exact_answer(sandbox, corpus, index):
     blocks = _blocks(PATTERNS, "```python", "```")
     assert len(blocks) == len(PATTERN_ANSWERS)
-    if PATTERN_ANSWERS[index] is None:
-        pytest.skip("needs an MCP server")
-    result = sandbox(blocks[index])
+    result = sandbox(blocks[index], tools=_issues_server() if "issues." in blocks[index] else None)
     assert result.ok, result.error
     assert (result.result, result.stdout) == PATTERN_ANSWERS[index]
     if index == 4:  # the batch edit really renamed every call
@@ -250,9 +249,25 @@ def test_every_pattern_in_the_skill_gives_the_exact_answer(sandbox, corpus, inde
         assert not re.search(r"\bold_name\b", text) and "import new_name" in text and "def test_old_name" in text
 
 
-def test_the_mcp_pattern_is_the_only_one_not_run():
-    blocks = _blocks(PATTERNS, "```python", "```")
-    assert [i for i, b in enumerate(blocks) if "issues." in b] == [PATTERN_ANSWERS.index(None)]
+def _issues_server() -> dict[str, Any]:
+    """Stand-ins for an MCP server named "issues" with list_issues(state) and get_issue(id)."""
+    from codeact.tools import Tool
+
+    issues = {7: ("open", "Crash on empty cart"), 9: ("closed", "Old bug"), 12: ("open", "Add regions")}
+
+    def list_issues(state: str) -> list[dict[str, Any]]:
+        return [{"id": i, "state": s} for i, (s, _) in issues.items() if s == state]
+
+    def get_issue(id: int) -> dict[str, Any]:
+        return {"id": id, "title": issues[id][1]}
+
+    def schema(name: str, kind: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {name: {"type": kind}}, "required": [name]}
+
+    return {"issues.list_issues": Tool("issues.list_issues", "list issues", schema("state", "string"), "list[dict]",
+                                       list_issues, source="mcp"),
+            "issues.get_issue": Tool("issues.get_issue", "one issue", schema("id", "integer"), "dict", get_issue,
+                                     source="mcp")}
 
 
 @pytest.mark.parametrize("partial", [TEMPLATE / "_partials" / "run.md.jinja",
