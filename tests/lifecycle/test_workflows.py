@@ -45,8 +45,9 @@ def test_zizmor_offline_reports_nothing(workflows):
         pytest.skip("zizmor is not installed (pip install zizmor==1.32.0)")
     version = subprocess.run([zizmor, "--version"], capture_output=True, text=True).stdout
     assert "1.32.0" in version, version
-    result = subprocess.run([zizmor, "--offline", str(workflows)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stdout + result.stderr
+    for persona in ([], ["--pedantic"]):  # default persona (the contract), and pedantic (job-level permissions...)
+        result = subprocess.run([zizmor, "--offline", *persona, str(workflows)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_actionlint_reports_nothing(workflows):
