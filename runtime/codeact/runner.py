@@ -39,6 +39,7 @@ class RunResult(NamedTuple):
     tool_calls: "list[ToolCall] | tuple[ToolCall, ...]" = ()
     duration_ms: float = 0.0
     backend_reason: str = ""
+    notes: "list[str] | tuple[str, ...]" = ()  # type-check findings that did not stop the run
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +51,7 @@ class RunResult(NamedTuple):
             "error": self.error.to_json() if self.error else None,
             "tool_calls": [{"tool": c.tool, "ok": c.ok, "ms": round(c.ms, 3)} for c in self.tool_calls],
             "duration_ms": round(self.duration_ms, 3),
+            "notes": list(self.notes),
         }
 
 
@@ -119,6 +121,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         backend_impl = backends.load(choice.name)
 
     output = _Output(KEEP_PRINTED)
+    notes: list[str] = []
     calls: list[ToolCall] = []
     interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
     clock.start()  # from here: a first MCP discovery is not the program's time
@@ -153,7 +156,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
 
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
                                call_tool=call_tool, on_print=output.write,
-                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0")
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.append)
     result, error = None, None
     previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
     try:
@@ -170,7 +173,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         raise KeyboardInterrupt
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
-                     backend_reason=choice.reason)
+                     backend_reason=choice.reason, notes=notes)
 
 
 def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:
