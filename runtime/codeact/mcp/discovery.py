@@ -124,8 +124,12 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     loop = asyncio.get_running_loop()
     began = loop.time()
     base_env = dict(os.environ if environ is None else environ)
-    tasks = {asyncio.create_task(_list_server(config, cwd, base_env), name=f"discover:{name}"): name
-             for name, config in servers.items()}
+    # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
+    # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
+    listed: dict[str, asyncio.Future] = {name: loop.create_future() for name in servers}
+    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name]), name=f"discover:{name}")
+               for name, config in servers.items()]
+    tasks = {future: name for name, future in listed.items()}
     limits = {name: (config.timeout if config.timeout is not None else timeout) for name, config in servers.items()}
     outcomes: dict[str, Outcome] = {}
     pending = set(tasks)
@@ -134,7 +138,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
         now = loop.time()
         overdue = {t for t in pending if now >= began + limits[tasks[t]]}
         for task in overdue:
-            task.cancel()
+            task.cancel()  # its worker is stopped below, after the lock is published
             name = tasks[task]
             outcomes[name] = Outcome(name, "failed", f"did not start within {limits[name]:g} s (its \"timeout\" in "
                                                      "milliseconds, else --timeout; the CLI waits 60 s by default)",
@@ -162,9 +166,17 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     outcomes = dict(sorted(outcomes.items()))
     if publish:
         publish(outcomes)
-    abandoned = [t for t in tasks if not t.done()]
-    if abandoned:  # let the SDK stop the abandoned servers, bounded
-        await asyncio.wait(abandoned, timeout=_CLEANUP_TIMEOUT)
+    for name, future in listed.items():
+        if not future.done():
+            future.cancel()
+    for worker, future in zip(workers, listed.values()):
+        if future.cancelled() and not worker.done():
+            worker.cancel()  # out of time: stop waiting for its answer
+    # let the SDK stop every server (the abandoned ones included), bounded
+    done_workers, _stuck = await asyncio.wait(workers, timeout=_CLEANUP_TIMEOUT)
+    for worker in done_workers:
+        if not worker.cancelled():
+            worker.exception()  # already reported through its future
     return outcomes
 
 
@@ -181,7 +193,9 @@ class _Listing(list):  # type: ignore[type-arg]
     dropped: list[tuple[str, str]]
 
 
-async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str]) -> _Listing:
+async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
+                       listed: asyncio.Future) -> None:
+    """List ``config``'s tools into ``listed`` (its result, or the failure), then stop the server."""
     from .client import open_session, stderr_tail
 
     errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
@@ -196,12 +210,14 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
                 listing.dropped.extend(dropped)
                 if not cursor:
                     break
-        return listing
+            if not listed.done():
+                listed.set_result(listing)
     except Exception as exc:
         tail = stderr_tail(errlog)
         if tail:
             exc.add_note(f"stderr: {tail}")
-        raise
+        if not listed.done():
+            listed.set_exception(exc)
     finally:
         if errlog is not None:
             errlog.close()
@@ -236,7 +252,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
     return kept, dropped, next_cursor if isinstance(next_cursor, str) else None
 
 
-def _outcome_of(task: asyncio.Task, config: ServerConfig) -> Outcome:
+def _outcome_of(task: asyncio.Future, config: ServerConfig) -> Outcome:
     from .client import describe_failure, is_connection_closed
 
     name = config.name
