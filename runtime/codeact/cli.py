@@ -226,14 +226,17 @@ _COMMANDS: dict[str, Callable[[Any], None]] = {
 
 def _check_paths(args: argparse.Namespace) -> None:
     """``--workspace`` (every subcommand that takes it) and ``--file``, validated once, before anything runs: a
-    missing, protected, system or home folder is refused with exit 2 (the rules: codeact.policy)."""
+    missing, protected, system or home folder is refused with exit 2 (the rules: codeact.policy). The sandbox
+    subcommands get the same check from ``Workspace.at``, which also covers the default workspace."""
     workspace, program = getattr(args, "workspace", None), getattr(args, "file", None)
     if workspace is None and program is None:
         return
     from .policy import SANDBOX_COMMANDS, check_program_file, check_workspace
 
-    if workspace is not None:
-        args.workspace = str(check_workspace(workspace, sandbox=args.command in SANDBOX_COMMANDS))
+    if workspace is not None and args.command not in SANDBOX_COMMANDS:
+        args.workspace = str(check_workspace(workspace, sandbox=False))
+    elif workspace == "":
+        check_workspace(workspace)  # the run would take "" for "not given"
     if program is not None:
         check_program_file(program)
 
@@ -241,9 +244,11 @@ def _check_paths(args: argparse.Namespace) -> None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up)."""
     parser = argparse.ArgumentParser(
-        prog="codeact", epilog=EPILOG,
+        prog="codeact", epilog=EPILOG, allow_abbrev=False,
         description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    # No abbreviated options anywhere (--works for --workspace): the hook accepts exact option names only.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                parser_class=functools.partial(argparse.ArgumentParser, allow_abbrev=False))
     for name, add in _COMMANDS.items():
         if command is None or name == command:
             add(sub)
