@@ -283,15 +283,45 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
     """What ``codeact run`` writes for ``result`` (a RunResult): (stdout, stderr), at most ``cap`` bytes together.
 
     Without ``--json``: the plain streams, cut to the cap, the cut line last (on stderr when stderr is shown,
-    so it is the last line either way). With ``--json``: one JSON object whose ``stdout`` is cut the same way
-    (ending in the cut line), whose ``result`` is ``null`` when its line was cut away, with
-    ``"cut": {"run", "bytes", "lines"}`` (``null`` when nothing was cut). ``workspace`` (or a function giving it)
-    names the store's folder; a store that cannot be written turns the cut line into one that says so."""
+    so it is the last line either way). With ``--json``: one JSON object of at most ``cap`` bytes (unless the fields
+    around the output alone are larger) whose ``stdout`` is cut the same way (ending in the cut line), whose
+    ``result`` is ``null`` when its line was cut away, with ``"cut": {"run", "bytes", "lines"}`` (``null`` when
+    nothing was cut). The store always gets the plain form, so line numbers are the same with or without
+    ``--json``. ``workspace`` (or a function giving it) names the store's folder; a store that cannot be written
+    turns the cut line into one that says so."""
     notes = getattr(result, "notes", ()) or ()
     out, err = plain_streams(result.stdout, result.result, result.error, notes)
-    shown = window(out, err, cap)
+    if not as_json:
+        shown = window(out, err, cap)
+        cut = _store(shown, workspace, environ)
+        if cut is None:
+            return shown.out, shown.err
+        if shown.err:
+            return shown.out, shown.err + cut.line() + "\n"
+        return shown.out + cut.line() + "\n", ""
+    envelope = result.to_json()
+    room, whole = cap, _size(out) + _size(err)
+    for _attempt in range(8):  # JSON escapes text and adds fields: shrink the plain room until the object fits
+        shown = window(out, err, room)
+        fields = _json_fields(envelope, result, out, shown, shown.cut)
+        size = _size(_dumps(fields))
+        if size <= cap or room == 0:
+            break
+        text = fields["stdout"]  # each byte shown costs this many in the JSON
+        ratio = max(1.0, _size(json.dumps(text, ensure_ascii=False)) / max(1, _size(text)))
+        room = max(0, min(room, whole) - int((size - cap) / ratio) - 1)
+    return _dumps(_json_fields(envelope, result, out, shown, _store(shown, workspace, environ))), ""
+
+
+def _dumps(envelope: dict[str, Any]) -> str:
+    return json.dumps(envelope, ensure_ascii=False) + "\n"
+
+
+def _store(shown: Window, workspace: Path | Callable[[], Path] | None,
+           environ: Mapping[str, str] | None) -> Cut | None:
+    """``shown.cut`` with the run it was stored as (or why it could not be)."""
     cut = shown.cut
-    if cut is not None:
+    if cut is not None and cut.run is None and not cut.why:
         try:
             if workspace is None:
                 raise OSError("no workspace")
@@ -299,25 +329,23 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
             cut.run = OutputStore.for_workspace(root, environ).save(shown.transcript)
         except OSError as exc:
             cut.why = str(exc)
-    if as_json:
-        envelope = result.to_json()
-        if cut is None:
-            envelope["cut"] = None
-        else:
-            printed = _lines_in(result.stdout)  # out is the printed lines, then the value's line
-            whole = min(shown.out_whole, printed)
-            part = shown.out_part if shown.out_whole < printed else ""
-            head = "".join(split_lines(shown.out)[:whole])  # shown.out is at most the cap: cheap to split
-            envelope["stdout"] = head + (part + "\n" if part else "") + cut.line() + "\n"
-            if result.result is not None and shown.out_whole < _lines_in(out):
-                envelope["result"] = None
-            envelope["cut"] = cut.to_json()
-        return json.dumps(envelope, ensure_ascii=False) + "\n", ""
+    return cut
+
+
+def _json_fields(envelope: dict[str, Any], result: Any, out: str, shown: Window, cut: Cut | None) -> dict[str, Any]:
+    """The ``--json`` object for a window: the cut stdout (with the cut line), the value only if its line is shown."""
     if cut is None:
-        return shown.out, shown.err
-    if shown.err:
-        return shown.out, shown.err + cut.line() + "\n"
-    return shown.out + cut.line() + "\n", ""
+        return {**envelope, "cut": None}
+    if cut.run is None and not cut.why:
+        cut = Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH)  # as long as the ID it will get
+    printed = _lines_in(result.stdout)  # out is the printed lines, then the value's line
+    whole = min(shown.out_whole, printed)
+    part = shown.out_part if shown.out_whole < printed else ""
+    head = "".join(split_lines(shown.out)[:whole])  # shown.out is at most the cap: cheap to split
+    fields = {**envelope, "stdout": head + (part + "\n" if part else "") + cut.line() + "\n", "cut": cut.to_json()}
+    if result.result is not None and shown.out_whole < _lines_in(out):
+        fields["result"] = None
+    return fields
 
 
 def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line: int | None = None) -> str:
@@ -335,4 +363,5 @@ def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line:
     return "".join(lines[first_line - 1:last_line])
 
 
-__all__ = ["KEEP_BYTES", "KEEP_PRINTED", "Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines", "window"]
+__all__ = ["KEEP_BYTES", "KEEP_PRINTED", "Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines",
+           "window"]

@@ -141,6 +141,20 @@ def test_present_json_stays_one_object_with_the_cut(tmp_path, env):
     assert json.loads(small)["cut"] is None and json.loads(small)["result"] == 3
 
 
+def test_present_json_fits_the_cap_after_escaping(tmp_path, env):
+    quotes = '"' * 10_000 + "\n"  # 10 KB printed; 20 KB once JSON escapes it
+    plain, _ = present(result(quotes), cap=16 * 1024, workspace=tmp_path, environ=env)
+    assert plain == quotes  # the plain form fits: nothing cut
+    out, _ = present(result(quotes * 3), cap=16 * 1024, workspace=tmp_path, environ=env, as_json=True)
+    data = json.loads(out)
+    assert size(out) <= 16 * 1024 and data["cut"]["lines"] >= 1
+    assert data["stdout"].startswith('"' * 1000) and CUT.fullmatch(data["stdout"].splitlines()[-1])
+    store = OutputStore.for_workspace(tmp_path, env)
+    assert store.read(data["cut"]["run"]) == quotes * 3  # stored in the plain form
+    fits, _ = present(result(quotes), cap=16 * 1024, workspace=tmp_path, environ=env, as_json=True)
+    assert size(fits) <= 16 * 1024 and json.loads(fits)["cut"]["lines"] == 1  # only the JSON form is cut
+
+
 def test_a_run_that_fits_writes_nothing(tmp_path, env, runtime_dir):
     assert present(result("ok\n", value=1), cap=1000, workspace=tmp_path, environ=env) == ("ok\n1\n", "")
     assert list(runtime_dir.iterdir()) == []
