@@ -152,6 +152,40 @@ def test_uninstall_removes_exactly_the_manifests_files(project):
     assert (project / ".github/skills/codeact-notes/SKILL.md").read_text() == "ours\n"
 
 
+def test_copier_update_writes_and_keeps_the_manifest_current(tmp_path, venv_dir):
+    """An install stamped before the manifest existed gets one from `copier update`, and a changed answer changes
+    it, without a conflict."""
+    from tests.conftest import GIT_ENV, make_repo, snapshot_template
+
+    template = snapshot_template(tmp_path / "template", tag="v0.1.0")
+    (template / "template/.codeact/manifest.json.jinja").unlink()
+    git(template, "commit", "-qam", "an older version, without the manifest")
+    git(template, "tag", "v0.0.8")
+    env = {**os.environ, **GIT_ENV, "CODEACT_VENV": str(venv_dir), "COPILOT_HOME": str(tmp_path / "copilot")}
+
+    def copier(*args: str) -> None:
+        done = subprocess.run(["copier", *args], cwd=project, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+
+    project = make_repo(tmp_path / "p")
+    copier("copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", "v0.0.8", "-d", f"tools={json.dumps(TOOLS)}",
+           str(template), ".")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact v0.0.8")
+    assert not (project / ".codeact/manifest.json").exists()
+    copier("update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults", "--skip-tasks")
+    first = json.loads((project / ".codeact/manifest.json").read_text())
+    assert ".github/workflows/codeact-drift.yml" in first["owned"] and ".pre-commit-config.yaml" not in first["seeded"]
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact v0.1.0")
+    copier("update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults", "--skip-tasks",
+           "-d", "drift_workflow=false", "-d", "precommit_hook=true")
+    text = (project / ".codeact/manifest.json").read_text()
+    assert "<<<<<<<" not in text and not list(project.rglob("*.rej"))
+    second = json.loads(text)
+    assert ".github/workflows/codeact-drift.yml" not in second["owned"] and ".pre-commit-config.yaml" in second["seeded"]
+
+
 def test_layout_matches_copier_config():
     import yaml
 
