@@ -54,6 +54,15 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "first, e.g. sizes = {p: len(view(path=p)) for p in paths}; sorted(paths, key=sizes.get)."),
     (re.compile(r"cannot import name '\w+' from 'pathlib'"), "Only part of pathlib exists here: work on path "
      "strings with os.path (basename, dirname, splitext, join, normpath)."),
+    (re.compile(r"module 'sys' has no attribute 'exit'|name '(?:exit|quit)' is not defined"), "sys.exit() and "
+     "exit() do not exist here: let the program end (put the work in a function and return early), or raise "
+     "RuntimeError('why') to fail."),
+    (re.compile(r"exceptions can only be called with zero or one string argument"), "Exceptions take one string "
+     "here: raise ValueError(f'bad value {x!r} in {path}')."),
+    (re.compile(r"unexpected keyword argument 'default'"), "json.dumps(default=...) is not supported: convert the "
+     "values first (str(x), x.isoformat(), a dict of plain fields)."),
+    (re.compile(r"no attribute 'OrderedDict'"), "dicts keep insertion order: use a plain dict (and "
+     "dict(sorted(d.items())) to reorder)."),
     (re.compile(r"module '[\w.]+' has no attribute"), "The sandbox's version of that module lacks this name; use "
      "another function of the module or a few lines of plain Python."),
     (re.compile(r"no direct file, environment or network access"), "open(), os.environ and similar are blocked: "
@@ -93,7 +102,7 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None, *,
         if pattern.search(text):
             return hint
     name = re.search(r"[Nn]ame [`']([\w.]+)[`'] (?:is not defined|used when not defined)", message)
-    if name and tools:
+    if name and tools and "forget to import" not in message:
         import difflib
 
         close = difflib.get_close_matches(name[1], list(tools), n=1)

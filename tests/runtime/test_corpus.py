@@ -120,6 +120,21 @@ INVALID: dict[str, tuple[str, str, int, str, str, Any]] = {
                {"x": 1}),
     "property": ("class A:\n    @property\n    def x(self):\n        return 1\nA().x\n", "NotImplementedError", 2,
                  "plain attributes", "class A:\n    def __init__(self):\n        self.x = 1\nA().x\n", 1),
+    "sys_exit": ('import sys\nfor p in glob(pattern="docs/*.md"):\n    if "API" in view(path=p):\n'
+                 '        found = p\n        sys.exit(0)\n', "AttributeError", 5, "return early",
+                 'def first():\n    for p in glob(pattern="docs/*.md"):\n        if "API" in view(path=p):\n'
+                 '            return p\nfirst()\n', "docs/api.md"),
+    "exception_two_args": ('n = len(glob(pattern="*.md"))\nif n != 5:\n    raise ValueError("expected 5 files", n)\n',
+                           "RuntimeError", 3, "raise ValueError(f'",
+                           'n = len(glob(pattern="*.md"))\ntry:\n    if n != 5:\n'
+                           '        raise ValueError(f"expected 5 files, found {n}")\nexcept ValueError as e:\n'
+                           '    out = str(e)\nout\n', "expected 5 files, found 4"),
+    "json_default": ('import json\nfrom datetime import date\njson.dumps({"d": date(2024, 1, 2)}, default=str)\n',
+                     "TypeError", 3, "convert the values first",
+                     'import json\nfrom datetime import date\njson.dumps({"d": str(date(2024, 1, 2))})\n',
+                     '{"d": "2024-01-02"}'),
+    "ordered_dict": ('import collections\nd = collections.OrderedDict()\nd["b"] = 1\nlist(d)\n', "AttributeError", 2,
+                     "use a plain dict", 'd = {}\nd["b"] = 1\nlist(d)\n', ["b"]),
     "open_file": ('open("README.md").read()[:1]\n', "PermissionError", 1, "view(path=...)",
                   'view(path="README.md")[:1]\n', "#"),
 }

@@ -86,23 +86,25 @@ class MontyBackend:
 
         code = bind_methods(program.code)  # same lines; built-in bound methods become values the sandbox holds
         seen = _ResultKeys()
+        notes: list[tuple[int, str]] = []
         for type_check in (True, False):
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
                                    type_check_stubs=program.stubs, type_check_format="concise") as session:
-                    return self._drive(session, program, code, cpu, seen)
+                    value = self._drive(session, program, code, cpu, seen)
+                _give_notes(program, notes, None)
+                return value
             except _pm.MontyTypingError as exc:
                 blocking, notes = _triage(str(exc), program)
                 if blocking:
                     raise ProgramError(blocking) from None
-                for note in notes:
-                    if program.on_note is not None:
-                        program.on_note(note)
                 continue  # nothing about a tool: run without the checker (its parser or the sandbox's decides)
             except _pm.MontySyntaxError as exc:
                 raise ProgramError(_syntax_error(exc, program)) from None
             except _pm.MontyRuntimeError as exc:
-                raise ProgramError(_runtime_error(exc, program, seen)) from None
+                info = _runtime_error(exc, program, seen)
+                _give_notes(program, notes, info.line)
+                raise ProgramError(info) from None
         raise AssertionError("unreachable")
 
     def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: "_ResultKeys") -> Any:
@@ -202,7 +204,14 @@ class _ResultKeys:
                 known.extend(k for k in item if isinstance(k, str) and k not in known)
 
 
-def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[str]]:
+def _give_notes(program: Program, notes: list[tuple[int, str]], error_line: int | None) -> None:
+    """Hand the type check's notes to the runner, less those about the line the run failed on (the error says it)."""
+    for line, note in notes:
+        if line != error_line and program.on_note is not None:
+            program.on_note(note)
+
+
+def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[tuple[int, str]]]:
     """What the type check found: the refusal of a bad tool call (or ``None``), and notes to show after the run.
 
     A report with a syntax error refuses nothing: the sandbox's parser then says what is wrong, and where.
@@ -212,7 +221,7 @@ def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[str]]
         return None, []
     lines = program.code.splitlines()
     spaces = {name.split(".", 1)[0] for name in program.tools if "." in name}
-    notes: list[str] = []
+    notes: list[tuple[int, str]] = []
     refused = [(f, tool) for f in findings if (tool := _tool_of(f, program, spaces, lines)) is not None]
     if refused:  # the first bad call; on its line, the finding that says most (a positional call lacks a keyword)
         first = min(f.line for f, _ in refused)
@@ -220,7 +229,7 @@ def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[str]]
         return _refusal(f, tool, program), []
     for f in findings:
         if f.code in _NOTE_CODES and not _is_noise(f) and len(notes) < _MAX_NOTES:
-            note = f"line {f.line}: {f.message} (found by the type check; the program ran anyway)"
+            note = (f.line, f"line {f.line}: {f.message} (found by the type check; the program ran anyway)")
             if note not in notes:
                 notes.append(note)
     return None, notes
@@ -311,7 +320,23 @@ def _runtime_error(exc: Any, program: Program, seen: _ResultKeys) -> ErrorInfo:
             line = frames[-1].line
     except Exception:  # noqa: BLE001 - a traceback is a nicety
         pass
+    if line is None and "exceptions can only be called with" in message:
+        line = _exception_call_line(program.code)  # monty gives no traceback for this one
     return ErrorInfo(kind, message, line, _hint(kind, message, program, seen))
+
+
+def _exception_call_line(code: str) -> int | None:
+    """The line of the first ``SomeError(...)`` call with more than one argument or one that is not a string."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id.endswith(("Error", "Exception", "Exit")) and (len(n.args) > 1 or any(
+                 isinstance(a, ast.Constant) and not isinstance(a.value, str) for a in n.args))]
+    return min((n.lineno for n in calls), default=None)
 
 
 def _in_rewrite(frame: Any) -> bool:
