@@ -319,3 +319,55 @@ def test_the_subset_text_lists_what_works_and_what_fails_with_its_replacement(sa
                                ("`sorted(key=...)`", "compute the", "tool_in_sort_key"),
                                ("`ast`", "`outline`", "module_ast"), ("`textwrap`", "str methods", "module_textwrap")]:
         assert gap in fails and instead in fails and case in INVALID, gap
+
+
+# --------------------------------------------------------------------- a real third-party repository: pallets/click
+@pytest.fixture
+def click_repo(tmp_path: Path) -> Path:
+    """click's own modules (the repository the issue was tried on), as installed in the test environment."""
+    import shutil
+
+    import click
+
+    root = (tmp_path / "click-repo").resolve()
+    shutil.copytree(Path(click.__file__).parent, root / "src" / "click", ignore=shutil.ignore_patterns("__pycache__"))
+    return root
+
+
+def test_the_import_pattern_finds_every_import_in_click(click_repo, user_config):
+    import ast
+
+    truth = []
+    for path in sorted((click_repo / "src" / "click").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            if any(n == "os" or n.startswith("os.") for n in names):
+                truth.append(f"{path.relative_to(click_repo).as_posix()}:{node.lineno}")
+    program = _blocks(PATTERNS, "```python", "```")[3]
+    result = run(program, workspace=click_repo, backend="monty", settings=Settings(),
+                 environ=base_environ(user_config))
+    assert result.ok, result.error
+    assert len(truth) >= 5 and sorted(result.result, key=lambda s: (s.split(":")[0], int(s.split(":")[1]))) == truth
+
+
+def test_bound_method_keys_on_click(click_repo, user_config):
+    import re
+    from collections import Counter
+
+    program = ('from collections import Counter\n'
+               'c = Counter(h["path"] for h in grep(pattern=r"^\\s*(import|from)\\s", glob="*.py"))\n'
+               'top = max(c, key=c.get)\n'
+               'least = sorted(c, key=c.get)[:3]\n'
+               '(top, c[top], least)\n')
+    counts: Counter[str] = Counter()
+    for path in sorted((click_repo / "src" / "click").glob("*.py"), key=lambda p: p.name):
+        rel = path.relative_to(click_repo).as_posix()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if re.match(r"^\s*(import|from)\s", line):
+                counts[rel] += 1
+    top = max(counts, key=counts.get)
+    result = run(program, workspace=click_repo, backend="monty", settings=Settings(),
+                 environ=base_environ(user_config))
+    assert result.ok, result.error
+    assert result.result == (top, counts[top], sorted(counts, key=counts.get)[:3])
