@@ -75,17 +75,34 @@ def test_timeout_is_honoured_for_start_up_default_60_s_with_progress(workspace, 
     assert time.perf_counter() - began < 25
 
 
-def test_timeout_bounds_a_runs_start_up_too(workspace, tmp_path: Path,
-                                            capfd: pytest.CaptureFixture[str]) -> None:
+def test_timeout_bounds_a_runs_start_up_too(workspace, tmp_path: Path, capfd: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeact.mcp import client
+
+    monkeypatch.setattr(client, "PROGRESS_EVERY", 0.5)
     root = workspace({"raw": {"command": PY, "args": [RAW], "timeout": 2000,
                               "env": {"RAW_SCHEMA": '{"type": "object"}'}}})
     assert discover(root, environ=environ(tmp_path)).outcomes["raw"].status == "ok"
     slow = environ(tmp_path, RAW_START_DELAY="8")  # inherited by the server: it now takes 8 s to start
+    capfd.readouterr()
     began = time.perf_counter()
     result = run('raw.thing()', workspace=root, settings=SETTINGS, environ=slow)
     assert not result.ok and "did not start within 2 s" in result.error.message
+    assert "codeact: waiting for MCP server 'raw' to start (" in capfd.readouterr().err  # progress on stderr
     assert time.perf_counter() - began < 6.5  # 2 s and the run's own costs, on a busy machine; never the 8 s
     assert ok(run('raw.thing()', workspace=root, settings=SETTINGS, environ=environ(tmp_path))) == "{}"
+
+
+def test_timeout_bounds_calls_over_http(workspace, tmp_path: Path, http_url: str) -> None:
+    root = workspace({"web": {"type": "http", "url": http_url, "timeout": 3000}})
+    env = environ(tmp_path)
+    assert discover(root, environ=env).outcomes["web"].status == "ok"
+    program = ("try:\n    web.slow(seconds=6)\nexcept Exception as exc:\n    out = str(exc)\n"
+               "[out, web.slow(seconds=0.1)]")
+    began = time.perf_counter()
+    out = ok(run(program, workspace=root, settings=SETTINGS, environ=env))
+    assert out == ["web.slow() did not answer within 3 s", "slept 0.1"]
+    assert time.perf_counter() - began < 5.5
 
 
 # 3. One bad tool schema -----------------------------------------------------------------------------------------
