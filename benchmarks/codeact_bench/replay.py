@@ -420,13 +420,18 @@ _STATUS = re.compile(r"^codeact: (waiting for MCP server|discovering|not startin
 
 def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str] = ()) -> Callable[["Ctx"], Agent]:
     """One bash call of the launcher with ``program``. ``needs``: sandbox tools the program calls that the model
-    must have been told about; when the system prompt it received does not name them (MCP tools are not listed in
-    the stamped instructions), the model first lists the sandbox's tools with ``codeact tools`` — one more turn."""
+    must have been told about; when the system prompt it received does not give their signatures (instructions that
+    list MCP tools by name only, or not at all), the model first lists them with ``codeact tools [SERVER]`` — one
+    more turn."""
     def agent(ctx: "Ctx") -> Agent:
-        unknown = [n for n in needs if n not in ctx.system]
+        unknown = [n for n in needs if f"{n}(" not in ctx.system]  # no signature in the system prompt
         if unknown:
             ctx.discovery = True
-            listing = yield tc("bash", command=f"{LAUNCHER} tools", description="List the CodeAct sandbox tools")
+            servers = sorted({n.split(".")[0] for n in unknown})
+            # instructions that offer `codeact tools [SERVER]` get the shorter, per-server listing
+            command = f"{LAUNCHER} tools" + (f" {servers[0]}" if len(servers) == 1 and "tools [SERVER]" in ctx.system
+                                             else "")
+            listing = yield tc("bash", command=command, description="List the CodeAct sandbox tools")
             shown = bash_output(listing[0].content)
             if missing := [n for n in unknown if f"{n}(" not in shown]:
                 raise RuntimeError(f"`codeact tools` does not list {missing}")

@@ -108,6 +108,47 @@ def test_ratios_name_their_baseline_and_mark_the_strongest_once() -> None:
     assert rep.strongest(same, "x").strategy == "baseline-grep"
 
 
+# what Copilot CLI 1.0.102's grep printed in count mode over 198 files (trimmed: 3 of the top files, 3 folders)
+COUNT_SUMMARY = """[grep count: 2590 match(es) across 40 file(s) with matches]
+
+Top files by match count:
+     163  src/acme/scheduler/queue.py
+     153  src/acme/gateway/views.py
+     151  src/acme/orders/events.py
+
+By directory:
+     884 in 13 file(s)  src/acme/users
+     740 in 15 file(s)  src/acme/analytics
+     966 in 12 file(s)  src/acme/scheduler
+
+[extensions: .py=40]"""
+
+
+def test_a_count_summary_is_not_taken_for_per_file_counts() -> None:
+    from codeact_bench.replay import Incomplete, count_summary_folders, parse_count
+
+    assert count_summary_folders(COUNT_SUMMARY) == {"src/acme/users": 13, "src/acme/analytics": 15,
+                                                    "src/acme/scheduler": 12}
+    with pytest.raises(Incomplete, match="summarised"):
+        parse_count(COUNT_SUMMARY)
+    assert count_summary_folders("src/a.py:2\nsrc/b.py:1") is None
+    assert parse_count("src/b.py:1\nsrc/a.py:6") == {"src/a.py": 6, "src/b.py": 1}
+
+
+def test_baselines_issue_at_most_16_calls_a_turn() -> None:
+    from codeact_bench.replay import parallel, tc
+
+    ctx = Ctx(Path("/repo"))
+    gen = parallel([tc("view", path=str(i)) for i in range(40)], ctx.max_parallel)
+    sizes = [len(next(gen))]
+    try:
+        while True:
+            sizes.append(len(gen.send([None] * sizes[-1])))
+    except StopIteration:
+        pass
+    assert sizes == [16, 16, 8]
+
+
 # ================================================================================ through the real Copilot CLI
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Any:
