@@ -73,7 +73,8 @@ def bind_methods(code: str) -> str:
         receiver = node.value
         if (isinstance(receiver, ast.Name) and receiver.id in _TYPES and receiver.id not in bound):
             # str.lower: a method taken from the type, called or not
-            at, end = _offset(starts, node.lineno, node.col_offset), _offset(starts, node.end_lineno, node.end_col_offset)
+            at = _offset(starts, node.lineno, node.col_offset)
+            end = _offset(starts, node.end_lineno, node.end_col_offset)
             edits.append((at, end, depth, f"(lambda _s, *_a, **_k: _s.{node.attr}(*_a, **_k))"))
             continue
         if id(node) in called:

@@ -285,7 +285,8 @@ def _syntax_error(exc: Any, program: Program) -> ErrorInfo:
         if err.text and err.offset:
             text = err.text.rstrip("\r\n")
             indent = len(text) - len(text.lstrip())
-            width = max(1, (err.end_offset or err.offset + 1) - err.offset) if err.end_lineno in (None, err.lineno) else 1
+            one_line = err.end_lineno in (None, err.lineno)
+            width = max(1, (err.end_offset or err.offset + 1) - err.offset) if one_line else 1
             where = f"\n    {text.strip()}\n    {' ' * (err.offset - 1 - indent)}{'^' * width}"
         return ErrorInfo("SyntaxError", f"{err.msg}{where}", err.lineno, None)
     except (ValueError, OverflowError, RecursionError, MemoryError):
