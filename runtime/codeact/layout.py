@@ -201,7 +201,8 @@ def manifest(scope: str, answers: Mapping[str, Any]) -> dict[str, Any]:
     file may still be the user's own (``codeact uninstall`` asks git whether it existed before the stamp).
     """
     layout = for_scope(scope)
-    workflows = {_WORKFLOWS[0]: bool(answers.get("drift_workflow")), _WORKFLOWS[1]: bool(answers.get("update_workflow"))}
+    workflows = {_WORKFLOWS[0]: bool(answers.get("drift_workflow")),
+                 _WORKFLOWS[1]: bool(answers.get("update_workflow"))}
     owned = [p for p in layout.owned if workflows.get(p, True)]
     seeded = [p for p in layout.seeded if p != _PRECOMMIT or answers.get("precommit_hook")]
     return {"format": MANIFEST_FORMAT, "scope": scope, "owned": sorted(owned), "seeded": sorted(seeded),

@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Mapping, NamedTuple
+from typing import Mapping, NamedTuple, NoReturn
 
 from .errors import CodeactError, PolicyError
 
@@ -262,8 +262,8 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
         for kind in ("config", "data", "state"):
             folder = Path(os.path.realpath(paths.xdg_dir(kind, env)))
             if real == folder or real.is_relative_to(folder):
-                return (f"workspace {path} is refused — the XDG {kind} folder ({folder}): the host reads and runs its "
-                        f"files; {_PASS_INSTEAD}")
+                return (f"workspace {path} is refused — the XDG {kind} folder ({folder}): the host reads and runs "
+                        f"its files; {_PASS_INSTEAD}")
     return None
 
 
@@ -370,7 +370,7 @@ class Workspace(NamedTuple):
             self._refuse(real, found)
         return real
 
-    def _refuse(self, path: Path, found: tuple[Rule, Path, str]) -> None:
+    def _refuse(self, path: Path, found: tuple[Rule, Path, str]) -> NoReturn:
         rule, where, entry = found
         if rule is HOST_RULE:
             entry = self.display(where)

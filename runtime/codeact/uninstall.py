@@ -80,7 +80,8 @@ def removable(project: Path, *, everything: bool = False, scope: str | None = No
     """The stamped owned (and with ``everything`` the seeded) paths that exist in ``project``."""
     found = found or stamped(project, scope)
     items = list(found.owned) + (list(found.seeded) if everything else [])
-    return [item for item in items if (project / item.rstrip("/")).exists() or (project / item.rstrip("/")).is_symlink()]
+    paths = [project / item.rstrip("/") for item in items]
+    return [item for item, path in zip(items, paths) if path.exists() or path.is_symlink()]
 
 
 def uninstall(project: Path, *, everything: bool = False, dry_run: bool = False,

@@ -183,7 +183,8 @@ def test_copier_update_writes_and_keeps_the_manifest_current(tmp_path, venv_dir)
     text = (project / ".codeact/manifest.json").read_text()
     assert "<<<<<<<" not in text and not list(project.rglob("*.rej"))
     second = json.loads(text)
-    assert ".github/workflows/codeact-drift.yml" not in second["owned"] and ".pre-commit-config.yaml" in second["seeded"]
+    assert ".github/workflows/codeact-drift.yml" not in second["owned"]
+    assert ".pre-commit-config.yaml" in second["seeded"]
 
 
 def test_layout_matches_copier_config():
