@@ -29,8 +29,8 @@ INSTALL_RULE = (".codeact/", "the CodeAct runtime, launcher, hooks and manifest 
 HOOKS_RULE = (".github/hooks/", "Copilot hooks enforce the user's policy and run commands; change them by hand")
 AGENTS_RULE = (".github/agents/", "an agent file can start MCP servers (`mcp-servers:`) and widen `tools:`; "
                                   "change it by hand")
-SETTINGS_RULE = (".github/copilot/settings*.json", "Copilot settings can carry hooks, which run commands; "
-                                                   "change them by hand")
+SETTINGS_RULE = (".github/copilot/settings*.json", "Copilot settings (also .claude/settings*.json, which the CLI "
+                                                   "reads too) can carry hooks, which run commands; change them by hand")
 COMMAND_RULE = ("a command file", "it names commands the host starts (MCP or language servers); change it by hand")
 PLUGIN_RULE = ("a plugin manifest", "a Copilot plugin's manifest, hooks, MCP configuration and agents decide what "
                                     "the host starts; change them by hand")
@@ -74,7 +74,8 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
     for tail in COMMAND_FILES:
         if parts[-len(tail):] == tail:
             return COMMAND_RULE
-    if len(parts) >= 3 and parts[-3:-1] == (".github", "copilot") and re.fullmatch(r"settings.*\.json", parts[-1]):
+    in_settings = parts[-3:-1] == (".github", "copilot") or parts[-2:-1] == (".claude",)
+    if len(parts) >= 3 and in_settings and re.fullmatch(r"settings.*\.json", parts[-1]):
         return SETTINGS_RULE
     return None
 

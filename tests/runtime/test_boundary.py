@@ -109,9 +109,12 @@ def test_link_with_a_missing_workspace_gives_the_real_reason(cli, repo):
     assert done.returncode == 2 and "does not exist" in done.stderr and "repo-scope" not in done.stderr
 
 
-def test_a_file_as_workspace_is_refused(cli):
+def test_a_file_or_empty_workspace_is_refused(cli):
     done = cli("run", "--workspace", "README.md", "--code", "1")
     assert done.returncode == 2 and "is not a folder" in done.stderr
+    for command in (["run", "--code", "1"], ["discover"]):
+        done = cli(*command, "--workspace", "")
+        assert done.returncode == 2 and "workspace is empty" in done.stderr, done.stderr
 
 
 # ------------------------------------------------- item 1: writes are checked against the repository, at any depth
@@ -174,7 +177,8 @@ def test_a_linked_github_folder_is_still_the_github_folder(fixture_workspace):
 @pytest.mark.parametrize("target", [
     ".github/agents/codeact.agent.md", ".github/agents/new.agent.md", "docs/.github/agents/deep.agent.md",
     ".github/hooks/new.json", "pkg/.github/hooks/x.json", ".github/copilot/settings.json",
-    ".github/copilot/settings.local.json", "sub/.github/copilot/settings.json", ".github/plugin/marketplace.json",
+    ".github/copilot/settings.local.json", "sub/.github/copilot/settings.json", ".claude/settings.json",
+    ".claude/settings.local.json", ".github/plugin/marketplace.json",
     ".github/plugin/plugin.json", ".claude-plugin/plugin.json", "plugins/codeact/hooks.json", ".mcp.json",
     "a/b/.mcp.json", ".github/lsp.json", ".vscode/mcp.json",
 ])
