@@ -294,6 +294,13 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
     if not as_json:
         shown = window(out, err, cap)
         cut = _store(shown, workspace, environ)
+        if cut is not None and cut.run is None:  # the line saying why is longer than one naming a run
+            over = _size(cut.line()) - _size(Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH).line())
+            if over > 0:
+                why, shown = cut.why, window(out, err, max(0, cap - over))
+                cut = shown.cut
+                if cut is not None:
+                    cut.why = why
         if cut is None:
             return shown.out, shown.err
         if shown.err:

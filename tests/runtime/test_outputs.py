@@ -163,8 +163,12 @@ def test_a_run_that_fits_writes_nothing(tmp_path, env, runtime_dir):
 def test_an_unusable_store_says_so_instead_of_naming_a_run(tmp_path, env, runtime_dir):
     (runtime_dir / f"codeact-{os.getuid()}").symlink_to(tmp_path)
     out, _ = present(result(NUMBERED), cap=1000, workspace=tmp_path, environ=env)
-    assert re.fullmatch(r"\[cut: 4110 more bytes, 822 lines; the output store is unavailable \(.+ is not a folder "
-                        r"\(a link\?\)\); print less\]", out.splitlines()[-1])
+    *shown, last = out.splitlines()
+    match = re.fullmatch(r"\[cut: (\d+) more bytes, (\d+) lines; the output store is unavailable \(.+ is not a "
+                         r"folder \(a link\?\)\); print less\]", last)
+    assert match and size(out) <= 1000, last  # the longer line takes room from the output
+    assert "".join(s + "\n" for s in shown) == NUMBERED[:len(shown) * 5] and len(shown) < 178
+    assert (int(match.group(1)), int(match.group(2))) == (5000 - 5 * len(shown), 1000 - len(shown))
 
 
 # --------------------------------------------------------------------------------------------------- the store
