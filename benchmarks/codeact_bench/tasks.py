@@ -29,19 +29,6 @@ CLASS_RE = re.compile(r"\s*class\s")
 
 
 _py_files = py_files
-_INLINE = re.compile(r"^(.+?):(\d+):(.*)$")
-
-
-def parse_grep_r(out: str) -> list[tuple[str, int, str]]:
-    """``grep -rn`` output (``path:LINE:text``) as sorted (path, line, text)."""
-    hits = []
-    for line in out.splitlines():
-        if line.strip():
-            m = _INLINE.match(line)
-            if m is None:
-                raise ValueError(f"not a grep -rn line: {line!r}")
-            hits.append((m.group(1), int(m.group(2)), m.group(3)))
-    return sorted(hits)
 
 
 def view_all(ctx: Ctx, *patterns: str) -> Agent:
@@ -79,10 +66,21 @@ def grep_todo(ctx: Ctx) -> Agent:
     return {"todos": [[p, n] for p, n, _ in hits], "total": len(hits)}
 
 
+def parse_path_lines(out: str) -> list[tuple[str, int]]:
+    """``path:LINE`` lines (``grep -rn ... | cut -d: -f1,2``) as sorted (path, line)."""
+    hits = []
+    for line in out.splitlines():
+        if line.strip():
+            path, _, n = line.rpartition(":")
+            hits.append((path, int(n)))
+    return sorted(hits)
+
+
 def shell_todo(ctx: Ctx) -> Agent:
-    results = yield sh(r"grep -rnE '#.*\bTODO\b' --include='*.py' src tests", "Find TODO comments")
-    hits = parse_grep_r(bash_output(results[0].content))
-    return {"todos": [[p, n] for p, n, _ in hits], "total": len(hits)}
+    """Only ``path:line`` comes back (``cut``): the answer asks for no more."""
+    results = yield sh(r"grep -rnE '#.*\bTODO\b' --include='*.py' src tests | cut -d: -f1,2", "Find TODO comments")
+    hits = parse_path_lines(bash_output(results[0].content))
+    return {"todos": [[p, n] for p, n in hits], "total": len(hits)}
 
 
 def viewall_todo(ctx: Ctx) -> Agent:
@@ -246,8 +244,8 @@ def grep_os(ctx: Ctx) -> Agent:
 
 
 def shell_os(ctx: Ctx) -> Agent:
-    results = yield sh(f"grep -rnE '{OS_ERE}' --include='*.py' src tests", "Find imports of os")
-    return {"files": _group((p, n) for p, n, _ in parse_grep_r(bash_output(results[0].content)))}
+    results = yield sh(f"grep -rnE '{OS_ERE}' --include='*.py' src tests | cut -d: -f1,2", "Find imports of os")
+    return {"files": _group(parse_path_lines(bash_output(results[0].content)))}
 
 
 def viewall_os(ctx: Ctx) -> Agent:
