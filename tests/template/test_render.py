@@ -22,6 +22,7 @@ OWNED = {
     ".codeact/manifest.json",
     ".codeact/requirements-hyperlight.txt",
     ".codeact/requirements.txt",
+    ".codeact/sdk/codeact-hooks.mjs",
     ".codeact/settings.json",
     ".github/agents/codeact.agent.md",
     ".github/hooks/codeact.json",
