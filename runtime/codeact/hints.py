@@ -49,9 +49,9 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "over re.finditer(pattern, text) and join text[last:m.start()] + your replacement, then the rest."),
     (re.compile(r"module 're' has no attribute 'subn'"), "re.subn is missing: use new = re.sub(p, r, text) and "
      "count with len(re.findall(p, text))."),
-    (re.compile(r"cannot suspend in this synchronous context"), "A tool cannot be called from a function that "
-     "sorted(), min(), max(), map() or filter() call back (key=...): call the tool in a loop or comprehension "
-     "first, e.g. sizes = {p: len(view(path=p)) for p in paths}; sorted(paths, key=sizes.get)."),
+    (re.compile(r"cannot suspend in this synchronous context"), "A tool cannot be called from a function that a "
+     "built-in calls back (itertools.groupby(key=...), defaultdict(factory), ...): call the tool in a loop or "
+     "comprehension first, e.g. sizes = {p: len(view(path=p)) for p in paths}, then key=sizes.get."),
     (re.compile(r"cannot import name '\w+' from 'pathlib'"), "Only part of pathlib exists here: work on path "
      "strings with os.path (basename, dirname, splitext, join, normpath)."),
     (re.compile(r"module 'sys' has no attribute 'exit'|name '(?:exit|quit)' is not defined"), "sys.exit() and "

@@ -100,10 +100,12 @@ INVALID: dict[str, tuple[str, str, int, str, str, Any]] = {
                         'import re\ntext, out, last = "a1b2", [], 0\nfor m in re.finditer(r"\\d", text):\n'
                         '    out.append(text[last:m.start()] + m.group(0) * 2)\n    last = m.end()\n'
                         '"".join(out) + text[last:]\n', "a11b22"),
-    "tool_in_sort_key": ('ps = glob(pattern="docs/*.md")\nsorted(ps, key=lambda p: len(view(path=p)))\n',
-                         "NotImplementedError", 2, "sorted(paths, key=sizes.get)",
-                         'ps = glob(pattern="docs/*.md")\nsizes = {p: len(view(path=p)) for p in ps}\n'
-                         'sorted(ps, key=sizes.get)\n', ["docs/api.md", "docs/usage.md"]),
+    "tool_in_groupby_key": ('import itertools\nps = glob(pattern="**/*.py")\n'
+                            '[k for k, g in itertools.groupby(ps, key=lambda p: view(path=p).count("def "))]\n',
+                            "NotImplementedError", 3, "key=sizes.get",
+                            'import itertools\nps = glob(pattern="**/*.py")\n'
+                            'sizes = {p: view(path=p).count("def ") for p in ps}\n'
+                            '[k for k, g in itertools.groupby(ps, key=sizes.get)]\n', [0, 5, 2, 1, 5, 0, 3, 2]),
     "pathlib_pure": ('from pathlib import PurePosixPath\nPurePosixPath("a/b.py").suffix\n', "ImportError", 1,
                      "os.path", 'import os.path\nos.path.splitext("a/b.py")[1]\n', ".py"),
     "inheritance": ("class Base:\n    pass\nclass Err(Base):\n    pass\n", "NotImplementedError", 3,
@@ -316,7 +318,7 @@ def test_the_subset_text_lists_what_works_and_what_fails_with_its_replacement(sa
                                ("`next(x for ...)`", "`[...][0]`", "next_on_genexp"),
                                ("`e.msg`", "`str(e)`", "exception_attribute"),
                                ("`re.subn`", "`re.finditer`", "re_subn"),
-                               ("`sorted(key=...)`", "compute the", "tool_in_sort_key"),
+                               ("`groupby(key=...)`", "compute the", "tool_in_groupby_key"),
                                ("`ast`", "`outline`", "module_ast"), ("`textwrap`", "str methods", "module_textwrap")]:
         assert gap in fails and instead in fails and case in INVALID, gap
 
