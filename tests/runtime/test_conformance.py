@@ -643,3 +643,29 @@ def test_a_bad_mcp_tool_call_is_refused_before_any_tool_runs(run_program, backen
     bad = run_program(f'tracker.lookup(id=2)\n{call}\n', tools=tools)
     assert (bad.error.type, bad.error.line) == ("TypeError", 2) and hint in bad.error.hint
     assert calls == [] and bad.tool_calls == []
+
+
+def test_tools_run_inside_key_functions_and_other_objects_keep_their_sort(run_program, backend_name, fixture_workspace):
+    run = _monty(run_program, backend_name)
+    readme = len((fixture_workspace / "README.md").read_text())
+    result = run('ps = glob(pattern="src/*.py")\n'
+                 'a = sorted(ps, key=lambda p: -len(view(path=p)))\n'
+                 'def size(p):\n    return len(view(path=p))\n'
+                 'ps.sort(key=size, reverse=True)\n'
+                 'class Box:\n    def __init__(self):\n        self.seen = []\n'
+                 '    def sort(self, key=None):\n        self.seen.append(key("ab"))\n'
+                 'b = Box()\nb.sort(key=lambda s: len(view(path="README.md")) + len(s))\n'
+                 '(a, ps, b.seen, max(ps, key=size), list(map(size, ps)) == [size(p) for p in ps])')
+    assert result.ok, result.error
+    sizes = {p: len((fixture_workspace / p).read_text()) for p in ("src/app.py", "src/utils.py")}
+    by_size = sorted(sizes, key=lambda p: -sizes[p])
+    assert result.result == (by_size, by_size, [readme + 2], by_size[0], True)
+
+
+def test_a_builtin_the_program_rebinds_is_not_replaced():
+    from codeact.rewrite import rewrite
+
+    code = 'def sorted(xs, key=None):\n    return list(xs)\nsorted([2, 1], key=lambda x: view(path="a"))\n'
+    assert rewrite(code) == code
+    assert rewrite('sorted([2, 1], key=lambda x: x)\n').startswith("(lambda _v, key, reverse=False:")
+    assert rewrite('sorted([2, 1], key=len)\n') == 'sorted([2, 1], key=len)\n'  # a built-in key needs nothing
