@@ -120,7 +120,7 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
 # The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
 # from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
 # order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
-_CALLBACK = re.compile(r"\b(?:sorted|min|max|map|filter)\s*\(|\.sort\s*\(\s*\w")
+_CALLBACK = re.compile(r"\b(?:map|filter)\s*\(|\bkey\s*=")  # sorted(xs) alone needs no parse
 _STAND_INS = {
     "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
                "key=lambda _t: _t[0], reverse=reverse)])"),
