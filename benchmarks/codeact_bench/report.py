@@ -241,6 +241,11 @@ def markdown(report: dict[str, Any]) -> str:
                                  "output_tokens_ratio", "requests_ratio", "tool_calls_ratio", "wall_ratio")) + " |")
     lines += ["", "Bold: the task's strongest baseline. Wall time is the copilot process from start to exit on a "
                   "2-core machine shared with other work while this ran: differences under ~1 s are noise."]
+    spilled = [f"{titles[s['task']]} / {s['strategy']} ({s['spills']}, read back in {s['spill_calls']} calls)"
+               for s in sessions if s.get("spills")]
+    lines += ["", "Results past the CLI's 20 KiB inline window, saved to a file and read back (charged above): "
+                  + ("; ".join(spilled) + "." if spilled else "none in this run — every strategy's output stayed "
+                     "inline (the read-back is exercised by tests/benchmarks/test_bench_smoke.py).")]
     compacted = [f"{titles[s['task']]} / {s['strategy']} ({s['compactions']})" for s in sessions if s["compactions"]]
     if compacted:
         lines += ["", "The CLI compacted the context (a background request carrying the whole conversation, counted "
