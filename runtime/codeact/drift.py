@@ -145,8 +145,8 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
     if policy_from:
         if not isinstance(src, str) or not same_source(src, policy_from):
             found.append(Drift("source", ANSWERS_FILE, f"_src_path is {src!r}, not the organisation's template "
-                                                       f"{policy_from}; stamp from it: copier copy --trust --defaults "
-                                                       f"{policy_from} ."))
+                                                       f"{policy_from}; move to it, keeping the answers: copier copy --trust "
+                                                       f"--defaults --overwrite -a {ANSWERS_FILE} {policy_from} ."))
         policy = fetch_policy(policy_from, None)
     elif isinstance(src, str) and isinstance(commit, str):
         policy = fetch_policy(src, commit)

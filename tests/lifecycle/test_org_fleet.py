@@ -135,6 +135,13 @@ def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(tem
     assert code == 1
     assert [d["kind"] for d in found if d["kind"] == "source"] == ["source"]
     assert any(d["kind"] == "policy" and "'enforcement'" in d["detail"] for d in found)
+    move = next(d["detail"] for d in found if d["kind"] == "source").split("keeping the answers: ", 1)[1]
+    moved = subprocess.run(move.split(), cwd=project, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                           env={**os.environ, **GIT_ENV}, timeout=300)
+    assert moved.returncode == 0, moved.stderr
+    assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "exclusive"
+    commit_all(project, "moved to the organisation's template")
+    assert drift_kinds(project, "--policy-from", str(fork)) == (0, [])
 
     compliant = tmp_path / "q"
     assert stamp(fork, compliant).returncode == 0
@@ -244,3 +251,29 @@ def test_drift_gives_a_restore_command_that_works(template_src, tmp_path):
     assert yaml.safe_load((project / ANSWERS).read_text())["_commit"] == before["_commit"]
     commit_all(project, "restored")
     assert drift_kinds(project) == (0, [])
+
+
+def test_a_question_added_later_takes_the_policy_value_on_a_plain_update(tmp_path):
+    """What a --data-file cannot do (Renovate and the update workflow never pass it again): the policy can."""
+    from tests.conftest import snapshot_template
+
+    fork = snapshot_template(tmp_path / "fork", tag="v1!0.2.0")
+    (fork / "codeact-policy.yml").write_text("update_workflow: true\n")
+    git(fork, "add", "codeact-policy.yml")
+    git(fork, "commit", "-qm", "policy: every repository gets the update workflow")
+    git(fork, "tag", "-f", "v1!0.2.0")
+    config = fork / "copier.yml"
+    current = config.read_text()
+    start, end = current.index("\nupdate_workflow:\n"), current.index("\nprecommit_hook:\n")
+    config.write_text(current[:start] + current[end:])  # an older version without the question
+    git(fork, "commit", "-qam", "older: no update_workflow question")
+    git(fork, "tag", "v1!0.1.0")
+
+    project = tmp_path / "p"
+    assert stamp(fork, project, ref="v1!0.1.0").returncode == 0
+    assert not (project / ".github/workflows/codeact-update.yml").exists()
+    commit_all(project)
+    result = copier(project, "update", "-a", ANSWERS, "--trust", "--defaults", "--skip-answered", "--skip-tasks")
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load((project / ANSWERS).read_text())["update_workflow"] is True
+    assert (project / ".github/workflows/codeact-update.yml").is_file()
