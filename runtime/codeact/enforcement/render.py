@@ -80,7 +80,7 @@ def render_sh_data() -> str:
     ]
     for shell in ("sh", "ps"):
         names = " | ".join(name for name, s in spec.SHELL_TOOLS.items() if s == shell)
-        lines.append(f"    {names}) shell={shell} ;;")
+        lines.append(f"    {names}) shell='{shell}' ;;")
     lines += ["    *) shell='' ;;", "  esac", "}", "case $scope in"]
     for scope, forms in spec.LAUNCHERS.items():
         sh = " ".join(sh_quote(f) for f in forms["sh"])
@@ -172,12 +172,12 @@ $ToolsList = '{{{{ tools | join(", ") }}}}'{{% raw %}}
 
 def render_sh() -> str:
     body = (HERE / "hook.sh.in").read_text(encoding="utf-8").replace("@@DATA@@", render_sh_data())
-    return SH_HEADER.format(generated=GENERATED, after=spec.NUDGE_AFTER) + body + "{% endraw %}\n"
+    return SH_HEADER.format(generated=GENERATED, after=spec.NUDGE_AFTER) + body.rstrip("\n") + "{% endraw %}\n"
 
 
 def render_ps() -> str:
     body = (HERE / "hook.ps1.in").read_text(encoding="utf-8").replace("@@DATA@@", render_ps_data())
-    return PS_HEADER.format(generated=GENERATED) + body + "{% endraw %}\n"
+    return PS_HEADER.format(generated=GENERATED) + body.rstrip("\n") + "{% endraw %}\n"
 
 
 def outputs() -> dict[Path, str]:
