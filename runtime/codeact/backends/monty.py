@@ -82,9 +82,9 @@ class MontyBackend:
                 cpu.release()
 
     def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
-        from ..rewrite import bind_methods
+        from ..rewrite import rewrite
 
-        code = bind_methods(program.code)  # same lines; built-in bound methods become values the sandbox holds
+        code = rewrite(program.code)  # same lines; bound methods as values, tools inside key= functions
         seen = _ResultKeys()
         notes: list[tuple[int, str]] = []
         for type_check in (True, False):
