@@ -193,13 +193,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     stale = []
     for rel, text in outputs().items():
-        path = Path(args.root) / rel
+        target = Path(args.root) / rel
         if args.write:
-            path.write_text(text, encoding="utf-8")
-        elif not path.is_file() or path.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+        elif not target.is_file() or target.read_text(encoding="utf-8") != text:
             stale.append(str(rel))
-    for rel in stale:
-        print(f"{rel} differs from the spec: run python -m codeact.enforcement.render --write", file=sys.stderr)
+    for name in stale:
+        print(f"{name} differs from the spec: run python -m codeact.enforcement.render --write", file=sys.stderr)
     return 1 if stale else 0
 
 

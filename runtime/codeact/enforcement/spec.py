@@ -94,7 +94,7 @@ def _case_insensitive(text: str) -> str:
 # folder (absolute) in plugin scope. The deny reasons show the first form that bash reads back as that very path (a
 # space or a quote in the path rules a form out); a hook only runs when the CLI started in the repository's root, so
 # the short relative form works there. The instructions give the root-anchored form, which works in any subfolder.
-LAUNCHERS = {
+LAUNCHERS: dict[str, dict[str, tuple[str, ...]]] = {
     "repo": {"sh": ("{dir}/bin/codeact", '"$(git rev-parse --show-toplevel)/{dir}/bin/codeact"'),
              "ps": ("& {dir}/bin/codeact.ps1", '& "$(git rev-parse --show-toplevel)/{dir}/bin/codeact.ps1"')},
     "global": {"sh": ('"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"',), "ps": ()},
