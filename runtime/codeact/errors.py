@@ -41,8 +41,9 @@ class ToolError(CodeactError, RuntimeError):
     """A tool could not do what it was asked; the message is shown to the program."""
 
 
-class ToolTimeout(ToolError, TimeoutError):
-    """A tool call stopped at the run's deadline; the program sees it as a ``TimeoutError`` naming the tool."""
+class ToolTimeout(ToolError):
+    """A tool call stopped at the run's deadline; the program sees it as a ``TimeoutError`` naming the tool.
+    Not an ``OSError`` itself, so that no ``except OSError`` in a tool swallows it."""
 
 
 class ErrorInfo(NamedTuple):

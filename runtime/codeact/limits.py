@@ -96,6 +96,12 @@ class Deadline:
         if time.monotonic() >= self.at:
             raise self.stopped(tool, detail)
 
+    def interrupting(self, tool: str, detail: str = "") -> "_Alarm":
+        """A ``with`` block that the deadline interrupts with :meth:`stopped`, even inside a regular expression that
+        backtracks for ever (Python's ``re`` checks for signals). POSIX main thread only (``SIGALRM``), and only
+        when nothing else uses that signal; elsewhere the block just runs."""
+        return _Alarm(self, tool, detail)
+
     @staticmethod
     def current() -> "Deadline | None":
         """The deadline of the run in progress in this thread (set by the runner), if any."""
@@ -110,6 +116,37 @@ class Deadline:
     @staticmethod
     def restore(previous: "Deadline | None") -> None:
         _CURRENT.deadline = previous
+
+
+class _Alarm:
+    __slots__ = ("deadline", "tool", "detail", "armed")
+
+    def __init__(self, deadline: Deadline, tool: str, detail: str) -> None:
+        self.deadline, self.tool, self.detail, self.armed = deadline, tool, detail, False
+
+    def __enter__(self) -> "_Alarm":
+        import signal
+
+        if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None)):
+            return self
+        self.deadline.check(self.tool, self.detail)
+
+        def ring(_signum: int, _frame: Any) -> None:
+            raise self.deadline.stopped(self.tool, self.detail)
+
+        signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, self.deadline.remaining()))
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            self.armed = False
 
 
 _CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost 0.3 ms

@@ -146,6 +146,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
             calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
             if isinstance(exc, KeyboardInterrupt):
                 interrupted.append(exc)
+            if isinstance(exc, TimeoutError) and clock.expired():  # e.g. an MCP call given the time left
+                exc = clock.stopped(name)
             raise _for_program(exc, space) from None
         calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
         value, dropped = _cap_result(value, limits.tool_result)

@@ -75,3 +75,35 @@ def test_glob_and_grep_agree(files, root_ignore, sub_ignore, pattern, where):
         assert with_rg == with_python, (pattern, where)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+# Content that the two searches must read alike: long lines (ripgrep omits them past --max-columns and they are read
+# back), CR LF, a BOM, invalid UTF-8, a NUL after a match (binary: skipped whole), a line that reads like ripgrep's
+# own "omitted" marker, and results cut by max_results and by the result byte limit.
+PIECES = [b"a", b"ab", b"\r", b"\n", b"\n", b"\r\n", "é".encode(), b"\xff", b"x" * 3000, "é".encode() * 2500,
+          b"[Omitted long matching line]", b"TODO", b"\0"]
+contents = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=st.lists(st.tuples(st.sampled_from(["", "\ufeff"]), contents), min_size=1, max_size=5),
+       pattern=st.sampled_from(["a|x|é", "TODO", "é", "x$", "^$", "Omitted", "b\\r$", "(?=T)O"]),
+       max_results=st.sampled_from([1, 3, 1000]), cap=st.sampled_from([300, 5000, 1 << 20]))
+def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, cap):
+    from codeact.runner import _cap_result
+
+    root = Path(tempfile.mkdtemp(prefix="codeact-eqc-")).resolve()
+    try:
+        for i, (bom, data) in enumerate(files):
+            (root / f"d{i % 2}").mkdir(exist_ok=True)
+            (root / f"d{i % 2}" / f"f{i}.txt").write_bytes(bom.encode() + data)
+        full_ctx = ToolContext(workspace=Workspace.at(root), limits=Limits())
+        ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(tool_result=cap))
+        full = both(lambda: search.grep(full_ctx, pattern=pattern, max_results=max_results))
+        assert full[0] == full[1]
+        # what the runner returns of a search cut to `cap` bytes equals its cut of the whole answer
+        expected = _cap_result(list(full[0]), cap)
+        for answer in both(lambda: search.grep(ctx, pattern=pattern, max_results=max_results)):
+            assert _cap_result(answer, cap) == expected
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

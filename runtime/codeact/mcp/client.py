@@ -420,7 +420,8 @@ class SessionPool:
     """
 
     def __init__(self, resolve: Callable[[str], ServerConfig], *, cwd: Path | None = None,
-                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, call_timeout: float | None = None,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+                 call_timeout: float | Callable[[], float] | None = None,
                  environ: Mapping[str, str] | None = None) -> None:
         self._resolve = resolve
         self._call_timeout = call_timeout
@@ -440,8 +441,8 @@ class SessionPool:
         not list the server's tools to learn it."""
         self._state.ensure_loop()
         config = self._resolve(server)
-        # the server's own timeout, but never longer than the run's (the pool's call_timeout)
-        limit = timeout or min((t for t in (config.timeout, self._call_timeout) if t), default=None)
+        # the server's own timeout, but never longer than the run's (the pool's call_timeout: the time left in it)
+        limit = timeout or min((t for t in (config.timeout, self._run_limit()) if t), default=None)
         known = output_schema is not _UNKNOWN
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
                                                      output_schema if known else None, known))  # enforces timeouts
@@ -451,8 +452,14 @@ class SessionPool:
         """Read resource ``uri`` of ``server`` (what a ``resource_link`` item points at) as plain data."""
         self._state.ensure_loop()
         config = self._resolve(server)
-        limit = min((t for t in (config.timeout, self._call_timeout) if t), default=None)
+        limit = min((t for t in (config.timeout, self._run_limit()) if t), default=None)
         return self._state.submit(self._state.read_resource(config, uri, limit))
+
+    def _run_limit(self) -> float | None:
+        """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in
+        the run: codeact.mcp.tools passes its deadline's)."""
+        limit = self._call_timeout
+        return max(0.001, limit()) if callable(limit) else limit
 
     def close(self) -> None:
         """Close every session and stop every local server this pool started."""

@@ -6,11 +6,13 @@ consumes each chunk (and keeps what it needs) before the next is read.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from ..limits import Deadline
+
+if TYPE_CHECKING:
+    import subprocess
 
 CHUNK = 1 << 16
 
@@ -23,13 +25,15 @@ class Child:
     ``Child.start`` returns ``None`` when the program cannot be started.
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], deadline: Deadline, tool: str, detail: str) -> None:
+    def __init__(self, proc: "subprocess.Popen[bytes]", deadline: Deadline, tool: str, detail: str) -> None:
         self.proc, self.deadline, self.tool, self.detail = proc, deadline, tool, detail
         self.returncode: int | None = None
         self.killed = False
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str) -> "Child | None":
+        import subprocess  # not at start-up: most runs never search
+
         deadline.check(tool, detail)
         try:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -348,7 +348,9 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
             return []
         shown = prefix.rstrip("/")
         one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
-        if not search_file(base, regex, max_results, deadline, one.add):
+        with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
+            binary = not search_file(base, regex, max_results, deadline, one.add)
+        if binary:
             raise ToolError(f"{shown} is a binary file; grep searches text files")
         lines, dropped = one.result()
         return Cut([{"path": shown, "line": n, "text": t} for n, t in lines], dropped)
@@ -366,10 +368,11 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
     done = rg is not None and parents is not None and search.ripgrep(rg, start, ignore_case, parents)
     if not done:
         search.found = FirstItems(max_results, budget, search.found.size)
-        for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
-            if search.accepts(rel):
-                deadline.check("grep", "searching files")
-                search.file(start / rel, rel, max_results)
+        with deadline.interrupting("grep", "searching files"):  # a regex may backtrack for ever
+            for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
+                if search.accepts(rel):
+                    deadline.check("grep", "searching files")
+                    search.file(start / rel, rel, max_results)
     hits, dropped = search.found.result()
     return Cut([{"path": lead + rel, "line": n, "text": t} for rel, n, t in hits], dropped)
 
@@ -505,11 +508,12 @@ class _Search:
                         names.append(rel)
         if child.returncode == 2 and not got:
             return False
-        for rel in sorted(names):
-            if self.found.seen >= self.found.count:
-                break
-            self.deadline.check("grep", "searching files")
-            self.file(start / rel, rel, self.found.count - self.found.seen)
+        with self.deadline.interrupting("grep", "searching files"):
+            for rel in sorted(names):
+                if self.found.seen >= self.found.count:
+                    break
+                self.deadline.check("grep", "searching files")
+                self.file(start / rel, rel, self.found.count - self.found.seen)
         return True
 
 

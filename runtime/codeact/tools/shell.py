@@ -15,8 +15,9 @@ _GRACE = 0.5  # seconds the rest of the group may keep writing after the shell e
 def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     """Run ``command`` with ``bash -c`` in the workspace root: ``{"stdout", "stderr", "exit_code"}``.
 
-    No input is given (stdin is empty). At ``timeout`` seconds (capped by the run's time limit) the command and
-    every process it started are killed; ``exit_code`` is then 124 and ``stderr`` ends with a line saying so.
+    No input is given (stdin is empty). At ``timeout`` seconds the command and every process it started are
+    killed; ``exit_code`` is then 124 and ``stderr`` ends with a line saying so. At the run's deadline, if that comes
+    first, they are killed too and the call fails with a TimeoutError saying so.
     Processes left running in the background are stopped when the command returns. Each stream keeps at most the
     tool-result limit; the cut is marked. The command runs with your permissions: it is not sandboxed.
     """
@@ -24,7 +25,10 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
         raise ValueError("command must be a non-empty string, e.g. bash(command='ls -la')")
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    limit = min(float(timeout), float(ctx.limits.timeout))
+    deadline = ctx.run_deadline()
+    deadline.check("bash", "starting the command")
+    run_left = deadline.remaining()
+    limit = min(float(timeout), run_left)
     cap = int(ctx.limits.tool_result)
     proc = subprocess.Popen(
         ["bash", "-c", command], cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
@@ -36,12 +40,19 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
     stderr = err.text()
+    if timed_out and limit >= run_left:
+        raise deadline.stopped("bash", f"running {_shown(command)} (it and every process it started were killed)")
     if timed_out:
         note = (f"[codeact: the command did not finish within {limit:g} s and was killed with every process it "
                 f"started; raise timeout=... or run less at once]")
         stderr = f"{stderr}\n{note}" if stderr and not stderr.endswith("\n") else f"{stderr}{note}"
         code = TIMEOUT_EXIT_CODE
     return {"stdout": out.text(), "stderr": stderr, "exit_code": code}
+
+
+def _shown(command: str) -> str:
+    line = command.strip().splitlines()[0] if command.strip() else ""
+    return repr(line if len(line) <= 60 else line[:60] + "...")
 
 
 class _Capture:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from ..errors import PolicyError, ToolError
+from ..limits import Deadline
 from .base import ToolContext
 
 
@@ -16,8 +16,11 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     BEGIN ... COMMIT) and the rows of the LAST one are returned as dicts (``[]`` if it returns no rows). So one
     call can build and query a scratch table: ``sql(query="CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t")``.
     ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace.
+    The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit.
     """
     import sqlite3
+
+    deadline = ctx.run_deadline()
 
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty SQL string")
@@ -34,21 +37,23 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     if not statements:
         raise ValueError("query holds no SQL statement")
     refused: list[str] = []
-    deadline = time.monotonic() + float(ctx.limits.timeout)
+    deadline.check("sql", "opening the database")
     conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
     try:
-        _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4))
+        _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
         rows: list[dict] = []
         for statement in statements:
             try:
                 cursor = conn.execute(statement)
                 rows = _fetch(cursor, int(ctx.limits.tool_result)) if cursor.description else []
+            except MemoryError:
+                raise ToolError(f"SQL error: the query needs more than the {_heap_limit(ctx) // (1 << 20)} MiB memory "
+                                "limit (CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL") from None
             except sqlite3.Error as exc:
                 if refused:
                     raise PolicyError(refused[-1]) from None
-                if time.monotonic() >= deadline and "interrupt" in str(exc):
-                    raise TimeoutError(f"the query ran past the {ctx.limits.timeout:g} s time limit and was "
-                                       "stopped; add LIMIT or narrow it") from None
+                if deadline.expired() and "interrupt" in str(exc):
+                    raise deadline.stopped("sql", "running the query") from None
                 shown = statement.strip().rstrip(";")
                 shown = shown if len(shown) <= 200 else shown[:200] + "..."
                 raise ToolError(f"SQL error: {exc} (in: {shown})") from None
@@ -78,7 +83,12 @@ def _has_sql(text: str) -> bool:
     return bool("".join(lines).replace(";", "").strip())
 
 
-def _fence(conn: Any, refused: list[str], deadline: float, max_bytes: int) -> None:
+def _heap_limit(ctx: ToolContext) -> int:
+    """What SQLite may allocate in all: the run's memory limit (the sandbox's heap), at least 16 MiB."""
+    return max(16 << 20, int(ctx.limits.memory))
+
+
+def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, heap: int) -> None:
     import sqlite3
 
     if hasattr(conn, "enable_load_extension"):
@@ -98,7 +108,9 @@ def _fence(conn: Any, refused: list[str], deadline: float, max_bytes: int) -> No
     conn.set_authorizer(authorize)
     if hasattr(conn, "setlimit"):  # Python 3.11+: one string or blob may not eat the memory limit at once
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
-    conn.set_progress_handler(lambda: 1 if time.monotonic() >= deadline else 0, 10_000)
+    conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
+    # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
+    conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
 
 
 def _fetch(cursor: Any, cap: int) -> list[Any]:

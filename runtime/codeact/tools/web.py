@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from ..errors import PolicyError, ToolError
+from ..limits import Deadline
 from .base import ToolContext
 
 MAX_REDIRECTS = 5
@@ -100,20 +101,67 @@ def _connect(host: str, port: int, timeout: Any, allow_hosts: tuple[str, ...]) -
     raise last or OSError(f"cannot connect to {host}")
 
 
-def _guarded_opener(allow_hosts: tuple[str, ...]) -> Any:
-    """A urllib opener for http/https only, no proxies, whose every connection goes through the address check."""
+class _Watchdog:
+    """Shuts every socket of one fetch down when the run's deadline passes, so that no read (a page trickling in,
+    headers sent a byte at a time, a TLS handshake) outlives the run; ``fired`` says it happened."""
+
+    def __init__(self, deadline: Deadline) -> None:
+        import threading
+
+        self.fired = False
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline.remaining(), self._fire)
+        self._timer.daemon = True
+
+    def register(self, sock: Any) -> Any:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.fired:
+                self._shut(sock)
+        return sock
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            for sock in self._sockets:
+                self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: Any) -> None:
+        import socket
+
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)  # the plain socket's: an SSL socket's would drop its state
+        except (OSError, ValueError):
+            pass
+
+    def __enter__(self) -> "_Watchdog":
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
+def _guarded_opener(allow_hosts: tuple[str, ...], watch: _Watchdog | None = None) -> Any:
+    """A urllib opener for http/https only, no proxies, whose every connection goes through the address check
+    (and, with ``watch``, is shut down at the run's deadline)."""
     import http.client
     import ssl
     import urllib.request
 
+    def guard(sock: Any) -> Any:
+        return watch.register(sock) if watch is not None else sock
+
     class Conn(http.client.HTTPConnection):
         def connect(self) -> None:
-            self.sock = _connect(self.host, self.port, self.timeout, allow_hosts)
+            self.sock = guard(_connect(self.host, self.port, self.timeout, allow_hosts))
 
     class SecureConn(http.client.HTTPSConnection):
         def connect(self) -> None:
-            sock = _connect(self.host, self.port, self.timeout, allow_hosts)
-            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # type: ignore[attr-defined]
+            sock = guard(_connect(self.host, self.port, self.timeout, allow_hosts))
+            self.sock = guard(self._context.wrap_socket(sock, server_hostname=self.host))  # type: ignore[attr-defined]
 
     class Plain(urllib.request.HTTPHandler):
         def http_open(self, req: Any) -> Any:
@@ -167,9 +215,8 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
     At most ``max_length`` characters are returned; a longer text ends with a visible truncation note.
     Loopback, private, link-local and cloud-metadata addresses are refused (on every redirect too) unless the
     user lists the host in config.json ``allow_hosts``. Non-text content (images, PDFs, archives) is refused.
+    The fetch ends by the run's deadline: a page still arriving then fails with a TimeoutError saying so.
     """
-    import socket
-    import urllib.error
     import urllib.parse
     import urllib.request
 
@@ -183,26 +230,19 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
     request = urllib.request.Request(url.strip(), headers={
         "User-Agent": USER_AGENT,
         "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"})
-    opener = _guarded_opener(tuple(ctx.allow_hosts))
-    timeout = max(1.0, min(20.0, float(ctx.limits.timeout)))
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            final_url = response.geturl()
-            ctype = response.headers.get_content_type()
-            charset = response.headers.get_content_charset()
-            raw = response.read(MAX_BODY + 1)
-    except urllib.error.HTTPError as exc:
-        raise ToolError(f"HTTP {exc.code} {exc.reason} from {url}") from None
-    except urllib.error.URLError as exc:
-        if isinstance(exc.reason, (PolicyError, ToolError)):
-            raise exc.reason from None
-        raise ToolError(f"cannot fetch {url}: {exc.reason}") from None
-    except (socket.timeout, TimeoutError):
-        raise ToolError(f"cannot fetch {url}: timed out after {timeout:g} s") from None
-    except (OSError, ValueError) as exc:
-        if isinstance(exc, (PolicyError, ToolError)):
-            raise
-        raise ToolError(f"cannot fetch {url}: {exc}") from None
+    deadline = ctx.run_deadline()
+    deadline.check("web_fetch", f"fetching {url}")
+    timeout = max(0.05, min(20.0, deadline.remaining()))
+    with _Watchdog(deadline) as watch:
+        try:
+            final_url, ctype, charset, raw = _fetch(_guarded_opener(tuple(ctx.allow_hosts), watch), request,
+                                                    timeout, deadline)
+        except Exception as exc:
+            if watch.fired or deadline.expired():
+                raise deadline.stopped("web_fetch", f"fetching {url}") from None
+            raise _fetch_error(exc, url, timeout) from None
+        if watch.fired:  # the read ended because the socket was shut
+            raise deadline.stopped("web_fetch", f"fetching {url}")
     cut_bytes = len(raw) > MAX_BODY
     raw = raw[:MAX_BODY]
     is_html = ctype in ("text/html", "application/xhtml+xml") or (ctype == "application/octet-stream"
@@ -223,6 +263,43 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
         text = (f"{text[:max_length]}\n... [truncated {len(text) - max_length} more characters; "
                 "raise max_length or fetch a narrower page]")
     return text
+
+
+def _fetch(opener: Any, request: Any, timeout: float, deadline: Deadline) -> tuple[str, str, str | None, bytes]:
+    """The final URL, content type, charset and at most MAX_BODY + 1 bytes of the body, read in pieces."""
+    with opener.open(request, timeout=timeout) as response:
+        final_url = response.geturl()
+        ctype = response.headers.get_content_type()
+        charset = response.headers.get_content_charset()
+        parts, size = [], 0
+        while size <= MAX_BODY:
+            deadline.check("web_fetch", f"fetching {final_url}")
+            part = response.read(min(1 << 16, MAX_BODY + 1 - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        return final_url, ctype, charset, b"".join(parts)
+
+
+def _fetch_error(exc: BaseException, url: str, timeout: float) -> BaseException:
+    """The error a failed fetch reports (a policy refusal stays one)."""
+    import socket
+    import urllib.error
+
+    if isinstance(exc, urllib.error.HTTPError):
+        return ToolError(f"HTTP {exc.code} {exc.reason} from {url}")
+    if isinstance(exc, urllib.error.URLError):
+        if isinstance(exc.reason, (PolicyError, ToolError)):
+            return exc.reason
+        return ToolError(f"cannot fetch {url}: {exc.reason}")
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return ToolError(f"cannot fetch {url}: timed out after {timeout:g} s")
+    if isinstance(exc, (PolicyError, ToolError)):
+        return exc
+    if isinstance(exc, (OSError, ValueError)):
+        return ToolError(f"cannot fetch {url}: {exc}")
+    return ToolError(f"cannot fetch {url}: {type(exc).__name__}: {exc}")
 
 
 def _sniff_charset(raw: bytes) -> str | None:
@@ -353,17 +430,32 @@ def github_api(ctx: ToolContext, *, endpoint: str, method: str = "GET",
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=data, method=verb, headers=headers)
     opener = urllib.request.build_opener(_redirects(drop_auth_across_hosts=True))
-    timeout = max(1.0, min(30.0, float(ctx.limits.timeout)))
     shown = f"{verb} {url[len(base):] or '/'}"
+    deadline = ctx.run_deadline()
+    deadline.check("github_api", shown)
+    timeout = max(0.05, min(30.0, deadline.remaining()))  # each wait; the run's deadline bounds the whole call
     try:
         with opener.open(request, timeout=timeout) as response:
-            raw = response.read()
+            parts, size = [], 0
+            while size <= MAX_BODY:
+                deadline.check("github_api", shown)
+                part = response.read(min(1 << 16, MAX_BODY + 1 - size))
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+            raw = b"".join(parts)
     except urllib.error.HTTPError as exc:
         raise ToolError(_github_error(shown, exc)) from None
     except urllib.error.URLError as exc:
         raise ToolError(f"GitHub API {shown}: cannot connect to {base} ({exc.reason})") from None
     except (TimeoutError, OSError) as exc:
+        if deadline.expired():
+            raise deadline.stopped("github_api", shown) from None
         raise ToolError(f"GitHub API {shown}: {exc or 'timed out'}") from None
+    if len(raw) > MAX_BODY:
+        raise ToolError(f"GitHub API {shown}: the reply is larger than {MAX_BODY >> 20} MiB; ask for less "
+                        "(per_page, fewer fields)")
     if not raw.strip():
         return {}
     try:

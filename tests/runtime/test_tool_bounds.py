@@ -1,0 +1,435 @@
+"""Host-side tools obey the run's limits (issue 12.4): every call ends by the run's DEADLINE (the time left in the
+run, not a fresh timeout per call) and holds bounded memory, measured on the real command line.
+
+Each measured run is a ``python -m codeact run`` under ``RLIMIT_AS`` (set in the child), so that a regression fails
+the test instead of the machine; the peak RSS of its whole process tree (the runtime, the Monty worker, ripgrep) is
+sampled from /proc.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple
+
+import pytest
+
+import codeact
+from codeact.limits import Limits
+from codeact.tools import search
+from codeact.tools.base import ToolContext, tool_from_function
+
+RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)
+MiB = 1024 * 1024
+ADDRESS_SPACE = 2048 * MiB  # RLIMIT_AS of every measured run
+PEAK_RSS = 512 * MiB
+MARGIN = 2.0  # seconds a run may end after its time limit
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir() or os.name != "posix",
+                                reason="measures the process tree through Linux /proc")
+needs_rg = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is not installed here")
+
+
+# ------------------------------------------------------------------------------------------------ measuring
+class Measured(NamedTuple):
+    returncode: int
+    data: dict  # the --json envelope
+    stderr: str
+    seconds: float
+    peak_rss: int  # bytes, the whole process tree
+
+
+def _children(pid: int) -> Iterator[int]:
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as handle:
+                kids = handle.read().split()
+        except OSError:
+            continue
+        for kid in kids:
+            yield int(kid)
+            yield from _children(int(kid))
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as handle:
+            return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _limit_address_space() -> None:
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def measured_run(code: str, workspace: Path, config: Path, *, timeout: float, env: dict[str, str] | None = None,
+                 args: tuple[str, ...] = ()) -> Measured:
+    """``codeact run --json --timeout T --code CODE`` in ``workspace``, measured."""
+    environ = {"PATH": os.environ.get("PATH", ""), "HOME": str(config.parent), "LANG": "C.UTF-8",
+               "PYTHONPATH": str(RUNTIME), "CODEACT_CONFIG_DIR": str(config), "CODEACT_BACKEND": "monty",
+               **(env or {})}
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "codeact", "run", "--json", "--timeout", f"{timeout:g}", *args,
+                             "--code", code], cwd=workspace, env=environ, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=_limit_address_space)
+    streams: dict[str, bytes] = {}
+
+    def drain() -> None:
+        streams["out"], streams["err"] = proc.communicate()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    peak = 0
+    while reader.is_alive():
+        peak = max(peak, sum(_rss(pid) for pid in [proc.pid, *_children(proc.pid)]))
+        reader.join(0.01)
+        if time.monotonic() - started > timeout + 60:
+            proc.kill()
+    seconds = time.monotonic() - started
+    out = streams.get("out", b"").decode("utf-8", "replace")
+    try:
+        data = json.loads(out)
+    except ValueError:
+        data = {"ok": False, "unparsed": out[-2000:]}
+    return Measured(proc.returncode, data, streams.get("err", b"").decode("utf-8", "replace"), seconds, peak)
+
+
+def assert_bounded(run: Measured, timeout: float) -> None:
+    assert run.seconds < timeout + MARGIN, f"ran {run.seconds:.1f} s under a {timeout:g} s limit"
+    assert run.peak_rss < PEAK_RSS, f"peak RSS of the process tree {run.peak_rss / MiB:.0f} MiB"
+
+
+def minified_js(size: int, seed: int = 1) -> str:
+    """One line of ``size`` characters that looks like minified JavaScript."""
+    rng = random.Random(seed)
+    words = ["function", "var", "return", "if", "else", "for", "this", "null", "true", "a", "b", "e", "t", "n"]
+    marks = ["(", ")", "{", "}", ";", ",", "=", "+", ".", " "]
+    out, length = [], 0
+    while length < size:
+        word = rng.choice(words) + rng.choice(marks)
+        out.append(word)
+        length += len(word)
+    return "".join(out)[:size]
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    folder = tmp_path / "userconfig"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "README.md").write_text("# demo\n")
+    return root.resolve()
+
+
+# -------------------------------------------------------------------------------------- grep: bounded memory
+@needs_proc
+@needs_rg
+def test_grep_dot_on_a_3_mb_one_line_file_is_bounded(workspace, config):
+    line = minified_js(3_000_000)
+    (workspace / "app.min.js").write_text(line + "\n")
+    run = measured_run('r = grep(pattern=".", glob="*.js")\n[len(r), r[0]["line"], r[0]["text"]]', workspace,
+                       config, timeout=5)
+    assert run.data["ok"], (run.data, run.stderr)
+    assert run.data["result"] == [1, 1, f"{line[:2000]} ... [line cut: {len(line) - 2000} more characters]"]
+    assert_bounded(run, 5)
+
+
+@needs_proc
+def test_python_search_of_a_3_mb_one_line_file_is_bounded(workspace, config):
+    # a look-ahead: ripgrep (without PCRE2) cannot run it, so the Python search reads the file, in chunks
+    line = minified_js(3_000_000, seed=2)
+    (workspace / "app.min.js").write_text(line + "\n")
+    run = measured_run('r = grep(pattern="(?=function)", glob="*.js")\n[len(r), r[0]["text"]]', workspace,
+                       config, timeout=5)
+    assert run.data["ok"], (run.data, run.stderr)
+    assert run.data["result"] == [1, f"{line[:2000]} ... [line cut: {len(line) - 2000} more characters]"]
+    assert_bounded(run, 5)
+
+
+@needs_proc
+@needs_rg
+def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
+    lines = 400_000
+    (workspace / "many.txt").write_text("".join(f"match {i:06d} padding padding\n" for i in range(lines)))
+    run = measured_run('r = grep(pattern="match", max_results=1000000)\nprint(len(r))\n[r[0], r[-1]["line"]]',
+                       workspace, config, timeout=10)
+    assert run.data["ok"], (run.data, run.stderr)
+    # the oracle: the runner keeps items while their JSON (plus 2 each) fits the 1 MiB result limit
+    kept, total = 0, 0
+    for n in range(1, lines + 1):
+        total += len(json.dumps({"path": "many.txt", "line": n, "text": f"match {n - 1:06d} padding padding"})) + 2
+        if total > Limits().tool_result:
+            break
+        kept += 1
+    assert run.data["result"] == [{"path": "many.txt", "line": 1, "text": "match 000000 padding padding"}, kept]
+    assert run.data["stdout"] == (f"[codeact: grep() returned {lines - kept} more items than the "
+                                  f"{Limits().tool_result} byte result limit allows; they were dropped — narrow your "
+                                  f"query]\n{kept}\n")
+    assert_bounded(run, 10)
+
+
+def test_first_items_keeps_the_prefix_the_runner_would_return():
+    from codeact.runner import _cap_result
+    rng = random.Random(5)
+    for _ in range(200):
+        items = rng.sample(range(10_000), rng.randint(0, 300))
+        count, budget = rng.choice([1, 7, 50, 10_000]), rng.choice([40, 300, 5000])
+        kept = search.FirstItems(count, budget, lambda i: len(json.dumps(str(i))) + 2)
+        for item in items:
+            kept.add(item)
+        got, dropped = kept.result()
+        expected, expected_dropped = _cap_result([str(i) for i in sorted(items)[:count]], budget)
+        assert ([str(i) for i in got], dropped) == (expected, expected_dropped)
+
+
+# ------------------------------------------------------------------------------------ the run's deadline
+def test_a_tool_call_gets_the_time_left_in_the_run_not_a_fresh_timeout(run_program):
+    from codeact.limits import Deadline
+
+    seen = []
+
+    def budget(ctx: ToolContext) -> float:
+        """The seconds the run has left, as a tool sees them."""
+        seen.append(ctx.run_deadline())
+        return ctx.run_deadline().remaining()
+
+    ctx = ToolContext(workspace=None, limits=Limits(timeout=30))  # type: ignore[arg-type]
+    tool = tool_from_function(budget, source="user", bind=ctx, skip_first=True)
+    result = run_program("a = budget()\nfor i in range(300000):\n    pass\n[a, budget()]",
+                         limits=Limits(timeout=4), tools={"budget": tool})
+    assert result.ok, result.error
+    first, second = result.result
+    assert 3.0 < first <= 4.0 and second < first  # the run's 4 s, shrinking; not the tool's own 30 s
+    assert seen[0] is seen[1]
+    assert Deadline.current() is None  # only while the run lasts
+    outside = ctx.run_deadline()
+    assert 29 < outside.remaining() <= 30 and outside is not ctx.run_deadline()  # outside a run: a fresh one per call
+
+
+def test_a_slow_user_tool_is_stopped_at_the_deadline(run_program):
+    def nap(seconds: float) -> str:
+        """Sleep."""
+        time.sleep(seconds)
+        return "woke"
+
+    started = time.monotonic()
+    result = run_program("nap(seconds=8)", limits=Limits(timeout=1),
+                         tools={"nap": tool_from_function(nap, source="user")})
+    assert time.monotonic() - started < 1 + MARGIN
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert result.error.message == ("nap() was stopped at the run's deadline while running the user tool (the 1 s "
+                                    "time limit of the whole run); narrow the call, or raise the limit with --timeout")
+
+
+def test_sql_stops_at_the_runs_deadline_not_a_fresh_one_per_call(run_program):
+    forever = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    code = f"try:\n    sql(query={forever!r})\nexcept TimeoutError as e:\n    print(e)\nsql(query={forever!r})"
+    started = time.monotonic()
+    result = run_program(code, limits=Limits(timeout=3))
+    assert time.monotonic() - started < 3 + MARGIN
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert result.stdout.startswith("sql() was stopped at the run's deadline while running the query (the 3 s")
+
+
+def test_bash_stops_at_the_runs_deadline(run_program):
+    started = time.monotonic()
+    result = run_program('bash(command="sleep 2.5")\nbash(command="sleep 30", timeout=60)', limits=Limits(timeout=3))
+    assert time.monotonic() - started < 3 + MARGIN
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert result.error.message.startswith("bash() was stopped at the run's deadline while running 'sleep 30' (it "
+                                           "and every process it started were killed)")
+    own = run_program('bash(command="sleep 30", timeout=0.5)["exit_code"]', limits=Limits(timeout=20))
+    assert own.ok and own.result == 124  # its own timeout, first: the documented exit code, not an error
+
+
+@pytest.fixture
+def slow_rg(tmp_path, monkeypatch):
+    """A stand-in ripgrep that prints nothing for a minute (as a search of a huge tree would)."""
+    fake = tmp_path / "rg"
+    fake.write_text("#!/bin/sh\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(search, "_rg_cache", str(fake))
+    return fake
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell-script stand-in for ripgrep")
+@pytest.mark.parametrize("call, doing", [('grep(pattern="TODO")', "searching with ripgrep"),
+                                         ('glob(pattern="*.py")', "listing files")])
+def test_ripgrep_is_killed_at_the_deadline(run_program, slow_rg, call, doing):
+    started = time.monotonic()
+    result = run_program(call, limits=Limits(timeout=1))
+    assert time.monotonic() - started < 1 + MARGIN
+    assert not result.ok and result.error.type == "TimeoutError"
+    tool = call.split("(")[0]
+    assert result.error.message.startswith(f"{tool}() was stopped at the run's deadline while {doing} (the 1 s")
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="SIGALRM interrupts the regex")
+def test_a_regex_that_backtracks_for_ever_is_stopped(run_program, fixture_workspace):
+    (fixture_workspace / "bad.txt").write_text("a" * 40 + "b\n")
+    started = time.monotonic()
+    result = run_program('grep(pattern="(?=(a+)+$)", glob="*.txt")', limits=Limits(timeout=1))
+    assert time.monotonic() - started < 1 + MARGIN
+    assert not result.ok and result.error.type == "TimeoutError"
+    assert result.error.message.startswith("grep() was stopped at the run's deadline while searching files")
+
+
+# ---------------------------------------------------------------------------------------- sql memory, web
+@needs_proc
+def test_sql_cannot_take_the_hosts_memory(workspace, config):
+    query = ("CREATE TABLE t(x); WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c LIMIT 6000000) "
+             "INSERT INTO t SELECT randomblob(100) FROM c; SELECT count(*) AS n FROM t")
+    run = measured_run(f"sql(query={query!r})", workspace, config, timeout=20, env={"CODEACT_MEMORY": str(64 * MiB)})
+    assert not run.data["ok"]
+    assert run.data["error"]["message"] == ("SQL error: the query needs more than the 64 MiB memory limit "
+                                            "(CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL")
+    assert_bounded(run, 20)
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """A page that arrives a byte every 50 ms for a minute; ``/headers`` trickles its headers too."""
+
+    def do_GET(self) -> None:
+        try:
+            if self.path == "/headers":
+                self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+                for _ in range(1200):
+                    self.wfile.write(b"X-Slow: 1\r\n")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", "1200")
+            self.end_headers()
+            for _ in range(1200):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def trickle():
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@needs_proc
+@pytest.mark.parametrize("route", ["/page", "/headers"])
+def test_web_fetch_of_a_slow_page_ends_by_the_deadline(workspace, config, trickle, route):
+    (config / "config.json").write_text(json.dumps({"allow_hosts": ["127.0.0.1"]}))
+    run = measured_run(f'web_fetch(url="{trickle}{route}")', workspace, config, timeout=3,
+                       env={"CODEACT_TOOLS": "web_fetch"})
+    assert not run.data["ok"], run.data
+    assert run.data["error"]["type"] == "TimeoutError"
+    assert run.data["error"]["message"].startswith(f"web_fetch() was stopped at the run's deadline while fetching "
+                                                   f"{trickle}{route} (the 3 s time limit of the whole run)")
+    assert_bounded(run, 3)
+
+
+# ------------------------------------------------------------------------- CodeAct's own files (issue 13.5)
+USER_FILES = {"README.md": "# demo\n\nTODO: write the docs\n", "docs/guide.md": "# Guide\nFIXME later\n",
+              "src/app.py": "import os\n\nprint(os.getcwd())\n", "src/util.py": "import sys\n"}
+
+
+@pytest.fixture
+def stamped(stamp) -> Path:
+    """A repository stamped by the real Copier (the default answers, repo scope) over the user's own files."""
+    return stamp(files=USER_FILES).resolve()
+
+
+def _both(call):
+    saved = search._rg_cache
+    try:
+        search._rg_cache = search._RG_UNSET
+        with_rg = call()
+        search._rg_cache = None
+        return with_rg, call()
+    finally:
+        search._rg_cache = saved
+
+
+def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
+    from codeact.layout import is_owned, read_manifest
+    from codeact.policy import Workspace
+
+    manifest = read_manifest(stamped)
+    assert manifest is not None and ".github/skills/codeact/" in manifest.owned  # the stamp did write them
+    assert (stamped / ".github/skills/codeact/SKILL.md").is_file()
+    ctx = ToolContext(workspace=Workspace.at(stamped), limits=Limits())
+    seeded_md = sorted(p for p in manifest.seeded if p.endswith(".md"))  # "this file is yours": the user's
+    for with_rg, with_python in [
+        _both(lambda: search.glob(ctx, pattern="**/*.md")),
+        _both(lambda: sorted({h["path"] for h in search.grep(ctx, pattern="TODO|FIXME|XXX")})),
+        _both(lambda: sorted({h["path"] for h in search.grep(ctx, pattern="import os")})),
+        _both(lambda: sorted({h["path"] for h in search.grep(ctx, pattern="codeact", glob="*.md")})),
+    ]:
+        assert with_rg == with_python
+    assert search.glob(ctx, pattern="**/*.md") == sorted(["README.md", "docs/guide.md", *seeded_md])
+    assert [h["path"] for h in search.grep(ctx, pattern="TODO|FIXME|XXX")] == ["README.md", "docs/guide.md"]
+    assert [h["path"] for h in search.grep(ctx, pattern="import os")] == ["src/app.py"]
+    everything = {h["path"] for h in search.grep(ctx, pattern="codeact|the", max_results=100000)}
+    assert everything and not [p for p in everything if is_owned(p)]
+
+
+def test_a_search_inside_codeacts_folders_finds_them(stamped):
+    from codeact.policy import Workspace
+
+    ctx = ToolContext(workspace=Workspace.at(stamped), limits=Limits())
+    skills = _both(lambda: search.glob(ctx, pattern="*.md", path=".github/skills"))
+    assert skills[0] == skills[1]
+    assert ".github/skills/codeact/SKILL.md" in skills[0]
+    assert search.glob(ctx, pattern=".github/agents/*.md") == [".github/agents/codeact.agent.md"]
+    hits = search.grep(ctx, pattern="codeact", path=".github/agents")
+    assert hits and {h["path"] for h in hits} == {".github/agents/codeact.agent.md"}
+
+
+def test_an_mcp_call_gets_the_time_left_in_the_run(tmp_path):
+    from codeact import run
+    from codeact.config import Settings
+    from codeact.mcp.discovery import discover
+    from tests.mcp.mcp_helpers import demo
+
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": demo()}}))
+    home = tmp_path / "home"
+    home.mkdir()
+    environ = {"HOME": str(home), "COPILOT_HOME": str(home / "none"), "PATH": os.environ.get("PATH", "")}
+    report = discover(root, timeout=30, environ=environ)
+    assert report.outcomes["demo"].status == "ok", report.outcomes
+    code = 'demo.slow(seconds=0.1)\ndemo.slow(seconds=2.5)\ndemo.slow(seconds=30)'
+    started = time.monotonic()
+    result = run(code, workspace=root, settings=Settings(tools=("view",)), environ=environ, limits=Limits(timeout=4),
+                 backend="monty")
+    assert time.monotonic() - started < 4 + MARGIN  # a fresh 4 s for the last call would end past 7 s
+    assert not result.ok and result.error.type == "TimeoutError", result.error
+    assert result.error.message.startswith("demo.slow() was stopped at the run's deadline (the 4 s time limit")
