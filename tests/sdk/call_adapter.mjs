@@ -4,7 +4,8 @@
 //
 // Each input is given to onPreToolUse as the SDK gives it (`timestamp` a Date, the CLI's `cwd` renamed
 // `workingDirectory`); prints {"decisions": [decision or null, ...], "seconds": [...]} or {"error": {name, message}}
-// when codeactHooks refused its options. With "session": true it prints codeactSession's options instead.
+// when codeactHooks refused its options. With "session": true it prints codeactSession's options instead; with
+// "runtimeEnv": {...}, codeactRuntimeEnv of that environment.
 import { pathToFileURL } from "node:url";
 
 let text = "";
@@ -13,6 +14,10 @@ const request = JSON.parse(text);
 const adapter = await import(pathToFileURL(request.adapter).href);
 let hooks;
 try {
+  if (request.runtimeEnv) {
+    process.stdout.write(JSON.stringify({ runtimeEnv: adapter.codeactRuntimeEnv(request.runtimeEnv) }) + "\n");
+    process.exit(0);
+  }
   if (request.session) {
     const options = adapter.codeactSession(request.options);
     process.stdout.write(JSON.stringify({ session: { ...options, hooks: Object.keys(options.hooks) } }) + "\n");

@@ -148,7 +148,8 @@ class SdkRun:
 @pytest.fixture
 def run_sdk(copilot_sdk: Path, copilot_cache: Path, mock_model: MockModel, venv_dir: Path,
             tmp_path: Path) -> Callable[..., SdkRun]:
-    """``run_sdk(cwd, script, adapter=None, adapter_options=None, session=None, env=None, runtime="cli")``.
+    """``run_sdk(cwd, script, adapter=None, adapter_options=None, session=None, env=None, runtime="cli",
+    runtime_env=True)``: ``runtime_env=False`` leaves the client's environment as it is (no codeactRuntimeEnv).
 
     ``runtime``: "cli" drives the pinned Copilot CLI (CODEACT_COPILOT_BIN, as the CLI tests), "bundled" the
     runtime the SDK ships. ``session``: extra session options (JSON). No TTY: stdin is closed, output piped."""
@@ -156,7 +157,8 @@ def run_sdk(copilot_sdk: Path, copilot_cache: Path, mock_model: MockModel, venv_
 
     def _run(cwd: Path, script: Iterable[Step], adapter: Path | None = None,
              adapter_options: Mapping[str, Any] | None = None, session: Mapping[str, Any] | None = None,
-             env: Mapping[str, str] | None = None, runtime: str = "cli", check: bool = True) -> SdkRun:
+             env: Mapping[str, str] | None = None, runtime: str = "cli", runtime_env: bool = True,
+             check: bool = True) -> SdkRun:
         mock_model.load(script)
         n = next(sessions)
         home = tmp_path / f"sdk-home-{n}"
@@ -170,6 +172,7 @@ def run_sdk(copilot_sdk: Path, copilot_cache: Path, mock_model: MockModel, venv_
         config = {"sdk": str(copilot_sdk), "cli": cli, "cwd": str(cwd), "prompt": "Do the task.",
                   "model": mock_model.model, "timeoutMs": SESSION_TIMEOUT * 1000,
                   "adapter": str(adapter) if adapter else None, "adapterOptions": dict(adapter_options or {}),
+                  "runtimeEnv": runtime_env,
                   "session": {"provider": {"type": "openai", "baseUrl": mock_model.base_url}, **(session or {})}}
         config_file = tmp_path / f"sdk-config-{n}.json"
         config_file.write_text(json.dumps(config))

@@ -253,6 +253,11 @@ def test_session_options(stamped_installs: dict[str, Install], call_adapter: Cal
     assert json.loads(proc.stdout)["session"] == {
         "workingDirectory": str(repo.project.resolve()), "enableConfigDiscovery": True, "enableFileHooks": False,
         "hooks": ["onPreToolUse"]}
+    request = json.dumps({"adapter": str(repo.install / ADAPTER), "runtimeEnv": {"PATH": "/bin",
+                                                                                "CODEACT_MODE": "exclusive"}})
+    proc = subprocess.run([node, str(Path(__file__).with_name("call_adapter.mjs"))], input=request,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(proc.stdout)["runtimeEnv"] == {"PATH": "/bin", "CODEACT_MODE": "off"}
 
 
 # --- the real stamped hook: the adapter hands the SDK exactly what the CLI would get --------------------------------
