@@ -507,7 +507,8 @@ def test_sql_runaway_query_stops_at_the_time_limit(fixture_workspace, make_ctx):
     import time
     quick = make_ctx(fixture_workspace, limits=Limits(timeout=0.5))
     started = time.monotonic()
-    with pytest.raises(TimeoutError, match="time limit"):
+    from codeact.errors import ToolTimeout
+    with pytest.raises(ToolTimeout, match="time limit"):  # the program sees it as a TimeoutError
         sql_mod.sql(quick, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
                                  "SELECT count(*) FROM c")
     assert time.monotonic() - started < 3
@@ -616,7 +617,7 @@ def test_exception_attributes_the_subset_lacks_name_the_replacement(run_program,
     assert fixed.ok and fixed.result.startswith("Expecting")
 
 
-def _server_tool(calls: list) -> "Tool":
+def _server_tool(calls: list) -> "Tool":  # noqa: F821 - imported below, where it is used
     from codeact.tools import Tool
 
     def lookup(**kwargs):
