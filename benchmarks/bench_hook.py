@@ -21,7 +21,6 @@ import os
 import platform
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -142,8 +141,8 @@ def main() -> int:
         return f"{result['median_ms']:.2f} ms | {result['ratio']:.2f}x{flag}"
 
     for row in rows:
-        target = f"<= {row['target']}x" if row["target"] else "-"
-        print(f"| {row['scenario']} | {cell(row['registered'])} | {cell(row['sourced'])} | {target} |")  # type: ignore
+        shown = f"<= {row['target']}x" if row["target"] else "-"
+        print(f"| {row['scenario']} | {cell(row['registered'])} | {cell(row['sourced'])} | {shown} |")  # type: ignore
     if args.json:
         args.json.write_text(json.dumps({"runs": args.runs, "baseline_ms": round(base_ms, 3), "entries": entries,
                                          "rows": rows, "bash": bash_version, "platform": platform.platform(),

@@ -157,12 +157,16 @@ def call_rounds(config: ServerConfig, n: int, rounds: int) -> dict[str, float]:
         timed(loop_code)  # warm: opens the pool's session, first type check
         direct, hop, in_run, ratios, sandbox, cpu_direct, cpu_pool = [], [], [], [], [], [], []
         for _ in range(rounds):
-            d, dc = (x / n for x in direct_batch())
-            p, pc = (x / n for x in pool_batch())
-            cpu_direct.append(dc), cpu_pool.append(pc)
+            d, dc = (x / n for x in direct_batch())  # type: ignore[attr-defined]
+            p, pc = (x / n for x in pool_batch())  # type: ignore[attr-defined]
+            cpu_direct.append(dc)
+            cpu_pool.append(pc)
             empty = timed(empty_code)
             r = (timed(loop_code) - empty) / n
-            direct.append(d), hop.append(p), in_run.append(r), ratios.append(r / d)
+            direct.append(d)
+            hop.append(p)
+            in_run.append(r)
+            ratios.append(r / d)
             sandbox.append((timed(noop_code) - empty) / n)
     pool.close()
     jobs.put_nowait(None)

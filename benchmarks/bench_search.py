@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "runtime"))
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     results = []
     for name, tool, rg_args in cases:
-        row = {"case": name, **paired(tool, rg_process(rg, rg_args, tree), args.runs),
+        row: dict[str, Any] = {"case": name, **paired(tool, rg_process(rg, rg_args, tree), args.runs),
                "results": len(tool()), "rg_command": "rg " + " ".join(rg_args)}  # type: ignore[arg-type]
         row["ratio"] = row["codeact_ms"] / row["rg_ms"]
         row["cpu_ratio"] = row["codeact_cpu_ms"] / row["rg_cpu_ms"]

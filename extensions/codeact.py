@@ -178,7 +178,7 @@ def _answer_errors_without_traceback() -> None:
     for name in ("parse_answer", "validate_answer"):
         if hasattr(Question, name):
             setattr(Question, name, wrap(getattr(Question, name)))
-    Question._codeact_friendly = True
+    Question._codeact_friendly = True  # type: ignore[attr-defined]  # marks the patch as applied
 
 
 def copilot_home() -> Path:

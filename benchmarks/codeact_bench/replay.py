@@ -105,15 +105,15 @@ def parse_grep(content: str) -> list[tuple[str, int, str]]:
         return []
     head = _GREP_HEAD.match(lines[0]) if lines else None
     if head is None:  # a short result: plain ``path:LINE:text`` lines, no header
-        hits = []
+        short: list[tuple[str, int, str]] = []
         for line in lines:
             m = _GREP_INLINE.match(line)
             if m is None:
                 if line.strip():
                     raise ValueError(f"not a grep content result: {content[:200]!r}")
                 continue
-            hits.append((m.group(1), int(m.group(2)), m.group(3)))
-        return sorted(hits)
+            short.append((m.group(1), int(m.group(2)), m.group(3)))
+        return sorted(short)
     if any(line.startswith("[omitted ") for line in lines):
         raise Incomplete("the CLI cut this grep result ([omitted ...]); narrow the search")
     prefix = (head.group(3).rstrip("/") + "/") if head.group(3) else ""
@@ -354,7 +354,7 @@ def _read_back_view(path: str, ctx: "Ctx") -> Agent:
     start, step, total = 1, 0, 0
     while True:
         if step:
-            ranges = []
+            ranges: list[Any] = []
             while len(ranges) < (ctx.max_parallel or MAX_PARALLEL) - 1 and start + step - 1 < total:
                 ranges.append([start, start + step - 1])
                 start += step

@@ -145,7 +145,7 @@ HEAD_RE = re.compile(r"^-- (author|reversible): (\w+)")
 
 def inspect_migration(rel: str, text_: str) -> list[list[Any]]:
     """The rows a reader takes from one migration: [file, table, column, author, reversible] per DROP COLUMN."""
-    head = dict(m.groups() for ln in text_.split("\n") if (m := HEAD_RE.match(ln)))
+    head: dict[str, str] = dict((m.group(1), m.group(2)) for ln in text_.split("\n") if (m := HEAD_RE.match(ln)))
     return [[rel, m.group(1), m.group(2), head.get("author"), head.get("reversible")]
             for ln in text_.split("\n") if (m := DROP_RE.match(ln))]
 
@@ -178,7 +178,9 @@ FIND_SHELL = ("for f in $(grep -lE '^ALTER TABLE [a-z_]+ DROP COLUMN' migrations
 
 def parse_blocks(out: str) -> Any:
     """``== FILE`` followed by that file's relevant lines, per file -> the rows."""
-    rows, current, lines = [], None, []
+    rows: list[Any] = []
+    current: str | None = None
+    lines: list[str] = []
     for ln in out.splitlines() + ["== "]:
         if ln.startswith("== "):
             if current:

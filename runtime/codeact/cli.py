@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import functools
-import json
 import os
 import sys
 from pathlib import Path
@@ -183,9 +181,6 @@ def _add_drift(sub: Any) -> None:
     drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
                                                               "the organisation's template SRC (its default "
                                                               "branch); fails when the answers' _src_path is not SRC")
-    drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
-                                                              "the organisation's template SRC (its default "
-                                                              "branch); fails when the answers' _src_path is not SRC")
     drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
     drift_p.set_defaults(handler=_delegate("drift"))
@@ -242,14 +237,20 @@ def _check_paths(args: argparse.Namespace) -> None:
         check_program_file(program)
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated options anywhere (``--works`` for ``--workspace``): the hook accepts exact option names only."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up)."""
-    parser = argparse.ArgumentParser(
-        prog="codeact", epilog=EPILOG, allow_abbrev=False,
+    parser = _Parser(
+        prog="codeact", epilog=EPILOG,
         description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
-    # No abbreviated options anywhere (--works for --workspace): the hook accepts exact option names only.
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
-                                parser_class=functools.partial(argparse.ArgumentParser, allow_abbrev=False))
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, add in _COMMANDS.items():
         if command is None or name == command:
             add(sub)

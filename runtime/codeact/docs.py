@@ -40,9 +40,9 @@ def mcp_section(lock: Mapping[str, Any] | None, launcher: str, exclude: Iterable
         body = ["None configured (`.mcp.json`, else `.github/mcp.json`); after adding a server run "
                 "`copier update -a .codeact/.copier-answers.yml --trust --defaults`."]
         return "\n".join(head + body + [END])
-    intro = [f"Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
-             f"tool=..., arguments={{...}})`; chain calls in one program instead of one per turn. Results are plain "
-             f"data (images and resources as dicts; `mcp_resource(server=..., uri=...)` reads a link).", ""]
+    intro = ["Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
+             "tool=..., arguments={...})`; chain calls in one program instead of one per turn. Results are plain "
+             "data (images and resources as dicts; `mcp_resource(server=..., uri=...)` reads a link).", ""]
     foot = ["", f"`{launcher} tools [SERVER]` lists the tools with signatures, `{launcher} search WORDS` finds them "
                 f"by name and description, `{launcher} describe server.tool` prints one's schema.", END]
     room = limit - len("\n".join(head + intro + foot).encode("utf-8")) - 1

@@ -243,7 +243,8 @@ def read_manifest(project: Path) -> Manifest | None:
     if not (isinstance(links, list) and all(isinstance(x, list) and len(x) == 2
                                             and all(isinstance(y, str) and _is_relative(y) for y in x) for x in links)):
         return None
-    return Manifest(data["scope"], tuple(lists[0]), tuple(lists[1]), tuple((a, b) for a, b in links))
+    owned, seeded = (tuple(v) for v in lists if isinstance(v, list))
+    return Manifest(data["scope"], owned, seeded, tuple((a, b) for a, b in links))
 
 
 def _is_relative(path: str) -> bool:

@@ -69,7 +69,8 @@ class _Output:
     counted and reported at the end. What the model is shown is cut later, to ``Limits.output`` (codeact.outputs)."""
 
     def __init__(self, keep: int) -> None:
-        self.keep, self.parts, self.size, self.dropped = keep, [], 0, 0
+        self.parts: list[str] = []
+        self.keep, self.size, self.dropped = keep, 0, 0
 
     def write(self, text: str) -> None:
         data = len(text.encode("utf-8", "surrogatepass"))

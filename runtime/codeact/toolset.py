@@ -17,7 +17,7 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     try:
         from .usertools import load_user_tools
     except ImportError:  # pragma: no cover - user tools are optional in a trimmed runtime
-        load_user_tools = None
+        load_user_tools = None  # type: ignore[assignment]
     if load_user_tools is not None:
         for tool in load_user_tools(ctx, env, warn=warn):
             if tool.name in tools:

@@ -126,7 +126,7 @@ class ChatRequest:
         if last >= 0:
             for tc in messages[last].get("tool_calls") or []:
                 names[tc.get("id")] = tc.get("function", {}).get("name")
-        return [ToolResult(m.get("tool_call_id", ""), names.get(m.get("tool_call_id")), _content_text(m.get("content")))
+        return [ToolResult(m.get("tool_call_id", ""), names.get(str(m.get("tool_call_id"))), _content_text(m.get("content")))
                 for m in messages[last + 1:] if m.get("role") == "tool"]
 
     def all_tool_results(self) -> list[ToolResult]:
@@ -137,7 +137,7 @@ class ChatRequest:
             for tc in m.get("tool_calls") or []:
                 names[tc.get("id")] = tc.get("function", {}).get("name")
             if m.get("role") == "tool":
-                out.append(ToolResult(m.get("tool_call_id", ""), names.get(m.get("tool_call_id")),
+                out.append(ToolResult(m.get("tool_call_id", ""), names.get(str(m.get("tool_call_id"))),
                                       _content_text(m.get("content"))))
         return out
 

@@ -18,7 +18,7 @@ from .cpu import OneCpu
 try:
     import pydantic_monty as _pm
 except ImportError as exc:  # pragma: no cover - exercised by doctor on a broken venv
-    _pm = None
+    _pm = None  # type: ignore[assignment]
     _IMPORT_ERROR = exc
 
 # Type-check findings that can mean a tool is called wrongly. They block the run (before any tool runs) only when

@@ -122,6 +122,10 @@ def describe_failure(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
+if sys.version_info < (3, 11):  # anyio brings the backport there
+    from exceptiongroup import BaseExceptionGroup
+
+
 def _leaves(exc: BaseException):
     if isinstance(exc, BaseExceptionGroup):
         for sub in exc.exceptions:
@@ -212,7 +216,7 @@ def _text(content: list[Any]) -> str:
 class _Connection:
     config: ServerConfig
     errlog: TextIO | None
-    ready: asyncio.Future = field(default=None)  # type: ignore[assignment]  # resolves to the ClientSession
+    ready: asyncio.Future = field(default=None)  # type: ignore[arg-type]  # set at start; resolves to the session
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
     dead: ServerUnavailable | None = None

@@ -274,7 +274,7 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         transport=transport,
         source=shown,
         scope=scope,  # type: ignore[arg-type]
-        command=expand(command, "command") if transport == "stdio" else None,
+        command=expand(command, "command") if transport == "stdio" and command is not None else None,
         args=tuple(expand(a, f"args[{i}]") for i, a in enumerate(args)),
         env={k: expand(v, f"env.{k}") for k, v in raw_env.items()},
         cwd=expanded_cwd,

@@ -57,7 +57,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
     from .client import SessionPool
 
     environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
-    pool = SessionPool(_resolver(root, environ, lock), cwd=root, environ=environ,
+    pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
                        call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
     tools: dict[str, Tool] = {}
     for exposed in catalog.tools:

@@ -131,9 +131,11 @@ class Slot:
         """Write a NEW file holding ``data``; raises :class:`FileExistsError` if the name exists (also when another
         run created it a moment ago: the temporary file is linked, never renamed, over the name)."""
         with self._temporary(data, 0o666) as (tmp, _fd):  # 0o666 & ~umask, as any new file
-            at = {"src_dir_fd": self.dir_fd, "dst_dir_fd": self.dir_fd} if self.dir_fd is not None else {}
             try:
-                os.link(self._path(tmp), self._path(self.name), **at, **({"follow_symlinks": False} if at else {}))
+                if self.dir_fd is not None:
+                    os.link(tmp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd, follow_symlinks=False)
+                else:
+                    os.link(self._path(tmp), self._path(self.name))
             except FileExistsError:
                 raise FileExistsError(f"{self.where} already exists; use edit() to change it") from None
             except OSError as exc:  # a file system without hard links: the lock makes check-then-rename safe
@@ -141,7 +143,10 @@ class Slot:
                     raise
                 if self.exists():
                     raise FileExistsError(f"{self.where} already exists; use edit() to change it") from None
-                os.rename(self._path(tmp), self._path(self.name), **at)
+                if self.dir_fd is not None:
+                    os.rename(tmp, self.name, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+                else:
+                    os.rename(self._path(tmp), self._path(self.name))
 
     @contextmanager
     def _temporary(self, data: bytes, mode: int) -> Iterator[tuple[str, int]]:

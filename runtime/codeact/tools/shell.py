@@ -59,7 +59,8 @@ class _Capture:
     """Bytes of one stream, kept up to ``cap``; the rest is counted so the cut can be shown."""
 
     def __init__(self, cap: int) -> None:
-        self.cap, self.chunks, self.kept, self.dropped = cap, [], 0, 0
+        self.chunks: list[bytes] = []
+        self.cap, self.kept, self.dropped = cap, 0, 0
 
     def add(self, data: bytes) -> None:
         room = self.cap - self.kept
