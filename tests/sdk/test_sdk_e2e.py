@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
+import frontmatter
 import pytest
 
 from codeact.enforcement import spec
@@ -109,6 +110,31 @@ def test_nudge_denies_the_fourth_read(scope: str, runtime: str, installs: dict[s
     assert "A small project." in first.content and "return 42" in fifth.content
     assert fourth.content == DENIED + nudge(install), run.describe()
     assert [d for _, d, _ in run.decisions] == [None, None, None, "deny", None]
+
+
+INSTRUCTIONS = {"repo": ".github/instructions/codeact.instructions.md", "global": "instructions/codeact.instructions.md"}
+
+
+@pytest.mark.parametrize("runtime", ["cli", "bundled"])
+@pytest.mark.parametrize("scope", list(CODEACT_DIR))
+def test_the_model_gets_codeacts_instructions_and_skill(scope: str, runtime: str, installs: dict[str, Install],
+                                                        run_sdk: Callable[..., SdkRun], copilot_sdk: Path) -> None:
+    # As in the CLI: the instructions inlined (repo and global scope; a plugin carries none), the skill listed
+    # (only with enableConfigDiscovery, which codeactSession sets).
+    if runtime == "bundled" and not bundled_runtime(copilot_sdk):
+        pytest.skip(f"no @github/copilot-sdk-<platform> runtime package next to {copilot_sdk}")
+    install = installs[scope]
+    run = run_sdk(script=[text("done")], runtime=runtime, **session_args(install))
+    first = run.requests[0]
+    if scope in INSTRUCTIONS:
+        body = frontmatter.loads((install.project / INSTRUCTIONS[scope]).read_text()).content.strip()
+        assert body and body in first.system, "the instructions did not reach the model"
+    skills = install.install / "skills" if scope == "plugin" else install.project / (
+        ".github/skills" if scope == "repo" else "skills")
+    description = str(frontmatter.load(skills / "codeact/SKILL.md").metadata["description"])
+    # CLI 1.0.102 lists skills in the system prompt, the bundled 1.0.85 in the skill tool's description.
+    listing = first.system + "\n".join(str(t.get("function", {}).get("description", "")) for t in first.tools)
+    assert description[:80] in listing, "the codeact skill was not offered"
 
 
 # --- what the SDK does by itself: why the adapter, codeactSession and codeactRuntimeEnv exist -----------------------
