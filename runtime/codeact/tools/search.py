@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -234,6 +235,9 @@ def _skipped(rel: str) -> bool:
     return not SKIP_DIRS_SET.isdisjoint(rel.split("/")[:-1]) or rel.rpartition("/")[2] == ".git"
 
 
+_FS = (sys.getfilesystemencoding(), sys.getfilesystemencodeerrors())  # os.fsdecode's, for a whole chunk at once
+
+
 def _rel(raw: bytes) -> str:
     rel = os.fsdecode(raw)
     return rel[2:] if rel.startswith("./") else rel
@@ -255,9 +259,11 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
         for chunk in child:
             got = True
             data = rest + chunk
-            names = data.split(b"\0")
-            rest = names.pop()  # after the last NUL: the start of the next name
-            paths = [os.fsdecode(name) for name in names]
+            cut = data.rfind(b"\0")
+            rest = data[cut + 1:]  # after the last NUL: the start of the next name
+            if cut < 0:
+                continue
+            paths = data[:cut].decode(*_FS).split("\0")  # one decode, not one os.fsdecode per name
             if any(mark in data for mark in _SKIPPED_MARKS):
                 paths = [p for p in paths if not _skipped(p)]
             if keep is not None:
