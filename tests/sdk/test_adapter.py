@@ -7,6 +7,7 @@ records what it was given and behaves as told (FAKE_MODE). The parity test runs 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -311,3 +312,25 @@ def test_decisions_equal_the_clis(scope: str, stamped_installs: dict[str, Instal
         got = call_adapter(install.adapter, {"root": str(install.work)}, inputs, env=env)["decisions"]
         assert got == expected, mode
         assert any(d and d["permissionDecision"] == "deny" for d in expected), "the check compares denials too"
+
+
+def test_windows_runs_the_powershell_hook_as_the_hooks_file_says(stamped_installs: dict[str, Install],
+                                                                 call_adapter: Call, tmp_path: Path,
+                                                                 log: Path) -> None:
+    # No PowerShell here: a probe named `powershell` on PATH records how it was started.
+    install = fake_install(tmp_path, stamped_installs, "repo")
+    (install / "hooks/pre-tool-use.ps1").write_text("# the stamped .ps1 would be here\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    probe = bin_dir / "powershell"
+    probe.write_text('#!/bin/bash\nprintf "%s\\n" "$@" >"$FAKE_LOG/argv"\ncat >"$FAKE_LOG/stdin"\npwd -P >"$FAKE_LOG/cwd"\n'
+                     "env >\"$FAKE_LOG/env\"\n")
+    probe.chmod(0o755)
+    out = call_adapter(install / ADAPTER, {"platform": "win32"}, [view_input(install.parent)],
+                       env={"FAKE_LOG": str(log), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    assert out["decisions"] == [None]
+    assert (log / "argv").read_text().splitlines() == [
+        "-NoProfile", "-NonInteractive", "-Command",
+        "Invoke-Expression (Get-Content -Raw -LiteralPath .codeact/hooks/pre-tool-use.ps1)"]
+    payload, cwd, _env = seen(log)
+    assert cwd == str(install.parent) and payload["toolName"] == "view"
