@@ -334,3 +334,14 @@ def test_windows_runs_the_powershell_hook_as_the_hooks_file_says(stamped_install
         "Invoke-Expression (Get-Content -Raw -LiteralPath .codeact/hooks/pre-tool-use.ps1)"]
     payload, cwd, _env = seen(log)
     assert cwd == str(install.parent) and payload["toolName"] == "view"
+
+
+@pytest.mark.parametrize("scope", list(CODEACT_DIR))
+def test_the_adapter_needs_nothing_but_node(scope: str, stamped_installs: dict[str, Install]) -> None:
+    import re
+
+    source = (stamped_installs[scope].install / ADAPTER).read_text()
+    specifiers = re.findall(r"^import .* from \"([^\"]+)\";$", source, flags=re.M)
+    assert specifiers and all(s.startswith("node:") for s in specifiers), specifiers
+    assert "import(" not in source and "require(" not in source
+    assert f'export const STAMPED_SCOPE = "{scope}";' in source
