@@ -37,8 +37,9 @@ def functions(tools: list[str], launcher: str = SHOWN) -> str:
     return spec.FUNCTIONS.replace("{tools}", ", ".join(tools)).replace("{launcher}", launcher)
 
 
-def reason_tool_off(tool: str, tools: list[str] = DEFAULT_TOOLS) -> str:
-    return fill(spec.TOOL_OFF, tools=tools, tool=tool)
+def reason_tool_off(tool: str, tools: list[str] = DEFAULT_TOOLS, shell: str = "sh") -> str:
+    launcher = SHOWN_PS if shell == "ps" else SHOWN
+    return fill(spec.TOOL_OFF, tools=tools, tool=tool, launcher=launcher, shell=shell)
 
 
 def reason_command(why: str, tools: list[str] = DEFAULT_TOOLS, shell: str = "sh") -> str:
@@ -46,8 +47,21 @@ def reason_command(why: str, tools: list[str] = DEFAULT_TOOLS, shell: str = "sh"
     return fill(spec.COMMAND, tools=tools, launcher=launcher, shell=shell, why=why.replace("{launcher}", launcher))
 
 
-def reason_nudge(tools: list[str] = DEFAULT_TOOLS) -> str:
-    return fill(spec.NUDGE, tools=tools)
+def reason_nudge(tools: list[str] = DEFAULT_TOOLS, shell: str = "sh") -> str:
+    return fill(spec.NUDGE, tools=tools, launcher=SHOWN_PS if shell == "ps" else SHOWN, shell=shell)
+
+
+def for_ps1(expected: str) -> str:
+    """What the PowerShell hook prints where the bash hook prints ``expected``: the reasons for a tool that is not a
+    shell (nudge, tool off) show the PowerShell form there; a bash call's reasons stay as they are."""
+    if not expected.startswith('{"permissionDecision":"deny"'):
+        return expected
+    reason = json.loads(expected)["permissionDecisionReason"]
+    if not reason.startswith(("CodeAct nudge", "CodeAct exclusive mode: the ")):
+        return expected
+    sh_example, ps_example = EXAMPLE_SH, EXAMPLE_PS
+    reason = reason.replace(sh_example, ps_example).replace(f"({SHOWN} tools lists all)", f"({SHOWN_PS} tools lists all)")
+    return deny_json(reason)
 
 
 def deny_json(reason: str) -> str:

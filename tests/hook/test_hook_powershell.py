@@ -10,7 +10,8 @@ import pytest
 
 from tests.hook import test_hook_exclusive as excl
 from tests.hook import test_hook_payloads as payloads
-from tests.hook.helpers import HOOK_PS1, bash_call, deny_json, hook_env, payload, reason_command, reason_nudge, run_ps1
+from tests.hook.helpers import (HOOK_PS1, bash_call, deny_json, for_ps1, hook_env, payload, reason_command,
+                                reason_nudge, run_ps1)
 
 # Cases where the two hooks differ by design: bytes the bash hook reads as Latin-1 but .NET as UTF-8, and a payload
 # size limit counted in bytes (bash) or UTF-16 units (.NET) - both still end in the same decision kind.
@@ -42,7 +43,7 @@ def test_powershell_hook_parses(stamped: Callable[..., Path]) -> None:
 def test_payload(case: str, mode: str, stamped: Callable[..., Path], state: Path, pwsh: str) -> None:
     stdin, expected = payloads.CASES[case]
     result = run_ps1(stamped(enforcement="exclusive"), stdin, hook_env(state, mode), pwsh)
-    assert (result.rc, result.out) == (0, expected[mode]), result.err
+    assert (result.rc, result.out) == (0, for_ps1(expected[mode])), result.err
 
 
 @pytest.mark.parametrize("command", excl.ALLOWED)
@@ -79,7 +80,7 @@ def test_nudge(stamped: Callable[..., Path], state: Path, pwsh: str) -> None:
     view = payload("view", {"path": "a"}, session="ps")
     outs = [run_ps1(repo, s, env, pwsh).out for s in [view] * 4 + [payload("report_intent", {}, session="ps"), view,
                                                                   bash_call("ls", session="ps"), view]]
-    assert outs == ["", "", "", deny_json(reason_nudge()), "", "", "", ""]
+    assert outs == ["", "", "", deny_json(reason_nudge(shell="ps")), "", "", "", ""]
 
 
 def test_an_unusable_state_folder_allows(stamped: Callable[..., Path], tmp_path: Path, pwsh: str) -> None:

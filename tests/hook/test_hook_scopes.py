@@ -124,7 +124,7 @@ def test_global_reason_shows_the_quoted_launcher(global_install: tuple[Path, Pat
                  global_env(state, home, session_dir))
     assert result.reason == (
         "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program, "
-        f"run by a bash call that is only the launcher:\n{GLOBAL_LAUNCHER} {EXAMPLE_TAIL}\nNothing before or after "
+        f"run by a shell call that is only the launcher:\n{GLOBAL_LAUNCHER} {EXAMPLE_TAIL}\nNothing before or after "
         f"it. Functions in the program: {', '.join(DEFAULT_TOOLS)} ({GLOBAL_LAUNCHER} tools "
         "lists all). The user can switch this off: CODEACT_MODE=off, or copier update -a .codeact/.copier-answers.yml"
         " --trust --defaults -d enforcement=off in the folder ~/.copilot/codeact links to")
@@ -207,7 +207,7 @@ def test_plugin_reason_shows_the_absolute_launcher(plugin_root: Path, session_di
     launcher = f"{plugin_root}/bin/codeact"
     assert result.reason == (
         "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program, "
-        f"run by a bash call that is only the launcher:\n{launcher} {EXAMPLE_TAIL}\nNothing before or after it. "
+        f"run by a shell call that is only the launcher:\n{launcher} {EXAMPLE_TAIL}\nNothing before or after it. "
         f"Functions in the program: {', '.join(DEFAULT_TOOLS)} ({launcher} tools lists all). "
         "The user can switch this off: CODEACT_MODE=off where the CLI starts, or the plugin's publisher with copier "
         "update --trust --defaults -d enforcement=off")

@@ -120,10 +120,10 @@ TURN_OFF = {
               "copier update --trust --defaults -d enforcement=off",
 }
 NUDGE = ("CodeAct nudge: this would be the 4th file read in a row, so it was not run. Batch the reads in ONE Python "
-         "program instead, run by a bash call:\n{example}\n" + FUNCTIONS + " Single reads are allowed again now. "
+         "program instead, run by a shell call:\n{example}\n" + FUNCTIONS + " Single reads are allowed again now. "
          "{turn_off}")
 TOOL_OFF = ("CodeAct exclusive mode: the {tool} tool is off in this repository. Do the work in ONE Python program, "
-            "run by a bash call that is only the launcher:\n{example}\nNothing before or after it. " + FUNCTIONS
+            "run by a shell call that is only the launcher:\n{example}\nNothing before or after it. " + FUNCTIONS
             + " {turn_off}")
 COMMAND = ("CodeAct exclusive mode: {why}. Run ONLY the launcher, e.g.:\n{example}\nNothing before or after it (no "
            "cd, ;, &&, |, VAR=). " + FUNCTIONS + " {turn_off}")
@@ -165,3 +165,22 @@ WHY = (
 )
 WHY_TEXT = {why.key: why.text for why in WHY}
 MAX_COMMAND_BYTES = 131072  # a longer payload is denied (too_long) before any pattern runs
+
+# --- the other hook events (post-tool-use.sh, session-start.sh): they add context, never deny -------------------------
+# Seen on CLI 1.0.102 (docs/copilot-cli.md): a postToolUse hook's {"additionalContext": TEXT} reaches the model
+# appended to the tool's result; a sessionStart hook's arrives as a user message before the prompt.
+# postToolUse, nudge mode: after the NUDGE_AFTER-th read in a row the result carries this pointer, and the hook marks
+# the run (POINTER_MARK in the counter), so the preToolUse hook lets the next read through instead of denying it.
+POINTER = ("CodeAct: " + str(NUDGE_AFTER) + " file reads in a row. Do the rest in ONE Python program, run by a "
+           "shell call:\n{example}\n" + FUNCTIONS)
+POINTER_MARK = "t"
+# sessionStart: the mode in force (nothing in off mode), and on a clone without the runtime's venv, the first run.
+SESSION = {
+    "nudge": "CodeAct (nudge mode): work that needs 3+ tool calls goes into ONE Python program run with {launcher} "
+             "run (see the CodeAct instructions); after " + str(NUDGE_AFTER) + " file reads in a row a tool result "
+             "says so.",
+    "exclusive": "CodeAct (exclusive mode): the file tools are off here; do all work in Python programs run with "
+                 "{launcher} run, the launcher as the whole shell command.",
+}
+SESSION_FRESH = (" The sandbox runtime is not set up in this clone yet: the first run installs it (about a minute, "
+                 "once); wait for that run instead of starting another.")
