@@ -178,4 +178,3 @@ class LineCursor:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
-
