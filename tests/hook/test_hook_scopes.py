@@ -156,6 +156,7 @@ PLUGIN_ALLOWED = [
     "<plugin>/bin/codeact run --code 'print(1)'",
     "'<plugin>/bin/codeact' run - <<'PY'\nprint(1)\nPY",
     "<plugin>/bin/codeact tools",
+    "<plugin>/skills/codeact/../../bin/codeact run --code 'x'",  # from the skill's base directory
     "<plugin>/bin/codeact run --workspace src --file src/prog.py",
 ]
 PLUGIN_DENIED = [
@@ -165,7 +166,7 @@ PLUGIN_DENIED = [
     ("<plugin>/bin/codeact.ps1 run --code 'x'", W["not_launcher"]),
     ("<copy>/bin/codeact run --code 'x'", W["not_launcher"]),  # another copy of the plugin
     ("'<plugin>/bin/codeact'x run --code 'x'", W["not_launcher"]),
-    ("<plugin>/skills/codeact/../../bin/codeact run --code 'x'", W["not_launcher"]),
+    ("<plugin>/skills/other/../../bin/codeact run --code 'x'", W["not_launcher"]),
     ("<plugin>/bin/codeact run --workspace <plugin> --code 'x'", W["form"]),
     ("<plugin>/bin/codeact run --workspace outside --code 'x'", W["outside"]),
 ]

@@ -98,7 +98,9 @@ LAUNCHERS: dict[str, dict[str, tuple[str, ...]]] = {
     "repo": {"sh": ("{dir}/bin/codeact", '"$(git rev-parse --show-toplevel)/{dir}/bin/codeact"'),
              "ps": ("& {dir}/bin/codeact.ps1", '& "$(git rev-parse --show-toplevel)/{dir}/bin/codeact.ps1"')},
     "global": {"sh": ('"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"',), "ps": ()},
-    "plugin": {"sh": ("{dir}/bin/codeact", "'{dir}/bin/codeact'"), "ps": ()},
+    # plugin: also as reached from the skill's base directory, which the skill arrives with
+    "plugin": {"sh": ("{dir}/bin/codeact", "'{dir}/bin/codeact'", "{dir}/skills/codeact/../../bin/codeact"),
+               "ps": ()},
 }
 # A JSON escape for U+0000 in the raw command text (an even run of backslashes before it is literal backslashes).
 NUL_ESCAPE = "(^|[^\\\\])(\\\\\\\\)*\\\\u0000"
