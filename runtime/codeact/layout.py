@@ -85,7 +85,7 @@ LAYOUTS: dict[str, ScopeLayout] = {
         hooks_file=".github/hooks/codeact.json",
         plugin_dir="",
         marketplace_dir="",
-        launcher_command=".codeact/bin/codeact",
+        launcher_command='"$(git rev-parse --show-toplevel)/.codeact/bin/codeact"',  # works from any subfolder
         hook_script=".codeact/hooks/pre-tool-use.sh",
         owned=(
             ".codeact/",
@@ -154,9 +154,6 @@ LAYOUTS: dict[str, ScopeLayout] = {
     ),
 }
 
-# Compatibility names (repo scope).
-OWNED_REPO = LAYOUTS["repo"].owned
-SEEDED_REPO = LAYOUTS["repo"].seeded
 # Every seeded path of every scope: copier.yml's `_skip_if_exists`.
 SEEDED_ANY: tuple[str, ...] = tuple(sorted({p for layout in LAYOUTS.values() for p in layout.seeded}))
 # Never compared for drift: machine-local or recorded by Copier itself.

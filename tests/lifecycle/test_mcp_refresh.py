@@ -110,6 +110,7 @@ def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, i
     from codeact.cli import main as cli
     from codeact.config import Settings
     from codeact.docs import BEGIN, END
+    from codeact.layout import LAYOUTS
     from codeact.mcp.discovery import discover
     from codeact.runner import run
 
@@ -131,8 +132,9 @@ def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, i
     section = text[text.index(BEGIN):text.index(END) + len(END)]
     assert len(section.encode()) <= 2048
     assert f"- `big`: {count + 1} tools" in section and "- `demo`: add, " in section
+    launcher = LAYOUTS["repo"].launcher_command  # issue 13: the root-anchored form
     assert section.rstrip().splitlines()[-2].endswith("search WORDS` finds them by name and description, "
-                                                       "`.codeact/bin/codeact describe server.tool` prints one's schema.")
+                                                       f"`{launcher} describe server.tool` prints one's schema.")
 
     calls = ", ".join(f"big.tool_{i:04d}(n={i})" for i in range(count))
     result = run(f"[{calls}]", workspace=project, settings=Settings(tools=("view",)), environ=env)
