@@ -133,7 +133,8 @@ def copilot_cli(copilot_bin: str, copilot_cache: Path,
 @pytest.fixture
 def run_copilot(copilot_bin: str, copilot_cache: Path, mock_model: MockModel, venv_dir: Path,
                 tmp_path: Path) -> Callable[..., CopilotRun]:
-    """``run_copilot(repo, prompt, script, agent=None, extra_env=None, plugin_dir=None)``: one offline session.
+    """``run_copilot(repo, prompt, script, agent=None, extra_env=None, plugin_dir=None, allow_tools=None)``: one
+    offline session (``cwd=`` a folder of ``repo`` to start it there).
 
     The model answers from ``script`` (see mock_model.py). ``CODEACT_VENV`` points at the shared venv folder, so a
     stamped launcher reuses the test venv. With ``check=True`` (the default) a non-zero exit or a mock error (script
@@ -143,18 +144,22 @@ def run_copilot(copilot_bin: str, copilot_cache: Path, mock_model: MockModel, ve
 
     def _run(repo: Path, prompt: str, script: Iterable[Step], agent: str | None = None,
              extra_env: Mapping[str, str] | None = None, plugin_dir: Path | None = None, *,
-             timeout: float = SESSION_TIMEOUT, check: bool = True) -> CopilotRun:
+             timeout: float = SESSION_TIMEOUT, check: bool = True,
+             allow_tools: Iterable[str] | None = None, cwd: Path | None = None) -> CopilotRun:
         mock_model.load(script)
         env = isolated_env(tmp_path / f"copilot-home-{next(sessions)}", copilot_cache,
                            {**mock_model.env(), "CODEACT_VENV": str(venv_dir), **(extra_env or {})})
-        argv = [copilot_bin, "-p", prompt, "--allow-all-tools", "--trust-folder", "--no-auto-update"]
+        # allow_tools: `--allow-tool` values instead of --allow-all-tools (what a `-p` run approves without it)
+        approve = ["--allow-all-tools"] if allow_tools is None else \
+            [arg for tool in allow_tools for arg in ("--allow-tool", tool)]
+        argv = [copilot_bin, "-p", prompt, *approve, "--trust-folder", "--no-auto-update"]
         if agent:
             argv += ["--agent", agent]
         if plugin_dir:
             argv += ["--plugin-dir", str(plugin_dir)]
         start = time.monotonic()
         try:
-            proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
+            proc = subprocess.run(argv, cwd=cwd or repo, env=env, capture_output=True, text=True, timeout=timeout,
                                   stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired as exc:
             pytest.fail(f"copilot did not finish within {timeout}s; model requests so far: "
