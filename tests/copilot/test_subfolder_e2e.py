@@ -111,3 +111,16 @@ def test_nudge_teaches_without_a_failed_call(project: Path, run_copilot: Callabl
     assert results[2].startswith("# demo\n") and pointer in results[2], results[2]
     assert 'Additional guidance from postToolUse hooks:\n' + pointer in results[2]
     assert not any(r.startswith("Denied by preToolUse hook") for r in results)
+
+
+def test_in_exclusive_mode_the_hook_lets_the_instructed_command_through(
+        stamp_shared: Callable[..., Path], venv_dir: Path, run_copilot: Callable[..., CopilotRun]) -> None:
+    repo = stamp_shared(files=FILES, enforcement="exclusive", **default_tools())
+    bootstrap_launcher(repo, venv_dir)
+    run = run_copilot(repo, "List the TODOs.", [run_instructed, call("view", path=str(repo / "README.md")),
+                                                 text("done")])
+    notes = [m["content"] for m in run.requests[0].messages if "CodeAct (exclusive" in str(m.get("content"))]
+    assert notes == [spec.SESSION["exclusive"].replace("{launcher}", ".codeact/bin/codeact")]
+    assert output(first_result(run)) == ([line.strip() for line in TODO_LINES], 0)
+    (view,) = run.requests[2].tool_results()
+    assert view.content.startswith("Denied by preToolUse hook: CodeAct exclusive mode: the view tool is off")
