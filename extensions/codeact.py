@@ -115,6 +115,28 @@ def _org_policy() -> Any:
     return _submodule("orgpolicy").load_policy(TEMPLATE_ROOT)
 
 
+def valid_choices(question: str) -> tuple[str, ...]:
+    """The values the runtime accepts for ``question`` (one source for copier.yml's validators and the CLI)."""
+    if question == "tools":
+        catalog = _submodule("tools")
+        return tuple(name for name in catalog.BUILTINS if name not in catalog.ALWAYS_TOOLS)
+    if question == "backend":
+        return tuple(_submodule("config").BACKENDS)
+    if question == "enforcement":
+        return tuple(_submodule("enforcement.spec").MODES)
+    raise ValueError(f"no runtime list of choices for {question!r}")
+
+
+def choice_error(question: str, answer: Any) -> str:
+    """Why ``answer`` is not a value the runtime accepts for ``question`` ("" when it is)."""
+    valid = valid_choices(question)
+    answers = list(answer) if isinstance(answer, (list, tuple)) else [answer]
+    if question == "tools" and not answers:
+        return "choose at least one tool"
+    bad = [str(a) for a in answers if a not in valid]
+    return f"unknown {question} {', '.join(map(repr, bad))}; valid: {', '.join(valid)}" if bad else ""
+
+
 def org_policy_error(question: str, answer: Any) -> str:
     """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none)."""
     return str(_org_policy().violation(question, answer))
@@ -219,6 +241,7 @@ class CodeactExtension(Extension):
             install_manifest=install_manifest,
             copilot_home_clash=copilot_home_clash,
             org_policy_error=org_policy_error,
+            choice_error=choice_error,
             org_default=org_default,
             seed_here=seed_here,
             update_report=update_report,

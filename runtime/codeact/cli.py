@@ -107,7 +107,9 @@ def _add_run(sub: Any) -> None:
     src.add_argument("--file", help="a file holding the program")
     src.add_argument("stdin", nargs="?", choices=["-"], help="read the program from standard input")
     run_p.add_argument("--workspace", help="folder the tools may reach (default: the git top-level, else here)")
-    run_p.add_argument("--backend", choices=["auto", "monty", "hyperlight"],
+    from .config import BACKENDS
+
+    run_p.add_argument("--backend", choices=BACKENDS,
                        help="sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)")
     run_p.add_argument("--timeout", type=float, help="wall-time limit in seconds (default 30)")
     run_p.add_argument("--json", action="store_true", help="print one JSON object: ok, backend, stdout, result, "

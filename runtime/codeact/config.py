@@ -15,7 +15,6 @@ from .errors import ConfigError
 from .tools import ALWAYS_TOOLS, BUILTINS, DEFAULT_TOOLS
 
 BACKENDS = ("auto", "monty", "hyperlight")
-MODES = ("off", "nudge", "exclusive")
 SETTINGS_FILE = "settings.json"
 
 

@@ -195,5 +195,5 @@ def test_layout_matches_copier_config():
 
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
     assert set(config["_skip_if_exists"]) == set(layout.SEEDED_ANY)
-    assert set(layout.SEEDED_REPO) <= set(layout.SEEDED_ANY)
+    assert set(layout.LAYOUTS["repo"].seeded) <= set(layout.SEEDED_ANY)
     assert config["_answers_file"] == layout.ANSWERS_FILE

@@ -59,6 +59,7 @@ def two_versions(tmp_path_factory) -> Path:
     old = text.replace('    "off: instructions only; the hook never blocks": "off"\n',
                        '    "off: instructions only; the hook never blocks": "off"\n'
                        '    "warn: old name of nudge": warn\n')
+    old = old.replace("choice_error('enforcement', enforcement) or ", "")  # its runtime knew `warn`
     old = old.split("_migrations:")[0] + "_message_after_copy:" + old.split("_message_after_copy:")[1]
     config.write_text(old)
     git(repo, "commit", "-qam", "older layout")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+MODES = ("off", "nudge", "exclusive")  # the stamped answer; CODEACT_MODE overrides it per session
+
 # --- tools ---------------------------------------------------------------------------------------------------------
 SHELL_TOOLS = {"bash": "sh", "Bash": "sh", "powershell": "ps", "PowerShell": "ps"}
 # Tools that read files or list them: nudge mode counts a run of these.
