@@ -1,4 +1,4 @@
-"""Latency of the preToolUse hook, whole process, against `bash -c 'exit 0'` in the same run.
+"""Latency of the hooks (preToolUse; sessionStart and postToolUse), whole process, against `bash -c 'exit 0'`.
 
 The hook runs before EVERY tool call of the Copilot CLI, so its cost is paid per call. Each scenario spawns what the
 CLI spawns for a hook's `bash` entry (`/bin/bash --norc --noprofile -c ENTRY`, cwd = the repository, the payload on
@@ -11,7 +11,8 @@ Two entries are measured: the one the repo-scope hooks file (template/{{ hooks_f
 sourced form `. .codeact/hooks/pre-tool-use.sh`, which saves the process(es) the shebang costs. The exit status is 1
 when the registered entry misses a target. The hook is rendered from template/{{ codeact_dir }}/hooks/
 pre-tool-use.sh.jinja with Jinja (it depends on a few answers only: enforcement, tools, the scope and its launcher
-command and hook path) into a temporary repository.
+command and hook path) into a temporary repository, with session-start.sh and post-tool-use.sh beside it (issue 13:
+the same targets; postToolUse runs after every call, sessionStart once per session).
 """
 from __future__ import annotations
 
@@ -29,6 +30,8 @@ import jinja2
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
+# The scripts of the other events, by the event the hooks file registers them for.
+EVENT_SCRIPTS = {"preToolUse": "pre-tool-use", "postToolUse": "post-tool-use", "sessionStart": "session-start"}
 HOOKS_FILE = ROOT / "template/{{ hooks_file }}.jinja"
 HOOK = ".codeact/hooks/pre-tool-use.sh"
 TARGETS = {"off": 1.5, "nudge": 3.0, "exclusive": 3.0}
@@ -57,17 +60,34 @@ SCENARIOS: dict[str, tuple[str, bytes, str]] = {
     "off, 1 MB create": ("off", payload("create", {"path": "big.txt", "file_text": "x" * 1_000_000}),
                          "reads 1 MB of stdin (not held to the target)"),
 }
+POST_VIEW = json.dumps({"sessionId": "bench-session", "timestamp": 1795988347236, "cwd": "/repo", "toolName": "view",
+                        "toolArgs": {"path": "README.md"},
+                        "toolResult": {"resultType": "success", "textResultForLlm": "# demo\n" * 200}}).encode()
+START = json.dumps({"sessionId": "bench-session", "timestamp": 1795988347236, "cwd": "/repo", "source": "new",
+                    "initialPrompt": "List the TODOs."}).encode()
+# scenario name: (event, mode, payload, what it exercises)
+EVENT_SCENARIOS: dict[str, tuple[str, str, bytes, str]] = {
+    "off, postToolUse view": ("postToolUse", "off", POST_VIEW, "reads stdin, exits"),
+    "nudge, postToolUse view": ("postToolUse", "nudge", POST_VIEW, "finds the tool, reads the counter"),
+    "exclusive, postToolUse view": ("postToolUse", "exclusive", POST_VIEW, "reads stdin, exits"),
+    "off, sessionStart": ("sessionStart", "off", START, "reads stdin, exits"),
+    "nudge, sessionStart": ("sessionStart", "nudge", START, "prints the mode note, looks for the venv"),
+}
+for _name, (_event, _mode, _stdin, _what) in EVENT_SCENARIOS.items():
+    SCENARIOS[_name] = (_mode, _stdin, _what)
 
 
 def make_repo(base: Path) -> Path:
     repo = base / "repo"
-    text = jinja2.Environment(keep_trailing_newline=True).from_string(TEMPLATE.read_text()).render(
-        enforcement="off", launcher_command=LAUNCHER, tools=["view", "create", "edit", "glob", "grep", "bash", "sql"],
-        scope="repo", hook_script=HOOK, hooks_file=".github/hooks/codeact.json")
-    hook = repo / HOOK
-    hook.parent.mkdir(parents=True)
-    hook.write_text(text)
-    hook.chmod(0o755)
+    (repo / HOOK).parent.mkdir(parents=True)
+    for name in EVENT_SCRIPTS.values():
+        template = TEMPLATE.with_name(f"{name}.sh.jinja")
+        text = jinja2.Environment(keep_trailing_newline=True).from_string(template.read_text()).render(
+            enforcement="off", launcher_command=LAUNCHER, scope="repo", hook_script=HOOK,
+            tools=["view", "create", "edit", "glob", "grep", "bash", "sql"], hooks_file=".github/hooks/codeact.json")
+        hook = repo / ".codeact/hooks" / f"{name}.sh"
+        hook.write_text(text)
+        hook.chmod(0o755)
     (repo / LAUNCHER).parent.mkdir(parents=True)
     (repo / LAUNCHER).write_text("#!/bin/sh\n")
     (repo / "src").mkdir()
@@ -83,9 +103,15 @@ def spawn_seconds(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str])
     return elapsed
 
 
-def registered_entry() -> str:
+def registered_entry(event: str = "preToolUse") -> str:
     config = json.loads(jinja2.Environment().from_string(HOOKS_FILE.read_text()).render(scope="repo"))
-    return str(config["hooks"]["preToolUse"][0]["bash"])
+    return str(config["hooks"][event][0]["bash"])
+
+
+def entries_for(scenario: str) -> dict[str, str]:
+    """The registered and the sourced entry of the hook a scenario runs."""
+    event = EVENT_SCENARIOS[scenario][0] if scenario in EVENT_SCENARIOS else "preToolUse"
+    return {"registered": registered_entry(event), "sourced": f". .codeact/hooks/{EVENT_SCRIPTS[event]}.sh"}
 
 
 def main() -> int:
@@ -106,7 +132,7 @@ def main() -> int:
         envs = {mode: {**env, "CODEACT_MODE": mode} for mode in TARGETS}
         runs = [("baseline", "", cli_bash + ["exit 0"], SCENARIOS["off, view"][1], env)]
         for name, (mode, stdin, _) in SCENARIOS.items():
-            for entry, command in entries.items():
+            for entry, command in entries_for(name).items():
                 runs.append((name, entry, cli_bash + [command], stdin, envs[mode]))
         times: dict[tuple[str, str], list[float]] = {(name, entry): [] for name, entry, *_ in runs}
         for _ in range(5):  # warm the page cache
@@ -130,7 +156,8 @@ def main() -> int:
     bash_version = subprocess.run(cli_bash + ["echo $BASH_VERSION"], capture_output=True, text=True).stdout.strip()
     print(f"Hook latency, whole process, median of {args.runs} interleaved runs; bash {bash_version}, "
           f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs.")
-    print(f"registered = the template's entry `{entries['registered']}`; sourced = `{entries['sourced']}`; each run "
+    print(f"registered = the template's entry (preToolUse: `{entries['registered']}`; the other events likewise); "
+          f"sourced = `{entries['sourced']}`; each run "
           f"as the CLI runs it: `{' '.join(cli_bash)} ENTRY`.\n")
     print("| scenario | registered | ratio | sourced | ratio | target |")
     print("|---|---:|---:|---:|---:|---:|")
