@@ -91,14 +91,17 @@ def test_exclusive_denies_all_but_the_launcher(project: Path, run_copilot: Calla
 
 
 def test_nudge_denies_the_fourth_consecutive_read(project: Path, run_copilot: Callable[..., CopilotRun]) -> None:
+    """The fallback: the 3rd read failed, so no postToolUse pointer came with it (issue 13: where the pointer came,
+    the 4th read runs; tests/copilot/test_subfolder_e2e.py::test_nudge_teaches_without_a_failed_call)."""
     run = run_copilot(project, "Find the TODOs.", [
-        read("view", project), read("glob", project), read("grep", project),
+        read("view", project), read("glob", project), call("view", path=str(project / "missing.md")),
         read("view", project),  # the 4th read in a row
         read("glob", project),  # the deny reset the count
         text("done"),
     ], extra_env={"CODEACT_MODE": "nudge"})
     outcomes = [(blocked(r), reason(r) is not None) for (r,) in results(run)]
     assert outcomes == [(False, False)] * 3 + [(True, True), (False, False)], [r.content[:200] for (r,) in results(run)]
+    assert "Additional guidance from postToolUse" not in results(run)[2][0].content
     (fourth,) = results(run)[3]
     assert f"{LAUNCHER} run" in str(reason(fourth)), f"the nudge does not show the CodeAct command: {fourth.content!r}"
 
