@@ -124,3 +124,16 @@ def test_in_exclusive_mode_the_hook_lets_the_instructed_command_through(
     assert output(first_result(run)) == ([line.strip() for line in TODO_LINES], 0)
     (view,) = run.requests[2].tool_results()
     assert view.content.startswith("Denied by preToolUse hook: CodeAct exclusive mode: the view tool is off")
+
+
+def test_plugin_scope_gets_the_note_and_the_pointer(stamp_shared: Callable[..., Path],
+                                                     run_copilot: Callable[..., CopilotRun]) -> None:
+    repo = stamp_shared(files=FILES, scope="plugin", plugin_owner="Acme", enforcement="nudge")
+    plugin = repo / "plugins" / "codeact"
+    views = [call("view", path=str(repo / "README.md")) for _ in range(4)]
+    run = run_copilot(repo, "Read the README four times.", [*views, text("done")], plugin_dir=plugin)
+    launcher = f"{plugin}/bin/codeact"
+    notes = [m["content"] for m in run.requests[0].messages if "CodeAct (nudge" in str(m.get("content"))]
+    assert len(notes) == 1 and notes[0].startswith(spec.SESSION["nudge"].replace("{launcher}", launcher)), notes
+    results = [r.tool_results()[0].content for r in run.requests[1:5]]
+    assert f"{launcher} run - <<'PY'" in results[2] and results[3] == "# demo\n", results

@@ -181,7 +181,7 @@ POINTER_MARK = "t"
 # sessionStart: the mode in force (nothing in off mode), and on a clone without the runtime's venv, the first run.
 SESSION = {
     "nudge": "CodeAct (nudge mode): work that needs 3+ tool calls goes into ONE Python program run with {launcher} "
-             "run (see the CodeAct instructions); after " + str(NUDGE_AFTER) + " file reads in a row a tool result "
+             "run (details: the codeact skill); after " + str(NUDGE_AFTER) + " file reads in a row a tool result "
              "says so.",
     "exclusive": "CodeAct (exclusive mode): the file tools are off here; do all work in Python programs run with "
                  "{launcher} run, the launcher as the whole shell command.",
