@@ -77,16 +77,20 @@ def rewrite(path: Path, section: str) -> bool:
     return True
 
 
-def refresh(project: Path, *, timeout: float, launcher: str = ".codeact/bin/codeact",
+def refresh(project: Path, *, timeout: float, launcher: str | None = None,
             progress=None) -> list[str]:
-    """Re-discover the MCP servers, write the lock and rewrite the generated sections. Returns changed files."""
+    """Re-discover the MCP servers, write the lock and rewrite the generated sections. Returns changed files.
+
+    ``launcher`` defaults to the one the repo-scope templates print (the generated sections must match them)."""
+    from .layout import LAYOUTS
     from .mcp.config import read_exclusions
     from .mcp.discovery import discover
     from .mcp.lock import read_lock
 
     discover(project, timeout=timeout, progress=progress)
     # Render from the lock as written (sorted keys), exactly as the template's extension reads it.
-    section = mcp_section(read_lock(project), launcher, read_exclusions(project), context_budget(project))
+    section = mcp_section(read_lock(project), launcher or LAYOUTS["repo"].launcher_command,
+                          read_exclusions(project), context_budget(project))
     return [rel for rel in DOC_FILES if rewrite(project / rel, section)]
 
 
