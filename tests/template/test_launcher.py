@@ -1,6 +1,7 @@
 """The stamped launcher, for real: venv bootstrap, re-sync on new requirements, a program over real files."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -91,7 +92,7 @@ def test_python_without_venv_module_gets_an_actionable_message(project, tmp_path
     fake = fake_bin / "python3"
     fake.write_text(f"#!/bin/sh\ncase \"$*\" in *ensurepip*) exit 1;; esac\nexec {sys.executable} \"$@\"\n")
     fake.chmod(0o755)
-    for tool in ("sh", "dirname", "cksum", "cut", "cmp", "mkdir", "rm", "mv", "cp", "sleep", "cat"):
+    for tool in ("sh", "dirname", "cmp"):  # all the launcher's shell needs; the rest is the bootstrap module
         found = shutil.which(tool)
         if found:
             (fake_bin / tool).symlink_to(found)
@@ -110,3 +111,76 @@ def test_copier_copy_bootstraps_the_runtime_through_its_task(stamp, tmp_path, ve
     assert ready, "the copy-time task must leave a ready venv for the stamped requirements"
     result = launch(project, "run", "--code", "len(glob(pattern='**/*.py'))")
     assert result.returncode == 0 and result.stdout == "2\n" and result.stderr == ""
+
+
+def tool_bin(folder: Path, *tools: str) -> Path:
+    """A PATH folder holding only ``tools`` (links to the real ones)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for tool in tools:
+        found = shutil.which(tool)
+        assert found, tool
+        (folder / tool).symlink_to(found)
+    return folder
+
+
+def test_a_ready_venv_is_exec_d_by_the_shell_alone_under_any_folder_name(project, venv_dir, tmp_path):
+    # the shell reads the stamps: a venv the module did not name (an older launcher's) is used as it is
+    requirements = (project / ".codeact/requirements.txt").read_bytes()
+    ready = next(p.parent for p in venv_dir.glob("*/.codeact-requirements.txt") if p.read_bytes() == requirements)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "any-name").symlink_to(ready, target_is_directory=True)
+    (shared / "stale").mkdir()
+    (shared / "stale/.codeact-requirements.txt").write_text("other\n")
+    # no python3 or python on PATH: nothing may look for one before the exec
+    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "dirname", "cmp", "git")), "CODEACT_VENV": str(shared)}
+    result = launch(project, "run", "--code", "1 + 1", env=env)
+    assert result.returncode == 0 and result.stdout == "2\n" and result.stderr == "", result.stderr
+    traced = subprocess.run(["sh", "-x", str(project / ".codeact/bin/codeact"), "run", "--code", "1"], cwd=project,
+                            capture_output=True, text=True, env={**os.environ, **env})
+    assert traced.returncode == 0 and "codeact.bootstrap" not in traced.stderr
+
+
+FAKE_UV = """#!/bin/sh
+# a stand-in for uv: `uv venv ... TARGET` makes TARGET/bin/python run the test's Python; every call is logged
+echo "$*" >> "$UV_LOG"
+case "$1" in
+  venv) for target; do :; done
+        sleep 1
+        mkdir -p "$target/bin"
+        printf '#!/bin/sh\\nexec %s "$@"\\n' "$UV_PYTHON" > "$target/bin/python"
+        chmod +x "$target/bin/python" ;;
+esac
+"""
+
+
+def test_cold_shared_venv_bootstraps_once_under_the_sha256_name_even_when_two_launchers_race(project, tmp_path):
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "uv").write_text(FAKE_UV)
+    (fake / "uv").chmod(0o755)
+    log, shared = tmp_path / "uv.log", tmp_path / "venvs"
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}", "CODEACT_VENV": str(shared),
+           "UV_LOG": str(log), "UV_PYTHON": sys.executable, "CODEACT_PYTHON": sys.executable,
+           "CODEACT_BACKEND": "monty"}
+    launcher = str(project / ".codeact/bin/codeact")
+    racers = [subprocess.Popen([launcher, "run", "-"], cwd=project, env=env, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [r.communicate("1 + 1", timeout=300) for r in racers]  # stdin is the program: the bootstrap leaves it
+    assert [r.returncode for r in racers] == [0, 0], outs
+    assert [o[0] for o in outs] == ["2\n", "2\n"]
+    assert sum("setting up the sandbox runtime" in o[1] for o in outs) == 1
+    assert [line.split()[0] for line in log.read_text().splitlines()] == ["venv", "pip"], "installed once"
+    key = hashlib.sha256((project / ".codeact/requirements.txt").read_bytes()).hexdigest()[:16]
+    assert [p.name for p in shared.iterdir()] == [key]
+    again = launch(project, "run", "--code", "3", env=env)
+    assert again.returncode == 0 and again.stdout == "3\n" and again.stderr == ""
+
+
+def test_powershell_launcher_parses_and_calls_the_bootstrap_module(project):
+    source = (project / ".codeact/bin/codeact.ps1").read_bytes()
+    assert b"-S -m codeact.bootstrap" in source and b"Get-FileHash" not in source, "one naming scheme: the module's"
+    ts = pytest.importorskip("tree_sitter")
+    tsp = pytest.importorskip("tree_sitter_powershell")
+    tree = ts.Parser(ts.Language(tsp.language())).parse(source)
+    assert not tree.root_node.has_error
