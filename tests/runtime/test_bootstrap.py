@@ -55,7 +55,8 @@ def no(_root: Path) -> str:
 
 
 def test_shared_venvs_are_named_by_the_sha256_of_the_requirements(root: Path, tmp_path: Path) -> None:
-    assert bootstrap.requirements_key(root / "requirements.txt") == hashlib.sha256(REQUIREMENTS.encode()).hexdigest()[:16]
+    key = hashlib.sha256(REQUIREMENTS.encode()).hexdigest()[:16]
+    assert bootstrap.requirements_key(root / "requirements.txt") == key
     assert bootstrap.target_venv(root, tmp_path / "venvs") == tmp_path / "venvs" / bootstrap.requirements_key(
         root / "requirements.txt")
     assert bootstrap.target_venv(root, None) == root / ".venv"
