@@ -120,6 +120,14 @@ DENIED = [
     (f"{L}.ps1 run --code 'x'", "not_launcher"),
     ('"$(git rev-parse --show-toplevel)/.codeact/bin/codeact"x run', "not_launcher"),
     ('"$(git rev-parse --show-toplevel; id)/.codeact/bin/codeact" run', "not_launcher"),
+    # a CR, VT or FF is not a blank to bash: it becomes part of the first or last word
+    (f"\r{L} run --json", "not_launcher"),
+    (f" \r{L} run --json", "not_launcher"),
+    (f"\x0b{L} run --json", "not_launcher"),
+    (f"\x0c{R} doctor", "not_launcher"),
+    (f"{L} run --workspace src\r", "form"),
+    (f"{L} run --file src/prog.py\x0b", "form"),
+    (f"{L} run --code 'x'\r", "form"),
     ("", "empty"),
     ("   \n ", "empty"),
     # subcommands that are the user's

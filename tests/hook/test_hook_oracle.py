@@ -85,7 +85,7 @@ def test_the_oracle_catches_what_the_hook_denies(command: str, sandbox: Path, tm
 
 
 PIECES = ["'", '"', "$", "`", "\\", ";", "|", "&", "\n", "(", ")", "<", ">", "PY", " ", "x", "!", "#", "*", "~",
-          "{", "}", "'@", "\t", "$(id)", "\nPY\n", "2>&1"]
+          "{", "}", "'@", "\t", "$(id)", "\nPY\n", "2>&1", "\r", "\x0b", "\x0c"]
 OPTIONS = ["", " --json", " --timeout 5", " --workspace src", " --file src/prog.py", " --backend monty", " --works .",
            " --workspace .git", " --timeout 9999", " --workspace=src"]
 body = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
@@ -93,7 +93,8 @@ body = st.lists(st.sampled_from(PIECES), max_size=12).map("".join)
 
 @st.composite
 def commands(draw: st.DrawFn) -> str:
-    launcher = draw(st.sampled_from([LAUNCHER, ROOTED, f"./{LAUNCHER}", f"bash {LAUNCHER}"]))
+    launcher = draw(st.sampled_from([LAUNCHER, ROOTED, f"./{LAUNCHER}", f"bash {LAUNCHER}", f"\r{LAUNCHER}",
+                                     f"\x0b{ROOTED}"]))
     sub = draw(st.sampled_from(["run", "tools", "doctor", "describe grep", "search x", "uninstall", "discover"]))
     opts = "".join(draw(st.lists(st.sampled_from(OPTIONS), max_size=3)))
     text = draw(body)
