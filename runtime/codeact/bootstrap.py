@@ -17,6 +17,7 @@ partial folder in and write the stamp (a copy of requirements.txt) last: a venv 
 from __future__ import annotations
 
 import hashlib
+import contextlib
 import os
 import shutil
 import signal
@@ -141,12 +142,12 @@ def install(target: Path, root: Path, base: str, *, uv: str | None, run: Runner 
     python = str(venv_python(target))
     if uv:
         say("creating the venv with uv ...")
-        if run([uv, "venv", "--quiet", "--python", base, str(target)]):
+        if run([uv, "venv", "--no-config", "--quiet", "--python", base, str(target)]):
             raise BootstrapError(INSTALL_FAILED)
         say("installing pinned requirements (uv) ...")
-        if run([uv, "pip", "install", "--python", python, "-r", str(requirements)]):
+        if run([uv, "pip", "install", "--no-config", "--python", python, "-r", str(requirements)]):
             raise BootstrapError(INSTALL_FAILED)
-        extra: list[str] = [uv, "pip", "install", "--quiet", "--python", python, "-r"]
+        extra: list[str] = [uv, "pip", "install", "--quiet", "--no-config", "--python", python, "-r"]
     else:
         if run([base, "-c", "import venv, ensurepip"]):
             raise BootstrapError(NO_VENV_MODULE.format(base=base))
@@ -215,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     root = Path(args[0]).absolute()
     shared = Path(args[1]).absolute() if len(args) > 1 and args[1] else None
+    # `python -m venv`/`-m pip` put the current folder first on sys.path, and uv reads config files from it and its
+    # parents: run them from the install folder, which programs cannot write, never from the workspace.
+    with contextlib.suppress(OSError):
+        os.chdir(root)
     try:
         python = ensure(root, shared)
     except BootstrapError as exc:

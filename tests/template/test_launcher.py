@@ -179,8 +179,27 @@ def test_cold_shared_venv_bootstraps_once_under_the_sha256_name_even_when_two_la
 
 def test_powershell_launcher_parses_and_calls_the_bootstrap_module(project):
     source = (project / ".codeact/bin/codeact.ps1").read_bytes()
-    assert b"-S -m codeact.bootstrap" in source and b"Get-FileHash" not in source, "one naming scheme: the module's"
+    assert b"from codeact.bootstrap import main" in source and b"Get-FileHash" not in source, \
+        "one naming scheme: the module's"
+    assert b" -m codeact" not in source, "python -m would put the workspace first on sys.path"
     ts = pytest.importorskip("tree_sitter")
     tsp = pytest.importorskip("tree_sitter_powershell")
     tree = ts.Parser(ts.Language(tsp.language())).parse(source)
     assert not tree.root_node.has_error
+
+
+SHADOW = "import pathlib; pathlib.Path('PWNED').write_text('the host ran the workspace')\n"
+
+
+@pytest.mark.parametrize("cwd", [".", "src"])
+def test_a_codeact_package_in_the_workspace_never_runs_on_the_host(project, venv_dir, cwd):
+    """A program may write codeact/__init__.py (or bootstrap.py) into the workspace; `python -m codeact` run from
+    there would import it on the host. The launcher must run its own runtime whatever the current folder holds."""
+    env = {"CODEACT_VENV": str(venv_dir)}
+    written = launch(project, "run", "--code", 'create(path="codeact/__init__.py", file_text=' + repr(SHADOW) + ')\n'
+                     'create(path="src/codeact/__init__.py", file_text=' + repr(SHADOW) + ')\n'
+                     'create(path="src/codeact/cli.py", file_text=' + repr(SHADOW) + ')', env=env)
+    assert written.returncode == 0, written.stderr
+    result = launch(project, "run", "--code", "print(6 * 7)", env=env, cwd=project / cwd)
+    assert (result.returncode, result.stdout) == (0, "42\n"), result.stderr
+    assert not (project / cwd / "PWNED").exists() and not (project / "PWNED").exists()

@@ -4,6 +4,8 @@
 # and prints its Python. `codeact.ps1 setup` only prepares the venv.
 #   $env:CODEACT_VENV  keep venvs under this folder, one per requirements hash
 #   $env:CODEACT_PYTHON the Python (>= 3.10) used to create the venv
+# Never `python -m`: it puts the current folder (the workspace) first on sys.path; -c puts '' there and the entry drops it.
+$entry = 'import sys; del sys.path[0]; '
 $ErrorActionPreference = 'Stop'
 $here = (Resolve-Path (Join-Path $PSScriptRoot '..')).Path
 $req = Join-Path $here 'requirements.txt'
@@ -47,10 +49,10 @@ if (-not $py) {
     [Console]::Error.WriteLine('codeact: no Python >= 3.10 found; install one, or set CODEACT_PYTHON to its path')
     exit 3
   }
-  $out = & $runner -S -m codeact.bootstrap $here $shared
+  $out = & $runner -S -c ($entry + 'from codeact.bootstrap import main; sys.exit(main())') $here $shared
   if ($LASTEXITCODE) { exit $LASTEXITCODE }
   $py = "$($out | Select-Object -Last 1)".Trim()
 }
 if ($args.Count -ge 1 -and $args[0] -eq 'setup') { exit 0 }
-& $py -s -m codeact @args
+& $py -s -c ($entry + 'from codeact.cli import main; sys.exit(main())') @args
 exit $LASTEXITCODE
