@@ -1,226 +1,157 @@
-"""MCP performance: parallel discovery, and the cost of an MCP call inside a run.
+"""MCP on the user's path: a run calling one MCP tool, per-call cost, and parallel discovery, through the launcher.
 
-    python benchmarks/bench_mcp.py [--repeat 3] [--calls 100] [--rounds 9] [--json PATH]
+All in a git repository stamped by the real ``copier copy``, through ``.codeact/bin/codeact``, with the test demo
+server (tests/mcp/servers/demo_server.py, the official SDK's FastMCP) in ``.mcp.json``; cold (``CODEACT_SERVER=0``)
+and warm (``codeact server start`` first; "n/a" where the runtime has no server). Side by side in one run:
+  one tool   `codeact run --code 'demo.echo(text="hi")'` whole process (SDK import and server start included),
+             against a trivial run in the same mode, a direct SDK client and a raw stdlib JSON-RPC client
+             (benchmarks/mcp_clients.py) making the same call on the same server, whole process
+  per call   a program making N echo calls minus one making the same loop over a local function (both call echo
+             once first), against the two direct clients' per-call time on an open session
+  discovery  `codeact discover` of 5 stdlib servers that each take 0.5 s to start, against 1 of them (<= 1.3x)
 
-1. Discovery of 5 servers that each take 0.5 s to start, in-process after the SDK is imported, against the
-   slowest of them discovered alone (target <= 1.3x: the starts overlap). The servers are the stdlib-only test
-   server with a 0.5 s start delay, so the figure measures discovery's overlap, not the machine's core count;
-   a second row does the same with 5 SDK-based servers (each spends ~1 s of CPU importing the SDK, so on a small
-   machine they contend for cores). The whole `codeact discover` command (a fresh interpreter, the SDK import,
-   writing the lock) is timed separately.
-2. Per-call cost of an MCP tool called from a sandboxed program (monty suspension, the runner's dispatcher, the
-   hop to the session thread, result conversion) against the same call made directly with the SDK from plain
-   async Python (target <= 1.2x). Both use the SDK-based test server's `add` tool on an already-open session, in
-   interleaved rounds (medians), because a shared machine's load drifts more than the overhead measured. Two
-   rows split the gap: the session pool alone, and the backend's round trip for a no-op host tool.
+    python benchmarks/bench_mcp.py [--runs 5] [--calls 300] [--quick] [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import os
-import statistics
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "runtime"))
-SERVERS = ROOT / "tests" / "mcp" / "servers"
-PY = sys.executable
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from codeact.config import Settings  # noqa: E402
-from codeact.tools.base import Tool  # noqa: E402
-from codeact.mcp.config import ServerConfig  # noqa: E402
-from codeact.mcp.discovery import _import_sdk, discover_servers  # noqa: E402
+from userpath import (DEMO_SERVER, ROOT, TABLE_HEAD, Timing, UserRepo, git, make_repo, ms, na_row,  # noqa: E402
+                      row, scratch, stamp_repo, time_processes)
 
-
-def stdio(name: str, script: str, **env: str) -> ServerConfig:
-    return ServerConfig(name=name, transport="stdio", source=".mcp.json", scope="workspace", command=PY,
-                        args=(str(SERVERS / script),), env=env,
-                        raw={"command": PY, "args": [str(SERVERS / script)], "env": env})
+HERE = Path(__file__).resolve().parent
+RAW_SERVER = ROOT / "tests" / "mcp" / "servers" / "raw_server.py"
+TARGET_ONE_TOOL = 1.5  # warm run calling one MCP tool <= 1.5x a warm trivial run
+TARGET_CALL = 1.2  # per MCP call <= 1.2x a direct SDK client
+TARGET_DISCOVERY = 1.3  # 5 servers x 0.5 s discovered <= 1.3x one
+ECHO = 'demo.echo(text="hi")'
 
 
-def light(name: str) -> ServerConfig:
-    return stdio(name, "raw_server.py", RAW_START_DELAY="0.5",
-                 RAW_SCHEMA='{"type": "object", "properties": {"x": {"type": "integer"}}}')
+def loop(calls: int, call: str) -> str:
+    return (f"{ECHO}\ndef same(text):\n    return 'x'\n"
+            f"n = 0\nfor i in range({calls}):\n    n += len({call})\nprint(n)")
 
 
-def heavy(name: str) -> ServerConfig:
-    return stdio(name, "demo_server.py", DEMO_START_DELAY="0.5")
+def client(repo: UserRepo, kind: str, calls: int, rounds: int) -> list[str]:
+    py = str(repo.python)
+    return [py, *(["-S"] if kind == "raw" else []), str(HERE / "mcp_clients.py"), kind, str(calls), str(rounds),
+            sys.executable, str(DEMO_SERVER)]
 
 
-def time_discovery(servers: dict[str, ServerConfig]) -> float:
-    t0 = time.perf_counter()
-    outcomes = asyncio.run(discover_servers(servers, timeout=60))
-    elapsed = time.perf_counter() - t0
-    bad = [o for o in outcomes.values() if o.status != "ok"]
-    if bad:
-        raise SystemExit(f"discovery failed: {bad}")
-    return elapsed
+def one_tool(repo: UserRepo, runs: int, warm: bool) -> dict[str, Timing]:
+    cmds = {f"{mode}:{what}": (repo.run_cmd(code), repo.env(mode))
+            for mode in (("cold", "warm") if warm else ("cold",)) for what, code in (("trivial", "1"), ("mcp", ECHO))}
+    cmds["sdk"] = (client(repo, "sdk", 0, 0), repo.env("cold"))
+    cmds["raw"] = (client(repo, "raw", 0, 0), repo.env("cold"))
+    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold:mcp": "hi", "warm:mcp": "hi"})
 
 
-def discovery_ratio(make, repeat: int) -> dict[str, float]:
-    singles, fives = [], []
-    for _ in range(repeat):
-        singles.append(max(time_discovery({f"s{i}": make(f"s{i}")}) for i in range(2)))
-        fives.append(time_discovery({f"s{i}": make(f"s{i}") for i in range(5)}))
-    single, five = statistics.median(singles), statistics.median(fives)
-    return {"single_s": single, "five_s": five, "ratio": five / single}
+def per_call(repo: UserRepo, runs: int, calls: int, warm: bool) -> dict[str, float]:
+    cmds = {}
+    for mode in ("cold", "warm") if warm else ("cold",):
+        cmds[f"{mode}:n"] = (repo.run_cmd(loop(calls, ECHO)), repo.env(mode))
+        cmds[f"{mode}:0"] = (repo.run_cmd(loop(calls, 'same(text="hi")')), repo.env(mode))
+    timed = time_processes(cmds, runs, cwd=repo.repo)
+    out = {mode: (timed[f"{mode}:n"].wall_ms - timed[f"{mode}:0"].wall_ms) * 1000 / calls
+           for mode in ("cold", "warm") if f"{mode}:n" in timed}
+    for kind in ("sdk", "raw"):
+        done = subprocess.run(client(repo, kind, calls, max(3, runs)), capture_output=True, text=True, check=True,
+                              env=repo.env("cold"), cwd=repo.repo)
+        out[kind] = json.loads(done.stdout)["per_call_us"]
+    return out
 
 
-def whole_command(repeat: int) -> float:
-    times = []
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        (root / ".git").mkdir()
-        servers = {f"s{i}": {"command": PY, "args": list(light(f"s{i}").args), "env": dict(light(f"s{i}").env)}
-                   for i in range(5)}
-        (root / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "runtime"), "COPILOT_HOME": str(root / "home")}
-        for _ in range(repeat):
+def discovery(repo: UserRepo, runs: int) -> dict[str, float]:
+    """`codeact discover --workspace W` whole command: W configures 5 slow-starting servers, or 1."""
+    import statistics
+
+    times: dict[str, list[float]] = {"one": [], "five": []}
+    folders = {}
+    for name, count in (("one", 1), ("five", 5)):
+        ws = make_repo(repo.root / f"discover-{name}")
+        servers = {f"s{i}": {"command": sys.executable, "args": [str(RAW_SERVER)],
+                             "env": {"RAW_START_DELAY": "0.5",
+                                     "RAW_SCHEMA": '{"type": "object", "properties": {"x": {"type": "integer"}}}'}}
+                   for i in range(count)}
+        (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        git(ws, "add", "-A")
+        git(ws, "commit", "-q", "-m", "servers")
+        folders[name] = ws
+    for i in range(runs + 1):
+        for name, ws in folders.items():
             t0 = time.perf_counter()
-            subprocess.run([PY, "-m", "codeact", "discover", "--workspace", str(root)], env=env, check=True,
-                           capture_output=True)
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+            repo.codeact("discover", "--workspace", str(ws), mode="cold", timeout=120)
+            if i:
+                times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(v) * 1000 for name, v in times.items()}
 
 
-def call_rounds(config: ServerConfig, n: int, rounds: int) -> dict[str, float]:
-    """Interleaved rounds, each timing ``n`` calls three ways on already-open sessions; medians per call.
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs per process measurement (median)")
+    parser.add_argument("--calls", type=int, default=300, help="MCP calls in the per-call programs")
+    parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.calls = 1, 30
 
-    - direct: ``await session.call_tool`` from plain async Python (its own session and server process);
-    - pool: ``SessionPool.call`` from synchronous Python (the session pool alone, no sandbox);
-    - in-run: ``server.tool(**kw)`` from a sandboxed program: (run with n calls - same run with no calls) / n,
-      runs sharing one tool set, so one open session.
-    Interleaving keeps a busy machine's drift out of the ratio.
-    """
-    from codeact import run
-    from codeact.limits import Limits
-    from codeact.mcp.catalog import build_catalog
-    from codeact.mcp.client import SessionPool, open_session
-    from codeact.mcp.discovery import tool_entry
-    from codeact.mcp.tools import _caller, as_tool
+    root = scratch("codeact-bench-mcp-")
+    demo = {"type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]}
+    try:
+        repo = stamp_repo(root, mcp={"demo": demo})
+        warm = repo.start_server()
+        try:
+            whole = one_tool(repo, args.runs, warm)
+            calls = per_call(repo, args.runs, args.calls, warm)
+        finally:
+            repo.stop_server()
+        found = discovery(repo, max(1, args.runs // 2))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
-    limits, settings = Limits(timeout=120), Settings(tools=())
-    loop_code = f"t = 0\nfor i in range({n}):\n    t = t + demo.add(a=i)\nt"
-    empty_code = f"t = 0\nfor i in range({n}):\n    t = t + i + 1\nt"
-
-    # The direct session lives in a task of its own loop (anyio scopes open and close in one task); each direct
-    # batch runs that loop until the batch is done. The loop is NOT running while the pool and the runner are
-    # timed, exactly as for a synchronous caller, so their calls take the normal path.
-    loop = asyncio.new_event_loop()
-    jobs: asyncio.Queue = asyncio.Queue()
-    listing: list = []
-
-    async def owner() -> None:
-        async with open_session(config) as session:
-            listing.extend((await session.list_tools()).tools)
-            while (job := await jobs.get()) is not None:
-                count, done = job
-                t0, c0 = time.perf_counter(), time.process_time()
-                for i in range(count):
-                    result = await session.call_tool("add", {"a": i})
-                    assert result.structured_content == {"result": i + 1}
-                done.set_result((time.perf_counter() - t0, time.process_time() - c0))
-
-    owner_task = loop.create_task(owner())
-
-    def direct_batch() -> float:
-        done = loop.create_future()
-        jobs.put_nowait((n, done))
-        return loop.run_until_complete(done)
-
-    def pool_batch() -> tuple[float, float]:
-        t0, c0 = time.perf_counter(), time.process_time()
-        for i in range(n):
-            assert pool.call("demo", "add", {"a": i}, unwrap=True) == i + 1
-        return time.perf_counter() - t0, time.process_time() - c0
-
-    direct_batch()  # opens the direct session (and lists its tools)
-    lock = {"version": 1, "servers": {"demo": {"status": "ok", "tools": [tool_entry(t)[0] for t in listing]}}}
-    pool = SessionPool({"demo": config}.__getitem__)
-    tools = {t.name: as_tool(t, _caller(pool, t)) for t in build_catalog(lock).tools}
-    tools["noop"] = Tool(name="noop", description="", returns="int", call=lambda a: a + 1,
-                         parameters={"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]})
-    noop_code = f"t = 0\nfor i in range({n}):\n    t = t + noop(a=i)\nt"
-    with tempfile.TemporaryDirectory() as tmp:
-        def timed(code: str) -> float:
-            t0 = time.perf_counter()
-            result = run(code, workspace=tmp, tools=tools, limits=limits, settings=settings)
-            assert result.ok and result.result == n * (n + 1) // 2, result.error
-            return time.perf_counter() - t0
-
-        timed(loop_code)  # warm: opens the pool's session, first type check
-        direct, hop, in_run, ratios, sandbox, cpu_direct, cpu_pool = [], [], [], [], [], [], []
-        for _ in range(rounds):
-            d, dc = (x / n for x in direct_batch())  # type: ignore[attr-defined]
-            p, pc = (x / n for x in pool_batch())  # type: ignore[attr-defined]
-            cpu_direct.append(dc)
-            cpu_pool.append(pc)
-            empty = timed(empty_code)
-            r = (timed(loop_code) - empty) / n
-            direct.append(d)
-            hop.append(p)
-            in_run.append(r)
-            ratios.append(r / d)
-            sandbox.append((timed(noop_code) - empty) / n)
-    pool.close()
-    jobs.put_nowait(None)
-    loop.run_until_complete(owner_task)
-    loop.close()
-    med = statistics.median
-    return {"direct_ms": med(direct) * 1e3, "pool_ms": med(hop) * 1e3, "in_run_ms": med(in_run) * 1e3,
-            "ratio": med(ratios), "sandbox_host_call_ms": med(sandbox) * 1e3,
-            "cpu_direct_ms": med(cpu_direct) * 1e3, "cpu_pool_ms": med(cpu_pool) * 1e3}
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3, help="repetitions; medians are reported")
-    parser.add_argument("--calls", type=int, default=100, help="MCP calls per timed batch")
-    parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds of call timings")
-    parser.add_argument("--json", help="also write the results as JSON to this path")
-    args = parser.parse_args()
-
-    _import_sdk()
-    light_d = discovery_ratio(light, args.repeat)
-    heavy_d = discovery_ratio(heavy, args.repeat)
-    command = whole_command(args.repeat)
-    calls = call_rounds(stdio("demo", "demo_server.py"), args.calls, args.rounds)
-    direct, in_run, call_ratio = calls["direct_ms"] / 1000, calls["in_run_ms"] / 1000, calls["ratio"]
-    results = {
-        "cpus": os.cpu_count(), "load_average": os.getloadavg()[0],
-        "discovery_5x0.5s": light_d, "discovery_5x0.5s_sdk_servers": heavy_d, "discover_command_s": command,
-        "calls": calls,
-    }
-    rows = [
-        ("discovery, 5 servers x 0.5 s start (stdlib servers)", f"{light_d['five_s']:.2f} s",
-         f"{light_d['single_s']:.2f} s (slowest alone)", f"{light_d['ratio']:.2f}x", "<= 1.3x",
-         "ok" if light_d["ratio"] <= 1.3 else "MISSED"),
-        (f"discovery, 5 SDK-based servers x 0.5 s start ({os.cpu_count()} CPUs)", f"{heavy_d['five_s']:.2f} s",
-         f"{heavy_d['single_s']:.2f} s (slowest alone)", f"{heavy_d['ratio']:.2f}x", "(info)", ""),
-        ("`codeact discover`, whole command, 5 stdlib servers", f"{command:.2f} s", "", "", "(info)", ""),
-        ("MCP call inside a run vs direct SDK call", f"{in_run * 1000:.3f} ms", f"{direct * 1000:.3f} ms",
-         f"{call_ratio:.2f}x", "<= 1.2x", "ok" if call_ratio <= 1.2 else "MISSED"),
-        ("  of which: SessionPool.call from plain Python (no sandbox)", f"{calls['pool_ms']:.3f} ms",
-         f"{direct * 1000:.3f} ms", f"{calls['pool_ms'] / calls['direct_ms']:.2f}x", "(info)", ""),
-        ("  of which: CPU time in this process, pool vs direct (load-insensitive)", f"{calls['cpu_pool_ms']:.3f} ms",
-         f"{calls['cpu_direct_ms']:.3f} ms", f"{calls['cpu_pool_ms'] / calls['cpu_direct_ms']:.2f}x", "(info)", ""),
-        ("  of which: a sandbox host call of a no-op tool (backend round trip)",
-         f"{calls['sandbox_host_call_ms']:.3f} ms", "", "", "(info)", ""),
-    ]
-    print("| measure | measured | baseline | ratio | target | |")
-    print("|---|---|---|---|---|---|")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
-    print(f"\nper-call overhead of the sandbox path: {(in_run - direct) * 1e6:.0f} us (medians of {args.rounds} "
-          f"interleaved rounds of {args.calls} calls; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
+    print(f"The stamped launcher in a stamped git repository; the demo server (FastMCP) over stdio; medians of "
+          f"{args.runs} runs taking turns; clients run with the launcher's venv Python\n")
+    print(TABLE_HEAD)
+    w = whole.get
+    if warm:
+        print(row("warm run calling one MCP tool", ms(whole["warm:mcp"]), f"{ms(whole['warm:trivial'])} warm trivial run",
+                  whole["warm:mcp"].wall_ms / whole["warm:trivial"].wall_ms, TARGET_ONE_TOOL))
+    else:
+        print(na_row("warm run calling one MCP tool", TARGET_ONE_TOOL))
+    print(row("cold run calling one MCP tool (SDK import, server start)", ms(whole["cold:mcp"]),
+              f"{ms(whole['cold:trivial'])} cold trivial run", whole["cold:mcp"].wall_ms / whole["cold:trivial"].wall_ms,
+              None))
+    for mode in ("cold", "warm"):
+        if w(f"{mode}:mcp") is None:
+            continue
+        for kind, label in (("sdk", "direct SDK client"), ("raw", "raw stdlib JSON-RPC client")):
+            print(row(f"{mode} run calling one MCP tool, against a whole {label}", ms(whole[f"{mode}:mcp"]),
+                      f"{ms(whole[kind])} {label}", whole[f"{mode}:mcp"].wall_ms / whole[kind].wall_ms, None))
+    print()
+    print(TABLE_HEAD)
+    for mode in ("cold", "warm"):
+        if mode not in calls:
+            print(na_row(f"{mode}: MCP `echo` per call, in a run", TARGET_CALL))
+            continue
+        print(row(f"{mode}: MCP `echo` per call, in a run ({args.calls} calls)", f"{calls[mode]:.0f} µs",
+                  f"{calls['sdk']:.0f} µs direct SDK client", calls[mode] / calls["sdk"], TARGET_CALL))
+        print(row(f"{mode}: the same, against a raw stdlib JSON-RPC client", f"{calls[mode]:.0f} µs",
+                  f"{calls['raw']:.0f} µs raw client", calls[mode] / calls["raw"], None))
+    print(row("`codeact discover`, 5 servers x 0.5 s start (whole command)", f"{found['five']:.0f} ms",
+              f"{found['one']:.0f} ms 1 server", found["five"] / found["one"], TARGET_DISCOVERY))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        Path(args.json).write_text(json.dumps({"one_tool": {k: vars(v) for k, v in whole.items()},
+                                               "per_call_us": calls, "discover_ms": found, "server": warm},
+                                              indent=2) + "\n")
     return 0
 
 

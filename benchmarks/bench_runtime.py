@@ -1,140 +1,156 @@
-"""Start-up and per-tool-call cost of the runtime, against the floors it cannot beat.
+"""Start-up and per-call cost of `codeact run` on the user's path, against the floors it cannot beat.
 
-Whole process, median of several runs, same interpreter:
-  codeact run      python -m codeact run --code "1 + 1"  (type check included, as an agent runs it)
-  import monty     python -c "import pydantic_monty"      (the library's own floor)
-  bare python      python -S -c pass
-Inside one run: 5,000 calls of a no-op tool, minus the same loop calling a sandbox-local function, per call.
+Everything runs through the stamped launcher (``.codeact/bin/codeact``) in a git repository stamped by the real
+``copier copy``, cold (``CODEACT_SERVER=0``) and warm (``codeact server start`` first; "n/a" where the runtime has
+no server). The floors use the SAME venv Python the launcher execs:
+  start-up   `codeact run --code '1'`, against `python -S -c pass` and `python -c "import pydantic_monty"`
+  per call   a real `view` of a small file, a `grep`, an MCP `echo` (the test demo server): a program making N
+             calls minus one making the same loop over a sandbox-local function (both call each tool once first,
+             so the MCP session is open), against the bare pydantic-monty loop answering view by reading the file
+             (benchmarks/bare_monty.py, in process, same run)
+  peers      agent-framework-monty and pydantic-ai-harness CodeMode from PyPI (benchmarks/peers.py), and the seed
+             implementation's RECORDED figures (../shared/notes/prior-art.md)
 
-    python benchmarks/bench_runtime.py [--runs 15] [--calls 5000] [--json results.json]
+    python benchmarks/bench_runtime.py [--runs 9] [--calls 1000] [--quick] [--no-peers] [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
+import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-RUNTIME = ROOT / "runtime"
-TARGET_START = 1.3  # codeact run <= 1.3x import pydantic_monty
-TARGET_CALL_US = 50.0
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from userpath import (DEMO_SERVER, TABLE_HEAD, Timing, UserRepo, ms, na_row, row, scratch,  # noqa: E402
+                      stamp_repo, time_processes)
+
+HERE = Path(__file__).resolve().parent
+TARGET_WARM = 3.0  # warm trivial run <= 3x python -S -c pass
+TARGET_COLD = 1.3  # cold trivial run <= 1.3x the monty import
+TARGET_COLD_TYPECHECK = 1.5  # ... <= 1.5x where the type check cannot be skipped
+TARGET_VIEW = 1.5  # a real view <= 1.5x the bare pydantic-monty loop
+SMALL = "src/small.py"
 
 
-def time_processes(cmds: dict[str, list[str]], runs: int, *, cwd: Path, env: dict[str, str]) -> dict[str, float]:
-    """Median wall time of each command in milliseconds; the commands take turns, so all see the same load."""
-    samples: dict[str, list[float]] = {name: [] for name in cmds}
-    for i in range(runs + 1):  # the first round warms caches and is dropped
-        for name, cmd in cmds.items():
-            started = time.perf_counter()
-            done = subprocess.run(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-            elapsed = (time.perf_counter() - started) * 1000
-            if done.returncode != 0:
-                raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-500:]}")
-            if i:
-                samples[name].append(elapsed)
-    return {name: statistics.median(values) for name, values in samples.items()}
+def loop(calls: int, call: str, first: str) -> str:
+    """A program calling ``call`` ``calls`` times after one call of ``first`` (so a session it needs is open)."""
+    return (f"{first}\ndef same(path):\n    return 'x' * 30\n"
+            f"n = 0\nfor i in range({calls}):\n    n += len({call})\nprint(n)")
 
 
-def per_call_overhead(calls: int, repeats: int) -> dict[str, float]:
-    """Microseconds per tool call inside a run, net of the sandbox's own loop cost.
+CALLS = {  # name -> (call expression, calls per --calls view)
+    "view": (f'view(path="{SMALL}")', 1.0),
+    "grep": ('grep(pattern="return", path="src")', 0.02),  # each starts ripgrep: fewer calls
+    "echo": ('demo.echo(text="hi")', 0.2),
+}
 
-    Three kinds of call, taking turns: a tool that starts no process (as view, create, edit, sql, web_fetch), one
-    that may (glob, grep, bash, MCP and user tools: its thread gets every CPU back during the call, see
-    codeact.backends.cpu), and the first again with CPU pinning off (CODEACT_PIN_CPU=0).
-    """
-    sys.path.insert(0, str(RUNTIME))
-    from codeact.config import Settings
-    from codeact.runner import run
-    from codeact.tools.base import tool_from_function
 
-    def noop(x: int = 0) -> int:
-        """Return x."""
-        return x
+def counts(calls: int) -> dict[str, int]:
+    return {name: max(10, int(calls * share)) for name, (_, share) in CALLS.items()}
 
-    spawning = tool_from_function(noop, source="user")
-    tools = {"noop": spawning._replace(in_process=True), "spawning": spawning._replace(name="spawning")}
-    loop = "n = 0\nfor i in range({calls}):\n    n += {call}(x=1)\nn"
-    local = "def same(x=0):\n    return x\n" + loop.format(calls=calls, call="same")
-    with tempfile.TemporaryDirectory() as ws:
-        env = {"CODEACT_CONFIG_DIR": str(Path(ws) / "config"), "PATH": os.environ.get("PATH", "")}
-        cases = {"in_process": (loop.format(calls=calls, call="noop"), env),
-                 "spawning": (loop.format(calls=calls, call="spawning"), env),
-                 "unpinned": (loop.format(calls=calls, call="noop"), {**env, "CODEACT_PIN_CPU": "0"}),
-                 "local": (local, env)}
 
-        def once(code: str, environ: dict[str, str]) -> tuple[float, float]:
-            result = run(code, workspace=ws, backend="monty", tools=tools, settings=Settings(), environ=environ)
-            assert result.ok and result.result == calls, result.error
-            return result.duration_ms, sum(c.ms for c in result.tool_calls)
+def start_up(repo: UserRepo, runs: int, warm: bool) -> dict[str, Timing]:
+    py = str(repo.python)
+    cmds = {
+        "cold": (repo.run_cmd("1"), repo.env("cold")),
+        "bare": ([py, "-S", "-c", "pass"], repo.env("cold")),
+        "monty": ([py, "-c", "import pydantic_monty"], repo.env("cold")),
+    }
+    if warm:
+        cmds["warm"] = (repo.run_cmd("1"), repo.env("warm"))
+    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold": "1", "warm": "1"})
 
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-        for i in range(repeats + 1):  # the first round warms up and is dropped
-            for name, (code, environ) in cases.items():
-                timing = once(code, environ)
-                if i:
-                    runs[name].append(timing)
-    base = statistics.median(t for t, _ in runs["local"])
-    figures = {"calls": calls, "local_loop_ms": base,
-               "host_side_us": statistics.median(h for _, h in runs["in_process"]) * 1000 / calls}
-    for name in ("in_process", "spawning", "unpinned"):
-        figures[f"{name}_us"] = (statistics.median(t for t, _ in runs[name]) - base) * 1000 / calls
-    figures["per_call_us"] = figures["in_process_us"]
-    return figures
+
+def per_call(repo: UserRepo, runs: int, calls: int, mode: str) -> dict[str, float]:
+    """Microseconds per call of each tool in ``mode``: (N-call program - 0-call program) / N."""
+    cmds: dict = {}
+    n = counts(calls)
+    for name, (expr, _) in CALLS.items():
+        cmds[f"{name}:n"] = (repo.run_cmd(loop(n[name], expr, expr)), repo.env(mode))
+        cmds[f"{name}:0"] = (repo.run_cmd(loop(n[name], 'same(path="x")', expr)), repo.env(mode))
+    timed = time_processes(cmds, runs, cwd=repo.repo)
+    return {name: (timed[f"{name}:n"].wall_ms - timed[f"{name}:0"].wall_ms) * 1000 / n[name] for name in CALLS}
+
+
+def bare_loop(repo: UserRepo, calls: int, rounds: int) -> dict[str, float]:
+    done = subprocess.run([str(repo.python), str(HERE / "bare_monty.py"), str(repo.repo / SMALL), str(calls),
+                           str(rounds)], capture_output=True, text=True, check=True, env=repo.env("cold"))
+    return json.loads(done.stdout)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=15, help="runs per process measurement (median)")
-    parser.add_argument("--calls", type=int, default=5000, help="tool calls in the per-call measurement")
+    parser.add_argument("--runs", type=int, default=9, help="runs per process measurement (median)")
+    parser.add_argument("--calls", type=int, default=5000, help="view calls in the per-call programs")
+    parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
+    parser.add_argument("--no-peers", action="store_true", help="skip the PyPI peers")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.calls = 2, 500
 
-    py = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / "ws"
-        (ws / ".git").mkdir(parents=True)  # a repository, as in real use (no `git rev-parse` fallback)
-        (ws / "README.md").write_text("# bench\n")
-        env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "LANG": "C.UTF-8", "PYTHONPATH": str(RUNTIME),
-               "CODEACT_CONFIG_DIR": str(Path(tmp) / "config"), "CODEACT_BACKEND": "monty"}
-        figures = time_processes({
-            "codeact_run_ms": [py, "-m", "codeact", "run", "--code", "1 + 1"],
-            "codeact_imports_ms": [py, "-c", "import codeact.cli, codeact.runner, codeact.toolset, "
-                                             "codeact.backends.monty"],
-            "import_monty_ms": [py, "-c", "import pydantic_monty"],
-            "bare_python_ms": [py, "-S", "-c", "pass"],
-        }, args.runs, cwd=ws, env=env)
-    figures.update({f"call_{k}": v for k, v in per_call_overhead(args.calls, max(3, args.runs // 3)).items()})
-    start_ratio = figures["codeact_run_ms"] / figures["import_monty_ms"]
-    rows = [
-        ("`codeact run` (whole process)", figures["codeact_run_ms"], f"{start_ratio:.2f}x monty import",
-         f"<= {TARGET_START}x"),
-        ("import codeact modules + monty", figures["codeact_imports_ms"],
-         f"{figures['codeact_imports_ms'] / figures['import_monty_ms']:.2f}x monty import", ""),
-        ('`python -c "import pydantic_monty"`', figures["import_monty_ms"],
-         f"{figures['import_monty_ms'] / figures['bare_python_ms']:.2f}x bare", ""),
-        ("`python -S -c pass`", figures["bare_python_ms"], "1.00x bare", ""),
-    ]
-    print(f"Python {sys.version.split()[0]} at {py}; medians of {args.runs} runs, taking turns\n")
-    print("| measurement | ms | ratio | target |\n|---|---:|---:|---|")
-    for name, ms, ratio, target in rows:
-        print(f"| {name} | {ms:.1f} | {ratio} | {target} |")
-    print(f"\n| per tool call ({args.calls} calls in one run) | µs/call | target |\n|---|---:|---|")
-    print(f"| overhead, net of the sandbox loop: a tool that starts no process (view, create, edit, sql, web_fetch) "
-          f"| {figures['call_in_process_us']:.1f} | <= {TARGET_CALL_US:g} |")
-    print(f"| of which host side (runner dispatch + tool) | {figures['call_host_side_us']:.1f} | |")
-    print(f"| a tool that may start processes (glob, grep, bash, MCP, user tools; CPUs widened for the call) "
-          f"| {figures['call_spawning_us']:.1f} | (info) |")
-    print(f"| the first, CPU pinning off (`CODEACT_PIN_CPU=0`) | {figures['call_unpinned_us']:.1f} | (info) |")
-    figures["start_ratio"] = start_ratio
+    root = scratch("codeact-bench-runtime-")
+    demo = {"type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]}
+    try:
+        repo = stamp_repo(root, mcp={"demo": demo})
+        warm = repo.start_server()
+        try:
+            start = start_up(repo, args.runs, warm)
+            calls = {"cold": per_call(repo, max(2, args.runs // 2), args.calls, "cold")}
+            if warm:
+                calls["warm"] = per_call(repo, max(2, args.runs // 2), args.calls, "warm")
+        finally:
+            repo.stop_server()
+        bare = bare_loop(repo, args.calls, max(3, args.runs))
+        peer_rows: list[str] = []
+        if not args.no_peers:
+            import peers
+            peer_rows = peers.rows(root / "peers", calls=args.calls, runs=max(2, args.runs // 2),
+                                   ours_cold=start["cold"], ours_view_us=calls.get("warm", calls["cold"])["view"])
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    bare_ms, monty = start["bare"], start["monty"]
+    cold = start["cold"].wall_ms
+    print(f"The stamped launcher in a stamped git repository; venv Python {repo.python}; medians of {args.runs} "
+          "runs taking turns; CPU = the launched process (for a warm run: the client only)\n")
+    print(TABLE_HEAD)
+    if warm:
+        print(row("warm trivial run (`codeact run --code '1'`)", ms(start["warm"]), f"{ms(bare_ms)} `python -S -c pass`",
+                  start["warm"].wall_ms / bare_ms.wall_ms, TARGET_WARM))
+    else:
+        print(na_row("warm trivial run (`codeact run --code '1'`)", TARGET_WARM))
+    print(row("cold trivial run (`CODEACT_SERVER=0`)", ms(start["cold"]), f"{ms(monty)} monty import",
+              cold / monty.wall_ms, TARGET_COLD))
+    print(row("cold trivial run, allowance if the type check cannot be skipped", ms(start["cold"]),
+              f"{ms(monty)} monty import", cold / monty.wall_ms, TARGET_COLD_TYPECHECK))
+    print(row('`python -c "import pydantic_monty"`', ms(monty), f"{ms(bare_ms)} `python -S -c pass`",
+              monty.wall_ms / bare_ms.wall_ms, None))
+    print(row("cold trivial run against a bare interpreter", ms(start["cold"]), f"{ms(bare_ms)} `python -S -c pass`",
+              cold / bare_ms.wall_ms, None))
+    n = counts(args.calls)
+    print(f"\nPer call, through the launcher: a program making N calls minus the same loop over a local function "
+          f"(both call the tool once first); N = {n['view']} views, {n['grep']} greps, {n['echo']} MCP echos\n")
+    print(TABLE_HEAD)
+    for mode in ("cold", "warm"):
+        if mode not in calls:
+            print(na_row(f"{mode}: real `view` of a small file, per call", TARGET_VIEW))
+            continue
+        got = calls[mode]
+        print(row(f"{mode}: real `view` of a small file, per call", f"{got['view']:.1f} µs",
+                  f"{bare['view_us']:.1f} µs bare pydantic-monty loop", got["view"] / bare["view_us"], TARGET_VIEW))
+        print(row(f"{mode}: `grep` (ripgrep on a small folder), per call", f"{got['grep']:.1f} µs", "", None, None))
+        print(row(f"{mode}: MCP `echo` on an open session, per call", f"{got['echo']:.1f} µs", "", None, None))
+    if peer_rows:
+        print("\nPeers from PyPI, same machine, same run (three small tools: view, grep, echo)\n")
+        print("\n".join(peer_rows))
     if args.json:
-        Path(args.json).write_text(json.dumps({"python": sys.version, "figures": figures}, indent=2) + "\n")
+        Path(args.json).write_text(json.dumps({
+            "start_up": {k: vars(v) for k, v in start.items()}, "per_call_us": calls, "bare": bare,
+            "server": warm}, indent=2) + "\n")
     return 0
 
 

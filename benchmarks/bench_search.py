@@ -1,47 +1,36 @@
-"""grep and glob over a generated 50,000-file tree, against ripgrep on the same tree, side by side.
+"""`codeact run` grep and glob over 50,000 files, whole process, against `rg` whole process, same result count.
 
-The tools are called as a run calls them (the host function with its ToolContext), so the figures include
-spawning ripgrep, parsing its output, the ignore/glob filtering, sorting and making paths workspace-relative.
-ripgrep's own figures are whole ``rg`` processes writing to a pipe (not /dev/null, which ripgrep short-cuts).
+On the user's path: a git repository stamped by the real ``copier copy`` holding a generated source-like tree of
+50,000 files under ``tree/``; each case is the launcher running a program that searches and prints how many
+results it got (``max_results`` raised so nothing is cut), cold (``CODEACT_SERVER=0``) and warm (``codeact server
+start`` first; "n/a" where the runtime has no server), against a whole ``rg`` process writing every match to a pipe
+(not /dev/null, which ripgrep short-cuts). The counts must be equal, else the script stops.
 
-    python benchmarks/bench_search.py [--files 50000] [--runs 5] [--fallback] [--json results.json]
-
-The tree is generated once into the temporary folder and reused (``--tree DIR`` to choose where).
+    python benchmarks/bench_search.py [--files 50000] [--runs 5] [--quick] [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import statistics
+import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "runtime"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from codeact.limits import Limits  # noqa: E402
-from codeact.policy import Workspace  # noqa: E402
-from codeact.tools import search  # noqa: E402
-from codeact.tools.base import ToolContext  # noqa: E402
+from userpath import TABLE_HEAD, ms, na_row, row, scratch, stamp_repo, time_processes  # noqa: E402
 
-TREE_VERSION = 2
-TARGET = 1.5
+TARGET = 1.5  # warm search <= 1.5x rg
 EXTS = (".py", ".md", ".json", ".txt", ".js")
+TREE = "tree"
 
 
-def make_tree(root: Path, files: int) -> Path:
-    """A deterministic source-like git work tree: folders of 50 files, TODOs and imports sprinkled in."""
-    marker = root / ".bench-complete"
-    if marker.exists() and marker.read_text() == f"{TREE_VERSION} {files}":
-        return root
+def make_tree(root: Path, files: int) -> None:
+    """A deterministic source-like tree: folders of 50 files, TODOs and imports sprinkled in, a .gitignore."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / ".git").mkdir(exist_ok=True)  # a repository, as workspaces are: plain rg honours .gitignore too
-    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     (root / ".gitignore").write_text("*.log\nbuild/\n")
     per_dir, subs = 50, 20
     for i in range(files):
@@ -54,105 +43,78 @@ def make_tree(root: Path, files: int) -> Path:
         lines += [f"def function_{i}_{k}(value):" + ("  # TODO: tidy" if (i + k) % 37 == 0 else "")
                   + f"\n    return value * {k}" for k in range(8)]
         (folder / f"file{n:02d}{ext}").write_text("\n".join(lines) + "\n")
-    marker.write_text(f"{TREE_VERSION} {files}")
-    return root
+    (root / "pkg000" / "build").mkdir(exist_ok=True)
+    (root / "pkg000" / "build" / "ignored.py").write_text("# TODO: ignored\n")
 
 
-def _cpu() -> float:
-    """CPU seconds used so far by this process and its reaped children (ripgrep), all threads."""
-    import resource
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def paired(ours: Callable[[], object], theirs: Callable[[], object], runs: int) -> dict[str, float]:
-    """Run the two alternately (so both see the same machine load): median wall and CPU times in ms.
-
-    CPU time (user + system, every thread, ripgrep included) moves less than wall time on a busy machine."""
-    ours(), theirs()  # warm the page cache and ripgrep's binary
-    wall: dict[str, list[float]] = {"codeact": [], "rg": []}
-    cpu: dict[str, list[float]] = {"codeact": [], "rg": []}
-    for _ in range(runs):
-        for key, fn in (("codeact", ours), ("rg", theirs)):
-            cpu0, started = _cpu(), time.perf_counter()
-            fn()
-            wall[key].append((time.perf_counter() - started) * 1000)
-            cpu[key].append((_cpu() - cpu0) * 1000)
-    return {"codeact_ms": statistics.median(wall["codeact"]), "rg_ms": statistics.median(wall["rg"]),
-            "codeact_cpu_ms": statistics.median(cpu["codeact"]), "rg_cpu_ms": statistics.median(cpu["rg"])}
-
-
-def rg_process(rg: str, args: list[str], cwd: Path) -> Callable[[], object]:
-    def go() -> object:
-        done = subprocess.run([rg, *args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL)
-        return done.stdout
-    return go
+CASES = [  # name, program's call (its len() is printed), rg arguments
+    ("grep TODO", f'grep(pattern="TODO", path="{TREE}", max_results=10**7)', ["--regexp", "TODO", TREE]),
+    ("grep `import os` in *.py", f'grep(pattern="^import os", path="{TREE}", glob="*.py", max_results=10**7)',
+     ["--glob", "*.py", "--regexp", "^import os", TREE]),
+    ("grep -i, no match", f'grep(pattern="zebra_[0-9]+", path="{TREE}", ignore_case=True, max_results=10**7)',
+     ["--ignore-case", "--regexp", "zebra_[0-9]+", TREE]),
+    ("glob **/*.py", f'glob(pattern="**/*.py", path="{TREE}")', ["--files", "--glob", "*.py", TREE]),
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", type=int, default=50_000)
-    parser.add_argument("--runs", type=int, default=7, help="runs per measurement (median)")
-    parser.add_argument("--tree", type=Path, help="where to generate the tree (default: the temp folder)")
-    parser.add_argument("--fallback", action="store_true", help="also time the pure-Python search (slow)")
+    parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
+    parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.files, args.runs = 2000, 1
 
-    rg = search.rg_binary()
-    if rg is None:
-        raise SystemExit("ripgrep is not installed: pip install ripgrep (the comparison needs it)")
-    tree = args.tree or Path(tempfile.gettempdir()) / f"codeact-bench-tree-{args.files}"
-    started = time.perf_counter()
-    make_tree(tree, args.files)
-    setup_s = time.perf_counter() - started
-    ctx = ToolContext(workspace=Workspace.at(tree), limits=Limits())
+    root = scratch("codeact-bench-search-")
+    try:
+        repo = stamp_repo(root)
+        started = time.perf_counter()
+        make_tree(repo.repo / TREE, args.files)
+        setup_s = time.perf_counter() - started
+        rg = shutil.which("rg", path=str(repo.python.parent)) or shutil.which("rg")
+        if rg is None:
+            raise SystemExit("ripgrep is not installed (the launcher's venv ships it on x86_64 and arm64)")
+        warm = repo.start_server()
+        results = []
+        try:
+            for name, call, rg_args in CASES:
+                code = f"print(len({call}))"
+                cmds = {"cold": (repo.run_cmd(code), repo.env("cold")),
+                        "rg": ([rg, *rg_args], repo.env("cold"))}
+                if warm:
+                    cmds["warm"] = (repo.run_cmd(code), repo.env("warm"))
+                counts = {}
+                for key, (cmd, env) in cmds.items():
+                    out = subprocess.run(cmd, cwd=repo.repo, env=env, capture_output=True, text=True,
+                                         stdin=subprocess.DEVNULL).stdout
+                    counts[key] = len(out.splitlines()) if key == "rg" else int(out.strip())
+                if len(set(counts.values())) != 1:
+                    raise SystemExit(f"{name}: result counts differ: {counts}")
+                timed = time_processes(cmds, args.runs, cwd=repo.repo, ok_codes={"rg": (0, 1)})  # 1: no match
+                results.append({"case": name, "results": counts["rg"], "rg_command": "rg " + " ".join(rg_args),
+                                **{k: vars(v) for k, v in timed.items()}, "_timed": timed})
+        finally:
+            repo.stop_server()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
-    cases = [
-        ("grep TODO", lambda: search.grep(ctx, pattern="TODO"), ["--regexp", "TODO"]),
-        ("grep `import os` in *.py", lambda: search.grep(ctx, pattern="^import os", glob="*.py"),
-         ["--glob", "*.py", "--regexp", "^import os"]),
-        ("grep -i, no match", lambda: search.grep(ctx, pattern="zebra_[0-9]+", ignore_case=True),
-         ["--ignore-case", "--regexp", "zebra_[0-9]+"]),
-        ("glob * (every file)", lambda: search.glob(ctx, pattern="*"), ["--files"]),
-        ("glob **/*.py", lambda: search.glob(ctx, pattern="**/*.py"), ["--files", "--glob", "*.py"]),
-        ("glob pkg001/**/*.json", lambda: search.glob(ctx, pattern="pkg001/**/*.json"),
-         ["--files", "--glob", "pkg001/**/*.json"]),
-        ("glob pkg00*/**/*.json", lambda: search.glob(ctx, pattern="pkg00*/**/*.json"),
-         ["--files", "--glob", "pkg00*/**/*.json"]),
-    ]
-    results = []
-    for name, tool, rg_args in cases:
-        row: dict[str, Any] = {"case": name, **paired(tool, rg_process(rg, rg_args, tree), args.runs),
-               "results": len(tool()), "rg_command": "rg " + " ".join(rg_args)}  # type: ignore[arg-type]
-        row["ratio"] = row["codeact_ms"] / row["rg_ms"]
-        row["cpu_ratio"] = row["codeact_cpu_ms"] / row["rg_cpu_ms"]
-        if args.fallback:
-            saved = search._rg_cache
-            search._rg_cache = None
-            try:
-                started = time.perf_counter()
-                tool()
-                row["python_fallback_ms"] = (time.perf_counter() - started) * 1000
-            finally:
-                search._rg_cache = saved
-        results.append(row)
-
-    print(f"{args.files} files in {tree} (generated/checked in {setup_s:.1f} s); ripgrep {rg}; "
-          f"medians of {args.runs} alternating runs; {os.cpu_count()} CPUs\n")
-    head = "| case | results | codeact ms | ripgrep ms | ratio | CPU ms codeact / rg | CPU ratio | target |"
-    sep = "|---|---:|---:|---:|---:|---:|---:|---|"
-    if args.fallback:
-        head, sep = head + " python fallback ms |", sep + "---:|"
-    print(head + "\n" + sep)
+    print(f"{args.files} files under {TREE}/ of a stamped repository (written in {setup_s:.1f} s); ripgrep {rg}; "
+          f"medians of {args.runs} runs taking turns; {os.cpu_count()} CPUs; whole processes\n")
+    print(TABLE_HEAD)
     for r in results:
-        line = (f"| {r['case']} | {r['results']} | {r['codeact_ms']:.1f} | {r['rg_ms']:.1f} | {r['ratio']:.2f}x | "
-                f"{r['codeact_cpu_ms']:.0f} / {r['rg_cpu_ms']:.0f} | {r['cpu_ratio']:.2f}x | <= {TARGET}x |")
-        if args.fallback:
-            line += f" {r['python_fallback_ms']:.0f} |"
-        print(line)
+        timed = r.pop("_timed")
+        label = f"{r['case']} ({r['results']} results)"
+        if warm:
+            print(row(f"warm: {label}", ms(timed["warm"]), f"{ms(timed['rg'])} `{r['rg_command']}`",
+                      timed["warm"].wall_ms / timed["rg"].wall_ms, TARGET))
+        else:
+            print(na_row(f"warm: {label}", TARGET))
+        print(row(f"cold: {label}", ms(timed["cold"]), f"{ms(timed['rg'])} `{r['rg_command']}`",
+                  timed["cold"].wall_ms / timed["rg"].wall_ms, None))
     if args.json:
-        Path(args.json).write_text(json.dumps({"files": args.files, "runs": args.runs, "rg": rg,
+        Path(args.json).write_text(json.dumps({"files": args.files, "runs": args.runs, "rg": rg, "server": warm,
                                                "results": results}, indent=2) + "\n")
     return 0
 

@@ -61,19 +61,19 @@ def _submodule(name: str) -> Any:
 
 def tool_docs(tools: list[str]) -> list[dict[str, str]]:
     """For each enabled built-in tool, in catalog order: its name, signature and one-line description."""
-    catalog = _submodule("tools")
-    stubs = _submodule("stubs")
+    catalog = _submodule("tools.builtin")
+    stubs = _submodule("core.stubs")
     docs = []
     for name in catalog.BUILTINS:
         if name in tools:
-            tool = catalog.builtin_tool(name, None)
+            tool = _submodule("tools.assemble").builtin_tool(name, None)
             docs.append({"name": name, "signature": stubs.signature(tool), "description": tool.description.replace("``", "`")})
     return docs
 
 
 def risky_tools(tools: list[str]) -> dict[str, str]:
     """The chosen tools that act on the host or the network, with what they do."""
-    return {name: why for name, why in _submodule("tools").RISKY_TOOLS.items() if name in tools}
+    return {name: why for name, why in _submodule("tools.builtin").RISKY_TOOLS.items() if name in tools}
 
 
 def mcp_servers_found(dst_path: Any) -> list[str]:
@@ -91,7 +91,7 @@ def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
         lock = _submodule("mcp.lock").read_lock(Path(str(dst_path)))
     except Exception:  # noqa: BLE001 - an unreadable lock renders as "none"; `codeact refresh` rewrites it
         lock = None
-    return str(_submodule("docs").mcp_section(lock, launcher, exclude or ()))
+    return str(_submodule("lifecycle.refresh").mcp_section(lock, launcher, exclude or ()))
 
 
 def runtime_version() -> str:
@@ -100,28 +100,28 @@ def runtime_version() -> str:
 
 def scope_paths(scope: str) -> dict[str, str]:
     """Where ``scope`` puts each kind of file (copier.yml's computed answers), from the runtime's layout."""
-    layout = _submodule("layout")
+    layout = _submodule("lifecycle.layout")
     return dict(layout.for_scope(scope).paths()) if scope in layout.SCOPES else {}
 
 
 def install_manifest(scope: str, answers: Any) -> str:
     """``.codeact/manifest.json``: what a stamp with these answers writes (the runtime's ``layout.manifest``)."""
-    return str(_submodule("layout").manifest_text(scope, dict(answers or {})))
+    return str(_submodule("lifecycle.layout").manifest_text(scope, dict(answers or {})))
 
 
 @functools.lru_cache(maxsize=1)
 def _org_policy() -> Any:
     """This template copy's ``codeact-policy.yml`` (read once)."""
-    return _submodule("orgpolicy").load_policy(TEMPLATE_ROOT)
+    return _submodule("lifecycle.orgpolicy").load_policy(TEMPLATE_ROOT)
 
 
 def valid_choices(question: str) -> tuple[str, ...]:
     """The values the runtime accepts for ``question`` (one source for copier.yml's validators and the CLI)."""
     if question == "tools":
-        catalog = _submodule("tools")
+        catalog = _submodule("tools.builtin")
         return tuple(name for name in catalog.BUILTINS if name not in catalog.ALWAYS_TOOLS)
     if question == "backend":
-        return tuple(_submodule("config").BACKENDS)
+        return tuple(_submodule("core.config").BACKENDS)
     if question == "enforcement":
         return tuple(_submodule("enforcement.spec").MODES)
     raise ValueError(f"no runtime list of choices for {question!r}")
@@ -161,12 +161,12 @@ def copier_operation() -> str:
 def seed_here(dst_path: Any, path: str) -> bool:
     """Whether this render writes the seeded file ``path`` (never in an update's temporary copies; not again once
     the user deleted it)."""
-    return bool(_submodule("lifecycle").seed_here(dst_path, copier_operation(), path))
+    return bool(_submodule("lifecycle.update").seed_here(dst_path, copier_operation(), path))
 
 
 def update_report(dst_path: Any) -> str:
     """Copier's message after an update: what changed and which conflicts are left."""
-    return str(_submodule("lifecycle").update_report(dst_path))
+    return str(_submodule("lifecycle.update").update_report(dst_path))
 
 
 def _answer_errors_without_traceback() -> None:

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from codeact import cli, doctor, precheck, probe
-from codeact.doctor import Check
+from codeact import cli
+from codeact.cli import doctor
+from codeact.backends import precheck, probe
+from codeact.cli.doctor import Check
 
 REAL_TEMPLATE_CHECKS = doctor.template_checks  # before any test replaces it
 

@@ -10,10 +10,10 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from .errors import CodeactError
-    from .limits import Limits
-    from .runner import RunResult, run
+    from .core.limits import Limits
+    from .core.runner import RunResult, run
 
-_LAZY = {"run": "runner", "RunResult": "runner", "Limits": "limits", "CodeactError": "errors"}
+_LAZY = {"run": "core.runner", "RunResult": "core.runner", "Limits": "core.limits", "CodeactError": "errors"}
 
 
 def __getattr__(name: str) -> Any:  # imports stay lazy so `codeact` starts fast

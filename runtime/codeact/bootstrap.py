@@ -128,7 +128,7 @@ def locked(lock: Path, wait_s: float = LOCK_WAIT_S, sleep: Callable[[float], Non
 def hyperlight_verdict(root: Path) -> str:
     """The cheap pre-check's ``yes...``/``no: ...`` for installing hyperlight; ``no`` when it cannot tell."""
     try:
-        from . import precheck
+        from .backends import precheck
 
         return str(precheck.decide(str(root / "settings.json")))
     except Exception as exc:  # noqa: BLE001 - a failing pre-check never blocks monty

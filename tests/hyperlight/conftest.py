@@ -8,11 +8,11 @@ from typing import Any, Callable
 
 import pytest
 
-from codeact import probe
+from codeact.backends import probe
 from codeact.backends.hyperlight import HyperlightBackend
-from codeact.config import Settings
-from codeact.limits import Limits
-from codeact.runner import RunResult, run
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
+from codeact.core.runner import RunResult, run
 
 HERE = Path(__file__).resolve().parent
 

@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from codeact import backends, precheck, probe
+from codeact import backends
+from codeact.backends import precheck, probe
 from codeact.backends import hyperlight
 from codeact.errors import BackendUnavailable
-from codeact.limits import Limits
+from codeact.core.limits import Limits
 from tests.hyperlight.conftest import HERE, fake_backend, real_hyperlight_reason
 
 REPO = HERE.parent.parent
 RUNTIME = REPO / "runtime"
-PRECHECK = RUNTIME / "codeact" / "precheck.py"
+PRECHECK = RUNTIME / "codeact" / "backends" / "precheck.py"
 
 
 # --- precheck.py: what the launcher runs before any venv exists ----------------------------------------------
@@ -183,7 +184,7 @@ def test_cached_verdict_needs_no_import_of_hyperlight(private_cache: Path, tmp_p
     """`codeact run` with auto asks on every start: it must read one small file and import nothing heavy."""
     script = textwrap.dedent("""
         import sys, time
-        from codeact import probe
+        from codeact.backends import probe
         probe.precheck_verdict = lambda: None   # as on a machine with a working hypervisor
         probe.package_verdict = lambda: None
         def boom(*a, **k):

@@ -108,11 +108,11 @@ def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, i
     part <= 2 KB), every tool is still callable and type-checked, and `codeact search WORD` finds a tool whose
     description holds WORD."""
     from codeact.cli import main as cli
-    from codeact.config import Settings
-    from codeact.docs import BEGIN, END
-    from codeact.layout import LAYOUTS
+    from codeact.core.config import Settings
+    from codeact.lifecycle.refresh import BEGIN, END
+    from codeact.lifecycle.layout import LAYOUTS
     from codeact.mcp.discovery import discover
-    from codeact.runner import run
+    from codeact.core.runner import run
 
     big = {"command": sys.executable, "args": [str(RAW)],
            "env": {"RAW_TOOL_COUNT": str(count), "RAW_PAGE": "128", "RAW_SCHEMA": '{"type": "object"}'}}

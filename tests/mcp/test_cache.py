@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from codeact.config import Settings
-from codeact.limits import Limits
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
 from codeact.mcp import cache
-from codeact.policy import Workspace
-from codeact.runner import run
-from codeact.toolset import assemble
-from codeact.tools import ToolContext
+from codeact.core.policy import Workspace
+from codeact.core.runner import run
+from codeact.tools.assemble import assemble
+from codeact.tools.base import ToolContext
 
 from mcp_helpers import PY, RAW, demo
 
@@ -162,7 +162,7 @@ def test_discovery_works_from_inside_an_event_loop(workspace, environ) -> None:
 
 
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path) -> None:
-    from codeact.probe import cache_dir
+    from codeact.backends.probe import cache_dir
 
     assert cache_dir({"XDG_CACHE_HOME": "rel/cache", "HOME": str(tmp_path)}) == tmp_path / ".cache" / "codeact"
 
@@ -218,7 +218,7 @@ def test_discover_outside_repo_scope_writes_this_machines_lock_and_check_honours
         workspace, environ, monkeypatch, capsys) -> None:
     import argparse
 
-    from codeact import config
+    from codeact.core import config
     from codeact.mcp import discovery
 
     root = workspace({"raw": raw(), "other": raw(OTHER="1")})

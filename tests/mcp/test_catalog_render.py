@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from codeact.docs import BEGIN, DEFAULT_MCP_CONTEXT_BYTES, END, context_budget, mcp_section
-from codeact.mcp.catalog import build_catalog, identifier, result_type
+from codeact.lifecycle.refresh import BEGIN, DEFAULT_MCP_CONTEXT_BYTES, END, context_budget, mcp_section
+from codeact.mcp.exposure import build_catalog, identifier, result_type
 from codeact.mcp.render import render_server_lines, render_tool_lines, short_description
 
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from codeact.cli import main as cli
-from codeact.config import Settings
+from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
 from codeact.mcp.lock import lock_path
-from codeact.runner import run
+from codeact.core.runner import run
 
 from mcp_helpers import DEMO, PY, RAW, demo, starts
 
@@ -142,7 +142,7 @@ def test_an_empty_dot_mcp_json_means_github_mcp_json_servers_never_start(workspa
 def test_user_servers_are_callable_in_repo_scope_from_this_machines_lock(workspace, tmp_path: Path, http_url: str,
                                                                          capsys: pytest.CaptureFixture[str],
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from codeact.docs import mcp_section
+    from codeact.lifecycle.refresh import mcp_section
     from codeact.mcp.lock import read_lock
 
     root = workspace({"team": demo()})

@@ -14,7 +14,7 @@ import pytest
 
 from codeact import run
 from codeact.cli import main as cli
-from codeact.config import Settings
+from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
 
 from mcp_helpers import demo, starts, time_server
@@ -163,7 +163,7 @@ def test_a_run_without_mcp_calls_never_imports_the_sdk(project: dict[str, Any]) 
     script = f'''
 import sys
 from codeact import run
-from codeact.config import Settings
+from codeact.core.config import Settings
 r = run("len(glob(pattern='*.txt'))", workspace={str(project["root"])!r}, settings=Settings(tools=("glob",)),
         environ={project["environ"]!r})
 assert r.ok and r.result == 1, r

@@ -7,12 +7,12 @@ from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
-from codeact.config import Settings
+from codeact.core.config import Settings
 from codeact.errors import PolicyError, ToolError
-from codeact.limits import Limits
-from codeact.policy import Workspace
-from codeact.tools import ToolContext
-from codeact.toolset import assemble
+from codeact.core.limits import Limits
+from codeact.core.policy import Workspace
+from codeact.tools.base import ToolContext
+from codeact.tools.assemble import assemble
 
 
 def run_in_cpython(code: str, root: Path, environ: dict[str, str]) -> tuple[Any, str]:

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from codeact.errors import PolicyError
-from codeact.limits import Limits
-from codeact.policy import SECRET_PATTERNS, Workspace
-from codeact.tools import ToolContext, files, search, shell, sql as sql_mod, web
+from codeact.core.limits import Limits
+from codeact.core.policy import SECRET_PATTERNS, Workspace
+from codeact.tools.base import ToolContext
+from codeact.tools import files, search, shell, sql as sql_mod, web
 
 
 @pytest.fixture

@@ -199,11 +199,11 @@ def test_main_prints_only_the_python_on_stdout_and_exits_3_with_the_reason(root:
 
 
 def test_runs_under_python_dash_S_on_the_standard_library_only() -> None:
-    probe = ("import sys, codeact.bootstrap, codeact.precheck; "
+    probe = ("import sys, codeact.bootstrap, codeact.backends.precheck; "
              "print(sorted(m for m in sys.modules if m.split('.')[0] not in (*sys.stdlib_module_names, '__main__')))")
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": str(RUNTIME)})
-    assert done.stdout.strip() == "['codeact', 'codeact.bootstrap', 'codeact.errors', 'codeact.precheck']"
+    assert done.stdout.strip() == "['codeact', 'codeact.bootstrap', 'codeact.errors', 'codeact.backends.precheck']"
     helped = subprocess.run([sys.executable, "-S", "-m", "codeact.bootstrap", "--help"], capture_output=True,
                             text=True, env={"PYTHONPATH": str(RUNTIME)})
     assert helped.returncode == 0 and "ROOT [SHARED]" in helped.stderr and helped.stdout == ""

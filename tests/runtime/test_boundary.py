@@ -14,12 +14,14 @@ from typing import Callable
 
 import pytest
 
-from codeact import paths, policy
+from codeact import paths
+from codeact.core import policy
 from codeact.errors import PolicyError
-from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
-from codeact.limits import Limits
-from codeact.policy import Workspace, check_workspace, workspace_refusal
-from codeact.tools import ToolContext, files
+from codeact.lifecycle.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
+from codeact.core.limits import Limits
+from codeact.core.policy import Workspace, check_workspace, workspace_refusal
+from codeact.tools.base import ToolContext
+from codeact.tools import files
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 AGENT = "---\ndescription: demo\ntools: [bash]\n---\nRun CodeAct.\n"

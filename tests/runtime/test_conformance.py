@@ -11,9 +11,10 @@ import stat
 import pytest
 
 from codeact.errors import ToolError
-from codeact.limits import Limits
-from codeact.policy import Workspace
-from codeact.tools import ToolContext, files, search, shell, sql as sql_mod
+from codeact.core.limits import Limits
+from codeact.core.policy import Workspace
+from codeact.tools.base import ToolContext
+from codeact.tools import files, search, shell, sql as sql_mod
 
 Q3 = '"' * 3
 
@@ -547,7 +548,7 @@ def test_idioms_models_use_run(run_program, backend_name, code, expected):
 
 
 def test_the_rewrite_keeps_every_line_where_it_was():
-    from codeact.rewrite import bind_methods
+    from codeact.core.rewrite import bind_methods
 
     code = 'd = {}\nf = (d\n     .get)\nkeys = sorted(d, key=d.get)  # comment\nx = [s.upper for s in ["a"]]\n'
     new = bind_methods(code)
@@ -618,7 +619,7 @@ def test_exception_attributes_the_subset_lacks_name_the_replacement(run_program,
 
 
 def _server_tool(calls: list) -> "Tool":  # noqa: F821 - imported below, where it is used
-    from codeact.tools import Tool
+    from codeact.tools.base import Tool
 
     def lookup(**kwargs):
         calls.append(kwargs)
@@ -664,7 +665,7 @@ def test_tools_run_inside_key_functions_and_other_objects_keep_their_sort(run_pr
 
 
 def test_a_builtin_the_program_rebinds_is_not_replaced():
-    from codeact.rewrite import rewrite
+    from codeact.core.rewrite import rewrite
 
     code = 'def sorted(xs, key=None):\n    return list(xs)\nsorted([2, 1], key=lambda x: view(path="a"))\n'
     assert rewrite(code) == code

@@ -15,8 +15,8 @@ import pytest
 
 from codeact.backends import cpu as cpu_module
 from codeact.backends.cpu import OneCpu
-from codeact.config import Settings
-from codeact.runner import run
+from codeact.core.config import Settings
+from codeact.core.runner import run
 from codeact.tools.base import tool_from_function
 
 pytestmark = pytest.mark.skipif(

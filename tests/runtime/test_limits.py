@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from codeact.limits import Limits
+from codeact.core.limits import Limits
 from codeact.tools import shell
 
 MARGIN = 2.0  # seconds allowed beyond a time limit on a loaded 2-core machine
@@ -59,7 +59,7 @@ def test_tool_call_limit_is_reported(run_program):
 
 
 def test_printed_output_cap_is_visible(run_program, fixture_workspace, tmp_path):
-    from codeact.outputs import present
+    from codeact.core.outputs import present
 
     result = run_program('for i in range(100):\n    print("x" * 99)', limits=Limits(output=1000))
     assert result.ok and result.stdout == ("x" * 99 + "\n") * 100  # the run keeps it all, for the output store

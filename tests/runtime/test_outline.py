@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from codeact.errors import PolicyError, ToolError
-from codeact.limits import Deadline, Limits
-from codeact.tools import BUILTINS, DEFAULT_TOOLS, builtin_tool
+from codeact.core.limits import Deadline, Limits
+from codeact.tools.assemble import builtin_tool
+from codeact.tools.builtin import BUILTINS, DEFAULT_TOOLS
 from codeact.tools.outline import outline
 
 MOD = '''\

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from codeact.errors import ErrorInfo, ToolError
-from codeact.limits import Limits
-from codeact.outputs import (KEEP_RUNS, MiB, OutputStore, Window, plain_streams, present, previous_lines, store_folder,
-                             window)
-from codeact.runner import RunResult
+from codeact.core.limits import Limits
+from codeact.core.outputs import (KEEP_RUNS, MiB, OutputStore, Window, plain_streams, present, previous_lines,
+    store_folder, window)
+from codeact.core.runner import RunResult
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 CUT = re.compile(r'\[cut: (\d+) more bytes, (\d+) lines; read them with previous_output\(run="([A-Za-z0-9]{8,})", '
@@ -311,7 +311,7 @@ def test_cli_cap_is_overridable_and_a_missing_run_is_a_clear_error(cli):
 
 # ------------------------------------------------------------------------------------------------- every scope
 def test_previous_output_is_always_offered():
-    from codeact.config import Settings, enabled_builtins
+    from codeact.core.config import Settings, enabled_builtins
 
     for scope in ("repo", "global", "plugin"):
         assert "previous_output" in enabled_builtins(Settings(tools=("view",), scope=scope), {}, {})
@@ -326,7 +326,7 @@ def test_every_scope_cuts_and_reads_back(scope, template_src, tmp_path, runtime_
     """The runtime as each scope stamps it (its own settings.json), run on a repository: the cut and the read."""
     from copier import run_copy
 
-    from codeact.layout import for_scope
+    from codeact.lifecycle.layout import for_scope
     from tests.conftest import make_repo
 
     install = make_repo(tmp_path / "install")

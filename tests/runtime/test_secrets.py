@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeact import secrets
+from codeact.core import secrets
 from codeact.errors import PolicyError
 from codeact.tools import atomic, files
 

@@ -21,7 +21,7 @@ from typing import Any, Iterator, NamedTuple
 import pytest
 
 import codeact
-from codeact.limits import Limits
+from codeact.core.limits import Limits
 from codeact.tools import search
 from codeact.tools.base import ToolContext, tool_from_function
 
@@ -187,7 +187,7 @@ def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
 
 
 def test_first_items_keeps_the_prefix_the_runner_would_return():
-    from codeact.runner import _cap_result
+    from codeact.core.runner import _cap_result
     rng = random.Random(5)
     for _ in range(200):
         items = rng.sample(range(10_000), rng.randint(0, 300))
@@ -202,7 +202,7 @@ def test_first_items_keeps_the_prefix_the_runner_would_return():
 
 # ------------------------------------------------------------------------------------ the run's deadline
 def test_a_tool_call_gets_the_time_left_in_the_run_not_a_fresh_timeout(run_program):
-    from codeact.limits import Deadline
+    from codeact.core.limits import Deadline
 
     seen = []
 
@@ -378,8 +378,8 @@ def _both(call):
 
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
-    from codeact.layout import is_owned, read_manifest
-    from codeact.policy import Workspace
+    from codeact.lifecycle.layout import is_owned, read_manifest
+    from codeact.core.policy import Workspace
 
     manifest = read_manifest(stamped)
     assert manifest is not None and ".github/skills/codeact/" in manifest.owned  # the stamp did write them
@@ -401,7 +401,7 @@ def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
 
 
 def test_a_search_inside_codeacts_folders_finds_them(stamped):
-    from codeact.policy import Workspace
+    from codeact.core.policy import Workspace
 
     ctx = ToolContext(workspace=Workspace.at(stamped), limits=Limits())
     skills = _both(lambda: search.glob(ctx, pattern="*.md", path=".github/skills"))
@@ -414,7 +414,7 @@ def test_a_search_inside_codeacts_folders_finds_them(stamped):
 
 def test_an_mcp_call_gets_the_time_left_in_the_run(tmp_path):
     from codeact import run
-    from codeact.config import Settings
+    from codeact.core.config import Settings
     from codeact.mcp.discovery import discover
     from tests.mcp.mcp_helpers import demo
 

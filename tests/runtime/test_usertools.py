@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from codeact.config import Settings
-from codeact.stubs import signature, stub_source
-from codeact.toolset import assemble
-from codeact.usertools import load_user_tools
+from codeact.core.config import Settings
+from codeact.core.stubs import signature, stub_source
+from codeact.tools.assemble import assemble
+from codeact.tools.user import load_user_tools
 
 GOOD = {
     "word_count.py": '''

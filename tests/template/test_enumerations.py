@@ -28,7 +28,7 @@ def test_choice_error_names_the_valid_values() -> None:
 
 def test_the_cli_offers_the_runtimes_backends() -> None:
     from codeact import cli
-    from codeact.config import BACKENDS
+    from codeact.core.config import BACKENDS
 
     parser = cli.build_parser("run")
     run = next(a for a in parser._subparsers._group_actions[0].choices["run"]._actions  # type: ignore[union-attr]

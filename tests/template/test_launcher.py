@@ -198,7 +198,7 @@ def test_a_codeact_package_in_the_workspace_never_runs_on_the_host(project, venv
     env = {"CODEACT_VENV": str(venv_dir)}
     written = launch(project, "run", "--code", 'create(path="codeact/__init__.py", file_text=' + repr(SHADOW) + ')\n'
                      'create(path="src/codeact/__init__.py", file_text=' + repr(SHADOW) + ')\n'
-                     'create(path="src/codeact/cli.py", file_text=' + repr(SHADOW) + ')', env=env)
+                     'create(path="src/codeact/cli/__init__.py", file_text=' + repr(SHADOW) + ')', env=env)
     assert written.returncode == 0, written.stderr
     result = launch(project, "run", "--code", "print(6 * 7)", env=env, cwd=project / cwd)
     assert (result.returncode, result.stdout) == (0, "42\n"), result.stderr

@@ -1,6 +1,6 @@
 """Sandbox backends behind one small interface, and the choice between them.
 
-A backend only executes: the runner (``codeact.runner``) owns tools, policy, limits, output and errors, and hands
+A backend only executes: the runner (``codeact.core.runner``) owns tools, policy, limits, output and errors, and hands
 the backend a :class:`Program`. Adding a backend means one module with one class; nothing else is copied.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import os
 from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..errors import BackendUnavailable, UsageError
-from ..limits import Limits
+from ..core.limits import Limits
 from ..tools.base import Tool
 
 NAMES = ("monty", "hyperlight")
@@ -67,7 +67,7 @@ def choose(requested: str | None, stamped: str = "auto", environ: Mapping[str, s
 
 def _hyperlight_verdict() -> str | None:
     """``None`` if hyperlight works here, else why not (cached by the hyperlight backend's probe)."""
-    from .. import probe  # not the backend module: the cached verdict must cost almost nothing on every run
+    from . import probe  # not the backend module: the cached verdict must cost almost nothing on every run
 
     return probe.verdict().reason
 

@@ -16,7 +16,7 @@ would have to ``restore()`` a snapshot between runs. Errors keep the program's o
 compiled under ``<program>`` inside the guest, apart from the generated prelude, so there is no offset to undo).
 
 Nothing from hyperlight is imported in this process; ``unavailable_reason()`` reads a cached verdict
-(see :mod:`codeact.probe`).
+(see :mod:`codeact.backends.probe`).
 """
 from __future__ import annotations
 
@@ -35,10 +35,10 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from .. import probe
+from . import probe
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
-from ..hints import hint_for
-from ..limits import MiB, Limits
+from ..core.hints import hint_for
+from ..core.limits import MiB, Limits
 from ..tools.base import Tool
 from . import Program
 

@@ -82,7 +82,7 @@ class MontyBackend:
                 cpu.release()
 
     def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
-        from ..rewrite import rewrite
+        from ..core.rewrite import rewrite
 
         code = rewrite(program.code)  # same lines; bound methods as values, tools inside key= functions
         seen = _ResultKeys()
@@ -265,7 +265,7 @@ def _is_noise(f: _Finding) -> bool:
 
 
 def _refusal(f: _Finding, tool: str, program: Program) -> ErrorInfo:
-    from ..hints import tool_call_hint  # only when a program fails
+    from ..core.hints import tool_call_hint  # only when a program fails
 
     message = re.sub(r"bound method `_(\w+)_tools\.(\w+)`", r"`\1.\2`", f.message)
     message = re.sub(r"type `_(\w+)_tools`", r"namespace `\1`", message)
@@ -341,13 +341,13 @@ def _exception_call_line(code: str) -> int | None:
 
 
 def _in_rewrite(frame: Any) -> bool:
-    """Whether a traceback frame is inside a lambda that codeact.rewrite wrote (``_r.get(...)``)."""
+    """Whether a traceback frame is inside a lambda that codeact.core.rewrite wrote (``_r.get(...)``)."""
     source, column = getattr(frame, "source_line", None) or "", getattr(frame, "column", None) or 0
     return frame.function_name == "<lambda>" and source[max(column - 1, 0):].startswith(("_r.", "_s."))
 
 
 def _hint(kind: str, message: str, program: Program, seen: _ResultKeys | None) -> str | None:
-    from ..hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
+    from ..core.hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
 
     return hint_for(kind, message, program.tools, result_keys=seen.by_tool if seen else None)
 

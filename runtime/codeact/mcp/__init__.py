@@ -5,7 +5,7 @@ Importing this package (or any module in it) never imports the ``mcp`` SDK; only
 - :func:`codeact.mcp.config.load_servers` — the servers the Copilot CLI would start here, with problems.
 - :func:`codeact.mcp.discovery.discover` / ``codeact discover [--check]`` — list tools into the lock.
 - :func:`codeact.mcp.render.budget_lines` — the servers within the always-on byte budget, for instructions.
-- :func:`codeact.mcp.tools.mcp_tools` — sandbox tools backed by one lazy session per server, plus ``mcp_call`` and
+- :func:`codeact.mcp.bindings.mcp_tools` — sandbox tools backed by one lazy session per server, plus ``mcp_call`` and
   ``mcp_resource``.
 - :func:`codeact.mcp.cache.repo_lock` / :func:`~codeact.mcp.cache.cached_lock` — this machine's locks (the user's
   own servers in repo scope; everything in global and plugin scope).

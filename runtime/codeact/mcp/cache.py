@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
-from ..probe import cache_dir
+from ..backends.probe import cache_dir
 from .config import USER_FILE, ServerConfig, config_files, copilot_home, load_servers
 from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock, server_entry
 
@@ -121,7 +121,7 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
         lock["servers"] = dict(sorted(lock["servers"].items()))
     if stale or set(known) != set(lock["servers"]):
         _write(path, lock)
-    lock["trusted"] = trusted  # not written: how this run may start the servers (codeact.mcp.tools)
+    lock["trusted"] = trusted  # not written: how this run may start the servers (codeact.mcp.bindings)
     return lock, path
 
 
@@ -160,15 +160,15 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
               say: Callable[[str], None]) -> dict[str, Any]:
     import asyncio
 
-    from .client import _in_helper_thread, _loop_running_here
-    from .discovery import DEFAULT_TIMEOUT, _line, discover_servers
+    from .client import in_helper_thread, loop_running_here
+    from .discovery import DEFAULT_TIMEOUT, outcome_line, discover_servers
 
     def go() -> dict[str, Any]:
         return asyncio.run(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
-                                            on_outcome=lambda o: say(f"codeact: {_line(o)}"),
+                                            on_outcome=lambda o: say(f"codeact: {outcome_line(o)}"),
                                             progress=lambda line: say(f"codeact: {line.strip()}")))
 
-    return _in_helper_thread(go) if _loop_running_here() else go()  # a caller already inside an event loop
+    return in_helper_thread(go) if loop_running_here() else go()  # a caller already inside an event loop
 
 
 def _same_config(entry: Mapping[str, Any], config: ServerConfig) -> bool:

@@ -6,7 +6,7 @@ and each call runs that loop in the calling thread until the call completes (``r
 calls the loop rests. An earlier version kept the loop running in a background thread and submitted calls with
 ``run_coroutine_threadsafe``: that costs two thread wake-ups per call, which measured +0.45 to +1.3 ms on a
 ~2 ms call on a busy 2-core machine (1.37x to 1.58x a direct SDK call; see benchmarks/bench_mcp.py). A caller
-whose thread already runs an event loop gets the background-thread path for its calls (``_in_helper_thread``).
+whose thread already runs an event loop gets the background-thread path for its calls (``in_helper_thread``).
 
 The SDK costs about a second to import: this module imports it only inside the functions that open a
 connection, so importing ``codeact.mcp.client`` is free and a run that calls no MCP tool never loads it.
@@ -255,8 +255,8 @@ class _PoolState:
         code calling the synchronous runner) cannot run a second one there, so its call is driven from a helper
         thread instead. ``drive`` serialises calls from several threads.
         """
-        if _loop_running_here():
-            return _in_helper_thread(lambda: self._drive(coro))
+        if loop_running_here():
+            return in_helper_thread(lambda: self._drive(coro))
         return self._drive(coro)
 
     def _drive(self, coro: Any) -> Any:
@@ -284,7 +284,7 @@ class _PoolState:
                     loop.close()
 
         try:
-            _in_helper_thread(shut) if _loop_running_here() else shut()
+            in_helper_thread(shut) if loop_running_here() else shut()
         except Exception:  # noqa: BLE001 - closing is best effort (this may run from a finalizer or at exit)
             pass
 
@@ -390,7 +390,7 @@ class _PoolState:
         return [resource_contents(c) for c in result.contents]
 
 
-def _loop_running_here() -> bool:
+def loop_running_here() -> bool:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -398,7 +398,7 @@ def _loop_running_here() -> bool:
     return True
 
 
-def _in_helper_thread(func: Callable[[], Any]) -> Any:
+def in_helper_thread(func: Callable[[], Any]) -> Any:
     """``func()`` run in a short-lived thread (for callers whose own thread already runs an event loop)."""
     outcome: dict[str, Any] = {}
 
@@ -461,7 +461,7 @@ class SessionPool:
 
     def _run_limit(self) -> float | None:
         """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in
-        the run: codeact.mcp.tools passes its deadline's)."""
+        the run: codeact.mcp.bindings passes its deadline's)."""
         limit = self._call_timeout
         return max(0.001, limit()) if callable(limit) else limit
 

@@ -100,7 +100,7 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
         say(f"discovering {len(servers)} MCP server(s) in parallel (timeout {timeout:g} s unless a server sets "
             f"its own): {', '.join(servers)}")
         asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
-                                     on_outcome=lambda o: say(_line(o)), publish=publish, progress=say))
+                                     on_outcome=lambda o: say(outcome_line(o)), publish=publish, progress=say))
     else:
         say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
         publish({})
@@ -120,7 +120,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     ``progress`` hears which servers are still awaited every :data:`PROGRESS_EVERY` seconds. ``environ`` is the
     environment local servers inherit (the calling run's; default ``os.environ``), plus each one's ``env``.
     """
-    _import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
+    import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
     loop = asyncio.get_running_loop()
     began = loop.time()
     base_env = dict(os.environ if environ is None else environ)
@@ -180,7 +180,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     return outcomes
 
 
-def _import_sdk() -> None:
+def import_sdk() -> None:
     import mcp.client.session  # noqa: F401
     import mcp.client.sse  # noqa: F401
     import mcp.client.stdio  # noqa: F401
@@ -316,7 +316,7 @@ def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
     return entry, None
 
 
-def _line(o: Outcome) -> str:
+def outcome_line(o: Outcome) -> str:
     if o.status == "ok":
         text = f"  ok      {o.name}: {len(o.tools)} tool(s), started in {o.seconds:.2f} s"
         return text + "".join(f"\n          note: {n}" for n in o.notes)
@@ -365,7 +365,7 @@ def check_lock_live(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
 
 def main(args: argparse.Namespace) -> int:
     """The ``codeact discover`` command (flags: ``--check``, ``--timeout``, ``--workspace``, ``--json``)."""
-    from ..policy import find_workspace
+    from ..core.policy import find_workspace
 
     workspace = Path(args.workspace).resolve() if getattr(args, "workspace", None) else find_workspace()
     as_json = bool(getattr(args, "json", False))
@@ -395,14 +395,14 @@ def main(args: argparse.Namespace) -> int:
 
 def _machine_local(workspace: Path) -> bool:
     """A global or plugin install: its lock for a repository is this machine's (never one the repository ships)."""
-    from ..config import Settings
+    from ..core.config import Settings
 
     return Settings.load().scope != "repo"
 
 
 def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json: bool,
                            err: Callable[[str], None]) -> int:
-    from ..config import Settings
+    from ..core.config import Settings
     from .cache import cache_path, cached_lock
 
     exclude = Settings.load().mcp_exclude

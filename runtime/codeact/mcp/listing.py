@@ -89,8 +89,8 @@ def _origin(tool: Tool) -> str:
 
 
 def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
-    from ..config import Settings
-    from ..policy import find_workspace
+    from ..core.config import Settings
+    from ..core.policy import find_workspace
 
     root = Path(getattr(args, "workspace", None) or find_workspace()).resolve()
     try:
@@ -102,7 +102,7 @@ def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
 def print_tools(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact tools [SERVER] [--json]``: every tool offered now (or one server's), then what is not offered."""
     from ..errors import UsageError
-    from ..stubs import signature
+    from ..core.stubs import signature
 
     server = getattr(args, "server", None)
     chosen = list(tools.values())
@@ -132,7 +132,7 @@ def print_tools(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
 def print_describe(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact describe NAME``: one tool's signature, documentation and JSON Schema."""
     from ..errors import UsageError
-    from ..stubs import signature
+    from ..core.stubs import signature
 
     tool = find_tool(tools, args.name)
     if tool is None:
@@ -149,7 +149,7 @@ def print_describe(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
 
 def print_search(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact search QUERY [--json]``: tools matching the words, best first; exit 1 when none does."""
-    from ..stubs import signature
+    from ..core.stubs import signature
     from .search import full_description, search
 
     hits = search(tools.values(), " ".join(args.query), limit=max(getattr(args, "limit", 20) or 0, 0) or None)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..stubs import signature
-from .catalog import build_catalog
-from .tools import as_tool
+from ..core.stubs import signature
+from .exposure import build_catalog
+from .bindings import as_tool
 
 MAX_DESCRIPTION = 100
 

@@ -7,8 +7,8 @@ import typing
 from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 
-from ..limits import Deadline, Limits
-from ..policy import Workspace
+from ..core.limits import Deadline, Limits
+from ..core.policy import Workspace
 
 Source = Literal["builtin", "user", "mcp"]
 
@@ -20,7 +20,7 @@ class ToolContext(NamedTuple):
     limits: Limits
     allow_hosts: tuple[str, ...] = ()  # hosts web_fetch may reach although private (from the user's config)
     environ: Mapping[str, str] = MappingProxyType({})
-    deadline: Deadline | None = None  # the run's, carried by the runner (codeact.limits.Deadline)
+    deadline: Deadline | None = None  # the run's, carried by the runner (codeact.core.limits.Deadline)
 
     def run_deadline(self) -> Deadline:
         """The deadline a tool call must end by: the run's in progress, else the one carried here, else (a tool

@@ -1,4 +1,4 @@
-"""previous_output: read back what an earlier run printed, from the output store (codeact.outputs)."""
+"""previous_output: read back what an earlier run printed, from the output store (codeact.core.outputs)."""
 from __future__ import annotations
 
 from .base import ToolContext
@@ -12,7 +12,7 @@ def previous_output(ctx: ToolContext, *, run: str, first_line: int = 1, last_lin
     end (the result is still cut at the tool-result limit, and what you print at the output cap). Reads the store
     of this workspace only (the last 20 cut runs, 8 MiB); it never runs anything again.
     """
-    from ..outputs import OutputStore, previous_lines
+    from ..core.outputs import OutputStore, previous_lines
 
     store = OutputStore.for_workspace(ctx.workspace.root, ctx.environ)
     return previous_lines(store, run, first_line, last_line)

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from ..limits import Deadline
+from ..core.limits import Deadline
 
 if TYPE_CHECKING:
     import subprocess

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import ToolError
-from ..limits import Deadline
+from ..core.limits import Deadline
 from .base import Cut, ToolContext
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
@@ -218,7 +218,7 @@ def _owned(root: Path) -> tuple[str, ...]:
         pass
     if not (codeact / ".copier-answers.yml").is_file():
         return ()
-    from ..layout import for_scope, scope_of  # only for an install stamped before the manifest existed
+    from ..lifecycle.layout import for_scope, scope_of  # only for an install stamped before the manifest existed
 
     return for_scope(scope_of(root)).owned
 

@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from ..errors import PolicyError, ToolError
-from ..limits import Deadline
+from ..core.limits import Deadline
 from .base import ToolContext
 
 

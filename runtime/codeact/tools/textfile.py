@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
 
-from ..limits import Deadline
+from ..core.limits import Deadline
 
 MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
 LONG_LINE = 1 << 20  # characters of one line the Python search matches against; the rest is counted, not kept

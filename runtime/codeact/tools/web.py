@@ -12,7 +12,7 @@ import os
 from typing import Any
 
 from ..errors import PolicyError, ToolError
-from ..limits import Deadline
+from ..core.limits import Deadline
 from .base import ToolContext
 
 MAX_REDIRECTS = 5

@@ -1,0 +1,161 @@
+"""Resource limits of one run: typed, with defaults, validated up front."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Mapping, NamedTuple
+
+from ..errors import ToolTimeout, UsageError
+
+MiB = 1024 * 1024
+
+
+# Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs ~1 ms to create.
+class _LimitValues(NamedTuple):
+    timeout: float = 30.0  # wall time of the whole run, seconds
+    memory: int = 256 * MiB  # sandbox heap, bytes
+    recursion: int = 1000  # maximum recursion depth
+    tool_calls: int = 10_000  # tool calls per run
+    output: int = 16 * 1024  # what `codeact run` prints (stdout + stderr), bytes; the rest is stored (outputs.py)
+    tool_result: int = 1 * MiB  # one tool result, bytes; longer text is cut visibly
+
+
+class Limits(_LimitValues):
+    """Every limit a run enforces. Override with flags, ``CODEACT_<NAME>`` variables or ``Limits(**kw)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "Limits":
+        self = super().__new__(cls, *args, **kwargs)
+        for name, value in zip(self._fields, self):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                raise UsageError(f"limit {name!r} must be a positive number, got {value!r}")
+        return self
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return list(cls._fields)
+
+    def merged(self, overrides: Mapping[str, Any]) -> "Limits":
+        """A copy with ``overrides`` applied; unknown names are refused with the valid list."""
+        unknown = sorted(set(overrides) - set(self.names()))
+        if unknown:
+            raise UsageError(f"unknown limit(s) {', '.join(unknown)}; valid limits: {', '.join(self.names())}")
+        converted: dict[str, Any] = {}
+        for name, default in self._field_defaults.items():
+            if name in overrides and overrides[name] is not None:
+                raw = overrides[name]
+                try:
+                    converted[name] = float(raw) if isinstance(default, float) else int(raw)
+                except (TypeError, ValueError):
+                    raise UsageError(f"limit {name!r} must be a number, got {raw!r}") from None
+        return Limits(**{**self._asdict(), **converted})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
+        """Defaults overridden by ``CODEACT_TIMEOUT``, ``CODEACT_MEMORY``, ... from the environment."""
+        env = os.environ if environ is None else environ
+        overrides = {n: env[f"CODEACT_{n.upper()}"] for n in cls.names() if env.get(f"CODEACT_{n.upper()}")}
+        return cls().merged(overrides)
+
+
+class Deadline:
+    """When the run ends: every tool call stops by it, so a call gets the time LEFT in the run, not a fresh timeout.
+
+    Made with the run's ``timeout``; :meth:`start` (the runner, when the program starts) sets it ``timeout`` seconds
+    from now. A tool asks :meth:`remaining` for what it may wait and raises :meth:`stopped` when it runs out.
+    """
+
+    __slots__ = ("timeout", "at")
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = float(timeout)
+        self.at = time.monotonic() + self.timeout
+
+    def start(self) -> "Deadline":
+        """Begin the run's time now."""
+        self.at = time.monotonic() + self.timeout
+        return self
+
+    def remaining(self) -> float:
+        """Seconds left, never below 0."""
+        return max(0.0, self.at - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def stopped(self, tool: str, detail: str = "") -> ToolTimeout:
+        """The error of ``tool`` stopped at this deadline; ``detail`` says what it was doing."""
+        doing = f" while {detail}" if detail else ""
+        return ToolTimeout(f"{tool}() was stopped at the run's deadline{doing} (the {self.timeout:g} s time limit "
+                           "of the whole run); narrow the call, or raise the limit with --timeout")
+
+    def check(self, tool: str, detail: str = "") -> None:
+        """Raise :meth:`stopped` if the deadline has passed."""
+        if time.monotonic() >= self.at:
+            raise self.stopped(tool, detail)
+
+    def interrupting(self, tool: str, detail: str = "") -> "_Alarm":
+        """A ``with`` block that the deadline interrupts with :meth:`stopped`, even inside a regular expression that
+        backtracks for ever (Python's ``re`` checks for signals). POSIX main thread only (``SIGALRM``), and only
+        when nothing else uses that signal; elsewhere the block just runs."""
+        return _Alarm(self, tool, detail)
+
+    @staticmethod
+    def current() -> "Deadline | None":
+        """The deadline of the run in progress in this thread (set by the runner), if any."""
+        return getattr(_CURRENT, "deadline", None)
+
+    def activate(self) -> "Deadline | None":
+        """Make this the current deadline of this thread; returns the previous one, for :meth:`restore`."""
+        previous = getattr(_CURRENT, "deadline", None)
+        _CURRENT.deadline = self
+        return previous
+
+    @staticmethod
+    def restore(previous: "Deadline | None") -> None:
+        _CURRENT.deadline = previous
+
+
+class _Alarm:
+    __slots__ = ("deadline", "tool", "detail", "armed")
+
+    def __init__(self, deadline: Deadline, tool: str, detail: str) -> None:
+        self.deadline, self.tool, self.detail, self.armed = deadline, tool, detail, False
+
+    def __enter__(self) -> "_Alarm":
+        import signal
+
+        if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()
+                or signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, None)):
+            return self
+        self.deadline.check(self.tool, self.detail)
+
+        def ring(_signum: int, _frame: Any) -> None:
+            raise self.deadline.stopped(self.tool, self.detail)
+
+        signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, max(0.001, self.deadline.remaining()))
+        self.armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            import signal
+
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            self.armed = False
+
+
+_CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost 0.3 ms
+
+
+def truncate(text: str, cap: int) -> str:
+    """Cut ``text`` to ``cap`` UTF-8 bytes, saying how much was cut — never silently."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= cap:
+        return text
+    kept = data[:cap].decode("utf-8", "ignore")
+    return f"{kept}\n... [truncated {len(data) - cap} more bytes; narrow your query]"

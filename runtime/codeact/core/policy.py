@@ -1,0 +1,404 @@
+"""The safety policy: every path a tool touches stays inside the workspace; writes refuse ``.git`` and secrets."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Mapping, NamedTuple, NoReturn
+
+from ..errors import CodeactError, PolicyError
+
+# Token shapes worth refusing in files the agent writes (CODEACT_ALLOW_SECRETS=1 lifts the check).
+SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
+    "AWS access key": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "GitHub token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
+    "OpenAI-style API key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}\b"),
+    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
+}
+
+
+# ---------------------------------------------------------------------------------------------- the protected set
+# What a program may read but never write. The rules belong to the REPOSITORY and the INSTALL, not to the workspace
+# argument: they are matched on the absolute path (as given and after resolving links), so a workspace that is
+# `.git`, `.github` or a nested repository changes nothing. Every name is compared case-folded (.GIT, .GitHub/Hooks
+# on case-insensitive disks). Each rule: (what it is, why it is refused).
+GIT_RULE = (".git", "git runs what its config and hooks name (core.fsmonitor, hooks/); use git through bash instead")
+INSTALL_RULE = (".codeact/", "the CodeAct runtime, launcher, hooks and manifest enforce the policy; "
+                             "`copier update` changes them, programs never do")
+HOOKS_RULE = (".github/hooks/", "Copilot hooks enforce the user's policy and run commands; change them by hand")
+AGENTS_RULE = (".github/agents/", "an agent file can start MCP servers (`mcp-servers:`) and widen `tools:`; "
+                                  "change it by hand")
+SETTINGS_RULE = (".github/copilot/settings*.json", "Copilot settings (also .claude/settings*.json, which the CLI "
+                                                   "reads too) can carry hooks, which run commands; change them by hand")
+COMMAND_RULE = ("a command file", "it names commands the host starts (MCP or language servers); change it by hand")
+PLUGIN_RULE = ("a plugin manifest", "a Copilot plugin's manifest, hooks, MCP configuration and agents decide what "
+                                    "the host starts; change them by hand")
+OWNED_RULE = ("a file the template owns", "`copier update` regenerates it (a change is drift, and the instructions, "
+                                          "skills and agent steer the model); put your own text in the seeded files")
+HOST_RULE = ("a host folder", "the host runs or trusts its files (Copilot's home, codeact's config or cache)")
+
+Rule = tuple[str, str]
+# Folders, at any depth: every part of the path is compared.
+_FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".claude-plugin": PLUGIN_RULE}
+# Folders named by two parts, at any depth.
+_FOLDER_PAIRS: dict[tuple[str, str], Rule] = {(".github", "hooks"): HOOKS_RULE, (".github", "agents"): AGENTS_RULE,
+                                              (".github", "plugin"): PLUGIN_RULE, ("plugins", "codeact"): PLUGIN_RULE}
+# Every protected folder, as a path a hook can match a --workspace or --file value against (the enforcement spec
+# reads this; the runtime refuses those values itself, see workspace_refusal).
+PROTECTED_FOLDERS: tuple[str, ...] = (*_FOLDER_PARTS, *("/".join(pair) for pair in _FOLDER_PAIRS))
+# Files whose commands the host starts (MCP and language servers), at any depth: the Copilot CLI reads every
+# .mcp.json from its working folder up to the git root. Matched on the last parts of the path.
+COMMAND_FILES: tuple[tuple[str, ...], ...] = (
+    (".mcp.json",), (".github", "mcp.json"), (".github", "lsp.json"), (".vscode", "mcp.json"))
+# A plugin folder holds plugin.json (or .claude-plugin/plugin.json, .github/plugin/plugin.json); these of its files,
+# and the ones its manifest names under these keys, decide what runs.
+_PLUGIN_MANIFESTS = ("plugin.json", ".claude-plugin/plugin.json", ".github/plugin/plugin.json")
+_PLUGIN_FILES = ("plugin.json", "hooks.json", ".mcp.json", ".lsp.json", "lsp.json")
+_PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents")
+# Names at the top of a work tree, a workspace or an install that are checked once more where they lead when they
+# are symbolic links: a link `.github -> config` makes config/hooks/ the hooks folder, `.mcp.json -> x.json` makes
+# x.json a command file. (A link deeper down, `sub/.github -> elsewhere`, is caught only by the name written.)
+_ANCHORED_NAMES = (".git", ".codeact", ".github", ".github/hooks", ".github/agents", ".github/copilot",
+                   ".github/plugin", ".claude-plugin", ".mcp.json", ".github/mcp.json", ".github/lsp.json",
+                   ".vscode", ".vscode/mcp.json", "plugins", "plugins/codeact")
+
+
+def _name_rule(parts: tuple[str, ...]) -> Rule | None:
+    """The rule a path's own names break (``parts`` case-folded, absolute), wherever they sit."""
+    for index, part in enumerate(parts):
+        if part in _FOLDER_PARTS:
+            return _FOLDER_PARTS[part]
+        if index and (parts[index - 1], part) in _FOLDER_PAIRS:
+            return _FOLDER_PAIRS[(parts[index - 1], part)]
+    for tail in COMMAND_FILES:
+        if parts[-len(tail):] == tail:
+            return COMMAND_RULE
+    in_settings = parts[-3:-1] == (".github", "copilot") or parts[-2:-1] == (".claude",)
+    if len(parts) >= 3 and in_settings and re.fullmatch(r"settings.*\.json", parts[-1]):
+        return SETTINGS_RULE
+    return None
+
+
+def _plugin_rule(path: Path, folder: Path) -> Rule | None:
+    """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs (None when ``folder`` is not
+    a plugin, or the file is not one of those)."""
+    low = path.relative_to(folder).as_posix().lower()
+    manifest = next((folder / m for m in _PLUGIN_MANIFESTS if (folder / m).is_file()), None)
+    if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
+        if low != "plugin.json":
+            return None
+        return PLUGIN_RULE if any((folder / n).exists() for n in ("hooks.json", ".mcp.json", "agents")) else None
+    if low in _PLUGIN_FILES or low.split("/", 1)[0] == "agents":
+        return PLUGIN_RULE
+    try:
+        import json
+
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    for key in _PLUGIN_KEYS:
+        value = data.get(key) if isinstance(data, dict) else None
+        for named in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
+            if isinstance(named, str):
+                target = os.path.normpath(os.path.join(folder, named)).lower()
+                if str(path).lower() == target or str(path).lower().startswith(target.rstrip(os.sep) + os.sep):
+                    return PLUGIN_RULE
+    return None
+
+
+def _owned_rule(path: Path, project: Path) -> tuple[Rule, str] | None:
+    """Whether ``path`` is (in) a file the install at ``project`` owns: the rule and the owned entry."""
+    from ..lifecycle.layout import for_scope, read_manifest, scope_of
+
+    rel = path.relative_to(project).as_posix().lower()  # case-folded: a case-insensitive disk opens the same file
+    stamped = read_manifest(project)
+    owned = stamped.owned if stamped else for_scope(scope_of(project)).owned
+    for item in owned:
+        low = item.lower()
+        if rel == low.rstrip("/") or (low.endswith("/") and rel.startswith(low)):
+            return OWNED_RULE, item
+    return None
+
+
+def _ancestors(path: Path) -> list[Path]:
+    return [path, *path.parents] if path.is_dir() and not path.is_symlink() else list(path.parents)
+
+
+def work_trees(path: Path) -> list[Path]:
+    """The top levels of the git work trees that contain ``path``, innermost first (nested repositories too)."""
+    return [folder for folder in _ancestors(path) if (folder / ".git").exists()]
+
+
+def installs(path: Path, running: Path | None = None) -> list[Path]:
+    """The stamped installs ``path`` lies in (folders with ``.codeact/.copier-answers.yml``), and ``running``."""
+    from ..lifecycle.layout import ANSWERS_FILE
+
+    found = [folder for folder in _ancestors(path) if (folder / ANSWERS_FILE).is_file()]
+    if running is not None and running not in found and (path == running or path.is_relative_to(running)):
+        found.append(running)
+    return found
+
+
+def running_install() -> Path | None:
+    """The destination folder of the install this runtime was vendored into (None when run from a checkout)."""
+    from .config import Settings, codeact_home
+    from ..lifecycle.layout import project_of
+
+    home = codeact_home()
+    if not (home / "settings.json").is_file():
+        return None
+    try:
+        return project_of(home, Settings.load(home).scope)
+    except (IndexError, ValueError, CodeactError):
+        return None
+
+
+def protection(path: Path, *, running: Path | None = None,
+               host: tuple[Path, ...] = ()) -> tuple[Rule, Path, str] | None:
+    """Why ``path`` (absolute, normalised) must not be written: ``(rule, where, entry)`` — ``where`` is the folder the
+    rule is anchored at (the path itself for a name rule) — or None."""
+    rule = _name_rule(tuple(part.lower() for part in path.parts))
+    if rule:
+        return rule, path, ""
+    for folder in host:
+        if path == folder or path.is_relative_to(folder):
+            return HOST_RULE, folder, ""
+    for folder in path.parents:
+        found = _plugin_rule(path, folder)
+        if found:
+            return found, folder, ""
+    for project in installs(path, running):
+        owned = _owned_rule(path, project)
+        if owned:
+            return owned[0], project, owned[1]
+    return None
+
+
+def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple[Rule, Path, str] | None:
+    """The rule ``real`` breaks through a symbolic link at an anchor: ``real`` is checked once more under the name
+    the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json)."""
+    from ..lifecycle.layout import ANSWERS_FILE, for_scope, read_manifest, scope_of
+
+    for anchor in anchors:
+        names = list(_ANCHORED_NAMES)
+        if (anchor / ANSWERS_FILE).is_file() or anchor == running:
+            stamped = read_manifest(anchor)
+            names += [item.rstrip("/") for item in (stamped.owned if stamped else for_scope(scope_of(anchor)).owned)]
+        for name in names:
+            link = anchor / name
+            target = Path(os.path.realpath(link))
+            if target == link or not (real == target or real.is_relative_to(target)):
+                continue
+            found = protection(link / real.relative_to(target), running=running)
+            if found:
+                return found
+    return None
+
+
+def refusal_text(rule: Rule, entry: str = "") -> str:
+    """``.git: git runs …``: the rule's name (with the owned entry it matched) and its reason."""
+    name, why = rule
+    return f"{name} ({entry}): {why}" if entry else f"{name}: {why}"
+
+
+# ------------------------------------------------------------------------------------------ the workspace argument
+# Folders of the system: never a workspace, nor anything inside them. Exact-only ones may hold projects below them
+# (/usr/src/app, /var/www, /var/lib/jenkins/workspace, /opt/project) but are no workspace themselves.
+SYSTEM_TREES = ("/etc", "/boot", "/dev", "/proc", "/sys", "/run", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                "/libx32", "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec",
+                "/usr/include", "/usr/share", "/usr/local/bin", "/usr/local/sbin", "/usr/local/lib",
+                "/usr/local/share", "/var/log", "/var/spool", "/var/cache", "/var/mail", "/var/lib/dpkg",
+                "/var/lib/apt", "/System", "/Library", "/private/etc", "/private/var/db", "/Applications")
+SYSTEM_FOLDERS = ("/", "/usr", "/usr/local", "/usr/src", "/var", "/var/lib", "/opt", "/srv", "/home", "/Users",
+                  "/mnt", "/media", "/root", "/tmp", "/var/tmp", "/private", "/private/var", "/private/tmp")
+_PASS_INSTEAD = "pass --workspace with the repository you work on (its git top level), or a folder of your own code"
+# Subcommands whose workspace programs write in: they also refuse home's dot-folders and the XDG folders.
+SANDBOX_COMMANDS = ("run", "tools", "describe", "search")
+
+
+def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mapping[str, str] | None = None,
+                      running: Path | None = None, host: tuple[Path, ...] | None = None) -> str | None:
+    """Why ``path`` cannot be a workspace (None when it can): a missing folder, a protected folder, a system folder,
+    the home folder or one containing it, and for a ``sandbox`` (programs write there) home's dot-folders and the
+    XDG config, data and state folders. Checked on the path as given and on where it leads. ``running`` and
+    ``host`` default to :func:`running_install` and :func:`host_folders`."""
+    from .. import paths
+
+    env = os.environ if environ is None else environ
+    if not os.fspath(path):
+        return f"workspace is empty; {_PASS_INSTEAD}"
+    given = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    if not given.exists():
+        return f"workspace {path} does not exist; {_PASS_INSTEAD}"
+    if not given.is_dir():
+        return f"workspace {path} is not a folder; {_PASS_INSTEAD}"
+    real = Path(os.path.realpath(given))
+    running = running_install() if running is None else running
+    host = (host_folders(env) if host is None else host) if sandbox else ()
+    for candidate in dict.fromkeys((given, real)):
+        found = protection(candidate, running=running, host=host)
+        if found:
+            (name, why), where, entry = found
+            entry = str(where) if (name, why) == HOST_RULE else entry
+            return (f"workspace {path} is refused — {refusal_text((name, why), entry)}. A workspace inside a "
+                    f"protected folder would let programs write it; {_PASS_INSTEAD}")
+        text = candidate.as_posix()
+        if candidate in paths.homes(env) and text != "/":
+            continue  # /root as root's home: said below, as a home folder
+        if text in SYSTEM_FOLDERS or any(text == t or text.startswith(t + "/") for t in SYSTEM_TREES):
+            return (f"workspace {path} is refused — {'the root folder' if text == '/' else 'a system folder'}: "
+                    f"{text} holds the system, not a project; {_PASS_INSTEAD}")
+    for home in paths.homes(env):
+        if real == home:
+            return (f"workspace {path} is refused — the home folder: it holds your shell start-up files, SSH keys "
+                    f"and tools on PATH; {_PASS_INSTEAD}")
+        if home.is_relative_to(real):
+            return f"workspace {path} is refused — it contains your home folder ({home}); {_PASS_INSTEAD}"
+        if sandbox and real.is_relative_to(home) and real.relative_to(home).parts[0].startswith("."):
+            dot = home / real.relative_to(home).parts[0]
+            return (f"workspace {path} is refused — a dot-folder of your home ({dot}): it holds configuration, keys "
+                    f"and tools the host runs; {_PASS_INSTEAD}")
+    if sandbox:
+        for kind in ("config", "data", "state"):
+            folder = Path(os.path.realpath(paths.xdg_dir(kind, env)))
+            if real == folder or real.is_relative_to(folder):
+                return (f"workspace {path} is refused — the XDG {kind} folder ({folder}): the host reads and runs "
+                        f"its files; {_PASS_INSTEAD}")
+    return None
+
+
+def check_workspace(path: Path | str, *, sandbox: bool = True, environ: Mapping[str, str] | None = None,
+                    running: Path | None = None, host: tuple[Path, ...] | None = None) -> Path:
+    """``path`` resolved, or :class:`PolicyError` (exit 2) saying why it cannot be a workspace and what to pass."""
+    refused = workspace_refusal(path, sandbox=sandbox, environ=environ, running=running, host=host)
+    if refused:
+        raise PolicyError(refused)
+    return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+
+
+def check_program_file(path: Path | str) -> None:
+    """Refuse a ``--file`` program that lies in a protected folder (PolicyError, exit 2)."""
+    given = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    for candidate in dict.fromkeys((given, Path(os.path.realpath(given)))):
+        found = protection(candidate, running=running_install())
+        if found:
+            (name, why), _, entry = found
+            raise PolicyError(f"--file {path} is refused — {refusal_text((name, why), entry)}. Programs are not "
+                              "read from protected folders; keep the program elsewhere or pass it with --code")
+
+
+def find_workspace(start: Path | str | None = None) -> Path:
+    """The git top-level of ``start`` (default: the current folder), else ``start`` itself."""
+    here = Path(start or os.getcwd()).resolve()
+    probe = here
+    while True:
+        if (probe / ".git").exists():
+            return probe
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    try:  # worktrees and unusual layouts: ask git, which is slower
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, capture_output=True,
+                             text=True, timeout=5)
+        if top.returncode == 0 and top.stdout.strip():
+            return Path(top.stdout.strip()).resolve()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return here
+
+
+def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
+    user's codeact config (user tools run on the host) and codeact's cache (the runtime's venvs), resolved."""
+    from .. import paths
+    from .config import user_config_dir  # not at import time: config imports the tool catalog
+
+    env = os.environ if environ is None else environ
+    return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), user_config_dir(env),
+                                                     paths.codeact_cache_dir(env)))
+
+
+class Workspace(NamedTuple):
+    """The folder the sandbox may reach. Paths are resolved (symlinks included) before any check."""
+
+    root: Path
+    allow_secrets: bool = False
+    host_folders: tuple[Path, ...] = ()  # those inside ``root``: never written (see :func:`host_folders`)
+    running: Path | None = None  # the destination folder of the install this runtime belongs to
+
+    @classmethod
+    def at(cls, root: Path | str, *, allow_secrets: bool = False,
+           environ: Mapping[str, str] | None = None) -> "Workspace":
+        """The workspace at ``root``, or :class:`PolicyError` when ``root`` cannot be one (see
+        :func:`workspace_refusal`: a protected or system folder, home, one of home's dot-folders)."""
+        env = os.environ if environ is None else environ
+        running, host = running_install(), host_folders(env)
+        path = check_workspace(root, environ=env, running=running, host=host)
+        return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running)
+
+    def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
+        """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
+        raw = os.fspath(path)
+        if not raw:
+            raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")
+        if "\x00" in raw:
+            raise PolicyError("path contains a NUL byte")
+        candidate = Path(raw)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        real = Path(os.path.realpath(candidate))
+        if real != self.root and not real.is_relative_to(self.root):
+            raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root")
+        if must_exist and not real.exists():
+            raise FileNotFoundError(f"no such file or folder: {self.display(real)}")
+        return real
+
+    def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
+        """Like :meth:`resolve`, and also refuses what a program must not write (see :func:`protection`): the rules
+        of the git work trees that contain the path and of the installs it lies in, whatever the workspace root —
+        checked on the path as given, on where it leads, and under the names symbolic links give it."""
+        real = self.resolve(path)
+        raw = Path(os.fspath(path))
+        given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
+        for candidate in dict.fromkeys((given, real)):
+            found = protection(candidate, running=self.running, host=self.host_folders)
+            if found:
+                self._refuse(candidate, found)
+        anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running)))
+        found = _linked_rule(real, list(anchors), self.running)
+        if found:
+            self._refuse(real, found)
+        return real
+
+    def _refuse(self, path: Path, found: tuple[Rule, Path, str]) -> NoReturn:
+        rule, where, entry = found
+        if rule is HOST_RULE:
+            entry = self.display(where)
+        raise PolicyError(f"writing {self.display(path)} is refused — {refusal_text(rule, entry)}")
+
+    def display(self, path: Path | str) -> str:
+        """``path`` relative to the workspace root, as the program and the user see it — never a host path."""
+        p = Path(path)
+        try:
+            rel = p.relative_to(self.root)
+        except ValueError:
+            try:
+                rel = Path(os.path.realpath(p)).relative_to(self.root)
+            except ValueError:
+                return "<outside workspace>"
+        return rel.as_posix() or "."
+
+    def scrub(self, message: str) -> str:
+        """Replace host paths of the workspace in an error message with workspace-relative ones."""
+        root = str(self.root)
+        return message.replace(root + os.sep, "").replace(root, ".")
+
+    def check_secrets(self, text: str, path: Path, *, before: str = "") -> None:
+        """Refuse ``text`` (what ``path`` would hold after a write) if it holds a credential ``before`` (what it
+        holds now) did not, unless the user allowed secrets; the rules live in :mod:`codeact.core.secrets`."""
+        if self.allow_secrets:
+            return
+        from . import secrets  # only on writes: its patterns compile on first use
+
+        secrets.check(text, where=self.display(path), before=before)

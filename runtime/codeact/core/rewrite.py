@@ -1,0 +1,211 @@
+"""A host-side source rewrite that lets the sandbox run idioms it cannot run as written, line for line.
+
+Monty cannot hold ``d.get``, ``s.upper`` or ``counter.get`` as a value (only call them on the spot), so
+``max(d, key=d.get)`` fails there. :func:`bind_methods` rewrites each such attribute load, on its own line, into a
+lambda that binds the receiver at the moment of reference::
+
+    d.get  ->  (lambda _r: (lambda *_a, **_k: _r.get(*_a, **_k)) if type(_r).__name__ in (...) else _r.get)(d)
+
+Only attribute loads whose name is a method of a built-in type are touched, and only when the receiver turns out to
+be a built-in at run time: a dataclass field named ``get`` keeps its value. Line numbers never change, so errors
+report the program's own lines. ``str.lower`` (a method taken from the type) becomes ``lambda _s, ...: _s.lower()``.
+
+Nor can the sandbox call a tool from a function that a built-in calls back (``sorted(ps, key=lambda p:
+len(view(path=p)))``). Where ``sorted``, ``min``, ``max``, ``map``, ``filter`` or ``list.sort`` get the program's own
+function (a lambda or a ``def``), the built-in's name is replaced by a stand-in that calls the function from a
+comprehension, once per item and in order, with the same result.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+# Built-in types whose bound methods the sandbox cannot take as values, by the name ``type(x).__name__`` gives there.
+_TYPE_NAMES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int", "float", "bool", "Counter",
+               "defaultdict", "deque", "Match", "Pattern")
+_TYPES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int", "float")
+# Attribute names followed by something other than "(": a cheap test before the host's ``ast`` is imported.
+_CANDIDATE = re.compile(r"\.\s*([a-z_][a-z0-9_]*)\b(?!\s*\()")
+
+
+@lru_cache(maxsize=1)
+def method_names() -> frozenset[str]:
+    """Public method names of the built-in types whose bound methods the rewrite wraps."""
+    import collections
+
+    kinds: list[type] = [str, bytes, list, dict, set, frozenset, tuple, int, float, collections.Counter,
+                         collections.defaultdict, collections.deque, type(re.compile("")),
+                         type(re.match("", ""))]
+    return frozenset(name for kind in kinds for name in dir(kind)
+                     if not name.startswith("_") and callable(getattr(kind, name)))
+
+
+def rewrite(code: str) -> str:
+    """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there:
+    built-in bound methods taken as values (:func:`bind_methods`) and functions that ``sorted``, ``min``, ``max``,
+    ``map`` or ``filter`` call back, which may then call tools (:func:`_callback_edits`).
+
+    Returns ``code`` unchanged when there is nothing to do or the host's Python cannot parse it (a newer syntax
+    the sandbox may still accept).
+    """
+    candidates = {m[1] for m in _CANDIDATE.finditer(code)}
+    callbacks = _CALLBACK.search(code) is not None
+    if not candidates and not callbacks:
+        return code  # most programs: nothing to look up
+    if not callbacks and candidates.isdisjoint(method_names()):
+        return code  # no ast import, no parse
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
+              for a in (*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg) if a is not None}
+    defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    starts = _line_starts(code)
+    edits = _method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+    if not edits:
+        return code
+    data = code.encode("utf-8")
+    # from the end; at one offset the deeper (inner) edit first, so the outer prefix lands left of it
+    for start, end, _depth, text in sorted(edits, key=lambda e: (e[0], e[1], e[2]), reverse=True):
+        data = data[:start] + text.encode("utf-8") + data[end:]
+    return data.decode("utf-8")
+
+
+bind_methods = rewrite  # the name the first version had
+
+
+def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """Edits that wrap each built-in bound method taken as a value: ``d.get`` -> a lambda bound to ``d``."""
+    import ast
+
+    names = method_names()
+    if "type" not in bound:
+        guard = f"type(_r).__name__ in {_TYPE_NAMES!r}"
+    elif "isinstance" not in bound and not bound.intersection(_TYPES):
+        guard = f"isinstance(_r, ({', '.join(_TYPES)}))"
+    else:
+        return []
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    edits: list[tuple[int, int, int, str]] = []  # (start, end, depth, text) in byte offsets
+    for depth, node in _attributes(tree):
+        if node.attr not in names or not isinstance(node.ctx, ast.Load):
+            continue
+        receiver = node.value
+        if (isinstance(receiver, ast.Name) and receiver.id in _TYPES and receiver.id not in bound):
+            # str.lower: a method taken from the type, called or not
+            at = _offset(starts, node.lineno, node.col_offset)
+            end = _offset(starts, node.end_lineno, node.end_col_offset)
+            edits.append((at, end, depth, f"(lambda _s, *_a, **_k: _s.{node.attr}(*_a, **_k))"))
+            continue
+        if id(node) in called:
+            continue
+        tail = _offset(starts, receiver.end_lineno, receiver.end_col_offset)
+        end = _offset(starts, node.end_lineno, node.end_col_offset)
+        if receiver.end_lineno != node.end_lineno:
+            continue  # `x\n.get` across lines: rewriting it would move a line
+        at = _offset(starts, receiver.lineno, receiver.col_offset)
+        prefix = (f"(lambda _r: (lambda *_a, **_k: _r.{node.attr}(*_a, **_k)) if {guard} "
+                  f"else _r.{node.attr})(")
+        edits.append((at, at, depth, prefix))
+        edits.append((tail, end, depth, ")"))
+    return edits
+
+
+# The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
+# from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
+# order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
+_CALLBACK = re.compile(r"\b(?:map|filter)\s*\(|\bkey\s*=")  # sorted(xs) alone needs no parse
+_STAND_INS = {
+    "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
+               "key=lambda _t: _t[0], reverse=reverse)])"),
+    "min": ("(lambda _v, key, **_d: (lambda _p: min(_p, key=lambda _t: _t[0])[1] if _p or not _d "
+            "else _d['default'])([(key(_e), _e) for _e in _v]))"),
+    "max": ("(lambda _v, key, **_d: (lambda _p: max(_p, key=lambda _t: _t[0])[1] if _p or not _d "
+            "else _d['default'])([(key(_e), _e) for _e in _v]))"),
+    "map": "(lambda _f, _v: [_f(_e) for _e in _v])",
+    "filter": "(lambda _f, _v: [_e for _e in _v if _f(_e)])",
+}
+
+
+_LIST_SORT = ("(lambda _l, **_kw: (lambda _s: _l.clear() or _l.extend(_s))(" + _STAND_INS["sorted"] +
+              "(_l, **_kw)) if type(_l).__name__ == 'list' else _l.sort(**_kw))")
+
+
+def _callback_edits(tree: Any, bound: set[str], defs: set[str],
+                    starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """Edits that replace ``sorted``/``min``/``max``/``map``/``filter`` by a stand-in where the function they
+    would call back is the program's own (a lambda or a ``def``), which may call tools."""
+    import ast
+
+    lambdas = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda)
+               for t in n.targets if isinstance(t, ast.Name)}
+
+    def own(node: Any) -> bool:
+        return isinstance(node, ast.Lambda) or (isinstance(node, ast.Name) and node.id in defs | lambdas)
+
+    edits: list[tuple[int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
+                and not node.args and node.keywords and "type" not in bound and "sorted" not in bound
+                and {k.arg for k in node.keywords} <= {"key", "reverse"}
+                and own(next((k.value for k in node.keywords if k.arg == "key"), None))):
+            receiver = node.func.value  # xs.sort(key=f): in place, as list.sort does; other objects' sort as is
+            at = _offset(starts, receiver.lineno, receiver.col_offset)
+            tail = _offset(starts, receiver.end_lineno, receiver.end_col_offset)
+            first = node.keywords[0]
+            arg = _offset(starts, first.lineno, first.col_offset)
+            if receiver.end_lineno == first.lineno:
+                edits.append((at, at, 0, _LIST_SORT + "("))
+                edits.append((tail, arg, 0, ", "))
+            continue
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _STAND_INS
+                and node.func.id not in bound):
+            continue
+        name, args, kwargs = node.func.id, node.args, {k.arg: k.value for k in node.keywords}
+        if any(isinstance(a, ast.Starred) for a in args) or None in kwargs:
+            continue
+        if name == "sorted":
+            fits = len(args) == 1 and set(kwargs) <= {"key", "reverse"} and own(kwargs.get("key"))
+        elif name in ("min", "max"):
+            fits = len(args) == 1 and "key" in kwargs and set(kwargs) <= {"key", "default"} and own(kwargs["key"])
+        else:
+            fits = len(args) == 2 and not kwargs and own(args[0])
+        if fits:
+            at = _offset(starts, node.func.lineno, node.func.col_offset)
+            edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, _STAND_INS[name]))
+    return edits
+
+
+def _attributes(tree: Any) -> list[tuple[int, Any]]:
+    """Every ``ast.Attribute`` with its nesting depth among attributes (outer first)."""
+    import ast
+
+    found: list[tuple[int, Any]] = []
+    stack: list[tuple[Any, int]] = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, ast.Attribute):
+            found.append((depth, node))
+            depth += 1
+        stack.extend((child, depth) for child in ast.iter_child_nodes(node))
+    return found
+
+
+def _line_starts(code: str) -> list[int]:
+    """Byte offset of the start of each line (1-based index: ``starts[lineno]``), as ``ast`` counts lines."""
+    starts = [0, 0]
+    total = 0
+    for line in code.encode("utf-8").splitlines(keepends=True):
+        total += len(line)
+        starts.append(total)
+    return starts
+
+
+def _offset(starts: list[int], lineno: int | None, col: int | None) -> int:
+    return starts[lineno or 1] + (col or 0)

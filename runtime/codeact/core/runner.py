@@ -1,0 +1,232 @@
+"""The run loop: one program, the tools it may call, the limits it runs under, the result it gives back."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Mapping, NamedTuple
+
+from .. import backends
+from .config import Settings
+from ..errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout
+from .limits import Deadline, Limits, truncate
+from .outputs import KEEP_PRINTED, jsonable
+from .policy import Workspace, find_workspace
+from .stubs import stub_source
+from ..tools.base import Cut, Tool, ToolContext
+
+# Exceptions that reach the program as themselves; anything else arrives as RuntimeError with its message.
+_PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError,
+                 ValueError, TypeError, KeyError, TimeoutError, LookupError)
+
+
+class ToolCall(NamedTuple):
+    tool: str
+    ok: bool
+    ms: float
+
+
+class RunResult(NamedTuple):
+    """What a run produced; ``to_json()`` is the shape ``codeact run --json`` prints."""
+
+    ok: bool
+    backend: str
+    stdout: str
+    result: Any = None
+    error: ErrorInfo | None = None
+    tool_calls: "list[ToolCall] | tuple[ToolCall, ...]" = ()
+    duration_ms: float = 0.0
+    backend_reason: str = ""
+    notes: "list[str] | tuple[str, ...]" = ()  # type-check findings that did not stop the run
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "backend": self.backend,
+            "backend_reason": self.backend_reason,
+            "stdout": self.stdout,
+            "result": jsonable(self.result),
+            "error": self.error.to_json() if self.error else None,
+            "tool_calls": [{"tool": c.tool, "ok": c.ok, "ms": round(c.ms, 3)} for c in self.tool_calls],
+            "duration_ms": round(self.duration_ms, 3),
+            "notes": list(self.notes),
+        }
+
+
+class _Output:
+    """Everything the program printed, up to what the output store keeps (``outputs.KEEP_PRINTED``); the rest is
+    counted and reported at the end. What the model is shown is cut later, to ``Limits.output`` (codeact.core.outputs)."""
+
+    def __init__(self, keep: int) -> None:
+        self.parts: list[str] = []
+        self.keep, self.size, self.dropped = keep, 0, 0
+
+    def write(self, text: str) -> None:
+        data = len(text.encode("utf-8", "surrogatepass"))
+        room = self.keep - self.size
+        if data <= room:
+            self.parts.append(text)
+            self.size += data
+        else:
+            if room > 0:
+                self.parts.append(text.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore"))
+                self.size = self.keep
+            self.dropped += data - max(room, 0)
+
+    def text(self) -> str:
+        out = "".join(self.parts)
+        if self.dropped:
+            out += f"\n... [{self.dropped} more bytes printed were not kept (at most {self.keep} are); print less]\n"
+        return out
+
+
+def run(code: str, *, workspace: Path | str | None = None, backend: str | None = None,
+        tools: Mapping[str, Tool] | None = None, limits: Limits | None = None,
+        settings: Settings | None = None, environ: Mapping[str, str] | None = None,
+        backend_impl: backends.Backend | None = None) -> RunResult:
+    """Run ``code`` in the sandbox and return what it printed, its last value and any error.
+
+    ``tools`` defaults to everything the settings, the user's config and the environment enable;
+    ``backend_impl`` lets tests pass a fake backend.
+    Raises :class:`BackendUnavailable` when the chosen backend cannot run here, :class:`UsageError` on bad input.
+    """
+    started = time.perf_counter()
+    env = os.environ if environ is None else environ
+    settings = settings or Settings.load()
+    limits = limits or Limits.from_env(env)
+    space = Workspace.at(workspace or find_workspace(), allow_secrets=env.get("CODEACT_ALLOW_SECRETS") == "1",
+                         environ=env)
+    clock = Deadline(limits.timeout)  # every tool call ends by it (started when the program starts)
+    if tools is None:
+        from .config import load_user_config
+        from ..tools.assemble import assemble
+        user_config = load_user_config(env)
+        ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
+                          environ=dict(env), deadline=clock)
+        tools = assemble(ctx, settings, env, user_config=user_config)
+    if backend_impl is not None:
+        choice = backends.Choice(backend_impl.name, "given by the caller")
+    else:
+        choice = backends.choose(backend, settings.backend, env)
+        backend_impl = backends.load(choice.name)
+
+    output = _Output(KEEP_PRINTED)
+    notes: list[str] = []
+    calls: list[ToolCall] = []
+    interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
+    clock.start()  # from here: a first MCP discovery is not the program's time
+
+    def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tool = tools.get(name)
+        if tool is None:
+            raise NameError(f"name '{name}' is not defined; available tools: {', '.join(sorted(tools))}")
+        if args:
+            params = ", ".join(f"{p}=..." for p in (tool.parameters.get("properties") or {}))
+            raise TypeError(f"{name}() takes keyword arguments only; call it as {name}({params})")
+        if interrupted:
+            raise RuntimeError("the run was interrupted (Ctrl-C); no further tool calls")
+        if len(calls) >= limits.tool_calls:
+            raise RuntimeError(f"tool call limit of {limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
+        if clock.expired():
+            raise TimeoutError(f"the {limits.timeout:g} s time limit was reached before calling {name}()")
+        t0 = time.perf_counter()
+        try:
+            value = tool.call(**kwargs) if tool.source != "user" else _call_by_deadline(tool, kwargs, clock)
+        except BaseException as exc:  # noqa: BLE001 - converted for the program below
+            calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
+            if isinstance(exc, KeyboardInterrupt):
+                interrupted.append(exc)
+            if isinstance(exc, TimeoutError) and clock.expired():  # e.g. an MCP call given the time left
+                exc = clock.stopped(name)
+            raise _for_program(exc, space) from None
+        calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
+        value, dropped = _cap_result(value, limits.tool_result)
+        if dropped:  # a list keeps its item type; the cut is reported where the model reads the output
+            output.write(f"[codeact: {name}() returned {dropped} more items than the {limits.tool_result} byte "
+                         "result limit allows; they were dropped — narrow your query]\n")
+        return value
+
+    program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
+                               call_tool=call_tool, on_print=output.write,
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.append)
+    result, error = None, None
+    previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
+    try:
+        result = backend_impl.execute(program)
+    except ProgramError as exc:
+        error = exc.info._replace(message=space.scrub(exc.info.message))
+    except Exception:
+        if interrupted:  # the worker got the same Ctrl-C and died: not a crash to report
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        Deadline.restore(previous)
+    if interrupted:
+        raise KeyboardInterrupt
+    return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
+                     tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
+                     backend_reason=choice.reason, notes=notes)
+
+
+def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:
+    """A user tool's call, given until the run's deadline: it runs in a helper thread, and when the deadline passes
+    first the call is abandoned (the thread may finish in the background) and reported as stopped."""
+    import threading
+
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        previous = clock.activate()
+        try:
+            outcome["value"] = tool.call(**kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the run's thread
+            outcome["error"] = exc
+        finally:
+            Deadline.restore(previous)
+
+    worker = threading.Thread(target=target, name=f"codeact-tool-{tool.name}", daemon=True)
+    worker.start()
+    worker.join(clock.remaining())
+    if worker.is_alive():
+        raise clock.stopped(tool.name, "running the user tool")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")
+
+
+def _for_program(exc: BaseException, space: Workspace) -> BaseException:
+    message = space.scrub(str(exc))
+    if isinstance(exc, PolicyError):
+        return PermissionError(message)
+    if isinstance(exc, ToolTimeout):
+        return TimeoutError(message)
+    if isinstance(exc, ToolError):
+        return RuntimeError(message)
+    if isinstance(exc, (NameError, *_PASS_THROUGH)):
+        return type(exc)(message)
+    if isinstance(exc, OSError):
+        return OSError(message)
+    return RuntimeError(f"{type(exc).__name__}: {message}")
+
+
+def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
+    """``value`` cut to about ``cap`` bytes, and how many list items were dropped (strings say so in the text)."""
+    if isinstance(value, Cut):  # a list the tool already cut, never holding more than it could return
+        extra, value = value.dropped, list(value)
+        value, dropped = _cap_result(value, cap)
+        return value, dropped + extra
+    if isinstance(value, str):
+        return truncate(value, cap), 0
+    if isinstance(value, list) and value and len(json.dumps(value, default=str)) > cap:
+        keep, total = [], 0
+        for item in value:
+            total += len(json.dumps(item, default=str)) + 2
+            if total > cap:
+                break
+            keep.append(item)
+        return keep, len(value) - len(keep)
+    return value, 0
+
+
+__all__ = ["RunResult", "ToolCall", "run", "BackendUnavailable"]

@@ -1,0 +1,222 @@
+"""`codeact drift`: does this repository still match what the template, its answers and the MCP config produce?
+
+Checks, each reported per file: hand-edited or deleted template-owned files (by rendering the recorded template
+version with the recorded answers into a temporary folder — the working tree is never modified), conflict markers,
+``.rej`` files and unmerged paths left by ``copier update``, files inside a folder the template owns that it does not
+render there (tracked, or untracked and not ignored), answers that break the organisation's ``codeact-policy.yml``
+(orgpolicy.py), and a tool lock that no longer matches the configured MCP servers. Seeded files are never drift. Which files are owned or seeded depends on the scope recorded in the
+answers file (layout.py); global and plugin installs have no tool lock (MCP tools are not in their sandbox yet).
+Exit 0 in sync, 1 drift, 2 usage/setup error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
+from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
+from ..core.policy import find_workspace
+
+_MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
+UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
+# Restores every template-owned file of the recorded version (hand edits to them are lost; seeded files are kept).
+RECOPY_COMMAND = ("copier recopy -a .codeact/.copier-answers.yml --trust --defaults --overwrite --skip-tasks "
+                  "--vcs-ref=:current:")
+COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier --with copier-template-extensions` "
+              "(or `pipx install copier && pipx inject copier copier-template-extensions`)")
+
+
+@dataclass(frozen=True)
+class Drift:
+    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | stale-lock | newer-template
+    path: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "path": self.path, "detail": self.detail}
+
+
+def _git_files(project: Path, *args: str) -> list[str]:
+    out = subprocess.run(["git", "ls-files", "-z", *args], cwd=project, capture_output=True, check=False)
+    return [p for p in out.stdout.decode("utf-8", "replace").split("\0") if p]
+
+
+def conflict_leftovers(project: Path) -> list[Drift]:
+    """Conflict markers in owned files, `.rej` files and unmerged paths: Copier exits 0 on all of them."""
+    layout = for_scope(scope_of(project))
+    found: list[Drift] = []
+    unmerged = sorted({line.split("\t", 1)[1] for line in subprocess.run(
+        ["git", "ls-files", "-u"], cwd=project, capture_output=True, text=True, check=False).stdout.splitlines()
+        if "\t" in line})
+    found += [Drift("unmerged", p, "git reports an unmerged path; resolve it and `git add` it") for p in unmerged]
+    files = _git_files(project, "-co", "--exclude-standard")
+    found += [Drift("rejected", p, "a hunk Copier could not apply; merge it by hand, then delete the file")
+              for p in files if p.endswith(".rej")]
+    for rel in files:
+        if not layout.is_owned(rel) or rel in unmerged:
+            continue
+        try:
+            text = (project / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        match = _MARKER.search(text)
+        if match:
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(Drift("conflict", rel, f"conflict marker at line {line}; resolve it"))
+    return found
+
+
+def render_expected(project: Path, copier: str) -> Path:
+    """Render the recorded template version with the recorded answers into a temporary folder."""
+    tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
+    for rel in (ANSWERS_FILE, LOCK_FILE):
+        if (project / rel).is_file():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(project / rel, tmp / rel)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "codeact", "GIT_AUTHOR_EMAIL": "codeact@localhost",
+           "GIT_COMMITTER_NAME": "codeact", "GIT_COMMITTER_EMAIL": "codeact@localhost"}
+    subprocess.run(["git", "init", "-q"], cwd=tmp, check=True, env=env)
+    result = subprocess.run(
+        [copier, "recopy", "--trust", "--skip-tasks", "--defaults", "--overwrite", "--quiet",
+         "--vcs-ref=:current:", "-a", ANSWERS_FILE, "."],
+        cwd=tmp, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ConfigError("could not render the recorded template version: "
+                          + (result.stderr.strip().splitlines() or ["copier failed"])[-1])
+    return tmp
+
+
+def _not_rendered(rel: str) -> bool:
+    return any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED)
+
+
+def restore_command(project: Path, rel: str, expected: bytes) -> str:
+    """A command that gives back the template's ``rel``: from HEAD when HEAD holds exactly that, else a recopy."""
+    shown = subprocess.run(["git", "show", f"HEAD:./{rel}"], cwd=project, capture_output=True, check=False)
+    if shown.returncode == 0 and shown.stdout == expected:
+        return f"git restore --source=HEAD --staged --worktree -- {rel}"
+    return f"{RECOPY_COMMAND} (commit first; then `git status` shows what it restored)"
+
+
+def rendered_differences(project: Path, expected: Path) -> list[Drift]:
+    """Owned files that are edited, deleted, or (inside an owned folder) not rendered by the template at all."""
+    layout = for_scope(scope_of(project))
+    found = []
+    rendered = set()
+    for path in sorted(p for p in expected.rglob("*") if p.is_file() and ".git" not in p.relative_to(expected).parts):
+        rel = path.relative_to(expected).as_posix()
+        rendered.add(rel)
+        if layout.is_seeded(rel) or _not_rendered(rel):
+            continue
+        mine = project / rel
+        if not mine.exists():
+            found.append(Drift("deleted", rel, "owned by the template but missing; restore it with: "
+                                               + restore_command(project, rel, path.read_bytes())))
+        elif mine.read_bytes() != path.read_bytes():
+            found.append(Drift("edited", rel, "differs from what the template renders; move your change to "
+                                              "codeact.local.instructions.md or the template, then restore it: "
+                                              + restore_command(project, rel, path.read_bytes())))
+    folders = tuple(item for item in layout.owned if item.endswith("/"))
+    for rel in sorted(set(_git_files(project, "-co", "--exclude-standard", "--", *folders))):
+        if rel in rendered or _not_rendered(rel) or rel.endswith(".rej") or layout.is_seeded(rel):
+            continue
+        if (project / rel).is_file() or (project / rel).is_symlink():
+            found.append(Drift("extra", rel, "inside a folder the template owns, but the template does not render "
+                                             f"it; delete it (`git rm -f -- {rel}`) or move it out of that folder"))
+    return found
+
+
+def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
+    """Answers that break the organisation's policy: of the recorded template version, or of ``policy_from``."""
+    from .orgpolicy import fetch_policy, load_answers, same_source
+
+    answers = load_answers((project / ANSWERS_FILE).read_text(encoding="utf-8"))
+    src, commit = answers.get("_src_path"), answers.get("_commit")
+    found = []
+    if policy_from:
+        if not isinstance(src, str) or not same_source(src, policy_from):
+            found.append(Drift("source", ANSWERS_FILE, f"_src_path is {src!r}, not the organisation's template "
+                                                       f"{policy_from}; move to it, keeping the answers: copier copy --trust "
+                                                       f"--defaults --overwrite -a {ANSWERS_FILE} {policy_from} ."))
+        policy = fetch_policy(policy_from, None)
+    elif isinstance(src, str) and isinstance(commit, str):
+        policy = fetch_policy(src, commit)
+    else:
+        return found
+    fix = f"{UPDATE_COMMAND} -d NAME=VALUE"
+    found += [Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; fix it with `{fix}`")
+              for name, why in policy.violations(answers)]
+    return found
+
+
+def stale_lock(project: Path) -> list[Drift]:
+    """The tool lock against the configured MCP servers, without starting any server."""
+    try:
+        from ..mcp.discovery import check_lock
+    except ImportError:
+        return []
+    try:
+        return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock(project)]
+    except CodeactError as exc:  # e.g. settings.json holds conflict markers: report it, keep checking the rest
+        return [Drift("unreadable", LOCK_FILE, f"cannot compare the MCP configuration with the lock: {exc}")]
+
+
+def live_lock(project: Path) -> list[Drift]:
+    """Re-discover every server (starts them) and compare their tools with the lock."""
+    from ..mcp.discovery import check_lock_live
+    return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock_live(project)]
+
+
+def newer_template(project: Path, copier: str) -> list[Drift]:
+    result = subprocess.run([copier, "check-update", "--quiet", "-a", ANSWERS_FILE], cwd=project,
+                            capture_output=True, text=True)
+    if result.returncode == 2:
+        return [Drift("newer-template", ANSWERS_FILE, f"a newer template version exists; run `{UPDATE_COMMAND}`")]
+    return []
+
+
+def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None,
+          policy_from: str | None = None) -> list[Drift]:
+    """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run."""
+    if not (project / ANSWERS_FILE).is_file():
+        raise ConfigError(f"{ANSWERS_FILE} not found in {project}: this is not a codeact-stamped repository")
+    copier = copier or shutil.which("copier")
+    if not copier:
+        raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
+    found = conflict_leftovers(project)
+    found += policy_drift(project, policy_from)
+    expected = render_expected(project, copier)
+    try:
+        found += rendered_differences(project, expected)
+    finally:
+        shutil.rmtree(expected, ignore_errors=True)
+    if scope_of(project) == "repo":
+        found += live_lock(project) if live else stale_lock(project)
+    if check_newer:
+        found += newer_template(project, copier)
+    return found
+
+
+def main(args: argparse.Namespace) -> int:
+    project = find_workspace(args.workspace)
+    drifts = check(project, live=args.live, check_newer=args.check_newer,
+                   policy_from=getattr(args, "policy_from", None))
+    if args.json:
+        print(json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2))
+    elif drifts:
+        print(f"codeact drift: {len(drifts)} problem(s) in {project.name}:")
+        for d in drifts:
+            print(f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}")
+    else:
+        print("codeact drift: in sync with the template, its answers and the MCP configuration")
+    sys.stdout.flush()
+    return EXIT_PROGRAM_ERROR if drifts else EXIT_OK

@@ -1,0 +1,264 @@
+"""Organisation policy: ``codeact-policy.yml`` at the root of a template fork fixes or limits the answers of its fleet.
+
+One entry per question::
+
+    enforcement: exclusive            # the required value
+    backend: [monty, hyperlight]      # the allowed values
+    tools:                            # a multiselect
+      allowed: [view, glob, grep, edit, sql]   # the answer must be a subset
+      required: [view]                # all of these must be chosen
+      forbidden: [bash]               # none of these may be chosen
+    update_workflow: {value: true}    # the long form of a required value
+
+Read by the template's Jinja extension (the questions' validators and defaults, so ``copier copy``/``update`` refuse
+an answer that breaks it) and by ``codeact drift`` (the answers a repository records, against the policy of the
+template version it records, or of the organisation's template with ``--policy-from``). PyYAML is imported lazily.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from ..errors import ConfigError
+
+POLICY_FILE = "codeact-policy.yml"
+_RULE_KEYS = {"value", "allowed", "required", "forbidden"}
+_SHORT_HOSTS = {"gh:": "https://github.com/", "gl:": "https://gitlab.com/"}
+
+
+class PolicyFileError(ConfigError):
+    """``codeact-policy.yml`` cannot be read or does not follow the format."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the policy says about one question."""
+
+    question: str
+    value: Any = None
+    has_value: bool = False
+    allowed: tuple[Any, ...] | None = None
+    required: tuple[Any, ...] = ()
+    forbidden: tuple[Any, ...] = ()
+
+    def violation(self, answer: Any) -> str:
+        """Why ``answer`` breaks this rule ("" when it does not)."""
+        if self.has_value:
+            if _same(answer, self.value):
+                return ""
+            return f"the organisation's policy ({POLICY_FILE}) requires {_show(self.value)}, not {_show(answer)}"
+        if isinstance(answer, (list, tuple)):
+            chosen = list(answer)
+            problems = []
+            if self.allowed is not None:
+                extra = [a for a in chosen if a not in self.allowed]
+                if extra:
+                    problems.append(f"{_show(extra)} not allowed (allowed: {_show(list(self.allowed))})")
+            missing = [r for r in self.required if r not in chosen]
+            if missing:
+                problems.append(f"{_show(missing)} required")
+            banned = [f for f in self.forbidden if f in chosen]
+            if banned:
+                problems.append(f"{_show(banned)} forbidden")
+            return f"the organisation's policy ({POLICY_FILE}): {'; '.join(problems)}" if problems else ""
+        if self.allowed is not None and answer not in self.allowed:
+            return (f"the organisation's policy ({POLICY_FILE}) allows {_show(list(self.allowed))}, "
+                    f"not {_show(answer)}")
+        if answer in self.forbidden:
+            return f"the organisation's policy ({POLICY_FILE}) forbids {_show(answer)}"
+        return ""
+
+    def default(self, fallback: Any) -> Any:
+        """The template's default ``fallback`` brought within this rule (what ``--defaults`` should answer)."""
+        if self.has_value:
+            return self.value
+        if isinstance(fallback, (list, tuple)):
+            chosen = [c for c in fallback if (self.allowed is None or c in self.allowed) and c not in self.forbidden]
+            return chosen + [r for r in self.required if r not in chosen]
+        if self.allowed is not None and fallback not in self.allowed and self.allowed:
+            return self.allowed[0]
+        return fallback
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every rule of one policy file, and where it was read from."""
+
+    rules: Mapping[str, Rule]
+    source: str
+
+    def violation(self, question: str, answer: Any) -> str:
+        rule = self.rules.get(question)
+        return rule.violation(answer) if rule else ""
+
+    def default(self, question: str, fallback: Any) -> Any:
+        rule = self.rules.get(question)
+        return rule.default(fallback) if rule else fallback
+
+    def violations(self, answers: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """``(question, why)`` for each recorded answer that breaks the policy. A question the answers do not
+        record was not asked (its ``when`` was false) or takes the policy's default on the next update."""
+        found = []
+        for name, rule in sorted(self.rules.items()):
+            why = rule.violation(answers[name]) if name in answers else ""
+            if why:
+                found.append((name, why))
+        return found
+
+
+EMPTY = Policy({}, "")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return sorted(map(str, a)) == sorted(map(str, b))
+    return bool(a == b)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _items(value: Any, where: str) -> tuple[Any, ...]:
+    if not isinstance(value, list):
+        raise PolicyFileError(f"{where}: give a YAML list, e.g. [view, grep]")
+    return tuple(value)
+
+
+def _loader() -> Any:
+    """PyYAML's SafeLoader, except that only true/false are booleans (``enforcement: off`` stays the string)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.yaml_implicit_resolvers = {
+        key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                                 list("tTfF"))
+    return Loader
+
+
+def load_answers(text: str) -> dict[str, Any]:
+    """A Copier answers file as a mapping (empty when it is not one)."""
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"the answers file is not valid YAML: {exc}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def parse_policy(text: str, source: str) -> Policy:
+    """The policy in ``text`` (YAML); raises :class:`PolicyFileError` naming the entry that is wrong."""
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=_loader())  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise PolicyFileError(f"{source}: not valid YAML: {exc}") from None
+    if data is None:
+        return Policy({}, source)
+    if not isinstance(data, dict):
+        raise PolicyFileError(f"{source}: give one entry per question (a YAML mapping, e.g. `enforcement: exclusive`)")
+    rules: dict[str, Rule] = {}
+    for name, spec in data.items():
+        where = f"{source}: {name}"
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z]\w*", name):
+            raise PolicyFileError(f"{source}: {name!r} is not a question name")
+        if isinstance(spec, list):
+            rules[name] = Rule(name, allowed=_items(spec, where))
+        elif isinstance(spec, dict):
+            unknown = set(spec) - _RULE_KEYS
+            if unknown or not spec:
+                raise PolicyFileError(f"{where}: unknown key(s) {sorted(map(str, unknown))}; use value, allowed, "
+                                      "required or forbidden" if unknown else f"{where}: empty rule")
+            if "value" in spec and len(spec) > 1:
+                raise PolicyFileError(f"{where}: `value` fixes the answer; it cannot be combined with other keys")
+            rules[name] = Rule(
+                name, value=spec.get("value"), has_value="value" in spec,
+                allowed=_items(spec["allowed"], f"{where}.allowed") if "allowed" in spec else None,
+                required=_items(spec.get("required", []), f"{where}.required"),
+                forbidden=_items(spec.get("forbidden", []), f"{where}.forbidden"))
+        else:
+            rules[name] = Rule(name, value=spec, has_value=True)
+        rule = rules[name]
+        clash = set(map(str, rule.required)) & set(map(str, rule.forbidden))
+        if clash:
+            raise PolicyFileError(f"{where}: {sorted(clash)} both required and forbidden")
+        if rule.allowed is not None and not set(map(str, rule.required)) <= set(map(str, rule.allowed)):
+            raise PolicyFileError(f"{where}: every required item must also be allowed")
+    return Policy(rules, source)
+
+
+def load_policy(template_root: Path) -> Policy:
+    """The policy at the root of a template checkout (:data:`EMPTY` when it ships none)."""
+    path = template_root / POLICY_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return EMPTY
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyFileError(f"{path}: cannot read it: {exc}") from None
+    return parse_policy(text, str(path))
+
+
+def git_url(src: str) -> str:
+    """What ``git clone`` needs for a Copier source (``gh:owner/repo``, ``git+https://...``, a URL or a path)."""
+    for short, host in _SHORT_HOSTS.items():
+        if src.startswith(short):
+            return host + src[len(short):].removesuffix(".git") + ".git"
+    return src.removeprefix("git+")
+
+
+def same_source(a: str, b: str) -> bool:
+    """Whether two Copier sources name the same template repository."""
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(src: str) -> str:
+    url = git_url(src.strip())
+    if re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url):
+        url = re.sub(r"^[\w.-]+@([\w.-]+):", r"ssh://\1/", url)
+        url = re.sub(r"^(ssh|git|https?)://([^/@]+@)?", "", url, flags=re.I)
+        host, _, rest = url.partition("/")
+        return host.lower() + "/" + rest.rstrip("/").removesuffix(".git").lower()
+    return str(Path(url).expanduser().resolve())
+
+
+def fetch_policy(src: str, ref: str | None = None) -> Policy:
+    """The policy a template repository ships at ``ref`` (default: its default branch), read with git."""
+    url = git_url(src)
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    local = Path(url).expanduser()
+    with tempfile.TemporaryDirectory(prefix="codeact-policy-") as tmp:
+        if local.is_dir():
+            repo = str(local)
+        else:
+            repo = tmp
+            clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", url, tmp],
+                                   capture_output=True, text=True, env=env, timeout=300)
+            if clone.returncode != 0:
+                raise ConfigError(f"cannot read the template {src}: "
+                                  + (clone.stderr.strip().splitlines() or ["git clone failed"])[-1])
+        rev = ref or "HEAD"
+        exists = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+                                capture_output=True, text=True, env=env)
+        if exists.returncode != 0:
+            raise ConfigError(f"the template {src} has no version {rev!r}")
+        shown = subprocess.run(["git", "-C", repo, "show", f"{rev}:{POLICY_FILE}"], capture_output=True,
+                               env=env)
+        if shown.returncode != 0:
+            return Policy({}, f"{src}@{rev}")
+        return parse_policy(shown.stdout.decode("utf-8", "replace"), f"{src}@{rev}:{POLICY_FILE}")

@@ -1,0 +1,118 @@
+"""What ``copier update`` cannot say or keep by itself: seeded files the user deleted, and a report after the update.
+
+Both run inside Copier's process, through the template's Jinja extension, with the runtime of the template version
+being rendered.
+
+- Seeded files (the user's after the first stamp) are rendered only into the real destination, never into the two
+  temporary copies Copier diffs during an update: so no update ever deletes one (Copier removes what the old copy
+  has and the new one lacks, e.g. after ``-d precommit_hook=false``), and one the user deleted stays deleted (its
+  deletion is committed in HEAD while HEAD's ``.codeact/manifest.json`` lists it as seeded, or, for an install
+  stamped before the manifest, git history shows it was there).
+- :func:`update_report` is Copier's ``_message_after_update``: what changed, and whether conflicts were left and how
+  to find them (Copier exits 0 and says nothing about them).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from .layout import ANSWERS_FILE, MANIFEST_FILE
+
+_MARKER = re.compile(rb"^(<{7} |>{7} )", re.M)
+UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
+
+
+def _git(dst: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(dst), *args], capture_output=True, check=False)
+
+
+def _is_real_destination(dst: Path) -> bool:
+    """Whether ``dst`` is the project being updated (its answers file is tracked there), not a temporary copy."""
+    return _git(dst, "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
+
+
+def _head_has(dst: Path, path: str) -> bool:
+    return _git(dst, "cat-file", "-e", f"HEAD:./{path}").returncode == 0
+
+
+def _seeded_before(dst: Path, path: str) -> bool:
+    """Whether the install recorded in HEAD seeded ``path`` (its manifest), else whether git ever held it."""
+    shown = _git(dst, "show", f"HEAD:./{MANIFEST_FILE}")
+    if shown.returncode == 0:
+        try:
+            seeded = json.loads(shown.stdout.decode("utf-8")).get("seeded")
+        except (ValueError, AttributeError):
+            seeded = None
+        if isinstance(seeded, list):
+            return path in seeded
+    history = _git(dst, "log", "-1", "--format=%H", "HEAD", "--", path)
+    return history.returncode == 0 and bool(history.stdout.strip())
+
+
+def seed_here(dst_path: object, operation: str, path: str) -> bool:
+    """Whether this render writes the seeded file ``path`` (Copier still skips it when it exists)."""
+    if operation != "update":
+        return True
+    dst = Path(str(dst_path))
+    if not _is_real_destination(dst):
+        return False  # one of the update's temporary copies: a seeded file never takes part in the diff
+    if (dst / path).exists() or _head_has(dst, path):
+        return True
+    return not _seeded_before(dst, path)
+
+
+def _answers(text: str) -> dict[str, object]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def update_report(dst_path: object) -> str:
+    """The message after ``copier update``: the version and answers that changed, the files, and any conflicts."""
+    dst = Path(str(dst_path))
+    old = _answers(_git(dst, "show", f"HEAD:./{ANSWERS_FILE}").stdout.decode("utf-8", "replace"))
+    try:
+        new = _answers((dst / ANSWERS_FILE).read_text(encoding="utf-8"))
+    except OSError:
+        new = {}
+    lines = []
+    before, after = old.get("_commit"), new.get("_commit")
+    lines.append(f"codeact: template version {before} -> {after}" if before != after
+                 else f"codeact: template version {after} (unchanged)")
+    changed = [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in sorted(set(old) | set(new))
+               if not str(k).startswith("_") and old.get(k) != new.get(k)]
+    if changed:
+        lines.append("Answers changed: " + "; ".join(changed))
+    status = _git(dst, "status", "--porcelain", "--untracked-files=all").stdout.decode("utf-8", "replace")
+    files = [line[3:] for line in status.splitlines() if len(line) > 3]
+    unmerged = sorted({line[3:] for line in status.splitlines() if line[:2] in {"UU", "AA", "DU", "UD", "AU", "UA"}})
+    rejected = sorted(f for f in files if f.endswith(".rej"))
+    marked = sorted(f for f in files if f not in unmerged and not f.endswith(".rej") and _has_markers(dst / f))
+    lines.append(f"Files changed: {len(files)} (review them with `git status` and `git diff`)." if files
+                 else "Files changed: none.")
+    conflicts = unmerged + marked + rejected
+    if conflicts:
+        lines.append(f"CONFLICTS LEFT in {len(conflicts)} file(s) (Copier exits 0 anyway): merge each by hand.")
+        lines += [f"    {f}" + ("  (rejected hunks: merge them into the file, then delete this .rej)"
+                                if f.endswith(".rej") else "  (conflict markers <<<<<<< / >>>>>>>)")
+                  for f in conflicts]
+        lines.append("Find them again: `git diff --name-only --diff-filter=U`, `git status --porcelain | grep '\\.rej$'`,"
+                     " or `.codeact/bin/codeact drift`.")
+    else:
+        lines.append("No conflicts left. Commit the result; `.codeact/bin/codeact drift` confirms it matches.")
+    return "\n".join(lines)
+
+
+def _has_markers(path: Path) -> bool:
+    try:
+        if not path.is_file() or path.stat().st_size > 4 << 20:
+            return False
+        return bool(_MARKER.search(path.read_bytes()))
+    except OSError:
+        return False

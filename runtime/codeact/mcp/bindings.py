@@ -1,0 +1,175 @@
+"""MCP tools as sandbox :class:`Tool` objects, built from the lock so no server starts until a program calls one."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..errors import ConfigError
+from ..tools.base import Tool, ToolContext
+from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
+from .lock import read_lock
+
+
+def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
+    """The :class:`Tool` for one exposed MCP tool; ``doc`` carries everything ``codeact describe`` shows."""
+    doc = [exposed.description or "(the server gives no description)", "",
+           f"MCP tool {exposed.tool!r} of server {exposed.server!r}; call it as {exposed.name}(...) with keyword "
+           "arguments, or mcp_call(server=..., tool=..., arguments={...}).",
+           "Returns: " + ("the server's structured result as Python data (output schema below)"
+                          if exposed.output_schema else "structured data if the server sends any, else its text; "
+                          "with images, audio or resources, a list of plain dicts ({\"type\": \"image\", "
+                          "\"mime_type\", \"data\"} (base64), {\"type\": \"resource_link\", \"uri\"} for "
+                          "mcp_resource(server=..., uri=...), ...)")
+           + "; a tool error raises RuntimeError."]
+    if exposed.real_name != exposed.name:
+        doc += ["", f"Original name: {exposed.real_name} (sanitised to a Python name; the Copilot CLI calls it "
+                    f"{exposed.server}-{exposed.tool})."]
+    if exposed.output_schema:
+        doc += ["", "Output schema:", json.dumps(exposed.output_schema, indent=2, sort_keys=True, ensure_ascii=False)]
+    first = (exposed.description or "").strip().splitlines()
+    return Tool(name=exposed.name, description=first[0] if first else "", parameters=dict(exposed.input_schema),
+                returns=exposed.returns, call=call, source="mcp", doc="\n".join(doc),
+                original_name=exposed.real_name)
+
+
+def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude: Iterable[str] = (),
+              lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
+    """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
+
+    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.client.SessionPool` shared by
+    the returned tools: one session per server for the life of this tool set (one run).
+    """
+    note = warn or (lambda _m: None)
+    root = Path(workspace) if workspace is not None else ctx.workspace.root
+    if lock is None:
+        try:
+            lock = read_lock(root)
+        except ConfigError as exc:
+            note(f"MCP tools unavailable: {exc}")
+            return {}
+    catalog = build_catalog(lock, exclude=(exclude,) if isinstance(exclude, str) else exclude)
+    if not catalog.tools:
+        return {}
+    for message in catalog.warnings:
+        note(message)
+    from .client import SessionPool
+
+    environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
+    pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
+                       call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
+    tools: dict[str, Tool] = {}
+    for exposed in catalog.tools:
+        tools[exposed.name] = as_tool(exposed, mcp_caller(pool, exposed))
+    tools[GENERIC_TOOL] = _generic_tool(pool, catalog, lock)
+    tools[RESOURCE_TOOL] = _resource_tool(pool, catalog)
+    return tools
+
+
+def mcp_caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
+    server, tool, unwrap, schema = exposed.server, exposed.tool, exposed.unwrap, exposed.output_schema
+
+    def call(**kwargs: Any) -> Any:
+        return pool.call(server, tool, kwargs, unwrap=unwrap, output_schema=schema)
+
+    return call
+
+
+def _unknown(server: str, catalog: Catalog, lock: Mapping[str, Any] | None) -> str:
+    """Why ``server`` has no tools here, and what to do about it."""
+    entry = ((lock or {}).get("servers") or {}).get(server)
+    if entry is not None and entry.get("status") != "ok":
+        return f"MCP server {server!r} is unavailable ({entry.get('reason') or 'failed'}); fix it, then run " \
+               "`codeact discover`"
+    names = sorted(set(catalog.servers) | set(catalog.servers.values()))
+    return (f"no MCP server {server!r} here (servers: {', '.join(names) or 'none'}); a server added to .mcp.json or "
+            "$COPILOT_HOME/mcp-config.json since the tools were listed needs `codeact discover`")
+
+
+def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = None) -> Tool:
+    def mcp_call(server: str, tool: str, arguments: dict | None = None) -> Any:
+        exposed = catalog.find(server, tool)
+        if exposed is None:
+            if server not in catalog.servers and server not in catalog.servers.values():
+                raise LookupError(_unknown(server, catalog, lock))
+            offered = ", ".join(t.real_name for t in catalog.tools if server in (t.server, t.py_server))
+            raise LookupError(f"no MCP tool {tool!r} on server {server!r}; its tools: {offered} "
+                              "(`codeact search WORDS` finds tools by name and description)")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise TypeError(f"mcp_call(arguments=...) must be a dict of the tool's arguments, got "
+                            f"{type(arguments).__name__}")
+        return pool.call(exposed.server, exposed.tool, arguments or {}, unwrap=exposed.unwrap,
+                         output_schema=exposed.output_schema)
+
+    return Tool(
+        name=GENERIC_TOOL,
+        description="Call any exposed MCP tool by its server and tool names (real or Python names).",
+        parameters={"type": "object", "additionalProperties": False, "required": ["server", "tool"],
+                    "properties": {"server": {"type": "string"},  # no enum: an unknown name gets mcp_call's reason
+                                   "tool": {"type": "string"},
+                                   "arguments": {"anyOf": [{"type": "object"}, {"type": "null"}], "default": None}}},
+        returns="Any", call=mcp_call, source="mcp",
+        doc="Call any exposed MCP tool by its server and tool names (real or Python names), e.g.\n"
+            "    mcp_call(server=\"github\", tool=\"search-issues\", arguments={\"q\": \"bug\"})\n"
+            "Same result and errors as calling server.tool(...) directly; useful when a name is not a Python "
+            "identifier or is chosen at run time. `codeact tools` lists the exposed tools.")
+
+
+def _resource_tool(pool: Any, catalog: Catalog) -> Tool:
+    def mcp_resource(server: str, uri: str) -> list[dict[str, Any]]:
+        real = catalog.servers.get(server, server)
+        if real not in catalog.servers.values():
+            raise LookupError(_unknown(server, catalog, None))
+        return pool.read_resource(real, uri)
+
+    return Tool(
+        name=RESOURCE_TOOL,
+        description="Read an MCP resource (a resource_link a tool returned) as plain data.",
+        parameters={"type": "object", "additionalProperties": False, "required": ["server", "uri"],
+                    "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}},
+        returns="list[dict]", call=mcp_resource, source="mcp",
+        doc="Read an MCP resource of a server, e.g. the uri of a {\"type\": \"resource_link\"} item a tool "
+            "returned:\n    mcp_resource(server=\"docs\", uri=\"file:///guide.md\")\nReturns one dict per "
+            "content: {\"uri\", \"mime_type\", \"text\"} or {\"uri\", \"mime_type\", \"blob\"} (base64).")
+
+
+def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
+    """``name -> ServerConfig``: the configuration as it was when the run began (read now, before the program
+    runs, so nothing the program writes can change which command starts), and only if it is the configuration
+    the lock was made for. In a folder Copilot does not trust (``lock["trusted"]`` is False: a global or plugin
+    install), the user's own servers start in the home folder, not among files the program may have written."""
+    import dataclasses
+
+    from .config import load_servers
+
+    loaded = load_servers(root, environ)
+    servers = loaded.servers
+    unreadable = [str(p) for p in loaded.errors if not p.key]  # a syntax error: the CLI skips the whole file
+    if lock.get("trusted") is False:
+        from .cache import home_folder
+
+        home = str(home_folder(environ))
+        servers = {n: dataclasses.replace(c, cwd=home) if c.scope == "user" and not c.cwd else c
+                   for n, c in servers.items()}
+    entries: Mapping[str, Any] = lock.get("servers", {})
+
+    def resolve(name: str) -> Any:
+        from .client import ServerUnavailable
+
+        config, entry = servers.get(name), entries.get(name) or {}
+        if config is None and unreadable:
+            raise ServerUnavailable(f"MCP server {name!r} cannot start: {'; '.join(unreadable)}; fix the file (the "
+                                    "Copilot CLI skips it as well), then run `codeact discover`")
+        if config is None:
+            raise ServerUnavailable(f"MCP server {name!r} has tools in the lock but is no longer configured; run "
+                                    "`codeact discover`")
+        if entry.get("config_hash") != config.config_hash() or entry.get("transport") != config.transport:
+            raise ServerUnavailable(f"MCP server {name!r}: its configuration ({config.source}) changed since its "
+                                    "tools were listed; run `codeact discover` (or the update command)")
+        return config
+
+    return resolve
+
+
+__all__ = ["as_tool", "mcp_tools"]

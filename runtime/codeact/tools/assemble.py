@@ -1,0 +1,77 @@
+"""Assemble the tools a run offers: enabled built-ins, the user's own tools and MCP tools."""
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Mapping
+
+from ..core.config import Settings, enabled_builtins, load_user_config
+from .base import Tool, ToolContext, tool_from_function
+from .builtin import BUILTINS, IN_PROCESS_TOOLS
+
+
+def builtin_tool(name: str, ctx: ToolContext) -> Tool:
+    """The built-in tool ``name`` bound to ``ctx`` (its module is imported only now)."""
+    module = importlib.import_module(f"{__package__}.{BUILTINS[name]}")
+    tool = tool_from_function(getattr(module, name), source="builtin", bind=ctx, skip_first=True)
+    return tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
+
+
+def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
+             *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+    """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
+    env = os.environ if environ is None else environ
+    config = load_user_config(env) if user_config is None else user_config
+    tools: dict[str, Tool] = {name: builtin_tool(name, ctx) for name in enabled_builtins(settings, config, env)}
+    try:
+        from .user import load_user_tools
+    except ImportError:  # pragma: no cover - user tools are optional in a trimmed runtime
+        load_user_tools = None  # type: ignore[assignment]
+    if load_user_tools is not None:
+        for tool in load_user_tools(ctx, env, warn=warn):
+            if tool.name in tools:
+                (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
+                continue
+            tools[tool.name] = tool
+    lock = None
+    if settings.scope != "repo":
+        # an install outside the repository: this machine's lock for it, never a lock the repository ships (its
+        # servers are its own commands, started only where Copilot trusts the folder: codeact.mcp.cache)
+        lock = _machine_lock(ctx, env, settings, warn)
+        if lock is None:
+            return tools
+    elif (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file() or _user_mcp_config(env):
+        from ..mcp.cache import repo_lock  # the committed lock + this machine's lock of the user's own servers
+        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn)
+        if lock is None:
+            return tools
+    else:  # layout.LOCK_FILE and codeact.mcp are not imported: hot path
+        return tools
+    from ..mcp.bindings import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
+    for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn).items():
+        if name in tools or name.split(".", 1)[0] in tools:
+            (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
+                                        "skipped")
+            continue
+        tools[name] = tool
+    return tools
+
+
+def _user_mcp_config(env: Mapping[str, str]) -> bool:
+    """Whether ``$COPILOT_HOME/mcp-config.json`` exists (codeact.mcp.config.copilot_home, without importing it)."""
+    home = env.get("COPILOT_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".copilot")
+    return os.path.isfile(os.path.join(os.path.expanduser(home), "mcp-config.json"))
+
+
+def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:
+    """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
+    from ..mcp.cache import cached_lock, has_config
+
+    if not has_config(ctx.workspace.root, env):
+        return None
+    try:
+        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude)
+    except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a program that may not need it
+        (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
+        return None
+    return lock
