@@ -11,7 +11,7 @@ import pytest
 
 from codeact import cli
 from codeact.cli import doctor
-from codeact.backends import precheck, probe
+from codeact.backends import boot_hyperlight, precheck, probe
 from codeact.cli.doctor import Check
 
 REAL_TEMPLATE_CHECKS = doctor.template_checks  # before any test replaces it
@@ -38,7 +38,7 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
         Check("template", "copier", True, "copier 9.19.1"),
         Check("template", "extensions", True, "copier-template-extensions imports beside copier")], "9.19.1"))
 
-    def fake_probe(timeout: float = probe.PROBE_TIMEOUT) -> probe.Verdict:
+    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:
         state["probe_calls"] += 1
         if state["probe_ok"]:
             return probe.Verdict(True, source="probe", probed_at=time.time(), probe_ms=180.0)
@@ -205,7 +205,7 @@ def test_real_doctor_on_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("CODEACT_BACKEND", raising=False)
     code = doctor.main(argparse.Namespace(refresh=False, json=False))
     text = capsys.readouterr().out
-    verdict = probe.verdict()
+    verdict = probe.verdict(boot=boot_hyperlight)
     expected = "hyperlight" if verdict.ok else "monty"
     assert f"backend: {expected} - auto: " in text and code == 0
     assert "hyperlight\n" in text and "monty\n" in text

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from codeact.backends import probe
+from codeact.backends import boot_hyperlight, probe
 from codeact.backends.hyperlight import HyperlightBackend
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
@@ -78,10 +78,10 @@ def run_on(tmp_path: Path) -> Callable[..., RunResult]:
 def real_hyperlight_reason() -> str | None:
     """Why real hyperlight cannot run here, or ``None`` where it can: the verdict, with the real probe's error
     when a cheap check already ruled it out (probed once per test session)."""
-    verdict = probe.verdict()
+    verdict = probe.verdict(boot=boot_hyperlight)
     if verdict.ok:
         return None
     if verdict.source == "precheck" and probe.package_verdict() is None:
-        seen = probe.probe_verdict()
+        seen = probe.probe_verdict(boot=boot_hyperlight)
         return f"{verdict.reason}; {seen.reason}" if not seen.ok else verdict.reason
     return verdict.reason

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codeact import backends
-from codeact.backends import precheck, probe
+from codeact.backends import boot_hyperlight, precheck, probe
 from codeact.backends import hyperlight
 from codeact.errors import BackendUnavailable
 from codeact.core.limits import Limits
@@ -141,7 +141,7 @@ def counted_probe(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Cheap checks pass, the package is there, and the probe fails; returns the probe's call counter."""
     calls = [0]
 
-    def fake_probe(timeout: float = probe.PROBE_TIMEOUT) -> probe.Verdict:
+    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:
         calls[0] += 1
         return probe.Verdict(False, "hyperlight's probe failed: Unknown KVM VCPU exit", probe.FIX_PROBE, "probe",
                              time.time(), 12.0)
@@ -153,21 +153,21 @@ def counted_probe(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_probe_failure_is_detected_and_cached(counted_probe: list[int], private_cache: Path) -> None:
-    first = probe.verdict()
+    first = probe.verdict(boot=boot_hyperlight)
     assert (first.ok, first.source, counted_probe[0]) == (False, "probe", 1)
-    second = probe.verdict()
+    second = probe.verdict(boot=boot_hyperlight)
     assert (second.ok, second.source, second.reason, counted_probe[0]) == (False, "cache", first.reason, 1)
     assert hyperlight.unavailable_reason() == first.reason and counted_probe[0] == 1
     record = json.loads((private_cache / probe.CACHE_FILE).read_text())
     assert record["key"]["boot"] == probe.boot_id() and record["ok"] is False
-    probe.verdict(refresh=True)
+    probe.verdict(refresh=True, boot=boot_hyperlight)
     assert counted_probe[0] == 2
 
 
 def test_a_new_boot_probes_again(counted_probe: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
-    probe.verdict()
+    probe.verdict(boot=boot_hyperlight)
     monkeypatch.setattr(probe, "boot_id", lambda: "another-boot")
-    probe.verdict()
+    probe.verdict(boot=boot_hyperlight)
     assert counted_probe[0] == 2
 
 
@@ -176,7 +176,7 @@ def test_unwritable_cache_still_answers(counted_probe: list[int], monkeypatch: p
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
-    assert probe.verdict().ok is False and probe.verdict().ok is False
+    assert probe.verdict(boot=boot_hyperlight).ok is False and probe.verdict(boot=boot_hyperlight).ok is False
     assert counted_probe[0] == 2  # nothing cached, so each call probes; but nothing breaks
 
 
@@ -221,13 +221,13 @@ def test_a_boot_failure_after_a_good_probe_is_remembered(monkeypatch: pytest.Mon
     (stand_in / "hyperlight_sandbox.py").write_text("from fake_sandbox import FakeSandbox as Sandbox\n")
     monkeypatch.setenv("FAKE_SANDBOX_BOOT_ERROR", "No Hypervisor was found for Sandbox")
     probe.write_cache(probe.package_origin() or "", probe.Verdict(True, probed_at=time.time()))
-    assert probe.verdict().ok
+    assert probe.verdict(boot=boot_hyperlight).ok
     backend = hyperlight.HyperlightBackend(path=[str(stand_in), str(HERE)])  # the default factory name
     program = backends.Program(code="1", tools={}, stubs="", limits=Limits(timeout=10),
                                call_tool=lambda *a: None, on_print=lambda text: None)
     with pytest.raises(BackendUnavailable, match="No Hypervisor was found"):
         backend.execute(program)
-    after = probe.verdict()
+    after = probe.verdict(boot=boot_hyperlight)
     assert after.ok is False and "No Hypervisor was found" in after.reason and counted_probe[0] == 0
 
 
@@ -241,7 +241,7 @@ def test_auto_falls_back_to_monty_with_the_reason(counted_probe: list[int]) -> N
 
 
 def test_auto_on_this_machine() -> None:
-    verdict = probe.verdict()
+    verdict = probe.verdict(boot=boot_hyperlight)
     choice = backends.choose(None, "auto", {})
     if verdict.ok:
         assert choice.name == "hyperlight"

@@ -7,37 +7,12 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, Callable, Mapping, NamedTuple, Protocol
+from typing import Mapping, NamedTuple
 
 from ..errors import BackendUnavailable, UsageError
-from ..core.limits import Limits
-from ..tools.base import Tool
+from .program import Backend, Program
 
 NAMES = ("monty", "hyperlight")
-
-
-class Program(NamedTuple):
-    """Everything a backend needs to run one program."""
-
-    code: str
-    tools: Mapping[str, Tool]  # by the name the program calls ("view", "server.tool")
-    stubs: str  # type-check stubs of ``tools``
-    limits: Limits
-    call_tool: Callable[[str, tuple[Any, ...], dict[str, Any]], Any]  # the runner's dispatcher; raises on failure
-    on_print: Callable[[str], None]  # receives printed text as it is produced
-    pin_cpu: bool = True  # a backend with a worker process may keep it and this process on one CPU
-    on_note: Callable[[str], None] | None = None  # receives type-check notes (shown after the run, never refused)
-
-
-class Backend(Protocol):
-    """Runs a :class:`Program` and returns the value of its last expression (``None`` if there is none).
-
-    Raises :class:`codeact.errors.ProgramError` when the program fails, with the error as the model should see it.
-    """
-
-    name: str
-
-    def execute(self, program: Program) -> Any: ...
 
 
 class Choice(NamedTuple):
@@ -69,7 +44,15 @@ def _hyperlight_verdict() -> str | None:
     """``None`` if hyperlight works here, else why not (cached by the hyperlight backend's probe)."""
     from . import probe  # not the backend module: the cached verdict must cost almost nothing on every run
 
-    return probe.verdict().reason
+    return probe.verdict(boot=boot_hyperlight).reason
+
+
+def boot_hyperlight(timeout: float) -> str | None:
+    """Boot a hyperlight sandbox and run ``print(6*7)``: ``None`` if it printed 42, else what went wrong (the probe
+    that :mod:`codeact.backends.probe` runs when no verdict is cached)."""
+    from .hyperlight import probe_sandbox  # imported only when a probe really runs
+
+    return probe_sandbox(timeout)
 
 
 def load(name: str) -> Backend:
@@ -81,4 +64,4 @@ def load(name: str) -> Backend:
     return backend
 
 
-__all__ = ["Backend", "BackendUnavailable", "Choice", "Program", "choose", "load", "NAMES"]
+__all__ = ["Backend", "BackendUnavailable", "Choice", "Program", "boot_hyperlight", "choose", "load", "NAMES"]

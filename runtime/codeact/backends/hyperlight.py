@@ -40,7 +40,7 @@ from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from ..core.hints import hint_for
 from ..core.limits import MiB, Limits
 from ..tools.base import Tool
-from . import Program
+from .program import Program
 
 HERE = Path(__file__).resolve().parent
 CHILD = HERE / "_hyperlight_child.py"
@@ -60,7 +60,7 @@ MEMORY_MESSAGE = "the program used more than the {memory_mib:g} MiB memory limit
 
 def unavailable_reason(refresh: bool = False) -> str | None:
     """``None`` if hyperlight runs here, else why not; cached per boot, so cheap after the first call."""
-    return probe.verdict(refresh).reason
+    return probe.verdict(refresh, boot=probe_sandbox).reason
 
 
 class HyperlightBackend:
@@ -157,13 +157,13 @@ class BootFailed(BackendUnavailable):
 
 def create() -> HyperlightBackend:
     """The backend, or :class:`BackendUnavailable` with the reason, the probe's error and the fix."""
-    verdict = probe.verdict()
+    verdict = probe.verdict(boot=probe_sandbox)
     if verdict.ok:
         return HyperlightBackend()
     message = f"hyperlight cannot run here: {verdict.reason}"
     if verdict.source == "precheck" and probe.package_verdict() is None:
         # Say what the real probe saw too (cached per boot, so this costs a probe once).
-        seen = probe.probe_verdict()
+        seen = probe.probe_verdict(boot=probe_sandbox)
         message += "; yet the probe booted a micro-VM" if seen.ok else f"; {seen.reason}"
     raise BackendUnavailable(f"{message}. Fix: {verdict.fix}. {probe.FIX_REFRESH}.")
 

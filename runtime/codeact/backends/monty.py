@@ -12,7 +12,7 @@ import sys
 from typing import Any, NamedTuple
 
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
-from . import Program
+from .program import Program
 from .cpu import OneCpu
 
 try:

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 from . import precheck
 
@@ -31,6 +31,11 @@ FIX_PROBE = ("hyperlight needs a working hardware hypervisor: bare-metal Linux w
              "nested virtualisation, or Windows with the Hypervisor Platform; meanwhile use --backend monty "
              "(auto picks it)")
 FIX_REFRESH = "After fixing, `codeact doctor --refresh` probes again"
+
+# Boots a sandbox within the timeout and runs ``print(6*7)``: None if it printed 42, else what went wrong (one line).
+# Passed in by the caller (codeact.backends.boot_hyperlight, or the hyperlight backend's own probe_sandbox): this
+# module reads and writes verdicts and never imports the backend.
+Boot = Callable[[float], "str | None"]
 
 
 class Verdict(NamedTuple):
@@ -129,12 +134,10 @@ def write_cache(origin: str, verdict: Verdict, environ: Mapping[str, str] | None
     return None
 
 
-def run_probe(timeout: float = PROBE_TIMEOUT) -> Verdict:
-    """Boot a sandbox and run ``print(6*7)`` in a child process; the result is not cached here."""
-    from .hyperlight import probe_sandbox  # imported only when a probe really runs
-
+def run_probe(timeout: float = PROBE_TIMEOUT, *, boot: Boot) -> Verdict:
+    """Boot a sandbox with ``boot`` and run ``print(6*7)`` in a child process; the result is not cached here."""
     started = time.perf_counter()
-    error = probe_sandbox(timeout)
+    error = boot(timeout)
     ms = (time.perf_counter() - started) * 1000
     if error is None:
         return Verdict(True, source="probe", probed_at=time.time(), probe_ms=round(ms, 1))
@@ -159,7 +162,7 @@ def package_verdict() -> Verdict | None:
     return Verdict(False, f"{what} in this Python ({sys.executable})", FIX_INSTALL, "package")
 
 
-def probe_verdict(refresh: bool = False, environ: Mapping[str, str] | None = None) -> Verdict:
+def probe_verdict(refresh: bool = False, environ: Mapping[str, str] | None = None, *, boot: Boot) -> Verdict:
     """The probe's verdict: cached for this boot unless ``refresh``; probes (and caches) when there is none.
 
     Assumes the packages are installed (see :func:`package_verdict`).
@@ -169,14 +172,14 @@ def probe_verdict(refresh: bool = False, environ: Mapping[str, str] | None = Non
         cached = read_cache(origin, environ)
         if cached is not None:
             return cached
-    fresh = run_probe()
+    fresh = run_probe(boot=boot)
     write_cache(origin, fresh, environ)
     return fresh
 
 
-def verdict(refresh: bool = False, environ: Mapping[str, str] | None = None) -> Verdict:
+def verdict(refresh: bool = False, environ: Mapping[str, str] | None = None, *, boot: Boot) -> Verdict:
     """Whether hyperlight runs here: cheap checks first, then the (cached) probe."""
-    return precheck_verdict() or package_verdict() or probe_verdict(refresh, environ)
+    return precheck_verdict() or package_verdict() or probe_verdict(refresh, environ, boot=boot)
 
 
 def record_failure(error: str, environ: Mapping[str, str] | None = None) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .. import __version__
-from ..backends import precheck, probe
+from ..backends import boot_hyperlight, precheck, probe
 from ..errors import EXIT_BACKEND_UNAVAILABLE, EXIT_OK, EXIT_USAGE, UsageError
 
 MONTY_REQUIREMENT = "pydantic-monty==1.4.0"
@@ -167,7 +167,7 @@ def hyperlight_package_check() -> Check:
 
 
 def probe_check(refresh: bool, environ: Mapping[str, str] | None = None) -> Check:
-    verdict = probe.probe_verdict(refresh, environ)
+    verdict = probe.probe_verdict(refresh, environ, boot=boot_hyperlight)
     when = ""
     if verdict.source == "cache" and verdict.probed_at:
         age = max(0.0, time.time() - verdict.probed_at)
@@ -291,7 +291,7 @@ def collect(refresh: bool = False, environ: Mapping[str, str] | None = None, *, 
         return Report("?", str(exc), False, checks, versions, EXIT_USAGE)
     failing = [c for c in checks if c.group == choice.name and c.ok is False]
     if choice.name == "hyperlight":
-        verdict = probe.verdict(False, env)
+        verdict = probe.verdict(False, env, boot=boot_hyperlight)
         works = verdict.ok
         reason = choice.reason if works else f"{choice.reason}, but it cannot run here: {verdict.explain()}"
     else:
