@@ -1,0 +1,68 @@
+"""The token and status file: private, stable across restarts, so a provider reconnects by itself."""
+from __future__ import annotations
+
+import stat
+import time
+
+from codeact.providers.helper import Provider
+from codeact.providers.hub import ProviderHub
+from codeact.providers.state import open_state, read_status
+
+
+def test_the_token_is_random_private_and_kept(tmp_path):
+    folder = tmp_path / "state"
+    first = open_state(folder)
+    assert len(first.token) >= 32 and first.port == 0
+    assert stat.S_IMODE(first.token_file.stat().st_mode) == 0o600
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert open_state(folder).token == first.token
+    assert open_state(tmp_path / "other").token != first.token
+
+
+def test_a_restarted_hub_keeps_token_and_port_and_the_helper_reconnects(tmp_path, run_program):
+    folder = tmp_path / "state"
+    state = open_state(folder, "srv")
+    assert state.token_file.name == "srv.providers.token"
+    hub = ProviderHub(token=state.token, reserved=tuple, state_dir=folder, state_name="srv")
+    url = hub.start()
+    status = read_status(folder, "srv")
+    assert status["url"] == url and status["token_file"] == str(state.token_file) == hub.status()["token_file"]
+    assert stat.S_IMODE(state.status_file.stat().st_mode) == 0o600
+
+    app = Provider("echo")
+
+    @app.tool
+    def say(text: str) -> str:
+        """Echo."""
+        return text
+
+    reader = tmp_path / "reader"  # what a shipped helper reads: the status file and the token file it names
+    reader.mkdir()
+    (reader / "providers.json").write_text(state.status_file.read_text())
+    app.start(state_dir=reader, retry=0.05)
+    try:
+        assert run_program("echo.say(text='one')", hub.tools()).result == "one"
+        hub.stop()
+        again = open_state(folder, "srv")
+        assert (again.token, again.port) == (state.token, status["port"])
+        hub = ProviderHub(token=again.token, reserved=tuple, state_dir=folder, state_name="srv")
+        assert hub.start() == url  # the port was free: the same URL
+        for _ in range(500):  # the helper retries every 0.05 s
+            if hub.connected:
+                break
+            time.sleep(0.02)
+        assert run_program("echo.say(text='two')", hub.tools()).result == "two"
+    finally:
+        app.stop()
+        hub.stop()
+
+
+def test_a_busy_port_falls_back_to_a_free_one():
+    first = ProviderHub(token="k" * 40, reserved=tuple)
+    taken = int(first.start().rsplit(":", 1)[1].split("/")[0])
+    second = ProviderHub(token="k" * 40, reserved=tuple)
+    try:
+        assert f":{taken}/" not in second.start(port=taken)
+    finally:
+        second.stop()
+        first.stop()
