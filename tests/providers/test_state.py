@@ -66,3 +66,23 @@ def test_a_busy_port_falls_back_to_a_free_one():
     finally:
         second.stop()
         first.stop()
+
+
+def test_the_helper_finds_the_servers_status_file_by_its_stem(tmp_path, run_program):
+    folder = tmp_path / "state"
+    state = open_state(folder, "codeact-abc123")
+    hub = ProviderHub(token=state.token, reserved=tuple, state_dir=folder, state_name="codeact-abc123")
+    hub.start()
+    app = Provider("stems")
+
+    @app.tool
+    def ping() -> str:
+        """Pong."""
+        return "pong"
+
+    try:
+        app.start(state_dir=folder)
+        assert run_program("stems.ping()", hub.tools()).result == "pong"
+    finally:
+        app.stop()
+        hub.stop()

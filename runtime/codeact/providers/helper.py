@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 from ..errors import CodeactError
 from ..tools.base import tool_from_function
 from . import protocol as wire
-from .state import read_status
+from .state import STATUS_FILE, read_status
 
 
 class ProviderRefused(CodeactError, RuntimeError):
@@ -158,10 +158,22 @@ class Provider:
 def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None) -> tuple[str, str]:
     if state_dir is None:
         return str(url), str(token)
-    status = read_status(state_dir)
+    status = read_status(state_dir, _stem(Path(state_dir)))
     if not status.get("url") or not status.get("token_file"):
         raise OSError(f"no provider hub status in {state_dir} (is the CodeAct server running with providers on?)")
     return url or str(status["url"]), token or Path(status["token_file"]).read_text(encoding="utf-8").strip()
+
+
+def _stem(folder: Path) -> str:
+    """The status file's stem in ``folder``: "" for ``providers.json``, else that of the one ``STEM.providers.json``
+    there (the server names its files after its socket)."""
+    if (folder / STATUS_FILE).exists():
+        return ""
+    found = sorted(p.name[:-len(STATUS_FILE) - 1] for p in folder.glob(f"*.{STATUS_FILE}"))
+    if len(found) > 1:
+        raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of several servers ({', '.join(found)}); "
+                              "give the URL and token file instead")
+    return found[0] if found else ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
