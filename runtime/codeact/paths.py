@@ -61,9 +61,20 @@ def xdg_dir(kind: str, environ: Mapping[str, str] | None = None) -> Path:
     return Path(value) if os.path.isabs(value) else home(env) / default
 
 
+def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """codeact's config folder (the user's config.json and tools): ``$CODEACT_CONFIG_DIR``, else
+    ``$XDG_CONFIG_HOME/codeact``, else ``~/.config/codeact``."""
+    env = _env(environ)
+    if env.get("CODEACT_CONFIG_DIR"):
+        return Path(env["CODEACT_CONFIG_DIR"]).expanduser()
+    if env.get("XDG_CONFIG_HOME"):
+        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "codeact"
+    return home(env) / ".config" / "codeact"
+
+
 def codeact_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """codeact's cache folder (the runtime's shared venvs, probe results): ``$XDG_CACHE_HOME/codeact``."""
     return xdg_dir("cache", environ) / "codeact"
 
 
-__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "xdg_dir"]
+__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "user_config_dir", "xdg_dir"]

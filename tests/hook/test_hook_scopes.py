@@ -16,7 +16,7 @@ from typing import Callable
 
 import pytest
 
-from codeact.lifecycle.update import links
+from codeact.lifecycle import links
 from tests.conftest import make_repo
 from codeact.enforcement import spec
 from tests.hook.helpers import DEFAULT_TOOLS, CLI_BASH, Result, bash_call, hook_env, payload

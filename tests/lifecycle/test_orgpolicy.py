@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "runtime"))
-from codeact.lifecycle.update import orgpolicy  # noqa: E402
+from codeact.lifecycle import orgpolicy  # noqa: E402
 from codeact.errors import ConfigError  # noqa: E402
 
 POLICY = """

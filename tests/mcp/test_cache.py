@@ -219,7 +219,7 @@ def test_discover_outside_repo_scope_writes_this_machines_lock_and_check_honours
     import argparse
 
     from codeact.core import config
-    from codeact.mcp import discovery
+    from codeact.cli import discover
 
     root = workspace({"raw": raw(), "other": raw(OTHER="1")})
     for key, value in environ.items():
@@ -227,12 +227,12 @@ def test_discover_outside_repo_scope_writes_this_machines_lock_and_check_honours
     monkeypatch.setattr(config.Settings, "load", classmethod(
         lambda cls, home=None: cls(scope="global", extra={"mcp_exclude": ["other"]})))
     args = argparse.Namespace(workspace=str(root), check=False, json=False, timeout=10.0)
-    assert discovery.main(args) == 0
+    assert discover.main(args) == 0
     path = cache.cache_path(root, environ)
     assert f"wrote {path}: 1 server(s)" in capsys.readouterr().out
     assert not (root / ".codeact").exists()
-    assert discovery.main(argparse.Namespace(**{**vars(args), "check": True})) == 0
+    assert discover.main(argparse.Namespace(**{**vars(args), "check": True})) == 0
     assert "matches the configured MCP servers" in capsys.readouterr().out
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"raw": raw(CHANGED="1"), "other": raw()}}))
-    assert discovery.main(argparse.Namespace(**{**vars(args), "check": True})) == 1
+    assert discover.main(argparse.Namespace(**{**vars(args), "check": True})) == 1
     assert "differs: server 'raw'" in capsys.readouterr().out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.lifecycle.update import links
+from codeact.lifecycle import links
 from codeact.lifecycle.layout import LAYOUTS
 from tests.conftest import REPO_ROOT, make_repo
 

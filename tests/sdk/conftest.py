@@ -99,7 +99,7 @@ def stamped_installs(template_src: Path, tmp_path_factory: pytest.TempPathFactor
     """One stamped install per scope (enforcement exclusive, default tools), committed."""
     from copier import run_copy
 
-    from codeact.lifecycle.update import links
+    from codeact.lifecycle import links
 
     base = tmp_path_factory.mktemp("sdk-installs")
     out: dict[str, Install] = {}

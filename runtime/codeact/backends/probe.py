@@ -13,9 +13,9 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable, Mapping, NamedTuple
 
+from ..paths import codeact_cache_dir as cache_dir
 from . import precheck
 
 # The same pin as template/{{ codeact_dir }}/requirements-hyperlight.txt (tests/hyperlight/test_probe.py checks).
@@ -52,15 +52,6 @@ class Verdict(NamedTuple):
         """The reason and the fix, for an error message."""
         text = self.reason or "hyperlight works here"
         return f"{text}. Fix: {self.fix}" if self.fix else text
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/codeact``, else ``~/.cache/codeact``."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CACHE_HOME") or ""
-    if not os.path.isabs(base):  # the XDG spec: a relative path is invalid and ignored (it would land in the repo)
-        base = os.path.join(env.get("HOME") or str(Path.home()), ".cache")
-    return Path(base).expanduser() / "codeact"
 
 
 def boot_id() -> str:

@@ -328,6 +328,13 @@ def render(report: Report) -> str:
     return "\n".join(lines)
 
 
+def add_parser(sub: Any) -> None:
+    """Add ``doctor`` to the subcommands ``sub``."""
+    doctor_p = sub.add_parser("doctor", help="which backend runs and why; checks with fixes")
+    doctor_p.add_argument("--refresh", action="store_true", help="re-probe the backends instead of using the cache")
+    doctor_p.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
 def main(args: argparse.Namespace) -> int:
     report = collect(refresh=bool(getattr(args, "refresh", False)))
     if getattr(args, "json", False):

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from ..errors import ConfigError
+from ..paths import user_config_dir
 from ..tools.builtin import ALWAYS_TOOLS, BUILTINS, DEFAULT_TOOLS
 
 BACKENDS = ("auto", "monty", "hyperlight")
@@ -48,16 +49,6 @@ class Settings(NamedTuple):
         if "tools" in known:
             known["tools"] = tuple(known["tools"])
         return cls(**known, extra=data)
-
-
-def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$CODEACT_CONFIG_DIR``, else ``$XDG_CONFIG_HOME/codeact``, else ``~/.config/codeact``."""
-    env = os.environ if environ is None else environ
-    if env.get("CODEACT_CONFIG_DIR"):
-        return Path(env["CODEACT_CONFIG_DIR"]).expanduser()
-    if env.get("XDG_CONFIG_HOME"):
-        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "codeact"
-    return Path(env.get("HOME") or Path.home()).expanduser() / ".config" / "codeact"
 
 
 def load_user_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

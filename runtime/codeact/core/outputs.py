@@ -250,9 +250,9 @@ def store_folder(environ: Mapping[str, str]) -> Path:
     runtime = environ.get("XDG_RUNTIME_DIR") or ""
     if os.path.isabs(runtime) and os.path.isdir(runtime):
         return Path(runtime) / f"codeact-{_uid()}" / "outputs"
-    from ..backends.probe import cache_dir
+    from ..paths import codeact_cache_dir
 
-    return cache_dir(environ) / "outputs"
+    return codeact_cache_dir(environ) / "outputs"
 
 
 def _uid() -> str:

@@ -312,10 +312,9 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
     user's codeact config (user tools run on the host) and codeact's cache (the runtime's venvs), resolved."""
     from .. import paths
-    from .config import user_config_dir  # not at import time: config imports the tool catalog
 
     env = os.environ if environ is None else environ
-    return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), user_config_dir(env),
+    return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), paths.user_config_dir(env),
                                                      paths.codeact_cache_dir(env)))
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from ..errors import ConfigError
-from ..backends.probe import cache_dir
-from .config import USER_FILE, ServerConfig, config_files, copilot_home, load_servers
+from ..paths import codeact_cache_dir, copilot_home, home
+from .config import USER_FILE, ServerConfig, config_files, load_servers
 from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
@@ -35,13 +35,13 @@ MAX_AGE = 86400.0  # seconds before a working server is listed again (servers st
 def home_folder(environ: Mapping[str, str]) -> Path:
     """Where the user's own servers start when the folder is not trusted: not beside the repository's .npmrc, .env
     or Python modules (``python -m server`` imports from its working folder first), which a program may write."""
-    return Path(environ.get("HOME") or Path.home()).expanduser()
+    return home(environ)
 
 
 def cache_path(workspace: Path, environ: Mapping[str, str], *, user_only: bool = False) -> Path:
     """The machine-local lock of one repository (``user_only``: of the user's own servers, for repo scope)."""
     key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:16]
-    return cache_dir(environ) / "mcp" / f"{workspace.name or 'root'}-{key}{'.user' if user_only else ''}.lock.json"
+    return codeact_cache_dir(environ) / "mcp" / f"{workspace.name or 'root'}-{key}{'.user' if user_only else ''}.lock.json"
 
 
 def has_config(workspace: Path, environ: Mapping[str, str]) -> bool:

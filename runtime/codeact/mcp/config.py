@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal, Mapping
 
 from ..errors import ConfigError
+from ..paths import copilot_home, home
 
 Transport = Literal["stdio", "http", "sse"]
 TRANSPORTS: dict[str, Transport] = {"local": "stdio", "stdio": "stdio", "http": "http", "sse": "sse"}
@@ -117,14 +118,6 @@ class LoadedConfig:
     @property
     def errors(self) -> list[ConfigProblem]:
         return [p for p in self.problems if p.severity == "error"]
-
-
-def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
-    """``$COPILOT_HOME``, else ``~/.copilot``."""
-    env = os.environ if environ is None else environ
-    if env.get("COPILOT_HOME"):
-        return Path(env["COPILOT_HOME"]).expanduser()
-    return Path(env.get("HOME") or Path.home()).expanduser() / ".copilot"
 
 
 def config_files(workspace: Path, environ: Mapping[str, str] | None = None) -> list[tuple[Path, str, str]]:
@@ -264,11 +257,11 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
 
     expanded_cwd = expand(cwd, "cwd") if isinstance(cwd, str) else None
     if expanded_cwd is not None:
-        home = env.get("HOME") or str(Path.home())
+        user_home = str(home(env))
         if expanded_cwd == "~" or expanded_cwd.startswith("~/"):
-            expanded_cwd = home + expanded_cwd[1:]
+            expanded_cwd = user_home + expanded_cwd[1:]
         if not os.path.isabs(expanded_cwd):
-            expanded_cwd = str((root if scope == "workspace" else Path(home)) / expanded_cwd)
+            expanded_cwd = str((root if scope == "workspace" else Path(user_home)) / expanded_cwd)
     return ServerConfig(
         name=name,
         transport=transport,

@@ -6,20 +6,17 @@ configuration with the lock without starting anything.
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
-from .lock import LOCK_FILE, differences, empty_lock, parse_lock, read_lock, server_entry, write_lock
+from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
 
 DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server with no "timeout" of its own
 PROGRESS_EVERY = 5.0  # seconds between "still waiting" lines
@@ -363,97 +360,5 @@ def check_lock_live(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
     return found
 
 
-def main(args: argparse.Namespace) -> int:
-    """The ``codeact discover`` command (flags: ``--check``, ``--timeout``, ``--workspace``, ``--json``)."""
-    from ..core.policy import find_workspace
-
-    workspace = Path(args.workspace).resolve() if getattr(args, "workspace", None) else find_workspace()
-    as_json = bool(getattr(args, "json", False))
-
-    def err(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    timeout = float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT)
-    if _machine_local(workspace):
-        return _discover_machine_lock(workspace, timeout, bool(getattr(args, "check", False)), as_json, err)
-    if getattr(args, "check", False):
-        return _check(workspace, as_json, err)
-
-    report = discover(workspace, timeout=timeout, environ=os.environ, progress=err)
-    for problem in report.config.problems:
-        err(f"{problem.severity}: {problem}")
-    failed = [o for o in report.outcomes.values() if o.status != "ok"]
-    tools = sum(len(o.tools) for o in report.outcomes.values())
-    if as_json:
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
-    else:
-        print(f"wrote {LOCK_FILE}: {len(report.outcomes)} server(s), {tools} tool(s)"
-              + (f", {len(failed)} failed ({', '.join(o.name for o in failed)})" if failed else "")
-              + f" in {report.seconds:.1f} s")
-    return EXIT_OK
-
-
-def _machine_local(workspace: Path) -> bool:
-    """A global or plugin install: its lock for a repository is this machine's (never one the repository ships)."""
-    from ..core.config import Settings
-
-    return Settings.load().scope != "repo"
-
-
-def _discover_machine_lock(workspace: Path, timeout: float, check: bool, as_json: bool,
-                           err: Callable[[str], None]) -> int:
-    from ..core.config import Settings
-    from .cache import cache_path, cached_lock
-
-    exclude = Settings.load().mcp_exclude
-    loaded = load_servers(workspace, os.environ)
-    if check:
-        path = cache_path(workspace, os.environ)
-        lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
-        servers = {n: c for n, c in loaded.servers.items() if n not in exclude}
-        return _report_check(lock, servers, loaded, str(path), as_json, err)
-    for problem in loaded.problems:
-        err(f"{problem.severity}: {problem}")
-    lock, path = cached_lock(workspace, os.environ, exclude=exclude, timeout=timeout, force=True, progress=err)
-    entries = lock["servers"]
-    failed = sorted(n for n, e in entries.items() if e.get("status") != "ok")
-    if as_json:
-        print(json.dumps({"lock": str(path), "servers": {n: {"status": e.get("status"), "reason": e.get("reason"),
-                                                              "tools": [t["name"] for t in e.get("tools", [])]}
-                                                          for n, e in entries.items()}}, indent=2, sort_keys=True))
-    else:
-        print(f"wrote {path}: {len(entries)} server(s), {sum(len(e.get('tools', [])) for e in entries.values())} "
-              f"tool(s)" + (f", {len(failed)} failed ({', '.join(failed)})" if failed else "")
-              + " (this machine's lock for the repository: a global or plugin install keeps one per repository)")
-    return EXIT_OK
-
-
-def _check(workspace: Path, as_json: bool, err: Callable[[str], None]) -> int:
-    loaded, servers, _excluded = active_servers(workspace, os.environ)
-    return _report_check(read_lock(workspace), servers, loaded, str(LOCK_FILE), as_json, err)
-
-
-def _report_check(lock: Mapping[str, Any] | None, servers: Mapping[str, ServerConfig], loaded: LoadedConfig,
-                  shown: str, as_json: bool, err: Callable[[str], None]) -> int:
-    """``--check``: how the configured ``servers`` differ from ``lock`` (starts nothing); exit 1 when they do."""
-    # a file the CLI cannot read is said as such (not as servers that vanished): the CLI starts none of its servers
-    diffs = [f"{p} (the Copilot CLI skips the whole file)" for p in loaded.errors if not p.key]
-    diffs += differences(lock, servers)
-    failed = sorted(n for n, e in (lock or empty_lock())["servers"].items() if e.get("status") != "ok")
-    if as_json:
-        print(json.dumps({"ok": not diffs, "lock": shown, "differences": diffs, "failed_in_lock": failed,
-                          "problems": [str(p) for p in loaded.problems]}, indent=2, sort_keys=True))
-    else:
-        for problem in loaded.problems:
-            err(f"{problem.severity}: {problem}")
-        for line in diffs:
-            print(f"differs: {line}")
-        if failed:
-            err(f"note: the lock records failed server(s): {', '.join(failed)}")
-        print(f"{shown} is out of date; run `codeact discover`" if diffs
-              else f"{shown} matches the configured MCP servers")
-    return EXIT_PROGRAM_ERROR if diffs else EXIT_OK
-
-
 __all__ = ["DEFAULT_TIMEOUT", "Outcome", "Report", "active_servers", "check_lock", "check_lock_live", "discover",
-           "discover_servers", "main", "tool_entry"]
+           "discover_servers", "tool_entry"]

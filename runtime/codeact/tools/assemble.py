@@ -6,6 +6,7 @@ import os
 from typing import Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
+from ..paths import copilot_home
 from .base import Tool, ToolContext, tool_from_function
 from .builtin import BUILTINS, IN_PROCESS_TOOLS
 
@@ -57,10 +58,25 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     return tools
 
 
+def current_tools(workspace: str | None = None) -> dict[str, Tool]:
+    """The tools offered now in ``workspace`` (default: the git top-level, else here), with the stamped settings
+    and the user's config, as ``codeact tools``/``describe``/``search`` show them; warnings go to stderr."""
+    import sys
+
+    from ..core.limits import Limits
+    from ..core.policy import Workspace, find_workspace
+
+    space = Workspace.at(workspace or find_workspace())
+    user_config = load_user_config()
+    ctx = ToolContext(workspace=space, limits=Limits.from_env(), environ=dict(os.environ),
+                      allow_hosts=tuple(user_config.get("allow_hosts", ())))
+    return assemble(ctx, Settings.load(), user_config=user_config,
+                    warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
+
+
 def _user_mcp_config(env: Mapping[str, str]) -> bool:
-    """Whether ``$COPILOT_HOME/mcp-config.json`` exists (codeact.mcp.config.copilot_home, without importing it)."""
-    home = env.get("COPILOT_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".copilot")
-    return os.path.isfile(os.path.join(os.path.expanduser(home), "mcp-config.json"))
+    """Whether ``$COPILOT_HOME/mcp-config.json`` exists (without importing codeact.mcp: hot path)."""
+    return (copilot_home(env) / "mcp-config.json").is_file()
 
 
 def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:

@@ -32,6 +32,7 @@ from pathlib import Path, PurePath
 from typing import Iterator
 
 from ..errors import PolicyError, ToolError
+from ..paths import xdg_dir
 
 TMP_SUFFIX = ".codeact-tmp"
 LEFTOVER_AGE = 300.0  # seconds: a temporary file younger than this may belong to a write still under way
@@ -46,8 +47,7 @@ _private: dict[str, Path] = {}  # cache base -> the folder in use
 
 def private_dir() -> Path:
     """The per-user folder for write locks and the journal of temporary files (see the module docstring)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or ""
-    base = Path(cache) if os.path.isabs(cache) else Path(os.path.expanduser("~")) / ".cache"
+    base = xdg_dir("cache")
     known = _private.get(str(base))
     if known is not None and (known / "locks").is_dir() and (known / "pending").is_dir():
         return known

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..core.config import user_config_dir
+from ..paths import user_config_dir
 from .base import Tool, ToolContext, tool_from_function
 
 _MODULE_PREFIX = "codeact_user_tools."

@@ -1,0 +1,30 @@
+"""``codeact drift``: exit 1 if the repository no longer matches the template, its answers and the MCP configuration."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``drift`` to the subcommands ``sub``."""
+    drift_p = sub.add_parser("drift", help="exit 1 if this repo no longer matches the template, its answers and the "
+                                           "MCP configuration (for CI and pre-commit)",
+                             description="Compare the repository with what the recorded template version, the "
+                                         "recorded answers and the current MCP configuration produce. Never "
+                                         "modifies the working tree. Needs `copier` on PATH.")
+    mode = drift_p.add_mutually_exclusive_group()
+    mode.add_argument("--offline", action="store_true", help="compare MCP configs with the lock without starting "
+                                                             "any server (the default)")
+    mode.add_argument("--live", action="store_true", help="re-discover the MCP servers (starts them) and compare")
+    drift_p.add_argument("--check-newer", action="store_true", help="also fail when a newer template version exists")
+    drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
+                                                              "the organisation's template SRC (its default "
+                                                              "branch); fails when the answers' _src_path is not SRC")
+    drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
+    drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..lifecycle import drift
+
+    return int(drift.main(args))

@@ -1,0 +1,19 @@
+"""``codeact uninstall``: remove every file the template owns."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``uninstall`` to the subcommands ``sub``."""
+    un_p = sub.add_parser("uninstall", help="remove every file the template owns; keep your own unless --all")
+    un_p.add_argument("--all", action="store_true", help="also remove the seeded files (your local instructions)")
+    un_p.add_argument("--dry-run", action="store_true", help="only print what would be removed")
+    un_p.add_argument("--workspace", help="the repository (default: the git top-level)")
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..lifecycle import uninstall
+
+    return int(uninstall.main(args))
