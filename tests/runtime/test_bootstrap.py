@@ -203,7 +203,7 @@ def test_runs_under_python_dash_S_on_the_standard_library_only() -> None:
              "print(sorted(m for m in sys.modules if m.split('.')[0] not in (*sys.stdlib_module_names, '__main__')))")
     done = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, check=True,
                           env={"PYTHONPATH": str(RUNTIME)})
-    assert done.stdout.strip() == "['codeact', 'codeact.bootstrap', 'codeact.errors', 'codeact.backends.precheck']"
+    assert done.stdout.strip() == "['codeact', 'codeact.backends', 'codeact.backends.precheck', 'codeact.bootstrap', 'codeact.errors']"
     helped = subprocess.run([sys.executable, "-S", "-m", "codeact.bootstrap", "--help"], capture_output=True,
                             text=True, env={"PYTHONPATH": str(RUNTIME)})
     assert helped.returncode == 0 and "ROOT [SHARED]" in helped.stderr and helped.stdout == ""

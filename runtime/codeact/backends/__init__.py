@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Mapping, NamedTuple
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple
 
 from ..errors import BackendUnavailable, UsageError
-from .program import Backend, Program
+
+if TYPE_CHECKING:
+    from .program import Backend, Program
 
 NAMES = ("monty", "hyperlight")
 
@@ -53,6 +55,16 @@ def boot_hyperlight(timeout: float) -> str | None:
     from .hyperlight import probe_sandbox  # imported only when a probe really runs
 
     return probe_sandbox(timeout)
+
+
+def __getattr__(name: str) -> Any:
+    # Program and Backend load on first use: the launcher's bootstrap imports codeact.backends.precheck under
+    # `python -S`, and this package must then cost only the standard library and codeact.errors.
+    if name in ("Backend", "Program"):
+        from . import program
+
+        return getattr(program, name)
+    raise AttributeError(name)
 
 
 def load(name: str) -> Backend:
