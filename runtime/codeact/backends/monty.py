@@ -73,6 +73,8 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
+        if _WARM is not None:  # the warm server: a worker of its pool, already started
+            return self._run(_WARM, program, monty_limits, OneCpu("monty", "tokio-rt-worker", False))
         cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu)  # the worker binary; the client's I/O threads
         with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
@@ -82,6 +84,7 @@ class MontyBackend:
                 cpu.release()
 
     def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
+        from ..core import sessions
         from ..core.rewrite import rewrite
 
         code = rewrite(program.code)  # same lines; bound methods as values, tools inside key= functions
@@ -91,7 +94,13 @@ class MontyBackend:
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
                                    type_check_stubs=program.stubs, type_check_format="concise") as session:
+                    if program.state:
+                        session.feed_run(sessions.prelude(program.state))
                     value = self._drive(session, program, code, cpu, seen)
+                    if program.on_state is not None:
+                        program.on_state(sessions.plain(session.feed_run(sessions.harvest(program.code,
+                                                                                          program.state,
+                                                                                          program.tools))))
                 _give_notes(program, notes, None)
                 return value
             except _pm.MontyTypingError as exc:
@@ -141,6 +150,30 @@ class MontyBackend:
                     cpu.narrow()  # before waiting on the worker, whose answer should wake us on its CPU
             snap = snap.resume(answer)
         return snap.output
+
+
+_WARM: Any = None  # the warm server's pool (keep_warm): its workers serve run after run
+
+
+def keep_warm(processes: int = 4) -> None:
+    """Keep a pool of ``processes`` Monty workers for the life of this process (the warm server), one started now.
+    A worker a program crashes is replaced by the pool."""
+    global _WARM
+    if _pm is None or _WARM is not None:
+        return
+    pool = _pm.Monty(max_processes=processes, binary_path=_worker_binary())
+    pool.__enter__()
+    with pool.checkout() as session:
+        session.feed_run("1")
+    _WARM = pool
+
+
+def release_warm() -> None:
+    """Stop the warm pool's workers."""
+    global _WARM
+    pool, _WARM = _WARM, None
+    if pool is not None:
+        pool.__exit__(None, None, None)
 
 
 def _worker_binary() -> str | None:

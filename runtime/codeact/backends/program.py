@@ -18,6 +18,8 @@ class Program(NamedTuple):
     on_print: Callable[[str], None]  # receives printed text as it is produced
     pin_cpu: bool = True  # a backend with a worker process may keep it and this process on one CPU
     on_note: Callable[[str], None] | None = None  # receives type-check notes (shown after the run, never refused)
+    state: Mapping[str, Any] | None = None  # `run --session`: globals to set before the program (plain data)
+    on_state: Callable[[dict[str, Any]], None] | None = None  # `run --session`: receives the plain-data globals after
 
 
 class Backend(Protocol):

@@ -21,7 +21,7 @@ SETTINGS_FILE = "settings.json"
 
 def codeact_home() -> Path:
     """The stamped ``.codeact`` folder this runtime was vendored into (``.codeact/runtime/codeact/``)."""
-    return Path(__file__).resolve().parents[2]
+    return Path(__file__).resolve().parents[3]
 
 
 class Settings(NamedTuple):

@@ -9,7 +9,7 @@ from typing import Any, Mapping, NamedTuple
 
 from .. import backends
 from .config import Settings
-from ..errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout
+from ..errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
 from .limits import Deadline, Limits, truncate
 from .outputs import KEEP_PRINTED, jsonable
 from .policy import Workspace, find_workspace
@@ -84,7 +84,7 @@ class _Output:
 def run(code: str, *, workspace: Path | str | None = None, backend: str | None = None,
         tools: Mapping[str, Tool] | None = None, limits: Limits | None = None,
         settings: Settings | None = None, environ: Mapping[str, str] | None = None,
-        backend_impl: backends.Backend | None = None) -> RunResult:
+        backend_impl: backends.Backend | None = None, session: str | None = None) -> RunResult:
     """Run ``code`` in the sandbox and return what it printed, its last value and any error.
 
     ``tools`` defaults to everything the settings, the user's config and the environment enable;
@@ -147,9 +147,17 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                          "result limit allows; they were dropped — narrow your query]\n")
         return value
 
+    kept: dict[str, Any] = {}
+    if session is not None:
+        if choice.name != "monty":
+            raise UsageError(f"--session needs the monty backend (this run uses {choice.name})")
+        from . import sessions
+        state = sessions.load(space.root, session, env)
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
                                call_tool=call_tool, on_print=output.write,
-                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.append)
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.append,
+                               state=state if session is not None else None,
+                               on_state=kept.update if session is not None else None)
     result, error = None, None
     previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
     try:
@@ -164,6 +172,10 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         Deadline.restore(previous)
     if interrupted:
         raise KeyboardInterrupt
+    if session is not None and error is None:
+        note = sessions.save(space.root, session, kept, env)
+        if note:
+            notes.append(note)
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
                      backend_reason=choice.reason, notes=notes)

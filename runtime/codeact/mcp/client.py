@@ -21,6 +21,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,16 +221,21 @@ class _Connection:
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
     dead: ServerUnavailable | None = None
+    pid: int | None = None  # a local server's process (diagnostics: `codeact server status`)
+    last_used: float = 0.0
 
 
 class _PoolState:
     """Everything the pool owns and does, kept apart from :class:`SessionPool` so that the running session tasks
     never reference the pool object: dropping the pool (the end of a run) then closes every session."""
 
-    def __init__(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None) -> None:
+    def __init__(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None,
+                 threaded: bool = False) -> None:
         self.cwd = cwd
         self.environ = environ
         self.connect_timeout = connect_timeout
+        self.threaded = threaded  # the warm server's sessions: the loop runs in a thread of its own (SharedSessions)
+        self.thread: threading.Thread | None = None
         self.lock = threading.Lock()  # guards creating and closing the loop
         self.drive = threading.RLock()  # one thread runs the loop at a time
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -243,7 +249,11 @@ class _PoolState:
                 raise MCPError("the MCP session pool is closed")
             if self.loop is None:
                 self.loop = asyncio.new_event_loop()
-                atexit.register(self.close)
+                if self.threaded:
+                    self.thread = threading.Thread(target=self.loop.run_forever, name="codeact-mcp-loop", daemon=True)
+                    self.thread.start()
+                else:
+                    atexit.register(self.close)
             return self.loop
 
     def submit(self, coro: Any) -> Any:
@@ -255,6 +265,9 @@ class _PoolState:
         code calling the synchronous runner) cannot run a second one there, so its call is driven from a helper
         thread instead. ``drive`` serialises calls from several threads.
         """
+        if self.threaded:  # runs in parallel threads must not wait for each other's calls
+            assert self.loop is not None
+            return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
         if loop_running_here():
             return in_helper_thread(lambda: self._drive(coro))
         return self._drive(coro)
@@ -272,6 +285,15 @@ class _PoolState:
             self.closed = True
             loop = self.loop
         if loop is None:
+            return
+        if self.threaded:
+            try:
+                asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(_CLOSE_TIMEOUT + 1)
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+            loop.call_soon_threadsafe(loop.stop)
+            if self.thread is not None:
+                self.thread.join(_CLOSE_TIMEOUT)
             return
         atexit.unregister(self.close)
 
@@ -298,10 +320,18 @@ class _PoolState:
             if conn.errlog is not None:
                 conn.errlog.close()
 
-    async def session(self, config: ServerConfig) -> Any:
-        """The server's session, opened on first use; raises :class:`ServerUnavailable` if it cannot be."""
+    async def session(self, config: ServerConfig, failed_here: set[str] | None = None) -> Any:
+        """The server's session, opened on first use; raises :class:`ServerUnavailable` if it cannot be.
+
+        ``failed_here``: the servers that failed during the calling run. A shared session (the warm server's) that
+        died in an earlier run is opened again; one that died in this run stays failed for the rest of it."""
         state = self
         conn = state.connections.get(config.name)
+        if conn is not None and self.threaded and (
+                (conn.dead is not None and config.name not in (failed_here or ()))
+                or conn.config.config_hash() != config.config_hash()):
+            await self._drop(conn)
+            conn = None
         if conn is None:
             errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") \
                 if config.transport == "stdio" else None
@@ -335,8 +365,12 @@ class _PoolState:
     async def serve(self, conn: _Connection) -> None:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
         name = conn.config.name
+        before = _children() if self.threaded else set()
         try:
             async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd, environ=self.environ) as session:
+                if self.threaded:
+                    claimed = {c.pid for c in self.connections.values() if c is not conn}
+                    conn.pid = min((p for p in _children() - before if p not in claimed), default=None)
                 if not conn.ready.done():
                     conn.ready.set_result(session)
                 await conn.stop.wait()
@@ -350,10 +384,33 @@ class _PoolState:
             if isinstance(exc, asyncio.CancelledError):
                 raise
 
+    async def _drop(self, conn: _Connection) -> None:
+        """Stop one connection and forget it (a shared session that died, or whose configuration changed)."""
+        conn.stop.set()
+        if conn.task is not None:
+            await asyncio.wait([conn.task], timeout=_CLOSE_TIMEOUT)
+        if conn.errlog is not None:
+            conn.errlog.close()
+        if self.connections.get(conn.config.name) is conn:
+            del self.connections[conn.config.name]
+
+    async def close_idle(self, idle_s: float) -> None:
+        """Stop the sessions no run has used for ``idle_s`` seconds."""
+        now = time.monotonic()
+        for conn in list(self.connections.values()):
+            if conn.last_used and now - conn.last_used >= idle_s:
+                await self._drop(conn)
+
     async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None,
-                   output_schema: Any = None, known: bool = False) -> Any:
-        session = await self.session(config)
+                   output_schema: Any = None, known: bool = False, failed_here: set[str] | None = None) -> Any:
+        try:
+            session = await self.session(config, failed_here)
+        except ServerUnavailable:
+            if failed_here is not None:
+                failed_here.add(config.name)
+            raise
         conn = self.connections[config.name]
+        conn.last_used = time.monotonic()
         if conn.dead is not None:
             raise conn.dead
         schemas = getattr(session, "_tool_output_schemas", None)  # mcp 2.3: the SDK's cache of output schemas
@@ -370,15 +427,18 @@ class _PoolState:
                 conn.dead = ServerUnavailable(
                     f"MCP server {config.name!r} stopped during {config.name}.{tool}() (connection closed); "
                     "later calls to it in this run fail too" + (f". Its last stderr line: {tail}" if tail else ""))
+                if failed_here is not None:
+                    failed_here.add(config.name)
                 raise conn.dead from None
             if is_request_timeout(exc):
                 raise TimeoutError(f"{config.name}.{tool}() did not answer within {limit:g} s") from None
             raise MCPError(f"{config.name}.{tool}() failed: {not_supported(describe_failure(exc))}") from None
 
-    async def read_resource(self, config: ServerConfig, uri: str, limit: float | None) -> list[dict[str, Any]]:
+    async def read_resource(self, config: ServerConfig, uri: str, limit: float | None,
+                            failed_here: set[str] | None = None) -> list[dict[str, Any]]:
         """``resources/read`` on ``config``'s server: every content of ``uri`` as ``{"uri", "mime_type",
         "text" | "blob"}``."""
-        session = await self.session(config)
+        session = await self.session(config, failed_here)
         try:
             result = await session.read_resource(uri) if limit is None else \
                 await asyncio.wait_for(session.read_resource(uri), limit)
@@ -429,8 +489,13 @@ class SessionPool:
                  environ: Mapping[str, str] | None = None) -> None:
         self._resolve = resolve
         self._call_timeout = call_timeout
-        self._state = _PoolState(cwd, connect_timeout, environ)
-        self._finalizer = weakref.finalize(self, self._state.close)
+        self._failed: set[str] = set()  # servers that failed during this pool's run
+        if _SHARED is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
+            self._state = _SHARED.state(cwd, connect_timeout, environ)
+            self._finalizer = weakref.finalize(self, lambda: None)
+        else:
+            self._state = _PoolState(cwd, connect_timeout, environ)
+            self._finalizer = weakref.finalize(self, self._state.close)
 
     @property
     def starts(self) -> dict[str, int]:
@@ -449,7 +514,8 @@ class SessionPool:
         limit = timeout or min((t for t in (config.timeout, self._run_limit()) if t), default=None)
         known = output_schema is not _UNKNOWN
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
-                                                     output_schema if known else None, known))  # enforces timeouts
+                                                     output_schema if known else None, known,
+                                                     self._failed))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
@@ -457,7 +523,7 @@ class SessionPool:
         self._state.ensure_loop()
         config = self._resolve(server)
         limit = min((t for t in (config.timeout, self._run_limit()) if t), default=None)
-        return self._state.submit(self._state.read_resource(config, uri, limit))
+        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed))
 
     def _run_limit(self) -> float | None:
         """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in
@@ -476,5 +542,92 @@ class SessionPool:
         self.close()
 
 
+def _children() -> set[int]:
+    """This process's child processes (Linux ``/proc``; empty elsewhere)."""
+    me, found = str(os.getpid()).encode(), set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    fields = handle.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me:
+                found.add(int(entry))
+    return found
+
+
+class SharedSessions:
+    """The warm server's MCP sessions: kept across runs, one set per working folder and environment (a local server
+    inherits the environment of the run that started it, so a run whose environment differs gets its own)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[tuple[str, str], _PoolState] = {}
+
+    def state(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None) -> _PoolState:
+        import hashlib
+
+        env = dict(os.environ if environ is None else environ)
+        key = (str(cwd), hashlib.sha256(repr(sorted(env.items())).encode("utf-8", "surrogatepass")).hexdigest())
+        with self._lock:
+            state = self._states.get(key)
+            if state is None or state.closed:
+                state = self._states[key] = _PoolState(cwd, connect_timeout, env, threaded=True)
+            return state
+
+    def sessions(self) -> list[dict[str, Any]]:
+        """``[{"server", "pid"}]`` of every open session."""
+        with self._lock:
+            states = list(self._states.values())
+        return [{"server": c.config.name, "pid": c.pid} for s in states for c in list(s.connections.values())
+                if c.dead is None and c.ready is not None and c.ready.done() and not c.ready.exception()]
+
+    def close_idle(self, idle_s: float) -> None:
+        """Stop the sessions no run has used for ``idle_s`` seconds."""
+        with self._lock:
+            states = [s for s in self._states.values() if s.loop is not None and not s.closed]
+        for state in states:
+            assert state.loop is not None
+            try:
+                asyncio.run_coroutine_threadsafe(state.close_idle(idle_s), state.loop).result(_CLOSE_TIMEOUT + 1)
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+
+    def close(self) -> None:
+        with self._lock:
+            states, self._states = list(self._states.values()), {}
+        for state in states:
+            state.close()
+
+
+_SHARED: SharedSessions | None = None
+
+
+def share_sessions() -> SharedSessions:
+    """From now on every :class:`SessionPool` of this process keeps its sessions across runs (the warm server)."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = SharedSessions()
+    return _SHARED
+
+
+def shared_sessions() -> list[dict[str, Any]]:
+    """The open shared sessions (``[]`` outside the warm server)."""
+    return _SHARED.sessions() if _SHARED is not None else []
+
+
+def close_shared_sessions() -> None:
+    """Stop every shared session and the local servers they started."""
+    global _SHARED
+    shared, _SHARED = _SHARED, None
+    if shared is not None:
+        shared.close()
+
+
 __all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
-           "result_value"]
+           "result_value", "SharedSessions", "close_shared_sessions", "share_sessions", "shared_sessions"]

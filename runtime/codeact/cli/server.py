@@ -1,0 +1,136 @@
+"""``codeact server status|start|stop``: the warm server of this workspace (see codeact.server)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
+
+_KEYS = ("running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
+         "providers")
+
+
+def add_parser(sub: Any) -> None:
+    server_p = sub.add_parser(
+        "server", help="the warm server of this workspace: status, start, stop",
+        description="The warm server keeps the sandbox, the tools and the MCP sessions up between runs; the launcher "
+                    "starts it on demand and it exits after $CODEACT_SERVER_IDLE seconds (default 600) without a "
+                    "run. CODEACT_SERVER=0 runs everything in the calling process instead.")
+    server_p.add_argument("action", choices=("status", "start", "stop"),
+                          help="status: exit 0 when a server for this workspace and configuration runs, 1 when none "
+                               "does (never starts one); start: start one (exit 0); stop: stop it (exit 0 either way)")
+    server_p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    server_p.add_argument("--workspace", help="the workspace (default: the git top-level, else here)")
+    server_p.set_defaults(handler=main)
+
+
+class _Target:
+    """The server this command is about: its socket, and the configuration hash a run would need."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from .. import client
+
+        self.environ = dict(os.environ)
+        self.workspace = client.workspace_of(["--workspace", args.workspace] if args.workspace else [], os.getcwd())
+        self.folder = client.server_folder(self.environ)
+        self.socket = client.socket_path(self.folder, self.workspace)
+
+    def ask(self, op: str) -> dict[str, Any] | None:
+        from .. import client
+
+        try:
+            client.private_folder(self.folder, create=False)
+        except client.Unreachable:
+            return None
+        return client.request(self.socket, {"op": op})
+
+    def current_hash(self) -> str:
+        from ..server.confighash import config_hash
+
+        return config_hash(Path(self.workspace), self.environ)
+
+
+def status(target: _Target) -> dict[str, Any]:
+    """The ``server status --json`` object: ``running`` only when the server serves the current configuration."""
+    reply = target.ask("status") or {}
+    shown = {key: reply.get(key) for key in _KEYS}
+    shown.update(running=bool(reply) and reply.get("config_hash") == target.current_hash(), socket=target.socket,
+                 workspace=reply.get("workspace") or target.workspace, mcp_sessions=reply.get("mcp_sessions") or [])
+    if not reply:
+        from ..server.daemon import idle_timeout
+
+        shown["idle_timeout_s"] = idle_timeout(target.environ)
+    return shown
+
+
+def main(args: argparse.Namespace) -> int:
+    target = _Target(args)
+    code = {"status": _status, "start": _start, "stop": _stop}[args.action](target)
+    if args.json:
+        print(json.dumps(status(target), sort_keys=False))
+    return code
+
+
+def _status(target: _Target) -> int:
+    shown = status(target)
+    if not shown["running"]:
+        why = "a server runs with another configuration" if shown["pid"] else "no server runs"
+        print(f"codeact: {why} for {target.workspace}", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    print(f"codeact: server {shown['pid']} serves {target.workspace} (since {shown['started_at']}, "
+          f"{len(shown['mcp_sessions'])} MCP session(s))", file=sys.stderr)
+    return EXIT_OK
+
+
+def _start(target: _Target) -> int:
+    from .. import client
+
+    shown = status(target)
+    if shown["running"]:
+        print(f"codeact: server {shown['pid']} already serves {target.workspace}", file=sys.stderr)
+        return EXIT_OK
+    if shown["pid"]:  # one with another configuration: it goes, a fresh one comes
+        _stop(target, quiet=True)
+    print(f"codeact: starting the server for {target.workspace} ...", file=sys.stderr, flush=True)
+    try:
+        client.private_folder(target.folder)
+        client.start_server(target.socket, target.workspace, target.environ)
+    except client.Unreachable as exc:
+        print(f"codeact: the server did not start: {exc}", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    shown = status(target)
+    print(f"codeact: server {shown['pid']} listening on {target.socket}", file=sys.stderr)
+    return EXIT_OK if shown["running"] else EXIT_PROGRAM_ERROR
+
+
+def _stop(target: _Target, quiet: bool = False) -> int:
+    reply = target.ask("stop")
+    if reply is None:
+        if not quiet:
+            print(f"codeact: no server runs for {target.workspace}", file=sys.stderr)
+        return EXIT_OK
+    pid = int(reply.get("pid") or 0)
+    until = time.monotonic() + 10
+    while pid and time.monotonic() < until and _alive(pid):
+        time.sleep(0.02)
+    if not quiet:
+        print(f"codeact: server {pid} stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+__all__ = ["add_parser", "main", "status"]

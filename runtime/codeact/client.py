@@ -1,0 +1,310 @@
+"""The launcher's thin client: hand ``codeact run`` to this workspace's warm server, or run it here.
+
+The launcher execs this module under ``python -S`` (no site-packages), so a warm run costs little more than an
+interpreter start: it imports only what the standard library has built in or nearly so (``os``, ``sys``,
+``socket``, ``marshal``, ``hashlib``). Everything else (``codeact.cli``, pydantic-monty, the MCP SDK) is imported
+only on the path that runs in this process.
+
+The path taken:
+- ``CODEACT_SERVER=0``, Windows, or a subcommand other than ``run``: the full command line, in this process.
+- Otherwise: connect to the server of this workspace (a Unix socket in a private 0700 folder), starting one if none
+  answers, and send it the run (arguments, folder, environment, the program from stdin). Until the server has
+  ACCEPTED the run, any failure (no socket folder, a socket of another user, a server that does not start) falls
+  back to running here; once it has accepted, a server that stops makes the run fail, and it is never retried, so
+  no tool runs twice.
+
+The wire format (both ends are this venv's Python): frames of a 4-byte big-endian length and a ``marshal``-ed value
+(only ``dict``, ``list``, ``str``, ``int``, ``bytes``, ``None``, ``bool``). The client sends one request; the server
+answers ``{"accepted": True}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then ``{"out": TEXT}`` and
+``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import socket
+import sys
+
+SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
+PROTOCOL = 1
+START_WAIT_S = 30.0  # how long a client waits for a server it started to listen
+_MAX_FRAME = 1 << 30
+
+
+class Unreachable(Exception):
+    """The server could not be reached or started; the run has not been handed over (safe to run here)."""
+
+
+class Refused(Unreachable):
+    """What is at the socket's path is not this user's socket: no server is started in its place."""
+
+
+# ---- where the server of a workspace listens -------------------------------------------------------------------
+
+def server_folder(environ: "dict[str, str] | os._Environ[str]") -> str:
+    """The private folder of this user's servers: ``$XDG_RUNTIME_DIR/codeact``, else ``$TMPDIR/codeact-UID``."""
+    runtime = environ.get("XDG_RUNTIME_DIR") or ""
+    if os.path.isabs(runtime) and os.path.isdir(runtime):
+        return os.path.join(runtime, "codeact")
+    tmp = environ.get("TMPDIR") or "/tmp"
+    return os.path.join(tmp if os.path.isabs(tmp) else "/tmp", f"codeact-{os.getuid()}")
+
+
+def private_folder(folder: str, *, create: bool = True) -> str:
+    """``folder``, made if missing, checked to be a real folder of this user that no one else may enter; raises
+    :class:`Unreachable` with the reason otherwise (another user's folder, a link, group or world access)."""
+    if create:
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise Unreachable(f"cannot create the server folder {folder}: {exc.strerror}") from None
+    try:
+        st = os.lstat(folder)
+    except OSError as exc:
+        raise Unreachable(f"no server folder {folder}: {exc.strerror}") from None
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise Unreachable(f"the server folder {folder} is not a private folder of this user (owner, mode "
+                          f"{st.st_mode & 0o777:o}); remove it")
+    return folder
+
+
+def workspace_of(argv: "list[str]", cwd: str) -> str:
+    """The workspace a run names (``--workspace``), else the nearest folder above ``cwd`` holding ``.git``, else
+    ``cwd`` — the same walk as ``codeact.core.policy.find_workspace`` without its git fallback."""
+    for i, arg in enumerate(argv):
+        if arg == "--workspace" and i + 1 < len(argv):
+            return os.path.realpath(os.path.join(cwd, argv[i + 1]))
+        if arg.startswith("--workspace="):
+            return os.path.realpath(os.path.join(cwd, arg.split("=", 1)[1]))
+    here = probe = os.path.realpath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(probe, ".git")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return here
+        probe = parent
+
+
+def install_root() -> str:
+    """The runtime folder this client belongs to (``.codeact/runtime``), resolved."""
+    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
+    """The socket of the server for ``workspace`` run by this install (one server per install and workspace)."""
+    import hashlib
+
+    key = hashlib.sha256(f"{install or install_root()}\0{workspace}".encode("utf-8", "surrogateescape")).hexdigest()
+    return os.path.join(folder, key[:24] + ".sock")
+
+
+# ---- frames ----------------------------------------------------------------------------------------------------
+
+def send(sock: socket.socket, value: object) -> None:
+    data = marshal.dumps(value)
+    sock.sendall(len(data).to_bytes(4, "big") + data)
+
+
+def receive(sock: socket.socket) -> "dict | None":
+    """The next frame, or ``None`` when the peer closed the connection (at a frame boundary or not)."""
+    head = _exactly(sock, 4)
+    if head is None:
+        return None
+    size = int.from_bytes(head, "big")
+    if size > _MAX_FRAME:
+        return None
+    body = _exactly(sock, size)
+    if body is None:
+        return None
+    value = marshal.loads(body)
+    return value if isinstance(value, dict) else None
+
+
+def _exactly(sock: socket.socket, size: int) -> "bytes | None":
+    chunks, got = [], 0
+    while got < size:
+        try:
+            chunk = sock.recv(min(size - got, 1 << 20))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def connect(path: str, timeout: float | None = None) -> socket.socket:
+    """A connection to the server at ``path``, after checking the socket belongs to this user; raises
+    :class:`Unreachable`."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise Unreachable("no server listens") from None
+    import stat
+
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+        raise Refused(f"{path} is not a socket of this user; refusing it")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(path)
+    except OSError as exc:
+        sock.close()
+        raise Unreachable(f"the server does not answer ({exc.strerror or exc})") from None
+    sock.settimeout(None)
+    return sock
+
+
+def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":
+    """One request answered by one frame (status, stop); ``None`` when no server answers."""
+    try:
+        sock = connect(path, timeout)
+    except Unreachable:
+        return None
+    try:
+        sock.settimeout(timeout)
+        send(sock, message)
+        return receive(sock)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+
+
+# ---- starting a server ------------------------------------------------------------------------------------------
+
+def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: float = START_WAIT_S) -> None:
+    """Start the server for ``workspace`` in the background (its own session and process group, detached from
+    this terminal) and wait until it listens; raises :class:`Unreachable` when it does not."""
+    import time
+
+    folder = os.path.dirname(path)
+    log = path[:-len(".sock")] + ".log"
+    entry = "import sys; del sys.path[0]; from codeact.server.daemon import main; sys.exit(main())"
+    argv = [sys.executable, "-s", "-c", entry, "--socket", path, "--workspace", workspace]
+    env = dict(environ)
+    env["PYTHONPATH"] = install_root()
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            pid = os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, fd, 1), (os.POSIX_SPAWN_DUP2, fd, 2)])
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise Unreachable(f"cannot start the server in {folder}: {exc.strerror or exc}") from None
+    until = time.monotonic() + wait
+    pause = 0.002
+    while time.monotonic() < until:
+        if os.path.exists(path):
+            reply = request(path, {"op": "ping", "protocol": PROTOCOL}, timeout=2.0)
+            if reply and reply.get("pong"):
+                return
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = pid, 0
+        if done:  # it exited: another client's server won the lock (then it listens soon), or it failed
+            if os.path.exists(path) and request(path, {"op": "ping", "protocol": PROTOCOL}, timeout=2.0):
+                return
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise Unreachable(f"the server did not start (exit {os.waitstatus_to_exitcode(status)}; see {log})")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    raise Unreachable(f"the server did not listen within {wait:g} s (see {log})")
+
+
+# ---- one run ---------------------------------------------------------------------------------------------------
+
+def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "str | None" = None) -> int:
+    """Run ``codeact ARGV`` on the warm server (``program``: what ``-`` read from stdin); :class:`Unreachable`
+    when it was not handed over."""
+    folder = private_folder(server_folder(environ))
+    workspace = workspace_of(argv, cwd)
+    path = socket_path(folder, workspace)
+    message = {"op": "run", "protocol": PROTOCOL, "argv": argv, "cwd": cwd, "env": environ, "stdin": program,
+               "workspace": workspace}
+    for attempt in range(3):
+        try:
+            sock = connect(path)
+        except Refused:
+            raise
+        except Unreachable:
+            start_server(path, workspace, environ)
+            sock = connect(path)
+        try:
+            send(sock, message)
+            first = receive(sock)
+            if first is None or "retry" in first:  # not accepted: a superseded server, or one that just exited
+                continue
+            if "refused" in first:
+                raise Unreachable(str(first["refused"]))
+            return _follow(sock)
+        except OSError as exc:
+            raise Unreachable(f"lost the server before it accepted the run ({exc})") from None
+        finally:
+            sock.close()
+    raise Unreachable("the server kept asking for a restart")
+
+
+def _follow(sock: socket.socket) -> int:
+    """Copy the accepted run's output frames to this process's streams; its exit code."""
+    out, err = sys.stdout, sys.stderr
+    while True:
+        frame = receive(sock)
+        if frame is None:
+            err.write(f"codeact: {SERVER_STOPPED}\n")
+            err.flush()
+            return 1
+        if "out" in frame:
+            out.write(frame["out"])
+            out.flush()
+        if "err" in frame:
+            err.write(frame["err"])
+            err.flush()
+        if "exit" in frame:
+            return int(frame["exit"])
+
+
+def _in_process(argv: "list[str]", program: "str | None" = None) -> int:
+    """The full command line in this process: site-packages first (the launcher started Python with -S)."""
+    import site
+
+    site.ENABLE_USER_SITE = False  # as -s: the user's site-packages never shadow the venv's
+    site.main()
+    from codeact.cli import main as cli_main
+
+    return int(cli_main(argv, stdin=program))
+
+
+def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") -> bool:
+    """Whether this invocation goes to the warm server."""
+    return (bool(argv) and argv[0] == "run" and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
+            and hasattr(socket, "AF_UNIX") and not any(a in ("-h", "--help") for a in argv))
+
+
+def main(argv: "list[str] | None" = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    program = None
+    if use_server(args, os.environ):
+        program = sys.stdin.read() if "-" in args[1:] else None  # kept for this process if it is not handed over
+        try:
+            return hand_over(args, dict(os.environ), os.getcwd(), program)
+        except Unreachable as exc:
+            if os.environ.get("CODEACT_SERVER_DEBUG") == "1":
+                sys.stderr.write(f"codeact: running in this process ({exc})\n")
+        except KeyboardInterrupt:
+            sys.stderr.write("codeact: interrupted\n")
+            return 130
+    return _in_process(args, program)
+
+
+__all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "hand_over", "main", "private_folder", "receive", "request",
+           "send", "server_folder", "socket_path", "start_server", "use_server", "workspace_of"]

@@ -1,0 +1,136 @@
+"""``codeact run --session NAME``: a program's plain-data globals kept for the next run of the same session.
+
+Only plain data survives (numbers, strings, booleans, None, and lists, tuples and dicts of them, as JSON keeps them:
+a tuple comes back as a list); functions, classes and tool results that are not plain data start anew. The state
+is a JSON file per workspace and name under ``$XDG_STATE_HOME/codeact/sessions`` (0600), written atomically, so a
+session also survives the warm server's restart and works without it.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .. import paths
+from ..errors import UsageError
+
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
+
+
+def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """Where session ``name`` of ``workspace`` is kept; :class:`UsageError` for a name that is not a plain word."""
+    if not NAME.fullmatch(name) or ".." in name:
+        raise UsageError(f"--session {name!r}: use letters, digits, '.', '_' or '-' (at most 64, first a letter or "
+                         "digit)")
+    key = hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return paths.xdg_dir("state", environ) / "codeact" / "sessions" / key / f"{name}.json"
+
+
+def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The globals session ``name`` kept (``{}`` for a new session or an unreadable file)."""
+    try:
+        data = json.loads(state_file(workspace, name, environ).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier()} if isinstance(data, dict) \
+        else {}
+
+
+def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
+    """Keep ``values`` as session ``name``; returns a note naming what was too large to keep ("" when all fit)."""
+    path = state_file(workspace, name, environ)
+    text = json.dumps(dict(values), ensure_ascii=False)
+    note = ""
+    if len(text.encode()) > MAX_STATE_BYTES:
+        sizes = sorted(values, key=lambda k: len(json.dumps(values[k])), reverse=True)
+        kept = dict(values)
+        for key in sizes:
+            kept.pop(key)
+            text = json.dumps(kept, ensure_ascii=False)
+            if len(text.encode()) <= MAX_STATE_BYTES:
+                break
+        note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
+            k for k in values if k not in kept)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(partial, path)
+    return note
+
+
+def prelude(state: Mapping[str, Any]) -> str:
+    """A program that sets ``state``'s globals (Python literals of plain data)."""
+    return "\n".join(f"{name} = {value!r}" for name, value in state.items()) or "None"
+
+
+def assigned(code: str) -> list[str]:
+    """The names ``code`` binds at its top level (assignments, loops, with, imports, definitions)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    names: dict[str, None] = {}
+    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
+              ast.DictComp, ast.GeneratorExp)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names[node.name] = None
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names[node.id] = None
+        elif isinstance(node, ast.alias):
+            names[(node.asname or node.name).split(".")[0]] = None
+        if not isinstance(node, scopes):
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    for statement in tree.body:
+        visit(statement)
+    return list(names)
+
+
+def harvest(code: str, state: Mapping[str, Any] | None, tools: Iterable[str]) -> str:
+    """A program whose value is a dict of the plain-data globals bound by ``code`` or kept in ``state``."""
+    offered = {t.split(".", 1)[0] for t in tools}
+    names = [n for n in dict.fromkeys([*(state or {}), *assigned(code)]) if not n.startswith("_") and
+             n not in offered]
+    lines = ["__codeact_state = {}"]
+    for name in names:
+        lines += ["try:", f"    __codeact_value = {name}",
+                  "    if isinstance(__codeact_value, (int, float, str, bool, list, dict, tuple, type(None))):",
+                  f"        __codeact_state[{name!r}] = __codeact_value",
+                  "except NameError:", "    pass"]
+    lines.append("__codeact_state")
+    return "\n".join(lines)
+
+
+def plain(value: Any) -> dict[str, Any]:
+    """The entries of ``value`` that are plain data all the way down (what JSON keeps)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and _plain(v)}
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    if depth > 50:
+        return False
+    if value is None or isinstance(value, (bool, int, str)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+__all__ = ["MAX_STATE_BYTES", "assigned", "harvest", "load", "plain", "prelude", "save", "state_file"]

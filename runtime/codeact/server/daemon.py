@@ -1,0 +1,285 @@
+"""The server process: one per user, install and workspace, listening on a Unix socket in a private folder.
+
+Started detached by the launcher's client (``codeact.client.start_server``) or by ``codeact server start``; at most
+one runs per socket (a lock file beside it). It serves only the configuration it was started with
+(``codeact.server.confighash``): a request with another hash is answered ``retry`` and this server retires at once
+(its socket and lock go, so the client starts a fresh one; runs in flight finish). It exits after
+``CODEACT_SERVER_IDLE`` seconds (default 600) without a run, never while a run or a live provider is connected.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .. import client
+from ..errors import EXIT_OK, EXIT_USAGE
+
+DEFAULT_IDLE_S = 600.0
+_STOP_GRACE_S = 5.0  # `server stop`: how long runs in flight may finish
+
+
+def idle_timeout(environ: "os._Environ[str] | dict[str, str]") -> float:
+    """``CODEACT_SERVER_IDLE`` in seconds (default 600); a bad value falls back to the default."""
+    try:
+        value = float(environ.get("CODEACT_SERVER_IDLE") or DEFAULT_IDLE_S)
+    except ValueError:
+        return DEFAULT_IDLE_S
+    return value if value > 0 else DEFAULT_IDLE_S
+
+
+class Server:
+    """Accepts connections, one thread each; a run request is executed by :mod:`codeact.server.runs`."""
+
+    def __init__(self, path: str, workspace: Path, environ: dict[str, str]) -> None:
+        from .confighash import config_hash
+
+        self.path, self.workspace = path, workspace
+        self.idle_s = idle_timeout(environ)
+        self.config_hash = config_hash(workspace, environ)
+        self.started_at = time.time()
+        self.active = 0
+        self.last_used = time.monotonic()
+        self.retired = False
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._lock_fd: int | None = None
+        self._inode: tuple[int, int] | None = None
+        self.providers: Any = None  # the live-provider hub, when enabled (codeact.server.live)
+
+    # ---- lifetime -------------------------------------------------------------------------------------------
+    def claim(self) -> bool:
+        """Take the socket's lock; ``False`` when another server holds it (it serves this socket)."""
+        import fcntl
+
+        fd = os.open(self.path[:-len(".sock")] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        return True
+
+    def listen(self) -> None:
+        with _umask(0o177):
+            try:
+                st = os.lstat(self.path)
+            except FileNotFoundError:
+                pass
+            else:  # a stale socket of a server that died (the lock says none is alive), and only our own
+                import stat
+
+                if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+                    raise client.Refused(f"{self.path} is not a socket of this user; not replacing it")
+                os.unlink(self.path)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.bind(self.path)
+        st = os.stat(self.path)
+        self._inode = (st.st_dev, st.st_ino)
+        sock.listen(64)
+        self._listener = sock
+
+    def retire(self) -> None:
+        """Stop taking connections and give the socket up now (a fresh server may take it); exit when idle."""
+        with self._lock:
+            if self.retired:
+                return
+            self.retired = True
+        self._release_socket()
+        if self.active == 0:
+            self.stopping.set()
+
+    def _release_socket(self) -> None:
+        try:
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self._inode:
+                os.unlink(self.path)
+        except OSError:
+            pass
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            try:
+                listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            listener.close()
+
+    def serve(self) -> None:
+        threading.Thread(target=self._watch_idle, name="codeact-idle", daemon=True).start()
+        threading.Thread(target=self._accept, name="codeact-accept", daemon=True).start()
+        self.stopping.wait()
+        self._release_socket()
+
+    def _accept(self) -> None:
+        while not self.stopping.is_set() and self._listener is not None:
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                if self.retired or self.stopping.is_set():
+                    return
+                continue
+            threading.Thread(target=self._handle, args=(conn,), name="codeact-run", daemon=True).start()
+
+    def _watch_idle(self) -> None:
+        while not self.stopping.wait(min(1.0, self.idle_s / 4)):
+            with self._lock:
+                idle = self.active == 0 and time.monotonic() - self.last_used >= self.idle_s
+            if idle and not (self.providers is not None and self.providers.connected):
+                self.stopping.set()
+
+    # ---- one connection -------------------------------------------------------------------------------------
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            if not _same_user(conn):
+                client.send(conn, {"refused": "the server serves only its own user"})
+                return
+            message = client.receive(conn)
+            if message is None:
+                return
+            op = message.get("op")
+            if op == "ping":
+                client.send(conn, {"pong": True, "pid": os.getpid()})
+            elif op == "status":
+                client.send(conn, self.status())
+            elif op == "stop":
+                client.send(conn, {"stopping": True, "pid": os.getpid()})
+                self.stop()
+            elif op == "run":
+                self._run(conn, message)
+            else:
+                client.send(conn, {"refused": f"unknown request {op!r}"})
+        except OSError:
+            pass  # the client went away
+        finally:
+            conn.close()
+
+    def _run(self, conn: socket.socket, message: dict[str, Any]) -> None:
+        from .confighash import config_hash
+
+        env = message.get("env")
+        if message.get("protocol") != client.PROTOCOL or not isinstance(env, dict):
+            client.send(conn, {"retry": "another protocol version"})
+            self.retire()
+            return
+        if message.get("workspace") != str(self.workspace):
+            client.send(conn, {"refused": f"this server serves {self.workspace}"})
+            return
+        if self.retired or config_hash(self.workspace, env) != self.config_hash:
+            client.send(conn, {"retry": "the configuration changed"})
+            self.retire()
+            return
+        with self._lock:
+            self.active += 1
+        try:
+            client.send(conn, {"accepted": True})
+            from .runs import execute
+
+            code = execute(message, _writer(conn, "out"), _writer(conn, "err"))
+            client.send(conn, {"exit": code})
+        finally:
+            with self._lock:
+                self.active -= 1
+                self.last_used = time.monotonic()
+                done = self.retired and self.active == 0
+            if done:
+                self.stopping.set()
+
+    def stop(self) -> None:
+        """Stop now: no new run; runs in flight get a few seconds to finish."""
+        self.retire()
+        deadline = time.monotonic() + _STOP_GRACE_S
+        while self.active and time.monotonic() < deadline:
+            time.sleep(0.02)
+        self.stopping.set()
+
+    def status(self) -> dict[str, Any]:
+        """What ``codeact server status --json`` prints (``running`` is the caller's to add)."""
+        from .warm import mcp_sessions
+
+        return {"running": True, "pid": os.getpid(), "socket": self.path, "workspace": str(self.workspace),
+                "config_hash": self.config_hash, "started_at": _iso(self.started_at),
+                "idle_timeout_s": self.idle_s, "mcp_sessions": mcp_sessions(),
+                "providers": self.providers.status() if self.providers is not None else None,
+                "active_runs": self.active}
+
+
+def _writer(conn: socket.socket, key: str) -> Callable[[str], None]:
+    def write(text: str) -> None:
+        if text:
+            client.send(conn, {key: text})
+    return write
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """Whether the peer runs as this user (``SO_PEERCRED``; where it is missing, the 0700 folder is the guard)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return bool(uid == os.getuid())
+
+
+def _iso(stamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+class _umask:
+    def __init__(self, mask: int) -> None:
+        self.mask, self.old = mask, 0
+
+    def __enter__(self) -> None:
+        self.old = os.umask(self.mask)
+
+    def __exit__(self, *exc: object) -> None:
+        os.umask(self.old)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -c 'from codeact.server.daemon import main; main()' --socket PATH --workspace DIR``."""
+    parser = argparse.ArgumentParser(prog="codeact-server", allow_abbrev=False,
+                                     description="The warm CodeAct server of one workspace (started by the launcher).")
+    parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
+    parser.add_argument("--workspace", required=True, help="the workspace it serves")
+    args = parser.parse_args(argv)
+    try:
+        client.private_folder(os.path.dirname(args.socket))
+    except client.Unreachable as exc:
+        print(f"codeact server: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    server = Server(args.socket, Path(args.workspace), dict(os.environ))
+    if not server.claim():
+        return EXIT_OK  # another server holds this socket's lock
+    from . import streams
+    from .warm import warm_up, wind_down
+
+    streams.install()
+    warm_up(server)
+    try:
+        server.listen()
+    except (OSError, client.Unreachable) as exc:
+        print(f"codeact server: cannot listen on {args.socket}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"codeact server {os.getpid()} listening on {args.socket} for {args.workspace}", file=sys.stderr,
+          flush=True)
+    try:
+        server.serve()
+    finally:
+        wind_down(server)
+    print(f"codeact server {os.getpid()} stopped", file=sys.stderr, flush=True)
+    sys.stderr.flush()
+    os._exit(0)  # daemon threads (runs abandoned at stop, MCP readers) must not delay the exit
+
+
+__all__ = ["DEFAULT_IDLE_S", "Server", "idle_timeout", "main"]

@@ -1,0 +1,30 @@
+"""One run request on the server: the command line as the client gave it, with the request's own folder,
+environment and standard input, its prints routed back to the client."""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Callable
+
+from . import streams
+
+
+def execute(message: dict[str, Any], out: Callable[[str], None], err: Callable[[str], None]) -> int:
+    """Run ``message["argv"]`` (a ``codeact run`` command line) as the client would have run it; its exit code."""
+    argv = [str(a) for a in message.get("argv") or []]
+    env = {str(k): str(v) for k, v in (message.get("env") or {}).items()}
+    cwd = str(message.get("cwd") or "/")
+    stdin = message.get("stdin")
+    with streams.routed(out, err):
+        from ..cli import main
+
+        try:
+            return int(main(argv, environ=env, cwd=cwd, stdin=stdin if isinstance(stdin, str) else None))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+            return code if isinstance(code, int) else (0 if code is None else 2)
+        except Exception:  # noqa: BLE001 - a bug must reach the client, and must not take the server down
+            err("codeact: internal error in the server:\n" + traceback.format_exc())
+            return 1
+
+
+__all__ = ["execute"]
