@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -77,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         if rg is None:
             raise SystemExit("ripgrep is not installed (the launcher's venv ships it on x86_64 and arm64)")
         warm = repo.start_server()
-        results = []
+        results: list[dict[str, Any]] = []
         try:
             for name, call, rg_args in CASES:
                 code = f"print(len({call}))"

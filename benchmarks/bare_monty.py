@@ -1,0 +1,62 @@
+"""The floor for a tool call: a bare pydantic-monty loop that answers ``view`` by reading the file, in process.
+
+Run by bench_runtime.py with the launcher's venv Python (the same pydantic-monty the runtime uses):
+
+    python bare_monty.py FILE CALLS ROUNDS
+
+Prints one JSON object: ``view_us`` (per call: a program making CALLS calls minus one making the same loop over a
+sandbox-local function, medians of ROUNDS interleaved rounds) and ``trivial_ms`` (feeding ``1`` to a warm pool).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+import pydantic_monty as pm
+
+LOOP = "n = 0\nfor i in range({calls}):\n    n += len({call}(path={path!r}))\nn"
+LOCAL = "def same(path):\n    return 'x' * 30\n"
+
+
+def drive(pool: pm.Monty, code: str) -> object:
+    with pool.checkout(limits={"max_suspensions": 10_000_000}) as session:
+        snap = session.feed_start(code)
+        while not isinstance(snap, pm.MontyComplete):
+            if isinstance(snap, pm.NameLookupSnapshot):
+                snap = snap.resume()
+                continue
+            assert isinstance(snap, pm.FunctionSnapshot)
+            with open(snap.kwargs["path"], encoding="utf-8") as f:  # what a real view does at its core
+                answer: Any = {"return_value": f.read()}
+            snap = snap.resume(answer)
+        return snap.output
+
+
+def main() -> int:
+    path, calls, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    view = LOOP.format(calls=calls, call="view", path=path)
+    local = LOCAL + LOOP.format(calls=calls, call="same", path=path)
+    views, locals_, trivial = [], [], []
+    with pm.Monty(max_processes=1) as pool:
+        drive(pool, view)  # warm
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            drive(pool, view)
+            t1 = time.perf_counter()
+            drive(pool, local)
+            t2 = time.perf_counter()
+            drive(pool, "1")
+            t3 = time.perf_counter()
+            views.append(t1 - t0)
+            locals_.append(t2 - t1)
+            trivial.append(t3 - t2)
+    per_call = (statistics.median(views) - statistics.median(locals_)) / calls
+    print(json.dumps({"view_us": per_call * 1e6, "trivial_ms": statistics.median(trivial) * 1e3}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
