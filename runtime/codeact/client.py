@@ -6,7 +6,9 @@ interpreter start: it imports only what the standard library has built in or nea
 only on the path that runs in this process.
 
 The path taken:
-- ``CODEACT_SERVER=0``, Windows, or a subcommand other than ``run``: the full command line, in this process.
+- ``CODEACT_SERVER=0``, Windows, ``--help``, or a subcommand other than ``run``, ``tools``, ``describe`` and
+  ``search``: the full command line, in this process. ``tools``, ``describe`` and ``search`` go to a server only
+  when one already runs (it knows the live providers' tools) and never start one.
 - Otherwise: connect to the server of this workspace (a Unix socket in a private 0700 folder), starting one if none
   answers, and send it the run (arguments, folder, environment, the program from stdin). Until the server has
   ACCEPTED the run, any failure (no socket folder, a socket of another user, a server that does not start) falls
@@ -105,7 +107,7 @@ def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
 
 # ---- frames ----------------------------------------------------------------------------------------------------
 
-def send(sock: socket.socket, value: object) -> None:
+def send(sock: socket.socket, value: dict) -> None:
     data = marshal.dumps(value)
     sock.sendall(len(data).to_bytes(4, "big") + data)
 
@@ -223,7 +225,8 @@ def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: flo
 
 # ---- one run ---------------------------------------------------------------------------------------------------
 
-def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "str | None" = None) -> int:
+def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "str | None" = None,
+              start: bool = True) -> int:
     """Run ``codeact ARGV`` on the warm server (``program``: what ``-`` read from stdin); :class:`Unreachable`
     when it was not handed over."""
     folder = private_folder(server_folder(environ))
@@ -237,12 +240,16 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
         except Refused:
             raise
         except Unreachable:
+            if not start:
+                raise
             start_server(path, workspace, environ)
             sock = connect(path)
         try:
             send(sock, message)
             first = receive(sock)
             if first is None or "retry" in first:  # not accepted: a superseded server, or one that just exited
+                if not start:
+                    raise Unreachable("no server serves this configuration")
                 continue
             if "refused" in first:
                 raise Unreachable(str(first["refused"]))
@@ -284,9 +291,12 @@ def _in_process(argv: "list[str]", program: "str | None" = None) -> int:
     return int(cli_main(argv, stdin=program))
 
 
+SERVED = ("run", "tools", "describe", "search")  # the subcommands a server answers; only `run` starts one
+
+
 def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") -> bool:
     """Whether this invocation goes to the warm server."""
-    return (bool(argv) and argv[0] == "run" and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
+    return (bool(argv) and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
             and hasattr(socket, "AF_UNIX") and not any(a in ("-h", "--help") for a in argv))
 
 
@@ -296,7 +306,7 @@ def main(argv: "list[str] | None" = None) -> int:
     if use_server(args, os.environ):
         program = sys.stdin.read() if "-" in args[1:] else None  # kept for this process if it is not handed over
         try:
-            return hand_over(args, dict(os.environ), os.getcwd(), program)
+            return hand_over(args, dict(os.environ), os.getcwd(), program, start=args[0] == "run")
         except Unreachable as exc:
             if os.environ.get("CODEACT_SERVER_DEBUG") == "1":
                 sys.stderr.write(f"codeact: running in this process ({exc})\n")

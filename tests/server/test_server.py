@@ -59,7 +59,7 @@ def repo(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Any:
     env = {k: v for k, v in os.environ.items() if k != "CODEACT_SERVER"}
     env.update(CODEACT_VENV=str(venv_dir), XDG_RUNTIME_DIR=str(run_dir), CODEACT_SERVER_IDLE="120",
                CODEACT_CONFIG_DIR=str(tmp_path / "config"), COPILOT_HOME=str(tmp_path / "copilot"),
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
+               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"))
     made = Repo(root, env)
     setup = made("setup", timeout=600)
     assert setup.returncode == 0, setup.stderr
@@ -351,3 +351,96 @@ def test_a_host_tool_tripping_its_bound_fails_alone(repo: Repo, tmp_path: Path) 
     assert results["mcp"].returncode == 0, results["mcp"].stderr
     assert repo.server_pid() == pid, "the server survived the bound"
     assert starts(counter) == 1
+
+
+def test_a_session_keeps_plain_data_globals_for_the_next_run(repo: Repo) -> None:
+    first = repo("run", "--session", "work", "--code",
+                 "x = 41\nrows = [(1, 2)]\nconfig = {'a': [True, None]}\ndef f():\n    return 1\n")
+    assert first.returncode == 0, first.stderr
+    second = repo("run", "--session", "work", "--code", "x += 1\nprint(x, rows, config)")
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "42 [[1, 2]] {'a': [True, None]}\n"
+    kept = list((Path(repo.env["XDG_STATE_HOME"]) / "codeact" / "sessions").glob("*/work.json"))
+    assert len(kept) == 1 and set(json.loads(kept[0].read_text())) == {"x", "rows", "config"}, "plain data only"
+    assert oct(kept[0].stat().st_mode & 0o777) == "0o600"
+    third = repo("run", "--session", "work", "--code", "print(x)")
+    assert third.stdout == "42\n", "the second run's change was kept"
+    alone = repo("run", "--code", "print(x)")
+    assert alone.returncode == 1 and "NameError" in alone.stdout + alone.stderr, "no --session: an empty start"
+    other = repo("run", "--session", "other", "--code", "print(x)")
+    assert other.returncode == 1, "sessions are kept apart"
+    cold = repo("run", "--session", "work", "--code", "print(x)", env={"CODEACT_SERVER": "0"})
+    assert cold.stdout == "42\n", "the same session without the server"
+    bad = repo("run", "--session", "../up", "--code", "1")
+    assert bad.returncode == 2 and "--session" in bad.stderr
+
+
+@pytest.fixture
+def providers_repo(repo: Repo) -> Any:
+    repo.env["CODEACT_PROVIDERS"] = "1"
+    started = repo("server", "start", "--json")
+    assert started.returncode == 0, started.stderr
+    shown = json.loads(started.stdout)
+    assert set(shown["providers"]) >= {"url", "token_file"}
+    assert shown["providers"]["url"].startswith("ws://127.0.0.1:")
+    assert oct(os.stat(shown["providers"]["token_file"]).st_mode & 0o777) == "0o600"
+    return repo, shown["providers"]
+
+
+def test_a_live_provider_lends_tools_to_programs_through_the_server(providers_repo: Any) -> None:
+    from codeact.providers.helper import Provider
+
+    repo, endpoint = providers_repo
+    token = Path(endpoint["token_file"]).read_text().strip()
+    notes = Provider("notes", context="The user's notes, each a short text.")
+
+    @notes.tool
+    def count(word: str) -> int:
+        """How many notes hold word."""
+        return {"milk": 2}.get(word, 0)
+
+    notes.start(endpoint["url"], token)
+    try:
+        until = time.monotonic() + 10
+        while time.monotonic() < until and "notes.count" not in repo("tools").stdout:
+            time.sleep(0.1)
+        listed = repo("tools")
+        assert "notes.count" in listed.stdout and "[live]" in listed.stdout
+        described = repo("describe", "notes")
+        assert described.returncode == 0 and "The user's notes, each a short text." in described.stdout
+        done = repo("run", "--code", "print(notes.count(word='milk') + 40)")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "42\n"
+        wrong = repo("run", "--code", "notes.count(words='milk')")
+        assert wrong.returncode == 1 and "words" in wrong.stdout + wrong.stderr, "type-checked from parameters"
+        found = repo("search", "notes", "word", "--json")
+        assert any(hit["name"] == "notes.count" and hit["source"] == "live" for hit in json.loads(found.stdout))
+    finally:
+        notes.stop()
+    until = time.monotonic() + 10
+    while time.monotonic() < until and "notes.count" in repo("tools").stdout:
+        time.sleep(0.1)
+    gone = repo("run", "--code", "notes.count(word='milk')")
+    assert gone.returncode == 1 and "notes" in gone.stdout + gone.stderr
+
+
+def test_the_idle_timer_waits_while_a_provider_is_connected(repo: Repo) -> None:
+    from codeact.providers.helper import Provider
+
+    repo.env.update(CODEACT_PROVIDERS="1", CODEACT_SERVER_IDLE="1")
+    shown = json.loads(repo("server", "start", "--json").stdout)
+    token = Path(shown["providers"]["token_file"]).read_text().strip()
+    helper = Provider("keeper")
+
+    @helper.tool
+    def ping() -> str:
+        """pong"""
+        return "pong"
+
+    helper.start(shown["providers"]["url"], token)
+    try:
+        time.sleep(3.5)
+        assert _alive(shown["pid"]), "a connected provider keeps the server up"
+    finally:
+        helper.stop()
+    assert _wait_gone(shown["pid"], 20), "idle again once it left"

@@ -14,6 +14,17 @@ def add_parser(sub: Any) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from ..mcp.listing import print_describe  # also the real `server.tool` and the CLI's `server-tool` names
-    from ..tools.assemble import current_tools
+    from ..tools.assemble import LIVE_CONTEXTS, current_tools
 
-    return print_describe(args, current_tools(getattr(args, "workspace", None)))
+    tools = current_tools(getattr(args, "workspace", None), args.environ, args.cwd)
+    lent = sorted(n for n, t in tools.items() if t.source == "live" and n.partition(".")[0] == args.name)
+    if args.name not in tools and lent:  # a live provider: what it says about itself, and its tools
+        context = next((c for c in (get(args.name) for get in LIVE_CONTEXTS) if c), None)
+        print(f"{args.name}: a live provider (connected to the warm server), lending {len(lent)} tool(s):")
+        for name in lent:
+            print(f"  {name}(...)  {tools[name].description}")
+        if context:
+            print()
+            print(context)
+        return 0
+    return print_describe(args, tools)

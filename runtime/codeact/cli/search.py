@@ -18,4 +18,4 @@ def main(args: argparse.Namespace) -> int:
     from ..mcp.listing import print_search  # read-only, like `tools`
     from ..tools.assemble import current_tools
 
-    return print_search(args, current_tools(getattr(args, "workspace", None)))
+    return print_search(args, current_tools(getattr(args, "workspace", None), args.environ, args.cwd))

@@ -17,4 +17,4 @@ def main(args: argparse.Namespace) -> int:
     from ..mcp.listing import print_tools  # MCP servers' unavailable tools and original names too
     from ..tools.assemble import current_tools
 
-    return print_tools(args, current_tools(getattr(args, "workspace", None)))
+    return print_tools(args, current_tools(getattr(args, "workspace", None), args.environ, args.cwd))

@@ -56,8 +56,8 @@ def config_hash(workspace: Path, environ: Mapping[str, str], runtime: Path | Non
     """The hash of everything a server's tool set depends on, for runs in ``workspace`` under ``environ``."""
     digest = hashlib.sha256()
     package = runtime or Path(__file__).resolve().parent.parent
-    for path, size, mtime in runtime_tree(package):
-        digest.update(f"{path}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    for name, size, mtime in runtime_tree(package):
+        digest.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
     for path in inputs(workspace, environ):
         digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
         try:

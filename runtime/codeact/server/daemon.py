@@ -183,10 +183,23 @@ class Server:
             self.active += 1
         try:
             client.send(conn, {"accepted": True})
-            from .runs import execute
+            from .runs import execute, wall_limit
 
-            code = execute(message, _writer(conn, "out"), _writer(conn, "err"))
-            client.send(conn, {"exit": code})
+            outcome: dict[str, int] = {}
+            # In its own thread, so that a run stuck past its deadline in code no deadline can interrupt (SIGALRM
+            # reaches only the main thread: a backtracking regular expression) fails alone and retires the server.
+            worker = threading.Thread(target=lambda: outcome.setdefault(
+                "exit", execute(message, _writer(conn, "out"), _writer(conn, "err"))), name="codeact-run", daemon=True)
+            worker.start()
+            limit = wall_limit(message)
+            worker.join(limit)
+            if worker.is_alive():
+                client.send(conn, {"err": f"codeact: the run did not end {limit:g} s after it began, past its "
+                                          "deadline; it was abandoned and the server restarts\n"})
+                client.send(conn, {"exit": 1})
+                self.retire()
+            else:
+                client.send(conn, {"exit": outcome.get("exit", 1)})
         finally:
             with self._lock:
                 self.active -= 1

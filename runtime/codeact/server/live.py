@@ -2,40 +2,28 @@
 from __future__ import annotations
 
 import os
-import secrets
-from pathlib import Path
 from typing import Any
 
 _HUB: Any = None  # the server's hub, when providers are enabled (one per server process)
 
 
 def start_providers(server: Any) -> Any:
-    """Start the loopback WebSocket endpoint of ``server`` (its token and status beside the server's socket)."""
+    """Start the loopback WebSocket endpoint of ``server``; its token and status file live beside the server's
+    socket and are kept across restarts (a connected helper reconnects to the next server)."""
     global _HUB
     from ..providers.hub import ProviderHub
+    from ..providers.state import open_state
+    from ..tools import assemble
 
-    folder = Path(os.path.dirname(server.path))
-    stem = Path(server.path).name[:-len(".sock")]
-    hub = ProviderHub(token=_token(folder / f"{stem}.providers.token"), reserved=lambda: _reserved(server),
-                      state_dir=folder, state_name=stem)
+    folder = os.path.dirname(server.path)
+    stem = os.path.basename(server.path)[:-len(".sock")]
+    hub = ProviderHub(token=open_state(folder, stem).token, reserved=lambda: _reserved(server), state_dir=folder,
+                      state_name=stem)
     hub.start()
     _HUB = hub
+    assemble.LIVE_SOURCES.append(hub.tools)
+    assemble.LIVE_CONTEXTS.append(hub.context)
     return hub
-
-
-def _token(path: Path) -> str:
-    """The endpoint's token: kept across restarts (a 0600 file), so a connected helper can reconnect."""
-    try:
-        token = path.read_text(encoding="utf-8").strip()
-        if len(token) >= 32:
-            return token
-    except OSError:
-        pass
-    token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(token + "\n")
-    return token
 
 
 def _reserved(server: Any) -> set[str]:
@@ -46,7 +34,10 @@ def _reserved(server: Any) -> set[str]:
     try:
         from ..mcp.config import load_servers
 
-        names |= set(load_servers(server.workspace, os.environ).servers)
+        from ..providers.hub import identifier
+
+        servers = load_servers(server.workspace, os.environ).servers
+        names |= set(servers) | {identifier(n) for n in servers}
     except Exception:  # noqa: BLE001 - a broken MCP configuration is reported by the runs that read it
         pass
     return names

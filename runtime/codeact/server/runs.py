@@ -8,9 +8,31 @@ from typing import Any, Callable
 from . import streams
 
 
-def execute(message: dict[str, Any], out: Callable[[str], None], err: Callable[[str], None]) -> int:
-    """Run ``message["argv"]`` (a ``codeact run`` command line) as the client would have run it; its exit code."""
+GRACE_S = 90.0  # past the run's own limit: MCP servers get up to 60 s to start, which the deadline does not bound
+
+
+def wall_limit(message: dict[str, Any]) -> float:
+    """How long the server waits for a run before abandoning it: its time limit plus :data:`GRACE_S`."""
+    from ..core.limits import Limits
+
     argv = [str(a) for a in message.get("argv") or []]
+    env = {str(k): str(v) for k, v in (message.get("env") or {}).items()}
+    try:
+        timeout = float(argv[argv.index("--timeout") + 1]) if "--timeout" in argv else Limits.from_env(env).timeout
+    except (ValueError, IndexError, Exception):  # noqa: BLE001 - the run itself reports a bad limit
+        timeout = Limits().timeout
+    return float(timeout) + GRACE_S
+
+
+def execute(message: dict[str, Any], out: Callable[[str], None], err: Callable[[str], None]) -> int:
+    """Run ``message["argv"]`` (a ``codeact run``, ``tools``, ``describe`` or ``search`` command line) as the client
+    would have run it; its exit code."""
+    from ..client import SERVED
+
+    argv = [str(a) for a in message.get("argv") or []]
+    if not argv or argv[0] not in SERVED:
+        err(f"codeact: the server runs only {', '.join(SERVED)}\n")
+        return 2
     env = {str(k): str(v) for k, v in (message.get("env") or {}).items()}
     cwd = str(message.get("cwd") or "/")
     stdin = message.get("stdin")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..paths import copilot_home
@@ -18,9 +18,28 @@ def builtin_tool(name: str, ctx: ToolContext) -> Tool:
     return tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
 
 
+# More tools of this process, asked for at every assembly: the warm server adds its live providers' here
+# (codeact.server.live), so the modules of one run never import the server.
+LIVE_SOURCES: list[Callable[[], Mapping[str, Tool]]] = []
+# What a live provider says about itself (``codeact describe PROVIDER``), by provider name; None if not connected.
+LIVE_CONTEXTS: list[Callable[[str], "str | None"]] = []
+
+
 def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
              *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
     """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
+    tools = _configured(ctx, settings, environ, user_config=user_config, warn=warn)
+    for source in LIVE_SOURCES:
+        for name, tool in source().items():
+            if name in tools or name.split(".", 1)[0] in tools:
+                continue  # the hub refuses such names; a tool configured since wins
+            tools[name] = tool
+    return tools
+
+
+def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
+                *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+    """The built-ins, user tools and MCP tools the configuration offers."""
     env = os.environ if environ is None else environ
     config = load_user_config(env) if user_config is None else user_config
     tools: dict[str, Tool] = {name: builtin_tool(name, ctx) for name in enabled_builtins(settings, config, env)}
@@ -58,19 +77,22 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
     return tools
 
 
-def current_tools(workspace: str | None = None) -> dict[str, Tool]:
-    """The tools offered now in ``workspace`` (default: the git top-level, else here), with the stamped settings
-    and the user's config, as ``codeact tools``/``describe``/``search`` show them; warnings go to stderr."""
+def current_tools(workspace: str | None = None, environ: Mapping[str, str] | None = None,
+                  cwd: str | None = None) -> dict[str, Tool]:
+    """The tools offered now in ``workspace`` (default: the git top-level of ``cwd``, else ``cwd``), with the
+    stamped settings and the user's config, as ``codeact tools``/``describe``/``search`` show them; warnings go to
+    stderr. ``environ`` and ``cwd`` default to this process's (the warm server passes a request's)."""
     import sys
 
     from ..core.limits import Limits
     from ..core.policy import Workspace, find_workspace
 
-    space = Workspace.at(workspace or find_workspace())
-    user_config = load_user_config()
-    ctx = ToolContext(workspace=space, limits=Limits.from_env(), environ=dict(os.environ),
+    env = os.environ if environ is None else environ
+    space = Workspace.at(workspace or find_workspace(cwd), environ=env)
+    user_config = load_user_config(env)
+    ctx = ToolContext(workspace=space, limits=Limits.from_env(env), environ=dict(env),
                       allow_hosts=tuple(user_config.get("allow_hosts", ())))
-    return assemble(ctx, Settings.load(), user_config=user_config,
+    return assemble(ctx, Settings.load(), env, user_config=user_config,
                     warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
 
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 from ..core.limits import Deadline, Limits
 from ..core.policy import Workspace
 
-Source = Literal["builtin", "user", "mcp"]
+Source = Literal["builtin", "user", "mcp", "live"]
 
 
 class ToolContext(NamedTuple):
