@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 
@@ -70,7 +70,8 @@ def status(target: _Target) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     target = _Target(args)
-    code = {"status": _status, "start": _start, "stop": _stop}[args.action](target)
+    actions: dict[str, Callable[[_Target], int]] = {"status": _status, "start": _start, "stop": _stop}
+    code = actions[args.action](target)
     if args.json:
         print(json.dumps(status(target), sort_keys=False))
     return code

@@ -544,7 +544,7 @@ class SessionPool:
 
 def _children() -> set[int]:
     """This process's child processes (Linux ``/proc``; empty elsewhere)."""
-    me, found = str(os.getpid()).encode(), set()
+    me, found = str(os.getpid()).encode(), set[int]()
     try:
         entries = os.listdir("/proc")
     except OSError:
