@@ -22,9 +22,9 @@ answers ``{"accepted": True}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}
 """
 from __future__ import annotations
 
+import _socket as socket  # the C module: `socket` imports selectors, enum and more (~5 ms at every start)
 import marshal
 import os
-import socket
 import sys
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
@@ -99,9 +99,12 @@ def install_root() -> str:
 
 def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
     """The socket of the server for ``workspace`` run by this install (one server per install and workspace)."""
-    import hashlib
+    try:
+        from _sha256 import sha256  # built in: hashlib loads OpenSSL first
+    except ImportError:  # pragma: no cover - an interpreter built without it
+        from hashlib import sha256
 
-    key = hashlib.sha256(f"{install or install_root()}\0{workspace}".encode("utf-8", "surrogateescape")).hexdigest()
+    key = sha256(f"{install or install_root()}\0{workspace}".encode("utf-8", "surrogateescape")).hexdigest()
     return os.path.join(folder, key[:24] + ".sock")
 
 
@@ -188,7 +191,8 @@ def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: flo
 
     folder = os.path.dirname(path)
     log = path[:-len(".sock")] + ".log"
-    entry = "import sys; del sys.path[0]; from codeact.server.daemon import main; sys.exit(main())"
+    entry = ("import sys; del sys.path[0]; sys.dont_write_bytecode = False; "
+             "from codeact.server.daemon import main; sys.exit(main())")
     argv = [sys.executable, "-s", "-c", entry, "--socket", path, "--workspace", workspace]
     env = dict(environ)
     env["PYTHONPATH"] = install_root()

@@ -90,7 +90,9 @@ class MontyBackend:
         code = rewrite(program.code)  # same lines; bound methods as values, tools inside key= functions
         seen = _ResultKeys()
         notes: list[tuple[int, str]] = []
-        for type_check in (True, False):
+        # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
+        # own functions): a program that can make neither runs unchecked (the check costs ~25 ms a run).
+        for type_check in (True, False) if _worth_checking(program.code, program.tools) else (False,):
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
                                    type_check_stubs=program.stubs, type_check_format="concise") as session:
@@ -150,6 +152,30 @@ class MontyBackend:
                     cpu.narrow()  # before waiting on the worker, whose answer should wake us on its CPU
             snap = snap.resume(answer)
         return snap.output
+
+
+def _worth_checking(code: str, tools: Any) -> bool:
+    """Whether the type check can find anything in ``code``: it names a tool or a tool namespace (a program can
+    reach a tool no other way), calls a name it does not define (a misspelt tool), or defines a function or class
+    (its own calls may be wrong: shown as notes). ``True`` when it does not parse (the checker reports it)."""
+    import ast
+
+    from ..core.sessions import assigned
+
+    names = {t.split(".", 1)[0] for t in tools}
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return True
+    known = set(assigned(code)) | _BUILTIN_NAMES
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in names:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return True
+    return False
 
 
 _WARM: Any = None  # the warm server's pool (keep_warm): its workers serve run after run

@@ -7,6 +7,7 @@ One module per subcommand (``codeact.cli.<module>``, listed in :data:`COMMANDS`)
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -64,8 +65,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
+@functools.lru_cache(maxsize=None)
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up)."""
+    """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up). Made once
+    per process: the warm server parses every run's arguments with it (parsing does not change a parser)."""
     parser = _Parser(
         prog="codeact", epilog=EPILOG,
         description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")

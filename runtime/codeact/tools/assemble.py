@@ -1,9 +1,10 @@
 """Assemble the tools a run offers: enabled built-ins, the user's own tools and MCP tools."""
 from __future__ import annotations
 
+import functools
 import importlib
 import os
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..paths import copilot_home
@@ -13,9 +14,18 @@ from .builtin import BUILTINS, IN_PROCESS_TOOLS
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
     """The built-in tool ``name`` bound to ``ctx`` (its module is imported only now)."""
+    func, tool = _unbound(name)
+    return tool._replace(call=lambda **kw: func(ctx, **kw))
+
+
+@functools.lru_cache(maxsize=None)
+def _unbound(name: str) -> tuple[Callable[..., Any], Tool]:
+    """The function of built-in ``name`` and its Tool, schema included, made once per process (the warm server
+    assembles the tools at every run; reading the signatures is most of that)."""
     module = importlib.import_module(f"{__package__}.{BUILTINS[name]}")
-    tool = tool_from_function(getattr(module, name), source="builtin", bind=ctx, skip_first=True)
-    return tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
+    func = getattr(module, name)
+    tool = tool_from_function(func, source="builtin", bind=None, skip_first=True)
+    return func, tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
 
 
 # More tools of this process, asked for at every assembly: the warm server adds its live providers' here
