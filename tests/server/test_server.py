@@ -125,6 +125,16 @@ def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: R
     assert repo.status(env=env)["running"] is False
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
+def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo: Repo, tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    env = {"XDG_RUNTIME_DIR": str(locked), "CODEACT_SERVER_DEBUG": "1"}
+    done = repo("run", "--code", "print('here')", env=env)
+    assert done.returncode == 0 and done.stdout == "here\n"
+    assert "cannot create the server folder" in done.stderr
+
+
 def test_a_group_readable_socket_folder_is_refused(repo: Repo, tmp_path: Path) -> None:
     shared = tmp_path / "shared"
     (shared / "codeact").mkdir(parents=True, mode=0o755)

@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import paths
+from ..enforcement.spec import SESSION
 from ..errors import UsageError
 
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+NAME = re.compile(SESSION)  # the same words the hooks let through
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
 
 
 def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where session ``name`` of ``workspace`` is kept; :class:`UsageError` for a name that is not a plain word."""
-    if not NAME.fullmatch(name) or ".." in name:
+    if not NAME.fullmatch(name):
         raise UsageError(f"--session {name!r}: use letters, digits, '.', '_' or '-' (at most 64, first a letter or "
                          "digit)")
     key = hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:16]

@@ -39,8 +39,9 @@ PATH = r"[A-Za-z0-9_.][A-Za-z0-9_./-]*"
 PROTECTED_FOLDERS = (".git", ".codeact", ".github/hooks", ".github/agents", "plugins/codeact")
 TIMEOUT = r"([1-9][0-9]?|[1-5][0-9][0-9]|600)"
 NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+SESSION = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a `run --session` name (codeact.core.sessions keeps it as a file name)
 OPTION = ("(--json|--timeout " + TIMEOUT + "|--backend (auto|monty|hyperlight)|--workspace[ =]" + PATH
-          + "|--file[ =]" + PATH + ")")
+          + "|--file[ =]" + PATH + "|--session[ =]" + SESSION + ")")
 OPTIONS = "( " + OPTION + ")*"
 STDERR = "( 2>&1)?"  # merging stderr into stdout is harmless and models write it often
 
@@ -164,7 +165,7 @@ WHY = (
     Why("timeout", f"its --timeout is over {TIMEOUT_MAX} seconds or not a whole number",
         "--timeout[ =]([^ ]*[^0-9 ][^ ]*|[0-9]{4,}|[6-9][0-9][0-9]|60[1-9])( |$)"),
     Why("heredoc_end", "its heredoc body holds the closing PY line, so the rest would run as commands"),
-    Why("form", "it is not an accepted form: run [--json] [--timeout N] [--workspace DIR] then --code '...' or "
+    Why("form", "it is not an accepted form: run [--json] [--timeout N] [--session NAME] then --code '...' or "
         "- <<'PY' (program, then a line PY); or tools, describe NAME, search WORD, doctor"),
 )
 WHY_TEXT = {why.key: why.text for why in WHY}
