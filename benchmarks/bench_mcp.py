@@ -10,7 +10,7 @@ and warm (``codeact server start`` first; "n/a" where the runtime has no server)
              once first), against the two direct clients' per-call time on an open session
   discovery  `codeact discover` of 5 stdlib servers that each take 0.5 s to start, against 1 of them (<= 1.3x)
 
-    python benchmarks/bench_mcp.py [--runs 5] [--calls 300] [--quick] [--json PATH]
+    python benchmarks/bench_mcp.py [--runs 4] [--calls 300] [--quick] [--json PATH]
 """
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def discovery(repo: UserRepo, runs: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs per process measurement (median)")
+    parser.add_argument("--runs", type=int, default=4, help="runs per process measurement (median)")
     parser.add_argument("--calls", type=int, default=300, help="MCP calls in the per-call programs")
     parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")

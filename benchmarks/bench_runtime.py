@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_peers:
             import peers
             peer_rows = peers.rows(root / "peers", calls=args.calls, runs=max(2, args.runs // 2),
-                                   ours_cold=start["cold"], ours_view_us=calls.get("warm", calls["cold"])["view"])
+                                   ours_start=start, ours_view_us={m: c["view"] for m, c in calls.items()})
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -2,7 +2,7 @@
 
 On the user's path: a git repository stamped by the real ``copier copy`` holding a generated source-like tree of
 50,000 files under ``tree/``; each case is the launcher running a program that searches and prints how many
-results it got (``max_results`` raised so nothing is cut), cold (``CODEACT_SERVER=0``) and warm (``codeact server
+results it got (``max_results`` and the tool-result limit raised so nothing is cut), cold (``CODEACT_SERVER=0``) and warm (``codeact server
 start`` first; "n/a" where the runtime has no server), against a whole ``rg`` process writing every match to a pipe
 (not /dev/null, which ripgrep short-cuts). The counts must be equal, else the script stops.
 
@@ -27,6 +27,8 @@ from userpath import TABLE_HEAD, ms, na_row, row, scratch, stamp_repo, time_proc
 TARGET = 1.5  # warm search <= 1.5x rg
 EXTS = (".py", ".md", ".json", ".txt", ".js")
 TREE = "tree"
+# 10,000+ matches exceed the default 1 MiB tool-result limit, which would cut the list the program counts
+LIMITS = {"CODEACT_TOOL_RESULT": str(64 * 2**20), "CODEACT_MEMORY": str(2**30), "CODEACT_TIMEOUT": "300"}
 
 
 def make_tree(root: Path, files: int) -> None:
@@ -82,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for name, call, rg_args in CASES:
                 code = f"print(len({call}))"
-                cmds = {"cold": (repo.run_cmd(code), repo.env("cold")),
+                cmds = {"cold": (repo.run_cmd(code), repo.env("cold", LIMITS)),
                         "rg": ([rg, *rg_args], repo.env("cold"))}
                 if warm:
-                    cmds["warm"] = (repo.run_cmd(code), repo.env("warm"))
+                    cmds["warm"] = (repo.run_cmd(code), repo.env("warm", LIMITS))
                 counts = {}
                 for key, (cmd, env) in cmds.items():
                     out = subprocess.run(cmd, cwd=repo.repo, env=env, capture_output=True, text=True,

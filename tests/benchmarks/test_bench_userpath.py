@@ -85,7 +85,7 @@ def test_bench_runtime_peers_rows_where_the_peer_venvs_are_cached() -> None:
     rows = table_rows(quick("bench_runtime.py"))
     for label, _ in peers.PEERS.values():
         assert_verdicts(rows, [f"start-up: codeact cold trivial run against {label}",
-                               f"per `view` call: codeact against {label}"])
+                               f"per `view` call: codeact cold against {label}"])
     assert any("RECORDED" in label for label in rows)
 
 
