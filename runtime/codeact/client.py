@@ -43,13 +43,20 @@ class Refused(Unreachable):
 
 # ---- where the server of a workspace listens -------------------------------------------------------------------
 
+_SOCKET_NAME = 29  # "/" + 24 hex digits + ".sock"
+_MAX_SOCKET_PATH = 104  # what every Unix takes in sockaddr_un (Linux 108, macOS 104)
+
+
 def server_folder(environ: "dict[str, str] | os._Environ[str]") -> str:
-    """The private folder of this user's servers: ``$XDG_RUNTIME_DIR/codeact``, else ``$TMPDIR/codeact-UID``."""
+    """The private folder of this user's servers: ``$XDG_RUNTIME_DIR/codeact``, else ``$TMPDIR/codeact-UID``, else
+    (no such folder, or one so deep that a socket path in it would be too long) ``/tmp/codeact-UID``."""
     runtime = environ.get("XDG_RUNTIME_DIR") or ""
-    if os.path.isabs(runtime) and os.path.isdir(runtime):
-        return os.path.join(runtime, "codeact")
-    tmp = environ.get("TMPDIR") or "/tmp"
-    return os.path.join(tmp if os.path.isabs(tmp) else "/tmp", f"codeact-{os.getuid()}")
+    tmp = environ.get("TMPDIR") or ""
+    for base, name in ((runtime, "codeact"), (tmp, f"codeact-{os.getuid()}")):
+        folder = os.path.join(base, name)
+        if os.path.isabs(base) and os.path.isdir(base) and len(os.fsencode(folder)) + _SOCKET_NAME <= _MAX_SOCKET_PATH:
+            return folder
+    return f"/tmp/codeact-{os.getuid()}"
 
 
 def private_folder(folder: str, *, create: bool = True) -> str:

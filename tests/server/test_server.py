@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -51,11 +53,15 @@ class Repo:
         return shown["pid"] if shown["running"] else None
 
 
+def short_dir() -> Path:
+    """A folder with a short path: a socket path must fit in 104 bytes, and pytest's tmp_path is long."""
+    return Path(tempfile.mkdtemp(prefix="cx", dir="/tmp"))
+
+
 @pytest.fixture
 def repo(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Any:
     root = stamp(tmp_path / "project")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir(mode=0o700)
+    run_dir = short_dir()
     env = {k: v for k, v in os.environ.items() if k != "CODEACT_SERVER"}
     env.update(CODEACT_VENV=str(venv_dir), XDG_RUNTIME_DIR=str(run_dir), CODEACT_SERVER_IDLE="120",
                CODEACT_CONFIG_DIR=str(tmp_path / "config"), COPILOT_HOME=str(tmp_path / "copilot"),
@@ -65,6 +71,7 @@ def repo(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Any:
     assert setup.returncode == 0, setup.stderr
     yield made
     made("server", "stop")
+    shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _alive(pid: int) -> bool:
@@ -115,8 +122,7 @@ def test_server_start_then_status(repo: Repo) -> None:
 
 
 def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: Repo, tmp_path: Path) -> None:
-    blocked = tmp_path / "blocked"
-    blocked.mkdir()
+    blocked = short_dir()
     (blocked / "codeact").write_text("not a folder")  # where the server folder would be
     env = {"XDG_RUNTIME_DIR": str(blocked), "CODEACT_SERVER_DEBUG": "1"}
     done = repo("run", "--code", "print('here')", env=env)
@@ -127,8 +133,8 @@ def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: R
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
 def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo: Repo, tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
+    locked = short_dir()
+    locked.chmod(0o500)
     env = {"XDG_RUNTIME_DIR": str(locked), "CODEACT_SERVER_DEBUG": "1"}
     done = repo("run", "--code", "print('here')", env=env)
     assert done.returncode == 0 and done.stdout == "here\n"
@@ -136,8 +142,8 @@ def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo
 
 
 def test_a_group_readable_socket_folder_is_refused(repo: Repo, tmp_path: Path) -> None:
-    shared = tmp_path / "shared"
-    (shared / "codeact").mkdir(parents=True, mode=0o755)
+    shared = short_dir()
+    (shared / "codeact").mkdir(mode=0o755)
     os.chmod(shared / "codeact", 0o755)
     env = {"XDG_RUNTIME_DIR": str(shared), "CODEACT_SERVER_DEBUG": "1"}
     done = repo("run", "--code", "print(1)", env=env)
@@ -454,3 +460,22 @@ def test_the_idle_timer_waits_while_a_provider_is_connected(repo: Repo) -> None:
     finally:
         helper.stop()
     assert _wait_gone(shown["pid"], 20), "idle again once it left"
+
+
+def test_parallel_runs_call_mcp_tools_at_the_same_time(repo: Repo, tmp_path: Path) -> None:
+    demo = {"type": "stdio", "command": sys.executable, "args": [DEMO]}
+    (repo.root / ".mcp.json").write_text(json.dumps({"mcpServers": {"one": demo, "two": demo}}))
+    assert repo("discover", timeout=120).returncode == 0
+    assert repo("run", "--code", "print(one.echo(text='a'), two.echo(text='b'))").returncode == 0
+    results: list[subprocess.CompletedProcess[str]] = []
+    started = time.monotonic()
+    threads = [threading.Thread(target=lambda s=server: results.append(repo("run", "--code",
+                                                                            f"print({s}.slow(seconds=2))")))
+               for server in ("one", "two")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+    assert elapsed < 3.8, f"two 2 s calls on two servers took {elapsed:.1f} s: the runs waited for each other"

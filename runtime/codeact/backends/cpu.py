@@ -34,6 +34,7 @@ class OneCpu:
         self._cpu: set[int] | None = None
         self._own: set[int] | None = None
         self._caller: int | None = None
+        self.worker_pid: int | None = None  # a worker that existed before (a warm pool's), to pin as well
         if not enabled or not hasattr(os, "sched_setaffinity"):
             return
         try:
@@ -68,10 +69,12 @@ class OneCpu:
         self.pin_workers()
 
     def pin_workers(self) -> None:
-        """Pin every thread of the pool's worker (it may start more after it is spawned)."""
+        """Pin every thread of the pool's worker (it may start more after it is spawned): the workers started since
+        this was made, and :attr:`worker_pid` (a warm pool's worker, checked out for this run)."""
         if self._caller is None:
             return
-        for child in set(_children(os.getpid(), self._worker)) - self._workers_before:
+        mine = {self.worker_pid} if self.worker_pid else set()
+        for child in (set(_children(os.getpid(), self._worker)) - self._workers_before) | mine:
             for tid in _threads(child):
                 _set(tid, self._cpu)
 

@@ -73,9 +73,13 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        if _WARM is not None:  # the warm server: a worker of its pool, already started
-            return self._run(_WARM, program, monty_limits, OneCpu("monty", "tokio-rt-worker", False))
         cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu)  # the worker binary; the client's I/O threads
+        if _WARM is not None:  # the warm server: a worker of its pool, already started (pinned once checked out)
+            try:
+                cpu.pin()
+                return self._run(_WARM, program, monty_limits, cpu)
+            finally:
+                cpu.release()
         with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
                 cpu.pin()
@@ -96,6 +100,7 @@ class MontyBackend:
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
                                    type_check_stubs=program.stubs, type_check_format="concise") as session:
+                    cpu.worker_pid = session.worker_pid
                     if program.state:
                         session.feed_run(sessions.prelude(program.state))
                     value = self._drive(session, program, code, cpu, seen)

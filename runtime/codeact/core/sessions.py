@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import paths
-from ..enforcement.spec import SESSION
+from ..enforcement.spec import SESSION_NAME
 from ..errors import UsageError
 
-NAME = re.compile(SESSION)  # the same words the hooks let through
+NAME = re.compile(SESSION_NAME)  # the same words the hooks let through
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
 
 

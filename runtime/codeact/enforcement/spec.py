@@ -39,9 +39,9 @@ PATH = r"[A-Za-z0-9_.][A-Za-z0-9_./-]*"
 PROTECTED_FOLDERS = (".git", ".codeact", ".github/hooks", ".github/agents", "plugins/codeact")
 TIMEOUT = r"([1-9][0-9]?|[1-5][0-9][0-9]|600)"
 NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
-SESSION = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # a `run --session` name (codeact.core.sessions keeps it as a file name)
+SESSION_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"  # `run --session NAME` (codeact.core.sessions: a file name)
 OPTION = ("(--json|--timeout " + TIMEOUT + "|--backend (auto|monty|hyperlight)|--workspace[ =]" + PATH
-          + "|--file[ =]" + PATH + "|--session[ =]" + SESSION + ")")
+          + "|--file[ =]" + PATH + "|--session[ =]" + SESSION_NAME + ")")
 OPTIONS = "( " + OPTION + ")*"
 STDERR = "( 2>&1)?"  # merging stderr into stdout is harmless and models write it often
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
 import base64
 import contextlib
 import os
@@ -230,12 +231,11 @@ class _PoolState:
     never reference the pool object: dropping the pool (the end of a run) then closes every session."""
 
     def __init__(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None,
-                 threaded: bool = False) -> None:
+                 shared: bool = False) -> None:
         self.cwd = cwd
         self.environ = environ
         self.connect_timeout = connect_timeout
-        self.threaded = threaded  # the warm server's sessions: the loop runs in a thread of its own (SharedSessions)
-        self.thread: threading.Thread | None = None
+        self.shared = shared  # the warm server's sessions (SharedSessions): kept across runs, closed by the server
         self.lock = threading.Lock()  # guards creating and closing the loop
         self.drive = threading.RLock()  # one thread runs the loop at a time
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -249,10 +249,7 @@ class _PoolState:
                 raise MCPError("the MCP session pool is closed")
             if self.loop is None:
                 self.loop = asyncio.new_event_loop()
-                if self.threaded:
-                    self.thread = threading.Thread(target=self.loop.run_forever, name="codeact-mcp-loop", daemon=True)
-                    self.thread.start()
-                else:
+                if not self.shared:
                     atexit.register(self.close)
             return self.loop
 
@@ -263,11 +260,10 @@ class _PoolState:
         tasks simply resume with the next call). A call therefore costs what a direct SDK call costs: no
         wake-up of another thread in either direction. A caller whose thread already runs an event loop (async
         code calling the synchronous runner) cannot run a second one there, so its call is driven from a helper
-        thread instead. ``drive`` serialises calls from several threads.
+        thread instead. While one thread drives the loop, a call from another thread (parallel runs on the warm
+        server) is handed to the running loop and goes on at once; its thread waits, and drives the loop itself
+        once it is free.
         """
-        if self.threaded:  # runs in parallel threads must not wait for each other's calls
-            assert self.loop is not None
-            return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
         if loop_running_here():
             return in_helper_thread(lambda: self._drive(coro))
         return self._drive(coro)
@@ -275,8 +271,23 @@ class _PoolState:
     def _drive(self, coro: Any) -> Any:
         loop = self.loop
         assert loop is not None
-        with self.drive:
-            return loop.run_until_complete(coro)
+        if self.drive.acquire(blocking=False):  # the common case: nobody else drives the loop
+            try:
+                return loop.run_until_complete(coro)
+            finally:
+                self.drive.release()
+        future = asyncio.run_coroutine_threadsafe(coro, loop)  # runs now, in the loop another thread drives
+        while True:
+            try:
+                return future.result(timeout=0.005)
+            except concurrent.futures.TimeoutError:
+                pass
+            if self.drive.acquire(blocking=False):  # that thread's call ended: drive the loop until ours does
+                try:
+                    if not future.done():
+                        loop.run_until_complete(asyncio.wrap_future(future, loop=loop))
+                finally:
+                    self.drive.release()
 
     def close(self) -> None:
         with self.lock:
@@ -286,16 +297,8 @@ class _PoolState:
             loop = self.loop
         if loop is None:
             return
-        if self.threaded:
-            try:
-                asyncio.run_coroutine_threadsafe(self._close_all(), loop).result(_CLOSE_TIMEOUT + 1)
-            except Exception:  # noqa: BLE001 - closing is best effort
-                pass
-            loop.call_soon_threadsafe(loop.stop)
-            if self.thread is not None:
-                self.thread.join(_CLOSE_TIMEOUT)
-            return
-        atexit.unregister(self.close)
+        if not self.shared:
+            atexit.unregister(self.close)
 
         def shut() -> None:
             with self.drive:
@@ -327,7 +330,7 @@ class _PoolState:
         died in an earlier run is opened again; one that died in this run stays failed for the rest of it."""
         state = self
         conn = state.connections.get(config.name)
-        if conn is not None and self.threaded and (
+        if conn is not None and self.shared and (
                 (conn.dead is not None and config.name not in (failed_here or ()))
                 or conn.config.config_hash() != config.config_hash()):
             await self._drop(conn)
@@ -365,10 +368,10 @@ class _PoolState:
     async def serve(self, conn: _Connection) -> None:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
         name = conn.config.name
-        before = _children() if self.threaded else set()
+        before = _children() if self.shared else set()
         try:
             async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd, environ=self.environ) as session:
-                if self.threaded:
+                if self.shared:
                     claimed = {c.pid for c in self.connections.values() if c is not conn}
                     conn.pid = min((p for p in _children() - before if p not in claimed), default=None)
                 if not conn.ready.done():
@@ -577,7 +580,7 @@ class SharedSessions:
         with self._lock:
             state = self._states.get(key)
             if state is None or state.closed:
-                state = self._states[key] = _PoolState(cwd, connect_timeout, env, threaded=True)
+                state = self._states[key] = _PoolState(cwd, connect_timeout, env, shared=True)
             return state
 
     def sessions(self) -> list[dict[str, Any]]:
@@ -592,9 +595,8 @@ class SharedSessions:
         with self._lock:
             states = [s for s in self._states.values() if s.loop is not None and not s.closed]
         for state in states:
-            assert state.loop is not None
             try:
-                asyncio.run_coroutine_threadsafe(state.close_idle(idle_s), state.loop).result(_CLOSE_TIMEOUT + 1)
+                state.submit(state.close_idle(idle_s))
             except Exception:  # noqa: BLE001 - best effort
                 pass
 

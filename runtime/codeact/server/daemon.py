@@ -137,6 +137,9 @@ class Server:
                 idle = self.active == 0 and time.monotonic() - self.last_used >= self.idle_s
             if idle and not (self.providers is not None and self.providers.connected):
                 self.stopping.set()
+            from .warm import sweep
+
+            sweep(self.idle_s)
 
     # ---- one connection -------------------------------------------------------------------------------------
     def _handle(self, conn: socket.socket) -> None:

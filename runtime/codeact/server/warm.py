@@ -40,6 +40,14 @@ def mcp_sessions() -> list[dict[str, Any]]:
     return mcp_client.shared_sessions()
 
 
+def sweep(idle_s: float) -> None:
+    """Stop the MCP sessions no run has used for ``idle_s`` seconds (their servers with them)."""
+    from ..mcp import client as mcp_client
+
+    shared = mcp_client.share_sessions()
+    shared.close_idle(idle_s)
+
+
 def wind_down(server: Any) -> None:
     """Stop what :func:`warm_up` started: MCP sessions (and their servers), providers, the worker pool."""
     from ..backends import monty
