@@ -46,10 +46,13 @@ def ensure(key: str) -> Path | str:
 
 
 def per_call(python: Path, key: str, small: Path, calls: int, runs: int) -> dict[str, float]:
-    done = subprocess.run([str(python), str(HERE / "peer_run.py"), key, "calls", str(small), str(calls), str(runs)],
-                          capture_output=True, text=True, timeout=600)
+    for _attempt in range(2):  # a peer's run killed on a loaded machine (no stderr) gets one more try
+        done = subprocess.run([str(python), str(HERE / "peer_run.py"), key, "calls", str(small), str(calls),
+                               str(runs)], capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            break
     if done.returncode != 0:
-        raise SystemExit(f"{PEERS[key][0]} per-call run failed: {done.stderr[-800:]}")
+        raise SystemExit(f"{PEERS[key][0]} per-call run failed (exit {done.returncode}): {done.stderr[-800:]}")
     return json.loads(done.stdout)
 
 

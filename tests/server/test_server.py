@@ -209,7 +209,8 @@ def test_a_program_given_on_stdin_and_a_relative_file(repo: Repo) -> None:
     assert bad.returncode == 2 and "invalid float value" in bad.stderr
 
 
-@pytest.mark.parametrize("change", ["settings", "mcp_json", "user_config", "user_tool", "variable", "lock"])
+@pytest.mark.parametrize("change", ["settings", "mcp_json", "github_mcp_json", "copilot_mcp_config", "trusted_folders",
+                                    "user_config", "user_tool", "variable", "lock", "runtime_file"])
 def test_a_new_server_after_each_input_of_the_hash_changes(repo: Repo, tmp_path: Path, change: str) -> None:
     assert repo("run", "--code", "1").returncode == 0
     old = repo.server_pid()
@@ -223,6 +224,18 @@ def test_a_new_server_after_each_input_of_the_hash_changes(repo: Repo, tmp_path:
         settings.write_text(json.dumps(data))
     elif change == "mcp_json":
         (repo.root / ".mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    elif change == "github_mcp_json":
+        (repo.root / ".github").mkdir(exist_ok=True)
+        (repo.root / ".github" / "mcp.json").write_text(json.dumps({"mcpServers": {}}))
+    elif change == "copilot_mcp_config":
+        (tmp_path / "copilot").mkdir(exist_ok=True)
+        (tmp_path / "copilot" / "mcp-config.json").write_text(json.dumps({"mcpServers": {}}))
+    elif change == "trusted_folders":
+        (tmp_path / "copilot").mkdir(exist_ok=True)
+        (tmp_path / "copilot" / "config.json").write_text(json.dumps({"trusted_folders": [str(repo.root)]}))
+    elif change == "runtime_file":
+        module = repo.root / ".codeact" / "runtime" / "codeact" / "core" / "hints.py"
+        module.write_text(module.read_text() + "\n")
     elif change == "user_config":
         config.mkdir(exist_ok=True)
         (config / "config.json").write_text(json.dumps({"disabled": ["sql"]}))

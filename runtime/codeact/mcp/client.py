@@ -8,6 +8,11 @@ calls the loop rests. An earlier version kept the loop running in a background t
 ~2 ms call on a busy 2-core machine (1.37x to 1.58x a direct SDK call; see benchmarks/bench_mcp.py). A caller
 whose thread already runs an event loop gets the background-thread path for its calls (``in_helper_thread``).
 
+On the warm server (:func:`share_sessions`) the sessions outlive the run: one pool state per working folder and
+environment (a local server inherits the environment of the run that started it), shared by the runs that match,
+reopened by the next run when one died, stopped when idle or with the server. Parallel runs call through the same
+loop: whichever thread finds it resting drives it; a call from another thread meanwhile joins the running loop.
+
 The SDK costs about a second to import: this module imports it only inside the functions that open a
 connection, so importing ``codeact.mcp.client`` is free and a run that calls no MCP tool never loads it.
 """

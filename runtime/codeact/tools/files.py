@@ -34,13 +34,12 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
     with open(real, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        head = handle.read(2)
-        handle.seek(0)
-        if head in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
+        data = handle.read(keep if view_range is None else 2)
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
+            handle.seek(0)
             lines = _split_lines(handle.read(keep * 2).decode("utf-16", "replace"))
             return _pick(lines, view_range, shown, size > keep * 2)
         if view_range is None:
-            data = handle.read(keep)
             if b"\0" in data:
                 raise _binary(shown, size)
             text = data.decode("utf-8", "replace" if size <= keep else "ignore")
@@ -48,6 +47,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
                 text += (f"\n... [truncated {size - keep} more bytes; read on with view_range=[first, last], "
                          "or grep for what you need]")
             return text
+        handle.seek(0)
         first, last = view_range
         picked: list[bytes] = []
         total, number, cut = 0, 0, False
