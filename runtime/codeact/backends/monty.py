@@ -160,11 +160,13 @@ class MontyBackend:
 
 
 def _worth_checking(code: str, tools: Any) -> bool:
-    """Whether the type check can find anything in ``code``: it names a tool or a tool namespace (a program can
-    reach a tool no other way), calls a name it does not define (a misspelt tool), or defines a function or class
-    (its own calls may be wrong: shown as notes). ``True`` when it does not parse (the checker reports it)."""
+    """Whether the type check can find anything in ``code``: a tool call it cannot vouch for on the host
+    (codeact.core.literal_calls: a tool mentioned other than in a direct call with literal arguments its schema
+    accepts), a call of a name the program does not define (a misspelt tool), or a function or class of its own
+    (its calls may be wrong: shown as notes). ``True`` when it does not parse (the checker reports it)."""
     import ast
 
+    from ..core import literal_calls
     from ..core.sessions import assigned
 
     names = {t.split(".", 1)[0] for t in tools}
@@ -173,14 +175,15 @@ def _worth_checking(code: str, tools: Any) -> bool:
     except (SyntaxError, ValueError):
         return True
     known = set(assigned(code)) | _BUILTIN_NAMES
+    mentions = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in names:
+            mentions = True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known | names:
             return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known:
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            return True
-    return False
+    return mentions and not literal_calls.all_valid(tree, tools)
 
 
 _WARM: Any = None  # the warm server's pool (keep_warm): its workers serve run after run
