@@ -83,7 +83,11 @@ class ServerConfig:
         Built from the entry AS WRITTEN (``${VAR}`` unexpanded): transport, command, args, cwd, url, and the
         NAMES of env variables and headers — never their values. ``tools`` and ``timeout`` are left out: the
         lock records the tools filter by itself, and a timeout does not change what a server offers.
+        Computed once per object: every MCP call checks it.
         """
+        cached = self.__dict__.get("_config_hash")
+        if cached is not None:
+            return str(cached)
         raw = self.raw
         material = {
             "transport": self.transport,
@@ -95,6 +99,7 @@ class ServerConfig:
             "headers": sorted(k.lower() for k in (raw.get("headers") or {}).keys()),
         }
         digest = hashlib.sha256(json.dumps(material, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        object.__setattr__(self, "_config_hash", f"sha256:{digest[:16]}")  # frozen: not a field, never compared
         return f"sha256:{digest[:16]}"
 
     @property
