@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import os
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
@@ -70,7 +72,7 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
         lock = _machine_lock(ctx, env, settings, warn)
         if lock is None:
             return tools
-    elif (ctx.workspace.root / ".codeact" / "tools.lock.json").is_file() or _user_mcp_config(env):
+    elif _has_servers(ctx.workspace.root / ".codeact" / "tools.lock.json") or _user_mcp_config(env):
         from ..mcp.cache import repo_lock  # the committed lock + this machine's lock of the user's own servers
         lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn)
         if lock is None:
@@ -104,6 +106,17 @@ def current_tools(workspace: str | None = None, environ: Mapping[str, str] | Non
                       allow_hosts=tuple(user_config.get("allow_hosts", ())))
     return assemble(ctx, Settings.load(), env, user_config=user_config,
                     warn=lambda msg: print(f"warning: {msg}", file=sys.stderr))
+
+
+def _has_servers(lock_file: Path) -> bool:
+    """Whether the committed lock names any MCP server (a stamp writes one with none; codeact.mcp is not imported
+    for it: hot path). An unreadable lock counts as one with servers, so that codeact.mcp says what is wrong."""
+    if not lock_file.is_file():
+        return False
+    try:
+        return bool(json.loads(lock_file.read_text(encoding="utf-8")).get("servers"))
+    except (OSError, ValueError, AttributeError):
+        return True
 
 
 def _user_mcp_config(env: Mapping[str, str]) -> bool:
