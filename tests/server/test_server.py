@@ -492,3 +492,16 @@ def test_parallel_runs_call_mcp_tools_at_the_same_time(repo: Repo, tmp_path: Pat
     elapsed = time.monotonic() - started
     assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
     assert elapsed < 3.8, f"two 2 s calls on two servers took {elapsed:.1f} s: the runs waited for each other"
+
+
+def test_an_mcp_server_that_exited_between_runs_is_started_again(repo: Repo, tmp_path: Path) -> None:
+    counter = _with_demo_server(repo, tmp_path)
+    assert repo("run", "--code", "print(demo.echo(text='one'))").stdout == "one\n"
+    sessions = repo.status()["mcp_sessions"]
+    assert len(sessions) == 1 and sessions[0]["pid"]
+    os.kill(sessions[0]["pid"], signal.SIGKILL)
+    time.sleep(0.3)
+    done = repo("run", "--code", "print(demo.echo(text='two'))")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "two\n"
+    assert starts(counter) == 2

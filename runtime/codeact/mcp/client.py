@@ -328,13 +328,19 @@ class _PoolState:
             if conn.errlog is not None:
                 conn.errlog.close()
 
-    async def session(self, config: ServerConfig, failed_here: set[str] | None = None) -> Any:
+    async def session(self, config: ServerConfig, failed_here: set[str] | None = None,
+                      used_here: set[str] | None = None) -> Any:
         """The server's session, opened on first use; raises :class:`ServerUnavailable` if it cannot be.
 
         ``failed_here``: the servers that failed during the calling run. A shared session (the warm server's) that
         died in an earlier run is opened again; one that died in this run stays failed for the rest of it."""
         state = self
         conn = state.connections.get(config.name)
+        if conn is not None and self.shared and used_here is not None and config.name not in used_here:
+            used_here.add(config.name)  # a run's first call: a local server that exited since is started again
+            if conn.pid is not None and not _process_running(conn.pid):
+                await self._drop(conn)
+                conn = None
         if conn is not None and self.shared and (
                 (conn.dead is not None and config.name not in (failed_here or ()))
                 or conn.config.config_hash() != config.config_hash()):
@@ -410,9 +416,10 @@ class _PoolState:
                 await self._drop(conn)
 
     async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None,
-                   output_schema: Any = None, known: bool = False, failed_here: set[str] | None = None) -> Any:
+                   output_schema: Any = None, known: bool = False, failed_here: set[str] | None = None,
+                   used_here: set[str] | None = None) -> Any:
         try:
-            session = await self.session(config, failed_here)
+            session = await self.session(config, failed_here, used_here)
         except ServerUnavailable:
             if failed_here is not None:
                 failed_here.add(config.name)
@@ -443,10 +450,11 @@ class _PoolState:
             raise MCPError(f"{config.name}.{tool}() failed: {not_supported(describe_failure(exc))}") from None
 
     async def read_resource(self, config: ServerConfig, uri: str, limit: float | None,
-                            failed_here: set[str] | None = None) -> list[dict[str, Any]]:
+                            failed_here: set[str] | None = None,
+                            used_here: set[str] | None = None) -> list[dict[str, Any]]:
         """``resources/read`` on ``config``'s server: every content of ``uri`` as ``{"uri", "mime_type",
         "text" | "blob"}``."""
-        session = await self.session(config, failed_here)
+        session = await self.session(config, failed_here, used_here)
         try:
             result = await session.read_resource(uri) if limit is None else \
                 await asyncio.wait_for(session.read_resource(uri), limit)
@@ -498,6 +506,7 @@ class SessionPool:
         self._resolve = resolve
         self._call_timeout = call_timeout
         self._failed: set[str] = set()  # servers that failed during this pool's run
+        self._used: set[str] = set()  # servers this pool's run has called
         if _SHARED is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
             self._state = _SHARED.state(cwd, connect_timeout, environ)
             self._finalizer = weakref.finalize(self, lambda: None)
@@ -523,7 +532,7 @@ class SessionPool:
         known = output_schema is not _UNKNOWN
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
                                                      output_schema if known else None, known,
-                                                     self._failed))  # enforces timeouts
+                                                     self._failed, self._used))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
@@ -531,7 +540,7 @@ class SessionPool:
         self._state.ensure_loop()
         config = self._resolve(server)
         limit = min((t for t in (config.timeout, self._run_limit()) if t), default=None)
-        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed))
+        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed, self._used))
 
     def _run_limit(self) -> float | None:
         """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in
@@ -548,6 +557,23 @@ class SessionPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _process_running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (an exited child not yet reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def _children() -> set[int]:
