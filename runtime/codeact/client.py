@@ -169,8 +169,24 @@ def connect(path: str, timeout: float | None = None) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise Unreachable(f"the server does not answer ({exc.strerror or exc})") from None
+    if not _peer_is_this_user(sock):  # the name may have changed between lstat and connect: the peer decides
+        sock.close()
+        raise Refused(f"the process listening on {path} does not run as this user; refusing it")
     sock.settimeout(None)
     return sock
+
+
+def _peer_is_this_user(sock: socket.socket) -> bool:
+    """Whether the connected peer runs as this user (``SO_PEERCRED``; where it is missing, the lstat check and the
+    0700 folder are the guard). The request carries this process's whole environment, tokens included."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid (32-bit each)
+    except OSError:
+        return False
+    return int.from_bytes(creds[4:8], sys.byteorder) == os.getuid()
 
 
 def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -37,10 +38,11 @@ def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -
     """The globals session ``name`` kept (``{}`` for a new session or an unreadable file)."""
     try:
         data = json.loads(state_file(workspace, name, environ).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: a file nested deeper than json.loads goes
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier()} if isinstance(data, dict) \
-        else {}
+    # a keyword (`if`) is an identifier too, and would make the prelude a syntax error
+    return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier() and not iskeyword(k)} \
+        if isinstance(data, dict) else {}
 
 
 def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
@@ -123,7 +125,13 @@ def plain(value: Any) -> dict[str, Any]:
 def _plain(value: Any, depth: int = 0) -> bool:
     if depth > 50:
         return False
-    if value is None or isinstance(value, (bool, int, str)):
+    if value is None or isinstance(value, (bool, str)):
+        return True
+    if isinstance(value, int):  # JSON writes an int in decimal: past Python's digit limit it raises ValueError
+        try:
+            str(value)
+        except ValueError:
+            return False
         return True
     if isinstance(value, float):
         return math.isfinite(value)
