@@ -272,17 +272,18 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
             start_server(path, workspace, environ)
             sock = connect(path)
         try:
-            send(sock, message)
-            first = receive(sock)
+            try:
+                send(sock, message)
+                first = receive(sock)
+            except OSError as exc:
+                raise Unreachable(f"lost the server before it accepted the run ({exc})") from None
             if first is None or "retry" in first:  # not accepted: a superseded server, or one that just exited
                 if not start:
                     raise Unreachable("no server serves this configuration")
                 continue
             if "refused" in first:
                 raise Unreachable(str(first["refused"]))
-            return _follow(sock)
-        except OSError as exc:
-            raise Unreachable(f"lost the server before it accepted the run ({exc})") from None
+            return _follow(sock)  # accepted: from here on nothing may run it again (no Unreachable)
         finally:
             sock.close()
     raise Unreachable("the server kept asking for a restart")
@@ -297,14 +298,29 @@ def _follow(sock: socket.socket) -> int:
             err.write(f"codeact: {SERVER_STOPPED}\n")
             err.flush()
             return 1
-        if "out" in frame:
-            out.write(frame["out"])
-            out.flush()
-        if "err" in frame:
-            err.write(frame["err"])
-            err.flush()
+        try:
+            if "out" in frame:
+                out.write(frame["out"])
+                out.flush()
+            if "err" in frame:
+                err.write(frame["err"])
+                err.flush()
+        except OSError:  # our own stdout or stderr closed (`| head`): the run goes on; it must not run again here
+            _quiet(out, err)
+            return 1
         if "exit" in frame:
             return int(frame["exit"])
+
+
+def _quiet(*streams: "object") -> None:
+    """Point closed standard streams at /dev/null, so that the interpreter's exit does not fail flushing them."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    for stream in streams:
+        try:
+            os.dup2(null, stream.fileno())  # type: ignore[attr-defined]
+        except (OSError, AttributeError, ValueError):
+            pass
+    os.close(null)
 
 
 def _in_process(argv: "list[str]", program: "str | None" = None) -> int:

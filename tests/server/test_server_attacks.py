@@ -104,3 +104,15 @@ def test_a_session_file_with_a_keyword_or_deep_nesting_starts_empty(repo: Repo) 
     assert kept.returncode == 0 and json.loads(kept.stdout)["result"] == 2, kept.stderr
     fresh = repo("run", "--session", "deep", "--code", "print(1)")
     assert fresh.returncode == 0 and fresh.stdout == "1\n", fresh.stderr
+
+
+def test_a_closed_stdout_after_acceptance_does_not_run_the_program_again(repo: Repo, tmp_path: Path) -> None:
+    """`codeact run ... | true`: writing the accepted run's output fails (EPIPE). That used to count as "lost the
+    server before it accepted the run", so the client ran the program again in its own process: its tools twice."""
+    marks = tmp_path / "marks"
+    program = f"bash(command='sleep 0.3; echo ran >> {marks}')\nprint('x' * 1000)\n"
+    done = subprocess.run(f"'{repo.launcher}' run --timeout 60 - | true", shell=True, input=program, text=True,
+                          cwd=repo.root, env={**repo.env, "CODEACT_SERVER_DEBUG": "1"}, capture_output=True,
+                          timeout=120)
+    assert "running in this process" not in done.stderr, done.stderr
+    assert marks.read_text() == "ran\n", f"the program ran {marks.read_text().count('ran')} times: {done.stderr}"
