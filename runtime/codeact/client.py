@@ -27,6 +27,8 @@ import marshal
 import os
 import sys
 
+from .rundir import server_folder
+
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
 PROTOCOL = 1
 START_WAIT_S = 30.0  # how long a client waits for a server it started to listen
@@ -42,22 +44,6 @@ class Refused(Unreachable):
 
 
 # ---- where the server of a workspace listens -------------------------------------------------------------------
-
-_SOCKET_NAME = 29  # "/" + 24 hex digits + ".sock"
-_MAX_SOCKET_PATH = 104  # what every Unix takes in sockaddr_un (Linux 108, macOS 104)
-
-
-def server_folder(environ: "dict[str, str] | os._Environ[str]") -> str:
-    """The private folder of this user's servers: ``$XDG_RUNTIME_DIR/codeact``, else ``$TMPDIR/codeact-UID``, else
-    (no such folder, or one so deep that a socket path in it would be too long) ``/tmp/codeact-UID``."""
-    runtime = environ.get("XDG_RUNTIME_DIR") or ""
-    tmp = environ.get("TMPDIR") or ""
-    for base, name in ((runtime, "codeact"), (tmp, f"codeact-{os.getuid()}")):
-        folder = os.path.join(base, name)
-        if os.path.isabs(base) and os.path.isdir(base) and len(os.fsencode(folder)) + _SOCKET_NAME <= _MAX_SOCKET_PATH:
-            return folder
-    return f"/tmp/codeact-{os.getuid()}"
-
 
 def private_folder(folder: str, *, create: bool = True) -> str:
     """``folder``, made if missing, checked to be a real folder of this user that no one else may enter; raises

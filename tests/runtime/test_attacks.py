@@ -428,3 +428,23 @@ def test_config_allow_hosts_reaches_web_fetch_through_a_run(run_program, user_co
     result = run_program(f'web_fetch(url="{local_server}/")', env={"CODEACT_TOOLS": "web_fetch"})
     assert result.ok, result.error
     assert "hello from 127.0.0.1" in result.result
+
+
+def test_the_server_folder_and_session_state_inside_the_workspace_are_not_written():
+    """A runtime folder (the warm servers' sockets, logs and live providers' token) or a state folder (`run
+    --session` globals) that lies inside the repository is never written by a program."""
+    import shutil
+    import tempfile
+
+    repo = Path(tempfile.mkdtemp(prefix="cx", dir="/tmp"))  # short: a socket path must fit in 104 bytes
+    try:
+        (repo / ".git").mkdir()
+        (repo / "run").mkdir()
+        env = {"HOME": str(repo.parent), "XDG_RUNTIME_DIR": str(repo / "run"), "XDG_STATE_HOME": str(repo / "state")}
+        here = ToolContext(workspace=Workspace.at(repo, environ=env), limits=Limits())
+        for target in ("run/codeact/x.providers.token", "state/codeact/sessions/k/work.json"):
+            with pytest.raises(PolicyError, match=r"refused — a host folder \((run|state)/codeact\)"):
+                files.create(here, path=target, file_text="x\n")
+        files.create(here, path="state/other.txt", file_text="ok\n")
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)

@@ -310,12 +310,14 @@ def find_workspace(start: Path | str | None = None) -> Path:
 
 def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
-    user's codeact config (user tools run on the host) and codeact's cache (the runtime's venvs), resolved."""
-    from .. import paths
+    user's codeact config (user tools run on the host), codeact's cache (the runtime's venvs), the warm servers'
+    folder (sockets, logs, the live providers' token) and codeact's state (``run --session`` globals), resolved."""
+    from .. import paths, rundir
 
     env = os.environ if environ is None else environ
     return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), paths.user_config_dir(env),
-                                                     paths.codeact_cache_dir(env)))
+                                                     paths.codeact_cache_dir(env), rundir.server_folder(env),
+                                                     paths.xdg_dir("state", env) / "codeact"))
 
 
 class Workspace(NamedTuple):
