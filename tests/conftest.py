@@ -13,6 +13,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # Launchers run in-process in the suite, as CODEACT_SERVER=0 makes them: one warm server per stamped repository
 # would leave hundreds of servers behind. tests/server/ runs the warm path on purpose, through the launcher.
 os.environ.setdefault("CODEACT_SERVER", "0")
+os.environ.setdefault("CODEACT_SERVER_IDLE", "30")  # a server a test starts anyway goes soon after it
 TEMPLATE_VERSION = "v0.1.0"
 # One venv for every launcher test, keyed by requirements hash inside; reused across runs (CI caches it).
 VENV_CACHE = Path(os.environ.get("CODEACT_TEST_VENV_DIR", REPO_ROOT / ".ci-cache" / "venvs"))
