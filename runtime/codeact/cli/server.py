@@ -110,6 +110,8 @@ def _start(target: _Target) -> int:
 
 
 def _stop(target: _Target, quiet: bool = False) -> int:
+    from ..mcp.client import process_running
+
     reply = target.ask("stop")
     if reply is None:
         if not quiet:
@@ -117,21 +119,11 @@ def _stop(target: _Target, quiet: bool = False) -> int:
         return EXIT_OK
     pid = int(reply.get("pid") or 0)
     until = time.monotonic() + 10
-    while pid and time.monotonic() < until and _alive(pid):
+    while pid and time.monotonic() < until and process_running(pid):
         time.sleep(0.02)
     if not quiet:
         print(f"codeact: server {pid} stopped", file=sys.stderr)
     return EXIT_OK
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 __all__ = ["add_parser", "main", "status"]

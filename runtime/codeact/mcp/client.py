@@ -338,7 +338,7 @@ class _PoolState:
         conn = state.connections.get(config.name)
         if conn is not None and self.shared and used_here is not None and config.name not in used_here:
             used_here.add(config.name)  # a run's first call: a local server that exited since is started again
-            if conn.pid is not None and not _process_running(conn.pid):
+            if conn.pid is not None and not process_running(conn.pid):
                 await self._drop(conn)
                 conn = None
         if conn is not None and self.shared and (
@@ -559,7 +559,7 @@ class SessionPool:
         self.close()
 
 
-def _process_running(pid: int) -> bool:
+def process_running(pid: int) -> bool:
     """Whether process ``pid`` still runs (an exited child not yet reaped does not)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
@@ -663,4 +663,4 @@ def close_shared_sessions() -> None:
 
 
 __all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
-           "result_value", "SharedSessions", "close_shared_sessions", "share_sessions", "shared_sessions"]
+           "process_running", "result_value", "SharedSessions", "close_shared_sessions", "share_sessions", "shared_sessions"]
