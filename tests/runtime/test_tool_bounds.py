@@ -180,9 +180,10 @@ def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
             break
         kept += 1
     assert run.data["result"] == [{"path": "many.txt", "line": 1, "text": "match 000000 padding padding"}, kept]
-    assert run.data["stdout"] == (f"[codeact: grep() returned {lines - kept} more items than the "
-                                  f"{Limits().tool_result} byte result limit allows; they were dropped — narrow your "
-                                  f"query]\n{kept}\n")
+    assert run.data["stdout"] == f"{kept}\n"
+    assert run.data["notes"] == [f"grep(): returned {kept} items; {lines - kept} more did not fit the "
+                                 f"{Limits().tool_result:,} byte tool-result limit and were dropped: narrow the query "
+                                 "(or raise CODEACT_TOOL_RESULT)"]
     assert_bounded(run, 10)
 
 

@@ -11,6 +11,7 @@ from .. import backends
 from .config import Settings
 from ..errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
 from .limits import Deadline, Limits, truncate
+from . import notices
 from .outputs import KEEP_PRINTED, jsonable
 from .policy import Workspace, find_workspace
 from .stubs import stub_source
@@ -38,7 +39,7 @@ class RunResult(NamedTuple):
     tool_calls: "list[ToolCall] | tuple[ToolCall, ...]" = ()
     duration_ms: float = 0.0
     backend_reason: str = ""
-    notes: "list[str] | tuple[str, ...]" = ()  # type-check findings that did not stop the run
+    notes: "list[str] | tuple[str, ...]" = ()  # what the model must know: cut tool results, type-check findings
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -112,7 +113,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         backend_impl = backends.load(choice.name)
 
     output = _Output(KEEP_PRINTED)
-    notes: list[str] = []
+    notes = notices.Notes()  # tools say here what they did not return (codeact.core.notices)
     calls: list[ToolCall] = []
     interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
     clock.start()  # from here: a first MCP discovery is not the program's time
@@ -143,8 +144,9 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
         value, dropped = _cap_result(value, limits.tool_result)
         if dropped:  # a list keeps its item type; the cut is reported where the model reads the output
-            output.write(f"[codeact: {name}() returned {dropped} more items than the {limits.tool_result} byte "
-                         "result limit allows; they were dropped — narrow your query]\n")
+            notes.add(f"{name}(): returned {len(value)} items; {dropped} more did not fit the "
+                         f"{limits.tool_result:,} byte tool-result limit and were dropped: narrow the query (or "
+                         "raise CODEACT_TOOL_RESULT)")
         return value
 
     kept: dict[str, Any] = {}
@@ -155,11 +157,12 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         state = sessions.load(space.root, session, env)
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
                                call_tool=call_tool, on_print=output.write,
-                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.append,
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
                                state=state if session is not None else None,
                                on_state=kept.update if session is not None else None)
     result, error = None, None
     previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
+    previous_notes = notes.activate()
     try:
         result = backend_impl.execute(program)
     except ProgramError as exc:
@@ -170,15 +173,16 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         raise
     finally:
         Deadline.restore(previous)
+        notices.restore(previous_notes)
     if interrupted:
         raise KeyboardInterrupt
     if session is not None and error is None:
         note = sessions.save(space.root, session, kept, env)
         if note:
-            notes.append(note)
+            notes.add(note)
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
-                     backend_reason=choice.reason, notes=notes)
+                     backend_reason=choice.reason, notes=notes.shown())
 
 
 def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:
@@ -197,7 +201,7 @@ def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> An
         finally:
             Deadline.restore(previous)
 
-    worker = threading.Thread(target=target, name=f"codeact-tool-{tool.name}", daemon=True)
+    worker = threading.Thread(target=notices.carried(target), name=f"codeact-tool-{tool.name}", daemon=True)
     worker.start()
     worker.join(clock.remaining())
     if worker.is_alive():
