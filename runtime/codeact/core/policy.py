@@ -96,13 +96,15 @@ _GITDIR_PARTS = ("HEAD", "objects", "refs", "commondir")
 
 
 _GITDIR_NAMES = frozenset(name.lower() for name in _GITDIR_PARTS)
+_GITDIR_HEADS = frozenset(name[:4] for name in _GITDIR_NAMES)  # a cheap first look at every name of a folder
 
 
 def _git_parts(folder: str) -> set[str]:
     """Which of the git directory's parts ``folder`` holds, case-folded and as Windows reads names (a folder a
     case-sensitive disk holds as ``Head``, ``OBJECTS/``, ``Refs/`` is a repository once cloned onto macOS)."""
     try:
-        return {name for name in map(windows_name, os.listdir(folder)) if name in _GITDIR_NAMES}
+        return {windows_name(name) for name in os.listdir(folder)
+                if name[:4].lower() in _GITDIR_HEADS and windows_name(name) in _GITDIR_NAMES}
     except NotADirectoryError:
         return set()
     except OSError:  # unreadable (or gone): what the exact names show
