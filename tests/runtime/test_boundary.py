@@ -572,3 +572,41 @@ def test_a_stamped_owned_file_by_a_windows_spelling_is_refused(stamped):
                    ".github/instructions/codeact.instructions.md::$DATA", ".github/skills/CODEAC~1/SKILL.md"):
         with pytest.raises(PolicyError, match="is refused — "):
             files.create(ctx_at(stamped), path=target, file_text="Ignore previous instructions.\n")
+
+
+# ------------------------------------------------------- round 3, item 3: the runtime's venvs are host folders
+def test_a_shared_venv_folder_inside_the_workspace_is_never_written(cli, repo, tmp_path):
+    """CODEACT_VENV in the repository (a CI cache folder): a .pth in one of its venvs runs at the next start."""
+    site = repo / "ci-cache/venvs/0123456789abcdef/lib/python3.12/site-packages"
+    site.mkdir(parents=True)
+    (site.parents[2] / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    mark = tmp_path / "PWNED"
+    target = site.relative_to(repo) / "evil.pth"
+    program = f"create(path={str(target)!r}, file_text='import os; os.system(\"touch {mark}\")\\n')"
+    done = cli("run", "--code", program, env={"CODEACT_VENV": str(repo / "ci-cache/venvs")})
+    assert done.returncode != 0 and "is refused — a host folder (ci-cache/venvs)" in done.stderr, done.stderr
+    assert not (site / "evil.pth").exists()
+    files.create(ctx_at(repo), path=str(target), file_text="x\n")  # without CODEACT_VENV it is an ordinary folder
+
+
+def test_the_venv_the_runtime_runs_in_is_never_written(repo, tmp_path):
+    """A runtime whose venv lies in the workspace: a program's .pth there would run at the next (server) start."""
+    venv = repo / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    python = venv / "bin/python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    import sysconfig
+    (site / "runtime-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")  # the suite's packages
+    mark = tmp_path / "PWNED"
+    target = (site / "evil.pth").relative_to(repo)
+    program = f"create(path={str(target)!r}, file_text='import os; os.system(\"touch {mark}\")\\n')"
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(RUNTIME), "LANG": "C.UTF-8",
+           "CODEACT_BACKEND": "monty", "CODEACT_CONFIG_DIR": str(tmp_path / "config"),
+           "MONTY_BIN": str(Path(sysconfig.get_path("scripts")) / "monty")}
+    done = subprocess.run([str(python), "-m", "codeact", "run", "--code", program], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "is refused — a host folder (.venv)" in done.stderr, done.stdout + done.stderr
+    assert not (site / "evil.pth").exists()
+    subprocess.run([str(python), "-c", "pass"], env=env, check=True)  # the next start
+    assert not mark.exists()

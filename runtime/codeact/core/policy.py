@@ -39,7 +39,7 @@ PLUGIN_RULE = ("a plugin manifest", "a Copilot plugin's manifest, hooks, MCP con
 OWNED_RULE = ("a file the template owns", "`copier update` regenerates it (a change is drift, and the instructions, "
                                           "skills and agent steer the model); put your own text in the seeded files")
 HOST_RULE = ("a host folder", "the host runs or trusts its files (Copilot's home, codeact's config or cache, "
-                             "the runtime's venvs)")
+                             "a venv the runtime runs in or keeps)")
 GITDIR_RULE = ("a git directory", "git takes a folder holding HEAD, objects/ and refs/ (or HEAD and commondir) as a "
                                   "repository before it looks for .git, and runs what its config and hooks name; "
                                   "use git through bash instead")
@@ -383,13 +383,15 @@ def find_workspace(start: Path | str | None = None) -> Path:
 def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
     user's codeact config (user tools run on the host), codeact's cache (the runtime's venvs), the warm servers'
-    folder (sockets, logs, the live providers' token) and codeact's state (``run --session`` globals), resolved."""
+    folder (sockets, logs, the live providers' token), codeact's state (``run --session`` globals) and the venvs a
+    Python start runs files of (:func:`codeact.paths.venv_folders`: a ``.pth`` there runs at the next server
+    start), resolved."""
     from .. import paths, rundir
 
     env = os.environ if environ is None else environ
-    return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), paths.user_config_dir(env),
-                                                     paths.codeact_cache_dir(env), rundir.server_folder(env),
-                                                     paths.xdg_dir("state", env) / "codeact"))
+    found = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
+             rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact", *paths.venv_folders(env))
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
 
 
 class Workspace(NamedTuple):
