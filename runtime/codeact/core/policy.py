@@ -389,8 +389,9 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     from .. import paths, rundir
 
     env = os.environ if environ is None else environ
-    found = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
-             rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact", *paths.venv_folders(env))
+    found: tuple[str | Path, ...] = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
+                                     rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact",
+                                     *paths.venv_folders(env))
     return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
 
 
