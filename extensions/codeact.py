@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jinja2 import pass_context
 from jinja2.ext import Extension
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent.parent
@@ -137,8 +138,21 @@ def choice_error(question: str, answer: Any) -> str:
     return f"unknown {question} {', '.join(map(repr, bad))}; valid: {', '.join(valid)}" if bad else ""
 
 
-def org_policy_error(question: str, answer: Any) -> str:
-    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none)."""
+@pass_context
+def org_policy_error(context: Any, question: str, answer: Any) -> str:
+    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none).
+
+    Not in the temporary copies of an update: the old version's copy re-renders the recorded answers as they are
+    (a hand-edited answer that breaks the policy would fail the update for ever); the real destination checks the
+    answers, and Copier replaces a recorded answer that fails there with the policy's default."""
+    if copier_operation() == "update":
+        conf = context.get("_copier_conf")
+        try:
+            dst = conf["dst_path"] if conf is not None else None
+        except (KeyError, TypeError):
+            dst = None
+        if dst is not None and not _submodule("lifecycle.update").is_real_destination(dst):
+            return ""
     return str(_org_policy().violation(question, answer))
 
 

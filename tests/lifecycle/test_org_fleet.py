@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +125,46 @@ def test_drift_names_each_answer_that_breaks_the_recorded_policy(fork, tmp_path)
     policy = [d for d in found if d["kind"] == "policy"]
     assert code == 1
     assert any("'enforcement'" in d["detail"] for d in policy) and any("'backend'" in d["detail"] for d in policy)
+
+
+def test_an_answers_file_edited_to_break_the_policy_is_repaired_by_the_printed_fix_and_by_a_plain_update(
+        fork, tmp_path):
+    """Issue 27: both failed with "Validation error" (the old version's copy re-validated the recorded answers)."""
+    def broken(dest: Path) -> Path:
+        assert stamp(fork, dest, 'tools=["view","grep","sql"]').returncode == 0
+        commit_all(dest)
+        answers = dest / ANSWERS
+        answers.write_text(answers.read_text().replace("enforcement: exclusive", "enforcement: 'off'")
+                           .replace("backend: monty", "backend: auto"))
+        commit_all(dest, "escape the policy by hand")
+        return dest
+
+    project = broken(tmp_path / "p")
+    code, found = drift_kinds(project)
+    fixes = sorted(d["detail"].split("put the policy's value back with `", 1)[1].split("`", 1)[0]
+                   for d in found if d["kind"] == "policy")
+    assert code == 1 and len(fixes) == 2, found
+    for fix in fixes:
+        ran = subprocess.run(shlex.split(fix) + ["--skip-tasks"], cwd=project, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, env={**os.environ, **GIT_ENV}, timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        if git(project, "status", "--porcelain"):  # the first fix also puts the other answer back
+            commit_all(project, fix)
+    answers = yaml.safe_load((project / ANSWERS).read_text())
+    assert (answers["enforcement"], answers["backend"]) == ("exclusive", "monty")
+    assert answers["tools"] == ["view", "grep", "sql"], "the other answers are kept"
+    assert drift_kinds(project) == (0, [])
+
+    # What the weekly update workflow and Renovate run:
+    plain = broken(tmp_path / "q")
+    ran = copier(plain, "update", "-a", ANSWERS, "--trust", "--defaults", "--skip-answered", "--skip-tasks")
+    assert ran.returncode == 0, ran.stderr
+    answers = yaml.safe_load((plain / ANSWERS).read_text())
+    assert (answers["enforcement"], answers["backend"]) == ("exclusive", "monty")
+    settings = json.loads((plain / ".codeact/settings.json").read_text())
+    assert (settings["enforcement"], settings["backend"]) == ("exclusive", "monty")
+    commit_all(plain, "update")
+    assert drift_kinds(plain) == (0, [])
 
 
 def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(template_src, fork, tmp_path):

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -152,10 +153,21 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
         policy = fetch_policy(src, commit)
     else:
         return found
-    fix = f"{UPDATE_COMMAND} -d NAME=VALUE"
-    found += [Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; fix it with `{fix}`")
-              for name, why in policy.violations(answers)]
+    for name, why in policy.violations(answers):
+        fix = f"{UPDATE_COMMAND} -d {shlex.quote(name + '=' + _cli_value(policy.default(name, answers[name])))}"
+        found.append(Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; put the policy's value back with "
+                                                   f"`{fix}` (a plain `{UPDATE_COMMAND}` takes the policy's "
+                                                   "default)"))
     return found
+
+
+def _cli_value(value: object) -> str:
+    """``value`` as Copier's ``-d NAME=VALUE`` parses it (YAML: a list as a JSON flow list, booleans lower-case)."""
+    if isinstance(value, (list, tuple)):
+        return json.dumps(list(value), separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def stale_lock(project: Path) -> list[Drift]:

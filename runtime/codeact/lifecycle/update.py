@@ -32,9 +32,9 @@ def _git(dst: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(dst), *args], capture_output=True, check=False)
 
 
-def _is_real_destination(dst: Path) -> bool:
-    """Whether ``dst`` is the project being updated (its answers file is tracked there), not a temporary copy."""
-    return _git(dst, "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
+def is_real_destination(dst_path: object) -> bool:
+    """Whether ``dst_path`` is the project being updated (its answers file is tracked there), not a temporary copy."""
+    return _git(Path(str(dst_path)), "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
 
 
 def _head_has(dst: Path, path: str) -> bool:
@@ -60,7 +60,7 @@ def seed_here(dst_path: object, operation: str, path: str) -> bool:
     if operation != "update":
         return True
     dst = Path(str(dst_path))
-    if not _is_real_destination(dst):
+    if not is_real_destination(dst):
         return False  # one of the update's temporary copies: a seeded file never takes part in the diff
     if (dst / path).exists() or _head_has(dst, path):
         return True
