@@ -178,6 +178,16 @@ def seed_here(dst_path: Any, path: str) -> bool:
     return bool(_submodule("lifecycle.update").seed_here(dst_path, copier_operation(), path))
 
 
+def recorded_answers(answers: Any, conf: Any) -> dict[str, Any]:
+    """What the answers file records: Copier's answers, with ``_commit`` the tag asked for (or the newest release)
+    when another tag of the same commit would be recorded (the runtime's ``update.recorded_commit``)."""
+    data = dict(answers or {})
+    if data.get("_commit"):
+        data["_commit"] = _submodule("lifecycle.update").recorded_commit(conf["src_path"], data["_commit"],
+                                                                         conf["vcs_ref"])
+    return data
+
+
 def update_report(dst_path: Any) -> str:
     """Copier's message after an update: what changed and which conflicts are left."""
     return str(_submodule("lifecycle.update").update_report(dst_path))
@@ -259,4 +269,5 @@ class CodeactExtension(Extension):
             org_default=org_default,
             seed_here=seed_here,
             update_report=update_report,
+            recorded_answers=recorded_answers,
         )

@@ -223,12 +223,15 @@ def main(args: argparse.Namespace) -> int:
     drifts = check(project, live=args.live, check_newer=args.check_newer,
                    policy_from=getattr(args, "policy_from", None))
     if args.json:
-        print(json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2))
+        text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
     elif drifts:
-        print(f"codeact drift: {len(drifts)} problem(s) in {project.name}:")
-        for d in drifts:
-            print(f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}")
+        text = f"codeact drift: {len(drifts)} problem(s) in {project.name}:\n" + "\n".join(
+            f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}" for d in drifts)
     else:
-        print("codeact drift: in sync with the template, its answers and the MCP configuration")
-    sys.stdout.flush()
+        text = "codeact drift: in sync with the template, its answers and the MCP configuration"
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `drift --json | head`: the reader left; the exit code still says the result
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
     return EXIT_PROGRAM_ERROR if drifts else EXIT_OK

@@ -84,6 +84,30 @@ def keep_user_files(dst: Path) -> list[str]:
     return kept
 
 
+def recorded_commit(src_path: object, described: str | None, asked: str | None) -> str | None:
+    """The ``_commit`` to record. Copier records ``git describe --tags`` of the template, which names any one tag of
+    the commit: with two tags on it (a fork's ``v1!0.4.0`` on upstream's ``v0.4.0``) it may record the other one,
+    and later updates, migrations and ``codeact drift`` then read that version. Keep the tag asked for, else (the
+    newest release) the highest PEP 440 tag there, as Copier chose it."""
+    if not described:
+        return described
+    shown = _git(Path(str(src_path)), "tag", "--points-at", "HEAD")
+    tags = shown.stdout.decode("utf-8", "replace").split() if shown.returncode == 0 else []
+    if described not in tags:
+        return described  # not exactly on a tag (e.g. v0.1.0-3-gabc1234): nothing to choose
+    if asked in tags:
+        return asked
+    from packaging.version import InvalidVersion, Version
+
+    versions = []
+    for tag in tags:
+        try:
+            versions.append((Version(tag), tag))
+        except InvalidVersion:
+            continue
+    return max(versions)[1] if versions else described
+
+
 def _answers(text: str) -> dict[str, object]:
     import yaml
 
