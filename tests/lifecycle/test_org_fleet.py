@@ -190,6 +190,54 @@ def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(tem
     assert drift_kinds(compliant, "--policy-from", str(fork)) == (0, [])
 
 
+def central_check(org_checkout: Path, project: Path, src: str) -> tuple[int, list[dict[str, str]]]:
+    """The organisation's check as docs/organisations.md gives it: the fork's runtime from its checkout."""
+    env = {k: v for k, v in {**os.environ, **GIT_ENV}.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-m", "codeact", "drift", "--repo", str(project), "--offline",
+                             "--policy-from", src, "--json"], cwd=org_checkout / "runtime", capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)["drift"]
+
+
+def test_the_organisations_check_cannot_be_faked_by_the_repository_it_checks(fork, tmp_path, venv_dir):
+    project = tmp_path / "p"
+    assert stamp(fork, project).returncode == 0
+    commit_all(project)
+    assert central_check(fork, project, str(fork)) == (0, [])
+    answers = project / ANSWERS
+    answers.write_text(answers.read_text().replace("enforcement: exclusive", "enforcement: 'off'"))
+    # One line in the launcher, one in the runtime, one in the hook: the repository's own check now passes.
+    launcher = project / ".codeact/bin/codeact"
+    first, rest = launcher.read_text().split("\n", 1)
+    launcher.write_text(first + '\n[ "$1" = drift ] && { echo "codeact drift: in sync"; exit 0; }\n' + rest)
+    runtime = project / ".codeact/runtime/codeact/lifecycle/drift.py"
+    runtime.write_text(runtime.read_text() + "\ndef check(*args, **kwargs):\n    return []\n")
+    hook = project / ".codeact/hooks/pre-tool-use.sh"
+    first, rest = hook.read_text().split("\n", 1)
+    hook.write_text(first + "\nexit 0\n" + rest)
+    commit_all(project, "make the check pass")
+    own = subprocess.run([str(launcher), "drift", "--offline", "--policy-from", str(fork)], cwd=project,
+                         capture_output=True, text=True, env={**os.environ, "CODEACT_VENV": str(venv_dir)},
+                         timeout=300)
+    assert own.returncode == 0 and "in sync" in own.stdout  # why the repository's launcher must not judge itself
+
+    code, found = central_check(fork, project, str(fork))
+    assert code == 1
+    kinds = {(d["kind"], d["path"]) for d in found}
+    assert {("edited", ".codeact/bin/codeact"), ("edited", ".codeact/runtime/codeact/lifecycle/drift.py"),
+            ("edited", ".codeact/hooks/pre-tool-use.sh")} <= kinds, found
+    assert any(d["kind"] == "policy" and "'enforcement'" in d["detail"] for d in found)
+
+    # Pointing _src_path at a template of its own (rendering the tampered files) changes nothing: the check
+    # renders from the organisation's template.
+    answers.write_text(answers.read_text().replace(f"_src_path: {fork}", "_src_path: /elsewhere/template"))
+    commit_all(project, "another source")
+    code, found = central_check(fork, project, str(fork))
+    kinds = {(d["kind"], d["path"]) for d in found}
+    assert code == 1 and ("source", ANSWERS) in kinds and ("edited", ".codeact/bin/codeact") in kinds, found
+
+
 def test_fork_tags_under_their_own_epoch_never_jump_to_an_upstream_tag(fork, tmp_path):
     """Upstream tags fetched into the fork sort below the fork's `v1!X.Y.Z` tags, so `copier update` stays."""
     project = tmp_path / "p"

@@ -37,7 +37,8 @@ COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier
 
 @dataclass(frozen=True)
 class Drift:
-    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | stale-lock | newer-template
+    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | unrendered | stale-lock
+    # | newer-template | unreadable
     path: str
     detail: str
 
@@ -75,13 +76,23 @@ def conflict_leftovers(project: Path) -> list[Drift]:
     return found
 
 
-def render_expected(project: Path, copier: str) -> Path:
-    """Render the recorded template version with the recorded answers into a temporary folder."""
+_SRC_LINE = re.compile(r"^_src_path:.*$", re.M)
+
+
+def render_expected(project: Path, copier: str, source: str | None = None) -> Path:
+    """Render the recorded template version with the recorded answers into a temporary folder: from ``source``
+    when given (the organisation's template, whatever ``_src_path`` the repository records), else ``_src_path``."""
     tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
     for rel in (ANSWERS_FILE, LOCK_FILE):
         if (project / rel).is_file():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(project / rel, tmp / rel)
+    if source:
+        answers = tmp / ANSWERS_FILE
+        text = answers.read_text(encoding="utf-8")
+        line = f"_src_path: {json.dumps(source)}"
+        answers.write_text(_SRC_LINE.sub(lambda _m: line, text, count=1) if _SRC_LINE.search(text)
+                           else f"{line}\n{text}", encoding="utf-8")
     env = {**os.environ, "GIT_AUTHOR_NAME": "codeact", "GIT_AUTHOR_EMAIL": "codeact@localhost",
            "GIT_COMMITTER_NAME": "codeact", "GIT_COMMITTER_EMAIL": "codeact@localhost"}
     subprocess.run(["git", "init", "-q"], cwd=tmp, check=True, env=env)
@@ -206,7 +217,16 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
     found += policy_drift(project, policy_from)
-    expected = render_expected(project, copier)
+    try:
+        expected = render_expected(project, copier, policy_from)
+    except ConfigError as exc:
+        if not policy_from:
+            raise
+        # The organisation's template cannot render what the repository records (e.g. a version it never had):
+        # nothing of the repository's can be trusted as the template's, so that alone fails the check.
+        return found + [Drift("unrendered", ANSWERS_FILE, f"{exc} from the organisation's template {policy_from}; "
+                                                          "the launcher, runtime, hooks and instructions are "
+                                                          "unchecked until the repository records a version of it")]
     try:
         found += rendered_differences(project, expected)
     finally:
