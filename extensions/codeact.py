@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jinja2 import pass_context
 from jinja2.ext import Extension
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent.parent
@@ -137,8 +138,21 @@ def choice_error(question: str, answer: Any) -> str:
     return f"unknown {question} {', '.join(map(repr, bad))}; valid: {', '.join(valid)}" if bad else ""
 
 
-def org_policy_error(question: str, answer: Any) -> str:
-    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none)."""
+@pass_context
+def org_policy_error(context: Any, question: str, answer: Any) -> str:
+    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none).
+
+    Not in the temporary copies of an update: the old version's copy re-renders the recorded answers as they are
+    (a hand-edited answer that breaks the policy would fail the update for ever); the real destination checks the
+    answers, and Copier replaces a recorded answer that fails there with the policy's default."""
+    if copier_operation() == "update":
+        conf = context.get("_copier_conf")
+        try:
+            dst = conf["dst_path"] if conf is not None else None
+        except (KeyError, TypeError):
+            dst = None
+        if dst is not None and not _submodule("lifecycle.update").is_real_destination(dst):
+            return ""
     return str(_org_policy().violation(question, answer))
 
 
@@ -162,6 +176,16 @@ def seed_here(dst_path: Any, path: str) -> bool:
     """Whether this render writes the seeded file ``path`` (never in an update's temporary copies; not again once
     the user deleted it)."""
     return bool(_submodule("lifecycle.update").seed_here(dst_path, copier_operation(), path))
+
+
+def recorded_answers(answers: Any, conf: Any) -> dict[str, Any]:
+    """What the answers file records: Copier's answers, with ``_commit`` the tag asked for (or the newest release)
+    when another tag of the same commit would be recorded (the runtime's ``update.recorded_commit``)."""
+    data = dict(answers or {})
+    if data.get("_commit"):
+        data["_commit"] = _submodule("lifecycle.update").recorded_commit(conf["src_path"], data["_commit"],
+                                                                         conf["vcs_ref"])
+    return data
 
 
 def update_report(dst_path: Any) -> str:
@@ -245,4 +269,5 @@ class CodeactExtension(Extension):
             org_default=org_default,
             seed_here=seed_here,
             update_report=update_report,
+            recorded_answers=recorded_answers,
         )
