@@ -329,7 +329,14 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
                     batch = []
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
     files, dropped = found.result()  # plain string order, as sorted() gives
-    return Cut([lead + rel for rel in files] if lead else files, dropped)
+    paths = [lead + rel for rel in files] if lead else files
+    kept = _fitting([len(_json_str(p)) + 2 for p in paths], found.budget)  # exactly as the runner counts
+    total = max(found.seen, len(paths))
+    if kept < total:
+        notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
+                               f"{found.budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
+                               "a time)")
+    return Cut(paths[:kept], 0)
 
 
 DEFAULT_MAX_RESULTS = 100_000  # sized for real repositories: the 1 MiB tool-result limit is what cuts in practice
