@@ -178,7 +178,7 @@ def test_view_text_exactly_and_ranges(ctx, fixture_workspace):
     assert files.view(ctx, path="src/app.py", view_range=[11, -1]) == '    """Double x."""\n    return x * 2\n'
     with pytest.raises(ToolError, match="1-based"):
         files.view(ctx, path="src/app.py", view_range=[0, 2])
-    with pytest.raises(ToolError, match="has 12 lines"):
+    with pytest.raises(IndexError, match="which has 12 lines"):
         files.view(ctx, path="src/app.py", view_range=[40, 41])
     with pytest.raises(ToolError, match="two line numbers"):
         files.view(ctx, path="src/app.py", view_range=[1])
