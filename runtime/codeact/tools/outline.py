@@ -61,7 +61,8 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
         shown = ctx.workspace.display(base)
         files = [shown] if Glob(glob).matches(base.name) else []
     else:
-        files = [f for f in search.glob(ctx, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
+        every = ctx._replace(limits=ctx.limits.merged({"tool_result": 1 << 62}))  # the list is not the result
+        files = [f for f in search.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
     clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(ctx.workspace.root, ctx.environ)
     items: list[dict[str, Any]] = []
