@@ -23,7 +23,11 @@ Globs follow .gitignore/ripgrep syntax: ``*`` and ``?`` stay within one path seg
 ``[abc]``, ``[!a-z]`` and ``{py,md}`` work. A glob without ``/`` matches a file's name at any depth
 (``*.py`` finds every Python file); a glob with ``/`` is matched against the path below ``path``
 (``src/*.py``, ``**/tests/*.py``). Regular expressions are Python's ``re``; ripgrep runs them when it reads them
-the same way, and the Python search runs the rest (look-arounds, back-references).
+the same way, and the Python search runs the rest (look-arounds, back-references), where the run's deadline can stop
+it: in process on the main thread (``SIGALRM``), else in a worker process (:mod:`codeact.tools.regex_worker`).
+
+A grep or glob that returns less than everything says so in a note (:mod:`codeact.core.notices`) with the real
+total; both cut their lists exactly as the runner counts them, so the runner never cuts them again.
 """
 from __future__ import annotations
 
