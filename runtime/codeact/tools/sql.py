@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core import notices
 from ..errors import PolicyError, ToolError
 from ..core.limits import Deadline
 from .base import ToolContext
@@ -159,10 +160,18 @@ def _fetch(cursor: Any, cap: int) -> list[Any]:
         batch = cursor.fetchmany(500)
         if not batch:
             return rows
-        for values in batch:
+        for i, values in enumerate(batch):
             row = dict(zip(names, values))
-            size += len(json.dumps(row, default=repr)) + 2
+            size += len(json.dumps(row, default=str)) + 2  # as the runner counts it
             if size > cap:
-                rows.append(f"... [truncated: more rows follow after {len(rows)}; add LIMIT or narrow your query]")
+                more = len(batch) - i
+                while True:  # counted, not kept: the note tells the real number (the deadline still stops it)
+                    counted = len(cursor.fetchmany(5000))
+                    if not counted:
+                        break
+                    more += counted
+                notices.note("sql()", f"returned {len(rows):,} of {len(rows) + more:,} rows (the {cap:,}-byte "
+                                      "tool-result limit); add LIMIT/OFFSET to page, select fewer columns, or "
+                                      "aggregate in SQL (COUNT, GROUP BY)")
                 return rows
             rows.append(row)
