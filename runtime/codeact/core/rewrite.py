@@ -10,6 +10,10 @@ Only attribute loads whose name is a method of a built-in type are touched, and 
 be a built-in at run time: a dataclass field named ``get`` keeps its value. Line numbers never change, so errors
 report the program's own lines. ``str.lower`` (a method taken from the type) becomes ``lambda _s, ...: _s.lower()``.
 
+``hasattr(x, "keys")``, ``getattr(s, "upper", None)`` and ``callable(f)`` answer False/None on built-in values in
+the sandbox; with a literal name, :func:`_builtin_attr_edits` answers them from CPython's own attribute lists of the
+built-in types, by the value's type at run time (anything else goes to the sandbox's ``hasattr`` as before).
+
 Nor can the sandbox call a tool from a function that a built-in calls back (``sorted(ps, key=lambda p:
 len(view(path=p)))``). Where ``sorted``, ``min``, ``max``, ``map``, ``filter`` or ``list.sort`` get the program's own
 function (a lambda or a ``def``), the built-in's name is replaced by a stand-in that calls the function from a
@@ -41,6 +45,26 @@ def method_names() -> frozenset[str]:
                      if not name.startswith("_") and callable(getattr(kind, name)))
 
 
+_ATTR_CALL = re.compile(r"\b(?:hasattr|getattr|callable)\s*\(")
+_CALLABLE_TYPES = ("builtin_function_or_method", "function", "type", "partial", "method")
+
+
+@lru_cache(maxsize=1)
+def _builtin_types() -> tuple[tuple[str, type], ...]:
+    """The built-in types as the sandbox names them (``type(x).__name__``), with CPython's type of that name."""
+    import collections
+
+    kinds: list[type] = [str, bytes, list, dict, set, frozenset, tuple, int, float, bool, collections.Counter,
+                         collections.defaultdict, collections.deque]
+    named = [(k.__name__, k) for k in kinds]
+    return (*named, ("Pattern", type(re.compile(""))), ("Match", type(re.match("", ""))))
+
+
+def types_having(attr: str) -> tuple[str, ...]:
+    """The sandbox names of the built-in types that have ``attr`` in CPython."""
+    return tuple(name for name, kind in _builtin_types() if hasattr(kind, attr))
+
+
 def rewrite(code: str) -> str:
     """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there:
     built-in bound methods taken as values (:func:`bind_methods`) and functions that ``sorted``, ``min``, ``max``,
@@ -50,7 +74,7 @@ def rewrite(code: str) -> str:
     the sandbox may still accept).
     """
     candidates = {m[1] for m in _CANDIDATE.finditer(code)}
-    callbacks = _CALLBACK.search(code) is not None
+    callbacks = _CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
     if not candidates and not callbacks:
         return code  # most programs: nothing to look up
     if not callbacks and candidates.isdisjoint(method_names()):
@@ -67,7 +91,8 @@ def rewrite(code: str) -> str:
     defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
-    edits = _method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+    edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+             + _builtin_attr_edits(tree, bound, starts))
     if not edits:
         return code
     data = code.encode("utf-8")
@@ -179,6 +204,39 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
         if fits:
             at = _offset(starts, node.func.lineno, node.func.col_offset)
             edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, _STAND_INS[name]))
+    return edits
+
+
+def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """Edits that replace ``hasattr``/``getattr`` (with a literal attribute name) and ``callable`` by stand-ins
+    that answer as CPython does for built-in values; the arguments stay as written."""
+    import ast
+
+    if "type" in bound:
+        return []
+    edits: list[tuple[int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in bound
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)):
+            continue
+        name, args = node.func.id, node.args
+        text = None
+        if name == "callable" and len(args) == 1:
+            text = f"(lambda _c: type(_c).__name__ in {_CALLABLE_TYPES!r})"
+        elif (name in ("hasattr", "getattr") and len(args) in ((2,) if name == "hasattr" else (2, 3))
+              and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+              and args[1].value.isidentifier()):
+            attr, kinds = args[1].value, types_having(args[1].value)
+            if not kinds:
+                continue
+            if name == "hasattr":
+                text = f"(lambda _r, _n: type(_r).__name__ in {kinds!r} or hasattr(_r, _n))"
+            elif attr in method_names():  # a bound method: the value the program gets calls it on the receiver
+                text = (f"(lambda _r, _n, *_d: (lambda *_a, **_k: _r.{attr}(*_a, **_k)) "
+                        f"if type(_r).__name__ in {kinds!r} else getattr(_r, _n, *_d))")
+        if text is not None:
+            at = _offset(starts, node.func.lineno, node.func.col_offset)
+            edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, text))
     return edits
 
 
