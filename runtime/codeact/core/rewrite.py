@@ -92,7 +92,7 @@ def rewrite(code: str) -> str:
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
     edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
-             + _builtin_attr_edits(tree, bound, starts))
+             + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts))
     if not edits:
         return code
     data = code.encode("utf-8")
@@ -145,7 +145,7 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
 # The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
 # from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
 # order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
-_CALLBACK = re.compile(r"\b(?:map|filter)\s*\(|\bkey\s*=")  # sorted(xs) alone needs no parse
+_CALLBACK = re.compile(r"\b(?:map|filter|sorted|enumerate|zip|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
 _STAND_INS = {
     "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
                "key=lambda _t: _t[0], reverse=reverse)])"),
@@ -204,6 +204,57 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
         if fits:
             at = _offset(starts, node.func.lineno, node.func.col_offset)
             edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, _STAND_INS[name]))
+    return edits
+
+
+# Paths sort by their parts in CPython; the sandbox's paths do not compare at all. Files iterate by line in CPython;
+# the sandbox's only in a for loop. These stand-ins give CPython's answer and leave other values to the built-in.
+_PATH_TYPES = ("PosixPath", "PurePosixPath", "Path", "PurePath", "WindowsPath")
+_SORTED_PLAIN = ("(lambda _v, **_k: sorted(_v, key=lambda _e: tuple(_e.parts) if type(_e).__name__ in "
+                 f"{_PATH_TYPES!r} else _e, **_k))")
+_NEXT = "(lambda _l, *_d: _l[0] if _l else _d[0] if _d else next(iter(_l)))"
+_LINES = "(lambda _f: _f.readlines() if type(_f).__name__ == 'TextIOWrapper' else _f)"
+_RELATIVE_TO = ("(lambda _p, _b: _p.relative_to(_b) if type(_p).__name__ not in " + repr(_PATH_TYPES) + " else "
+                "(_p if str(_b) in ('.', '') else type(_p)('.') if str(_p) == str(_b) else "
+                "type(_p)(str(_p)[len(str(_b).rstrip('/')) + 1:]) if str(_p).startswith(str(_b).rstrip('/') + '/') "
+                "else _p.relative_to(_b)))")
+
+
+def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """``sorted(paths)``, ``p.relative_to(base)`` and ``enumerate(f)``/``zip(f, ...)``/``list(f)`` over an open
+    file, rewritten to stand-ins that answer as CPython does."""
+    import ast
+
+    if "type" in bound:
+        return []
+    edits: list[tuple[int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "sorted" and "sorted" not in bound and len(node.args) == 1
+                and {k.arg for k in node.keywords} <= {"reverse"} and not isinstance(node.args[0], ast.Starred)):
+            at = _offset(starts, func.lineno, func.col_offset)
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _SORTED_PLAIN))
+        elif (isinstance(func, ast.Name) and func.id == "next" and "next" not in bound and 1 <= len(node.args) <= 2
+              and isinstance(node.args[0], ast.GeneratorExp) and not node.keywords):
+            # a generator expression is a list in the sandbox (monty#364): its first item, as next() would give
+            at = _offset(starts, func.lineno, func.col_offset)
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _NEXT))
+        elif (isinstance(func, ast.Name) and func.id in ("enumerate", "zip", "list", "tuple")
+              and func.id not in bound and node.args and isinstance(node.args[0], ast.Name)):
+            arg = node.args[0]
+            at = _offset(starts, arg.lineno, arg.col_offset)
+            edits.append((at, at, 1, _LINES + "("))
+            edits.append((_offset(starts, arg.end_lineno, arg.end_col_offset),) * 2 + (1, ")"))
+        elif (isinstance(func, ast.Attribute) and func.attr == "relative_to" and len(node.args) == 1
+              and not node.keywords and func.value.end_lineno == node.args[0].lineno):
+            receiver = func.value
+            at = _offset(starts, receiver.lineno, receiver.col_offset)
+            tail = _offset(starts, receiver.end_lineno, receiver.end_col_offset)
+            arg = _offset(starts, node.args[0].lineno, node.args[0].col_offset)
+            edits.append((at, at, 0, _RELATIVE_TO + "("))
+            edits.append((tail, arg, 0, ", "))
     return edits
 
 
