@@ -2,8 +2,9 @@
 
 The Copilot CLI replaces a tool result over about 20 KiB by a file the model is shown 500 characters of (and in
 exclusive mode cannot read back). So ``codeact run`` prints at most ``Limits.output`` bytes (16 KiB by default),
-stdout and stderr together. When it has to cut, the whole output goes to the store, and the last line printed says
-how much was cut and how to read it::
+stdout and stderr together. When it has to cut, it cuts the MIDDLE of what the program printed (the answer is
+usually at the end): the head and the tail are shown, the last value's line and stderr (notes, the error) always
+are, the whole output goes to the store, and where the cut is a line says how much was cut and how to read it::
 
     [cut: N more bytes, M lines; read them with previous_output(run="ID", first_line=K)]
 
@@ -365,7 +366,7 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
         return shown.streams()
     envelope = result.to_json()
     room, whole = cap, _size(printed) + _size(value) + _size(err)
-    for _attempt in range(8):  # JSON escapes text and adds fields: shrink the plain room until the object fits
+    for _attempt in range(32):  # JSON escapes text and adds fields: shrink the plain room until the object fits
         shown = window(printed, err, room, value)
         fields = _json_fields(envelope, result, shown, shown.cut)
         size = _size(_dumps(fields))
@@ -373,7 +374,7 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
             break
         text = fields["stdout"]  # each byte shown costs this many in the JSON
         ratio = max(1.0, _size(json.dumps(text, ensure_ascii=False)) / max(1, _size(text)))
-        room = max(0, min(room, whole) - int((size - cap) / ratio) - 1)
+        room = max(0, min(room - 1, whole) - int((size - cap) / ratio) - 1)
     return _dumps(_json_fields(envelope, result, shown, _store(shown, workspace, environ))), ""
 
 

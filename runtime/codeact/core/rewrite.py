@@ -227,6 +227,7 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
 
     if "type" in bound:
         return []
+    files = _file_names(tree)
     edits: list[tuple[int, int, int, str]] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
@@ -242,11 +243,13 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
             at = _offset(starts, func.lineno, func.col_offset)
             edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _NEXT))
         elif (isinstance(func, ast.Name) and func.id in ("enumerate", "zip", "list", "tuple")
-              and func.id not in bound and node.args and isinstance(node.args[0], ast.Name)):
-            arg = node.args[0]
-            at = _offset(starts, arg.lineno, arg.col_offset)
+              and func.id not in bound and node.args and isinstance(node.args[0], ast.Name)
+              and node.args[0].id in files):
+            first = node.args[0]
+            at = _offset(starts, first.lineno, first.col_offset)
             edits.append((at, at, 1, _LINES + "("))
-            edits.append((_offset(starts, arg.end_lineno, arg.end_col_offset),) * 2 + (1, ")"))
+            stop = _offset(starts, first.end_lineno, first.end_col_offset)
+            edits.append((stop, stop, 1, ")"))
         elif (isinstance(func, ast.Attribute) and func.attr == "relative_to" and len(node.args) == 1
               and not node.keywords and func.value.end_lineno == node.args[0].lineno):
             receiver = func.value
@@ -256,6 +259,23 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
             edits.append((at, at, 0, _RELATIVE_TO + "("))
             edits.append((tail, arg, 0, ", "))
     return edits
+
+
+def _file_names(tree: Any) -> set[str]:
+    """Names the program binds to ``open(...)``: ``with open(p) as f`` and ``f = open(p)``."""
+    import ast
+
+    def opens(node: Any) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            names |= {i.optional_vars.id for i in node.items
+                      if opens(i.context_expr) and isinstance(i.optional_vars, ast.Name)}
+        elif isinstance(node, ast.Assign) and opens(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
 
 
 def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
