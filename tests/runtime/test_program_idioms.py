@@ -186,3 +186,24 @@ def test_quick_held_out_programs_are_identical_to_cpython_through_the_launcher(p
 
 def test_the_held_out_corpus_is_large_and_has_a_quick_subset():
     assert len(PROGRAMS) >= 60 and 10 <= len(QUICK) < len(PROGRAMS)
+
+
+def test_a_link_leading_out_of_the_workspace_is_refused_to_the_programs_own_reads(run_program, fixture_workspace,
+                                                                                   tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    (fixture_workspace / "leak.txt").symlink_to(outside / "secret.txt")
+    (fixture_workspace / "leakdir").symlink_to(outside, target_is_directory=True)
+    for code in ('open("leak.txt").read()', 'from pathlib import Path\nPath("leak.txt").read_text()',
+                 'import os\nos.listdir("leakdir")'):
+        result = run_program(code)
+        assert not result.ok and result.error.type == "PermissionError", (code, result)
+        assert "SECRET" not in result.stdout + str(result.result) + result.error.message
+    # os.walk and Path.glob swallow errors as CPython's do: the run says what it did not read
+    for code in ('from pathlib import Path\nlist(Path("leakdir").rglob("*"))', 'import os\nlist(os.walk("/"))'):
+        result = run_program(code)
+        assert result.ok and result.result == [] and "SECRET" not in json.dumps(result.result)
+        assert any(n.startswith("files: ") and "outside the workspace" in n for n in result.notes), result.notes
+    walked = run_program('import os\n[(r, sorted(d), sorted(f)) for r, d, f in os.walk(".") if "leak" in str(f + d)]')
+    assert walked.ok and "SECRET" not in json.dumps(walked.result)  # the link is listed, never entered

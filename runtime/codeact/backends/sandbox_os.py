@@ -14,6 +14,7 @@ import os
 from pathlib import PurePosixPath
 from typing import Any, Callable
 
+from ..core import notices
 from ..core.policy import Workspace
 from ..errors import PolicyError
 
@@ -64,6 +65,8 @@ class WorkspaceOS:
         try:
             return str(self.workspace.resolve(str(_path_of(path))))
         except PolicyError as exc:
+            # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
+            notices.note("files", f"{self._shown(path)!r} was not read: {exc}")
             raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
 
     def _existing(self, path: Any) -> str:
