@@ -173,14 +173,15 @@ def test_edit_is_atomic_and_keeps_the_mode(ctx, fixture_workspace, mode):
 # ------------------------------------------------------------------------------------------------ the sandbox
 @pytest.mark.parametrize("code, kind", [
     ('open("/etc/passwd").read()', "PermissionError"),
-    ('open("README.md").read()', "PermissionError"),
+    ('open("README.md", "w").write("x")', "PermissionError"),  # reads of the workspace work (issue 24); writes not
     ('import os\nos.environ["HOME"]', "PermissionError"),
     ('import os\nos.getenv("HOME")', "PermissionError"),
     ("import subprocess", "ModuleNotFoundError"),
     ("import socket", "ModuleNotFoundError"),
     ('__import__("os")', "NameError"),
-    ('from pathlib import Path\nPath("README.md").read_text()', "PermissionError"),
-    ('import os\nos.listdir(".")', "PermissionError"),
+    ('from pathlib import Path\nPath("../outside.txt").read_text()', "PermissionError"),
+    ('import os\nos.listdir("..")', "PermissionError"),
+    ('from pathlib import Path\nPath("README.md").write_text("x")', "PermissionError"),
 ])
 def test_the_sandbox_has_no_direct_access(run_program, code, kind):
     result = run_program(code)
