@@ -18,25 +18,37 @@ class UsageErrorWithHelp(CodeactError):
     exit_code = EXIT_USAGE
 
 
+# what argparse needs beyond codeact.cmdline.OPTIONS["run"] (the names and which take a value), option by option
+_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "--code": {"help": "the program text"},
+    "--file": {"help": "a file holding the program"},
+    "--workspace": {"help": "folder the tools may reach (default: the git top-level, else here)"},
+    "--backend": {"choices": BACKENDS, "help": "sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)"},
+    "--timeout": {"type": float, "help": "wall-time limit in seconds (default 30)"},
+    "--json": {"help": "print one JSON object: ok, backend, stdout, result, error, tool_calls, duration_ms, cut "
+                       "(null, or the run, bytes and lines not shown)"},
+    "--session": {"metavar": "NAME",
+                  "help": "keep the program's plain-data globals (numbers, strings, lists, dicts...) for the next run "
+                          "with the same NAME in this workspace; without it every run starts empty"},
+}
+_PROGRAM = ("--code", "--file")  # with the stdin positional: the program, given exactly once
+
+
 def add_parser(sub: Any) -> None:
-    """Add ``run`` to the subcommands ``sub``."""
+    """Add ``run`` to the subcommands ``sub``: its options are :data:`codeact.cmdline.OPTIONS` ``["run"]``, the
+    table the thin client and the server read a command line by."""
+    from ..cmdline import OPTIONS
+
     run_p = sub.add_parser("run", help="run a program in the sandbox", epilog=EPILOG,
                            description="Run a Python program in the sandbox. It prints what the program prints, "
                                        "then the value of its last expression (as JSON) if not None.")
     src = run_p.add_argument_group("program (exactly one)")
-    src.add_argument("--code", help="the program text")
-    src.add_argument("--file", help="a file holding the program")
+    for option in _PROGRAM:
+        src.add_argument(option, **_ARGUMENTS[option])
     src.add_argument("stdin", nargs="?", choices=["-"], help="read the program from standard input")
-    run_p.add_argument("--workspace", help="folder the tools may reach (default: the git top-level, else here)")
-    run_p.add_argument("--backend", choices=BACKENDS,
-                       help="sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)")
-    run_p.add_argument("--timeout", type=float, help="wall-time limit in seconds (default 30)")
-    run_p.add_argument("--json", action="store_true", help="print one JSON object: ok, backend, stdout, result, "
-                                                            "error, tool_calls, duration_ms, cut (null, or the "
-                                                            "run, bytes and lines not shown)")
-    run_p.add_argument("--session", metavar="NAME",
-                       help="keep the program's plain-data globals (numbers, strings, lists, dicts...) for the next "
-                            "run with the same NAME in this workspace; without it every run starts empty")
+    for option, takes_value in OPTIONS["run"].items():
+        if option not in _PROGRAM:
+            run_p.add_argument(option, **_ARGUMENTS[option], **({} if takes_value else {"action": "store_true"}))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -49,7 +61,15 @@ def main(args: argparse.Namespace) -> int:
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
     limits = Limits.from_env(env).merged(overrides)
     workspace = args.workspace or (str(_workspace_root(args)) if args.cwd is not None else None)
-    result = run(code, workspace=workspace, backend=args.backend, limits=limits, environ=env, session=args.session)
+    # in this process, a tool that holds the interpreter (C code keeping the GIL) would stop every deadline here:
+    # a process outside ends it (the warm server's client does the same for the server)
+    guard = _Watchdog(float(limits.timeout)) if args.environ is None else None
+    try:
+        result = run(code, workspace=workspace, backend=args.backend, limits=limits, environ=env,
+                     session=args.session)
+    finally:
+        if guard is not None:
+            guard.close()
     # at most the output cap, stdout and stderr together; a cut run is stored and its last line says how to read on
     out, err = present(result, cap=int(limits.output), workspace=lambda: _workspace_root(args), environ=env,
                     as_json=args.json)
@@ -59,6 +79,48 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(err)
         sys.stderr.flush()
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+
+
+WATCHDOG_GRACE_S = 1.8  # past the run's time limit: a run in this process ends by its timeout + 2 s
+_WATCHDOG = """import os, select, signal, sys
+fd, timeout, grace, pid = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+if not select.select([fd], [], [], timeout + grace)[0]:  # the pipe still open: the run has not ended
+    os.write(2, b"codeact: the run did not end by its %g s time limit (+%g s): a tool holds the interpreter (C code "
+                b"that never yields); it was killed\\n" % (timeout, grace))
+    os.kill(pid, signal.SIGKILL)
+"""
+
+
+class _Watchdog:
+    """A process that kills this one unless :meth:`close` comes within the run's ``timeout`` plus
+    :data:`WATCHDOG_GRACE_S` (it waits on a pipe this process holds open; this process ending lets it go too)."""
+
+    def __init__(self, timeout: float) -> None:
+        self.pid, self.fd = 0, -1
+        if os.name != "posix":
+            return
+        read, self.fd = os.pipe()
+        os.set_inheritable(read, True)  # the write end stays close-on-exec: only this process holds it
+        try:
+            self.pid = os.posix_spawn(sys.executable, [sys.executable, "-S", "-I", "-c", _WATCHDOG, str(read),
+                                                       f"{timeout:g}", f"{WATCHDOG_GRACE_S:g}", str(os.getpid())],
+                                      dict(os.environ), setsid=True)
+        except OSError:
+            os.close(self.fd)
+            self.fd = -1
+        finally:
+            os.close(read)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        if self.pid:
+            try:
+                os.waitpid(self.pid, 0)  # it is waiting on the pipe by now, and exits at once
+            except ChildProcessError:
+                pass
+            self.pid = 0
 
 
 def _workspace_root(args: argparse.Namespace) -> Path:
