@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 
 _KEYS = ("running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
-         "providers", "responding", "stuck")
+         "providers", "active_runs", "responding", "stuck")
 STUCK = "the server does not answer: a run holds its interpreter (a tool stuck in C code)"
 
 
