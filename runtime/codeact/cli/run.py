@@ -95,7 +95,7 @@ class _Watchdog:
 
         self._handler = faulthandler
         try:
-            faulthandler.dump_traceback_later(timeout + WATCHDOG_GRACE_S, exit=True, file=sys.__stderr__)
+            faulthandler.dump_traceback_later(timeout + WATCHDOG_GRACE_S, exit=True, file=2)  # stderr
             self.armed = True
         except (AttributeError, ValueError, OSError, RuntimeError):
             self.armed = False  # no usable stderr (closed, or not a file): the run goes unguarded
