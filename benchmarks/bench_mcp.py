@@ -51,7 +51,9 @@ def one_tool(repo: UserRepo, runs: int, warm: bool) -> dict[str, Timing]:
             for mode in (("cold", "warm") if warm else ("cold",)) for what, code in (("trivial", "1"), ("mcp", ECHO))}
     cmds["sdk"] = (client(repo, "sdk", 0, 0), repo.env("cold"))
     cmds["raw"] = (client(repo, "raw", 0, 0), repo.env("cold"))
-    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold:mcp": "hi", "warm:mcp": "hi"})
+    server = repo.server_pid() if warm else None
+    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold:mcp": "hi", "warm:mcp": "hi"},
+                          servers={"warm:trivial": server, "warm:mcp": server})
 
 
 def per_call(repo: UserRepo, runs: int, calls: int, warm: bool) -> dict[str, float]:
@@ -59,7 +61,8 @@ def per_call(repo: UserRepo, runs: int, calls: int, warm: bool) -> dict[str, flo
     for mode in ("cold", "warm") if warm else ("cold",):
         cmds[f"{mode}:n"] = (repo.run_cmd(loop(calls, ECHO)), repo.env(mode))
         cmds[f"{mode}:0"] = (repo.run_cmd(loop(calls, 'same(text="hi")')), repo.env(mode))
-    timed = time_processes(cmds, runs, cwd=repo.repo)
+    server = repo.server_pid() if warm else None
+    timed = time_processes(cmds, runs, cwd=repo.repo, servers={"warm:n": server, "warm:0": server})
     out = {mode: (timed[f"{mode}:n"].wall_ms - timed[f"{mode}:0"].wall_ms) * 1000 / calls
            for mode in ("cold", "warm") if f"{mode}:n" in timed}
     for kind in ("sdk", "raw"):

@@ -10,8 +10,8 @@ no server). The floors use the SAME venv Python the launcher execs:
              calls minus one making the same loop over a sandbox-local function (both call each tool once first,
              so the MCP session is open), against the bare pydantic-monty loop answering view by reading the file
              (benchmarks/bare_monty.py, in process, same run)
-  peers      agent-framework-monty and pydantic-ai-harness CodeMode from PyPI (benchmarks/peers.py), and the seed
-             implementation's RECORDED figures (../shared/notes/prior-art.md)
+  peers      agent-framework-monty and pydantic-ai-harness CodeMode from PyPI (benchmarks/peers.py), each peer's
+             output checked; the seed implementation is not runnable here and its row says so
 
     python benchmarks/bench_runtime.py [--runs 9] [--calls 1000] [--quick] [--no-peers] [--json PATH]
 """
@@ -30,10 +30,10 @@ from userpath import (DEMO_SERVER, TABLE_HEAD, Timing, UserRepo, ms, na_row, row
                       stamp_repo, time_processes)
 
 HERE = Path(__file__).resolve().parent
-TARGET_WARM = 3.0  # warm trivial run <= 3x python -S -c pass
+TARGET_WARM = 2.0  # warm trivial run <= 2x python -S -c pass (issue 25)
 TARGET_COLD = 1.3  # cold trivial run <= 1.3x the monty import through the launcher
 TARGET_COLD_TYPECHECK = 1.5  # ... <= 1.5x where the type check cannot be skipped
-TARGET_VIEW = 1.5  # a real view <= 1.5x the bare pydantic-monty loop
+TARGET_VIEW = 1.3  # a real view <= 1.3x the bare pydantic-monty loop (issue 25)
 SMALL = "src/small.py"
 
 
@@ -78,7 +78,8 @@ def start_up(repo: UserRepo, runs: int, warm: bool) -> dict[str, Timing]:
     }
     if warm:
         cmds["warm"] = (repo.run_cmd("1"), repo.env("warm"))
-    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold": "1", "warm": "1"})
+    return time_processes(cmds, runs, cwd=repo.repo, check_out={"cold": "1", "warm": "1"},
+                          servers={"warm": repo.server_pid()} if warm else None)
 
 
 def per_call(repo: UserRepo, runs: int, calls: int, mode: str) -> dict[str, float]:
@@ -88,7 +89,8 @@ def per_call(repo: UserRepo, runs: int, calls: int, mode: str) -> dict[str, floa
     for name, (expr, _) in CALLS.items():
         cmds[f"{name}:n"] = (repo.run_cmd(loop(n[name], expr, expr)), repo.env(mode))
         cmds[f"{name}:0"] = (repo.run_cmd(loop(n[name], 'same(path="x")', expr)), repo.env(mode))
-    timed = time_processes(cmds, runs, cwd=repo.repo)
+    server = repo.server_pid() if mode == "warm" else None
+    timed = time_processes(cmds, runs, cwd=repo.repo, servers={key: server for key in cmds})
     return {name: (timed[f"{name}:n"].wall_ms - timed[f"{name}:0"].wall_ms) * 1000 / n[name] for name in CALLS}
 
 
@@ -133,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     bare_ms, monty = start["bare"], start["monty"]
     cold = start["cold"].wall_ms
     print(f"The stamped launcher in a stamped git repository; venv Python {repo.python}; medians of {args.runs} "
-          "runs taking turns; CPU = the launched process (for a warm run: the client only)\n")
+          "runs taking turns; CPU = the whole process tree (a warm run: the client, plus the warm server with its "
+          "workers and what it started, read from /proc)\n")
     print(TABLE_HEAD)
     if warm:
         print(row("warm trivial run (`codeact run --code '1'`)", ms(start["warm"]), f"{ms(bare_ms)} `python -S -c pass`",

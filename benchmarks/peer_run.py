@@ -68,7 +68,9 @@ def pah_runner() -> Callable[[str], Any]:
             return ModelResponse(parts=[ToolCallPart("run_code", {"code": program["code"]})])
         return ModelResponse(parts=[TextPart(str(messages[-1].parts[0].content)[:200])])
 
-    agent = Agent(FunctionModel(model), capabilities=[CodeMode(max_tool_calls=1_000_000)])
+    # its default max_suspensions (1,000, cumulative) would stop a 2,000-call program at ~500 calls
+    agent = Agent(FunctionModel(model), capabilities=[CodeMode(
+        max_tool_calls=1_000_000, resource_limits={"max_duration_secs": 120, "max_suspensions": 10_000_000})])
     for fn in (view, grep, echo):
         agent.tool_plain(fn)
 
@@ -77,6 +79,13 @@ def pah_runner() -> Callable[[str], Any]:
         return agent.run_sync("run the program").output
 
     return run
+
+
+def checked(output: Any, want: str) -> None:
+    """Stop unless the program's output is its whole answer (every call made): a peer stopped early by one of its
+    limits must not pass for a fast one."""
+    if re.search(rf"\b{want}\b", str(output)) is None:
+        raise SystemExit(f"the peer's program did not give its whole answer {want}: {str(output)[:300]!r}")
 
 
 def main() -> int:
@@ -89,14 +98,17 @@ def main() -> int:
     loop = "n = 0\nfor i in range({n}):\n    n += len({call})\nn"
     with_tool = loop.format(n=calls, call=f"await view(path={path!r})")
     local = "async def same(path):\n    return 'x' * 30\n" + loop.format(n=calls, call=f"await same(path={path!r})")
-    run(with_tool)  # warm
+    want_tool, want_local = str(calls * len(view(path))), str(calls * 30)
+    checked(run(with_tool), want_tool)  # warm
     walls, cpus = [], []
     for _ in range(rounds):
         c0, t0 = time.process_time(), time.perf_counter()
-        run(with_tool)
+        got_tool = run(with_tool)
         c1, t1 = time.process_time(), time.perf_counter()
-        run(local)
+        got_local = run(local)
         c2, t2 = time.process_time(), time.perf_counter()
+        checked(got_tool, want_tool)
+        checked(got_local, want_local)
         walls.append((t1 - t0) - (t2 - t1))
         cpus.append((c1 - c0) - (c2 - c1))
     print(json.dumps({"view_us": statistics.median(walls) * 1e6 / calls,

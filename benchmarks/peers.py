@@ -2,7 +2,7 @@
 
 Each peer gets its own venv under ``.ci-cache/bench-peers/NAME`` (reused while its pinned requirement is the same);
 where PyPI cannot be reached the rows say so and the benchmark goes on. The seed implementation is GitHub-only and
-needs pydantic-monty 0.0.17: its figures are the ones recorded in ../shared/notes/prior-art.md, labelled so.
+needs pydantic-monty 0.0.17: it is not runnable here, and its row says so (no recorded figure is shown).
 """
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ PEERS = {  # key -> (label, pip requirement)
     "afm": ("agent-framework-monty", "agent-framework-monty==1.0.0b261015"),
     "pah": ("pydantic-ai-harness CodeMode", "pydantic-ai-harness[code-mode]==0.62.0"),
 }
-RECORDED_SEED = "| the seed's `codeact.py` (RECORDED in prior-art.md, not measured) | 107 CPU ms | 32 µs | pydantic-monty 0.0.17 only |"
+# The seed is not runnable here: its codeact.py is on GitHub only (not vendored, and this machine reaches no GitHub)
+# and runs only on pydantic-monty 0.0.17. Its row says so; no recorded figure stands in for a measurement.
+SEED_ROW = ("| the seed's `codeact.py` | not measured | not measured | not runnable here: its source is GitHub-only (not "
+            "vendored) and needs pydantic-monty 0.0.17 |")
 TARGET = 1.0  # ahead of the peers: codeact / peer <= 1x
 
 
@@ -81,7 +84,7 @@ def rows(scratch: Path, *, calls: int, runs: int, ours_start: dict[str, Timing],
     for key, (start, call) in found.items():
         lines.append(f"| {PEERS[key][0]} ({PEERS[key][1].split('==')[1]}, this run) | {ms(start)} | "
                      f"{call['view_us']:.0f} µs (CPU {call['view_cpu_us']:.0f}) | in process, async tools |")
-    lines += [RECORDED_SEED, "", TABLE_HEAD]
+    lines += [SEED_ROW, "", TABLE_HEAD]
     for key, (start, call) in found.items():
         label = PEERS[key][0]
         for m in modes:

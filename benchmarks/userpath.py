@@ -82,6 +82,14 @@ class UserRepo:
         self.codeact("server", "start", mode="warm", timeout=120, extra=extra)
         return True
 
+    def server_pid(self, extra: Mapping[str, str] | None = None) -> int | None:
+        """The pid of the server that serves runs in the environment ``extra`` adds (its CPU counts in the runs)."""
+        if not self.server:
+            return None
+        done = self.codeact("server", "status", "--json", mode="warm", check=False, timeout=60, extra=extra)
+        shown = json.loads(done.stdout or "{}")
+        return int(shown["pid"]) if shown.get("running") else None
+
     def stop_server(self, extra: Mapping[str, str] | None = None) -> None:
         if self.server:
             self.codeact("server", "stop", mode="warm", check=False, timeout=60, extra=extra)
@@ -184,23 +192,56 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of the process ``pid`` and every process below it (the warm server, its Monty workers, the
+    MCP servers it started), the children they reaped included (``/proc``: utime, stime, cutime, cstime)."""
+    total, todo, seen = 0.0, [pid], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        total += sum(int(v) for v in fields[11:15]) / _TICK  # utime stime cutime cstime (fields 14-17)
+        try:
+            for task in os.listdir(f"/proc/{current}/task"):
+                todo += [int(c) for c in Path(f"/proc/{current}/task/{task}/children").read_text().split()]
+        except OSError:
+            continue
+    return total
+
+
 def time_processes(cmds: Mapping[str, tuple[Sequence[str], Mapping[str, str]]], runs: int, *, cwd: Path,
                    check_out: dict[str, str] | None = None,
-                   ok_codes: dict[str, tuple[int, ...]] | None = None) -> dict[str, Timing]:
-    """Median wall and CPU time of each whole process; the commands take turns so all see the same load.
+                   ok_codes: dict[str, tuple[int, ...]] | None = None,
+                   servers: Mapping[str, int | None] | None = None) -> dict[str, Timing]:
+    """Median wall and CPU time of each whole process tree; the commands take turns so all see the same load.
 
     The first round warms caches and is dropped. ``check_out[name]``, where given, must be in that command's
     stdout (a run that printed the wrong thing is not a measurement); ``ok_codes[name]`` are its accepted exit codes
-    (default 0 only). CPU is this process's reaped children: for a
-    warm run that is the thin client only (the server's share is not seen)."""
+    (default 0 only). CPU is this process's reaped children (the launcher, its thin client, what they ran) plus,
+    for a command ``servers`` names, what the warm server's whole process tree (:func:`tree_cpu`) spent meanwhile."""
     walls: dict[str, list[float]] = {name: [] for name in cmds}
     cpus: dict[str, list[float]] = {name: [] for name in cmds}
     for i in range(runs + 1):
         for name, (cmd, env) in cmds.items():
+            server = (servers or {}).get(name)
+            server0 = tree_cpu(server) if server else 0.0
             cpu0, started = _children_cpu(), time.perf_counter()
             done = subprocess.run(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE)
             wall, cpu = (time.perf_counter() - started) * 1000, (_children_cpu() - cpu0) * 1000
+            if server:
+                if not Path(f"/proc/{server}").exists():
+                    raise SystemExit(f"the warm server {server} of {' '.join(cmd)} exited: its CPU is not counted")
+                cpu += (tree_cpu(server) - server0) * 1000
             if done.returncode not in (ok_codes or {}).get(name, (0,)):
                 raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.decode()[-800:]}")
             want = (check_out or {}).get(name)

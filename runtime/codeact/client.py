@@ -27,11 +27,14 @@ import marshal
 import os
 import sys
 
+from . import cmdline
 from .rundir import server_folder
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
 PROTOCOL = 1
 START_WAIT_S = 30.0  # how long a client waits for a server it started to listen
+ACCEPT_WAIT_S = 1.0  # how long a client waits for a server to accept its run (a healthy one answers in milliseconds)
+KILL_MARGIN_S = 0.5  # past the server's own abandonment (its wall_s): the client stops waiting, and the server goes
 _MAX_FRAME = 1 << 30
 
 
@@ -67,14 +70,12 @@ def private_folder(folder: str, *, create: bool = True) -> str:
     return folder
 
 
-def workspace_of(argv: "list[str]", cwd: str) -> str:
-    """The workspace a run names (``--workspace``), else the nearest folder above ``cwd`` holding ``.git``, else
-    ``cwd`` — the same walk as ``codeact.core.policy.find_workspace`` without its git fallback."""
-    for i, arg in enumerate(argv):
-        if arg == "--workspace" and i + 1 < len(argv):
-            return os.path.realpath(os.path.join(cwd, argv[i + 1]))
-        if arg.startswith("--workspace="):
-            return os.path.realpath(os.path.join(cwd, arg.split("=", 1)[1]))
+def workspace_of(named: "str | None", cwd: str) -> str:
+    """The workspace a run names (``--workspace``, relative to ``cwd``), else the nearest folder above ``cwd``
+    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.policy.find_workspace`` without its git
+    fallback."""
+    if named is not None:
+        return os.path.realpath(os.path.join(cwd, named))
     here = probe = os.path.realpath(cwd)
     while True:
         if os.path.lexists(os.path.join(probe, ".git")):
@@ -109,7 +110,8 @@ def send(sock: socket.socket, value: dict) -> None:
 
 
 def receive(sock: socket.socket) -> "dict | None":
-    """The next frame, or ``None`` when the peer closed the connection (at a frame boundary or not)."""
+    """The next frame, or ``None`` when the peer closed the connection (at a frame boundary or not); raises
+    ``TimeoutError`` when the socket's timeout passes first."""
     head = _exactly(sock, 4)
     if head is None:
         return None
@@ -128,6 +130,8 @@ def _exactly(sock: socket.socket, size: int) -> "bytes | None":
     while got < size:
         try:
             chunk = sock.recv(min(size - got, 1 << 20))
+        except TimeoutError:
+            raise
         except OSError:
             return None
         if not chunk:
@@ -242,8 +246,13 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
               start: bool = True) -> int:
     """Run ``codeact ARGV`` on the warm server (``program``: what ``-`` read from stdin); :class:`Unreachable`
     when it was not handed over."""
+    import time
+
+    parsed = cmdline.parse(argv)
+    if parsed is None:
+        raise Unreachable("a command line the server does not read (argparse says why)")
     folder = private_folder(server_folder(environ))
-    workspace = workspace_of(argv, cwd)
+    workspace = workspace_of(parsed.value("--workspace"), cwd)
     path = socket_path(folder, workspace)
     message = {"op": "run", "protocol": PROTOCOL, "argv": argv, "cwd": cwd, "env": environ, "stdin": program,
                "workspace": workspace}
@@ -258,9 +267,15 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
             start_server(path, workspace, environ)
             sock = connect(path)
         try:
+            began = time.monotonic()
             try:
+                sock.settimeout(ACCEPT_WAIT_S)
                 send(sock, message)
                 first = receive(sock)
+            except TimeoutError:
+                first = _withdraw(sock)  # the server does not answer (a run holds its interpreter): run here
+                if first is None:
+                    raise Unreachable(f"the server did not accept the run within {ACCEPT_WAIT_S:g} s") from None
             except OSError as exc:
                 raise Unreachable(f"lost the server before it accepted the run ({exc})") from None
             if first is None or "retry" in first:  # not accepted: a superseded server, or one that just exited
@@ -269,17 +284,44 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
                 continue
             if "refused" in first:
                 raise Unreachable(str(first["refused"]))
-            return _follow(sock)  # accepted: from here on nothing may run it again (no Unreachable)
+            # accepted: from here on nothing may run it again (no Unreachable)
+            wall = first.get("wall_s")
+            until = began + float(wall) + KILL_MARGIN_S if isinstance(wall, (int, float)) else None
+            return _follow(sock, until)
         finally:
             sock.close()
     raise Unreachable("the server kept asking for a restart")
 
 
-def _follow(sock: socket.socket) -> int:
-    """Copy the accepted run's output frames to this process's streams; its exit code."""
+def _withdraw(sock: socket.socket) -> "dict | None":
+    """Take back a run the server has not accepted in time: from now on its writes to this connection fail, so it
+    can never start the run. The answer it gave just before, if any (then the run was accepted)."""
+    try:
+        sock.shutdown(socket.SHUT_RD)  # the peer's sends now fail (EPIPE): it never gets to run it
+        sock.setblocking(False)
+        return receive(sock)  # an "accepted" already here
+    except OSError:
+        return None
+
+
+def _follow(sock: socket.socket, until: "float | None" = None) -> int:
+    """Copy the accepted run's output frames to this process's streams; its exit code. Past ``until`` (the run's
+    deadline plus the server's grace) the server is taken for stuck: it is killed and the run fails."""
+    import time
+
     out, err = sys.stdout, sys.stderr
     while True:
-        frame = receive(sock)
+        try:
+            if until is not None:
+                sock.settimeout(max(until - time.monotonic(), 0.001))
+            frame = receive(sock)
+        except TimeoutError:
+            pid = kill_server(sock)
+            err.write(f"codeact: the run did not end by its deadline (its time limit plus the server's grace): the "
+                      f"server (pid {pid}) does not answer, a tool holds it; it was stopped and the next run starts "
+                      "a fresh one\n")
+            err.flush()
+            return 1
         if frame is None:
             err.write(f"codeact: {SERVER_STOPPED}\n")
             err.flush()
@@ -296,6 +338,34 @@ def _follow(sock: socket.socket) -> int:
             return 1
         if "exit" in frame:
             return int(frame["exit"])
+
+
+def peer_pid(sock: socket.socket) -> int:
+    """The process id of the connected server (``SO_PEERCRED``), 0 where it is unknown."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return 0
+    try:
+        return int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, option, 12)[0:4], sys.byteorder)
+    except OSError:
+        return 0
+
+
+def kill_server(sock: socket.socket) -> int:
+    """Kill the server at the other end of ``sock`` (this user's, checked at connect) and its process group (its
+    Monty workers, the tools it started); its pid."""
+    import signal
+
+    pid = peer_pid(sock)
+    if pid > 0:
+        try:
+            if os.getpgid(pid) == pid:  # the server leads its own session (start_server)
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return pid
 
 
 def _quiet(*streams: "object") -> None:
@@ -320,20 +390,24 @@ def _in_process(argv: "list[str]", program: "str | None" = None) -> int:
     return int(cli_main(argv, stdin=program))
 
 
-SERVED = ("run", "tools", "describe", "search")  # the subcommands a server answers; only `run` starts one
+SERVED = tuple(cmdline.OPTIONS)  # the subcommands a server answers; only `run` starts one
 
 
 def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") -> bool:
     """Whether this invocation goes to the warm server."""
-    return (bool(argv) and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
-            and hasattr(socket, "AF_UNIX") and not any(a in ("-h", "--help") for a in argv))
+    if not (argv and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
+            and hasattr(socket, "AF_UNIX")):
+        return False
+    parsed = cmdline.parse(argv)
+    return parsed is not None and not parsed.help  # what argparse refuses, and --help, run here
 
 
 def main(argv: "list[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     program = None
     if use_server(args, os.environ):
-        program = sys.stdin.read() if "-" in args[1:] else None  # kept for this process if it is not handed over
+        parsed = cmdline.parse(args)
+        program = sys.stdin.read() if parsed is not None and parsed.reads_stdin else None  # kept for this process
         try:
             return hand_over(args, dict(os.environ), os.getcwd(), program, start=args[0] == "run")
         except Unreachable as exc:
@@ -345,5 +419,6 @@ def main(argv: "list[str] | None" = None) -> int:
     return _in_process(args, program)
 
 
-__all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "hand_over", "main", "private_folder", "receive", "request",
-           "send", "server_folder", "socket_path", "start_server", "use_server", "workspace_of"]
+__all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "hand_over", "kill_server", "main", "peer_pid",
+           "private_folder", "receive", "request", "send", "server_folder", "socket_path", "start_server", "use_server",
+           "workspace_of"]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.userpath import NO_SERVER, Timing, row, time_processes
+from benchmarks.run_all import BENCHMARKS, SECTIONS
+from benchmarks.userpath import NO_SERVER, Timing, row, time_processes, tree_cpu
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -62,6 +63,37 @@ def test_a_process_that_prints_the_wrong_answer_is_not_a_measurement(tmp_path: P
         time_processes({"x": (cmd, {})}, 1, cwd=tmp_path, check_out={"x": "42"})
     with pytest.raises(SystemExit, match="failed"):
         time_processes({"x": ([sys.executable, "-S", "-c", "raise SystemExit(1)"], {})}, 1, cwd=tmp_path)
+
+
+# a "server": a parent that sleeps, with a child that burns CPU only while the file `go` exists
+_SERVER = """import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import os, time\\nwhile not os.path.exists('stop'):\\n    if os.path.exists('go'):\\n        sum(range(10000))\\n    else:\\n        time.sleep(0.005)"])
+print(child.pid, flush=True)
+child.wait()
+"""
+
+
+def test_the_servers_process_tree_counts_in_a_runs_cpu(tmp_path: Path) -> None:
+    """A warm run's work happens in the server's tree (its workers): time_processes must count it, not only the
+    thin client (RESULTS.md once did)."""
+    server = subprocess.Popen([sys.executable, "-c", _SERVER], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip()
+        work = [sys.executable, "-S", "-c", "import os, time; open('go', 'w').close(); time.sleep(0.4); "
+                "os.unlink('go')"]
+        counted = time_processes({"warm": (work, {})}, 1, cwd=tmp_path, servers={"warm": server.pid})["warm"]
+        client_only = time_processes({"warm": (work, {})}, 1, cwd=tmp_path)["warm"]
+        assert counted.cpu_ms >= client_only.cpu_ms + 150, (counted, client_only)
+        assert tree_cpu(server.pid) > 0.15
+    finally:
+        (tmp_path / "stop").write_text("")
+        server.wait(timeout=30)
+
+
+def test_run_all_takes_its_sections_from_one_list() -> None:
+    assert [s.name for s in SECTIONS] == list(BENCHMARKS)
+    for section in SECTIONS:
+        assert (BENCH / section.full[0]).is_file() and (BENCH / section.quick[0]).is_file(), section
 
 
 @pytest.mark.slow

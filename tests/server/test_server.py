@@ -26,7 +26,7 @@ from mcp_helpers import DEMO, starts  # noqa: E402
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="the warm server needs Unix sockets (POSIX)")
 
 STATUS_KEYS = {"running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
-               "providers"}
+               "providers", "active_runs", "responding", "stuck"}
 
 
 class Repo:

@@ -29,8 +29,9 @@ class OneCpu:
     :meth:`release`. Make it just before the pool; :meth:`pin` once the pool runs, :meth:`pin_workers` again once
     the worker has started its threads."""
 
-    def __init__(self, worker: str, threads: str, enabled: bool = True) -> None:
+    def __init__(self, worker: str, threads: str, enabled: bool = True, warm: bool = False) -> None:
         self._worker, self._thread_name = worker, threads
+        self._warm = warm  # a warm pool's worker is named by worker_pid: no scan of /proc for new children
         self._cpu: set[int] | None = None
         self._own: set[int] | None = None
         self._caller: int | None = None
@@ -44,7 +45,7 @@ class OneCpu:
         if len(own) > 1:
             self._own = own
             self._cpu = {sorted(own)[os.getpid() % len(own)]}
-            self._workers_before = set(_children(os.getpid(), worker))
+            self._workers_before = set() if warm else set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
         """Pin this thread, the client's threads and the pool's worker."""
@@ -74,7 +75,8 @@ class OneCpu:
         if self._caller is None:
             return
         mine = {self.worker_pid} if self.worker_pid else set()
-        for child in (set(_children(os.getpid(), self._worker)) - self._workers_before) | mine:
+        started = set() if self._warm else set(_children(os.getpid(), self._worker)) - self._workers_before
+        for child in started | mine:
             for tid in _threads(child):
                 _set(tid, self._cpu)
 

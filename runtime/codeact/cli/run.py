@@ -18,25 +18,37 @@ class UsageErrorWithHelp(CodeactError):
     exit_code = EXIT_USAGE
 
 
+# what argparse needs beyond codeact.cmdline.OPTIONS["run"] (the names and which take a value), option by option
+_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "--code": {"help": "the program text"},
+    "--file": {"help": "a file holding the program"},
+    "--workspace": {"help": "folder the tools may reach (default: the git top-level, else here)"},
+    "--backend": {"choices": BACKENDS, "help": "sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)"},
+    "--timeout": {"type": float, "help": "wall-time limit in seconds (default 30)"},
+    "--json": {"help": "print one JSON object: ok, backend, stdout, result, error, tool_calls, duration_ms, cut "
+                       "(null, or the run, bytes and lines not shown)"},
+    "--session": {"metavar": "NAME",
+                  "help": "keep the program's plain-data globals (numbers, strings, lists, dicts...) for the next run "
+                          "with the same NAME in this workspace; without it every run starts empty"},
+}
+_PROGRAM = ("--code", "--file")  # with the stdin positional: the program, given exactly once
+
+
 def add_parser(sub: Any) -> None:
-    """Add ``run`` to the subcommands ``sub``."""
+    """Add ``run`` to the subcommands ``sub``: its options are :data:`codeact.cmdline.OPTIONS` ``["run"]``, the
+    table the thin client and the server read a command line by."""
+    from ..cmdline import OPTIONS
+
     run_p = sub.add_parser("run", help="run a program in the sandbox", epilog=EPILOG,
                            description="Run a Python program in the sandbox. It prints what the program prints, "
                                        "then the value of its last expression (as JSON) if not None.")
     src = run_p.add_argument_group("program (exactly one)")
-    src.add_argument("--code", help="the program text")
-    src.add_argument("--file", help="a file holding the program")
+    for option in _PROGRAM:
+        src.add_argument(option, **_ARGUMENTS[option])
     src.add_argument("stdin", nargs="?", choices=["-"], help="read the program from standard input")
-    run_p.add_argument("--workspace", help="folder the tools may reach (default: the git top-level, else here)")
-    run_p.add_argument("--backend", choices=BACKENDS,
-                       help="sandbox backend (default: $CODEACT_BACKEND, else the stamped answer)")
-    run_p.add_argument("--timeout", type=float, help="wall-time limit in seconds (default 30)")
-    run_p.add_argument("--json", action="store_true", help="print one JSON object: ok, backend, stdout, result, "
-                                                            "error, tool_calls, duration_ms, cut (null, or the "
-                                                            "run, bytes and lines not shown)")
-    run_p.add_argument("--session", metavar="NAME",
-                       help="keep the program's plain-data globals (numbers, strings, lists, dicts...) for the next "
-                            "run with the same NAME in this workspace; without it every run starts empty")
+    for option, takes_value in OPTIONS["run"].items():
+        if option not in _PROGRAM:
+            run_p.add_argument(option, **_ARGUMENTS[option], **({} if takes_value else {"action": "store_true"}))
 
 
 def main(args: argparse.Namespace) -> int:
@@ -49,7 +61,15 @@ def main(args: argparse.Namespace) -> int:
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
     limits = Limits.from_env(env).merged(overrides)
     workspace = args.workspace or (str(_workspace_root(args)) if args.cwd is not None else None)
-    result = run(code, workspace=workspace, backend=args.backend, limits=limits, environ=env, session=args.session)
+    # in this process, a tool that holds the interpreter (C code keeping the GIL) would stop every deadline here:
+    # a timer outside the interpreter ends it (the warm server's client does the same for the server)
+    guard = _Watchdog(float(limits.timeout)) if args.environ is None else None
+    try:
+        result = run(code, workspace=workspace, backend=args.backend, limits=limits, environ=env,
+                     session=args.session)
+    finally:
+        if guard is not None:
+            guard.close()
     # at most the output cap, stdout and stderr together; a cut run is stored and its last line says how to read on
     out, err = present(result, cap=int(limits.output), workspace=lambda: _workspace_root(args), environ=env,
                     as_json=args.json)
@@ -59,6 +79,31 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(err)
         sys.stderr.flush()
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+
+
+WATCHDOG_GRACE_S = 1.8  # past the run's time limit: a run in this process ends by its timeout + 2 s
+
+
+class _Watchdog:
+    """Ends this process unless :meth:`close` comes within the run's ``timeout`` plus :data:`WATCHDOG_GRACE_S`:
+    ``faulthandler``'s timer, a C thread that needs no interpreter lock, prints ``Timeout (H:MM:SS)!`` and every
+    thread's stack (the tool that holds the interpreter on top) on stderr, then exits 1. It costs nothing a run (a
+    watchdog process cost ~20 ms of CPU)."""
+
+    def __init__(self, timeout: float) -> None:
+        import faulthandler
+
+        self._handler = faulthandler
+        try:
+            faulthandler.dump_traceback_later(timeout + WATCHDOG_GRACE_S, exit=True, file=2)  # stderr
+            self.armed = True
+        except (AttributeError, ValueError, OSError, RuntimeError):
+            self.armed = False  # no usable stderr (closed, or not a file): the run goes unguarded
+
+    def close(self) -> None:
+        if self.armed:
+            self._handler.cancel_dump_traceback_later()
+            self.armed = False
 
 
 def _workspace_root(args: argparse.Namespace) -> Path:

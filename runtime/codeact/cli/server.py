@@ -12,7 +12,8 @@ from typing import Any, Callable
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 
 _KEYS = ("running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
-         "providers")
+         "providers", "active_runs", "responding", "stuck")
+STUCK = "the server does not answer: a run holds its interpreter (a tool stuck in C code)"
 
 
 def add_parser(sub: Any) -> None:
@@ -36,7 +37,7 @@ class _Target:
         from .. import client
 
         self.environ = dict(os.environ)
-        self.workspace = client.workspace_of(["--workspace", args.workspace] if args.workspace else [], os.getcwd())
+        self.workspace = client.workspace_of(args.workspace, os.getcwd())
         self.folder = client.server_folder(self.environ)
         self.socket = client.socket_path(self.folder, self.workspace)
 
@@ -49,6 +50,20 @@ class _Target:
             return None
         return client.request(self.socket, {"op": op})
 
+    def silent_pid(self) -> int:
+        """The pid of a server that holds this socket but did not answer (0: none runs): the pid its lock file
+        names, when that process still runs the server of this socket."""
+        from ..mcp.client import process_running
+
+        try:
+            with open(self.socket[:-len(".sock")] + ".lock", encoding="ascii") as handle:
+                pid = int(handle.read().strip() or 0)
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                serves = os.fsencode(self.socket) in handle.read().split(b"\0")
+        except (OSError, ValueError):
+            return 0
+        return pid if serves and process_running(pid) else 0
+
     def current_hash(self) -> str:
         from ..server.confighash import config_hash
 
@@ -56,15 +71,20 @@ class _Target:
 
 
 def status(target: _Target) -> dict[str, Any]:
-    """The ``server status --json`` object: ``running`` only when the server serves the current configuration."""
+    """The ``server status --json`` object: ``running`` only when the server serves the current configuration;
+    ``responding`` false and ``stuck`` saying why when a server holds the socket but does not answer."""
     reply = target.ask("status") or {}
     shown = {key: reply.get(key) for key in _KEYS}
     shown.update(running=bool(reply) and reply.get("config_hash") == target.current_hash(), socket=target.socket,
-                 workspace=reply.get("workspace") or target.workspace, mcp_sessions=reply.get("mcp_sessions") or [])
+                 workspace=reply.get("workspace") or target.workspace, mcp_sessions=reply.get("mcp_sessions") or [],
+                 responding=bool(reply), stuck=reply.get("stuck") or [])
     if not reply:
         from ..server.daemon import idle_timeout
 
         shown["idle_timeout_s"] = idle_timeout(target.environ)
+        silent = target.silent_pid()
+        if silent:
+            shown.update(pid=silent, stuck=[STUCK])
     return shown
 
 
@@ -79,6 +99,10 @@ def main(args: argparse.Namespace) -> int:
 
 def _status(target: _Target) -> int:
     shown = status(target)
+    if not shown["responding"] and shown["pid"]:
+        print(f"codeact: server {shown['pid']} for {target.workspace} is stuck: {STUCK}; the next run runs without "
+              "it, `codeact server stop` kills it", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
     if not shown["running"]:
         why = "a server runs with another configuration" if shown["pid"] else "no server runs"
         print(f"codeact: {why} for {target.workspace}", file=sys.stderr)
@@ -113,6 +137,15 @@ def _stop(target: _Target, quiet: bool = False) -> int:
     from ..mcp.client import process_running
 
     reply = target.ask("stop")
+    if reply is None and target.silent_pid():  # stuck: it cannot hear a stop
+        import signal
+
+        pid = target.silent_pid()
+        try:
+            os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        reply = {"pid": pid}
     if reply is None:
         if not quiet:
             print(f"codeact: no server runs for {target.workspace}", file=sys.stderr)

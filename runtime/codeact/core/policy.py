@@ -395,6 +395,40 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
 
 
+def _under(root: str, candidate: str) -> str | None:
+    """``candidate`` relative to ``root`` with ``/`` separators (``.`` for the root), else ``None``."""
+    if candidate == root:
+        return "."
+    if candidate.startswith(root + os.sep):
+        rest = candidate[len(root) + 1:]
+        return rest if os.sep == "/" else Path(rest).as_posix()
+    return None
+
+
+_PROC_FD = "/proc/self/fd/"
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``: for a path that exists, asked of the kernel where it can say (Linux: open it
+    ``O_PATH`` and read its ``/proc/self/fd`` link: three system calls, where ``realpath`` makes one ``lstat`` a
+    component in Python), else ``os.path.realpath``."""
+    flag = getattr(os, "O_PATH", 0)
+    if flag:
+        try:
+            fd = os.open(path, flag | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)  # missing (a file to create), a dangling link, a loop: as before
+        try:
+            found = os.readlink(_PROC_FD + str(fd))
+        except OSError:
+            found = ""
+        finally:
+            os.close(fd)
+        if found.startswith("/") and not found.endswith(" (deleted)"):
+            return found
+    return os.path.realpath(path)
+
+
 class Workspace(NamedTuple):
     """The folder the sandbox may reach. Paths are resolved (symlinks included) before any check."""
 
@@ -421,7 +455,7 @@ class Workspace(NamedTuple):
         if "\x00" in raw:
             raise PolicyError("path contains a NUL byte")
         root = str(self.root)  # strings, not pathlib: every tool call resolves its paths (~40 us less a call)
-        found = os.path.realpath(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
+        found = _realpath(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
         if found != root and not found.startswith(root + os.sep):
             raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root")
         real = Path(found)
@@ -455,12 +489,10 @@ class Workspace(NamedTuple):
     def display(self, path: Path | str) -> str:
         """``path`` relative to the workspace root, as the program and the user see it — never a host path."""
         root, text = str(self.root), os.fspath(path)
-        for candidate in (os.path.normpath(text) if os.path.isabs(text) else text, os.path.realpath(text)):
-            if candidate == root:
-                return "."
-            if candidate.startswith(root + os.sep):
-                return Path(candidate[len(root) + 1:]).as_posix()
-        return "<outside workspace>"
+        shown = _under(root, os.path.normpath(text) if os.path.isabs(text) else text)
+        if shown is None:  # only then the real path (a link into the workspace): string work on every tool call
+            shown = _under(root, os.path.realpath(text))
+        return "<outside workspace>" if shown is None else shown
 
     def scrub(self, message: str) -> str:
         """Replace host paths of the workspace in an error message with workspace-relative ones."""

@@ -236,8 +236,8 @@ def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
         extra, value = value.dropped, list(value)
         value, dropped = _cap_result(value, cap)
         return value, dropped + extra
-    if isinstance(value, str):
-        return truncate(value, cap), 0
+    if isinstance(value, str):  # a character is at most 4 UTF-8 bytes: most results need no encoding to measure
+        return (value if len(value) <= cap >> 2 else truncate(value, cap)), 0
     if isinstance(value, list) and value and len(json.dumps(value, default=str)) > cap:
         keep, total = [], 0
         for item in value:

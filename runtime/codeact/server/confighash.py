@@ -52,12 +52,75 @@ def inputs(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
     return files
 
 
+class RuntimeStamp:
+    """The runtime tree's :func:`runtime_tree` entries, taken once, and a cheap exact check that they still hold:
+    one ``stat`` per file and per folder (a file added, removed or renamed changes its folder's mtime), no walk."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.folders = [(folder, _mtime(folder)) for folder in _folders(root)]  # first: what comes later is seen
+        self.files = list(runtime_tree(root))
+        self._digest: bytes | None = None
+
+    def digest(self) -> bytes:
+        """The digest of the entries (made once)."""
+        if self._digest is None:
+            digest = hashlib.sha256()
+            for name, size, mtime in self.files:
+                digest.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+            self._digest = digest.digest()
+        return self._digest
+
+    def holds(self) -> bool:
+        """Whether no runtime file changed, came or went since the stamp was taken."""
+        stat = os.stat
+        try:
+            for folder, mtime in self.folders:
+                if stat(folder).st_mtime_ns != mtime:
+                    return False
+            for path, size, mtime in self.files:
+                st = stat(path)
+                if st.st_mtime_ns != mtime or st.st_size != size:
+                    return False
+        except OSError:
+            return False
+        return True
+
+
+def _folders(root: Path) -> list[str]:
+    found = []
+    for folder, dirs, _files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found.append(folder)
+    return found
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return -1
+
+
+_STAMP: RuntimeStamp | None = None  # this process's runtime, stamped at its first hash (the server: at start)
+
+
+def runtime_digest(runtime: Path | None = None) -> bytes:
+    """The digest of the runtime tree (this process's package unless ``runtime`` names another), walked again only
+    when a file or folder of it changed since the last walk."""
+    global _STAMP
+    package = Path(__file__).resolve().parent.parent
+    if runtime is not None and runtime != package:
+        return RuntimeStamp(runtime).digest()
+    if _STAMP is None or not _STAMP.holds():
+        _STAMP = RuntimeStamp(package)
+    return _STAMP.digest()
+
+
 def config_hash(workspace: Path, environ: Mapping[str, str], runtime: Path | None = None) -> str:
     """The hash of everything a server's tool set depends on, for runs in ``workspace`` under ``environ``."""
     digest = hashlib.sha256()
-    package = runtime or Path(__file__).resolve().parent.parent
-    for name, size, mtime in runtime_tree(package):
-        digest.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+    digest.update(runtime_digest(runtime))
     for path in inputs(workspace, environ):
         digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
         try:
@@ -70,4 +133,4 @@ def config_hash(workspace: Path, environ: Mapping[str, str], runtime: Path | Non
     return digest.hexdigest()[:32]
 
 
-__all__ = ["HASHED_VARIABLES", "config_hash", "inputs", "runtime_tree"]
+__all__ = ["HASHED_VARIABLES", "RuntimeStamp", "config_hash", "inputs", "runtime_digest", "runtime_tree"]

@@ -45,6 +45,7 @@ class Server:
         self.config_hash = config_hash(workspace, environ)
         self.started_at = time.time()
         self.active = 0
+        self.runs: dict[int, tuple[float, float, str]] = {}  # connection -> (began, wall limit, subcommand)
         self.last_used = time.monotonic()
         self.retired = False
         self.stopping = threading.Event()
@@ -65,6 +66,8 @@ class Server:
         except OSError:
             os.close(fd)
             return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())  # `server status` names a server that does not answer
         self._lock_fd = fd
         return True
 
@@ -182,19 +185,23 @@ class Server:
             client.send(conn, {"retry": "the configuration changed"})
             self.retire()
             return
+        from .runs import execute, wall_limit
+
+        limit = wall_limit(message)
+        began = time.monotonic()
         with self._lock:
             self.active += 1
+            self.runs[id(conn)] = (began, limit, str((message.get("argv") or ["?"])[0]))
         try:
-            client.send(conn, {"accepted": True})
-            from .runs import execute, wall_limit
-
+            # the client gives up on its own a little after `wall_s`: a run stuck holding this interpreter (a tool
+            # in C that keeps the GIL) stops this whole process, which no thread here could then notice
+            client.send(conn, {"accepted": True, "wall_s": limit})
             outcome: dict[str, int] = {}
             # In its own thread, so that a run stuck past its deadline in code no deadline can interrupt (SIGALRM
             # reaches only the main thread: a backtracking regular expression) fails alone and retires the server.
             worker = threading.Thread(target=lambda: outcome.setdefault(
                 "exit", execute(message, _writer(conn, "out"), _writer(conn, "err"))), name="codeact-run", daemon=True)
             worker.start()
-            limit = wall_limit(message)
             worker.join(limit)
             if worker.is_alive():
                 client.send(conn, {"err": f"codeact: the run did not end {limit:g} s after it began, past its "
@@ -206,6 +213,7 @@ class Server:
         finally:
             with self._lock:
                 self.active -= 1
+                self.runs.pop(id(conn), None)
                 self.last_used = time.monotonic()
                 done = self.retired and self.active == 0
             if done:
@@ -227,7 +235,15 @@ class Server:
                 "config_hash": self.config_hash, "started_at": _iso(self.started_at),
                 "idle_timeout_s": self.idle_s, "mcp_sessions": mcp_sessions(),
                 "providers": self.providers.status() if self.providers is not None else None,
-                "active_runs": self.active}
+                "active_runs": self.active, "responding": True, "stuck": self.stuck()}
+
+    def stuck(self) -> list[str]:
+        """The runs in flight past their wall limit (each about to be abandoned), described."""
+        now = time.monotonic()
+        with self._lock:
+            runs = list(self.runs.values())
+        return [f"a `{command}` run {now - began:.1f} s old, past its {limit:g} s limit"
+                for began, limit, command in runs if now - began > limit]
 
 
 def _writer(conn: socket.socket, key: str) -> Callable[[str], None]:

@@ -8,18 +8,23 @@ from typing import Any, Callable
 from . import streams
 
 
-GRACE_S = 90.0  # past the run's own limit: MCP servers get up to 60 s to start, which the deadline does not bound
+GRACE_S = 1.5  # past the run's own limit (which counts MCP start-up): the client gives up 0.5 s later (timeout + 2 s)
 
 
 def wall_limit(message: dict[str, Any]) -> float:
-    """How long the server waits for a run before abandoning it: its time limit plus :data:`GRACE_S`."""
+    """How long the server waits for a run before abandoning it: its time limit (``--timeout``, read as argparse
+    reads it, else ``CODEACT_TIMEOUT``, else the default) plus :data:`GRACE_S`."""
+    from ..cmdline import parse
     from ..core.limits import Limits
 
-    argv = [str(a) for a in message.get("argv") or []]
+    parsed = parse([str(a) for a in message.get("argv") or []])
+    given = parsed.value("--timeout") if parsed is not None else None
     env = {str(k): str(v) for k, v in (message.get("env") or {}).items()}
     try:
-        timeout = float(argv[argv.index("--timeout") + 1]) if "--timeout" in argv else Limits.from_env(env).timeout
+        timeout = float(given) if given is not None else Limits.from_env(env).timeout
     except Exception:  # noqa: BLE001 - the run itself reports a bad limit
+        timeout = Limits().timeout
+    if not 0 < timeout < 1e9:  # nan, inf, negative: the run refuses it
         timeout = Limits().timeout
     return float(timeout) + GRACE_S
 

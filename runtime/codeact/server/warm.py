@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+POOL_MAX = 16  # Monty workers at most: one is kept started, more start as runs overlap (a busy run holds one)
+
 
 def warm_up(server: Any) -> None:
     """Import what every run needs and start what stays up (before the socket listens)."""
@@ -14,7 +16,7 @@ def warm_up(server: Any) -> None:
     from ..tools import builtin  # noqa: F401
 
     build_parser("run")
-    monty.keep_warm()
+    monty.keep_warm(processes=POOL_MAX)
     mcp_client.share_sessions()
     if _providers_enabled(os.environ):
         from .live import start_providers
@@ -61,4 +63,4 @@ def wind_down(server: Any) -> None:
         monty.release_warm()
 
 
-__all__ = ["mcp_sessions", "warm_up", "wind_down"]
+__all__ = ["POOL_MAX", "mcp_sessions", "warm_up", "wind_down"]

@@ -1,0 +1,101 @@
+"""The options of the subcommands a warm server serves, as one table, and the one reader of a command line by it.
+
+A leaf (standard library only, no ``typing`` at run time): the launcher's thin client (``codeact.client``, under
+``python -S``) reads the workspace, the timeout and whether the program comes from stdin with :func:`parse`; the
+server reads a run's timeout with it (``codeact.server.runs``); and ``codeact.cli.run`` builds its argparse options
+from :data:`OPTIONS`, so the three can never read one command line two ways. :func:`parse` reads what argparse
+reads (``--opt VALUE``, ``--opt=VALUE``, ``--`` ending the options, ``-`` as a value or the stdin positional, the
+last of a repeated option winning, no abbreviations); a command line argparse would refuse is ``None``: argparse
+then says why.
+"""
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing`: the thin client imports this module
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+# subcommand -> {option: whether it takes a value}; `-h`/`--help` belong to every subcommand
+OPTIONS: "dict[str, dict[str, bool]]" = {
+    "run": {"--code": True, "--file": True, "--workspace": True, "--backend": True, "--timeout": True,
+            "--json": False, "--session": True},
+    "tools": {"--json": False, "--workspace": True},
+    "describe": {"--workspace": True},
+    "search": {"--limit": True, "--json": False, "--workspace": True},
+}
+HELP = ("-h", "--help")
+
+
+class Parsed:
+    """A command line read by :data:`OPTIONS`: ``command``, the options given (``{"--timeout": "5"}``; a flag's
+    value is ``True``), the positionals in order, and whether help was asked for."""
+
+    __slots__ = ("command", "options", "positionals", "help")
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.options: "dict[str, str | bool]" = {}
+        self.positionals: "list[str]" = []
+        self.help = False
+
+    def value(self, option: str) -> "str | None":
+        """The value given to ``option`` (the last one), else ``None``."""
+        got = self.options.get(option)
+        return got if isinstance(got, str) else None
+
+    @property
+    def reads_stdin(self) -> bool:
+        """Whether ``codeact run``'s program comes from standard input (the ``-`` positional)."""
+        return self.command == "run" and self.positionals == ["-"]
+
+
+def _is_value(arg: str) -> bool:
+    """Whether argparse takes ``arg`` as an option's value or a positional: not an option string (``-`` alone and
+    negative numbers such as ``-5`` or ``-.5`` are not, as argparse reads them where no option looks like one)."""
+    if not arg.startswith("-") or arg == "-":
+        return True
+    whole, dot, fraction = arg[1:].partition(".")
+    if not dot:
+        return whole.isdecimal()
+    return fraction.isdecimal() and (whole == "" or whole.isdecimal())
+
+
+def parse(argv: "Sequence[str]") -> "Parsed | None":
+    """``argv`` (``[COMMAND, ...]``) read as argparse reads it for a subcommand of :data:`OPTIONS`; ``None`` for
+    another subcommand or a command line argparse refuses (an unknown option, a missing value)."""
+    if not argv or argv[0] not in OPTIONS:
+        return None
+    table = OPTIONS[argv[0]]
+    parsed = Parsed(argv[0])
+    args = list(argv[1:])
+    i, only_positionals = 0, False
+    while i < len(args):
+        arg = args[i]
+        i += 1
+        if only_positionals or _is_value(arg):
+            parsed.positionals.append(arg)
+            continue
+        if arg == "--":
+            only_positionals = True
+            continue
+        if arg in HELP:
+            parsed.help = True
+            continue
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        takes = table.get(name)
+        if takes is None:
+            return None  # unknown (or abbreviated) option
+        if not takes:
+            if eq:
+                return None  # argparse: "ignored explicit argument"
+            parsed.options[name] = True
+        elif eq:
+            parsed.options[name] = inline
+        elif i < len(args) and _is_value(args[i]):
+            parsed.options[name] = args[i]
+            i += 1
+        else:
+            return None  # "expected one argument"
+    return parsed
+
+
+__all__ = ["HELP", "OPTIONS", "Parsed", "parse"]
