@@ -86,12 +86,12 @@ def mcp_servers_found(dst_path: Any) -> list[str]:
     return sorted(name for name, server in loaded.servers.items() if server.scope == "workspace")
 
 
-COPILOT_REPO_SETTINGS = ".github/copilot/settings.json"
+COPILOT_REPO_SETTINGS = ".github/copilot/settings.local.json"  # the runtime layout's CLI_SETTINGS
 
 
 def copilot_repo_settings(dst_path: Any) -> str:
-    """``.github/copilot/settings.json`` for exclusive mode: the repository's own settings, kept, with every MCP
-    server the repository configures added to ``disabledMcpServers``.
+    """``.github/copilot/settings.local.json`` for exclusive mode: what the file held, kept, with every MCP server
+    the repository configures added to ``disabledMcpServers`` (the CLI merges it with ``settings.json``).
 
     In exclusive mode the hook denies every MCP tool the model would call directly; it reaches them only inside a
     CodeAct program (CodeAct starts the servers itself and does not read ``disabledMcpServers``). Disabled in the

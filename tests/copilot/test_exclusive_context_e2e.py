@@ -1,6 +1,6 @@
 """Issue 28 item 5: in exclusive mode the MCP tools the hook denies stay out of the model's requests.
 
-The stamp writes `.github/copilot/settings.json` with every MCP server of the repository in `disabledMcpServers`
+The stamp writes `.github/copilot/settings.local.json` with every MCP server of the repository in `disabledMcpServers`
 (a setting the CLI 1.0.102 reads from the repository, from `settings.local.json` and from `$COPILOT_HOME/settings.json`,
 and merges). The CLI then neither starts those servers nor sends their schemas; CodeAct starts them itself, so a
 program still calls them. Measured on 1.0.102 with 126 tools of real servers (docs/context.md): first request
@@ -21,7 +21,7 @@ from tests.conftest import REPO_ROOT
 from tests.copilot.conftest import CopilotRun, bootstrap_launcher, default_tools
 from tests.copilot.mock_model import call, text
 
-SETTINGS = ".github/copilot/settings.json"
+SETTINGS = ".github/copilot/settings.local.json"
 DEMO = REPO_ROOT / "tests" / "mcp" / "servers" / "demo_server.py"
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"  # the `mcp-server-time` package CI installs
 LAUNCHER = ".codeact/bin/codeact"
