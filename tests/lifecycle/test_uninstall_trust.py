@@ -131,3 +131,12 @@ def test_a_global_uninstall_leaves_no_empty_folders(stamp, tmp_path):
     assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == ["agents", "agents/mine.agent.md"]
     left = sorted(p.relative_to(project).as_posix() for p in project.rglob("*") if ".git" not in p.parts)
     assert left == ["README.md"], left
+
+
+def test_without_copier_an_uncommitted_stamp_is_kept_and_said_so(stamp, tmp_path):
+    project = stamp(tmp_path / "fresh", tools=TOOLS)
+    done = codeact(project, "uninstall", env={"PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert "could not be recomputed: `copier` is not on PATH; --force removes them too" in done.stdout, done.stdout
+    assert (project / ".codeact/bin/codeact").exists()
+    assert not (project / ".github/agents/codeact.agent.md").exists()  # whole files the layout names still go

@@ -121,6 +121,7 @@ class Plan(NamedTuple):
     files: list[str]
     yours: list[str]
     refused: list[tuple[str, str]]
+    unrendered: str = ""  # why what the template renders could not be recomputed ("" when it was, or not needed)
 
 
 def plan(project: Path, *, everything: bool = False, force: bool = False, scope: str | None = None,
@@ -140,46 +141,46 @@ def plan(project: Path, *, everything: bool = False, force: bool = False, scope:
             entries.append(item)
     folders = [item for item in entries if item.endswith("/") and (project / item).is_dir()
                and not (project / item.rstrip("/")).is_symlink()]
-    yours = [] if force else users_files(project, folders)
+    yours, unrendered = ([], "") if force else users_files(project, folders)
     files: list[str] = []
     for folder in {item for item in folders if any(rel.startswith(item) for rel in yours)}:
         entries.remove(folder)
         files += [rel for rel in _files_in(project, folder) if rel not in yours]
-    return Plan(entries, sorted(files), sorted(yours), refused)
+    return Plan(entries, sorted(files), sorted(yours), refused, unrendered)
 
 
-def users_files(project: Path, folders: list[str]) -> list[str]:
+def users_files(project: Path, folders: list[str]) -> tuple[list[str], str]:
     """The files in ``folders`` (owned folders) that are the user's: untracked, not ignored, and not rendered by
-    the recorded template version (recomputed only when there is such a file; without Copier every such file
-    counts as the user's)."""
+    the recorded template version (recomputed only when there is such a file; when it cannot be, every such file
+    counts as the user's, and the second item says why)."""
     if not folders:
-        return []
+        return [], ""
     listed = _git(project, "ls-files", "-z", "--others", "--exclude-standard", "--", *folders)
     candidates = [rel for rel in (listed if listed is not None else
                                   [f for folder in folders for f in _files_in(project, folder)]) if rel]
     candidates = [rel for rel in candidates
                   if not any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED)]
     if not candidates:
-        return []
-    rendered = _rendered(project)
-    return [rel for rel in candidates if rel not in rendered]
+        return [], ""
+    rendered, why = _rendered(project)
+    return [rel for rel in candidates if rel not in rendered], why
 
 
-def _rendered(project: Path) -> set[str]:
-    """The files the recorded template version renders with the recorded answers (empty when it cannot be
-    rendered: no Copier, or the template unreachable)."""
+def _rendered(project: Path) -> tuple[set[str], str]:
+    """The files the recorded template version renders with the recorded answers, and why that set is empty when
+    it cannot be rendered (no Copier, or the template unreachable)."""
     from .drift import render_expected
 
     copier = shutil.which("copier")
     if not copier:
-        return set()
+        return set(), "`copier` is not on PATH"
     try:
         expected = render_expected(project, copier)
-    except (CodeactError, OSError, subprocess.SubprocessError):
-        return set()
+    except (CodeactError, OSError, subprocess.SubprocessError) as exc:
+        return set(), str(exc)
     try:
         return {p.relative_to(expected).as_posix() for p in expected.rglob("*")
-                if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(expected).parts}
+                if (p.is_file() or p.is_symlink()) and ".git" not in p.relative_to(expected).parts}, ""
     finally:
         shutil.rmtree(expected, ignore_errors=True)
 
@@ -279,8 +280,9 @@ def main(args: argparse.Namespace) -> int:
     for line in warnings:
         print(f"codeact uninstall: warning: {line}", file=sys.stderr)
     if done.yours:
-        print("kept files of yours inside the install (the template does not render them; --force removes them "
-              "too): " + ", ".join(done.yours))
+        why = (f"untracked, and what the template renders could not be recomputed: {done.unrendered}"
+               if done.unrendered else "the template does not render them")
+        print(f"kept files of yours inside the install ({why}; --force removes them too): " + ", ".join(done.yours))
     kept = [s for s in found.seeded if (project / s).exists()]
     if kept and not args.all:
         print("kept your own files (use --all to remove them too): " + ", ".join(kept))
