@@ -631,3 +631,12 @@ def test_the_stamped_launcher_refuses_the_git_directory_attack(stamp, venv_dir, 
     assert "writing src/HEAD is refused — a git directory (src)" in done.stdout, done.stdout
     git_status(project / "src")
     assert not mark.exists() and not (project / "src/HEAD").exists()
+
+
+def test_the_workspace_root_itself_never_becomes_a_git_directory(repo):
+    root = repo / "sub"
+    root.mkdir()
+    make_git_dir_parts(root, ("HEAD", "objects"))
+    with pytest.raises(PolicyError, match=r"writing refs/heads/main is refused — a git directory \(\.\)"):
+        files.create(ctx_at(root), path="refs/heads/main", file_text="x")
+    assert not (root / "refs").exists()
