@@ -93,8 +93,6 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
 # What git needs to see in a folder to take it as a git directory (setup.c, is_git_directory): a HEAD, and objects/
 # and refs/ there or, through a commondir file, elsewhere. Case-folded: on a case-insensitive disk `head` is HEAD.
 _GITDIR_PARTS = ("HEAD", "objects", "refs", "commondir")
-
-
 _GITDIR_NAMES = frozenset(name.lower() for name in _GITDIR_PARTS)
 _GITDIR_HEADS = frozenset(name[:4] for name in _GITDIR_NAMES)  # a cheap first look at every name of a folder
 
