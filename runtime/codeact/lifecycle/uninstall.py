@@ -188,10 +188,10 @@ def _rendered(project: Path) -> tuple[set[str], str]:
 def _files_in(project: Path, folder: str) -> list[str]:
     """Every file and link below ``folder`` (relative to ``project``), links not followed."""
     found = []
-    for here, _dirs, names in os.walk(project / folder):
+    for here, dirs, names in os.walk(project / folder):
         for name in names:
             found.append((Path(here) / name).relative_to(project).as_posix())
-        for name in _dirs:
+        for name in dirs:
             if (Path(here) / name).is_symlink():
                 found.append((Path(here) / name).relative_to(project).as_posix())
     return found
