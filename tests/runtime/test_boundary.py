@@ -610,3 +610,33 @@ def test_the_venv_the_runtime_runs_in_is_never_written(repo, tmp_path):
     assert not (site / "evil.pth").exists()
     subprocess.run([str(python), "-c", "pass"], env=env, check=True)  # the next start
     assert not mark.exists()
+
+
+def test_the_stamped_launcher_refuses_the_git_directory_attack(stamp, venv_dir, tmp_path):
+    """Round 3, item 1 through what users run: a real stamp's `.codeact/bin/codeact run` (tools without bash)."""
+    project = stamp(tmp_path / "stamped", tools=["view", "create", "edit", "glob", "grep"])
+    subprocess.run(["git", "add", "-A"], cwd=project, check=True, env={**os.environ, **GIT_ENV})
+    subprocess.run(["git", "commit", "-qm", "codeact"], cwd=project, check=True, capture_output=True,
+                   env={**os.environ, **GIT_ENV})
+    mark = tmp_path / "PWNED"
+    program = (f"for p, t in [('src/config', {PLANTED_CONFIG.format(mark=mark)!r}), ('src/objects/x', ''), "
+               "('src/refs/x', ''), ('src/HEAD', 'ref: refs/heads/main\\n')]:\n"
+               "    try:\n        create(path=p, file_text=t)\n    except PermissionError as e:\n        print(e)\n")
+    env = {**os.environ, "CODEACT_VENV": str(venv_dir), "CODEACT_SERVER": "0", "HOME": str(tmp_path / "home"),
+           "CODEACT_CONFIG_DIR": str(tmp_path / "config"), "COPILOT_HOME": str(tmp_path / "copilot"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([str(project / ".codeact/bin/codeact"), "run", "--code", program], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "writing src/HEAD is refused — a git directory (src)" in done.stdout, done.stdout
+    git_status(project / "src")
+    assert not mark.exists() and not (project / "src/HEAD").exists()
+
+
+def test_the_workspace_root_itself_never_becomes_a_git_directory(repo):
+    root = repo / "sub"
+    root.mkdir()
+    make_git_dir_parts(root, ("HEAD", "objects"))
+    with pytest.raises(PolicyError, match=r"writing refs/heads/main is refused — a git directory \(\.\)"):
+        files.create(ctx_at(root), path="refs/heads/main", file_text="x")
+    assert not (root / "refs").exists()

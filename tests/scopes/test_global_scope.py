@@ -140,8 +140,9 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
         if copilot_home / rel != notes:
             assert not (copilot_home / rel).is_symlink() and not (copilot_home / rel).exists(), rel
             assert f"removed link {copilot_home / rel}" in removed.stdout
-    # folders in $COPILOT_HOME stay: codeact cannot tell whether it made them
-    assert {"agents", "hooks", "instructions", "skills"} <= {p.name for p in copilot_home.iterdir()}
+    # folders in $COPILOT_HOME that still hold the user's files stay; those the links leave empty go (issue 26)
+    names = {p.name for p in copilot_home.iterdir()}
+    assert {"agents", "instructions"} <= names and not {"hooks", "skills"} & names, names
     deleted = {line[3:] for line in status(dest)}
     assert all(line.startswith(" D ") for line in status(dest)), status(dest)
     assert deleted == tracked - {"instructions/codeact.local.instructions.md"}

@@ -93,8 +93,6 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
 # What git needs to see in a folder to take it as a git directory (setup.c, is_git_directory): a HEAD, and objects/
 # and refs/ there or, through a commondir file, elsewhere. Case-folded: on a case-insensitive disk `head` is HEAD.
 _GITDIR_PARTS = ("HEAD", "objects", "refs", "commondir")
-
-
 _GITDIR_NAMES = frozenset(name.lower() for name in _GITDIR_PARTS)
 _GITDIR_HEADS = frozenset(name[:4] for name in _GITDIR_NAMES)  # a cheap first look at every name of a folder
 
@@ -115,9 +113,11 @@ def _is_git_directory(names: set[str]) -> bool:
     return "head" in names and ("commondir" in names or {"objects", "refs"} <= names)
 
 
-def _git_directory(path: Path) -> Path | None:
+def _git_directory(path: Path, within: Path | None = None) -> Path | None:
     """The folder git would take as a repository that ``path`` lies in, or that writing ``path`` would make one
-    (its name, or a folder the write creates on the way, is the last part such a folder lacks); None if none."""
+    (its name, or a folder the write creates on the way, is the last part such a folder lacks); None if none.
+    ``within``: look no higher than this folder (the workspace root, whose own folders were checked when the
+    workspace was)."""
     child = ""
     for folder in (path, *path.parents):
         names = _git_parts(str(folder))
@@ -125,6 +125,8 @@ def _git_directory(path: Path) -> Path | None:
             names.add(child)
         if _is_git_directory(names):
             return folder
+        if folder == within:
+            break
         child = windows_name(folder.name)
     return None
 
@@ -217,10 +219,11 @@ def running_install() -> Path | None:
         return None
 
 
-def protection(path: Path, *, running: Path | None = None,
-               host: tuple[Path, ...] = ()) -> tuple[Rule, Path, str] | None:
+def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...] = (),
+               within: Path | None = None) -> tuple[Rule, Path, str] | None:
     """Why ``path`` (absolute, normalised) must not be written: ``(rule, where, entry)`` — ``where`` is the folder the
-    rule is anchored at (the path itself for a name rule) — or None."""
+    rule is anchored at (the path itself for a name rule) — or None. ``within`` (a checked workspace root that
+    contains ``path``) bounds the search for a git directory above it."""
     rule = _name_rule(tuple(windows_name(part) for part in path.parts))
     if rule:
         return rule, path, ""
@@ -230,7 +233,7 @@ def protection(path: Path, *, running: Path | None = None,
         alias = short_name_of(part, _short_name_targets())
         if alias:
             return SHORT_NAME_RULE, path, f"{part} may stand for {alias}"
-    git_dir = _git_directory(path)
+    git_dir = _git_directory(path, within if within is not None and path.is_relative_to(within) else None)
     if git_dir:
         return GITDIR_RULE, git_dir, ""
     for folder in host:
@@ -471,7 +474,7 @@ class Workspace(NamedTuple):
         raw = Path(os.fspath(path))
         given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in dict.fromkeys((given, real)):
-            found = protection(candidate, running=self.running, host=self.host_folders)
+            found = protection(candidate, running=self.running, host=self.host_folders, within=self.root)
             if found:
                 self._refuse(candidate, found)
         anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running)))
