@@ -204,6 +204,18 @@ def seed_here(dst_path: Any, path: str) -> bool:
     return bool(_submodule("lifecycle.update").seed_here(dst_path, copier_operation(), path))
 
 
+def local_source(src: Any) -> bool:
+    """Whether the template source is a folder of this machine, which a CI runner cannot clone."""
+    return isinstance(src, str) and bool(_submodule("lifecycle.orgpolicy").is_local_source(src))
+
+
+def copier_on_path() -> bool:
+    """Whether a ``copier`` command is on PATH (not so after ``uvx ... copier copy``): the printed commands need one."""
+    import shutil
+
+    return shutil.which("copier") is not None
+
+
 def recorded_answers(answers: Any, conf: Any) -> dict[str, Any]:
     """What the answers file records: Copier's answers, with ``_commit`` the tag asked for (or the newest release)
     when another tag of the same commit would be recorded (the runtime's ``update.recorded_commit``)."""
@@ -297,4 +309,6 @@ class CodeactExtension(Extension):
             seed_here=seed_here,
             update_report=update_report,
             recorded_answers=recorded_answers,
+            local_source=local_source,
+            copier_on_path=copier_on_path,
         )

@@ -90,6 +90,30 @@ def test_post_copy_message_prints_an_update_command_that_needs_no_terminal(templ
     assert ran.returncode == 0, ran.stderr  # no TTY, as a model's bash tool runs it
 
 
+def test_a_local_template_path_with_a_workflow_warns_at_copy_and_says_what_to_do(template_src, tmp_path):
+    result = stamp(template_src, tmp_path / "p", f"tools={TOOLS}", "drift_workflow=true")
+    assert result.returncode == 0, result.stderr
+    assert f"WARNING: the template source {template_src} is a folder of this machine" in result.stderr
+    assert "drift workflow clones it on a CI runner" in result.stderr and "can never pass" in result.stderr
+    assert "copier copy --trust --defaults --overwrite -a .codeact/.copier-answers.yml URL ." in result.stderr
+    quiet = stamp(template_src, tmp_path / "q", f"tools={TOOLS}", "drift_workflow=false", "update_workflow=false")
+    assert quiet.returncode == 0 and "WARNING" not in quiet.stderr
+
+
+def test_copier_run_without_being_installed_says_how_to_install_it(template_src, tmp_path):
+    """As after `uvx --with copier-template-extensions copier copy`: no `copier` on PATH for the printed commands."""
+    dest = make_repo(tmp_path / "p")
+    bare = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep)
+                           if not (Path(d) / "copier").exists())
+    result = subprocess.run([sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "--skip-tasks",
+                             "--vcs-ref", "HEAD", str(template_src), "."], cwd=dest, capture_output=True, text=True,
+                            env={**os.environ, **GIT_ENV, "PATH": bare}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "install it once with `uv tool install copier --with copier-template-extensions`" in result.stderr
+    with_copier = stamp(template_src, tmp_path / "q")
+    assert "install it once" not in with_copier.stderr
+
+
 # --- organisation policy -------------------------------------------------------------------------------------------
 
 def test_policy_refuses_a_breaking_answer_on_copy_and_update(fork, tmp_path):

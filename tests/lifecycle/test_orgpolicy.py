@@ -57,3 +57,13 @@ def test_sources_are_compared_by_the_repository_they_name(tmp_path):
     assert not orgpolicy.same_source("gh:acme/copier-codeact", "gh:upstream/copier-codeact")
     assert orgpolicy.same_source(str(tmp_path), str(tmp_path / "." ))
     assert orgpolicy.git_url("gh:acme/t") == "https://github.com/acme/t.git"
+
+
+@pytest.mark.parametrize("src,local", [
+    ("gh:acme/copier-codeact", False), ("https://github.com/acme/copier-codeact.git", False),
+    ("git@github.com:acme/copier-codeact.git", False), ("git+https://example.com/t.git", False),
+    ("/home/me/src/copier-codeact", True), ("~/src/copier-codeact", True), ("../copier-codeact", True),
+    ("file:///home/me/src/copier-codeact", True),
+])
+def test_a_source_on_this_machine_is_told_from_one_ci_can_clone(src, local):
+    assert orgpolicy.is_local_source(src) is local

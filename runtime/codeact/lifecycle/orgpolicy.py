@@ -222,6 +222,14 @@ def git_url(src: str) -> str:
     return src.removeprefix("git+")
 
 
+def is_local_source(src: str) -> bool:
+    """Whether a Copier source is a folder of this machine (a path or ``file://``), which CI cannot clone."""
+    url = git_url(src.strip())
+    if re.match(r"^file://", url, re.I):
+        return True
+    return not (re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url))
+
+
 def same_source(a: str, b: str) -> bool:
     """Whether two Copier sources name the same template repository."""
     return _canonical(a) == _canonical(b)
