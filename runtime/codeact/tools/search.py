@@ -625,13 +625,22 @@ class _Search:
         if child.returncode == 2 and not got:
             return False
         self.total = total
+        if not regex_worker.interruptible():  # Python's re could backtrack for ever here: in a killable process
+            for hit in regex_worker.first_in_files(start, sorted(names), self.regex, self.found.count,
+                                                   self.found.budget, self.extra, self.deadline):
+                self.found.add(tuple(hit))
+            return True
+        self.first_in_files(start, sorted(names))
+        return True
+
+    def first_in_files(self, start: Path, names: list[str]) -> None:
+        """Search ``names`` (sorted) one by one in Python until enough matches are found."""
         with self.deadline.interrupting("grep", "searching files"):
-            for rel in sorted(names):
+            for rel in names:
                 if self.found.seen >= self.found.count or self.found.limit is not None:
                     break  # enough, or the result limit is full: every later file sorts after the last kept
                 self.deadline.check("grep", "searching files")
                 self.file(start / rel, rel, self.found.count - self.found.seen)
-        return True
 
 
 class _FileMatches:
