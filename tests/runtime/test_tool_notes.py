@@ -111,3 +111,42 @@ def test_a_pattern_only_python_can_run_is_stopped_at_the_deadline_in_process(pro
         assert quick.stdout == "10\n", quick.stderr
     finally:
         (project / "data" / "a.txt").unlink()
+
+
+def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp_path, monkeypatch):
+    """A run on a thread (the warm server's) cannot be interrupted by SIGALRM: a pattern ripgrep refuses, and the
+    sorted re-run after a flood of matches, search in the regex worker, killed at the deadline."""
+    import threading
+
+    from codeact.core.policy import Workspace
+    from codeact.tools import search
+    from codeact.tools.base import ToolContext
+
+    root = (tmp_path / "ws").resolve()
+    root.mkdir()
+    (root / "a.txt").write_text("a" * 30 + "!\n" + "aaa\n" * 3)  # matches follow the line Python chokes on
+    (root / "b.txt").write_text("import os\n" * 3)
+    monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
+    monkeypatch.setattr(search, "FLOOD_MIN", 1)  # ripgrep runs (a+)+$ at once; Python backtracks on it for ever
+    ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(timeout=2))
+    outcomes: dict[str, object] = {}
+
+    def call(name: str, **kwargs: object) -> None:
+        started = time.monotonic()
+        try:
+            outcomes[name] = search.grep(ctx, **kwargs)  # type: ignore[arg-type]
+        except Exception as exc:  # noqa: BLE001 - the outcome is checked below
+            outcomes[name] = exc
+        outcomes[name + " s"] = time.monotonic() - started
+
+    for name, kwargs in (("flood", {"pattern": r"(a+)+$", "max_results": 1}),
+                         ("look-around", {"pattern": r"(?=a)(a+)+$"}),
+                         ("fine", {"pattern": r"(?<=import )os$", "max_results": 1})):
+        worker = threading.Thread(target=call, args=(name,), kwargs=kwargs, daemon=True)
+        worker.start()
+        worker.join(10)
+        assert not worker.is_alive(), f"{name}: the search held its thread past the deadline"
+    for name in ("flood", "look-around"):
+        assert "stopped at the run's deadline while searching files" in str(outcomes[name])
+        assert outcomes[name + " s"] < 2 + 2  # type: ignore[operator]
+    assert outcomes["fine"] == [{"path": "b.txt", "line": 1, "text": "import os"}]

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ToolError
 
 if TYPE_CHECKING:
+    import re
+
     from ..core.limits import Deadline
     from .search import Answer
 
@@ -36,39 +38,57 @@ def in_worker(root: Path, base: Path, prefix: str, pattern: str, glob: str | Non
               max_results: int, budget: int, deadline: "Deadline") -> "Answer":
     """grep's answer searched by Python in a child process, killed at ``deadline`` (the call then raises the
     deadline's TimeoutError)."""
-    from .proc import Child
     from .search import Answer
 
     request = json.dumps({"root": str(root), "base": str(base), "prefix": prefix, "pattern": pattern, "glob": glob,
                           "ignore_case": ignore_case, "max_results": max_results, "budget": budget,
                           "seconds": deadline.remaining() + 1})  # the parent's kill comes first
-    child = Child.start([sys.executable, "-I", "-S", "-c", _BOOT, _RUNTIME, request], root, deadline, "grep",
+    reply = _ask(root, request, deadline)
+    return Answer([(p, n, t) for p, n, t in reply["hits"]], reply["total"], reply["exact"])
+
+
+def first_in_files(start: Path, names: list[str], regex: "re.Pattern[str]", count: int, budget: int, extra: int,
+                   deadline: "Deadline") -> list[list[Any]]:
+    """The first matches, ``[rel, line, text]``, of the files ``names`` (below ``start``, sorted), searched one by
+    one by Python in a child process killed at ``deadline``: grep's re-run when far more lines match than can be
+    returned. The list of names goes through a private temporary file (it may pass the argument size limit)."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="codeact-grep-", suffix=".json") as spec:
+        json.dump({"start": str(start), "names": names, "pattern": regex.pattern, "flags": regex.flags,
+                   "count": count, "budget": budget, "extra": extra, "seconds": deadline.remaining() + 1}, spec)
+        spec.flush()
+        reply = _ask(start, f"@{spec.name}", deadline)
+    return reply["hits"]
+
+
+def _ask(cwd: Path, request: str, deadline: "Deadline") -> dict[str, Any]:
+    from .proc import Child
+
+    child = Child.start([sys.executable, "-I", "-S", "-c", _BOOT, _RUNTIME, request], cwd, deadline, "grep",
                         "searching files")
     if child is None:
         raise ToolError("grep could not start its search process (Python's regular expressions run there)")
     with child:
         data = b"".join(child)
     try:
-        reply = json.loads(data)
+        reply: dict[str, Any] = json.loads(data)
     except ValueError:
         raise ToolError(f"grep's search process failed (exit status {child.returncode})") from None
     if "error" in reply:
         raise ToolError(reply["error"])
-    return Answer([(p, n, t) for p, n, t in reply["hits"]], reply["total"], reply["exact"])
+    return reply
 
 
 def main() -> None:
-    """The worker: one request (argv), one answer (stdout)."""
+    """The worker: one request (argv: JSON, or ``@FILE`` holding it), one answer (stdout)."""
     from ..core.limits import Deadline
-    from .search import search_answer
 
-    request: dict[str, Any] = json.loads(sys.argv[2])
+    raw = sys.argv[2]
+    request: dict[str, Any] = json.loads(Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw)
     deadline = Deadline(request["seconds"])
     try:
-        answer = search_answer(Path(request["root"]), Path(request["base"]), request["prefix"], request["pattern"],
-                               request["glob"], request["ignore_case"], request["max_results"], request["budget"],
-                               deadline, python=True)
-        reply: dict[str, Any] = {"hits": answer.hits, "total": answer.total, "exact": answer.exact}
+        reply = _first_in_files(request, deadline) if "names" in request else _search(request, deadline)
     except (ToolError, OSError) as exc:
         reply = {"error": str(exc)}
     out = json.dumps(reply).encode()
@@ -77,4 +97,28 @@ def main() -> None:
         view = view[os.write(1, view):]
 
 
-__all__ = ["in_worker", "interruptible", "main"]
+
+
+def _search(request: dict[str, Any], deadline: "Deadline") -> dict[str, Any]:
+    from .search import search_answer
+
+    answer = search_answer(Path(request["root"]), Path(request["base"]), request["prefix"], request["pattern"],
+                           request["glob"], request["ignore_case"], request["max_results"], request["budget"],
+                           deadline, python=True)
+    return {"hits": answer.hits, "total": answer.total, "exact": answer.exact}
+
+
+def _first_in_files(request: dict[str, Any], deadline: "Deadline") -> dict[str, Any]:
+    import re
+
+    from .search import FirstItems, Glob, _Search
+
+    extra = request["extra"]
+    found = FirstItems(request["count"], request["budget"], lambda hit: len(hit[0]) + len(hit[2]) + extra)
+    search = _Search(re.compile(request["pattern"], request["flags"]), Glob("**"), None, None, found, extra, deadline)
+    search.first_in_files(Path(request["start"]), request["names"])
+    hits, _ = search.found.result()
+    return {"hits": hits}
+
+
+__all__ = ["first_in_files", "in_worker", "interruptible", "main"]

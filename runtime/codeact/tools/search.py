@@ -334,7 +334,8 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
     files, dropped = found.result()  # plain string order, as sorted() gives
     paths = [lead + rel for rel in files] if lead else files
-    kept = _fitting([len(_json_str(p)) + 2 for p in paths], found.budget)  # exactly as the runner counts
+    whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
+    kept = len(paths) if whole <= found.budget else _fitting([len(_json_str(p)) + 2 for p in paths], found.budget)
     total = max(found.seen, len(paths))
     if kept < total:
         notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
@@ -431,8 +432,8 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
 def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
     """The hits as grep returns them, cut exactly to ``budget`` bytes as the runner counts them (so the runner never
     cuts again), and a note when fewer than ``answer.total`` are returned."""
-    hits, sizes = answer.hits, _hit_sizes(answer.hits)
-    kept = _fitting(sizes, budget)
+    hits = answer.hits
+    kept = len(hits) if _hits_size(hits) <= budget else _fitting(_hit_sizes(hits), budget)
     items = [{"path": p, "line": n, "text": t} for p, n, t in hits[:kept]]
     if answer.total > kept:
         total = f"{answer.total:,}" if answer.exact else f"at least {answer.total:,}"
@@ -443,6 +444,21 @@ def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
                    "folder at a time)")
         notices.note("grep()", f"returned {kept:,} of {total} matching lines, the first in path order ({why})")
     return Cut(items, 0)
+
+
+def _hits_size(hits: list[tuple[str, int, str]]) -> int:
+    """The size of all hits as the runner counts them (see :func:`_hit_sizes`), in a few C-speed passes: one
+    encoding of all texts joined by NUL (each NUL encodes to 6 characters), one of all line numbers."""
+    if not hits:
+        return 0
+    from collections import Counter
+    from operator import itemgetter
+
+    n = len(hits)
+    texts = len(_json_str("\0".join(map(itemgetter(2), hits)))) - 2 - 6 * (n - 1) + 2 * n  # each with quotes
+    digits = len(",".join(map(str, map(itemgetter(1), hits)))) - (n - 1)
+    paths = sum((len(_json_str(path)) + 32) * count for path, count in Counter(map(itemgetter(0), hits)).items())
+    return texts + digits + paths
 
 
 def _hit_sizes(hits: list[tuple[str, int, str]]) -> list[int]:
@@ -569,9 +585,14 @@ class _Search:
                             raise _Flood
                         if path != file.raw:
                             file.switch(path, skip, near)
-                        if file.hits is not None:
-                            number, _, text = body.partition(b":")
-                            file.add(int(number), text)
+                        lines_kept = file.lines
+                        if lines_kept is not None:
+                            if file.cut_at is None and len(lines_kept) < file.keep and file.held <= file.budget:
+                                lines_kept.append(body)
+                                # never above the line's size as returned (ensure_ascii JSON; cut at 2,000)
+                                file.held += min(len(body), MAX_LINE_CHARS) + file.size
+                            else:
+                                file.count_past(body)
                 file.switch(None, False, False)
         finally:
             file.close()
@@ -604,58 +625,99 @@ class _Search:
         if child.returncode == 2 and not got:
             return False
         self.total = total
+        if not regex_worker.interruptible():  # Python's re could backtrack for ever here: in a killable process
+            for hit in regex_worker.first_in_files(start, sorted(names), self.regex, self.found.count,
+                                                   self.found.budget, self.extra, self.deadline):
+                self.found.add(tuple(hit))
+            return True
+        self.first_in_files(start, sorted(names))
+        return True
+
+    def first_in_files(self, start: Path, names: list[str]) -> None:
+        """Search ``names`` (sorted) one by one in Python until enough matches are found."""
         with self.deadline.interrupting("grep", "searching files"):
-            for rel in sorted(names):
+            for rel in names:
                 if self.found.seen >= self.found.count or self.found.limit is not None:
                     break  # enough, or the result limit is full: every later file sorts after the last kept
                 self.deadline.check("grep", "searching files")
                 self.file(start / rel, rel, self.found.count - self.found.seen)
-        return True
 
 
 class _FileMatches:
-    """The matches of the file ripgrep is printing, held until its output ends (a binary file's are dropped)."""
+    """The matches of the file ripgrep is printing, held until its output ends (a binary file's are dropped).
+
+    ripgrep prints a file's lines in order, so once that file's first ``keep`` lines (or ``budget`` bytes) are held,
+    no later line of it can be returned: it is only counted. Lines are held as ripgrep's raw ``N:text`` records and
+    decoded once, when the file ends."""
 
     def __init__(self, search: _Search, start: Path) -> None:
         self.search, self.start = search, start
         self.raw: bytes | None = None
         self.rel = ""
-        self.hits: FirstItems | None = None
+        self.lines: list[bytes] | None = None  # the records of the file being read; None: not wanted
+        self.keep, self.budget = search.found.count, search.found.budget
+        self.size = search.extra - 4  # at most a record's size as returned, less its text ("N:" is in the record)
+        self.held = 0
+        self.past = 0  # lines counted, not held
+        self.cut_at: int | None = None  # the first line not held
         self.cursor: LineCursor | None = None
         self.taken: set[bytes] = set()
 
     def switch(self, raw: bytes | None, skip: bool, near: bool) -> None:
         """The previous file's output ended: keep its matches; start collecting ``raw``'s."""
-        if self.hits is not None:
-            self.search._merge(self.rel, self.hits)
+        if self.lines is not None:
+            self._merge()
         if self.raw is not None:
             self.taken.add(self.raw)
         self.close()
-        self.raw, self.hits = raw, None
+        self.raw, self.lines = raw, None
         if raw is None:
             return
         if raw in self.taken:
             raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
         self.rel = rel = _rel(raw)
         if not (skip and _skipped(rel)) and self.search.accepts(rel, near):
-            size = len(rel) + self.search.extra
-            self.hits = FirstItems(self.search.found.count, self.search.found.budget, lambda hit: len(hit[1]) + size)
+            self.lines, self.held, self.past, self.cut_at = [], 0, 0, None
+            self.size = len(rel) + self.search.extra - 4
 
-    def add(self, number: int, raw: bytes) -> None:
+    def count_past(self, body: bytes) -> None:
+        if self.cut_at is None:
+            self.cut_at = int(body.partition(b":")[0])
+        self.past += 1
+
+    def _merge(self) -> None:
+        rel, found, lines = self.rel, self.search.found, self.lines
+        self.lines = None
+        if not lines:
+            return
+        joined = b"\n".join(lines)
+        hits: list[tuple[str, int, str]] = []
+        if b"\r" in joined or b"[Omitted long" in joined:  # a final CR to drop, a line ripgrep did not print
+            for body in lines:
+                number, _, raw = body.partition(b":")
+                hits.append((rel, int(number), self._text(int(number), raw)))
+        else:  # one decode for the file (an invalid byte sequence ends at its line's end either way)
+            for record in joined.decode("utf-8", "replace").split("\n"):
+                number_text, _, text = record.partition(":")
+                hits.append((rel, int(number_text), text if len(text) <= MAX_LINE_CHARS else clip(text)))
+        found.extend(hits, sum(len(hit[2]) for hit in hits) + (self.size + 4) * len(hits))
+        found.seen += self.past
+        if self.cut_at is not None:
+            found.bar((rel, self.cut_at, ""))
+        self.lines = None
+
+    def _text(self, number: int, raw: bytes) -> str:
         if _OMITTED.fullmatch(raw):  # too long to print (or a line saying so): read it back, cut
             if self.cursor is None:
                 self.cursor = LineCursor(self.start / self.rel, self.search.deadline)
             text = self.cursor.text(number)
-            if text is None:
-                text = raw.decode("utf-8", "replace")
-        else:
-            text = clip(raw.decode("utf-8", "replace"))
-        self.hits.add((number, text))  # type: ignore[union-attr]
+            return raw.decode("utf-8", "replace") if text is None else text
+        return clip(raw.decode("utf-8", "replace"))
 
     def binary(self, raw: bytes) -> None:
         """ripgrep stopped reading ``raw``: binary. Its matches are dropped."""
         if raw == self.raw:
-            self.hits = None
+            self.lines = None
         elif raw in self.taken:
             raise _Flood
         self.taken.add(raw)
