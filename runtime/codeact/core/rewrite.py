@@ -74,7 +74,9 @@ def rewrite(code: str) -> str:
     the sandbox may still accept).
     """
     candidates = {m[1] for m in _CANDIDATE.finditer(code)}
-    callbacks = _CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
+    callbacks = (_CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
+                 or (_PATHS.search(code) is not None and _USES_PATHLIB.search(code) is not None)
+                 or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None))
     if not candidates and not callbacks:
         return code  # most programs: nothing to look up
     if not callbacks and candidates.isdisjoint(method_names()):
@@ -145,7 +147,12 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
 # The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
 # from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
 # order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
-_CALLBACK = re.compile(r"\b(?:map|filter|sorted|enumerate|zip|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
+_CALLBACK = re.compile(r"\b(?:map|filter|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
+# cheap tests before a parse: paths exist only where pathlib is used, files only where open() is called
+_PATHS = re.compile(r"\bsorted\s*\(")
+_USES_PATHLIB = re.compile(r"\bpathlib\b|\bPath\b")
+_FILE_ITERATION = re.compile(r"\b(?:enumerate|zip|list|tuple)\s*\(")
+_OPENS = re.compile(r"\bopen\s*\(")
 _STAND_INS = {
     "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
                "key=lambda _t: _t[0], reverse=reverse)])"),
