@@ -104,10 +104,10 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None, *,
     name = re.search(r"[Nn]ame [`']([\w.]+)[`'] (?:is not defined|used when not defined)", message)
     if name and tools and name[1] in tools:  # a tool named, not called: partial(view, ...), f = view, map(view, ...)
         tool = name[1]
-        module = f" For the module named {tool}, write `import {tool}` first." if tool in ("glob",) else ""
+        same_name = f" For the module named {tool}, write `import {tool}` first." if tool in ("glob",) else ""
         return (f"{tool} is a tool: it can only be called, not held as a value (partial({tool}, ...), f = {tool}, "
                 f"map({tool}, ...)). Call it where you need it, e.g. def read(p): return {tool}(...) with its "
-                f"keywords, then map(read, items) or [read(p) for p in items].{module}")
+                f"keywords, then map(read, items) or [read(p) for p in items].{same_name}")
     if name and tools and "forget to import" not in message:
         import difflib
 
