@@ -159,6 +159,8 @@ HINTED = {
     "partial(view)": ('from functools import partial\nread = partial(view)\nlen(read(path="README.md"))',
                       "can only be called, not held as a value",
                       'def read(p):\n    return view(path=p)\nlen(read("README.md"))'),
+    "open(encoding=)": ('open("README.md", encoding="latin-1").read()[:8]', "drop encoding=",
+                        'open("README.md").read()[:8]'),
     "glob module without import": ('sorted(glob.glob("src/requests/a*.py"))', "write `import glob` first",
                                    'import glob\nsorted(glob.glob("src/requests/a*.py"))'),
     "module textwrap": ('import textwrap\ntextwrap.dedent(" a")', "'\\n'.join('    ' + line",

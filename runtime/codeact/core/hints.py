@@ -59,6 +59,9 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "RuntimeError('why') to fail."),
     (re.compile(r"exceptions can only be called with zero or one string argument"), "Exceptions take one string "
      "here: raise ValueError(f'bad value {x!r} in {path}')."),
+    (re.compile(r"'(?:encoding|errors)' argument is not yet supported"), "open() reads UTF-8 text here: drop "
+     "encoding= and errors= (a file that is not UTF-8 raises UnicodeDecodeError; read its bytes with "
+     "open(path, 'rb').read())."),
     (re.compile(r"unexpected keyword argument 'default'"), "json.dumps(default=...) is not supported: convert the "
      "values first (str(x), x.isoformat(), a dict of plain fields)."),
     (re.compile(r"no attribute 'OrderedDict'|cannot import name 'OrderedDict'"), "dicts keep insertion order: use a "
