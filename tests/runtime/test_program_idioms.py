@@ -98,6 +98,8 @@ def test_the_file_system_is_the_workspace_only_and_writes_name_the_write_tools(p
 def test_hasattr_and_getattr_answer_as_cpython_on_built_in_values(project, env):
     same_as_cpython(project, env, '(hasattr({}, "keys"), hasattr("s", "upper"), getattr("x", "upper", None) is not None,'
                                   ' getattr("x", "upper")(), hasattr([], "nope"), callable(len), callable(3))')
+    same_as_cpython(project, env, 'names = ["keys", "append", "upper", "nope", "__len__"]\n'
+                                  '[[hasattr(v, n) for n in names] for v in ({}, [], "s", 3)]')
 
 
 # ------------------------------------------------------------------------------ rule 3: a cut keeps the answer

@@ -60,6 +60,12 @@ def _builtin_types() -> tuple[tuple[str, type], ...]:
     return (*named, ("Pattern", type(re.compile(""))), ("Match", type(re.match("", ""))))
 
 
+@lru_cache(maxsize=1)
+def _attribute_table() -> dict[str, tuple[str, ...]]:
+    """Every attribute name of each built-in type, by the sandbox's name of the type."""
+    return {name: tuple(sorted(dir(kind))) for name, kind in _builtin_types()}
+
+
 def types_having(attr: str) -> tuple[str, ...]:
     """The sandbox names of the built-in types that have ``attr`` in CPython."""
     return tuple(name for name, kind in _builtin_types() if hasattr(kind, attr))
@@ -301,6 +307,10 @@ def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[t
         text = None
         if name == "callable" and len(args) == 1:
             text = f"(lambda _c: type(_c).__name__ in {_CALLABLE_TYPES!r})"
+        elif (name == "hasattr" and len(args) == 2
+              and not (isinstance(args[1], ast.Constant) and isinstance(args[1].value, str))):
+            # a computed name: CPython's attribute names of the built-in types, by type, as data in the program
+            text = f"(lambda _r, _n: _n in {_attribute_table()!r}.get(type(_r).__name__, ()) or hasattr(_r, _n))"
         elif (name in ("hasattr", "getattr") and len(args) in ((2,) if name == "hasattr" else (2, 3))
               and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
               and args[1].value.isidentifier()):
