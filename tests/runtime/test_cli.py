@@ -11,7 +11,7 @@ import pytest
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 RUN_KEYS = {"ok", "backend", "backend_reason", "stdout", "result", "error", "tool_calls", "duration_ms", "notes",
-            "cut"}
+            "stderr", "cut"}
 
 
 @pytest.fixture

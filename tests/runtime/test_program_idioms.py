@@ -98,6 +98,8 @@ def test_the_file_system_is_the_workspace_only_and_writes_name_the_write_tools(p
 def test_hasattr_and_getattr_answer_as_cpython_on_built_in_values(project, env):
     same_as_cpython(project, env, '(hasattr({}, "keys"), hasattr("s", "upper"), getattr("x", "upper", None) is not None,'
                                   ' getattr("x", "upper")(), hasattr([], "nope"), callable(len), callable(3))')
+    same_as_cpython(project, env, 'names = ["keys", "append", "upper", "nope", "__len__"]\n'
+                                  '[[hasattr(v, n) for n in names] for v in ({}, [], "s", 3)]')
 
 
 # ------------------------------------------------------------------------------ rule 3: a cut keeps the answer
@@ -159,7 +161,11 @@ HINTED = {
     "partial(view)": ('from functools import partial\nread = partial(view)\nlen(read(path="README.md"))',
                       "can only be called, not held as a value",
                       'def read(p):\n    return view(path=p)\nlen(read("README.md"))'),
-    "module glob suggested": ('import textwrap\ntextwrap.dedent(" a")', "'\\n'.join('    ' + line",
+    "open(encoding=)": ('open("README.md", encoding="latin-1").read()[:8]', "drop encoding=",
+                        'open("README.md").read()[:8]'),
+    "glob module without import": ('sorted(glob.glob("src/requests/a*.py"))', "write `import glob` first",
+                                   'import glob\nsorted(glob.glob("src/requests/a*.py"))'),
+    "module textwrap": ('import textwrap\ntextwrap.dedent(" a")', "'\\n'.join('    ' + line",
                               '"\\n".join("    " + line for line in "a".splitlines())'),
 }
 
@@ -207,3 +213,14 @@ def test_a_link_leading_out_of_the_workspace_is_refused_to_the_programs_own_read
         assert any(n.startswith("files: ") and "outside the workspace" in n for n in result.notes), result.notes
     walked = run_program('import os\n[(r, sorted(d), sorted(f)) for r, d, f in os.walk(".") if "leak" in str(f + d)]')
     assert walked.ok and "SECRET" not in json.dumps(walked.result)  # the link is listed, never entered
+
+
+def test_the_judge_tells_identical_from_loud_from_silent_wrong():
+    expected = ([1, 2], "a\n", "")
+    same = {"ok": True, "result": [1, 2], "stdout": "a\n", "stderr": "", "notes": [], "error": None, "cut": None}
+    assert judge("p", expected, 0, same).identical
+    wrong = {**same, "result": [1]}
+    assert judge("p", expected, 0, wrong).silent_wrong
+    assert not judge("p", expected, 0, {**wrong, "notes": ["grep: returned 1 of 2"]}).silent_wrong
+    assert not judge("p", expected, 1, {**wrong, "ok": False, "error": {"type": "E"}}).silent_wrong
+    assert not judge("p", expected, 0, {**same, "cut": {"run": "x"}}).identical  # a cut answer is not whole

@@ -134,7 +134,8 @@ class MontyBackend:
                 program.on_print(text)
 
         namespaces = _namespaces(program)
-        files = WorkspaceOS(program.workspace) if program.workspace is not None else None
+        # the sandbox's paths are POSIX ones: on Windows its file calls stay refused
+        files = WorkspaceOS(program.workspace) if program.workspace is not None and os.name != "nt" else None
         modules = HostModules(program.workspace)
         cwd = files.root if files is not None else None
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
@@ -269,7 +270,7 @@ def _answer_os(name: str, args: Any, kwargs: Any, files: "WorkspaceOS | None",
     if files is not None and files.handles(name):
         try:
             return {"return_value": files.answer(name, tuple(args), dict(kwargs or {}))}
-        except (OSError, ValueError, RuntimeError) as exc:  # UnicodeDecodeError is a ValueError
+        except Exception as exc:  # noqa: BLE001 - the program's to catch, as CPython's would be
             return {"exception": exc if type(exc).__module__ == "builtins" else RuntimeError(str(exc))}
     if name == "import" and args:
         members = modules.members(str(args[0]))

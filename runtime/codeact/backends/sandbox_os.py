@@ -65,8 +65,6 @@ class WorkspaceOS:
         try:
             return str(self.workspace.resolve(str(_path_of(path))))
         except PolicyError as exc:
-            # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
-            notices.note("files", f"{self._shown(path)!r} was not read: {exc}")
             raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
 
     def _existing(self, path: Any) -> str:
@@ -125,6 +123,10 @@ class WorkspaceOS:
         entries in the order the file system lists them, as ``os.scandir`` gives them to CPython."""
         from pydantic_monty import ScanEntry
 
+        if not self._inside(str(_path_of(path))):
+            # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
+            notices.note("files", f"{self._shown(path)!r} was not listed: it is outside the workspace (or a link "
+                         "leads out of it); list the workspace's own folders")
         real = self._existing(path)
         entries = [ScanEntry("", os.path.isdir(real), os.path.isfile(real), os.path.islink(real))]
         if not entries[0].is_dir:

@@ -13,8 +13,8 @@ _MODULES: dict[str, str] = {
            "per file), else `re` over view(path=...)",
     "subprocess": "run commands with the bash tool (if enabled): bash(command='...')",
     "shutil": "copy or move files with view(path=...) and create(path=..., file_text=...)",
-    "tempfile": "there is no file system in the sandbox: keep data in variables, or create() files in the "
-                "workspace",
+    "tempfile": "programs do not write files directly: keep data in variables, or create(path=..., "
+                "file_text=...) a file in the workspace",
     "enum": "use plain constants or a dict: COLORS = {'RED': 1, 'GREEN': 2}",
     "string": "write the characters out: 'abcdefghijklmnopqrstuvwxyz', '0123456789'",
     "textwrap": "wrap or indent with str methods: '\\n'.join('    ' + line for line in text.splitlines())",
@@ -59,6 +59,9 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "RuntimeError('why') to fail."),
     (re.compile(r"exceptions can only be called with zero or one string argument"), "Exceptions take one string "
      "here: raise ValueError(f'bad value {x!r} in {path}')."),
+    (re.compile(r"'(?:encoding|errors)' argument is not yet supported"), "open() reads UTF-8 text here: drop "
+     "encoding= and errors= (a file that is not UTF-8 raises UnicodeDecodeError; read its bytes with "
+     "open(path, 'rb').read())."),
     (re.compile(r"unexpected keyword argument 'default'"), "json.dumps(default=...) is not supported: convert the "
      "values first (str(x), x.isoformat(), a dict of plain fields)."),
     (re.compile(r"no attribute 'OrderedDict'|cannot import name 'OrderedDict'"), "dicts keep insertion order: use a "
@@ -104,9 +107,10 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None, *,
     name = re.search(r"[Nn]ame [`']([\w.]+)[`'] (?:is not defined|used when not defined)", message)
     if name and tools and name[1] in tools:  # a tool named, not called: partial(view, ...), f = view, map(view, ...)
         tool = name[1]
+        same_name = f" For the module named {tool}, write `import {tool}` first." if tool in ("glob",) else ""
         return (f"{tool} is a tool: it can only be called, not held as a value (partial({tool}, ...), f = {tool}, "
                 f"map({tool}, ...)). Call it where you need it, e.g. def read(p): return {tool}(...) with its "
-                "keywords, then map(read, items) or [read(p) for p in items].")
+                f"keywords, then map(read, items) or [read(p) for p in items].{same_name}")
     if name and tools and "forget to import" not in message:
         import difflib
 

@@ -60,6 +60,12 @@ def _builtin_types() -> tuple[tuple[str, type], ...]:
     return (*named, ("Pattern", type(re.compile(""))), ("Match", type(re.match("", ""))))
 
 
+@lru_cache(maxsize=1)
+def _attribute_table() -> dict[str, tuple[str, ...]]:
+    """Every attribute name of each built-in type, by the sandbox's name of the type."""
+    return {name: tuple(sorted(dir(kind))) for name, kind in _builtin_types()}
+
+
 def types_having(attr: str) -> tuple[str, ...]:
     """The sandbox names of the built-in types that have ``attr`` in CPython."""
     return tuple(name for name, kind in _builtin_types() if hasattr(kind, attr))
@@ -74,7 +80,9 @@ def rewrite(code: str) -> str:
     the sandbox may still accept).
     """
     candidates = {m[1] for m in _CANDIDATE.finditer(code)}
-    callbacks = _CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
+    callbacks = (_CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
+                 or (_PATHS.search(code) is not None and _USES_PATHLIB.search(code) is not None)
+                 or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None))
     if not candidates and not callbacks:
         return code  # most programs: nothing to look up
     if not callbacks and candidates.isdisjoint(method_names()):
@@ -145,7 +153,12 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
 # The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
 # from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
 # order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
-_CALLBACK = re.compile(r"\b(?:map|filter|sorted|enumerate|zip|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
+_CALLBACK = re.compile(r"\b(?:map|filter|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
+# cheap tests before a parse: paths exist only where pathlib is used, files only where open() is called
+_PATHS = re.compile(r"\bsorted\s*\(")
+_USES_PATHLIB = re.compile(r"\bpathlib\b|\bPath\b")
+_FILE_ITERATION = re.compile(r"\b(?:enumerate|zip|list|tuple)\s*\(")
+_OPENS = re.compile(r"\bopen\s*\(")
 _STAND_INS = {
     "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
                "key=lambda _t: _t[0], reverse=reverse)])"),
@@ -294,6 +307,10 @@ def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[t
         text = None
         if name == "callable" and len(args) == 1:
             text = f"(lambda _c: type(_c).__name__ in {_CALLABLE_TYPES!r})"
+        elif (name == "hasattr" and len(args) == 2
+              and not (isinstance(args[1], ast.Constant) and isinstance(args[1].value, str))):
+            # a computed name: CPython's attribute names of the built-in types, by type, as data in the program
+            text = f"(lambda _r, _n: _n in {_attribute_table()!r}.get(type(_r).__name__, ()) or hasattr(_r, _n))"
         elif (name in ("hasattr", "getattr") and len(args) in ((2,) if name == "hasattr" else (2, 3))
               and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
               and args[1].value.isidentifier()):
