@@ -22,8 +22,8 @@ The path taken:
 
 The wire format (both ends are this venv's Python): frames of a 4-byte big-endian length and a ``marshal``-ed value
 (only ``dict``, ``list``, ``str``, ``int``, ``bytes``, ``None``, ``bool``). The client sends one request; the server
-answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then ``{"out": TEXT}`` and
-``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
+answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then
+``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
 from __future__ import annotations
 
