@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jinja2 import pass_context
 from jinja2.ext import Extension
 
 TEMPLATE_ROOT = Path(__file__).resolve().parent.parent
@@ -85,6 +87,31 @@ def mcp_servers_found(dst_path: Any) -> list[str]:
     return sorted(name for name, server in loaded.servers.items() if server.scope == "workspace")
 
 
+COPILOT_REPO_SETTINGS = ".github/copilot/settings.local.json"  # the runtime layout's CLI_SETTINGS
+
+
+def copilot_repo_settings(dst_path: Any) -> str:
+    """``.github/copilot/settings.local.json`` for exclusive mode: what the file held, kept, with every MCP server
+    the repository configures added to ``disabledMcpServers`` (the CLI merges it with ``settings.json``).
+
+    In exclusive mode the hook denies every MCP tool the model would call directly; it reaches them only inside a
+    CodeAct program (CodeAct starts the servers itself and does not read ``disabledMcpServers``). Disabled in the
+    CLI, their schemas stop riding in every model request (docs/context.md)."""
+    path = Path(str(dst_path)) / COPILOT_REPO_SETTINGS
+    settings: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{COPILOT_REPO_SETTINGS}: cannot read it as JSON ({exc}); fix it and stamp again") from None
+        if not isinstance(settings, dict):
+            raise ValueError(f"{COPILOT_REPO_SETTINGS}: expected a JSON object")
+    disabled = [str(name) for name in settings.get("disabledMcpServers") or []]
+    disabled += [name for name in mcp_servers_found(dst_path) if name not in disabled]
+    settings["disabledMcpServers"] = disabled
+    return json.dumps(settings, indent=2) + "\n"
+
+
 def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
     """The generated MCP section, from the destination's tool lock (empty section when there is none yet)."""
     try:
@@ -137,8 +164,21 @@ def choice_error(question: str, answer: Any) -> str:
     return f"unknown {question} {', '.join(map(repr, bad))}; valid: {', '.join(valid)}" if bad else ""
 
 
-def org_policy_error(question: str, answer: Any) -> str:
-    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none)."""
+@pass_context
+def org_policy_error(context: Any, question: str, answer: Any) -> str:
+    """Why ``answer`` breaks this template's ``codeact-policy.yml`` ("" when it does not, or there is none).
+
+    Not in the temporary copies of an update: the old version's copy re-renders the recorded answers as they are
+    (a hand-edited answer that breaks the policy would fail the update for ever); the real destination checks the
+    answers, and Copier replaces a recorded answer that fails there with the policy's default."""
+    if copier_operation() == "update":
+        conf = context.get("_copier_conf")
+        try:
+            dst = conf["dst_path"] if conf is not None else None
+        except (KeyError, TypeError):
+            dst = None
+        if dst is not None and not _submodule("lifecycle.update").is_real_destination(dst):
+            return ""
     return str(_org_policy().violation(question, answer))
 
 
@@ -162,6 +202,16 @@ def seed_here(dst_path: Any, path: str) -> bool:
     """Whether this render writes the seeded file ``path`` (never in an update's temporary copies; not again once
     the user deleted it)."""
     return bool(_submodule("lifecycle.update").seed_here(dst_path, copier_operation(), path))
+
+
+def recorded_answers(answers: Any, conf: Any) -> dict[str, Any]:
+    """What the answers file records: Copier's answers, with ``_commit`` the tag asked for (or the newest release)
+    when another tag of the same commit would be recorded (the runtime's ``update.recorded_commit``)."""
+    data = dict(answers or {})
+    if data.get("_commit"):
+        data["_commit"] = _submodule("lifecycle.update").recorded_commit(conf["src_path"], data["_commit"],
+                                                                         conf["vcs_ref"])
+    return data
 
 
 def update_report(dst_path: Any) -> str:
@@ -236,6 +286,7 @@ class CodeactExtension(Extension):
             risky_tools=risky_tools,
             runtime_version=runtime_version,
             mcp_servers_found=mcp_servers_found,
+            copilot_repo_settings=copilot_repo_settings,
             mcp_section=mcp_section,
             scope_paths=scope_paths,
             install_manifest=install_manifest,
@@ -245,4 +296,5 @@ class CodeactExtension(Extension):
             org_default=org_default,
             seed_here=seed_here,
             update_report=update_report,
+            recorded_answers=recorded_answers,
         )

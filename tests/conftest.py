@@ -89,3 +89,18 @@ def venv_dir() -> Path:
     """The shared CODEACT_VENV folder for launcher tests."""
     VENV_CACHE.mkdir(parents=True, exist_ok=True)
     return VENV_CACHE
+
+
+# The everyday subset (`pytest -m "not slow"`): what stamps with the real Copier, builds or uses the stamped
+# runtime's venv, drives the real Copilot CLI or SDK, or starts a warm server is slow by what it needs, so it is
+# marked here once instead of test by test. CI runs everything.
+SLOW_FIXTURES = frozenset({"stamp", "stamped", "stamp_shared", "template_src", "venv_dir", "copilot_bin",
+                           "copilot_sdk", "installs", "stamped_installs"})
+SLOW_FOLDERS = frozenset({"benchmarks", "copilot", "sdk", "server", "lifecycle", "scopes"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.fspath)).relative_to(REPO_ROOT / "tests").parts[0]
+        if folder in SLOW_FOLDERS or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -6,6 +6,7 @@ resolved unless the name says so: the Copilot CLI and the XDG specification use 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Mapping
 
@@ -77,4 +78,22 @@ def codeact_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     return xdg_dir("cache", environ) / "codeact"
 
 
-__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "user_config_dir", "xdg_dir"]
+def venv_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The venvs whose files a Python start runs (a ``.pth`` file or ``sitecustomize`` in site-packages): the venv
+    this Python runs in (the runtime's, which the next server start uses), ``$CODEACT_VENV`` (where the launchers
+    keep one venv per requirements hash, shared between repositories) and the venv ``$CODEACT_PYTHON`` lies in
+    (the launchers create venvs with it). Not resolved."""
+    env = _env(environ)
+    found = [Path(sys.prefix)] if sys.prefix != getattr(sys, "base_prefix", sys.prefix) else []
+    if env.get("CODEACT_VENV"):
+        found.append(Path(env["CODEACT_VENV"]).expanduser())
+    python = env.get("CODEACT_PYTHON") or ""
+    if os.path.isabs(python):
+        venv = Path(python).parent.parent  # <venv>/bin/python, <venv>/Scripts/python.exe
+        if (venv / "pyvenv.cfg").is_file():
+            found.append(venv)
+    return tuple(found)
+
+
+__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "user_config_dir",
+           "venv_folders", "xdg_dir"]

@@ -55,8 +55,9 @@ def test_protected_values(value: str, protected: bool) -> None:
     assert bool(re.search(spec.protected_value_pattern(), value)) is protected
 
 
-def test_the_stamped_hooks_total_at_most_600_lines(stamped: Callable[..., Path]) -> None:
+def test_the_stamped_hooks_total_at_most_720_lines(stamped: Callable[..., Path]) -> None:
+    """599 lines when the spec came in; +~90 for finding the other installs side by side (issue 28)."""
     repo = stamped(enforcement="exclusive")
     total = sum(len((repo / ".codeact/hooks" / name).read_text().splitlines())
                 for name in ("pre-tool-use.sh", "pre-tool-use.ps1"))
-    assert total <= 600, total
+    assert total <= 720, total

@@ -197,3 +197,16 @@ def test_layout_matches_copier_config():
     assert set(config["_skip_if_exists"]) == set(layout.SEEDED_ANY)
     assert set(layout.LAYOUTS["repo"].seeded) <= set(layout.SEEDED_ANY)
     assert config["_answers_file"] == layout.ANSWERS_FILE
+
+
+def test_drift_into_a_closed_pipe_ends_without_a_traceback(project, venv_dir):
+    """`codeact drift --json | head`: the reader leaves before drift writes (issue 27)."""
+    (project / ".github/agents/codeact.agent.md").write_text("hand edit\n")
+    env = {**os.environ, "CODEACT_VENV": str(venv_dir)}
+    proc = subprocess.Popen([str(project / ".codeact/bin/codeact"), "drift", "--json"], cwd=project, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 1, err  # the exit code still says "drift"
+    assert "Traceback" not in err and "BrokenPipe" not in err, err

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -126,6 +127,46 @@ def test_drift_names_each_answer_that_breaks_the_recorded_policy(fork, tmp_path)
     assert any("'enforcement'" in d["detail"] for d in policy) and any("'backend'" in d["detail"] for d in policy)
 
 
+def test_an_answers_file_edited_to_break_the_policy_is_repaired_by_the_printed_fix_and_by_a_plain_update(
+        fork, tmp_path):
+    """Issue 27: both failed with "Validation error" (the old version's copy re-validated the recorded answers)."""
+    def broken(dest: Path) -> Path:
+        assert stamp(fork, dest, 'tools=["view","grep","sql"]').returncode == 0
+        commit_all(dest)
+        answers = dest / ANSWERS
+        answers.write_text(answers.read_text().replace("enforcement: exclusive", "enforcement: 'off'")
+                           .replace("backend: monty", "backend: auto"))
+        commit_all(dest, "escape the policy by hand")
+        return dest
+
+    project = broken(tmp_path / "p")
+    code, found = drift_kinds(project)
+    fixes = sorted(d["detail"].split("put the policy's value back with `", 1)[1].split("`", 1)[0]
+                   for d in found if d["kind"] == "policy")
+    assert code == 1 and len(fixes) == 2, found
+    for fix in fixes:
+        ran = subprocess.run(shlex.split(fix) + ["--skip-tasks"], cwd=project, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, env={**os.environ, **GIT_ENV}, timeout=300)
+        assert ran.returncode == 0, ran.stderr
+        if git(project, "status", "--porcelain"):  # the first fix also puts the other answer back
+            commit_all(project, fix)
+    answers = yaml.safe_load((project / ANSWERS).read_text())
+    assert (answers["enforcement"], answers["backend"]) == ("exclusive", "monty")
+    assert answers["tools"] == ["view", "grep", "sql"], "the other answers are kept"
+    assert drift_kinds(project) == (0, [])
+
+    # What the weekly update workflow and Renovate run:
+    plain = broken(tmp_path / "q")
+    ran = copier(plain, "update", "-a", ANSWERS, "--trust", "--defaults", "--skip-answered", "--skip-tasks")
+    assert ran.returncode == 0, ran.stderr
+    answers = yaml.safe_load((plain / ANSWERS).read_text())
+    assert (answers["enforcement"], answers["backend"]) == ("exclusive", "monty")
+    settings = json.loads((plain / ".codeact/settings.json").read_text())
+    assert (settings["enforcement"], settings["backend"]) == ("exclusive", "monty")
+    commit_all(plain, "update")
+    assert drift_kinds(plain) == (0, [])
+
+
 def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(template_src, fork, tmp_path):
     project = tmp_path / "p"
     assert stamp(template_src, project, "enforcement=off").returncode == 0  # upstream: no policy
@@ -147,6 +188,54 @@ def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(tem
     assert stamp(fork, compliant).returncode == 0
     commit_all(compliant)
     assert drift_kinds(compliant, "--policy-from", str(fork)) == (0, [])
+
+
+def central_check(org_checkout: Path, project: Path, src: str) -> tuple[int, list[dict[str, str]]]:
+    """The organisation's check as docs/organisations.md gives it: the fork's runtime from its checkout."""
+    env = {k: v for k, v in {**os.environ, **GIT_ENV}.items() if k != "PYTHONPATH"}
+    result = subprocess.run([sys.executable, "-m", "codeact", "drift", "--repo", str(project), "--offline",
+                             "--policy-from", src, "--json"], cwd=org_checkout / "runtime", capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert result.returncode in (0, 1), result.stderr
+    return result.returncode, json.loads(result.stdout)["drift"]
+
+
+def test_the_organisations_check_cannot_be_faked_by_the_repository_it_checks(fork, tmp_path, venv_dir):
+    project = tmp_path / "p"
+    assert stamp(fork, project).returncode == 0
+    commit_all(project)
+    assert central_check(fork, project, str(fork)) == (0, [])
+    answers = project / ANSWERS
+    answers.write_text(answers.read_text().replace("enforcement: exclusive", "enforcement: 'off'"))
+    # One line in the launcher, one in the runtime, one in the hook: the repository's own check now passes.
+    launcher = project / ".codeact/bin/codeact"
+    first, rest = launcher.read_text().split("\n", 1)
+    launcher.write_text(first + '\n[ "$1" = drift ] && { echo "codeact drift: in sync"; exit 0; }\n' + rest)
+    runtime = project / ".codeact/runtime/codeact/lifecycle/drift.py"
+    runtime.write_text(runtime.read_text() + "\ndef check(*args, **kwargs):\n    return []\n")
+    hook = project / ".codeact/hooks/pre-tool-use.sh"
+    first, rest = hook.read_text().split("\n", 1)
+    hook.write_text(first + "\nexit 0\n" + rest)
+    commit_all(project, "make the check pass")
+    own = subprocess.run([str(launcher), "drift", "--offline", "--policy-from", str(fork)], cwd=project,
+                         capture_output=True, text=True, env={**os.environ, "CODEACT_VENV": str(venv_dir)},
+                         timeout=300)
+    assert own.returncode == 0 and "in sync" in own.stdout  # why the repository's launcher must not judge itself
+
+    code, found = central_check(fork, project, str(fork))
+    assert code == 1
+    kinds = {(d["kind"], d["path"]) for d in found}
+    assert {("edited", ".codeact/bin/codeact"), ("edited", ".codeact/runtime/codeact/lifecycle/drift.py"),
+            ("edited", ".codeact/hooks/pre-tool-use.sh")} <= kinds, found
+    assert any(d["kind"] == "policy" and "'enforcement'" in d["detail"] for d in found)
+
+    # Pointing _src_path at a template of its own (rendering the tampered files) changes nothing: the check
+    # renders from the organisation's template.
+    answers.write_text(answers.read_text().replace(f"_src_path: {fork}", "_src_path: /elsewhere/template"))
+    commit_all(project, "another source")
+    code, found = central_check(fork, project, str(fork))
+    kinds = {(d["kind"], d["path"]) for d in found}
+    assert code == 1 and ("source", ANSWERS) in kinds and ("edited", ".codeact/bin/codeact") in kinds, found
 
 
 def test_fork_tags_under_their_own_epoch_never_jump_to_an_upstream_tag(fork, tmp_path):

@@ -187,3 +187,20 @@ def test_locked_answers_in_an_org_fork_are_not_asked(template_src, tmp_path):
     assert "backend" not in result.stderr.lower() or "Validation" not in result.stderr
     assert json.loads((project / ".codeact/settings.json").read_text())["backend"] == "monty"
     assert "backend" not in yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
+
+
+def test_the_answers_record_the_tag_asked_for_when_a_commit_has_two(template_src, tmp_path):
+    """A fork tags upstream's release commit `v0.1.0` with its own `v1!0.1.0`: `git describe` names either one."""
+    git(template_src, "tag", "v1!0.1.0", "v0.1.0")
+    try:
+        for tag in ("v0.1.0", "v1!0.1.0"):
+            project = make_repo(tmp_path / tag.replace("!", "_"))
+            result = copier(project, "copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", tag,
+                            str(template_src), ".")
+            assert result.returncode == 0, result.stderr
+            assert yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())["_commit"] == tag
+        latest = make_repo(tmp_path / "latest")
+        assert copier(latest, "copy", "--trust", "--defaults", "--skip-tasks", str(template_src), ".").returncode == 0
+        assert yaml.safe_load((latest / ".codeact/.copier-answers.yml").read_text())["_commit"] == "v1!0.1.0"
+    finally:
+        git(template_src, "tag", "-d", "v1!0.1.0")

@@ -173,14 +173,15 @@ def test_edit_is_atomic_and_keeps_the_mode(ctx, fixture_workspace, mode):
 # ------------------------------------------------------------------------------------------------ the sandbox
 @pytest.mark.parametrize("code, kind", [
     ('open("/etc/passwd").read()', "PermissionError"),
-    ('open("README.md").read()', "PermissionError"),
+    ('open("README.md", "w").write("x")', "PermissionError"),  # reads of the workspace work (issue 24); writes not
     ('import os\nos.environ["HOME"]', "PermissionError"),
     ('import os\nos.getenv("HOME")', "PermissionError"),
     ("import subprocess", "ModuleNotFoundError"),
     ("import socket", "ModuleNotFoundError"),
     ('__import__("os")', "NameError"),
-    ('from pathlib import Path\nPath("README.md").read_text()', "PermissionError"),
-    ('import os\nos.listdir(".")', "PermissionError"),
+    ('from pathlib import Path\nPath("../outside.txt").read_text()', "PermissionError"),
+    ('import os\nos.listdir("..")', "PermissionError"),
+    ('from pathlib import Path\nPath("README.md").write_text("x")', "PermissionError"),
 ])
 def test_the_sandbox_has_no_direct_access(run_program, code, kind):
     result = run_program(code)
@@ -213,6 +214,56 @@ def test_sql_attach_through_the_sandbox(run_program, outside):
     result = run_program(f"sql(query=\"ATTACH '{target}' AS x\")")
     assert not result.ok and result.error.type == "PermissionError"
     assert not target.exists()
+
+
+@pytest.fixture
+def sqlite_process_settings():
+    """SQLite's process-wide settings as a fresh connection reads them, compared after the test (and put back)."""
+    import sqlite3
+
+    def read() -> list:
+        conn = sqlite3.connect(":memory:")
+        try:
+            return [conn.execute(f"PRAGMA {name}").fetchall() for name in ("temp_store_directory", "soft_heap_limit")]
+        finally:
+            conn.close()
+    before = read()
+    yield read
+    conn = sqlite3.connect(":memory:")
+    conn.execute("PRAGMA temp_store_directory = ''")
+    conn.execute(f"PRAGMA soft_heap_limit = {before[1][0][0]}")
+    conn.close()
+
+
+@pytest.mark.parametrize("query", [
+    "PRAGMA temp_store_directory = '{outside}'", "PRAGMA temp_store_directory('{outside}')",
+    "CREATE TABLE t(x); PRAGMA temp_store_directory = '{outside}'; CREATE TEMP TABLE big(x)",
+    "PRAGMA data_store_directory = '{outside}'", "PRAGMA soft_heap_limit = 1", "PRAGMA hard_heap_limit = 0",
+    "PRAGMA journal_mode = WAL", "PRAGMA writable_schema = ON", "PRAGMA mmap_size = 268435456",
+    "PRAGMA main.journal_mode = OFF", "PRAGMA user_version = 7", "PRAGMA threads = 8",
+    "PRAGMA cell_size_check = OFF", "PRAGMA trusted_schema = ON",
+])
+def test_sql_pragmas_outside_the_allow_list_are_refused(ctx, fixture_workspace, outside, sqlite_process_settings,
+                                                        query):
+    """SQLite's temp_store_directory is process-wide (it outlives the call on the warm server) and makes SQLite
+    create its files wherever it names; only read-only informational PRAGMAs pass."""
+    before = sqlite_process_settings()
+    with pytest.raises(PolicyError, match=r"PRAGMA \w+ is refused.*allowed: .*table_info"):
+        sql_mod.sql(ctx, query=query.format(outside=outside), db="scratch.db")
+    assert sqlite_process_settings() == before
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+@pytest.mark.parametrize("query, expect", [
+    ("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT); PRAGMA table_info(t)", "b"),
+    ("CREATE TABLE t(a); SELECT name FROM pragma_table_info('t')", "a"),
+    ("CREATE TABLE t(a); CREATE INDEX i ON t(a); PRAGMA index_list(t)", "i"),
+    ("PRAGMA integrity_check", "ok"), ("PRAGMA user_version", 0), ("PRAGMA foreign_keys = ON; PRAGMA foreign_keys", 1),
+    ("PRAGMA journal_mode", "delete"), ("PRAGMA main.page_size", 4096),
+])
+def test_sql_informational_pragmas_still_work(ctx, query, expect):
+    rows = sql_mod.sql(ctx, query=query, db="scratch.db")
+    assert expect in [value for row in rows for value in row.values()], rows
 
 
 # ------------------------------------------------------------------------------------------------------- web

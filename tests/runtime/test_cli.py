@@ -86,7 +86,7 @@ def test_tools_json_manifest(cli, user_config):
     assert by_name["hello"]["source"] == "user" and by_name["grep"]["source"] == "builtin"
     assert by_name["grep"]["returns"] == "list[dict]"
     assert by_name["grep"]["parameters"]["required"] == ["pattern"]
-    assert by_name["grep"]["parameters"]["properties"]["max_results"] == {"type": "integer", "default": 1000}
+    assert by_name["grep"]["parameters"]["properties"]["max_results"] == {"type": "integer", "default": 100000}
     assert "user tool broken.py: syntax error on line 1" in done.stderr
 
 
@@ -94,7 +94,7 @@ def test_tools_plain_and_describe(cli):
     listing = cli("tools")
     assert listing.returncode == 0
     assert "grep(pattern: str, path: str = '.', glob: str | None = None, ignore_case: bool = False, " \
-           "max_results: int = 1000) -> list[dict]" in listing.stdout
+           "max_results: int = 100000) -> list[dict]" in listing.stdout
     described = cli("describe", "sql")
     assert described.returncode == 0
     assert described.stdout.startswith("sql(query: str, db: str = ':memory:') -> list[dict]\n")

@@ -11,6 +11,7 @@ import stat
 import pytest
 
 from codeact.errors import ToolError
+from codeact.core import notices
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace
 from codeact.tools.base import ToolContext
@@ -177,7 +178,7 @@ def test_view_text_exactly_and_ranges(ctx, fixture_workspace):
     assert files.view(ctx, path="src/app.py", view_range=[11, -1]) == '    """Double x."""\n    return x * 2\n'
     with pytest.raises(ToolError, match="1-based"):
         files.view(ctx, path="src/app.py", view_range=[0, 2])
-    with pytest.raises(ToolError, match="has 12 lines"):
+    with pytest.raises(IndexError, match="which has 12 lines"):
         files.view(ctx, path="src/app.py", view_range=[40, 41])
     with pytest.raises(ToolError, match="two line numbers"):
         files.view(ctx, path="src/app.py", view_range=[1])
@@ -517,10 +518,16 @@ def test_sql_runaway_query_stops_at_the_time_limit(fixture_workspace, make_ctx):
 
 def test_sql_result_cap_is_visible(fixture_workspace, make_ctx):
     small = make_ctx(fixture_workspace, limits=Limits(tool_result=1000))
-    rows = sql_mod.sql(small, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) "
-                                    "SELECT x FROM c")
-    assert rows[0] == {"x": 1} and rows[-1].startswith("... [truncated: more rows follow")
-    assert len(rows) < 200
+    collector = notices.Notes()
+    previous = collector.activate()
+    try:
+        rows = sql_mod.sql(small, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1000) "
+                                        "SELECT x FROM c")
+    finally:
+        notices.restore(previous)
+    assert rows == [{"x": n} for n in range(1, len(rows) + 1)] and len(rows) < 200  # rows only: the cut is a note
+    assert collector.items == [f"sql(): returned {len(rows)} of 1,000 rows (the 1,000-byte tool-result limit); add "
+                               "LIMIT/OFFSET to page, select fewer columns, or aggregate in SQL (COUNT, GROUP BY)"]
 
 
 # ---------------------------------------------------------- issue 13: valid programs run, invalid ones told the truth

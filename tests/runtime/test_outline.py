@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +63,10 @@ BROKEN = "def ok():\n    pass\n\nx = foo(\n"
 
 
 def item(path: str, kind: str, name: str | None, qualname: str | None, line: int | None, end_line: int | None,
-         docstring: str | None = None) -> dict[str, Any]:
+         docstring: str | None = None, bases: list[str] | None = None,
+         decorators: list[str] | None = None) -> dict[str, Any]:
     return {"path": path, "kind": kind, "name": name, "qualname": qualname, "line": line, "end_line": end_line,
-            "docstring": docstring}
+            "docstring": docstring, "bases": bases or [], "decorators": decorators or []}
 
 
 MOD_ITEMS = [
@@ -73,10 +75,10 @@ MOD_ITEMS = [
     item("pkg/mod.py", "import", "a.b", "a.b", 3, 3),
     item("pkg/mod.py", "import", ".", ".", 4, 4),
     item("pkg/mod.py", "import", ".core", ".core", 5, 5),
-    item("pkg/mod.py", "function", "top", "top", 10, 17, "Top function."),  # the def line, not the decorator's
+    item("pkg/mod.py", "function", "top", "top", 10, 17, "Top function.", decorators=["decorator", "other(arg=1)"]),  # the def line, not the decorator's
     item("pkg/mod.py", "function", "inner", "top.<locals>.inner", 15, 16),
-    item("pkg/mod.py", "class", "Thing", "Thing", 20, 32, "A thing."),
-    item("pkg/mod.py", "method", "size", "Thing.size", 24, 25),
+    item("pkg/mod.py", "class", "Thing", "Thing", 20, 32, "A thing.", bases=["Base"]),
+    item("pkg/mod.py", "method", "size", "Thing.size", 24, 25, decorators=["property"]),
     item("pkg/mod.py", "method", "fetch", "Thing.fetch", 27, 29),
     item("pkg/mod.py", "import", "json", "Thing.fetch.<locals>.json", 28, 28),
     item("pkg/mod.py", "class", "Meta", "Thing.Meta", 31, 32),
@@ -121,7 +123,7 @@ def test_outline_on_the_fixture(ctx):
              "skipped: 1200000 bytes is over the 1048576 byte (1 MiB) limit"),
         item("nul.py", "error", None, None, 2, 2, "source code string cannot contain null bytes"),
         item("pkg/broken.py", "error", None, None, 4, 4, "'(' was never closed"),
-        item("pkg/deco.py", "class", "D", "D", 2, 3),  # a decorated class: the line of `class`
+        item("pkg/deco.py", "class", "D", "D", 2, 3, decorators=["dataclass(frozen=True)"]),  # the line of `class`
         item("win.py", "function", "a", "a", 1, 3, "Doc."),
         item("win.py", "class", "B", "B", 5, 6),
     ]  # no link.py (links are not followed), nothing ignored or in node_modules, no .txt, no file without .py
@@ -163,8 +165,10 @@ def test_outline_warnings_do_not_reach_stderr(tmp_path, make_ctx, capfd):
 def test_outline_is_a_default_builtin():
     assert BUILTINS["outline"] == "outline" and "outline" in DEFAULT_TOOLS
     tool = builtin_tool("outline", None)
+    nullable = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
     assert tool.parameters["properties"] == {"path": {"type": "string", "default": "."},
-                                             "glob": {"type": "string", "default": "*.py"}}
+                                             "glob": {"type": "string", "default": "*.py"}, "kind": nullable,
+                                             "name": nullable}
     assert tool.returns == "list[dict]" and "qualname" in tool.description
 
 
@@ -233,3 +237,58 @@ imports = sorted({(d["path"], d["name"]) for d in outline() if d["kind"] == "imp
         "os": [("src/app.py", "os"), ("src/pkg/core.py", "os"), ("src/pkg/core.py", "os.path"),  # from os import
                ("tests/test_app.py", "os")],
     }
+
+
+def test_outline_filters_on_the_host_and_says_what_it_skipped(tree, make_ctx, tmp_path):
+    from codeact.core import notices
+
+    ctx = make_ctx(tree, environ={"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)})
+    collector = notices.Notes()
+    previous = collector.activate()
+    try:
+        classes = outline(ctx, path="pkg", kind="class")
+        named = outline(ctx, path="pkg", name=r"t\w+")
+    finally:
+        notices.restore(previous)
+    broken = item("pkg/broken.py", "error", None, None, 4, 4, "'(' was never closed")
+    assert classes == [broken, item("pkg/deco.py", "class", "D", "D", 2, 3, decorators=["dataclass(frozen=True)"]),
+                       *[i for i in MOD_ITEMS if i["kind"] == "class"]]
+    assert [i["qualname"] for i in named] == [None, "top"]  # the error item is kept; `name` matches whole
+    assert collector.items == ["outline(): 1 of 3 files were not parsed (pkg/broken.py; each has a kind='error' item "
+                               f"saying why: a syntax Python {sys.version_info[0]}.{sys.version_info[1]} does not "
+                               "read, over 1 MiB, unreadable)"]
+    with pytest.raises(ToolError, match="kind must be one of"):
+        outline(ctx, kind="klass")
+
+
+def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_path):
+    import time
+
+    from codeact.tools import outline as outline_mod
+
+    ctx = make_ctx(tree, environ={"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)})
+    old = time.time() - 60
+    for path in tree.rglob("*.py"):
+        if not path.is_symlink():
+            os.utime(path, (old, old))
+    first = outline(ctx)
+    cache = tmp_path / "cache" / "codeact" / "outline"
+    assert cache.stat().st_mode & 0o777 == 0o700 and len(list(cache.iterdir())) == 1
+    parsed: list[str] = []
+    real = outline_mod.outline_file
+
+    def counting(file, rel):
+        parsed.append(rel)
+        return real(file, rel)
+
+    outline_mod.outline_file = counting  # type: ignore[assignment]
+    try:
+        assert outline(ctx) == first and parsed == []  # all from the cache
+        (tree / "win.py").write_bytes(b"class C(B, metaclass=M):\n    pass\n")
+        os.utime(tree / "win.py", (old + 1, old + 1))
+        again = outline(ctx)
+    finally:
+        outline_mod.outline_file = real  # type: ignore[assignment]
+    assert parsed == ["win.py"]
+    assert [i for i in again if i["path"] == "win.py"] == [item("win.py", "class", "C", "C", 1, 2,
+                                                                bases=["B", "metaclass=M"])]

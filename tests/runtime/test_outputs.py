@@ -1,8 +1,10 @@
-"""Issue 13, section 3: every answer reaches the model — the 16 KiB cap, the cut line, the store, previous_output.
+"""Issue 13, section 3 and issue 24 rule 3: every answer reaches the model — the 16 KiB cap, the cut line, the
+store, previous_output.
 
 The Copilot CLI spills a tool result over ~20 KiB into a file the model cannot read in exclusive mode, so a run
-prints at most 16 KiB (stdout and stderr together), ends a cut output with a line naming the run, and keeps the
-whole output in a private store that ``previous_output`` reads back.
+prints at most 16 KiB (stdout and stderr together). A cut takes the MIDDLE of the printed output: the head and the
+tail are shown, the last value's line and stderr (notes, the error) always are, and a line where the cut is names
+the run; the whole output is kept in a private store that ``previous_output`` reads back.
 """
 from __future__ import annotations
 
@@ -48,6 +50,15 @@ def size(text: str) -> int:
     return len(text.encode())
 
 
+def cut_in(text: str) -> tuple[re.Match[str], list[str], list[str]]:
+    """The cut line of a printed output, and the lines before and after it."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if CUT.fullmatch(line))
+    match = CUT.fullmatch(lines[at])
+    assert match is not None
+    return match, lines[:at], lines[at + 1:]
+
+
 def cut_of(shown: Window) -> tuple[int, int, int]:
     assert shown.cut is not None
     return shown.cut.bytes, shown.cut.lines, shown.cut.first_line
@@ -66,29 +77,42 @@ def test_output_that_fits_is_untouched():
     assert window(out, "", 99).cut is not None  # one byte over
 
 
-def test_a_cut_keeps_whole_lines_and_counts_what_is_left():
+def test_a_cut_takes_the_middle_keeps_whole_lines_and_counts_what_is_left():
     shown = window(NUMBERED, "", 1000)
-    # the widest cut line is 103 bytes; with its newline and room for two cut prefixes, 894 bytes = 178 lines
-    assert shown.out == NUMBERED[:178 * 5]
+    # the widest cut line is 103 bytes; with its newline and room for two cut prefixes, 894 bytes: half for the
+    # head (447: 89 lines), the rest for the tail (449: 89 lines)
+    assert shown.out == NUMBERED[:89 * 5] and shown.tail == NUMBERED[-89 * 5:]
     assert shown.err == ""
-    assert cut_of(shown) == (5000 - 890, 1000 - 178, 179)
+    assert cut_of(shown) == (5000 - 890, 1000 - 178, 90)
     assert shown.transcript == NUMBERED
+    out, err = shown.streams()
+    assert out.splitlines()[89].startswith("[cut: 4110 more bytes, 822 lines;") and err == ""
+
+
+def test_the_value_line_and_the_notes_always_arrive():
+    notes = "note: grep(): returned 1,000 of 7,756 matches\n"
+    shown = window(NUMBERED, notes, 1000, value="7756\n")
+    out, err = shown.streams()
+    assert out.endswith("1000\n7756\n") and err == notes and size(out) + size(err) <= 1000
+    assert shown.transcript == NUMBERED + "7756\n" + notes
 
 
 def test_stderr_is_kept_whole_and_the_cut_points_at_stdout():
     err = "ValueError (line 3): bad\nhint: fix it\n"
     shown = window(NUMBERED, err, 1000)
     assert shown.err == err
-    assert shown.out == NUMBERED[:171 * 5]  # 894 - 38 bytes of stderr = 856 bytes: 171 lines
-    assert cut_of(shown) == (5038 - 855 - 38, 1002 - 171 - 2, 172)
+    # 894 - 38 bytes of stderr = 856 bytes: 428 for the head (85 lines), 431 left for the tail (86 lines)
+    assert shown.out == NUMBERED[:85 * 5] and shown.tail == NUMBERED[-86 * 5:]
+    assert cut_of(shown) == (5000 - 425 - 430, 1000 - 85 - 86, 86)
     assert shown.transcript == NUMBERED + err
 
 
 def test_one_line_too_long_for_the_room_is_shown_cut_and_counted_as_not_shown():
     shown = window("y" * 100_000 + "\n", "", 1000)
-    # the widest cut line is 99 bytes here: 1000 - 99 - 3 = 898 bytes of room, one for the prefix's newline
-    assert shown.out == "y" * 897 + "\n"
-    assert cut_of(shown) == (100_001 - 897, 1, 1)
+    # the widest cut line is 99 bytes here: 1000 - 99 - 3 = 898 bytes of room; the head gets half, one byte of it
+    # for the prefix's newline; no whole line is left for the tail
+    assert shown.out == "y" * 448 + "\n" and shown.tail == ""
+    assert cut_of(shown) == (100_001 - 448, 1, 1)
 
 
 def test_a_cut_never_splits_a_character():
@@ -104,26 +128,32 @@ def test_plain_streams_are_what_the_cli_prints():
 
 
 # --------------------------------------------------------------------------------------------------- present
-def test_present_prints_at_most_the_cap_ending_in_the_cut_line(tmp_path, env):
+def test_present_prints_at_most_the_cap_with_the_cut_line_in_the_middle(tmp_path, env):
     out, err = present(result(NUMBERED * 20), cap=16 * 1024, workspace=tmp_path, environ=env)
     assert err == "" and size(out) <= 16 * 1024
-    last = out.splitlines()[-1]
-    match = CUT.fullmatch(last)
-    assert match, last
+    match, head, tail = cut_in(out)
     bytes_, lines, run, first = match.groups()
-    assert int(first) == out.count("\n")  # every line shown before the cut line is whole
-    assert int(lines) == 20_000 - (int(first) - 1) and int(bytes_) == 100_000 - (int(first) - 1) * 5
+    assert int(first) == len(head) + 1  # every line shown before the cut line is whole
+    assert head == (NUMBERED * 20).splitlines()[:len(head)] and tail == (NUMBERED * 20).splitlines()[-len(tail):]
+    assert int(lines) == 20_000 - len(head) - len(tail) and int(bytes_) == 100_000 - (len(head) + len(tail)) * 5
     store = OutputStore.for_workspace(tmp_path, env)
     assert store.read(run) == NUMBERED * 20
     assert previous_lines(store, run, 1001, 1003) == "0001\n0002\n0003\n"
 
 
-def test_the_cut_line_follows_stderr_when_there_is_an_error(tmp_path, env):
+def test_the_error_is_kept_whole_and_the_cut_is_in_stdout(tmp_path, env):
     error = ErrorInfo("ZeroDivisionError", "division by zero", 2)
     out, err = present(result("z" * 30_000 + "\n", error=error), cap=2000, workspace=tmp_path, environ=env)
-    assert err.startswith("ZeroDivisionError (line 2): division by zero\n[cut: ")
-    assert CUT.fullmatch(err.splitlines()[-1])
+    assert err == "ZeroDivisionError (line 2): division by zero\n"
+    assert CUT.fullmatch(out.splitlines()[-1]) and out.startswith("zzz")
     assert size(out) + size(err) <= 2000
+
+
+def test_a_value_or_stderr_too_big_for_half_the_room_falls_back_to_a_head_cut(tmp_path, env):
+    error = ErrorInfo("ValueError", "e" * 3000, 2)
+    out, err = present(result(NUMBERED, error=error), cap=2000, workspace=tmp_path, environ=env)
+    assert out == "" or CUT.fullmatch(err.splitlines()[-1])
+    assert CUT.fullmatch((out + err).splitlines()[-1]) and size(out) + size(err) <= 2000
 
 
 def test_present_json_stays_one_object_with_the_cut(tmp_path, env):
@@ -131,10 +161,10 @@ def test_present_json_stays_one_object_with_the_cut(tmp_path, env):
     data = json.loads(out)
     assert err == "" and out.count("\n") == 1
     assert set(data["cut"]) == {"run", "bytes", "lines"}
-    match = CUT.fullmatch(data["stdout"].splitlines()[-1])
-    assert match and match.group(3) == data["cut"]["run"]
+    match, head, tail = cut_in(data["stdout"])
+    assert match.group(3) == data["cut"]["run"] and tail[-1] == "1000"
     assert (data["cut"]["bytes"], data["cut"]["lines"]) == (int(match.group(1)), int(match.group(2)))
-    assert data["result"] is None  # its line was cut away; the store has it
+    assert data["result"] == [1, 2]  # the value always arrives
     store = OutputStore.for_workspace(tmp_path, env)
     assert store.read(data["cut"]["run"]) == NUMBERED + "[1, 2]\n"
     small, _ = present(result("a\n", value=3), cap=1000, workspace=tmp_path, environ=env, as_json=True)
@@ -163,11 +193,14 @@ def test_a_run_that_fits_writes_nothing(tmp_path, env, runtime_dir):
 def test_an_unusable_store_says_so_instead_of_naming_a_run(tmp_path, env, runtime_dir):
     (runtime_dir / f"codeact-{os.getuid()}").symlink_to(tmp_path)
     out, _ = present(result(NUMBERED), cap=1000, workspace=tmp_path, environ=env)
-    *shown, last = out.splitlines()
-    match = re.fullmatch(r"\[cut: (\d+) more bytes, (\d+) lines; the output store is unavailable \(.+ is not a "
-                         r"folder \(a link\?\)\); print less\]", last)
-    assert match and size(out) <= 1000, last  # the longer line takes room from the output
-    assert "".join(s + "\n" for s in shown) == NUMBERED[:len(shown) * 5] and len(shown) < 178
+    lines = out.splitlines()
+    unavailable = re.compile(r"\[cut: (\d+) more bytes, (\d+) lines; the output store is unavailable \(.+ is not a "
+                             r"folder \(a link\?\)\); print less\]")
+    at = next(i for i, line in enumerate(lines) if unavailable.fullmatch(line))
+    match = unavailable.fullmatch(lines[at])
+    assert match and size(out) <= 1000  # the longer line takes room from the output
+    shown = lines[:at] + lines[at + 1:]
+    assert lines[:at] == NUMBERED.splitlines()[:at] and len(shown) < 178
     assert (int(match.group(1)), int(match.group(2))) == (5000 - 5 * len(shown), 1000 - len(shown))
 
 
@@ -278,25 +311,25 @@ def test_cli_cuts_a_100_kb_print_and_previous_output_reads_it_back(cli):
     done = cli("run", "--code", BIG_PRINT)
     assert done.returncode == 0 and done.stderr == ""
     assert size(done.stdout) <= 16 * 1024
-    *shown, last = done.stdout.splitlines()
-    match = CUT.fullmatch(last)
-    assert match, last
+    match, shown, tail = cut_in(done.stdout)
     bytes_, lines, run, first = map(lambda g: int(g) if g.isdigit() else g, match.groups())
     assert shown == [f"line {i:04d} " + "x" * 40 for i in range(1, first)]
-    assert (lines, bytes_) == (2001 - first, 102_000 - 51 * (first - 1))
+    assert tail == [f"line {i:04d} " + "x" * 40 for i in range(2001 - len(tail), 2001)] and tail
+    assert (lines, bytes_) == (2000 - len(shown) - len(tail), 102_000 - 51 * (len(shown) + len(tail)))
     again = cli("run", "--code", f'print(previous_output(run="{run}", first_line=1500, last_line=1502), end="")')
     assert (again.returncode, again.stderr) == (0, "")
     assert again.stdout == "".join(f"line {i:04d} " + "x" * 40 + "\n" for i in (1500, 1501, 1502))
-    rest = cli("run", "--code", f'len(previous_output(run="{run}", first_line={first}).splitlines())')
+    rest = cli("run", "--code", f'len(previous_output(run="{run}", first_line={first}, '
+                                f'last_line={first + lines - 1}).splitlines())')
     assert rest.stdout == f"{lines}\n"
 
 
 def test_cli_json_carries_the_cut(cli):
     done = cli("run", "--json", "--code", BIG_PRINT + "\n7")
     data = json.loads(done.stdout)
-    assert done.returncode == 0 and data["ok"] is True and data["result"] is None
+    assert done.returncode == 0 and data["ok"] is True and data["result"] == 7
     assert set(data["cut"]) == {"run", "bytes", "lines"} and data["cut"]["lines"] > 1500
-    assert CUT.fullmatch(data["stdout"].splitlines()[-1]).group(3) == data["cut"]["run"]
+    assert cut_in(data["stdout"])[0].group(3) == data["cut"]["run"]
     back = cli("run", "--code", f'previous_output(run="{data["cut"]["run"]}", first_line=2001)')
     assert back.stdout == '"7\\n"\n'  # the last value's line is stored too
 
@@ -345,8 +378,8 @@ def test_every_scope_cuts_and_reads_back(scope, template_src, tmp_path, runtime_
 
     done = codeact(BIG_PRINT)
     assert done.returncode == 0, done.stderr
-    match = CUT.fullmatch(done.stdout.splitlines()[-1])
-    assert match and size(done.stdout) <= 16 * 1024
+    match, _head, _tail = cut_in(done.stdout)
+    assert size(done.stdout) <= 16 * 1024
     back = codeact(f'print(previous_output(run="{match.group(3)}", first_line=2000), end="")')
     assert (back.returncode, back.stdout) == (0, "line 2000 " + "x" * 40 + "\n"), back.stderr
 
@@ -375,11 +408,13 @@ def test_previous_output_in_the_sandbox(run_program, fixture_workspace, runtime_
 def test_cli_keeps_8_mib_of_a_flood_and_says_what_it_dropped(cli, runtime_dir):
     done = cli("run", "--code", 'for i in range(9 * 1024):\n    print("y" * 1023)')  # 9 MiB
     assert done.returncode == 0 and size(done.stdout) <= 16 * 1024
-    bytes_, lines, run, first = CUT.fullmatch(done.stdout.splitlines()[-1]).groups()
+    match, _head, shown_tail = cut_in(done.stdout)
+    bytes_, lines, run, first = match.groups()
     (stored,) = runtime_dir.glob(f"codeact-{os.getuid()}/outputs/*/{run}.txt")
     assert stored.stat().st_size <= 8 * MiB
     kept = (8 * MiB - 64 * 1024) // 1024  # whole lines of 1,024 bytes the run keeps
     tail = cli("run", "--code", f'print(previous_output(run="{run}", first_line={kept}), end="")')
     assert tail.stdout == "y" * 1023 + "\n" + f"\n... [{9 * MiB - kept * 1024} more bytes printed were not kept " \
                                                   f"(at most {8 * MiB - 64 * 1024} are); print less]\n"
-    assert int(lines) == kept + 2 - int(first) + 1
+    assert int(lines) == kept + 2 - int(first) + 1 - len(shown_tail)
+    assert shown_tail[-1].startswith("... [") and shown_tail[-1].endswith("print less]")  # the end of the output

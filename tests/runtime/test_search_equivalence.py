@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace
@@ -51,6 +52,16 @@ def both(fn):
         return with_rg, _outcome(fn)
     finally:
         search._rg_cache = saved
+
+
+def noted(fn):
+    """``fn()``'s value and the notes it made."""
+    collector = notices.Notes()
+    previous = collector.activate()
+    try:
+        return fn(), collector.items
+    finally:
+        notices.restore(previous)
 
 
 def _outcome(fn):
@@ -101,9 +112,13 @@ def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, ca
         ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(tool_result=cap))
         full = both(lambda: search.grep(full_ctx, pattern=pattern, max_results=max_results))
         assert full[0] == full[1]
-        # what the runner returns of a search cut to `cap` bytes equals its cut of the whole answer
-        expected = _cap_result(list(full[0]), cap)
-        for answer in both(lambda: search.grep(ctx, pattern=pattern, max_results=max_results)):
-            assert _cap_result(answer, cap) == expected
+        # what a search cut to `cap` bytes returns equals the runner's cut of the whole answer, the runner cuts
+        # nothing more, and the cut is said in a note
+        expected, dropped = _cap_result(list(full[0]), cap)
+        for answer, said in both(lambda: noted(lambda: search.grep(ctx, pattern=pattern, max_results=max_results))):
+            assert _cap_result(answer, cap) == (expected, 0)
+            assert list(answer) == expected
+            if dropped:
+                assert len(said) == 1 and said[0].startswith(f"grep(): returned {len(expected):,} of "), said
     finally:
         shutil.rmtree(root, ignore_errors=True)

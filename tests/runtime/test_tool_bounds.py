@@ -181,9 +181,9 @@ def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
         kept += 1
     assert run.data["result"] == [{"path": "many.txt", "line": 1, "text": "match 000000 padding padding"}, kept]
     assert run.data["stdout"] == f"{kept}\n"
-    assert run.data["notes"] == [f"grep(): returned {kept} items; {lines - kept} more did not fit the "
-                                 f"{Limits().tool_result:,} byte tool-result limit and were dropped: narrow the query "
-                                 "(or raise CODEACT_TOOL_RESULT)"]
+    assert run.data["notes"] == [f"grep(): returned {kept:,} of {lines:,} matching lines, the first in path order "
+                                 f"(the rest pass the {Limits().tool_result:,}-byte tool-result limit; narrow "
+                                 "pattern, glob= or path= (one folder at a time))"]
     assert_bounded(run, 10)
 
 

@@ -69,7 +69,8 @@ def check_frontmatter(path: Path, required: tuple[str, ...]) -> dict:
 def test_every_backend_and_mode_renders_valid_files(stamp, tmp_path, backend, enforcement):
     project = stamp(tmp_path / "p", backend=backend, enforcement=enforcement)
     files = stamped_files(project)
-    assert files == OWNED | SEEDED | runtime_files()
+    cli_settings = {".github/copilot/settings.local.json"} if enforcement == "exclusive" else set()
+    assert files == OWNED | SEEDED | runtime_files() | cli_settings
 
     for rel in files:
         if rel.endswith(".json"):

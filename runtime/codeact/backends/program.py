@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..core.limits import Limits
+from ..core.policy import Workspace
 from ..tools.base import Tool
 
 
@@ -20,6 +21,8 @@ class Program(NamedTuple):
     on_note: Callable[[str], None] | None = None  # receives type-check notes (shown after the run, never refused)
     state: Mapping[str, Any] | None = None  # `run --session`: globals to set before the program (plain data)
     on_state: Callable[[dict[str, Any]], None] | None = None  # `run --session`: receives the plain-data globals after
+    workspace: Workspace | None = None  # what the program's own file calls (open, pathlib, os.walk) may read
+    on_print_err: Callable[[str], None] | None = None  # receives what the program prints to sys.stderr
 
 
 class Backend(Protocol):

@@ -17,10 +17,14 @@ def add_parser(sub: Any) -> None:
                                                              "any server (the default)")
     mode.add_argument("--live", action="store_true", help="re-discover the MCP servers (starts them) and compare")
     drift_p.add_argument("--check-newer", action="store_true", help="also fail when a newer template version exists")
-    drift_p.add_argument("--policy-from", metavar="SRC", help="check the answers against the codeact-policy.yml of "
-                                                              "the organisation's template SRC (its default "
-                                                              "branch); fails when the answers' _src_path is not SRC")
-    drift_p.add_argument("--workspace", help="the repository to check (default: the git top-level)")
+    drift_p.add_argument("--policy-from", metavar="SRC", help="the organisation's check: the answers against the "
+                                                              "codeact-policy.yml of the template SRC (its default "
+                                                              "branch), every owned file against what SRC renders "
+                                                              "at the recorded version; fails when the answers' "
+                                                              "_src_path is not SRC. Run it with the organisation's "
+                                                              "runtime and --repo, not the repository's launcher")
+    drift_p.add_argument("--repo", "--workspace", dest="workspace", metavar="PATH",
+                         help="the repository to check (default: the git top-level of the current folder)")
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 

@@ -5,26 +5,26 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-_AVAILABLE = ("json, re, math, datetime, tomllib, collections, itertools, functools, typing, pathlib, os.path, "
-              "random, time, hashlib, base64, copy, csv, sys, dataclasses")
+_AVAILABLE = ("json, re, math, statistics, datetime, tomllib, collections, itertools, functools, typing, pathlib, os, "
+              "os.path, glob, fnmatch, random, time, hashlib, base64, copy, csv, sys, dataclasses")
 # Modules the subset lacks, and what to use instead.
 _MODULES: dict[str, str] = {
     "ast": "the sandbox has no `ast`: use the outline tool where it is enabled (definitions, imports, docstrings "
            "per file), else `re` over view(path=...)",
     "subprocess": "run commands with the bash tool (if enabled): bash(command='...')",
-    "glob": "list files with the glob tool: glob(pattern='**/*.py')",
-    "fnmatch": "match names with the glob tool (glob(pattern='src/*.py')) or with re",
     "shutil": "copy or move files with view(path=...) and create(path=..., file_text=...)",
     "tempfile": "there is no file system in the sandbox: keep data in variables, or create() files in the "
                 "workspace",
     "enum": "use plain constants or a dict: COLORS = {'RED': 1, 'GREEN': 2}",
     "string": "write the characters out: 'abcdefghijklmnopqrstuvwxyz', '0123456789'",
     "textwrap": "wrap or indent with str methods: '\\n'.join('    ' + line for line in text.splitlines())",
-    "statistics": "compute it directly: sum(xs) / len(xs); sorted(xs)[len(xs) // 2]",
+    "operator": "write the function out: key=lambda t: t[1] for itemgetter(1), key=lambda o: o.name for "
+                "attrgetter('name'), lambda a, b: a + b for operator.add",
     "difflib": "compare with sets and loops: sorted(set(a) - set(b))",
     "pprint": "print json.dumps(value, indent=2) instead",
     "abc": "write plain classes (no inheritance) or functions",
-    "io": "build strings with '\\n'.join(parts) and read files with view(path=...)",
+    "io": "for io.StringIO, collect the pieces in a list and join them: parts.append(text), then "
+          "''.join(parts); read files with open(path) or view(path=...)",
     "urllib": "fetch with the web tool (if enabled)",
     "requests": "fetch with the web tool (if enabled)",
     "shlex": "split with str.split() or re.findall(r'\"[^\"]*\"|\\S+', text)",
@@ -61,21 +61,18 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
      "here: raise ValueError(f'bad value {x!r} in {path}')."),
     (re.compile(r"unexpected keyword argument 'default'"), "json.dumps(default=...) is not supported: convert the "
      "values first (str(x), x.isoformat(), a dict of plain fields)."),
-    (re.compile(r"no attribute 'OrderedDict'"), "dicts keep insertion order: use a plain dict (and "
-     "dict(sorted(d.items())) to reorder)."),
+    (re.compile(r"no attribute 'OrderedDict'|cannot import name 'OrderedDict'"), "dicts keep insertion order: use a "
+     "plain dict (and dict(sorted(d.items())) to reorder)."),
     (re.compile(r"module '[\w.]+' has no attribute"), "The sandbox's version of that module lacks this name; use "
      "another function of the module or a few lines of plain Python."),
-    (re.compile(r"no direct file, environment or network access"), "open(), os.environ and similar are blocked: "
-     "read with view(path=...), list with glob(pattern=...), write with create()/edit()."),
+    (re.compile(r"the sandbox has no environment or network access"), "os.environ, os.getenv and the network are "
+     "closed to programs; files are written with create(path=..., file_text=...) or edit(path=..., old_str=..., "
+     "new_str=...)."),
     (re.compile(r"'(?:[\w.]*(?:Error|Exception|Warning))' object has no attribute"), "Attributes of built-in "
      "exceptions (e.msg, e.lineno, e.filename, ...) are missing in the sandbox: use str(e), which holds the whole "
      "message (for json: 'Expecting value: line 1 column 1 (char 0)'), or e.args[0]."),
     (re.compile(r"has no attribute '(?:__\w+__)'"), "Dunder attributes are mostly missing in the sandbox: use "
      "type(x).__name__ for a type's name and isinstance() for checks."),
-    (re.compile(r"'(?:str|bytes|list|dict|set|frozenset|tuple|int|float|bool|Counter|defaultdict|deque|re\.Match|"
-                r"re\.Pattern)' object has no attribute"),
-     "The sandbox cannot take this built-in method as a value (or look it up with getattr): call it where you use "
-     "it, e.g. key=lambda k: d.get(k), or write a for loop."),
     (re.compile(r"type object '\w+' has no attribute"), "Methods taken from a type (str.lower, dict.get) are not "
      "supported here: use a lambda, e.g. key=lambda s: s.lower()."),
     (re.compile(r"takes keyword arguments only"),
@@ -98,16 +95,47 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None, *,
     keyed = _result_key_hint(kind, message, result_keys or {})
     if keyed:
         return keyed
+    attribute = _builtin_attribute_hint(kind, message, result_keys or {})
+    if attribute:
+        return attribute
     for pattern, hint in _HINTS:
         if pattern.search(text):
             return hint
     name = re.search(r"[Nn]ame [`']([\w.]+)[`'] (?:is not defined|used when not defined)", message)
+    if name and tools and name[1] in tools:  # a tool named, not called: partial(view, ...), f = view, map(view, ...)
+        tool = name[1]
+        return (f"{tool} is a tool: it can only be called, not held as a value (partial({tool}, ...), f = {tool}, "
+                f"map({tool}, ...)). Call it where you need it, e.g. def read(p): return {tool}(...) with its "
+                "keywords, then map(read, items) or [read(p) for p in items].")
     if name and tools and "forget to import" not in message:
         import difflib
 
         close = difflib.get_close_matches(name[1], list(tools), n=1)
         available = ", ".join(sorted(tools)[:20])
         return (f"Did you mean {close[0]}()? " if close else "") + f"Available tools: {available}."
+    return None
+
+
+_BUILTIN_OBJECT = re.compile(r"'(str|bytes|list|dict|set|frozenset|tuple|int|float|bool|Counter|defaultdict|deque|"
+                             r"re\.Match|re\.Pattern)' object has no attribute '(\w+)'")
+
+
+def _builtin_attribute_hint(kind: str, message: str, result_keys: Mapping[str, list[str]]) -> str | None:
+    """An AttributeError on a built-in value: a method CPython has but the sandbox cannot take as a value, or (on
+    a dict) a key written as an attribute, with the keys of the tool results seen."""
+    found = _BUILTIN_OBJECT.search(message) if kind == "AttributeError" else None
+    if not found:
+        return None
+    type_name, attr = found[1].replace("re.", ""), found[2]
+    from .rewrite import types_having
+
+    if type_name in types_having(attr):
+        return ("The sandbox cannot take this built-in method as a value (or look it up with a computed name): "
+                f"call it where you use it, e.g. key=lambda k: d.{attr}(k), or write a for loop.")
+    if type_name in ("dict", "Counter", "defaultdict"):
+        seen = "; ".join(f"{t}() gives {', '.join(repr(k) for k in keys)}" for t, keys in result_keys.items())
+        return (f"A dict has keys, not attributes: write d[{attr!r}] or d.get({attr!r})"
+                + (f" (tool results are dicts: {seen})." if seen else "."))
     return None
 
 

@@ -2,8 +2,9 @@
 
 The Copilot CLI replaces a tool result over about 20 KiB by a file the model is shown 500 characters of (and in
 exclusive mode cannot read back). So ``codeact run`` prints at most ``Limits.output`` bytes (16 KiB by default),
-stdout and stderr together. When it has to cut, the whole output goes to the store, and the last line printed says
-how much was cut and how to read it::
+stdout and stderr together. When it has to cut, it cuts the MIDDLE of what the program printed (the answer is
+usually at the end): the head and the tail are shown, the last value's line and stderr (notes, the error) always
+are, the whole output goes to the store, and where the cut is a line says how much was cut and how to read it::
 
     [cut: N more bytes, M lines; read them with previous_output(run="ID", first_line=K)]
 
@@ -45,23 +46,33 @@ def jsonable(value: Any) -> Any:
         return repr(value)
 
 
-def plain_streams(stdout: str, result: Any, error: ErrorInfo | None, notes: Any = ()) -> tuple[str, str]:
+def plain_streams(stdout: str, result: Any, error: ErrorInfo | None, notes: Any = (),
+                  stderr: str = "") -> tuple[str, str]:
     """What ``codeact run`` prints without ``--json``, whole: (stdout, stderr).
 
     stdout: what the program printed, then its last value as one line of JSON (a value that is not JSON as its
-    ``repr``); stderr: one ``note: ...`` line per note, then the error (type, line, message) and its hint."""
-    out = stdout
-    if result is not None:
-        value = jsonable(result)
-        out += (value if isinstance(value, str) and value is not result else json.dumps(value, ensure_ascii=False))
-        out += "\n"
+    ``repr``); stderr: what the program printed to ``sys.stderr``, one ``note: ...`` line per note, then the error
+    (type, line, message) and its hint."""
+    return stdout + value_line(result), stderr + said_after(error, notes)
+
+
+def value_line(result: Any) -> str:
+    """The line that shows a run's last value (empty when there is none)."""
+    if result is None:
+        return ""
+    value = jsonable(result)
+    return (value if isinstance(value, str) and value is not result else json.dumps(value, ensure_ascii=False)) + "\n"
+
+
+def said_after(error: ErrorInfo | None, notes: Any = ()) -> str:
+    """The notes and the error of a run, as stderr ends with them."""
     err = "".join(f"note: {note}\n" for note in notes or ())
     if error is not None:
         where = f" (line {error.line})" if error.line else ""
         err += f"{error.type}{where}: {error.message}\n"
         if error.hint:
             err += f"hint: {error.hint}\n"
-    return out, err
+    return err
 
 
 class Cut:
@@ -79,7 +90,7 @@ class Cut:
                 f"why={self.why!r})")
 
     def line(self) -> str:
-        """The last line printed after a cut (no newline)."""
+        """The line that stands where the output was cut (no newline)."""
         if self.run is None:
             return NOT_STORED_LINE.format(bytes=self.bytes, lines=self.lines, why=self.why or "unknown")
         return CUT_LINE.format(bytes=self.bytes, lines=self.lines, run=self.run, first=self.first_line)
@@ -89,16 +100,30 @@ class Cut:
 
 
 class Window:
-    """What fits the cap: the head of stdout (``out``), the head of stderr (``err``, usually all of it), and the
-    ``cut``, if any. ``out_whole``: how many stdout lines are shown whole; ``out_part``: a shown prefix of the next
-    one, if any. ``transcript``: the whole output as stored (stdout, then stderr; empty when nothing was cut)."""
+    """What fits the cap. Cut in the middle (``tail`` set, or ``middle``): ``out`` is the head of the printed
+    stdout, the cut line goes after it, then ``tail`` (the end of the printed stdout and the value's line) and
+    ``err`` whole. Cut at the end (when the value or stderr alone would not leave room): ``out`` and ``err`` are
+    heads and the cut line ends the output. ``out_whole``: how many stdout lines of the head are shown whole;
+    ``out_part``: a shown prefix of the next one. ``transcript``: the whole output as stored (stdout, then stderr;
+    empty when nothing was cut)."""
 
-    __slots__ = ("out", "err", "cut", "out_whole", "out_part", "transcript")
+    __slots__ = ("out", "err", "cut", "out_whole", "out_part", "transcript", "tail", "middle")
 
     def __init__(self, out: str, err: str, cut: Cut | None = None, out_whole: int = 0, out_part: str = "",
-                 transcript: str = "") -> None:
+                 transcript: str = "", tail: str = "", middle: bool = False) -> None:
         self.out, self.err, self.cut = out, err, cut
         self.out_whole, self.out_part, self.transcript = out_whole, out_part, transcript
+        self.tail, self.middle = tail, middle
+
+    def streams(self) -> tuple[str, str]:
+        """(stdout, stderr) as printed, with the cut line where the cut is."""
+        if self.cut is None:
+            return self.out, self.err
+        if self.middle:
+            return self.out + self.cut.line() + "\n" + self.tail, self.err
+        if self.err:
+            return self.out, self.err + self.cut.line() + "\n"
+        return self.out + self.cut.line() + "\n", ""
 
 
 def split_lines(text: str) -> list[str]:
@@ -133,23 +158,53 @@ def _head(data: bytes, room: int) -> tuple[int, int, bytes]:
     return whole, used, part
 
 
-def window(out: str, err: str, cap: int) -> Window:
-    """The part of (stdout, stderr) that fits ``cap`` bytes with the cut line; ``cut`` is None when all of it fits.
+def _tail(data: bytes, room: int, start: int) -> int:
+    """Where the whole lines at the end of ``data`` that fit ``room`` bytes begin, at ``start`` or later
+    (``len(data)``: none fit)."""
+    at = max(start, len(data) - max(room, 0))
+    if at >= len(data):
+        return len(data)
+    if at == 0 or data[at - 1:at] == b"\n":
+        return at
+    found = data.find(b"\n", at)
+    return len(data) if found < 0 else found + 1
 
-    stderr (the error and its hint) is kept whole when it takes at most half the room; stdout gets the rest. Shown
-    text ends at a line end where it can; a line too long for the room is shown cut and counted as not shown."""
-    out_b, err_b = out.encode("utf-8", "surrogatepass"), err.encode("utf-8", "surrogatepass")
-    if len(out_b) + len(err_b) <= cap:
-        return Window(out, err)
-    if out_b and err_b and not out_b.endswith(b"\n"):
-        out_b += b"\n"  # stderr starts a new line in the transcript
-    out_count, err_count = _count_lines(out_b), _count_lines(err_b)
-    total, count = len(out_b) + len(err_b), out_count + err_count
+
+def window(out: str, err: str, cap: int, value: str = "") -> Window:
+    """The part of the output that fits ``cap`` bytes with the cut line; ``cut`` is None when all of it fits.
+
+    ``out`` is what the program printed, ``value`` the line of its last value, ``err`` stderr (what the program
+    printed there, the notes, the error and its hint). The cut takes the MIDDLE of the printed output: the head and
+    the tail of it are shown, the value's line and stderr always are (unless they alone take more than half the
+    room: then the head of everything is shown, and the cut line ends it). Shown text ends at a line end where it
+    can; a line too long for the room is shown cut and counted as not shown."""
+    out_b, value_b, err_b = (t.encode("utf-8", "surrogatepass") for t in (out, value, err))
+    if len(out_b) + len(value_b) + len(err_b) <= cap:
+        return Window(out + value, err)
+    if out_b and not out_b.endswith(b"\n") and (value_b or err_b):
+        out_b += b"\n"  # the value's line (or stderr) starts a new line in the transcript
+    printed_count = _count_lines(out_b)
+    stdout_b = out_b + value_b
+    out_count, err_count = _count_lines(stdout_b), _count_lines(err_b)
+    total, count = len(stdout_b) + len(err_b), out_count + err_count
+    transcript = (stdout_b + err_b).decode("utf-8", "surrogatepass")
     widest = Cut(total, count, count, "x" * _ID_LENGTH).line()
     budget = max(cap - _size(widest) - 3, 0)  # the cut line, its newline, and a newline after each cut prefix
-    err_room = min(len(err_b), max(budget - len(out_b), budget // 2))
+    kept = len(value_b) + len(err_b)
+    if kept <= budget // 2:
+        room = budget - kept
+        head_whole, head_used, head_part = _head(out_b, room // 2)
+        tail_at = _tail(out_b, room - head_used - len(head_part), head_used + len(head_part))
+        tail_lines = _count_lines(out_b[tail_at:])
+        shown = head_used + len(head_part) + (len(out_b) - tail_at)
+        cut = Cut(len(out_b) - shown, printed_count - head_whole - tail_lines, head_whole + 1)
+        head = (out_b[:head_used] + (head_part + b"\n" if head_part else b"")).decode("utf-8", "surrogatepass")
+        tail = (out_b[tail_at:] + value_b).decode("utf-8", "surrogatepass")
+        return Window(head, err, cut, head_whole, head_part.decode("utf-8", "surrogatepass"), transcript, tail,
+                      middle=True)
+    err_room = min(len(err_b), max(budget - len(stdout_b), budget // 2))
     err_whole, err_used, err_part = _head(err_b, err_room)
-    out_whole, out_used, out_part = _head(out_b, budget - err_used - len(err_part))
+    out_whole, out_used, out_part = _head(stdout_b, budget - err_used - len(err_part))
     first = out_whole + 1 if out_whole < out_count else out_count + err_whole + 1
     shown_bytes = out_used + len(out_part) + err_used + len(err_part)
     cut = Cut(total - shown_bytes, count - out_whole - err_whole, first)
@@ -157,8 +212,8 @@ def window(out: str, err: str, cap: int) -> Window:
     def text(data: bytes, used: int, part: bytes) -> str:
         return (data[:used] + (part + b"\n" if part else b"")).decode("utf-8", "surrogatepass")
 
-    return Window(text(out_b, out_used, out_part), text(err_b, err_used, err_part), cut, out_whole,
-                  out_part.decode("utf-8", "surrogatepass"), (out_b + err_b).decode("utf-8", "surrogatepass"))
+    return Window(text(stdout_b, out_used, out_part), text(err_b, err_used, err_part), cut, out_whole,
+                  out_part.decode("utf-8", "surrogatepass"), transcript)
 
 
 # -------------------------------------------------------------------------------------------------------- store
@@ -297,34 +352,30 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
     ``--json``. ``workspace`` (or a function giving it) names the store's folder; a store that cannot be written
     turns the cut line into one that says so."""
     notes = getattr(result, "notes", ()) or ()
-    out, err = plain_streams(result.stdout, result.result, result.error, notes)
+    printed, value = result.stdout, value_line(result.result)
+    err = getattr(result, "stderr", "") + said_after(result.error, notes)
     if not as_json:
-        shown = window(out, err, cap)
+        shown = window(printed, err, cap, value)
         cut = _store(shown, workspace, environ)
         if cut is not None and cut.run is None:  # the line saying why is longer than one naming a run
             over = _size(cut.line()) - _size(Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH).line())
             if over > 0:
-                why, shown = cut.why, window(out, err, max(0, cap - over))
-                cut = shown.cut
-                if cut is not None:
-                    cut.why = why
-        if cut is None:
-            return shown.out, shown.err
-        if shown.err:
-            return shown.out, shown.err + cut.line() + "\n"
-        return shown.out + cut.line() + "\n", ""
+                why, shown = cut.why, window(printed, err, max(0, cap - over), value)
+                if shown.cut is not None:
+                    shown.cut.why = why
+        return shown.streams()
     envelope = result.to_json()
-    room, whole = cap, _size(out) + _size(err)
-    for _attempt in range(8):  # JSON escapes text and adds fields: shrink the plain room until the object fits
-        shown = window(out, err, room)
-        fields = _json_fields(envelope, result, out, shown, shown.cut)
+    room, whole = cap, _size(printed) + _size(value) + _size(err)
+    for _attempt in range(32):  # JSON escapes text and adds fields: shrink the plain room until the object fits
+        shown = window(printed, err, room, value)
+        fields = _json_fields(envelope, result, shown, shown.cut)
         size = _size(_dumps(fields))
         if size <= cap or room == 0:
             break
         text = fields["stdout"]  # each byte shown costs this many in the JSON
         ratio = max(1.0, _size(json.dumps(text, ensure_ascii=False)) / max(1, _size(text)))
-        room = max(0, min(room, whole) - int((size - cap) / ratio) - 1)
-    return _dumps(_json_fields(envelope, result, out, shown, _store(shown, workspace, environ))), ""
+        room = max(0, min(room - 1, whole) - int((size - cap) / ratio) - 1)
+    return _dumps(_json_fields(envelope, result, shown, _store(shown, workspace, environ))), ""
 
 
 def _dumps(envelope: dict[str, Any]) -> str:
@@ -346,18 +397,22 @@ def _store(shown: Window, workspace: Path | Callable[[], Path] | None,
     return cut
 
 
-def _json_fields(envelope: dict[str, Any], result: Any, out: str, shown: Window, cut: Cut | None) -> dict[str, Any]:
-    """The ``--json`` object for a window: the cut stdout (with the cut line), the value only if its line is shown."""
+def _json_fields(envelope: dict[str, Any], result: Any, shown: Window, cut: Cut | None) -> dict[str, Any]:
+    """The ``--json`` object for a window: the cut stdout (with the cut line where the cut is), the value unless
+    its line was cut away."""
     if cut is None:
         return {**envelope, "cut": None}
     if cut.run is None and not cut.why:
         cut = Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH)  # as long as the ID it will get
-    printed = _lines_in(result.stdout)  # out is the printed lines, then the value's line
+    if shown.middle:  # the tail's last line is the value's, which ``result`` carries
+        tail = shown.tail[:len(shown.tail) - len(value_line(result.result))]
+        return {**envelope, "stdout": shown.out + cut.line() + "\n" + tail, "cut": cut.to_json()}
+    printed = _lines_in(result.stdout)
     whole = min(shown.out_whole, printed)
     part = shown.out_part if shown.out_whole < printed else ""
     head = "".join(split_lines(shown.out)[:whole])  # shown.out is at most the cap: cheap to split
     fields = {**envelope, "stdout": head + (part + "\n" if part else "") + cut.line() + "\n", "cut": cut.to_json()}
-    if result.result is not None and shown.out_whole < _lines_in(out):
+    if result.result is not None and shown.out_whole < printed + 1:
         fields["result"] = None
     return fields
 
@@ -378,4 +433,4 @@ def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line:
 
 
 __all__ = ["KEEP_BYTES", "KEEP_PRINTED", "Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines",
-           "window"]
+           "said_after", "value_line", "window"]

@@ -4,10 +4,12 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, NamedTuple, NoReturn
 
 from ..errors import CodeactError, PolicyError
+from .winnames import has_stream, short_name_of, windows_name
 
 # Token shapes worth refusing in files the agent writes (CODEACT_ALLOW_SECRETS=1 lifts the check).
 SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
@@ -36,7 +38,15 @@ PLUGIN_RULE = ("a plugin manifest", "a Copilot plugin's manifest, hooks, MCP con
                                     "the host starts; change them by hand")
 OWNED_RULE = ("a file the template owns", "`copier update` regenerates it (a change is drift, and the instructions, "
                                           "skills and agent steer the model); put your own text in the seeded files")
-HOST_RULE = ("a host folder", "the host runs or trusts its files (Copilot's home, codeact's config or cache)")
+HOST_RULE = ("a host folder", "the host runs or trusts its files (Copilot's home, codeact's config or cache, "
+                             "a venv the runtime runs in or keeps)")
+GITDIR_RULE = ("a git directory", "git takes a folder holding HEAD, objects/ and refs/ (or HEAD and commondir) as a "
+                                  "repository before it looks for .git, and runs what its config and hooks name; "
+                                  "use git through bash instead")
+SHORT_NAME_RULE = ("an 8.3 short name", "Windows opens a short name such as GIT~1 as the long name it stands for, "
+                                        "which is protected; write the long name")
+STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
+                                "the .git folder); write a plain name")
 
 Rule = tuple[str, str]
 # Folders, at any depth: every part of the path is compared.
@@ -80,10 +90,62 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
     return None
 
 
+# What git needs to see in a folder to take it as a git directory (setup.c, is_git_directory): a HEAD, and objects/
+# and refs/ there or, through a commondir file, elsewhere. Case-folded: on a case-insensitive disk `head` is HEAD.
+_GITDIR_PARTS = ("HEAD", "objects", "refs", "commondir")
+
+
+_GITDIR_NAMES = frozenset(name.lower() for name in _GITDIR_PARTS)
+_GITDIR_HEADS = frozenset(name[:4] for name in _GITDIR_NAMES)  # a cheap first look at every name of a folder
+
+
+def _git_parts(folder: str) -> set[str]:
+    """Which of the git directory's parts ``folder`` holds, case-folded and as Windows reads names (a folder a
+    case-sensitive disk holds as ``Head``, ``OBJECTS/``, ``Refs/`` is a repository once cloned onto macOS)."""
+    try:
+        return {windows_name(name) for name in os.listdir(folder)
+                if name[:4].lower() in _GITDIR_HEADS and windows_name(name) in _GITDIR_NAMES}
+    except NotADirectoryError:
+        return set()
+    except OSError:  # unreadable (or gone): what the exact names show
+        return {name.lower() for name in _GITDIR_PARTS if os.path.lexists(os.path.join(folder, name))}
+
+
+def _is_git_directory(names: set[str]) -> bool:
+    return "head" in names and ("commondir" in names or {"objects", "refs"} <= names)
+
+
+def _git_directory(path: Path) -> Path | None:
+    """The folder git would take as a repository that ``path`` lies in, or that writing ``path`` would make one
+    (its name, or a folder the write creates on the way, is the last part such a folder lacks); None if none."""
+    child = ""
+    for folder in (path, *path.parents):
+        names = _git_parts(str(folder))
+        if child in _GITDIR_NAMES:
+            names.add(child)
+        if _is_git_directory(names):
+            return folder
+        child = windows_name(folder.name)
+    return None
+
+
+@lru_cache(maxsize=1)
+def _short_name_targets() -> tuple[str, ...]:
+    """Every protected name a Windows short name may stand for, the strictest rule first (``.git`` before
+    ``.github``): the rules' names, the git directory's parts and the parts of every scope's owned paths."""
+    from ..lifecycle.layout import LAYOUTS
+
+    names = [*_FOLDER_PARTS, *(n for pair in _FOLDER_PAIRS for n in pair), *(n for t in COMMAND_FILES for n in t),
+             *(n for a in _ANCHORED_NAMES for n in a.split("/")), ".claude", "copilot", "settings.json",
+             "settings.local.json", *_PLUGIN_FILES, *(n.lower() for n in _GITDIR_PARTS), "config", "hooks",
+             *(n for layout in LAYOUTS.values() for item in layout.owned for n in item.rstrip("/").split("/"))]
+    return tuple(dict.fromkeys(names))
+
+
 def _plugin_rule(path: Path, folder: Path) -> Rule | None:
     """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs (None when ``folder`` is not
     a plugin, or the file is not one of those)."""
-    low = path.relative_to(folder).as_posix().lower()
+    low = "/".join(windows_name(part) for part in path.relative_to(folder).parts)
     manifest = next((folder / m for m in _PLUGIN_MANIFESTS if (folder / m).is_file()), None)
     if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
         if low != "plugin.json":
@@ -111,7 +173,8 @@ def _owned_rule(path: Path, project: Path) -> tuple[Rule, str] | None:
     """Whether ``path`` is (in) a file the install at ``project`` owns: the rule and the owned entry."""
     from ..lifecycle.layout import for_scope, read_manifest, scope_of
 
-    rel = path.relative_to(project).as_posix().lower()  # case-folded: a case-insensitive disk opens the same file
+    # case-folded and as Windows reads names: a case-insensitive disk, or NTFS, opens the same file
+    rel = "/".join(windows_name(part) for part in path.relative_to(project).parts)
     stamped = read_manifest(project)
     owned = stamped.owned if stamped else for_scope(scope_of(project)).owned
     for item in owned:
@@ -158,9 +221,18 @@ def protection(path: Path, *, running: Path | None = None,
                host: tuple[Path, ...] = ()) -> tuple[Rule, Path, str] | None:
     """Why ``path`` (absolute, normalised) must not be written: ``(rule, where, entry)`` — ``where`` is the folder the
     rule is anchored at (the path itself for a name rule) — or None."""
-    rule = _name_rule(tuple(part.lower() for part in path.parts))
+    rule = _name_rule(tuple(windows_name(part) for part in path.parts))
     if rule:
         return rule, path, ""
+    for part in path.parts[1:]:
+        if os.name == "nt" and has_stream(part):
+            return STREAM_RULE, path, part
+        alias = short_name_of(part, _short_name_targets())
+        if alias:
+            return SHORT_NAME_RULE, path, f"{part} may stand for {alias}"
+    git_dir = _git_directory(path)
+    if git_dir:
+        return GITDIR_RULE, git_dir, ""
     for folder in host:
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
@@ -240,7 +312,7 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
         found = protection(candidate, running=running, host=host)
         if found:
             (name, why), where, entry = found
-            entry = str(where) if (name, why) == HOST_RULE else entry
+            entry = str(where) if (name, why) in (HOST_RULE, GITDIR_RULE) else entry
             return (f"workspace {path} is refused — {refusal_text((name, why), entry)}. A workspace inside a "
                     f"protected folder would let programs write it; {_PASS_INSTEAD}")
         text = candidate.as_posix()
@@ -311,13 +383,16 @@ def find_workspace(start: Path | str | None = None) -> Path:
 def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """Folders whose files the host runs or trusts: Copilot's home (its MCP servers, trusted folders, hooks), the
     user's codeact config (user tools run on the host), codeact's cache (the runtime's venvs), the warm servers'
-    folder (sockets, logs, the live providers' token) and codeact's state (``run --session`` globals), resolved."""
+    folder (sockets, logs, the live providers' token), codeact's state (``run --session`` globals) and the venvs a
+    Python start runs files of (:func:`codeact.paths.venv_folders`: a ``.pth`` there runs at the next server
+    start), resolved."""
     from .. import paths, rundir
 
     env = os.environ if environ is None else environ
-    return tuple(Path(os.path.realpath(p)) for p in (paths.copilot_home(env), paths.user_config_dir(env),
-                                                     paths.codeact_cache_dir(env), rundir.server_folder(env),
-                                                     paths.xdg_dir("state", env) / "codeact"))
+    found: tuple[str | Path, ...] = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
+                                     rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact",
+                                     *paths.venv_folders(env))
+    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
 
 
 def _under(root: str, candidate: str) -> str | None:
@@ -407,7 +482,7 @@ class Workspace(NamedTuple):
 
     def _refuse(self, path: Path, found: tuple[Rule, Path, str]) -> NoReturn:
         rule, where, entry = found
-        if rule is HOST_RULE:
+        if rule is HOST_RULE or rule is GITDIR_RULE:
             entry = self.display(where)
         raise PolicyError(f"writing {self.display(path)} is refused — {refusal_text(rule, entry)}")
 

@@ -10,6 +10,10 @@ Only attribute loads whose name is a method of a built-in type are touched, and 
 be a built-in at run time: a dataclass field named ``get`` keeps its value. Line numbers never change, so errors
 report the program's own lines. ``str.lower`` (a method taken from the type) becomes ``lambda _s, ...: _s.lower()``.
 
+``hasattr(x, "keys")``, ``getattr(s, "upper", None)`` and ``callable(f)`` answer False/None on built-in values in
+the sandbox; with a literal name, :func:`_builtin_attr_edits` answers them from CPython's own attribute lists of the
+built-in types, by the value's type at run time (anything else goes to the sandbox's ``hasattr`` as before).
+
 Nor can the sandbox call a tool from a function that a built-in calls back (``sorted(ps, key=lambda p:
 len(view(path=p)))``). Where ``sorted``, ``min``, ``max``, ``map``, ``filter`` or ``list.sort`` get the program's own
 function (a lambda or a ``def``), the built-in's name is replaced by a stand-in that calls the function from a
@@ -41,6 +45,26 @@ def method_names() -> frozenset[str]:
                      if not name.startswith("_") and callable(getattr(kind, name)))
 
 
+_ATTR_CALL = re.compile(r"\b(?:hasattr|getattr|callable)\s*\(")
+_CALLABLE_TYPES = ("builtin_function_or_method", "function", "type", "partial", "method")
+
+
+@lru_cache(maxsize=1)
+def _builtin_types() -> tuple[tuple[str, type], ...]:
+    """The built-in types as the sandbox names them (``type(x).__name__``), with CPython's type of that name."""
+    import collections
+
+    kinds: list[type] = [str, bytes, list, dict, set, frozenset, tuple, int, float, bool, collections.Counter,
+                         collections.defaultdict, collections.deque]
+    named = [(k.__name__, k) for k in kinds]
+    return (*named, ("Pattern", type(re.compile(""))), ("Match", type(re.match("", ""))))
+
+
+def types_having(attr: str) -> tuple[str, ...]:
+    """The sandbox names of the built-in types that have ``attr`` in CPython."""
+    return tuple(name for name, kind in _builtin_types() if hasattr(kind, attr))
+
+
 def rewrite(code: str) -> str:
     """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there:
     built-in bound methods taken as values (:func:`bind_methods`) and functions that ``sorted``, ``min``, ``max``,
@@ -50,7 +74,7 @@ def rewrite(code: str) -> str:
     the sandbox may still accept).
     """
     candidates = {m[1] for m in _CANDIDATE.finditer(code)}
-    callbacks = _CALLBACK.search(code) is not None
+    callbacks = _CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
     if not candidates and not callbacks:
         return code  # most programs: nothing to look up
     if not callbacks and candidates.isdisjoint(method_names()):
@@ -67,7 +91,8 @@ def rewrite(code: str) -> str:
     defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
-    edits = _method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+    edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+             + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts))
     if not edits:
         return code
     data = code.encode("utf-8")
@@ -120,7 +145,7 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
 # The sandbox cannot call a tool from a function that a built-in calls back. These stand-ins call the function
 # from a comprehension instead, once per item and in order as the built-in does, with the same results (stable
 # order, the first of equal maxima). Only the built-in's name is replaced: the arguments stay as written.
-_CALLBACK = re.compile(r"\b(?:map|filter)\s*\(|\bkey\s*=")  # sorted(xs) alone needs no parse
+_CALLBACK = re.compile(r"\b(?:map|filter|sorted|enumerate|zip|next)\s*\(|\bkey\s*=|\.relative_to\s*\(")
 _STAND_INS = {
     "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
                "key=lambda _t: _t[0], reverse=reverse)])"),
@@ -179,6 +204,110 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
         if fits:
             at = _offset(starts, node.func.lineno, node.func.col_offset)
             edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, _STAND_INS[name]))
+    return edits
+
+
+# Paths sort by their parts in CPython; the sandbox's paths do not compare at all. Files iterate by line in CPython;
+# the sandbox's only in a for loop. These stand-ins give CPython's answer and leave other values to the built-in.
+_PATH_TYPES = ("PosixPath", "PurePosixPath", "Path", "PurePath", "WindowsPath")
+_SORTED_PLAIN = ("(lambda _v, **_k: sorted(_v, key=lambda _e: tuple(_e.parts) if type(_e).__name__ in "
+                 f"{_PATH_TYPES!r} else _e, **_k))")
+_NEXT = "(lambda _l, *_d: _l[0] if _l else _d[0] if _d else next(iter(_l)))"
+_LINES = "(lambda _f: _f.readlines() if type(_f).__name__ == 'TextIOWrapper' else _f)"
+_RELATIVE_TO = ("(lambda _p, _b: _p.relative_to(_b) if type(_p).__name__ not in " + repr(_PATH_TYPES) + " else "
+                "(_p if str(_b) in ('.', '') else type(_p)('.') if str(_p) == str(_b) else "
+                "type(_p)(str(_p)[len(str(_b).rstrip('/')) + 1:]) if str(_p).startswith(str(_b).rstrip('/') + '/') "
+                "else _p.relative_to(_b)))")
+
+
+def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """``sorted(paths)``, ``p.relative_to(base)`` and ``enumerate(f)``/``zip(f, ...)``/``list(f)`` over an open
+    file, rewritten to stand-ins that answer as CPython does."""
+    import ast
+
+    if "type" in bound:
+        return []
+    files = _file_names(tree)
+    edits: list[tuple[int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if (isinstance(func, ast.Name) and func.id == "sorted" and "sorted" not in bound and len(node.args) == 1
+                and {k.arg for k in node.keywords} <= {"reverse"} and not isinstance(node.args[0], ast.Starred)):
+            at = _offset(starts, func.lineno, func.col_offset)
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _SORTED_PLAIN))
+        elif (isinstance(func, ast.Name) and func.id == "next" and "next" not in bound and 1 <= len(node.args) <= 2
+              and isinstance(node.args[0], ast.GeneratorExp) and not node.keywords):
+            # a generator expression is a list in the sandbox (monty#364): its first item, as next() would give
+            at = _offset(starts, func.lineno, func.col_offset)
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _NEXT))
+        elif (isinstance(func, ast.Name) and func.id in ("enumerate", "zip", "list", "tuple")
+              and func.id not in bound and node.args and isinstance(node.args[0], ast.Name)
+              and node.args[0].id in files):
+            first = node.args[0]
+            at = _offset(starts, first.lineno, first.col_offset)
+            edits.append((at, at, 1, _LINES + "("))
+            stop = _offset(starts, first.end_lineno, first.end_col_offset)
+            edits.append((stop, stop, 1, ")"))
+        elif (isinstance(func, ast.Attribute) and func.attr == "relative_to" and len(node.args) == 1
+              and not node.keywords and func.value.end_lineno == node.args[0].lineno):
+            receiver = func.value
+            at = _offset(starts, receiver.lineno, receiver.col_offset)
+            tail = _offset(starts, receiver.end_lineno, receiver.end_col_offset)
+            arg = _offset(starts, node.args[0].lineno, node.args[0].col_offset)
+            edits.append((at, at, 0, _RELATIVE_TO + "("))
+            edits.append((tail, arg, 0, ", "))
+    return edits
+
+
+def _file_names(tree: Any) -> set[str]:
+    """Names the program binds to ``open(...)``: ``with open(p) as f`` and ``f = open(p)``."""
+    import ast
+
+    def opens(node: Any) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open"
+
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            names |= {i.optional_vars.id for i in node.items
+                      if opens(i.context_expr) and isinstance(i.optional_vars, ast.Name)}
+        elif isinstance(node, ast.Assign) and opens(node.value):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
+
+
+def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+    """Edits that replace ``hasattr``/``getattr`` (with a literal attribute name) and ``callable`` by stand-ins
+    that answer as CPython does for built-in values; the arguments stay as written."""
+    import ast
+
+    if "type" in bound:
+        return []
+    edits: list[tuple[int, int, int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in bound
+                and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)):
+            continue
+        name, args = node.func.id, node.args
+        text = None
+        if name == "callable" and len(args) == 1:
+            text = f"(lambda _c: type(_c).__name__ in {_CALLABLE_TYPES!r})"
+        elif (name in ("hasattr", "getattr") and len(args) in ((2,) if name == "hasattr" else (2, 3))
+              and isinstance(args[1], ast.Constant) and isinstance(args[1].value, str)
+              and args[1].value.isidentifier()):
+            attr, kinds = args[1].value, types_having(args[1].value)
+            if not kinds:
+                continue
+            if name == "hasattr":
+                text = f"(lambda _r, _n: type(_r).__name__ in {kinds!r} or hasattr(_r, _n))"
+            elif attr in method_names():  # a bound method: the value the program gets calls it on the receiver
+                text = (f"(lambda _r, _n, *_d: (lambda *_a, **_k: _r.{attr}(*_a, **_k)) "
+                        f"if type(_r).__name__ in {kinds!r} else getattr(_r, _n, *_d))")
+        if text is not None:
+            at = _offset(starts, node.func.lineno, node.func.col_offset)
+            edits.append((at, _offset(starts, node.func.end_lineno, node.func.end_col_offset), 0, text))
     return edits
 
 

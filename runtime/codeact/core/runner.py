@@ -40,6 +40,7 @@ class RunResult(NamedTuple):
     duration_ms: float = 0.0
     backend_reason: str = ""
     notes: "list[str] | tuple[str, ...]" = ()  # what the model must know: cut tool results, type-check findings
+    stderr: str = ""  # what the program printed to sys.stderr
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +53,7 @@ class RunResult(NamedTuple):
             "tool_calls": [{"tool": c.tool, "ok": c.ok, "ms": round(c.ms, 3)} for c in self.tool_calls],
             "duration_ms": round(self.duration_ms, 3),
             "notes": list(self.notes),
+            "stderr": self.stderr,
         }
 
 
@@ -113,6 +115,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         backend_impl = backends.load(choice.name)
 
     output = _Output(KEEP_PRINTED)
+    errors = _Output(KEEP_PRINTED // 8)  # print(..., file=sys.stderr)
     notes = notices.Notes()  # tools say here what they did not return (codeact.core.notices)
     calls: list[ToolCall] = []
     interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
@@ -159,7 +162,8 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                                call_tool=call_tool, on_print=output.write,
                                pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
                                state=state if session is not None else None,
-                               on_state=kept.update if session is not None else None)
+                               on_state=kept.update if session is not None else None, workspace=space,
+                               on_print_err=errors.write)
     result, error = None, None
     previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
     previous_notes = notes.activate()
@@ -182,7 +186,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
             notes.add(note)
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
                      tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
-                     backend_reason=choice.reason, notes=notes.shown())
+                     backend_reason=choice.reason, notes=notes.shown(), stderr=errors.text())
 
 
 def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:

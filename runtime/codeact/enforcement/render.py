@@ -73,12 +73,31 @@ def _smart_quotes_utf8() -> str:
     return "(" + "|".join(ch for ch in spec.PS_SMART_QUOTES) + ")"
 
 
+def _installs_data() -> list[str]:
+    """What every hook needs to find the other CodeAct installs and their launcher forms (installs.sh.in)."""
+    lines = [f"launcher_mark={sh_quote(spec.LAUNCHER_MARK)}",
+             f"speaker_order={sh_quote(' ' + ' '.join(spec.SPEAKER_ORDER) + ' ')}"]
+    for scope, forms in spec.LAUNCHERS.items():
+        for shell in ("sh", "ps"):
+            lines.append(f"forms_{scope}_{shell}=(" + " ".join(sh_quote(f) for f in forms[shell]) + ")")
+    return lines
+
+
+def _body(name: str, data: str) -> str:
+    """A hand-written hook part with its data and the shared parts filled in."""
+    text = (HERE / name).read_text(encoding="utf-8")
+    text = text.replace("@@MAX_READ@@", str(spec.MAX_PAYLOAD_READ))
+    text = text.replace("@@INSTALLS@@", (HERE / "installs.sh.in").read_text(encoding="utf-8").rstrip("\n"))
+    return text.replace("@@DATA@@", data)
+
+
 def render_sh_data() -> str:
     lines = [
         f"read_tools={sh_quote(' ' + ' '.join(spec.READ_TOOLS) + ' ')}",
         f"housekeeping={sh_quote(' ' + ' '.join(spec.HOUSEKEEPING_TOOLS) + ' ')}",
         f"nudge_after={spec.NUDGE_AFTER} pointer_mark={sh_quote(spec.POINTER_MARK)}",
         f"max_command_bytes={spec.MAX_COMMAND_BYTES}",
+        *_installs_data(),
         "shell_of() { # shell_of TOOL: shell = sh, ps, or '' for a tool that is not a shell",
         "  case $1 in",
     ]
@@ -116,6 +135,7 @@ def render_ps_data() -> str:
         f"$Housekeeping = {arr(spec.HOUSEKEEPING_TOOLS)}",
         f"$NudgeAfter = {spec.NUDGE_AFTER}",
         f"$MaxCommandBytes = {spec.MAX_COMMAND_BYTES}",
+        f"$MaxPayloadRead = {spec.MAX_PAYLOAD_READ}",
         "$ShellOf = @{ " + "; ".join(f"{ps_quote(k)} = {ps_quote(v)}" for k, v in spec.SHELL_TOOLS.items()) + " }",
         "$Launchers = @{",
     ]
@@ -179,11 +199,13 @@ def render_event_data(event: str) -> str:
     lines = [f"event={sh_quote(event)}",
              f"read_tools={sh_quote(' ' + ' '.join(spec.READ_TOOLS) + ' ')}",
              f"full_run={sh_quote('x' * spec.NUDGE_AFTER)} pointer_mark={sh_quote(spec.POINTER_MARK)}",
+             *_installs_data(),
              "case $scope in"]
     for scope, forms in spec.LAUNCHERS.items():
         lines.append(f"  {scope}) sh_launchers=(" + " ".join(sh_quote(f) for f in forms["sh"]) + ") ;;")
     lines.append("esac")
-    texts = {"example_sh": spec.EXAMPLE["sh"], "text_pointer": spec.POINTER, "text_session_fresh": spec.SESSION_FRESH}
+    texts = {"example_sh": spec.EXAMPLE["sh"], "text_pointer": spec.POINTER, "text_session_fresh": spec.SESSION_FRESH,
+             "text_session_installs": spec.SESSION_INSTALLS}
     texts |= {f"text_session_{mode}": text for mode, text in spec.SESSION.items()}
     lines += [f"{name}={sh_quote(json_text(text))}" for name, text in texts.items()]
     return "\n".join(lines)
@@ -209,18 +231,18 @@ tools_list='{{{{ tools | join(", ") }}}}'{{% raw %}}
 def render_event(name: str) -> str:
     """The generated script ``<name>.sh`` (a key of :data:`EVENT_FILES`)."""
     event = EVENT_FILES[name]
-    body = (HERE / "event.sh.in").read_text(encoding="utf-8").replace("@@DATA@@", render_event_data(event))
+    body = _body("event.sh.in", render_event_data(event))
     return (EVENT_HEADER.format(event=event, name=name, generated=GENERATED) + body.rstrip("\n")
             + "{% endraw %}\n")
 
 
 def render_sh() -> str:
-    body = (HERE / "hook.sh.in").read_text(encoding="utf-8").replace("@@DATA@@", render_sh_data())
+    body = _body("hook.sh.in", render_sh_data())
     return SH_HEADER.format(generated=GENERATED, after=spec.NUDGE_AFTER) + body.rstrip("\n") + "{% endraw %}\n"
 
 
 def render_ps() -> str:
-    body = (HERE / "hook.ps1.in").read_text(encoding="utf-8").replace("@@DATA@@", render_ps_data())
+    body = _body("hook.ps1.in", render_ps_data())
     return PS_HEADER.format(generated=GENERATED) + body.rstrip("\n") + "{% endraw %}\n"
 
 

@@ -105,6 +105,15 @@ LAUNCHERS: dict[str, dict[str, tuple[str, ...]]] = {
     "plugin": {"sh": ("{dir}/bin/codeact", "'{dir}/bin/codeact'", "{dir}/skills/codeact/../../bin/codeact"),
                "ps": ()},
 }
+# Installs side by side (global + repo, global + plugin): the CLI runs every install's hooks, so each hook also
+# passes the launcher forms of the other CodeAct installs it finds for the session's folder — the global one in
+# $COPILOT_HOME/codeact (with its hooks file linked), the repository's <git root>/.codeact, an enabled codeact plugin
+# (a live local marketplace in $COPILOT_HOME/settings.json, or a copy under installed-plugins/). A folder counts
+# only when its bin/codeact is a CodeAct launcher: its second line starts with LAUNCHER_MARK.
+LAUNCHER_MARK = "# codeact launcher (owned by the codeact Copier template"
+# Which install's sessionStart hook speaks when several are on: the first in this order (a repository's hooks may
+# not run at all: an untrusted folder, a session started in a subfolder); its note names every install.
+SPEAKER_ORDER = ("global", "plugin", "repo")
 # A JSON escape for U+0000 in the raw command text (an even run of backslashes before it is literal backslashes).
 NUL_ESCAPE = "(^|[^\\\\])(\\\\\\\\)*\\\\u0000"
 
@@ -144,7 +153,7 @@ class Why(NamedTuple):
 
 # Checked in this order; the first that applies is the reason given.
 WHY = (
-    Why("too_long", "this command is too long for the hook to check (over 128 KB); put a long program in a "
+    Why("too_long", "this call is too long for the hook to check (over 128 KB); put a long program in a "
         "workspace file and run it with --file"),
     Why("nul", "it holds a NUL character (\\u0000), which the shell would cut the command at"),
     Why("smart_quotes", "it has typographic quotes, which PowerShell takes as quotes"),
@@ -170,6 +179,9 @@ WHY = (
 )
 WHY_TEXT = {why.key: why.text for why in WHY}
 MAX_COMMAND_BYTES = 131072  # a longer payload is denied (too_long) before any pattern runs
+# The hooks read at most this much of a payload (reading 60 MiB took 7.5 s on a busy machine, past the CLI's 5 s
+# hook timeout, which lets the call through): one byte more than MAX_COMMAND_BYTES tells a payload that is too long.
+MAX_PAYLOAD_READ = MAX_COMMAND_BYTES + 1
 
 # --- the other hook events (post-tool-use.sh, session-start.sh): they add context, never deny -------------------------
 # Seen on CLI 1.0.102 (docs/copilot-cli.md): a postToolUse hook's {"additionalContext": TEXT} reaches the model
@@ -187,5 +199,7 @@ SESSION = {
     "exclusive": "CodeAct (exclusive mode): the file tools are off here; do all work in Python programs run with "
                  "{launcher} run, the launcher as the whole shell command.",
 }
+# Several installs on at once: the one note (see SPEAKER_ORDER) ends with each of them, "scope (mode): launcher".
+SESSION_INSTALLS = " CodeAct installs in force here, each launcher works: {installs}."
 SESSION_FRESH = (" The sandbox runtime is not set up in this clone yet: the first run installs it (about a minute, "
                  "once); wait for that run instead of starting another.")

@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,8 @@ COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier
 
 @dataclass(frozen=True)
 class Drift:
-    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | stale-lock | newer-template
+    kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | unrendered | stale-lock
+    # | newer-template | unreadable
     path: str
     detail: str
 
@@ -74,13 +76,23 @@ def conflict_leftovers(project: Path) -> list[Drift]:
     return found
 
 
-def render_expected(project: Path, copier: str) -> Path:
-    """Render the recorded template version with the recorded answers into a temporary folder."""
+_SRC_LINE = re.compile(r"^_src_path:.*$", re.M)
+
+
+def render_expected(project: Path, copier: str, source: str | None = None) -> Path:
+    """Render the recorded template version with the recorded answers into a temporary folder: from ``source``
+    when given (the organisation's template, whatever ``_src_path`` the repository records), else ``_src_path``."""
     tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
     for rel in (ANSWERS_FILE, LOCK_FILE):
         if (project / rel).is_file():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(project / rel, tmp / rel)
+    if source:
+        answers = tmp / ANSWERS_FILE
+        text = answers.read_text(encoding="utf-8")
+        line = f"_src_path: {json.dumps(source)}"
+        answers.write_text(_SRC_LINE.sub(lambda _m: line, text, count=1) if _SRC_LINE.search(text)
+                           else f"{line}\n{text}", encoding="utf-8")
     env = {**os.environ, "GIT_AUTHOR_NAME": "codeact", "GIT_AUTHOR_EMAIL": "codeact@localhost",
            "GIT_COMMITTER_NAME": "codeact", "GIT_COMMITTER_EMAIL": "codeact@localhost"}
     subprocess.run(["git", "init", "-q"], cwd=tmp, check=True, env=env)
@@ -152,10 +164,21 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
         policy = fetch_policy(src, commit)
     else:
         return found
-    fix = f"{UPDATE_COMMAND} -d NAME=VALUE"
-    found += [Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; fix it with `{fix}`")
-              for name, why in policy.violations(answers)]
+    for name, why in policy.violations(answers):
+        fix = f"{UPDATE_COMMAND} -d {shlex.quote(name + '=' + _cli_value(policy.default(name, answers[name])))}"
+        found.append(Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; put the policy's value back with "
+                                                   f"`{fix}` (a plain `{UPDATE_COMMAND}` takes the policy's "
+                                                   "default)"))
     return found
+
+
+def _cli_value(value: object) -> str:
+    """``value`` as Copier's ``-d NAME=VALUE`` parses it (YAML: a list as a JSON flow list, booleans lower-case)."""
+    if isinstance(value, (list, tuple)):
+        return json.dumps(list(value), separators=(",", ":"))
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def stale_lock(project: Path) -> list[Drift]:
@@ -194,7 +217,16 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
     found += policy_drift(project, policy_from)
-    expected = render_expected(project, copier)
+    try:
+        expected = render_expected(project, copier, policy_from)
+    except ConfigError as exc:
+        if not policy_from:
+            raise
+        # The organisation's template cannot render what the repository records (e.g. a version it never had):
+        # nothing of the repository's can be trusted as the template's, so that alone fails the check.
+        return found + [Drift("unrendered", ANSWERS_FILE, f"{exc} from the organisation's template {policy_from}; "
+                                                          "the launcher, runtime, hooks and instructions are "
+                                                          "unchecked until the repository records a version of it")]
     try:
         found += rendered_differences(project, expected)
     finally:
@@ -211,12 +243,15 @@ def main(args: argparse.Namespace) -> int:
     drifts = check(project, live=args.live, check_newer=args.check_newer,
                    policy_from=getattr(args, "policy_from", None))
     if args.json:
-        print(json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2))
+        text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
     elif drifts:
-        print(f"codeact drift: {len(drifts)} problem(s) in {project.name}:")
-        for d in drifts:
-            print(f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}")
+        text = f"codeact drift: {len(drifts)} problem(s) in {project.name}:\n" + "\n".join(
+            f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}" for d in drifts)
     else:
-        print("codeact drift: in sync with the template, its answers and the MCP configuration")
-    sys.stdout.flush()
+        text = "codeact drift: in sync with the template, its answers and the MCP configuration"
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `drift --json | head`: the reader left; the exit code still says the result
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
     return EXIT_PROGRAM_ERROR if drifts else EXIT_OK

@@ -74,6 +74,8 @@ def _matches(path: str, items: tuple[str, ...]) -> bool:
 
 _WORKFLOWS = (".github/workflows/codeact-drift.yml", ".github/workflows/codeact-update.yml")
 _PRECOMMIT = ".pre-commit-config.yaml"
+# Exclusive mode only: the repository's MCP servers in the CLI's disabledMcpServers (docs/context.md).
+CLI_SETTINGS = ".github/copilot/settings.local.json"
 
 LAYOUTS: dict[str, ScopeLayout] = {
     "repo": ScopeLayout(
@@ -94,6 +96,7 @@ LAYOUTS: dict[str, ScopeLayout] = {
             ".github/instructions/codeact.instructions.md",
             ".github/skills/codeact/",
             ".github/skills/codeact-update/",
+            CLI_SETTINGS,
             *_WORKFLOWS,
         ),
         seeded=(".github/instructions/codeact.local.instructions.md", _PRECOMMIT),
@@ -199,7 +202,8 @@ def manifest(scope: str, answers: Mapping[str, Any]) -> dict[str, Any]:
     """
     layout = for_scope(scope)
     workflows = {_WORKFLOWS[0]: bool(answers.get("drift_workflow")),
-                 _WORKFLOWS[1]: bool(answers.get("update_workflow"))}
+                 _WORKFLOWS[1]: bool(answers.get("update_workflow")),
+                 CLI_SETTINGS: answers.get("enforcement") == "exclusive"}
     owned = [p for p in layout.owned if workflows.get(p, True)]
     seeded = [p for p in layout.seeded if p != _PRECOMMIT or answers.get("precommit_hook")]
     return {"format": MANIFEST_FORMAT, "scope": scope, "owned": sorted(owned), "seeded": sorted(seeded),

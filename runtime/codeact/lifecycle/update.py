@@ -1,4 +1,4 @@
-"""What ``copier update`` cannot say or keep by itself: seeded files the user deleted, and a report after the update.
+"""What ``copier update`` cannot say or keep by itself: the user's files, seeded files the user deleted, and a report.
 
 Both run inside Copier's process, through the template's Jinja extension, with the runtime of the template version
 being rendered.
@@ -8,6 +8,10 @@ being rendered.
   has and the new one lacks, e.g. after ``-d precommit_hook=false``), and one the user deleted stays deleted (its
   deletion is committed in HEAD while HEAD's ``.codeact/manifest.json`` lists it as seeded, or, for an install
   stamped before the manifest, git history shows it was there).
+- :func:`keep_user_files` runs after every update (an unversioned ``_migrations`` entry, through
+  ``extensions/keep_user_files.py``): Copier deletes every file the old version rendered and the new one does not,
+  edited or not, so an update from a version that still rendered seeded files into its copy (before the install
+  manifest) deleted them; whatever the old version was, no file the template does not own survives deleted or changed.
 - :func:`update_report` is Copier's ``_message_after_update``: what changed, and whether conflicts were left and how
   to find them (Copier exits 0 and says nothing about them).
 """
@@ -18,7 +22,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .layout import ANSWERS_FILE, MANIFEST_FILE
+from .layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
 
 _MARKER = re.compile(rb"^(<{7} |>{7} )", re.M)
 UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
@@ -28,9 +32,9 @@ def _git(dst: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(dst), *args], capture_output=True, check=False)
 
 
-def _is_real_destination(dst: Path) -> bool:
-    """Whether ``dst`` is the project being updated (its answers file is tracked there), not a temporary copy."""
-    return _git(dst, "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
+def is_real_destination(dst_path: object) -> bool:
+    """Whether ``dst_path`` is the project being updated (its answers file is tracked there), not a temporary copy."""
+    return _git(Path(str(dst_path)), "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
 
 
 def _head_has(dst: Path, path: str) -> bool:
@@ -56,11 +60,52 @@ def seed_here(dst_path: object, operation: str, path: str) -> bool:
     if operation != "update":
         return True
     dst = Path(str(dst_path))
-    if not _is_real_destination(dst):
+    if not is_real_destination(dst):
         return False  # one of the update's temporary copies: a seeded file never takes part in the diff
     if (dst / path).exists() or _head_has(dst, path):
         return True
     return not _seeded_before(dst, path)
+
+
+def keep_user_files(dst: Path) -> list[str]:
+    """Give back, from HEAD, every tracked file the update deleted or changed that the template does not own (a
+    seeded file, a file of the user's); returns them. Copier refuses a dirty project, so HEAD holds what the user
+    had before the update."""
+    layout = for_scope(scope_of(dst))
+    listed = _git(dst, "status", "--porcelain=v1", "-z", "--untracked-files=no").stdout.decode("utf-8", "replace")
+    touched = [entry[3:] for entry in listed.split("\0")
+               if len(entry) > 3 and "U" not in entry[:2] and ("D" in entry[:2] or "M" in entry[:2])]
+    kept = []
+    for rel in touched:
+        if layout.is_owned(rel) or not _head_has(dst, rel):
+            continue
+        if _git(dst, "restore", "--source=HEAD", "--staged", "--worktree", "--", rel).returncode == 0:
+            kept.append(rel)
+    return kept
+
+
+def recorded_commit(src_path: object, described: str | None, asked: str | None) -> str | None:
+    """The ``_commit`` to record. Copier records ``git describe --tags`` of the template, which names any one tag of
+    the commit: with two tags on it (a fork's ``v1!0.4.0`` on upstream's ``v0.4.0``) it may record the other one,
+    and later updates, migrations and ``codeact drift`` then read that version. Keep the tag asked for, else (the
+    newest release) the highest PEP 440 tag there, as Copier chose it."""
+    if not described:
+        return described
+    shown = _git(Path(str(src_path)), "tag", "--points-at", "HEAD")
+    tags = shown.stdout.decode("utf-8", "replace").split() if shown.returncode == 0 else []
+    if described not in tags:
+        return described  # not exactly on a tag (e.g. v0.1.0-3-gabc1234): nothing to choose
+    if asked in tags:
+        return asked
+    from packaging.version import InvalidVersion, Version
+
+    versions = []
+    for tag in tags:
+        try:
+            versions.append((Version(tag), tag))
+        except InvalidVersion:
+            continue
+    return max(versions)[1] if versions else described
 
 
 def _answers(text: str) -> dict[str, object]:
@@ -91,11 +136,15 @@ def update_report(dst_path: object) -> str:
         lines.append("Answers changed: " + "; ".join(changed))
     status = _git(dst, "status", "--porcelain", "--untracked-files=all").stdout.decode("utf-8", "replace")
     files = [line[3:] for line in status.splitlines() if len(line) > 3]
+    deleted = sorted(line[3:] for line in status.splitlines() if len(line) > 3 and "D" in line[:2])
     unmerged = sorted({line[3:] for line in status.splitlines() if line[:2] in {"UU", "AA", "DU", "UD", "AU", "UA"}})
     rejected = sorted(f for f in files if f.endswith(".rej"))
     marked = sorted(f for f in files if f not in unmerged and not f.endswith(".rej") and _has_markers(dst / f))
     lines.append(f"Files changed: {len(files)} (review them with `git status` and `git diff`)." if files
                  else "Files changed: none.")
+    if deleted:
+        lines.append(f"Deleted by the update ({len(deleted)}: template files the new version no longer renders):")
+        lines += [f"    {f}" for f in deleted]
     conflicts = unmerged + marked + rejected
     if conflicts:
         lines.append(f"CONFLICTS LEFT in {len(conflicts)} file(s) (Copier exits 0 anyway): merge each by hand.")

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+from ..core import notices
 from ..errors import ConfigError
 from ..tools.base import Tool, ToolContext
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
@@ -60,9 +61,11 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
     pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
                        call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
     tools: dict[str, Tool] = {}
+    cap = int(ctx.limits.tool_result)
     for exposed in catalog.tools:
-        tools[exposed.name] = as_tool(exposed, mcp_caller(pool, exposed))
-    tools[GENERIC_TOOL] = _generic_tool(pool, catalog, lock)
+        tools[exposed.name] = as_tool(exposed, _noting_cuts(mcp_caller(pool, exposed), exposed.name, cap))
+    generic = _generic_tool(pool, catalog, lock)
+    tools[GENERIC_TOOL] = generic._replace(call=_noting_cuts(generic.call, GENERIC_TOOL, cap))
     tools[RESOURCE_TOOL] = _resource_tool(pool, catalog)
     return tools
 
@@ -74,6 +77,21 @@ def mcp_caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
         return pool.call(server, tool, kwargs, unwrap=unwrap, output_schema=schema)
 
     return call
+
+
+def _noting_cuts(call: Callable[..., Any], name: str, cap: int) -> Callable[..., Any]:
+    """``call``, saying in a note when its text result passes the tool-result limit (the runner keeps its start)."""
+    def noted(**kwargs: Any) -> Any:
+        result = call(**kwargs)
+        if isinstance(result, str) and len(result) * 4 > cap:
+            size = len(result.encode("utf-8", "surrogatepass"))
+            if size > cap:
+                notices.note(f"{name}()", f"returned the first {cap:,} of {size:,} bytes of text (the tool-result "
+                                          "limit); ask the server for less (a narrower query, a page, a limit "
+                                          "argument)")
+        return result
+
+    return noted
 
 
 def _unknown(server: str, catalog: Catalog, lock: Mapping[str, Any] | None) -> str:

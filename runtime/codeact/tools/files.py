@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from ..core import notices
 from ..errors import ToolError
 from . import atomic
 from .base import ToolContext
@@ -15,7 +16,9 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range=[first, last]`` (1-based, inclusive; ``last=-1`` means the end) returns only those lines; lines
     end at ``\\n``, so the numbers agree with grep's. A folder gives its entries one per line, sub-folders with a
     trailing ``/`` and symbolic links with a trailing ``@``. A binary file (one holding a NUL byte) is refused.
-    A file longer than the tool-result limit is cut, visibly; read the rest with ``view_range``.
+    A file longer than the tool-result limit is cut, visibly (and a ``note:`` line says so); read the rest with
+    ``view_range``. A range that starts after the last line raises IndexError naming the file's line count (an
+    empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
     real = ctx.workspace.resolve(path, must_exist=True)
     shown = ctx.workspace.display(real)
@@ -44,8 +47,12 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
                 raise _binary(shown, size)
             text = data.decode("utf-8", "replace" if size <= keep else "ignore")
             if size > keep:
+                whole = text.count("\n")
                 text += (f"\n... [truncated {size - keep} more bytes; read on with view_range=[first, last], "
                          "or grep for what you need]")
+                notices.note("view()", f"returned the first {keep:,} of {size:,} bytes of {shown} (lines 1-{whole} "
+                                       f"whole: the tool-result limit); read on with view_range=[{whole + 1}, "
+                                       f"{2 * whole}] and so on, or grep for what you need")
             return text
         handle.seek(0)
         first, last = view_range
@@ -64,13 +71,24 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
                 break
             picked.append(raw)
             total += len(raw)
-    if not picked and number < first and number:
-        raise ToolError(f"view_range starts at line {first}, but {shown} has {number} lines")
+    if not picked and number < first and (number or first > 1):
+        raise _past_end(shown, view_range, number)
     text = b"".join(picked).decode("utf-8", "replace")
     if cut:
-        text += (f"\n... [truncated at line {first + len(picked)}: the range is longer than the tool-result "
+        stop = first + len(picked)
+        text += (f"\n... [truncated at line {stop}: the range is longer than the tool-result "
                  "limit; ask for fewer lines]")
+        notices.note("view()", f"returned lines {first}-{stop - 1} of view_range={list(view_range)} of {shown} "
+                               f"(the {cap:,}-byte tool-result limit); read on with view_range=[{stop}, "
+                               f"{view_range[1]}]")
     return text
+
+
+def _past_end(shown: str, view_range: list[int], lines: int) -> IndexError:
+    """The error of a range that starts after the file's last line: the line count, and how a paging loop ends."""
+    return IndexError(f"view_range {list(view_range)} starts past the end of {shown}, which has {lines} lines; "
+                      "a paging loop stops when a page has fewer lines than it asked for (or on this IndexError), "
+                      "not on an empty result")
 
 
 def _split_lines(text: str) -> list[str]:
@@ -81,10 +99,13 @@ def _split_lines(text: str) -> list[str]:
 
 def _pick(lines: list[str], view_range: list[int] | None, shown: str, cut: bool) -> str:
     if view_range is None:
+        if cut:
+            notices.note("view()", f"returned the first {len(lines):,} lines of {shown} (the tool-result limit); "
+                                   f"read on with view_range=[{len(lines) + 1}, {2 * len(lines)}] and so on")
         return "".join(lines) + ("\n... [truncated; the file is longer than the tool-result limit]" if cut else "")
     first, last = view_range
-    if first > len(lines) and lines:
-        raise ToolError(f"view_range starts at line {first}, but {shown} has {len(lines)} lines")
+    if first > max(len(lines), 1):
+        raise _past_end(shown, view_range, len(lines))
     return "".join(lines[first - 1: None if last == -1 else last])
 
 

@@ -23,7 +23,11 @@ Globs follow .gitignore/ripgrep syntax: ``*`` and ``?`` stay within one path seg
 ``[abc]``, ``[!a-z]`` and ``{py,md}`` work. A glob without ``/`` matches a file's name at any depth
 (``*.py`` finds every Python file); a glob with ``/`` is matched against the path below ``path``
 (``src/*.py``, ``**/tests/*.py``). Regular expressions are Python's ``re``; ripgrep runs them when it reads them
-the same way, and the Python search runs the rest (look-arounds, back-references).
+the same way, and the Python search runs the rest (look-arounds, back-references), where the run's deadline can stop
+it: in process on the main thread (``SIGALRM``), else in a worker process (:mod:`codeact.tools.regex_worker`).
+
+A grep or glob that returns less than everything says so in a note (:mod:`codeact.core.notices`) with the real
+total; both cut their lists exactly as the runner counts them, so the runner never cuts them again.
 """
 from __future__ import annotations
 
@@ -31,10 +35,13 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ..errors import ToolError
+from ..core import notices
 from ..core.limits import Deadline
+from . import regex_worker
 from .base import Cut, ToolContext
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
@@ -326,61 +333,136 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
                     batch = []
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
     files, dropped = found.result()  # plain string order, as sorted() gives
-    return Cut([lead + rel for rel in files] if lead else files, dropped)
+    paths = [lead + rel for rel in files] if lead else files
+    kept = _fitting([len(_json_str(p)) + 2 for p in paths], found.budget)  # exactly as the runner counts
+    total = max(found.seen, len(paths))
+    if kept < total:
+        notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
+                               f"{found.budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
+                               "a time)")
+    return Cut(paths[:kept], 0)
+
+
+DEFAULT_MAX_RESULTS = 100_000  # sized for real repositories: the 1 MiB tool-result limit is what cuts in practice
+
+
+class Answer(NamedTuple):
+    """What a grep found: the first ``hits`` in path order (``(path, line, text)``, paths workspace-relative), and
+    ``total``, the number of matching lines in all (at least that many when not ``exact``)."""
+
+    hits: list[tuple[str, int, str]]
+    total: int
+    exact: bool = True
 
 
 def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = None, ignore_case: bool = False,
-         max_results: int = 1000) -> list[dict]:
+         max_results: int = DEFAULT_MAX_RESULTS) -> list[dict]:
     """Lines matching the regular expression ``pattern``: ``[{"path", "line", "text"}]``, sorted by path and line.
 
     ``pattern`` is a Python regular expression matched within one line. ``glob`` limits the files searched
-    (``*.py``; ``src/**/*.ts``); ``max_results`` caps the matches returned (the first ones in path order).
+    (``*.py``; ``src/**/*.ts``); ``max_results`` caps the matches returned (the first ones in path order); the
+    tool-result limit (1 MiB) cuts too. A cut says so in a ``note:`` line with the real number of matching lines.
     ``.git``, ignored files (.gitignore), binary files and symbolic links are skipped; hidden files are searched.
     A line longer than 2000 characters is cut, with a note saying how much.
     """
     deadline = ctx.run_deadline()
-    flags = re.IGNORECASE if ignore_case else 0
-    try:
-        regex = re.compile(pattern, flags)
-    except (re.error, TypeError) as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    _compile(pattern, ignore_case)
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise ToolError(f"max_results must be a positive integer, got {max_results!r}")
     base, prefix = _base(ctx, path)
-    plan = Glob(glob if glob is not None else "**")
     budget = int(ctx.limits.tool_result)
+    answer = search_answer(ctx.workspace.root, base, prefix, pattern, glob, ignore_case, max_results, budget,
+                           deadline)
+    return _returned(answer, max_results, budget)
+
+
+def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+    except (re.error, TypeError) as exc:
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str | None, ignore_case: bool,
+                  max_results: int, budget: int, deadline: Deadline, *, python: bool = False) -> Answer:
+    """grep's search, by ripgrep where it can answer and Python's ``re`` otherwise (``python``: Python only, the
+    regex worker's way). The Python search of a pattern ripgrep cannot run is only made where the deadline can
+    interrupt it (see :mod:`codeact.tools.regex_worker`)."""
+    regex = _compile(pattern, ignore_case)
+    plan = Glob(glob if glob is not None else "**")
     if base.is_file():  # one file named explicitly: searched even if ignored; its name must match the glob
         if glob is not None and not Glob(glob).matches(base.name):
-            return []
+            return Answer([], 0)
         shown = prefix.rstrip("/")
+        if not python and not regex_worker.interruptible():
+            return regex_worker.in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
         one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
         with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
-            binary = not search_file(base, regex, max_results, deadline, one.add)
+            binary = not search_file(base, regex, 1 << 62, deadline, one.add)
         if binary:
             raise ToolError(f"{shown} is a binary file; grep searches text files")
-        lines, dropped = one.result()
-        return Cut([{"path": shown, "line": n, "text": t} for n, t in lines], dropped)
-    start = plan.start(ctx.workspace.root, base)
+        lines, _ = one.result()
+        return Answer([(shown, n, t) for n, t in lines], one.seen)
+    start = plan.start(root, base)
     if start is None:
-        return []
+        return Answer([], 0)
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     extra = len(lead) + 36  # {"path": "", "line": N, "text": ""} and the runner's 2, less the digits
-    search = _Search(regex, plan, Reach(ctx.workspace.root, start) if plan.kind == "path" else None,
-                     _stamped(ctx.workspace.root, start), FirstItems(max_results, budget,
-                                                                      lambda hit: len(hit[0]) + len(hit[2]) + extra),
-                     extra, deadline)
-    rg = rg_binary()
-    parents = _rg_parents(ctx.workspace.root, start) if rg and _rg_can_run(pattern) else None
+    search = _Search(regex, plan, Reach(root, start) if plan.kind == "path" else None, _stamped(root, start),
+                     FirstItems(max_results, budget, lambda hit: len(hit[0]) + len(hit[2]) + extra), extra, deadline)
+    rg = None if python else rg_binary()
+    parents = _rg_parents(root, start) if rg and _rg_can_run(pattern) else None
     done = rg is not None and parents is not None and search.ripgrep(rg, start, ignore_case, parents)
     if not done:
+        if not python and not regex_worker.interruptible():
+            return regex_worker.in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
         search.found = FirstItems(max_results, budget, search.found.size)
+        search.total = None
         with deadline.interrupting("grep", "searching files"):  # a regex may backtrack for ever
-            for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
+            for rel in walk(root, start, 1 if plan.kind == "top" else None):
                 if search.accepts(rel):
                     deadline.check("grep", "searching files")
-                    search.file(start / rel, rel, max_results)
-    hits, dropped = search.found.result()
-    return Cut([{"path": lead + rel, "line": n, "text": t} for rel, n, t in hits], dropped)
+                    search.file(start / rel, rel, 1 << 62)  # every match counted: the note tells the real total
+    hits, _ = search.found.result()
+    total = search.found.seen if search.total is None else search.total
+    return Answer([(lead + rel, n, t) for rel, n, t in hits], max(total, len(hits)), search.total_exact)
+
+
+def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
+    """The hits as grep returns them, cut exactly to ``budget`` bytes as the runner counts them (so the runner never
+    cuts again), and a note when fewer than ``answer.total`` are returned."""
+    hits, sizes = answer.hits, _hit_sizes(answer.hits)
+    kept = _fitting(sizes, budget)
+    items = [{"path": p, "line": n, "text": t} for p, n, t in hits[:kept]]
+    if answer.total > kept:
+        total = f"{answer.total:,}" if answer.exact else f"at least {answer.total:,}"
+        if kept >= max_results:
+            why = f"max_results={max_results}; raise max_results= or narrow pattern, glob= or path="
+        else:
+            why = (f"the rest pass the {budget:,}-byte tool-result limit; narrow pattern, glob= or path= (one "
+                   "folder at a time)")
+        notices.note("grep()", f"returned {kept:,} of {total} matching lines, the first in path order ({why})")
+    return Cut(items, 0)
+
+
+def _hit_sizes(hits: list[tuple[str, int, str]]) -> list[int]:
+    """Each hit's size as the runner counts it (its JSON, ``ensure_ascii``, plus 2), without a json.dumps each."""
+    paths: dict[str, int] = {}
+    sizes = []
+    for path, number, text in hits:
+        size = paths.get(path)
+        if size is None:
+            size = paths[path] = len(_json_str(path)) + 32  # {"path": P, "line": , "text": } and the runner's 2
+        sizes.append(size + len(str(number)) + len(_json_str(text)))
+    return sizes
+
+
+def _fitting(sizes: list[int], budget: int) -> int:
+    """How many leading items of these sizes fit in ``budget`` bytes."""
+    import bisect
+    from itertools import accumulate
+
+    return bisect.bisect_right(list(accumulate(sizes)), budget)
 
 
 def _rg_can_run(pattern: str) -> bool:
@@ -410,6 +492,8 @@ class _Search:
                  found: FirstItems, extra: int, deadline: Deadline) -> None:
         self.regex, self.matcher, self.reach, self.stamped = regex, matcher, reach, stamped
         self.found, self.extra, self.deadline = found, extra, deadline
+        self.total: int | None = None  # matching lines in all, when not every one was offered to ``found``
+        self.total_exact = True
 
     def accepts(self, rel: str, near: bool = True) -> bool:
         """Whether a file's matches belong in the answer (its name matches; a walk reaches it; not CodeAct's)."""
@@ -419,7 +503,7 @@ class _Search:
     def file(self, path: Path, rel: str, max_count: int) -> None:
         """Search one file in Python, up to ``max_count`` matches; a binary file adds nothing."""
         size = len(rel) + self.extra
-        one = FirstItems(max_count, self.found.budget, lambda hit: len(hit[1]) + size)
+        one = FirstItems(min(max_count, self.found.count), self.found.budget, lambda hit: len(hit[1]) + size)
         if search_file(path, self.regex, max_count, self.deadline, one.add):
             self._merge(rel, one)
 
@@ -443,7 +527,8 @@ class _Search:
         if ignore_case:
             cmd.append("--ignore-case")
         query = ["--regexp", self.regex.pattern, "."]
-        flood = max(FLOOD_FACTOR * self.found.count, FLOOD_MIN)
+        returnable = min(self.found.count, self.found.budget // (self.extra + 2) + 1)  # what can be returned at most
+        flood = max(FLOOD_FACTOR * returnable, FLOOD_MIN)
         try:
             return self._lines([*cmd, "--no-heading", "--with-filename", "--line-number", "--null", "--color",
                                 "never", "--max-columns", str(LONG_COLUMNS), *query], start, flood)
@@ -451,7 +536,7 @@ class _Search:
             return False
         except _Flood:
             self.found = FirstItems(self.found.count, self.found.budget, self.found.size)
-            return self._first_files([*cmd, "--files-with-matches", "--null", *query], start)
+            return self._first_files([*cmd, "--count", "--null", *query], start)
 
     def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
         """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
@@ -493,31 +578,36 @@ class _Search:
         return not (child.returncode == 2 and not got)  # 2 and silent: ripgrep could not run this pattern
 
     def _first_files(self, cmd: list[str], start: Path) -> bool:
-        """The first matches in path order: the files that match (ripgrep, in parallel), sorted, then searched
-        one by one until enough are found."""
-        child = Child.start(cmd, start, self.deadline, "grep", "listing the files that match")
+        """The first matches in path order: the files that match and their counts (ripgrep, in parallel), sorted,
+        then searched one by one until enough are found. The counts give the total."""
+        child = Child.start(cmd, start, self.deadline, "grep", "counting the lines that match")
         if child is None:
             return False
         names: list[str] = []
-        rest, got = b"", False
+        rest, got, total = b"", False, 0
         with child:
             for chunk in child:
                 got = True
                 data = rest + chunk
-                raws = data.split(b"\0")
-                rest = raws.pop()
+                records = data.split(b"\n")
+                rest = records.pop()
                 skip = any(mark in data for mark in _SKIPPED_MARKS)
                 near = self.stamped is not None and self.stamped.near(data)
-                for raw in raws:
+                for record in records:
+                    raw, nul, count = record.rpartition(b"\0")
+                    if not nul or not count.isdigit():
+                        continue  # not a count record (ripgrep's binary-file warning)
                     rel = _rel(raw)
                     if not (skip and _skipped(rel)) and self.accepts(rel, near):
                         names.append(rel)
+                        total += int(count)
         if child.returncode == 2 and not got:
             return False
+        self.total = total
         with self.deadline.interrupting("grep", "searching files"):
             for rel in sorted(names):
-                if self.found.seen >= self.found.count:
-                    break
+                if self.found.seen >= self.found.count or self.found.limit is not None:
+                    break  # enough, or the result limit is full: every later file sorts after the last kept
                 self.deadline.check("grep", "searching files")
                 self.file(start / rel, rel, self.found.count - self.found.seen)
         return True

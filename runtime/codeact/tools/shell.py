@@ -6,6 +6,7 @@ import signal
 import subprocess
 import time
 
+from ..core import notices
 from .base import ToolContext
 
 TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
@@ -47,6 +48,11 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
                 f"started; raise timeout=... or run less at once]")
         stderr = f"{stderr}\n{note}" if stderr and not stderr.endswith("\n") else f"{stderr}{note}"
         code = TIMEOUT_EXIT_CODE
+    for name, capture in (("stdout", out), ("stderr", err)):
+        if capture.dropped:
+            notices.note("bash()", f"{name} of {_shown(command)}: returned the first {capture.kept:,} of "
+                                   f"{capture.kept + capture.dropped:,} bytes (the tool-result limit); filter in the "
+                                   "command (grep, head, tail, wc -l) or write to a file and view it by view_range")
     return {"stdout": out.text(), "stderr": stderr, "exit_code": code}
 
 

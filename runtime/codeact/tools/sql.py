@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core import notices
 from ..errors import PolicyError, ToolError
 from ..core.limits import Deadline
 from .base import ToolContext
@@ -15,7 +16,9 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     ``query`` may hold several statements separated by ``;``; they run in order (each commits unless you write
     BEGIN ... COMMIT) and the rows of the LAST one are returned as dicts (``[]`` if it returns no rows). So one
     call can build and query a scratch table: ``sql(query="CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t")``.
-    ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace.
+    ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace. PRAGMAs
+    are limited to the informational ones (``PRAGMA table_info(t)``, ``index_list``, ``integrity_check``, reading
+    ``user_version`` ...) and ``foreign_keys``/``recursive_triggers``, which last only for the call.
     The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit.
     """
     import sqlite3
@@ -88,11 +91,38 @@ def _heap_limit(ctx: ToolContext) -> int:
     return max(16 << 20, int(ctx.limits.memory))
 
 
+# PRAGMAs a program may run. Others change files or the whole process: temp_store_directory makes SQLite create its
+# files wherever it names, for every connection of the process (the warm server's too), journal_mode=WAL adds
+# files, writable_schema corrupts, heap limits and threads are process-wide.
+READ_PRAGMAS = frozenset((  # informational: they read, with or without an object name
+    "collation_list", "compile_options", "data_version", "foreign_key_check", "foreign_key_list", "freelist_count",
+    "function_list", "index_info", "index_list", "index_xinfo", "integrity_check", "module_list", "page_count",
+    "pragma_list", "quick_check", "table_info", "table_list", "table_xinfo"))
+QUERY_PRAGMAS = frozenset((  # settings a program may read (with no value), never set
+    "application_id", "auto_vacuum", "cache_size", "encoding", "journal_mode", "page_size", "schema_version",
+    "user_version"))
+CALL_PRAGMAS = frozenset(("foreign_keys", "recursive_triggers"))  # per connection: they end with the call
+
+
+def pragma_refusal(name: str, value: Any) -> str | None:
+    """Why ``PRAGMA name`` (with ``value``, None when it only reads) is refused, or None when it may run."""
+    low = name.lower()
+    if low in READ_PRAGMAS or low in CALL_PRAGMAS or (low in QUERY_PRAGMAS and value is None):
+        return None
+    allowed = ", ".join(sorted(READ_PRAGMAS | CALL_PRAGMAS))
+    reads = ", ".join(sorted(QUERY_PRAGMAS))
+    return (f"PRAGMA {low} is refused: only informational PRAGMAs run (others change files, or settings of the "
+            f"whole process that outlive the call); allowed: {allowed}; read only, without a value: {reads}")
+
+
 def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, heap: int) -> None:
     import sqlite3
 
     if hasattr(conn, "enable_load_extension"):
         conn.enable_load_extension(False)
+    # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
+    # (set before the authorizer, which refuses this PRAGMA to programs)
+    conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
     blocked = {sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM INTO) reach files outside the workspace",
                sqlite3.SQLITE_DETACH: "DETACH is not needed: ATTACH is refused"}
 
@@ -103,14 +133,17 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
         if action == sqlite3.SQLITE_FUNCTION and isinstance(arg2, str) and arg2.lower() == "load_extension":
             refused.append("refused: load_extension() loads native code into the host")
             return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_PRAGMA:
+            why = pragma_refusal(str(arg1), arg2)
+            if why:
+                refused.append(why)
+                return sqlite3.SQLITE_DENY
         return sqlite3.SQLITE_OK
 
     conn.set_authorizer(authorize)
     if hasattr(conn, "setlimit"):  # Python 3.11+: one string or blob may not eat the memory limit at once
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
     conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
-    # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
-    conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
 
 
 def _fetch(cursor: Any, cap: int) -> list[Any]:
@@ -127,10 +160,18 @@ def _fetch(cursor: Any, cap: int) -> list[Any]:
         batch = cursor.fetchmany(500)
         if not batch:
             return rows
-        for values in batch:
+        for i, values in enumerate(batch):
             row = dict(zip(names, values))
-            size += len(json.dumps(row, default=repr)) + 2
+            size += len(json.dumps(row, default=str)) + 2  # as the runner counts it
             if size > cap:
-                rows.append(f"... [truncated: more rows follow after {len(rows)}; add LIMIT or narrow your query]")
+                more = len(batch) - i
+                while True:  # counted, not kept: the note tells the real number (the deadline still stops it)
+                    counted = len(cursor.fetchmany(5000))
+                    if not counted:
+                        break
+                    more += counted
+                notices.note("sql()", f"returned {len(rows):,} of {len(rows) + more:,} rows (the {cap:,}-byte "
+                                      "tool-result limit); add LIMIT/OFFSET to page, select fewer columns, or "
+                                      "aggregate in SQL (COUNT, GROUP BY)")
                 return rows
             rows.append(row)

@@ -12,6 +12,7 @@ import os
 from typing import Any
 
 from ..errors import PolicyError, ToolError
+from ..core import notices
 from ..core.limits import Deadline
 from .base import ToolContext
 
@@ -259,7 +260,11 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
         text = html_to_text(text, base_url=final_url)
     if cut_bytes:
         text += f"\n... [the page is larger than {MAX_BODY // (1024 * 1024)} MiB; only its start was read]"
+        notices.note("web_fetch()", f"{url}: only the first {MAX_BODY // (1024 * 1024)} MiB of the page were read; "
+                                    "fetch a narrower page (an API, a raw file)")
     if len(text) > max_length:
+        notices.note("web_fetch()", f"{url}: returned the first {max_length:,} of {len(text):,} characters "
+                                    f"(max_length={max_length}); raise max_length= or fetch a narrower page")
         text = (f"{text[:max_length]}\n... [truncated {len(text) - max_length} more characters; "
                 "raise max_length or fetch a narrower page]")
     return text

@@ -1,0 +1,107 @@
+"""Issue 28 item 5: in exclusive mode the MCP tools the hook denies stay out of the model's requests.
+
+The stamp writes `.github/copilot/settings.local.json` with every MCP server of the repository in `disabledMcpServers`
+(a setting the CLI 1.0.102 reads from the repository, from `settings.local.json` and from `$COPILOT_HOME/settings.json`,
+and merges). The CLI then neither starts those servers nor sends their schemas; CodeAct starts them itself, so a
+program still calls them. Measured on 1.0.102 with 126 tools of real servers (docs/context.md): first request
+130 KB -> 52 KB with the default agent; 31 KB with `--agent codeact`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tests.copilot.conftest import CopilotRun, bootstrap_launcher, default_tools
+from tests.copilot.mock_model import call, text
+
+SETTINGS = ".github/copilot/settings.local.json"
+DEMO = REPO_ROOT / "tests" / "mcp" / "servers" / "demo_server.py"
+TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"  # the `mcp-server-time` package CI installs
+LAUNCHER = ".codeact/bin/codeact"
+
+
+def mcp_json() -> str:
+    servers = {"demo": {"type": "stdio", "command": sys.executable, "args": [str(DEMO)]}}
+    if TIME_SERVER.exists():
+        servers["time"] = {"type": "stdio", "command": str(TIME_SERVER), "args": []}
+    return json.dumps({"mcpServers": servers}, indent=2)
+
+
+def files() -> dict[str, str]:
+    return {"README.md": "# demo\n", ".mcp.json": mcp_json()}
+
+
+def test_exclusive_repo_stamp_disables_the_repositorys_servers_in_the_cli(stamp: Callable[..., Path]) -> None:
+    repo = stamp(files=files(), enforcement="exclusive")
+    settings = json.loads((repo / SETTINGS).read_text())
+    assert settings["disabledMcpServers"] == sorted(json.loads(mcp_json())["mcpServers"])
+
+
+def test_the_repositorys_own_settings_are_kept(stamp: Callable[..., Path], tmp_path: Path) -> None:
+    own = {"disabledMcpServers": ["theirs", "demo"], "hooks": {"sessionStart": []}, "model": "x"}
+    repo = stamp(files={**files(), SETTINGS: json.dumps(own)}, enforcement="exclusive")
+    settings = json.loads((repo / SETTINGS).read_text())
+    assert settings["hooks"] == own["hooks"] and settings["model"] == "x"
+    assert settings["disabledMcpServers"][:2] == ["theirs", "demo"]
+    assert settings["disabledMcpServers"].count("demo") == 1
+
+
+@pytest.mark.parametrize("answers", [{"enforcement": "off"}, {"enforcement": "nudge"},
+                                     {"enforcement": "exclusive", "scope": "global"}])
+def test_no_cli_settings_outside_exclusive_repo_scope(stamp: Callable[..., Path], answers: dict[str, str]) -> None:
+    repo = stamp(files=files(), **answers)
+    assert not (repo / ".github" / "copilot").exists()
+
+
+@pytest.fixture(scope="module")
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+    repo = stamp_shared(files=files(), enforcement="exclusive", **default_tools())
+    bootstrap_launcher(repo, venv_dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
+    env["CODEACT_VENV"] = str(venv_dir)
+    proc = subprocess.run([str(repo / LAUNCHER), "discover"], cwd=repo, env=env, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo
+
+
+def mcp_tools(names: list[str]) -> list[str]:
+    """The CLI names an MCP tool `SERVER-TOOL`."""
+    return [n for n in names if n.startswith(("demo-", "time-"))]
+
+
+@pytest.mark.e2e
+def test_denied_mcp_schemas_stay_out_and_codeact_still_calls_the_server(
+        project: Path, run_copilot: Callable[..., CopilotRun]) -> None:
+    program = "print(demo.add(a=40, b=2))"
+    run = run_copilot(project, "Add 40 and 2 with the demo server.", [
+        call("bash", command=f"{LAUNCHER} run --code '{program}'", description="Run a CodeAct program"),
+        text("42"),
+    ])
+    first = run.requests[0]
+    assert mcp_tools(first.tool_names) == [], first.tool_names
+    assert not any("demo" in json.dumps(t) for t in first.tools)
+    result = run.requests[1].tool_results()[0].content
+    assert "42" in result and "exit code 0" in result, result
+
+
+@pytest.mark.e2e
+def test_without_the_setting_the_cli_sends_the_schemas(
+        project: Path, run_copilot: Callable[..., CopilotRun]) -> None:
+    """The control: `--enable-mcp-server`-free, the same repo with the setting removed offers the MCP tools, so the
+    test above can fail."""
+    settings = project / SETTINGS
+    saved = settings.read_text()
+    settings.unlink()
+    try:
+        run = run_copilot(project, "hi", [text("done")])
+    finally:
+        settings.write_text(saved)
+    assert mcp_tools(run.requests[0].tool_names), run.requests[0].tool_names

@@ -1,0 +1,196 @@
+"""Issue 28.1 and 26.6: installs side by side, and a payload too big to read in time.
+
+Global + repo (or global + plugin), both in exclusive mode: the CLI runs every install's preToolUse hook, so each
+must pass the launcher forms of every CodeAct install it finds for the session's folder, or the model can run
+nothing. Only one sessionStart note speaks (the first of spec.SPEAKER_ORDER that is on), naming every install.
+The hook reads at most spec.MAX_PAYLOAD_READ bytes: a 60 MiB call is denied at once, not read for seconds past the
+CLI's 5 s hook timeout (which lets the call through).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from codeact.enforcement import spec
+from codeact.lifecycle import links
+from tests.conftest import make_repo
+from tests.hook.helpers import CLI_BASH, Result, hook_env
+
+GLOBAL = '"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"'
+ROOTED = '"$(git rev-parse --show-toplevel)/.codeact/bin/codeact"'
+GLOBAL_ENTRY = '. "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh" || exit 0'
+PLUGIN_ENTRY = '. "${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh" || exit 0'
+REPO_ENTRY = ". .codeact/hooks/pre-tool-use.sh"
+
+
+def call(command: str, cwd: Path) -> str:
+    return json.dumps({"sessionId": "s-1", "timestamp": 1, "cwd": str(cwd), "toolName": "bash",
+                       "toolArgs": {"command": command, "description": "run it"}})
+
+
+def run(cwd: Path, entry: str, stdin: str | bytes, env: dict[str, str], timeout: float = 30) -> Result:
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    proc = subprocess.run(CLI_BASH + [entry], cwd=cwd, input=data, env=env, capture_output=True, timeout=timeout)
+    return Result(proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+@pytest.fixture(scope="module")
+def installs(stamped: Callable[..., Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A repository with a repo-scope install, a global install linked into a Copilot home, a plugin in a local
+    marketplace that home knows (enabled), a second home with nothing, all in exclusive mode."""
+    repo = stamped(enforcement="exclusive")
+    global_dir = stamped(scope="global", enforcement="exclusive")
+    market = stamped(scope="plugin", plugin_owner="Acme", enforcement="exclusive")
+    home = tmp_path_factory.mktemp("copilot-home")
+    changed, warnings = links.link(global_dir, home)
+    assert changed and not warnings, warnings
+    settings = {"extraKnownMarketplaces": {"acme": {"source": {"source": "directory", "path": str(market)}}},
+                "enabledPlugins": {"codeact@acme": True}}
+    (home / "settings.json").write_text(json.dumps(settings, indent=2))
+    bare = tmp_path_factory.mktemp("bare-home")
+    plain = make_repo(tmp_path_factory.mktemp("plain") / "work", {"README.md": "# x\n", "src/a.py": "x = 1\n"})
+    fake = make_repo(tmp_path_factory.mktemp("fake") / "work", {"README.md": "# x\n"})
+    (fake / ".codeact/bin").mkdir(parents=True)  # a .codeact/bin/codeact that is no CodeAct launcher
+    (fake / ".codeact/bin/codeact").write_text("#!/bin/sh\n# not codeact\nexec sh -c \"$@\"\n")
+    return {"repo": repo, "home": home, "bare": bare, "plugin": market / "plugins" / "codeact", "plain": plain,
+            "fake": fake}
+
+
+def env_for(state: Path, home: Path, work: Path, **extra: str) -> dict[str, str]:
+    return hook_env(state, extra={"HOME": str(home), "COPILOT_HOME": str(home), "COPILOT_HOOK_DIR": str(home / "hooks"),
+                                  "COPILOT_PROJECT_DIR": str(work), **extra})
+
+
+def allowed(result: Result) -> bool:
+    assert result.rc == 0, result.err
+    return result.out == ""
+
+
+# --- the repository's hook passes the global and the plugin launchers --------------------------------------------
+def test_repo_hook_passes_the_global_launcher_only_when_that_install_is_there(installs: dict[str, Path],
+                                                                              state: Path) -> None:
+    repo = installs["repo"]
+    command = f"{GLOBAL} run --code 'print(1)'"
+    assert allowed(run(repo, REPO_ENTRY, call(command, repo), env_for(state, installs["home"], repo)))
+    denied = run(repo, REPO_ENTRY, call(command, repo), env_for(state, installs["bare"], repo))
+    assert not allowed(denied) and spec.WHY_TEXT["not_launcher"].split(" (")[0] in denied.reason
+    # only the forms the spec gives for it: anything after the launcher is still checked
+    assert not allowed(run(repo, REPO_ENTRY, call(f"{GLOBAL} run --code 'x'; id", repo),
+                           env_for(state, installs["home"], repo)))
+
+
+def test_repo_hook_passes_an_enabled_plugin_launcher(installs: dict[str, Path], state: Path) -> None:
+    repo, plugin, home = installs["repo"], installs["plugin"], installs["home"]
+    command = f"{plugin}/bin/codeact run --code 'print(1)'"
+    assert allowed(run(repo, REPO_ENTRY, call(command, repo), env_for(state, home, repo)))
+    settings = json.loads((home / "settings.json").read_text())
+    off = state / "home-off"
+    shutil.copytree(home, off, symlinks=True)
+    settings["enabledPlugins"]["codeact@acme"] = False
+    (off / "settings.json").write_text(json.dumps(settings))
+    assert not allowed(run(repo, REPO_ENTRY, call(command, repo), env_for(state, off, repo)))
+
+
+# --- the global hook passes the repository's launcher forms -------------------------------------------------------
+@pytest.mark.parametrize("command", [".codeact/bin/codeact run --code 'print(1)'", f"{ROOTED} run --code 'x'",
+                                     f"{ROOTED} tools"])
+def test_global_hook_passes_the_repository_launcher(command: str, installs: dict[str, Path], state: Path) -> None:
+    repo, home = installs["repo"], installs["home"]
+    assert allowed(run(repo, GLOBAL_ENTRY, call(command, repo), env_for(state, home, repo)))
+    assert not allowed(run(repo, GLOBAL_ENTRY, call(command + "; id", repo), env_for(state, home, repo)))
+
+
+def test_global_hook_in_a_subfolder_passes_only_the_root_anchored_form(installs: dict[str, Path],
+                                                                       state: Path) -> None:
+    repo, home = installs["repo"], installs["home"]
+    sub = repo / "src"
+    assert allowed(run(sub, GLOBAL_ENTRY, call(f"{ROOTED} run --code 'x'", sub), env_for(state, home, sub)))
+    assert not allowed(run(sub, GLOBAL_ENTRY, call(".codeact/bin/codeact run --code 'x'", sub),
+                           env_for(state, home, sub)))
+
+
+@pytest.mark.parametrize("work", ["plain", "fake"])
+def test_global_hook_denies_repository_forms_without_a_codeact_launcher(work: str, installs: dict[str, Path],
+                                                                       state: Path) -> None:
+    folder, home = installs[work], installs["home"]
+    for command in (".codeact/bin/codeact run --code 'x'", f"{ROOTED} run --code 'x'"):
+        assert not allowed(run(folder, GLOBAL_ENTRY, call(command, folder), env_for(state, home, folder)))
+
+
+def test_global_hook_passes_the_plugin_launcher(installs: dict[str, Path], state: Path) -> None:
+    work, plugin, home = installs["plain"], installs["plugin"], installs["home"]
+    command = f"{plugin}/skills/codeact/../../bin/codeact run --code 'x'"
+    assert allowed(run(work, GLOBAL_ENTRY, call(command, work), env_for(state, home, work)))
+
+
+# --- the plugin hook passes the global and the repository launchers -----------------------------------------------
+@pytest.mark.parametrize("command", [f"{GLOBAL} run --code 'x'", f"{ROOTED} run --code 'x'",
+                                     ".codeact/bin/codeact run --code 'x'"])
+def test_plugin_hook_passes_the_other_installs(command: str, installs: dict[str, Path], state: Path) -> None:
+    repo, plugin, home = installs["repo"], installs["plugin"], installs["home"]
+    env = env_for(state, home, repo, COPILOT_PLUGIN_ROOT=str(plugin))
+    assert allowed(run(plugin, PLUGIN_ENTRY, call(command, repo), env))
+    env = env_for(state, installs["bare"], installs["plain"], COPILOT_PLUGIN_ROOT=str(plugin))
+    assert not allowed(run(plugin, PLUGIN_ENTRY, call(command, installs["plain"]), env))
+
+
+# --- one session note ---------------------------------------------------------------------------------------------
+def session_note(cwd: Path, entry: str, work: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(CLI_BASH + [entry], cwd=cwd, env=env, capture_output=True, timeout=10,
+                          input=json.dumps({"sessionId": "s", "cwd": str(work), "source": "new"}).encode())
+    assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr
+    return json.loads(proc.stdout)["additionalContext"] if proc.stdout else ""
+
+
+def test_one_session_note_names_every_install(installs: dict[str, Path], state: Path) -> None:
+    repo, home, plugin = installs["repo"], installs["home"], installs["plugin"]
+    env = env_for(state, home, repo, CODEACT_VENV=str(state))
+    global_note = session_note(repo, GLOBAL_ENTRY.replace("pre-tool-use", "session-start"), repo, env)
+    repo_note = session_note(repo, ". .codeact/hooks/session-start.sh", repo, env)
+    plugin_note = session_note(plugin, PLUGIN_ENTRY.replace("pre-tool-use", "session-start"), repo,
+                               {**env, "COPILOT_PLUGIN_ROOT": str(plugin)})
+    assert repo_note == "" and plugin_note == "", (repo_note, plugin_note)  # the global install speaks
+    assert global_note.startswith("CodeAct (exclusive mode)"), global_note
+    assert f"global (exclusive): {GLOBAL}" in global_note
+    assert "repo (exclusive): .codeact/bin/codeact" in global_note
+    assert f"plugin (exclusive): {plugin}/bin/codeact" in global_note
+    # the global install off: the plugin speaks (it comes next), naming the installs that are on
+    off = {**env, "COPILOT_PLUGIN_ROOT": str(plugin)}
+    (state / "global-off").mkdir()
+    assert session_note(repo, ". .codeact/hooks/session-start.sh", repo, {**env, "COPILOT_HOME": str(
+        installs["bare"])}).startswith("CodeAct (exclusive mode)")  # alone: the repository's hook speaks
+    assert session_note(plugin, PLUGIN_ENTRY.replace("pre-tool-use", "session-start"), repo,
+                        {**off, "COPILOT_HOME": str(installs["bare"])}).count("CodeAct (exclusive mode)") == 1
+
+
+# --- 26.6: a payload too big to read in time ----------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["exclusive", "nudge"])
+def test_a_60_mib_call_is_decided_at_once(mode: str, installs: dict[str, Path], state: Path) -> None:
+    repo = installs["repo"]
+    big = call(".codeact/bin/codeact run --code '" + "x" * (60 << 20) + "'", repo).encode()
+    started = time.monotonic()
+    result = run(repo, REPO_ENTRY, big, hook_env(state, mode))
+    seconds = time.monotonic() - started
+    assert seconds < 2.5, f"{seconds:.1f}s: the hook read the whole payload"
+    if mode == "exclusive":
+        assert result.reason.startswith(f"CodeAct exclusive mode: {spec.WHY_TEXT['too_long']}. "), result.reason
+    else:
+        assert allowed(result)  # nudge counts reads; a shell call breaks the run
+
+
+def test_a_call_just_over_the_limit_is_too_long_and_one_under_passes(installs: dict[str, Path], state: Path) -> None:
+    repo = installs["repo"]
+    head = call(".codeact/bin/codeact run --code ''", repo)
+    pad = spec.MAX_COMMAND_BYTES - len(head)
+    fits = call(".codeact/bin/codeact run --code '" + "x" * pad + "'", repo)
+    assert len(fits) == spec.MAX_COMMAND_BYTES
+    assert allowed(run(repo, REPO_ENTRY, fits, hook_env(state, "exclusive")))
+    over = call(".codeact/bin/codeact run --code '" + "x" * (pad + 1) + "'", repo)
+    result = run(repo, REPO_ENTRY, over, hook_env(state, "exclusive"))
+    assert result.reason.startswith(f"CodeAct exclusive mode: {spec.WHY_TEXT['too_long']}. ")

@@ -1,0 +1,209 @@
+"""Issue 24 rules 2-5 through what users run: the stamped launcher in a git repository holding a real repository
+(the vendored psf/requests subset). Programs models write run right, answers match CPython's, a cut output keeps
+the answer, and every hint's suggested rewrite is itself accepted."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import git, make_repo
+from tests.runtime.corpus_oracle import judge, run_in_cpython_streams, subset_files
+from tests.runtime.fixtures.heldout_programs import PROGRAMS, QUICK
+
+CUT = re.compile(r'\[cut: (\d+) more bytes, (\d+) lines; read them with previous_output\(run="([A-Za-z0-9]{8,})", '
+                 r'first_line=(\d+)\)\]')
+
+
+@pytest.fixture(scope="module")
+def project(template_src: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from copier import run_copy
+
+    path = make_repo(tmp_path_factory.mktemp("idioms") / "requests", subset_files())
+    run_copy(str(template_src), path, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True,
+             overwrite=True)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "codeact")
+    return path
+
+
+@pytest.fixture(scope="module")
+def env(venv_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    runtime = tmp_path_factory.mktemp("xdg")
+    runtime.chmod(0o700)
+    return {"CODEACT_VENV": str(venv_dir), "XDG_RUNTIME_DIR": str(runtime), "CODEACT_SERVER": "0"}
+
+
+def codeact(project: Path, env: dict[str, str], code: str, *extra: str,
+            more_env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    done = subprocess.run([str(project / ".codeact/bin/codeact"), "run", "--json", *extra, "--code", code],
+                          cwd=project, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **env, **(more_env or {})})
+    return done.returncode, json.loads(done.stdout)
+
+
+def plain(project: Path, env: dict[str, str], code: str, more_env: dict[str, str] | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(project / ".codeact/bin/codeact"), "run", "--code", code], cwd=project,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, **env, **(more_env or {})})
+
+
+def same_as_cpython(project: Path, env: dict[str, str], code: str) -> None:
+    expected = run_in_cpython_streams(code, project, dict(os.environ))
+    rc, shown = codeact(project, env, code)
+    verdict = judge("program", expected, rc, shown)
+    assert verdict.identical, verdict.detail
+
+
+# ------------------------------------------------------------------------------------ rule 2: the file system
+FS_IDIOMS = {
+    "os.walk": 'import os\nn = 0\nfor root, dirs, files in os.walk("."):\n    dirs[:] = [d for d in dirs if d != ".git"]'
+               '\n    n += len([f for f in files if f.endswith(".py")])\nn',
+    "rglob": 'from pathlib import Path\nsorted(str(p) for p in Path("src").rglob("*.py"))',
+    "glob": 'from pathlib import Path\nsorted(p.name for p in Path(".").glob("*.toml"))',
+    "getcwd": "import os\nos.getcwd()",
+    "listdir": 'import os\nsorted(os.listdir("src/requests"))',
+    "os.path.exists": 'import os\n[os.path.exists(p) for p in ("README.md", "nope.md", "src")]',
+    "open": 'with open("src/requests/__version__.py") as f:\n    lines = f.readlines()\nlines[-3:]',
+    "read_text": 'from pathlib import Path\nlen(Path("src/requests/models.py").read_text().splitlines())',
+    "exists/is_file": 'from pathlib import Path\n[(Path(p).exists(), Path(p).is_file()) for p in ("setup.py", "src")]',
+    "iterdir": 'from pathlib import Path\nsorted(p.name for p in Path("tests").iterdir())',
+    "enumerate(file)": 'with open("tox.ini") as f:\n    found = [i for i, line in enumerate(f, 1) if "envlist" in line]\n'
+                       'found',
+}
+
+
+@pytest.mark.parametrize("idiom", list(FS_IDIOMS))
+def test_file_system_idioms_answer_as_cpython_over_the_workspace(project, env, idiom):
+    same_as_cpython(project, env, FS_IDIOMS[idiom])
+
+
+def test_the_file_system_is_the_workspace_only_and_writes_name_the_write_tools(project, env):
+    rc, shown = codeact(project, env, 'open("/etc/passwd").read()')
+    assert rc == 1 and shown["error"]["type"] == "PermissionError" and "outside the workspace" in shown["error"]["message"]
+    for code in ('open("new.txt", "w").write("x")', 'from pathlib import Path\nPath("new.txt").write_text("x")'):
+        rc, shown = codeact(project, env, code)
+        assert rc == 1 and shown["error"]["type"] == "PermissionError", shown
+        assert "create(path=" in shown["error"]["message"]
+    assert not (project / "new.txt").exists()
+    rc, shown = codeact(project, env, 'import os\nos.environ["HOME"]')
+    assert rc == 1 and shown["error"]["type"] == "PermissionError"
+
+
+def test_hasattr_and_getattr_answer_as_cpython_on_built_in_values(project, env):
+    same_as_cpython(project, env, '(hasattr({}, "keys"), hasattr("s", "upper"), getattr("x", "upper", None) is not None,'
+                                  ' getattr("x", "upper")(), hasattr([], "nope"), callable(len), callable(3))')
+
+
+# ------------------------------------------------------------------------------ rule 3: a cut keeps the answer
+def test_a_cut_output_keeps_head_tail_value_and_notes_and_reads_the_middle_back(project, env):
+    code = ('for i in range(1, 4001):\n    print(f"line {i:05d}")\nhits = grep(pattern="import", path="src")\n'
+            'print("total:", 4000)\nlen(hits)')
+    done = plain(project, env, code, {"CODEACT_TOOL_RESULT": "2000"})  # the grep result is cut: a note
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "line 00001"
+    cut = next(CUT.fullmatch(line) for line in lines if CUT.fullmatch(line))
+    assert lines[-2] == "total: 4000" and re.fullmatch(r"\d+", lines[-1])  # the tail and the value
+    assert "note: grep(): returned" in done.stderr
+    assert len((done.stdout + done.stderr).encode()) <= 16 * 1024
+    first = int(cut.group(4))
+    assert lines[first - 2] == f"line {first - 1:05d}"  # the head ends just before the cut
+    back = plain(project, env, f'previous_output(run="{cut.group(3)}", first_line={first}, last_line={first})')
+    assert back.returncode == 0 and back.stdout.strip() == json.dumps(f"line {first:05d}\n")
+
+
+def test_json_keeps_the_value_of_a_cut_run(project, env):
+    rc, shown = codeact(project, env, 'for i in range(3000):\n    print("x" * 20)\n42')
+    assert rc == 0 and shown["result"] == 42 and shown["cut"] is not None
+    assert CUT.search(shown["stdout"]) and shown["stdout"].endswith("x" * 20 + "\n")
+
+
+# ------------------------------------------------------------------------------------ rule 4: valid programs run
+VALID = {
+    "grep(**opts)": 'opts = {"pattern": "def ", "glob": "*.py", "path": "src"}\nlen(grep(**opts))',
+    "grep(pattern=w, **common)": 'common = {"glob": "*.py", "ignore_case": True, "path": "src"}\nw = "import"\n'
+                                 'len(grep(pattern=w, **common))',
+    "stderr": 'import sys\nprint("to stderr", file=sys.stderr)\nprint("to stdout")',
+    "dataclass value": 'from dataclasses import dataclass\n@dataclass\nclass P:\n    name: str\n    n: int\n'
+                       '[P("api", 3), P("x", 1)]',
+    "statistics": 'import statistics\n(statistics.mean([1, 2, 4]), statistics.median([3, 1, 2]))',
+    "callable": 'def f():\n    return 1\n[callable(f), callable(len), callable("s")]',
+    "glob module": 'import glob\nsorted(glob.glob("src/**/*.py", recursive=True))[:3]',
+}
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_valid_programs_run_and_answer_as_cpython(project, env, name):
+    same_as_cpython(project, env, VALID[name])
+
+
+# name: (program, text the hint holds, the rewrite the hint leads to)
+HINTED = {
+    "operator": ('import operator\nsorted([(1, "b"), (0, "a")], key=operator.itemgetter(1))', "lambda t: t[1]",
+                 'sorted([(1, "b"), (0, "a")], key=lambda t: t[1])'),
+    "io.StringIO": ('import io\nbuf = io.StringIO()\nbuf.write("a")\nbuf.getvalue()', "''.join(parts)",
+                    'parts = []\nparts.append("a")\n"".join(parts)'),
+    "OrderedDict": ('from collections import OrderedDict\nOrderedDict(a=1)', "plain dict", 'dict(a=1)'),
+    "sys.exit": ('import sys\nsys.exit(0)', "RuntimeError('why')", 'raise RuntimeError("why")'),
+    "json default": ('import json\njson.dumps({"a": {1, 2}}, default=list)', "convert the values first",
+                     'import json\njson.dumps({"a": sorted({1, 2})})'),
+    "dict attribute": ('d = {"path": "a"}\nd.name', "d['name'] or d.get('name')", 'd = {"path": "a"}\nd.get("name")'),
+    "tool result attribute": ('[h.file for h in grep(pattern="^import json", path="src")]', "'path', 'line', 'text'",
+                              '[h["path"] for h in grep(pattern="^import json", path="src")]'),
+    "partial(view)": ('from functools import partial\nread = partial(view)\nlen(read(path="README.md"))',
+                      "can only be called, not held as a value",
+                      'def read(p):\n    return view(path=p)\nlen(read("README.md"))'),
+    "module glob suggested": ('import textwrap\ntextwrap.dedent(" a")', "'\\n'.join('    ' + line",
+                              '"\\n".join("    " + line for line in "a".splitlines())'),
+}
+
+
+@pytest.mark.parametrize("name", list(HINTED))
+def test_hints_tell_the_truth_and_their_rewrite_is_accepted(project, env, name):
+    code, hint, fixed = HINTED[name]
+    rc, shown = codeact(project, env, code)
+    assert rc == 1 and shown["error"], shown
+    assert hint in (shown["error"]["hint"] or ""), shown["error"]
+    assert "built-in method as a value" not in (shown["error"]["hint"] or "")
+    if fixed.startswith("raise"):
+        rc, shown = codeact(project, env, fixed)
+        assert rc == 1 and shown["error"]["message"] == "why"  # the suggested way to fail, failing as asked
+        return
+    same_as_cpython(project, env, fixed)
+
+
+# ------------------------------------------------------------------------------------ rule 5: the held-out corpus
+@pytest.mark.parametrize("name", QUICK)
+def test_quick_held_out_programs_are_identical_to_cpython_through_the_launcher(project, env, name):
+    same_as_cpython(project, env, PROGRAMS[name])
+
+
+def test_the_held_out_corpus_is_large_and_has_a_quick_subset():
+    assert len(PROGRAMS) >= 60 and 10 <= len(QUICK) < len(PROGRAMS)
+
+
+def test_a_link_leading_out_of_the_workspace_is_refused_to_the_programs_own_reads(run_program, fixture_workspace,
+                                                                                   tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("SECRET\n")
+    (fixture_workspace / "leak.txt").symlink_to(outside / "secret.txt")
+    (fixture_workspace / "leakdir").symlink_to(outside, target_is_directory=True)
+    for code in ('open("leak.txt").read()', 'from pathlib import Path\nPath("leak.txt").read_text()',
+                 'import os\nos.listdir("leakdir")'):
+        result = run_program(code)
+        assert not result.ok and result.error.type == "PermissionError", (code, result)
+        assert "SECRET" not in result.stdout + str(result.result) + result.error.message
+    # os.walk and Path.glob swallow errors as CPython's do: the run says what it did not read
+    for code in ('from pathlib import Path\nlist(Path("leakdir").rglob("*"))', 'import os\nlist(os.walk("/"))'):
+        result = run_program(code)
+        assert result.ok and result.result == [] and "SECRET" not in json.dumps(result.result)
+        assert any(n.startswith("files: ") and "outside the workspace" in n for n in result.notes), result.notes
+    walked = run_program('import os\n[(r, sorted(d), sorted(f)) for r, d, f in os.walk(".") if "leak" in str(f + d)]')
+    assert walked.ok and "SECRET" not in json.dumps(walked.result)  # the link is listed, never entered

@@ -1,0 +1,113 @@
+"""Issue 24 rule 1 through the stamped launcher: a tool that returns less than everything says so in a ``note:``
+line (stderr in plain mode, ``notes`` in ``--json``) with the real total, and a count question on a repository of
+realistic size gets the true count. Issue 25 rule 1: a pattern only Python's ``re`` can run ends by the deadline."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from codeact.core.limits import Limits
+from tests.conftest import git
+
+CLASSES_PER_FILE, FILES = 30, 300  # 9,000 class lines, ~0.9 MiB of results: sqlalchemy's size (9,022)
+
+
+def _module(i: int) -> str:
+    body = "".join(f"class Thing{i}x{k}(Base{k % 3}):\n    \"\"\"Doc.\"\"\"\n    value = {k}\n\n"
+                   for k in range(CLASSES_PER_FILE))
+    return f"import os\n\n\n{body}def helper_{i}():\n    return os.sep\n"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, template_src: Path) -> Path:
+    from copier import run_copy
+
+    from tests.conftest import make_repo
+
+    files = {f"pkg/sub{i % 10}/mod{i:03d}.py": _module(i) for i in range(FILES)}
+    files["data/big.txt"] = "".join(f"line {n}\n" for n in range(1, 251))
+    root = make_repo(tmp_path_factory.mktemp("notes") / "repo", files)
+    run_copy(str(template_src), root, data={}, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True,
+             skip_tasks=True, overwrite=True)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "codeact")
+    return root
+
+
+def launch(project: Path, venv_dir: Path, *args: str, env: dict[str, str] | None = None,
+           timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(project / ".codeact/bin/codeact"), *args], cwd=project, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "CODEACT_VENV": str(venv_dir), **(env or {})})
+
+
+def test_a_count_on_a_real_sized_repository_is_true_and_a_cut_names_the_total(project, venv_dir):
+    count = 'len(grep(pattern=r"^\\s*class\\s", glob="*.py"))'
+    done = launch(project, venv_dir, "run", "--code", count)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{CLASSES_PER_FILE * FILES}\n" and "note:" not in done.stderr  # whole: no note
+    # past max_results (the old default of 1,000) and past the result limit: the real total is said
+    capped = launch(project, venv_dir, "run", "--json", "--code", count.replace('"*.py"', '"*.py", max_results=1000'))
+    data = json.loads(capped.stdout)
+    assert data["result"] == 1000
+    assert data["notes"] == ["grep(): returned 1,000 of 9,000 matching lines, the first in path order "
+                             "(max_results=1000; raise max_results= or narrow pattern, glob= or path=)"]
+    every = 'len(grep(pattern="", glob="*.py"))'  # every line: 37,500, far past 1 MiB
+    lines = sum(_module(i).count("\n") for i in range(FILES))
+    plain = launch(project, venv_dir, "run", "--code", every)
+    assert plain.returncode == 0, plain.stderr
+    kept = int(plain.stdout)
+    assert 0 < kept < lines
+    assert (f"note: grep(): returned {kept:,} of {lines:,} matching lines, the first in path order (the rest pass "
+            f"the {Limits().tool_result:,}-byte tool-result limit; narrow pattern, glob= or path= (one folder at a "
+            "time))\n") in plain.stderr
+
+
+def test_glob_outline_sql_and_view_say_what_they_did_not_return(project, venv_dir):
+    program = ("files = glob(pattern='*.py')\n"
+               "classes = outline(path='pkg', kind='class', name=r'Thing1\\dx0')\n"
+               "rows = sql(query='WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5000) "
+               "SELECT x FROM c')\n"
+               "[len(files), len(classes), classes[0]['bases'], len(rows), type(rows[-1]).__name__]")
+    done = launch(project, venv_dir, "run", "--json", "--code", program, env={"CODEACT_TOOL_RESULT": "5000"})
+    data = json.loads(done.stdout)
+    assert data["ok"], data
+    files, classes, bases, rows, last = data["result"]
+    assert 0 < files < FILES and bases == ["Base0"] and 0 < rows < 5000 and last == "dict"
+    # Thing10x0..Thing19x0, filtered on the host: whole, though the 300 files' list passes the limit
+    assert classes == 10
+    assert data["notes"] == [
+        f"glob(): returned {files} of {FILES} files, the first in path order (the rest pass the 5,000-byte "
+        "tool-result limit); narrow pattern= or path= (one folder at a time)",
+        f"sql(): returned {rows:,} of 5,000 rows (the 5,000-byte tool-result limit); add LIMIT/OFFSET to page, "
+        "select fewer columns, or aggregate in SQL (COUNT, GROUP BY)"]
+
+
+def test_view_past_the_end_raises_with_the_line_count(project, venv_dir):
+    done = launch(project, venv_dir, "run", "--code", 'view(path="data/big.txt", view_range=[500, 510])')
+    assert done.returncode == 1
+    assert ("IndexError (line 1): view_range [500, 510] starts past the end of data/big.txt, which has 250 lines"
+            in done.stderr), done.stderr
+    paging = ("n, first = 0, 1\nwhile True:\n    page = view(path='data/big.txt', view_range=[first, first + 99])\n"
+              "    n += len(page.splitlines())\n    if len(page.splitlines()) < 100:\n        break\n"
+              "    first += 100\nn")
+    done = launch(project, venv_dir, "run", "--code", paging)
+    assert done.returncode == 0 and done.stdout == "250\n", done.stderr
+
+
+def test_a_pattern_only_python_can_run_is_stopped_at_the_deadline_in_process(project, venv_dir, tmp_path):
+    (project / "data" / "a.txt").write_text("a" * 36 + "!\n")
+    try:
+        started = time.monotonic()
+        done = launch(project, venv_dir, "run", "--timeout", "5", "--code",
+                      'grep(pattern=r"(?=a)(a+)+$", path="data")')
+        assert time.monotonic() - started < 5 + 2 + 1  # the launcher's own start on a loaded machine
+        assert done.returncode == 1 and "TimeoutError (line 1): grep() was stopped at the run's deadline" in done.stderr
+        quick = launch(project, venv_dir, "run", "--code", 'len(grep(pattern=r"(?<=line )24\\d$", path="data"))')
+        assert quick.stdout == "10\n", quick.stderr
+    finally:
+        (project / "data" / "a.txt").unlink()
