@@ -23,8 +23,8 @@ PEERS = {  # key -> (label, pip requirement)
 }
 # The seed is not runnable here: its codeact.py is on GitHub only (not vendored, and this machine reaches no GitHub)
 # and runs only on pydantic-monty 0.0.17. Its row says so; no recorded figure stands in for a measurement.
-SEED_ROW = ("| the seed's `codeact.py` | not measured | not measured | not runnable here: its source is GitHub-only (not "
-            "vendored) and needs pydantic-monty 0.0.17 |")
+SEED_ROW = ("| the seed's `codeact.py` | not measured | not measured | not runnable here: its source is GitHub-only "
+            "(not vendored) and needs pydantic-monty 0.0.17 |")
 TARGET = 1.0  # ahead of the peers: codeact / peer <= 1x
 
 

@@ -1,6 +1,6 @@
 """Run every benchmark and write its figures — figures are never typed by hand.
 
-    python benchmarks/run_all.py [--only hook,runtime,search,mcp,fleet,codeact_vs_baseline] [--quick]
+    python benchmarks/run_all.py [--only hook,runtime,search,mcp,fleet,corpus,codeact_vs_baseline] [--quick]
 
 The sections are :data:`SECTIONS`, one line each.
 
@@ -52,6 +52,8 @@ SECTIONS: list[Section] = [
             ["bench_mcp.py"], ["bench_mcp.py", "--quick"]),
     Section("fleet", "`copier update` across a fleet of repositories (per-repo time stays flat)",
             ["bench_fleet.py", "--sizes", "5,20"], ["bench_fleet.py", "--sizes", "3,6"]),
+    Section("corpus", "Held-out programs through the stamped launcher: CPython's answer on the first try",
+            ["bench_corpus.py"], ["bench_corpus.py", "--quick"]),
     Section("codeact_vs_baseline", "CodeAct vs the strongest realistic baseline",
             ["bench_codeact_vs_baseline.py"], ["bench_codeact_vs_baseline.py"], stored=False),
 ]

@@ -13,12 +13,17 @@ The path taken:
   answers, and send it the run (arguments, folder, environment, the program from stdin). Until the server has
   ACCEPTED the run, any failure (no socket folder, a socket of another user, a server that does not start) falls
   back to running here; once it has accepted, a server that stops makes the run fail, and it is never retried, so
-  no tool runs twice.
+  no tool runs twice. A server that does not accept within :data:`ACCEPT_WAIT_S` gets the run withdrawn (then it
+  can never start it) and the run goes on here.
+- The accepted run's wall limit comes with the acceptance (``wall_s``); :data:`KILL_MARGIN_S` past it the server is
+  taken for stuck (a tool holding its interpreter, which no thread there can notice): the client kills it and the
+  run fails; the next run starts a fresh server.
+- The command line is read by :mod:`codeact.cmdline`, as argparse reads it; one argparse would refuse runs here.
 
 The wire format (both ends are this venv's Python): frames of a 4-byte big-endian length and a ``marshal``-ed value
 (only ``dict``, ``list``, ``str``, ``int``, ``bytes``, ``None``, ``bool``). The client sends one request; the server
-answers ``{"accepted": True}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then ``{"out": TEXT}`` and
-``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
+answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then
+``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
 from __future__ import annotations
 

@@ -23,6 +23,9 @@ OPTIONS: "dict[str, dict[str, bool]]" = {
     "search": {"--limit": True, "--json": False, "--workspace": True},
 }
 HELP = ("-h", "--help")
+# subcommand -> (fewest, most) positionals (None: no most), and the only values they may take (None: any)
+POSITIONALS: "dict[str, tuple[int, int | None, tuple[str, ...] | None]]" = {
+    "run": (0, 1, ("-",)), "tools": (0, 1, None), "describe": (1, 1, None), "search": (1, None, None)}
 
 
 class Parsed:
@@ -48,15 +51,18 @@ class Parsed:
         return self.command == "run" and self.positionals == ["-"]
 
 
-def _is_value(arg: str) -> bool:
-    """Whether argparse takes ``arg`` as an option's value or a positional: not an option string (``-`` alone and
-    negative numbers such as ``-5`` or ``-.5`` are not, as argparse reads them where no option looks like one)."""
+def _is_value(arg: str, table: "dict[str, bool]") -> bool:
+    """Whether argparse takes ``arg`` as a value (an option's, or a positional) rather than an option string, in
+    argparse's own order: not starting with ``-``, or ``-`` alone; not a known option (``--opt`` or ``--opt=...``);
+    a negative number (``-5``, ``-.5``: no option here looks like one); or holding a space."""
     if not arg.startswith("-") or arg == "-":
         return True
+    if arg in table or arg in HELP or arg.partition("=")[0] in table:
+        return False
     whole, dot, fraction = arg[1:].partition(".")
-    if not dot:
-        return whole.isdecimal()
-    return fraction.isdecimal() and (whole == "" or whole.isdecimal())
+    if whole.isdecimal() and not dot or dot and fraction.isdecimal() and (whole == "" or whole.isdecimal()):
+        return True
+    return " " in arg
 
 
 def parse(argv: "Sequence[str]") -> "Parsed | None":
@@ -71,7 +77,7 @@ def parse(argv: "Sequence[str]") -> "Parsed | None":
     while i < len(args):
         arg = args[i]
         i += 1
-        if only_positionals or _is_value(arg):
+        if only_positionals or (arg != "--" and _is_value(arg, table)):
             parsed.positionals.append(arg)
             continue
         if arg == "--":
@@ -90,12 +96,18 @@ def parse(argv: "Sequence[str]") -> "Parsed | None":
             parsed.options[name] = True
         elif eq:
             parsed.options[name] = inline
-        elif i < len(args) and _is_value(args[i]):
+        elif i < len(args) and args[i] != "--" and _is_value(args[i], table):
             parsed.options[name] = args[i]
             i += 1
         else:
             return None  # "expected one argument"
+    fewest, most, choices = POSITIONALS[parsed.command]
+    count = len(parsed.positionals)
+    if count < fewest and not parsed.help or most is not None and count > most:
+        return None  # "the following arguments are required", "unrecognized arguments"
+    if choices is not None and any(value not in choices for value in parsed.positionals):
+        return None  # "invalid choice"
     return parsed
 
 
-__all__ = ["HELP", "OPTIONS", "Parsed", "parse"]
+__all__ = ["HELP", "OPTIONS", "POSITIONALS", "Parsed", "parse"]

@@ -29,6 +29,12 @@ def _sub_actions(command: str) -> list[argparse.Action]:
 def test_the_table_is_the_argparse_definition(command: str) -> None:
     options = {s: a.nargs != 0 for a in _sub_actions(command) for s in a.option_strings if s not in cmdline.HELP}
     assert options == cmdline.OPTIONS[command]
+    arity = {None: (1, 1), "?": (0, 1), "+": (1, None), "*": (0, None)}
+    positionals = [a for a in _sub_actions(command) if not a.option_strings]
+    assert len(positionals) == 1
+    fewest, most = arity[positionals[0].nargs]  # type: ignore[index]
+    choices = tuple(positionals[0].choices) if positionals[0].choices else None
+    assert cmdline.POSITIONALS[command] == (fewest, most, choices)
 
 
 CASES = [
@@ -46,6 +52,14 @@ CASES = [
     ["run", "--json=1", "--code", "1"],  # argparse: ignored explicit argument
     ["run", "--works", "x", "--code", "1"],  # no abbreviations
     ["run", "--", "-"],
+    ["run", "--code", "-x + 1"],  # a space: a value, though it starts with "-"
+    ["run", "--code", "-x"],  # an unknown option: argparse refuses
+    ["run", "--code", "--"],
+    ["run", "--code="],
+    ["run", "--code", "1", "-"],
+    ["run", "-", "-"],
+    ["search", "--foo=a b", "x"],
+    ["search", "-1", "--limit", "-2"],
     ["run", "--session", "s", "--json", "--backend", "monty", "-"],
     ["tools", "--workspace=w", "--json"],
     ["describe", "grep", "--workspace", "w"],
@@ -67,11 +81,15 @@ def test_parse_reads_what_argparse_reads(argv: list[str]) -> None:
         value: Any = getattr(want, action.dest)
         if action.nargs == 0:
             assert got.options.get(option, False) == value, option
-        elif value is None:
-            assert got.value(option) is None, option
+        elif got.value(option) is None:
+            assert value == action.default, option
         else:
             assert (action.type or str)(got.value(option)) == value, option
     assert got.reads_stdin == (argv[0] == "run" and want.stdin == "-")
+    positional = [a.dest for a in _sub_actions(argv[0]) if not a.option_strings]
+    given = [getattr(want, name) for name in positional]
+    assert got.positionals == [v for value in given for v in (value if isinstance(value, list) else [value])
+                               if v is not None]
 
 
 @pytest.mark.parametrize("argv, timeout", [

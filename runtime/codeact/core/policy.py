@@ -411,16 +411,16 @@ def _under(root: str, candidate: str) -> str | None:
 _PROC_FD = "/proc/self/fd/"
 
 
-def _realpath(path: str) -> str:
-    """``os.path.realpath(path)``: for a path that exists, asked of the kernel where it can say (Linux: open it
-    ``O_PATH`` and read its ``/proc/self/fd`` link: three system calls, where ``realpath`` makes one ``lstat`` a
-    component in Python), else ``os.path.realpath``."""
+def _realpath(path: str) -> tuple[str, bool]:
+    """``os.path.realpath(path)``, and whether it was seen to exist: for a path that exists, asked of the kernel
+    where it can say (Linux: open it ``O_PATH`` and read its ``/proc/self/fd`` link: three system calls, where
+    ``realpath`` makes one ``lstat`` a component in Python), else ``os.path.realpath`` (``False``: not known)."""
     flag = getattr(os, "O_PATH", 0)
     if flag:
         try:
             fd = os.open(path, flag | os.O_CLOEXEC)
         except OSError:
-            return os.path.realpath(path)  # missing (a file to create), a dangling link, a loop: as before
+            return os.path.realpath(path), False  # missing (a file to create), a dangling link, a loop: as before
         try:
             found = os.readlink(_PROC_FD + str(fd))
         except OSError:
@@ -428,8 +428,8 @@ def _realpath(path: str) -> str:
         finally:
             os.close(fd)
         if found.startswith("/") and not found.endswith(" (deleted)"):
-            return found
-    return os.path.realpath(path)
+            return found, True
+    return os.path.realpath(path), False
 
 
 class Workspace(NamedTuple):
@@ -458,11 +458,11 @@ class Workspace(NamedTuple):
         if "\x00" in raw:
             raise PolicyError("path contains a NUL byte")
         root = str(self.root)  # strings, not pathlib: every tool call resolves its paths (~40 us less a call)
-        found = _realpath(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
+        found, exists = _realpath(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
         if found != root and not found.startswith(root + os.sep):
             raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root")
         real = Path(found)
-        if must_exist and not os.path.exists(found):
+        if must_exist and not (exists or os.path.exists(found)):
             raise FileNotFoundError(f"no such file or folder: {self.display(real)}")
         return real
 

@@ -45,11 +45,12 @@ class Server:
         self.config_hash = config_hash(workspace, environ)
         self.started_at = time.time()
         self.active = 0
-        self.runs: dict[int, tuple[float, float, str]] = {}  # connection -> (began, wall limit, subcommand)
+        self.runs: dict[int, _Run] = {}  # the runs in flight, not abandoned
         self.last_used = time.monotonic()
         self.retired = False
         self.stopping = threading.Event()
         self._lock = threading.Lock()
+        self._deadlines = threading.Condition(self._lock)  # a run came: the deadline watcher looks again
         self._listener: socket.socket | None = None
         self._lock_fd: int | None = None
         self._inode: tuple[int, int] | None = None
@@ -121,6 +122,7 @@ class Server:
     def serve(self) -> None:
         threading.Thread(target=self._watch_idle, name="codeact-idle", daemon=True).start()
         threading.Thread(target=self._accept, name="codeact-accept", daemon=True).start()
+        threading.Thread(target=self._watch_deadlines, name="codeact-deadlines", daemon=True).start()
         self.stopping.wait()
         self._release_socket()
 
@@ -187,37 +189,53 @@ class Server:
             return
         from .runs import execute, wall_limit
 
-        limit = wall_limit(message)
-        began = time.monotonic()
+        run = _Run(conn, time.monotonic(), wall_limit(message), str((message.get("argv") or ["?"])[0]))
         with self._lock:
             self.active += 1
-            self.runs[id(conn)] = (began, limit, str((message.get("argv") or ["?"])[0]))
+            self.runs[id(run)] = run
+            self._deadlines.notify()
         try:
             # the client gives up on its own a little after `wall_s`: a run stuck holding this interpreter (a tool
             # in C that keeps the GIL) stops this whole process, which no thread here could then notice
-            client.send(conn, {"accepted": True, "wall_s": limit})
-            outcome: dict[str, int] = {}
-            # In its own thread, so that a run stuck past its deadline in code no deadline can interrupt (SIGALRM
-            # reaches only the main thread: a backtracking regular expression) fails alone and retires the server.
-            worker = threading.Thread(target=lambda: outcome.setdefault(
-                "exit", execute(message, _writer(conn, "out"), _writer(conn, "err"))), name="codeact-run", daemon=True)
-            worker.start()
-            worker.join(limit)
-            if worker.is_alive():
-                client.send(conn, {"err": f"codeact: the run did not end {limit:g} s after it began, past its "
-                                          "deadline; it was abandoned and the server restarts\n"})
-                client.send(conn, {"exit": 1})
-                self.retire()
-            else:
-                client.send(conn, {"exit": outcome.get("exit", 1)})
+            client.send(conn, {"accepted": True, "wall_s": run.limit})
+            # in this connection's thread: a run stuck past its limit in code no deadline interrupts (SIGALRM reaches
+            # only the main thread) is answered and abandoned by the deadline watcher (_watch_deadlines)
+            code = execute(message, run.writer("out"), run.writer("err"))
+            run.finish([{"exit": code}])
         finally:
-            with self._lock:
+            self._ended(run)
+
+    def _ended(self, run: "_Run", abandoned: bool = False) -> None:
+        with self._lock:
+            if abandoned or self.runs.pop(id(run), None) is not None:
                 self.active -= 1
-                self.runs.pop(id(conn), None)
-                self.last_used = time.monotonic()
-                done = self.retired and self.active == 0
-            if done:
-                self.stopping.set()
+            self.last_used = time.monotonic()
+            done = self.retired and self.active == 0
+        if done:
+            self.stopping.set()
+
+    def _watch_deadlines(self) -> None:
+        """One thread for every run's wall limit: a run past it is answered (it failed) and abandoned, and the
+        server retires so that a fresh one takes over (the stuck thread goes when this process exits)."""
+        with self._lock:
+            while not self.stopping.is_set():
+                now = time.monotonic()
+                due = [run for run in self.runs.values() if now >= run.began + run.limit]
+                for run in due:
+                    del self.runs[id(run)]
+                    # its own thread: answering may block on a client that does not read; the watcher must not
+                    threading.Thread(target=self._abandon, args=(run,), name="codeact-abandon", daemon=True).start()
+                nearest = min((run.began + run.limit for run in self.runs.values()), default=None)
+                self._deadlines.wait(None if nearest is None else max(nearest - now, 0.01))
+
+    def _abandon(self, run: "_Run") -> None:
+        try:
+            run.finish([{"err": f"codeact: the run did not end {run.limit:g} s after it began, past its deadline; "
+                                "it was abandoned and the server restarts\n"}, {"exit": 1}])
+        except OSError:
+            pass  # the client went away
+        self.retire()
+        self._ended(run, abandoned=True)
 
     def stop(self) -> None:
         """Stop now: no new run; runs in flight get a few seconds to finish."""
@@ -242,15 +260,38 @@ class Server:
         now = time.monotonic()
         with self._lock:
             runs = list(self.runs.values())
-        return [f"a `{command}` run {now - began:.1f} s old, past its {limit:g} s limit"
-                for began, limit, command in runs if now - began > limit]
+        return [f"a `{run.command}` run {now - run.began:.1f} s old, past its {run.limit:g} s limit"
+                for run in runs if now - run.began > run.limit]
 
 
-def _writer(conn: socket.socket, key: str) -> Callable[[str], None]:
-    def write(text: str) -> None:
-        if text:
-            client.send(conn, {key: text})
-    return write
+class _Run:
+    """A run in flight: its connection, when it began, its wall limit (seconds) and subcommand. Once it is answered
+    (its exit, or its abandonment) nothing more is sent for it."""
+
+    __slots__ = ("conn", "began", "limit", "command", "over", "lock")
+
+    def __init__(self, conn: socket.socket, began: float, limit: float, command: str) -> None:
+        self.conn, self.began, self.limit, self.command = conn, began, limit, command
+        self.over = False
+        self.lock = threading.Lock()
+
+    def writer(self, key: str) -> Callable[[str], None]:
+        """What the run prints on ``key`` (``out``, ``err``), as frames, until it is answered."""
+        def write(text: str) -> None:
+            if text:
+                with self.lock:
+                    if not self.over:
+                        client.send(self.conn, {key: text})
+        return write
+
+    def finish(self, frames: list[dict[str, Any]]) -> None:
+        """Send the run's last ``frames``, unless it was answered already."""
+        with self.lock:
+            if self.over:
+                return
+            self.over = True
+            for frame in frames:
+                client.send(self.conn, frame)
 
 
 def _same_user(conn: socket.socket) -> bool:

@@ -1,0 +1,54 @@
+"""The per-call fast paths keep their answers: the kernel's real path is `os.path.realpath`'s, `display` is the same
+string, a short string result passes `_cap_result` untouched and a long one is still cut visibly."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from codeact.core.policy import Workspace, _realpath
+from codeact.core.runner import _cap_result
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "src" / "deep").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x\n")
+    (root / "link").symlink_to(root / "src")
+    (root / "dangling").symlink_to(root / "nowhere")
+    (root / "loop").symlink_to(root / "loop")
+    (root / "fifo").parent.mkdir(exist_ok=True)
+    os.mkfifo(root / "fifo")
+    return root
+
+
+@pytest.mark.parametrize("rel", ["src/a.py", "link/a.py", "link/../src/a.py", "link/deep/../a.py", "src/",
+                                 "missing/file.py", "dangling", "loop", "fifo", ".", "src/a.py/", "link"])
+def test_the_kernels_real_path_is_realpaths(tree: Path, rel: str) -> None:
+    path = os.path.join(str(tree), rel)
+    found, exists = _realpath(path)
+    assert found == os.path.realpath(path)
+    assert not exists or os.path.exists(found)
+
+
+def test_resolve_and_display(tree: Path) -> None:
+    space = Workspace.at(tree)
+    assert space.display(space.resolve("link/a.py", must_exist=True)) == "src/a.py"
+    assert space.display(str(tree)) == "."
+    assert space.display(str(tree / "link" / "a.py")) == "link/a.py"  # under the root as given
+    outside = tree.parent / "outside-link"
+    outside.symlink_to(tree)
+    assert space.display(str(outside / "src" / "a.py")) == "src/a.py"  # only through the link: its real path
+    assert space.display("/") == "<outside workspace>"
+    with pytest.raises(FileNotFoundError):
+        space.resolve("missing.py", must_exist=True)
+
+
+def test_cap_result_keeps_short_strings_and_cuts_long_ones() -> None:
+    short = "é" * 100
+    assert _cap_result(short, 400) == (short, 0)
+    long = "é" * 300  # 600 bytes: past 400 although 300 characters are not
+    cut, dropped = _cap_result(long, 400)
+    assert dropped == 0 and cut.startswith("é" * 200) and "truncated 200 more bytes" in cut
