@@ -236,3 +236,26 @@ def test_discover_outside_repo_scope_writes_this_machines_lock_and_check_honours
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"raw": raw(CHANGED="1"), "other": raw()}}))
     assert discover.main(argparse.Namespace(**{**vars(args), "check": True})) == 1
     assert "differs: server 'raw'" in capsys.readouterr().out
+
+
+def test_a_server_that_fails_where_it_worked_keeps_its_tools_marked(workspace, environ, monkeypatch) -> None:
+    """Issue 28.3: a failed re-listing (a busy machine, a server briefly down) keeps the last known tools, marked
+    with the failure, and is tried again after RETRY_AFTER, not at every run."""
+    root = workspace({"raw": raw()})
+    lock, path = cache.cached_lock(root, environ, progress=lambda _l: None)
+    assert lock["servers"]["raw"]["status"] == "ok"
+    said: list[str] = []
+    busy = {**environ, "RAW_START_DELAY": "5"}
+    lock, _ = cache.cached_lock(root, busy, timeout=1, force=True, progress=said.append)
+    entry = lock["servers"]["raw"]
+    assert entry["status"] == "ok" and [t["name"] for t in entry["tools"]] == ["thing"]
+    assert entry["last_failure"].startswith("did not start within 1 s") and entry["failed_at"]
+    assert any("kept the 1 tool(s) last listed for raw" in line for line in said)
+    assert json.loads(path.read_text())["servers"]["raw"]["failed_at"] == entry["failed_at"]
+    said.clear()
+    monkeypatch.setattr(cache, "MAX_AGE", 0.0)  # due for a new listing, but it failed a moment ago
+    cache.cached_lock(root, busy, timeout=1, progress=said.append)
+    assert said == []
+    monkeypatch.setattr(cache, "RETRY_AFTER", 0.0)
+    lock, _ = cache.cached_lock(root, environ, progress=said.append)
+    assert "failed_at" not in lock["servers"]["raw"] and lock["servers"]["raw"]["status"] == "ok"

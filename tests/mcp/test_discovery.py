@@ -164,3 +164,56 @@ def test_check_lock_offline_and_live_for_drift(workspace, tmp_path: Path) -> Non
     workspace({"raw": {"command": PY, "args": [RAW, "--v"], "env": {"RAW_SCHEMA": schema}}})
     assert check_lock(root, env) == ["server 'raw': configuration changed (.mcp.json: command, args, url, cwd, env "
                                      "or header names)"]
+
+
+def test_a_server_briefly_down_keeps_its_lock_entry_byte_for_byte(workspace, tmp_path: Path) -> None:
+    """Issue 28.3: the committed lock does not change with machine load or a server briefly down. A server whose
+    configuration is unchanged but fails at a later discovery keeps its entry (its tools callable once it is back);
+    the outcome says so. A changed configuration that fails is written as failed."""
+    from codeact.core.config import Settings
+    from codeact.core.runner import run
+
+    entry = {"command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "3"}}
+    root = workspace({"raw": entry})
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    assert discover(root, timeout=20, environ=env).outcomes["raw"].status == "ok"
+    text = lock_path(root).read_text(encoding="utf-8")
+    lines: list[str] = []
+    busy = {**env, "RAW_START_DELAY": "5"}  # inherited by the server: it does not start within the 1 s
+    report = discover(root, timeout=1, environ=busy, progress=lines.append)
+    outcome = report.outcomes["raw"]
+    assert outcome.status == "failed" and outcome.kept == 4, outcome
+    assert lock_path(root).read_text(encoding="utf-8") == text
+    assert any("kept its lock entry (4 tool(s)) made for this same configuration" in line for line in lines), lines
+    assert report.to_json()["servers"]["raw"]["kept_from_lock"] == 4
+    result = run("raw.tool_0001(n=1)", workspace=root, settings=Settings(tools=("view",)), environ=env)
+    assert result.ok and result.result == '{"n": 1}', result.error
+
+    workspace({"raw": {**entry, "args": [RAW, "--changed"]}})
+    report = discover(root, timeout=1, environ=busy)
+    assert report.outcomes["raw"].kept is None
+    written = json.loads(lock_path(root).read_text())["servers"]["raw"]
+    assert written["status"] == "failed" and written["tools"] == []
+
+
+def test_discover_in_repo_scope_refreshes_this_machines_lock_of_your_servers(
+        workspace, tmp_path: Path, _isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """Issue 28.3: cache.py says `codeact discover` lists the user's own servers again; in repo scope it did not."""
+    from codeact.mcp import cache
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    counter = tmp_path / "mine-starts"
+    root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}'}}})
+    (_isolated_home / "mcp-config.json").write_text(json.dumps({"mcpServers": {
+        "mine": demo(DEMO_STARTS_FILE=str(counter))}}))
+    assert cli(["discover", "--workspace", str(root)]) == 0
+    out = capsys.readouterr().out
+    path = cache.cache_path(root, __import__("os").environ, user_only=True)
+    assert f"wrote {path}: 1 server(s) of yours" in out, out
+    mine = json.loads(path.read_text())["servers"]["mine"]
+    assert mine["status"] == "ok" and "add" in [t["name"] for t in mine["tools"]]
+    assert list(json.loads(lock_path(root).read_text())["servers"]) == ["raw"]  # never in the committed lock
+    assert cli(["discover", "--workspace", str(root), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["user_lock"]["servers"]["mine"]["status"] == "ok" and starts(counter) == 2  # listed again

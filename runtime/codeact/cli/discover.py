@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -13,7 +14,7 @@ from ..core.config import Settings
 from ..core.policy import find_workspace
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from ..mcp.cache import cache_path, cached_lock
-from ..mcp.config import LoadedConfig, ServerConfig, load_servers
+from ..mcp.config import USER_FILE, LoadedConfig, ServerConfig, copilot_home, load_servers, read_exclusions
 from ..mcp.discovery import DEFAULT_TIMEOUT, active_servers, discover
 from ..mcp.lock import LOCK_FILE, differences, empty_lock, parse_lock, read_lock
 
@@ -23,8 +24,9 @@ def add_parser(sub: Any) -> None:
     disc_p = sub.add_parser("discover", help="list the configured MCP servers' tools into .codeact/tools.lock.json")
     disc_p.add_argument("--check", action="store_true", help="exit 1 if the configured servers no longer match "
                                                              "the lock (starts no server)")
-    disc_p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for a server that sets no "
-                                                                    "\"timeout\" of its own (default 60, as the CLI)")
+    disc_p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each server to start "
+                                                                    "(default 60, as the CLI; a server's "
+                                                                    "\"timeout\" bounds its calls)")
     disc_p.add_argument("--workspace", help="repository whose MCP configuration to read")
     disc_p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -43,18 +45,48 @@ def main(args: argparse.Namespace) -> int:
     if getattr(args, "check", False):
         return _check(workspace, as_json, err)
 
+    # The user's own servers ($COPILOT_HOME/mcp-config.json) never go into the committed lock: this machine's lock
+    # of them is listed again at the same time (as runs would after RETRY_AFTER / MAX_AGE).
+    mine: dict[str, Any] = {}
+    refresh = threading.Thread(target=_refresh_user_lock, args=(workspace, timeout, err, mine), daemon=True) \
+        if (copilot_home(os.environ) / USER_FILE).is_file() else None
+    if refresh is not None:
+        refresh.start()
     report = discover(workspace, timeout=timeout, environ=os.environ, progress=err)
+    if refresh is not None:
+        refresh.join()
     for problem in report.config.problems:
         err(f"{problem.severity}: {problem}")
     failed = [o for o in report.outcomes.values() if o.status != "ok"]
+    kept = [o for o in failed if o.kept is not None]
     tools = sum(len(o.tools) for o in report.outcomes.values())
     if as_json:
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True))
+        print(json.dumps({**report.to_json(), **({"user_lock": mine} if mine else {})}, indent=2, sort_keys=True))
     else:
         print(f"wrote {LOCK_FILE}: {len(report.outcomes)} server(s), {tools} tool(s)"
               + (f", {len(failed)} failed ({', '.join(o.name for o in failed)})" if failed else "")
+              + (f"; kept the lock's entry of {', '.join(o.name for o in kept)} (same configuration)" if kept else "")
               + f" in {report.seconds:.1f} s")
+        if mine:
+            print(f"wrote {mine['lock']}: {len(mine['servers'])} server(s) of yours ($COPILOT_HOME/{USER_FILE}, "
+                  "this machine's lock, never committed)" if "lock" in mine else
+                  f"your servers ($COPILOT_HOME/{USER_FILE}) were not listed: {mine.get('error')}")
     return EXIT_OK
+
+
+def _refresh_user_lock(workspace: Path, timeout: float, err: Callable[[str], None], out: dict[str, Any]) -> None:
+    """Repo scope: list the user's own servers again into this machine's lock of them (what runs read)."""
+    try:
+        committed = read_lock(workspace) if (workspace / LOCK_FILE).is_file() else None
+        exclude = set(read_exclusions(workspace)) | set((committed or empty_lock())["servers"])
+        lock, path = cached_lock(workspace, os.environ, exclude=exclude, timeout=timeout, force=True, progress=err,
+                                 user_only=True)
+    except Exception as exc:  # noqa: BLE001 - the committed lock is written whatever happens here
+        out["error"] = str(exc)
+        return
+    out["lock"] = str(path)
+    out["servers"] = {n: {"status": e.get("status"), "reason": e.get("last_failure") or e.get("reason"),
+                          "tools": [t["name"] for t in e.get("tools", [])]} for n, e in lock["servers"].items()}
 
 
 def _machine_local(workspace: Path) -> bool:

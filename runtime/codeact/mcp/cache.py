@@ -7,7 +7,10 @@ configured for it (the repository's ``.mcp.json`` and ``.github/mcp.json``, and 
 ``$COPILOT_HOME/mcp-config.json``) in parallel, and later runs reuse the result. A server is discovered again when
 its configuration changes (command, arguments, environment, headers, transport or tools filter), when it was listed
 more than ``MAX_AGE`` ago (a day; a server started from ``@latest`` may have changed) or failed more than
-``RETRY_AFTER`` ago (10 minutes), or on ``codeact discover``.
+``RETRY_AFTER`` ago (10 minutes), or on ``codeact discover`` (in repo scope too, for the user's own servers, whose
+tools a repo-scope install keeps in a machine-local lock of their own). A server that fails where it worked before,
+its configuration unchanged, keeps its last known tools (callable again once it is back), marked with the failure
+(``failed_at``, ``last_failure``) and tried again after ``RETRY_AFTER``.
 
 The repository's own servers are commands from the repository: a run starts them only where the Copilot CLI would
 (a folder it trusts); ``codeact discover`` starts them on request.
@@ -92,7 +95,7 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     skip = set(exclude)
     servers = {n: c for n, c in load_servers(workspace, environ).servers.items()
                if n not in skip and (c.scope == "user" or not user_only)}
-    known = {} if force else _read(path)
+    known = _read(path)
     now = time.time()
     trusted = force or copilot_trusts(workspace, environ)
     lock = empty_lock()
@@ -101,7 +104,7 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     for name, config in servers.items():
         entry = known.get(name)
         asks_consent = config.scope == "workspace" and not trusted
-        if entry is not None and _same_config(entry, config) and (asks_consent or _recent(entry, now)):
+        if not force and entry is not None and _same_config(entry, config) and (asks_consent or _recent(entry, now)):
             lock["servers"][name] = entry
         elif asks_consent:
             held_back.append(name)
@@ -115,6 +118,13 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
             f"(kept in {path} until their configuration changes): {', '.join(stale)}")
         cwd = workspace if trusted else home_folder(environ)
         for name, outcome in _discover(stale, timeout, cwd, environ, say).items():
+            before = known.get(name)
+            if outcome.status != "ok" and before is not None and before.get("status") == "ok" \
+                    and _same_config(before, stale[name]):
+                # briefly down (or a slow start on a busy machine): its last known tools stay, marked
+                lock["servers"][name] = {**before, "failed_at": int(now), "last_failure": outcome.reason}
+                say(f"codeact: kept the {len(before.get('tools') or [])} tool(s) last listed for {name}")
+                continue
             entry = server_entry(stale[name], status=outcome.status, reason=outcome.reason, tools=outcome.tools,
                                  dropped=outcome.dropped)
             lock["servers"][name] = {**entry, "values_hash": _values_hash(stale[name]), "checked_at": int(now)}
@@ -180,6 +190,8 @@ def _same_config(entry: Mapping[str, Any], config: ServerConfig) -> bool:
 
 
 def _recent(entry: Mapping[str, Any], now: float) -> bool:
+    if entry.get("failed_at") is not None:  # last known tools kept through a failure: try again after RETRY_AFTER
+        return now - float(entry["failed_at"]) < RETRY_AFTER
     age = now - float(entry.get("checked_at") or 0)
     return age < (MAX_AGE if entry.get("status") == "ok" else RETRY_AFTER)
 

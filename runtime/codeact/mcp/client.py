@@ -33,10 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 
-from ..errors import ToolError
-from .config import DEFAULT_TIMEOUT_MS, ServerConfig
+from ..errors import ToolError, ToolTimeout
+from .config import START_TIMEOUT, ServerConfig
 
-DEFAULT_CONNECT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's 60 s to start and shake hands, unless "timeout" says
+# Start-up (process start and handshake) has its own bound, as in the Copilot CLI 1.0.102: a server's "timeout"
+# bounds each call, not its start (a server answering initialize after 6 s with "timeout": 2000 is loaded there).
+DEFAULT_CONNECT_TIMEOUT = START_TIMEOUT
 PROGRESS_EVERY = 5.0  # seconds between "still waiting for the server" lines on stderr
 NOT_SUPPORTED = {"Sampling not supported": "sampling (it asked the client's model to write text)",
                  "Elicitation not supported": "elicitation (it asked the user a question)"}
@@ -56,6 +58,11 @@ class ServerUnavailable(MCPError):
 
 class ToolCallError(MCPError):
     """A tool ran and reported an error (``isError``)."""
+
+
+class RunOutOfTime(MCPError, ToolTimeout):
+    """The run's time ran out while a server was still starting (start-up counts in the run's deadline); the
+    program sees a ``TimeoutError`` with this message."""
 
 
 @contextlib.asynccontextmanager
@@ -329,11 +336,13 @@ class _PoolState:
                 conn.errlog.close()
 
     async def session(self, config: ServerConfig, failed_here: set[str] | None = None,
-                      used_here: set[str] | None = None) -> Any:
+                      used_here: set[str] | None = None, run_left: float | None = None) -> Any:
         """The server's session, opened on first use; raises :class:`ServerUnavailable` if it cannot be.
 
         ``failed_here``: the servers that failed during the calling run. A shared session (the warm server's) that
-        died in an earlier run is opened again; one that died in this run stays failed for the rest of it."""
+        died in an earlier run is opened again; one that died in this run stays failed for the rest of it.
+        Start-up is awaited up to the pool's ``connect_timeout`` (the CLI's 60 s), and never past ``run_left``, the
+        time left in the calling run: start-up counts in the run's deadline (:class:`RunOutOfTime` then)."""
         state = self
         conn = state.connections.get(config.name)
         if conn is not None and self.shared and used_here is not None and config.name not in used_here:
@@ -358,23 +367,36 @@ class _PoolState:
             raise conn.dead
         if conn.ready.done():  # the common case: no timer, no extra task
             return conn.ready.result()
-        limit = self.connect_timeout if config.timeout is None else config.timeout
+        limit = self.connect_timeout
+        by_run = run_left is not None and run_left < limit
+        wait = min(limit, run_left) if run_left is not None else limit
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
+        began = loop.time()
+        deadline = began + wait
         while True:
             left = deadline - loop.time()
             try:
-                return await asyncio.wait_for(asyncio.shield(conn.ready), min(left, PROGRESS_EVERY))
+                return await asyncio.wait_for(asyncio.shield(conn.ready), max(0.0, min(left, PROGRESS_EVERY)))
             except asyncio.TimeoutError:
                 if loop.time() < deadline - 0.01:
                     print(f"codeact: waiting for MCP server {config.name!r} to start "
-                          f"({limit - (deadline - loop.time()):.0f} s, up to {limit:g} s)", file=sys.stderr, flush=True)
+                          f"({loop.time() - began:.0f} s, up to {wait:g} s)", file=sys.stderr, flush=True)
                     continue
-            conn.dead = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s (its "
-                                          "\"timeout\" in milliseconds; the Copilot CLI's default is 60 s)")
+            if by_run:
+                error: MCPError = RunOutOfTime(
+                    f"MCP server {config.name!r} was still starting when the run's time ran out (after "
+                    f"{loop.time() - began:.1f} s; start-up counts in the run's --timeout): raise --timeout, or "
+                    "call it again in a later run")
+                if self.shared:  # the warm server: it goes on starting for the next run
+                    raise error from None
+            else:
+                error = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s (start-up "
+                                          "has its own bound, as in the Copilot CLI: 60 s, whatever its "
+                                          "\"timeout\", which bounds each call)")
+            conn.dead = error  # type: ignore[assignment]
             if conn.task is not None:
                 conn.task.cancel()
-            raise conn.dead from None
+            raise error from None
 
     async def serve(self, conn: _Connection) -> None:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
@@ -417,9 +439,9 @@ class _PoolState:
 
     async def call(self, config: ServerConfig, tool: str, arguments: dict[str, Any], limit: float | None,
                    output_schema: Any = None, known: bool = False, failed_here: set[str] | None = None,
-                   used_here: set[str] | None = None) -> Any:
+                   used_here: set[str] | None = None, run_left: float | None = None) -> Any:
         try:
-            session = await self.session(config, failed_here, used_here)
+            session = await self.session(config, failed_here, used_here, run_left)
         except ServerUnavailable:
             if failed_here is not None:
                 failed_here.add(config.name)
@@ -450,11 +472,11 @@ class _PoolState:
             raise MCPError(f"{config.name}.{tool}() failed: {not_supported(describe_failure(exc))}") from None
 
     async def read_resource(self, config: ServerConfig, uri: str, limit: float | None,
-                            failed_here: set[str] | None = None,
-                            used_here: set[str] | None = None) -> list[dict[str, Any]]:
+                            failed_here: set[str] | None = None, used_here: set[str] | None = None,
+                            run_left: float | None = None) -> list[dict[str, Any]]:
         """``resources/read`` on ``config``'s server: every content of ``uri`` as ``{"uri", "mime_type",
         "text" | "blob"}``."""
-        session = await self.session(config, failed_here, used_here)
+        session = await self.session(config, failed_here, used_here, run_left)
         try:
             result = await session.read_resource(uri) if limit is None else \
                 await asyncio.wait_for(session.read_resource(uri), limit)
@@ -528,19 +550,21 @@ class SessionPool:
         self._state.ensure_loop()
         config = self._resolve(server)
         # the server's own timeout, but never longer than the run's (the pool's call_timeout: the time left in it)
-        limit = timeout or min((t for t in (config.timeout, self._run_limit()) if t), default=None)
+        run_left = self._run_limit()
+        limit = timeout or min((t for t in (config.call_timeout, run_left) if t), default=None)
         known = output_schema is not _UNKNOWN
         result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
                                                      output_schema if known else None, known,
-                                                     self._failed, self._used))  # enforces timeouts
+                                                     self._failed, self._used, run_left))  # enforces timeouts
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
         """Read resource ``uri`` of ``server`` (what a ``resource_link`` item points at) as plain data."""
         self._state.ensure_loop()
         config = self._resolve(server)
-        limit = min((t for t in (config.timeout, self._run_limit()) if t), default=None)
-        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed, self._used))
+        run_left = self._run_limit()
+        limit = min((t for t in (config.call_timeout, run_left) if t), default=None)
+        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed, self._used, run_left))
 
     def _run_limit(self) -> float | None:
         """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in
@@ -662,5 +686,5 @@ def close_shared_sessions() -> None:
         shared.close()
 
 
-__all__ = ["MCPError", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
+__all__ = ["MCPError", "RunOutOfTime", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
            "process_running", "result_value", "SharedSessions", "close_shared_sessions", "share_sessions", "shared_sessions"]

@@ -13,7 +13,9 @@ definition of the same name in the user file is then used (with a warning saying
 
 Schema: ``{"mcpServers": {NAME: {"type": "local"|"stdio"|"http"|"sse", "command", "args", "env", "cwd", "url",
 "headers", "tools": ["*"] | [names], "timeout"}}}``; workspace files may also use the bare form ``{NAME: {...}}``.
-``timeout`` is in milliseconds (the CLI's default, 60 s, when absent).
+``timeout`` is in milliseconds and bounds each tool call, not the server's start-up (seen on CLI 1.0.102: a call
+past it fails with "MCP error -32001: Request timed out", while a server answering ``initialize`` after 6 s with
+``"timeout": 2000`` is loaded); start-up has its own bound, :data:`START_TIMEOUT`.
 
 Expansion, as the CLI does it (seen on 1.0.102 by starting real servers): ``$VAR``, ``${VAR}`` and
 ``${VAR:-default}`` are replaced in ``command``, ``args``, ``env``, ``headers``, ``url`` and ``cwd``; an undefined
@@ -41,7 +43,8 @@ TRANSPORTS: dict[str, Transport] = {"local": "stdio", "stdio": "stdio", "http": 
 WORKSPACE_FILES = (".mcp.json", ".github/mcp.json")
 USER_FILE = "mcp-config.json"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-DEFAULT_TIMEOUT_MS = 60_000  # the CLI's start-up (and call) wait when a server sets no "timeout"
+DEFAULT_TIMEOUT_MS = 60_000  # the start-up wait (`codeact discover --timeout` changes it), whatever "timeout" says
+START_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # seconds: a server's start-up and handshake
 _KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "tools", "timeout"}
 
 
@@ -74,7 +77,8 @@ class ServerConfig:
     url: str | None = field(default=None, repr=False)
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     tools: tuple[str, ...] = ("*",)
-    timeout: float | None = None  # seconds, as configured (``"timeout"`` is milliseconds); None: not set
+    timeout: float | None = None  # seconds, as configured (``"timeout"`` is milliseconds); None: not set. It
+    # bounds each call (call_timeout), never start-up (START_TIMEOUT)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the entry as written
 
     def config_hash(self) -> str:
@@ -103,9 +107,10 @@ class ServerConfig:
         return f"sha256:{digest[:16]}"
 
     @property
-    def wait(self) -> float:
-        """Seconds to wait for this server to start (and for a call): its ``timeout``, else the CLI's 60 s."""
-        return self.timeout if self.timeout is not None else DEFAULT_TIMEOUT_MS / 1000
+    def call_timeout(self) -> float | None:
+        """Seconds one tool call may take: its ``timeout``, else no bound of its own (the run's deadline bounds
+        it)."""
+        return self.timeout
 
     def exposes(self, tool: str) -> bool:
         """Whether the ``tools`` filter lets ``tool`` through."""
@@ -314,5 +319,5 @@ def read_exclusions(workspace: Path | str) -> tuple[str, ...]:
     return tuple(value)
 
 
-__all__ = ["DEFAULT_TIMEOUT_MS", "ConfigProblem", "LoadedConfig", "ServerConfig", "config_files", "copilot_home",
+__all__ = ["DEFAULT_TIMEOUT_MS", "START_TIMEOUT", "ConfigProblem", "LoadedConfig", "ServerConfig", "config_files", "copilot_home",
            "expand_vars", "load_servers", "read_exclusions"]

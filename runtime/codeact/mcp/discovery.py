@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from ..errors import ConfigError
 from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
 from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
 
-DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server with no "timeout" of its own
+DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server to start (its "timeout" bounds calls)
 PROGRESS_EVERY = 5.0  # seconds between "still waiting" lines
 _CLEANUP_TIMEOUT = 6.0  # the SDK gives a server 2 s to exit on EOF, then 2 s after SIGTERM
 
@@ -35,6 +36,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     dropped: list[dict[str, str]] = field(default_factory=list)  # tools left out, with the reason: {name, reason}
     stderr: str | None = None  # a failed local server's last stderr line: shown, never written to the lock
+    kept: int | None = None  # failed, but its lock entry for the same configuration was kept (that many tools)
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Report:
             "lock": str(LOCK_FILE),
             "servers": {n: {"status": o.status, "reason": o.reason, "tools": [t["name"] for t in o.tools],
                             "seconds": round(o.seconds, 3), "notes": o.notes, "dropped": o.dropped,
-                            "stderr": o.stderr} for n, o in self.outcomes.items()},
+                            "stderr": o.stderr, "kept_from_lock": o.kept} for n, o in self.outcomes.items()},
             "excluded": list(self.excluded),
             "problems": [{"file": p.file, "key": p.key, "message": p.message, "severity": p.severity}
                          for p in self.config.problems],
@@ -71,21 +73,39 @@ def active_servers(workspace: Path, environ: Mapping[str, str] | None = None
 
 
 def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ: Mapping[str, str] | None = None,
-             progress: Callable[[str], None] | None = None, write: bool = True) -> Report:
+             progress: Callable[[str], None] | None = None, write: bool = True, keep_known: bool = True) -> Report:
     """Contact every configured, non-excluded server in parallel and (with ``write``) write the lock.
 
     ``progress`` receives one line per event (start, each server's outcome). Never raises for a failing server.
+    ``keep_known``: a server that fails now but whose configuration is the one its lock entry was made for keeps
+    that entry as it is (its last known tools stay callable once it is back), so the committed lock does not change
+    with machine load or a server that is briefly down; the outcome says so (``kept``).
     """
     started = time.perf_counter()
     root = Path(workspace).resolve()
     loaded, servers, excluded = active_servers(root, environ)
     say = progress or (lambda _line: None)
     result: dict[str, Any] = {}
+    previous: Mapping[str, Any] = {}
+    if keep_known:
+        try:
+            previous = (read_lock(root) or empty_lock())["servers"]
+        except ConfigError:
+            previous = {}  # unreadable: written anew
+
+    def heard(o: Outcome) -> None:
+        known = previous.get(o.name)
+        if o.status != "ok" and isinstance(known, dict) and same_configuration(known, servers[o.name]):
+            o.kept = len(known.get("tools") or [])
+        say(outcome_line(o))
 
     def publish(outcomes: dict[str, Outcome]) -> None:
         lock = empty_lock()
         for name, config in servers.items():
             o = outcomes[name]
+            if o.kept is not None:
+                lock["servers"][name] = previous[name]
+                continue
             lock["servers"][name] = server_entry(config, status=o.status, reason=o.reason, tools=o.tools,
                                                  dropped=o.dropped)
         result["lock"] = lock
@@ -94,10 +114,10 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
         result["seconds"] = time.perf_counter() - started
 
     if servers:
-        say(f"discovering {len(servers)} MCP server(s) in parallel (timeout {timeout:g} s unless a server sets "
-            f"its own): {', '.join(servers)}")
+        say(f"discovering {len(servers)} MCP server(s) in parallel (start-up within {timeout:g} s): "
+            f"{', '.join(servers)}")
         asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
-                                     on_outcome=lambda o: say(outcome_line(o)), publish=publish, progress=say))
+                                     on_outcome=heard, publish=publish, progress=say))
     else:
         say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
         publish({})
@@ -109,8 +129,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
                            on_outcome: Callable[[Outcome], None] | None = None,
                            publish: Callable[[dict[str, Outcome]], None] | None = None,
                            progress: Callable[[str], None] | None = None) -> dict[str, Outcome]:
-    """List the tools of every server concurrently; each gets its own ``timeout`` (ms in the configuration), else
-    ``timeout`` seconds (the CLI's 60 s by default).
+    """List the tools of every server concurrently, each within ``timeout`` seconds (the CLI's 60 s by default):
+    start-up has its own bound, whatever a server's ``timeout``, which bounds each call (as in the Copilot CLI).
 
     ``publish`` is called with every outcome as soon as each server has answered or run out of time — before
     the timed-out servers have been shut down — so a hung server delays the result by its timeout only.
@@ -127,7 +147,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name]), name=f"discover:{name}")
                for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
-    limits = {name: (config.timeout if config.timeout is not None else timeout) for name, config in servers.items()}
+    limits = {name: timeout for name in servers}
     outcomes: dict[str, Outcome] = {}
     pending = set(tasks)
     next_tick = began + PROGRESS_EVERY
@@ -137,9 +157,9 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
         for task in overdue:
             task.cancel()  # its worker is stopped below, after the lock is published
             name = tasks[task]
-            outcomes[name] = Outcome(name, "failed", f"did not start within {limits[name]:g} s (its \"timeout\" in "
-                                                     "milliseconds, else --timeout; the CLI waits 60 s by default)",
-                                     seconds=now - began)
+            outcomes[name] = Outcome(name, "failed", f"did not start within {limits[name]:g} s (start-up: 60 s as "
+                                                     "in the Copilot CLI, or discover --timeout; a server's "
+                                                     "\"timeout\" bounds each call)", seconds=now - began)
             if on_outcome:
                 on_outcome(outcomes[name])
         pending -= overdue
@@ -313,12 +333,20 @@ def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
     return entry, None
 
 
+def same_configuration(entry: Mapping[str, Any], config: ServerConfig) -> bool:
+    """Whether lock ``entry`` was made for ``config`` as configured now (transport, config hash, tools filter)."""
+    return (entry.get("transport"), entry.get("config_hash"), list(entry.get("tools_filter") or ["*"])) == \
+        (config.transport, config.config_hash(), list(config.tools))
+
+
 def outcome_line(o: Outcome) -> str:
     if o.status == "ok":
         text = f"  ok      {o.name}: {len(o.tools)} tool(s), started in {o.seconds:.2f} s"
         return text + "".join(f"\n          note: {n}" for n in o.notes)
+    kept = (f"\n          kept its lock entry ({o.kept} tool(s)) made for this same configuration: callable again "
+            "once the server is back") if o.kept is not None else ""
     return f"  FAILED  {o.name}: {o.reason} (after {o.seconds:.2f} s)" + (f"\n          stderr: {o.stderr}"
-                                                                        if o.stderr else "")
+                                                                        if o.stderr else "") + kept
 
 
 def check_lock(workspace: Path | str, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -339,7 +367,7 @@ def check_lock_live(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
     root = Path(workspace).resolve()
     found = check_lock(root, environ)
     locked = (read_lock(root) or empty_lock())["servers"]
-    fresh = discover(root, timeout=timeout, environ=environ, write=False).lock["servers"]
+    fresh = discover(root, timeout=timeout, environ=environ, write=False, keep_known=False).lock["servers"]
     for name in sorted(set(locked) & set(fresh)):
         old, new = locked[name], fresh[name]
         if old.get("status") != new["status"]:
@@ -361,4 +389,4 @@ def check_lock_live(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT,
 
 
 __all__ = ["DEFAULT_TIMEOUT", "Outcome", "Report", "active_servers", "check_lock", "check_lock_live", "discover",
-           "discover_servers", "tool_entry"]
+           "discover_servers", "same_configuration", "tool_entry"]
