@@ -150,6 +150,38 @@ def live_run(ws: Workspace, tasks: list[Task], model_name: str | None, agent: st
 
 
 
+# ========================================================================================== real MCP servers
+REAL_NPM_SERVERS = {"filesystem": ("@modelcontextprotocol/server-filesystem", "mcp-server-filesystem", ["."]),
+                    "memory": ("@modelcontextprotocol/server-memory", "mcp-server-memory", []),
+                    "everything": ("@modelcontextprotocol/server-everything", "mcp-server-everything", []),
+                    "thinking": ("@modelcontextprotocol/server-sequential-thinking",
+                                 "mcp-server-sequential-thinking", [])}
+
+
+def real_mcp_servers(prefix: Path, copies: int) -> dict[str, Any]:
+    """``mcpServers`` entries for the real servers: each npm server under ``prefix`` and ``mcp-server-time`` (PyPI,
+    beside this Python), ``copies`` instances each (``filesystem0``, ``filesystem1``...)."""
+    commands = {name: (prefix / "node_modules" / ".bin" / binary, args)
+                for name, (_package, binary, args) in REAL_NPM_SERVERS.items()}
+    commands["time"] = (Path(sys.executable).parent / "mcp-server-time", [])
+    if missing := [str(cmd) for cmd, _ in commands.values() if not cmd.exists()]:
+        packages = " ".join(package for package, _b, _a in REAL_NPM_SERVERS.values())
+        raise FileNotFoundError(f"missing {', '.join(missing)}: npm install --prefix {prefix} {packages}; "
+                                "pip install mcp-server-time")
+    return {f"{name}{i}": {"type": "stdio", "command": str(cmd), "args": list(args)}
+            for i in range(copies) for name, (cmd, args) in commands.items()}
+
+
+def mcp_tools_offered(ws: Workspace) -> dict[str, int]:
+    """MCP tools in the first request of a one-request session: a user without CodeAct (the unstamped copy), and
+    CodeAct's default agent in the stamped repository (none in exclusive mode)."""
+    _, bare_tools, _ = fixed_prefix_session(ws, ws.bare)
+    _, stamped_tools, _ = fixed_prefix_session(ws, ws.repo)
+    prefixes = tuple(f"{name}-" for name in ws.servers)
+    return {"without_codeact": sum(t.startswith(prefixes) for t in bare_tools),
+            "codeact_default_agent": sum(t.startswith(prefixes) for t in stamped_tools)}
+
+
 # ====================================================================================================== main
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
@@ -165,14 +197,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="build the workspace here and keep it (default: a temp folder)")
     parser.add_argument("--dump", type=Path, help="also write what the model received in each session (its "
                                                   "requests' messages) as JSON files into this folder")
+    parser.add_argument("--real-mcp", type=Path, metavar="NPM_PREFIX",
+                        help="also configure real MCP servers (a realistic context): the npm packages "
+                             f"{', '.join(REAL_NPM_SERVERS)} installed under NPM_PREFIX (npm install --prefix "
+                             "NPM_PREFIX ...) and mcp-server-time beside this Python, --mcp-copies times each")
+    parser.add_argument("--mcp-copies", type=int, default=3,
+                        help="--real-mcp: instances of each server, under distinct names (default 3: 126 tools)")
+    parser.add_argument("--enforcement", choices=("off", "exclusive"), default="off",
+                        help="the mode to stamp (default off); with exclusive the baselines run as a user without "
+                             "CodeAct (CODEACT_MODE=off, every MCP server enabled with --enable-mcp-server)")
     parser.add_argument("--live", action="store_true", help="run with a real model (see below); not in CI")
     parser.add_argument("--model", help="--live: the model to ask the CLI for (default: the CLI's)")
     parser.add_argument("--agent", help="--live: run the prompts with this custom agent (e.g. codeact)")
     args = parser.parse_args(argv)
-    default_run = (args.seed, args.packages, args.tasks, args.strategies) == (
+    all_tasks = (args.seed, args.packages, args.tasks, args.strategies) == (
         7, 14, ",".join(TASKS_BY_NAME), ",".join(STRATEGIES))
-    stem = "codeact_vs_baseline.live" if args.live else \
-        "codeact_vs_baseline" if default_run else "codeact_vs_baseline.partial"
+    realistic = bool(args.real_mcp) or args.enforcement != "off"
+    default_run = all_tasks and not realistic
+    stem = "codeact_vs_baseline.live" if args.live else "codeact_vs_baseline" if default_run else \
+        f"codeact_vs_baseline.{args.enforcement}-real-mcp" if all_tasks and args.real_mcp else \
+        "codeact_vs_baseline.partial"
     args.json = args.json or RESULTS / f"{stem}.json"
     args.md = args.md or RESULTS / f"{stem}.md"
 
@@ -184,6 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if copilot is None:
         print(f"bench: {how}", file=sys.stderr)
         return 2
+    try:
+        extra_servers = real_mcp_servers(args.real_mcp, args.mcp_copies) if args.real_mcp else {}
+    except FileNotFoundError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="codeact-bench-"))
     keep = bool(args.keep) or args.live  # a live run's session logs stay for reading
     if args.keep and scratch.exists():
@@ -191,7 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scratch.mkdir(parents=True, exist_ok=True)
     try:
         print(f"bench: building the workspace in {scratch} ...", flush=True)
-        ws = build_workspace(scratch, seed=args.seed, packages=args.packages, copilot=copilot)
+        ws = build_workspace(scratch, seed=args.seed, packages=args.packages, copilot=copilot,
+                             extra_servers=extra_servers, enforcement=args.enforcement)
         if args.live:
             report = live_run(ws, tasks, args.model, args.agent)
             report |= {"generated": time.strftime("%Y-%m-%d"), "machine": machine(),
@@ -231,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "command": " ".join(["python benchmarks/bench_codeact_vs_baseline.py",
                                  *(sys.argv[1:] if argv is None else argv)]),
             "machine": machine(), "seed": args.seed, "strategies": strategies,
+            "enforcement": args.enforcement, "mcp_servers": list(ws.servers),
+            "mcp_tools_offered": mcp_tools_offered(ws),
             "baselines": {b: BASELINE_DOC[b] for b in strategies if b in BASELINE_DOC},
             "max_parallel": MAX_PARALLEL, "estimator": est.name,
             "workspace": {"files": len(ws.layout.files), "bytes": ws.layout.bytes, "packages": args.packages,
