@@ -338,11 +338,12 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
             "last_expression_no_spaces": len(one_line.encode())}
 
 
-def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None) -> tuple[int, list[str], dict]:
+def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None,
+                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict]:
     """The fixed prefix of a one-request session in ``repo`` (the model answers at once)."""
     with MockModel([text("ok")]) as model:
         env = isolated_env(ws.root / "homes" / f"{next(_counter):03d}", ws.cache, model.env())
-        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update"]
+        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update", *extra_args]
         if agent:
             argv += ["--agent", agent]
         subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300,
