@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -87,29 +86,14 @@ def mcp_servers_found(dst_path: Any) -> list[str]:
     return sorted(name for name, server in loaded.servers.items() if server.scope == "workspace")
 
 
-COPILOT_REPO_SETTINGS = ".github/copilot/settings.local.json"  # the runtime layout's CLI_SETTINGS
 
-
-def copilot_repo_settings(dst_path: Any) -> str:
-    """``.github/copilot/settings.local.json`` for exclusive mode: what the file held, kept, with every MCP server
-    the repository configures added to ``disabledMcpServers`` (the CLI merges it with ``settings.json``).
-
-    In exclusive mode the hook denies every MCP tool the model would call directly; it reaches them only inside a
-    CodeAct program (CodeAct starts the servers itself and does not read ``disabledMcpServers``). Disabled in the
-    CLI, their schemas stop riding in every model request (docs/context.md)."""
-    path = Path(str(dst_path)) / COPILOT_REPO_SETTINGS
-    settings: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            settings = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"{COPILOT_REPO_SETTINGS}: cannot read it as JSON ({exc}); fix it and stamp again") from None
-        if not isinstance(settings, dict):
-            raise ValueError(f"{COPILOT_REPO_SETTINGS}: expected a JSON object")
-    disabled = [str(name) for name in settings.get("disabledMcpServers") or []]
-    disabled += [name for name in mcp_servers_found(dst_path) if name not in disabled]
-    settings["disabledMcpServers"] = disabled
-    return json.dumps(settings, indent=2) + "\n"
+def cli_settings(dst_path: Any, exclude: list[str]) -> str:
+    """The Copilot CLI settings exclusive mode stamps (the runtime's lifecycle/clisettings.py), from the lock."""
+    try:
+        lock = _submodule("mcp.lock").read_lock(Path(str(dst_path)))
+    except Exception:  # noqa: BLE001 - an unreadable lock renders as "none"; `codeact refresh` rewrites it
+        lock = None
+    return str(_submodule("lifecycle.clisettings").render(lock, exclude or ()))
 
 
 def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
@@ -298,7 +282,7 @@ class CodeactExtension(Extension):
             risky_tools=risky_tools,
             runtime_version=runtime_version,
             mcp_servers_found=mcp_servers_found,
-            copilot_repo_settings=copilot_repo_settings,
+            cli_settings=cli_settings,
             mcp_section=mcp_section,
             scope_paths=scope_paths,
             install_manifest=install_manifest,

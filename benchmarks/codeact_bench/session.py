@@ -11,7 +11,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from tests.conftest import VENV_CACHE, git, snapshot_template
 from tests.copilot.conftest import find_copilot, isolated_env
@@ -36,6 +36,8 @@ class Workspace:
     cache: Path
     mcp: bool
     setup_s: dict[str, float] = field(default_factory=dict)
+    enforcement: str = "off"  # the stamped mode; baselines run with CODEACT_MODE=off and every server enabled
+    servers: tuple[str, ...] = ()  # the MCP servers of the workspace's .mcp.json
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 900) -> str:
@@ -53,8 +55,12 @@ def launcher_env(venv: Path) -> dict[str, str]:
 
 
 def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, venv: Path = VENV_CACHE,
-                    copilot: str | None = None) -> Workspace:
-    """Generate, configure and stamp the benchmark repository under ``root``; prepare the launcher's venv."""
+                    copilot: str | None = None, extra_servers: Mapping[str, Any] | None = None,
+                    enforcement: str = "off") -> Workspace:
+    """Generate, configure and stamp the benchmark repository under ``root``; prepare the launcher's venv.
+
+    ``extra_servers``: more ``mcpServers`` entries for the workspace's ``.mcp.json`` (real servers, to measure a
+    realistic context); ``enforcement``: the mode to stamp (``exclusive`` disables the servers in the CLI)."""
     from copier import run_copy
 
     if copilot is None:
@@ -66,9 +72,11 @@ def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, v
     template = snapshot_template(root / "template")
     repo = root / "acme"
     layout = write_workspace(repo, seed=seed, packages=packages)
+    servers: dict[str, Any] = {}
     if mcp:
-        (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": {
-            "type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]}}}, indent=2) + "\n")
+        servers = {"demo": {"type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]},
+                   **(extra_servers or {})}
+        (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2) + "\n")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "acme platform")
@@ -76,7 +84,7 @@ def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, v
     shutil.copytree(repo, bare, symlinks=True)
     times["generate_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    run_copy(str(template), repo, data={"enforcement": "off"}, defaults=True, unsafe=True, vcs_ref="HEAD",
+    run_copy(str(template), repo, data={"enforcement": enforcement}, defaults=True, unsafe=True, vcs_ref="HEAD",
              quiet=True, skip_tasks=True, overwrite=True)
     times["stamp_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
@@ -98,7 +106,7 @@ def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, v
     git(repo, "commit", "-q", "-m", "codeact")
     cache = root / "copilot-cache"
     cache.mkdir(exist_ok=True)
-    return Workspace(root, repo, bare, layout, venv, copilot, cache, mcp, times)
+    return Workspace(root, repo, bare, layout, venv, copilot, cache, mcp, times, enforcement, tuple(servers))
 
 
 def warm_up(ws: Workspace) -> None:
@@ -172,6 +180,10 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
                 "--output-format", "json", "--usage-output-file", str(home / "usage.json")]
         if strategy == "codeact-agent":
             argv += ["--agent", "codeact"]
+        if base and ws.enforcement != "off":
+            # a baseline is the user without CodeAct: no hook, and every MCP server the stamp disabled back on
+            env["CODEACT_MODE"] = "off"
+            argv += [arg for name in ws.servers for arg in ("--enable-mcp-server", name)]
         t0 = time.perf_counter()
         proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)
@@ -326,11 +338,12 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
             "last_expression_no_spaces": len(one_line.encode())}
 
 
-def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None) -> tuple[int, list[str], dict]:
+def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None,
+                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict]:
     """The fixed prefix of a one-request session in ``repo`` (the model answers at once)."""
     with MockModel([text("ok")]) as model:
         env = isolated_env(ws.root / "homes" / f"{next(_counter):03d}", ws.cache, model.env())
-        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update"]
+        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update", *extra_args]
         if agent:
             argv += ["--agent", agent]
         subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300,

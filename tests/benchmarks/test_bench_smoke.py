@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,16 @@ def test_main_writes_the_acceptance_schema(tmp_path: Path) -> None:
     md = (tmp_path / "r.md").read_text()
     assert "Headline: CodeAct against the strongest baseline" in md and "wins" in md
     assert (tmp_path / "r.headline.md").read_text().startswith("CodeAct against the strongest")
+
+
+def test_real_mcp_servers_name_each_instance_and_say_what_to_install(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=r"npm install --prefix .*@modelcontextprotocol/server-memory"):
+        bench.real_mcp_servers(tmp_path, 2)
+    for _package, binary, _args in bench.REAL_NPM_SERVERS.values():
+        (tmp_path / "node_modules" / ".bin").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "node_modules" / ".bin" / binary).write_text("")
+    if not (Path(sys.executable).parent / "mcp-server-time").exists():
+        pytest.skip("mcp-server-time is not installed beside this Python")
+    servers = bench.real_mcp_servers(tmp_path, 2)
+    assert sorted(servers) == sorted(f"{name}{i}" for i in range(2) for name in (*bench.REAL_NPM_SERVERS, "time"))
+    assert servers["filesystem1"]["args"] == ["."]

@@ -1,8 +1,8 @@
 """Issue 28 item 5: in exclusive mode the MCP tools the hook denies stay out of the model's requests.
 
-The stamp writes `.github/copilot/settings.local.json` with every MCP server of the repository in `disabledMcpServers`
-(a setting the CLI 1.0.102 reads from the repository, from `settings.local.json` and from `$COPILOT_HOME/settings.json`,
-and merges). The CLI then neither starts those servers nor sends their schemas; CodeAct starts them itself, so a
+In exclusive mode the stamp owns `.github/copilot/settings.local.json`: every MCP server of the repository in
+`disabledMcpServers` (the CLI 1.0.102 reads that setting from `.github/copilot/settings.json`, `settings.local.json`
+and `$COPILOT_HOME/settings.json`, and merges the lists); `codeact refresh` writes it from the lock. The CLI then neither starts those servers nor sends their schemas; CodeAct starts them itself, so a
 program still calls them. Measured on 1.0.102 with 126 tools of real servers (docs/context.md): first request
 130 KB -> 52 KB with the default agent; 31 KB with `--agent codeact`.
 """
@@ -17,7 +17,7 @@ from typing import Callable
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, git
 from tests.copilot.conftest import CopilotRun, bootstrap_launcher, default_tools
 from tests.copilot.mock_model import call, text
 
@@ -38,19 +38,9 @@ def files() -> dict[str, str]:
     return {"README.md": "# demo\n", ".mcp.json": mcp_json()}
 
 
-def test_exclusive_repo_stamp_disables_the_repositorys_servers_in_the_cli(stamp: Callable[..., Path]) -> None:
-    repo = stamp(files=files(), enforcement="exclusive")
-    settings = json.loads((repo / SETTINGS).read_text())
-    assert settings["disabledMcpServers"] == sorted(json.loads(mcp_json())["mcpServers"])
-
-
-def test_the_repositorys_own_settings_are_kept(stamp: Callable[..., Path], tmp_path: Path) -> None:
-    own = {"disabledMcpServers": ["theirs", "demo"], "hooks": {"sessionStart": []}, "model": "x"}
-    repo = stamp(files={**files(), SETTINGS: json.dumps(own)}, enforcement="exclusive")
-    settings = json.loads((repo / SETTINGS).read_text())
-    assert settings["hooks"] == own["hooks"] and settings["model"] == "x"
-    assert settings["disabledMcpServers"][:2] == ["theirs", "demo"]
-    assert settings["disabledMcpServers"].count("demo") == 1
+def test_the_stamp_disables_the_excluded_servers_before_any_discovery(stamp: Callable[..., Path]) -> None:
+    repo = stamp(files=files(), enforcement="exclusive", mcp_exclude=["slow"])
+    assert json.loads((repo / SETTINGS).read_text()) == {"disabledMcpServers": ["slow"]}
 
 
 @pytest.mark.parametrize("answers", [{"enforcement": "off"}, {"enforcement": "nudge"},
@@ -66,10 +56,25 @@ def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path)
     bootstrap_launcher(repo, venv_dir)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
     env["CODEACT_VENV"] = str(venv_dir)
-    proc = subprocess.run([str(repo / LAUNCHER), "discover"], cwd=repo, env=env, capture_output=True, text=True,
+    # what `copier copy`'s task runs: discover into the lock, rewrite the generated files (this one included)
+    proc = subprocess.run([str(repo / LAUNCHER), "refresh"], cwd=repo, env=env, capture_output=True, text=True,
                           timeout=300, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 0 and SETTINGS in proc.stderr, proc.stdout + proc.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "codeact refresh")
     return repo
+
+
+@pytest.mark.e2e
+def test_refresh_disables_every_server_of_the_repository_and_drift_agrees(project: Path, venv_dir: Path) -> None:
+    assert json.loads((project / SETTINGS).read_text()) == {
+        "disabledMcpServers": sorted(json.loads(mcp_json())["mcpServers"])}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
+    env["CODEACT_VENV"] = str(venv_dir)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # copier, as drift needs it
+    proc = subprocess.run([str(project / LAUNCHER), "drift"], cwd=project, env=env, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and "in sync" in proc.stdout, proc.stdout + proc.stderr
 
 
 def mcp_tools(names: list[str]) -> list[str]:

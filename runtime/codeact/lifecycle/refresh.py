@@ -79,7 +79,8 @@ def rewrite(path: Path, section: str) -> bool:
 
 def refresh(project: Path, *, timeout: float, launcher: str | None = None,
             progress=None) -> list[str]:
-    """Re-discover the MCP servers, write the lock and rewrite the generated sections. Returns changed files.
+    """Re-discover the MCP servers, write the lock and rewrite the generated sections (and, in exclusive mode, the
+    CLI settings that disable the repository's servers: clisettings.py). Returns changed files.
 
     ``launcher`` defaults to the one the repo-scope templates print (the generated sections must match them)."""
     from .layout import LAYOUTS
@@ -91,7 +92,9 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
     # Render from the lock as written (sorted keys), exactly as the template's extension reads it.
     section = mcp_section(read_lock(project), launcher or LAYOUTS["repo"].launcher_command,
                           read_exclusions(project), context_budget(project))
-    return [rel for rel in DOC_FILES if rewrite(project / rel, section)]
+    changed = [rel for rel in DOC_FILES if rewrite(project / rel, section)]
+    from . import clisettings
+    return changed + ([clisettings.CLI_SETTINGS] if clisettings.rewrite(project) else [])
 
 
 def main(args: argparse.Namespace) -> int:
