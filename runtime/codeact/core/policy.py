@@ -173,17 +173,28 @@ def _plugin_rule(path: Path, folder: Path) -> Rule | None:
 
 def _owned_rule(path: Path, project: Path) -> tuple[Rule, str] | None:
     """Whether ``path`` is (in) a file the install at ``project`` owns: the rule and the owned entry."""
-    from ..lifecycle.layout import for_scope, read_manifest, scope_of
-
     # case-folded and as Windows reads names: a case-insensitive disk, or NTFS, opens the same file
     rel = "/".join(windows_name(part) for part in path.relative_to(project).parts)
-    stamped = read_manifest(project)
-    owned = stamped.owned if stamped else for_scope(scope_of(project)).owned
-    for item in owned:
+    for item in owned_entries(project):
         low = item.lower()
         if rel == low.rstrip("/") or (low.endswith("/") and rel.startswith(low)):
             return OWNED_RULE, item
     return None
+
+
+def owned_entries(project: Path) -> tuple[str, ...]:
+    """What the install at ``project`` owns: its manifest's entries that the scope's layout holds, and every entry
+    the answers cannot leave out (a manifest is a file of the repository: one emptied by a merged pull request
+    must not lift the protection of the instructions, skills or agent); the layout alone without a manifest."""
+    from ..lifecycle.layout import for_scope, manifest, read_manifest, scope_of
+
+    scope = scope_of(project)
+    layout = for_scope(scope)
+    stamped = read_manifest(project)
+    if stamped is None:
+        return layout.owned
+    always = manifest(scope, {})["owned"]  # what a stamp with every optional answer off still owns
+    return tuple(item for item in layout.owned if item in always or item in stamped.owned)
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -253,13 +264,12 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
 def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple[Rule, Path, str] | None:
     """The rule ``real`` breaks through a symbolic link at an anchor: ``real`` is checked once more under the name
     the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json)."""
-    from ..lifecycle.layout import ANSWERS_FILE, for_scope, read_manifest, scope_of
+    from ..lifecycle.layout import ANSWERS_FILE
 
     for anchor in anchors:
         names = list(_ANCHORED_NAMES)
         if (anchor / ANSWERS_FILE).is_file() or anchor == running:
-            stamped = read_manifest(anchor)
-            names += [item.rstrip("/") for item in (stamped.owned if stamped else for_scope(scope_of(anchor)).owned)]
+            names += [item.rstrip("/") for item in owned_entries(anchor)]
         for name in names:
             link = anchor / name
             target = Path(os.path.realpath(link))
