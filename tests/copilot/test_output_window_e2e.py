@@ -1,8 +1,9 @@
 """Issue 13, section 3, end to end: a long answer reaches the model through the REAL Copilot CLI, in exclusive mode.
 
 The CLI (1.0.102) replaces a tool result of about 20 KiB or more by a temporary file and a 500-character preview,
-and in exclusive mode the model cannot read that file back. So a run prints at most 16 KiB, ending in the cut line,
-and the model's next program reads the rest with ``previous_output``. Asserted on what the model received.
+and in exclusive mode the model cannot read that file back. So a run prints at most 16 KiB, cut in the middle (the
+head, the cut line, the tail: issue 24 rule 3), and the model's next program reads the middle with
+``previous_output``. Asserted on what the model received.
 """
 from __future__ import annotations
 
@@ -64,12 +65,16 @@ def test_a_100_kb_print_reaches_the_model_cut_and_previous_output_reads_the_rest
     assert code == 0, big.content[-500:]
     assert "Output too large" not in big.content, "the CLI spilled the output into a file the model cannot read"
     assert len(shown.encode()) <= 16 * 1024, len(shown.encode())
-    *lines, last = shown.rstrip("\n").split("\n")
-    match = CUT.fullmatch(last)
-    assert match, f"the output does not end in the cut line: {last!r}"
+    lines = shown.rstrip("\n").split("\n")
+    at = next((i for i, line in enumerate(lines) if CUT.fullmatch(line)), None)
+    assert at is not None, f"no cut line in the output: {shown[-300:]!r}"
+    match = CUT.fullmatch(lines[at])
+    assert match
     cut_bytes, cut_lines, _run, first = (int(g) if g.isdigit() else g for g in match.groups())
-    assert lines == [f"line {i:04d} " + "x" * 40 for i in range(1, first)]
-    assert (cut_lines, cut_bytes) == (2001 - first, 102_000 - 51 * (first - 1))
+    head, tail = lines[:at], lines[at + 1:]
+    assert head == [f"line {i:04d} " + "x" * 40 for i in range(1, first)]
+    assert tail and tail == [f"line {i:04d} " + "x" * 40 for i in range(2001 - len(tail), 2001)]  # the end arrives
+    assert (cut_lines, cut_bytes) == (2000 - len(head) - len(tail), 102_000 - 51 * (len(head) + len(tail)))
     back_text, back_code = codeact_output(back.content)
     assert back_code == 0, back.content
     assert back_text.strip("\n").split("\n") == [f"line {i:04d} " + "x" * 40 for i in (1500, 1501, 1502)]
