@@ -246,9 +246,10 @@ def test_the_organisations_check_cannot_be_faked_by_the_repository_it_checks(for
                          timeout=300)
     assert own.returncode == 0 and "in sync" in own.stdout  # why the repository's launcher must not judge itself
 
-    code, found = central_check(fork, project, str(fork))
+    code, found = central_check(fork, project, "..")  # a relative SRC: the template checkout, from its runtime/
     assert code == 1
     kinds = {(d["kind"], d["path"]) for d in found}
+    assert ("source", ANSWERS) not in kinds, found
     assert {("edited", ".codeact/bin/codeact"), ("edited", ".codeact/runtime/codeact/lifecycle/drift.py"),
             ("edited", ".codeact/hooks/pre-tool-use.sh")} <= kinds, found
     assert any(d["kind"] == "policy" and "'enforcement'" in d["detail"] for d in found)

@@ -217,8 +217,14 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
     found += policy_drift(project, policy_from)
+    source = policy_from
+    if source:
+        from .orgpolicy import is_local_source
+
+        if is_local_source(source) and not source.lower().startswith("file:"):
+            source = str(Path(source).expanduser().resolve())  # Copier renders it from a temporary folder
     try:
-        expected = render_expected(project, copier, policy_from)
+        expected = render_expected(project, copier, source)
     except ConfigError as exc:
         if not policy_from:
             raise
