@@ -44,7 +44,10 @@ def run_in_cpython_streams(code: str, root: Path, environ: dict[str, str]) -> tu
 
     namespace: dict[str, Any] = {name: bind(tool) for name, tool in tools.items() if "." not in name}
     tree = ast.parse(code)
-    last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    tail = tree.body[-1] if tree.body else None
+    last = tail if isinstance(tail, ast.Expr) else None
+    if last is not None:
+        tree.body.pop()
     out, err = io.StringIO(), io.StringIO()
     before = os.getcwd()
     os.chdir(root)
