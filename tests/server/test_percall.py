@@ -52,3 +52,21 @@ def test_cap_result_keeps_short_strings_and_cuts_long_ones() -> None:
     long = "é" * 300  # 600 bytes: past 400 although 300 characters are not
     cut, dropped = _cap_result(long, 400)
     assert dropped == 0 and cut.startswith("é" * 200) and "truncated 200 more bytes" in cut
+
+
+@pytest.mark.parametrize("size", [0, 1, 767, 768, 769, 5000])
+def test_view_reads_what_fstat_says_and_cuts_visibly_past_the_cap(tmp_path: Path, size: int) -> None:
+    """view reads a file's size plus a byte, not a 1 MiB buffer a call; what fits the cap (1024 - 256 = 768 bytes
+    here) is whole, the rest cut with its note."""
+    from codeact.core.limits import Deadline, Limits
+    from codeact.tools.base import ToolContext
+    from codeact.tools.files import view
+
+    (tmp_path / "f.txt").write_bytes(b"y" * size)
+    ctx = ToolContext(workspace=Workspace.at(tmp_path), limits=Limits(tool_result=1024), allow_hosts=(), environ={},
+                      deadline=Deadline(30))
+    got = view(ctx, path="f.txt")
+    if size <= 768:
+        assert got == "y" * size
+    else:
+        assert got.startswith("y" * 768 + f"\n... [truncated {size - 768} more bytes; read on with view_range")

@@ -37,7 +37,12 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
     with open(real, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        data = handle.read(keep if view_range is None else 2)
+        # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
+        want = 2 if view_range is not None else keep if not 0 < size < keep else size + 1
+        data = handle.read(want)
+        if len(data) == want and want < keep and view_range is None:  # it grew since fstat: read on to the cap
+            data += handle.read(keep - want)
+            size = max(size, os.fstat(handle.fileno()).st_size, len(data))
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
             handle.seek(0)
             lines = _split_lines(handle.read(keep * 2).decode("utf-16", "replace"))
