@@ -65,9 +65,10 @@ def test_printed_output_cap_is_visible(run_program, fixture_workspace, tmp_path)
     assert result.ok and result.stdout == ("x" * 99 + "\n") * 100  # the run keeps it all, for the output store
     out, err = present(result, cap=1000, workspace=fixture_workspace, environ={"XDG_RUNTIME_DIR": str(tmp_path)})
     assert err == "" and len(out) <= 1000 and out.startswith("x" * 99 + "\n")  # the cap applies to what is printed
-    *shown, last = out.splitlines()  # 8 whole lines fit beside the cut line
-    assert shown == ["x" * 99] * 8 and last.startswith("[cut: 9200 more bytes, 92 lines; read them with ")
-    assert last.endswith(", first_line=9)]")
+    lines = out.splitlines()  # 8 whole lines fit beside the cut line, which takes the middle: 4 before, 4 after
+    assert lines[:4] == ["x" * 99] * 4 and lines[5:] == ["x" * 99] * 4
+    assert lines[4].startswith("[cut: 9200 more bytes, 92 lines; read them with ")
+    assert lines[4].endswith(", first_line=5)]")
 
 
 def test_tool_result_cap_is_visible_for_text(run_program):
