@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import sys
 from pathlib import Path
@@ -292,3 +293,7 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
     assert parsed == ["win.py"]
     assert [i for i in again if i["path"] == "win.py"] == [item("win.py", "class", "C", "C", 1, 2,
                                                                 bases=["B", "metaclass=M"])]
+    (tree / "pkg" / "deco.py").unlink()
+    outline(ctx)  # the whole workspace: a deleted file leaves the cache
+    (kept,) = cache.iterdir()
+    assert "pkg/deco.py" not in json.loads(kept.read_text())["files"] and "pkg/mod.py" in kept.read_text()

@@ -78,6 +78,8 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
                 found = [i for i in found if i["kind"] == "error" or ((kind is None or i["kind"] == kind) and
                          (wanted is None or wanted.fullmatch(i["name"] or "") is not None))]
             items.extend(found)
+        if base == ctx.workspace.root and glob == "*.py":
+            cache.keep_only(set(files))  # deleted files leave the cache
     finally:
         cache.save()
     if errors:

@@ -67,6 +67,13 @@ class OutlineCache:
             self.changed = True
         return found
 
+    def keep_only(self, rels: set[str]) -> None:
+        """Forget the files not in ``rels`` (an outline of the whole workspace saw every file there is)."""
+        gone = [rel for rel in self.entries if rel not in rels]
+        for rel in gone:
+            del self.entries[rel]
+        self.changed = self.changed or bool(gone)
+
     def save(self) -> None:
         """Write the cache back if it changed: a whole new file in the cache's 0700 folder, then renamed over."""
         if self.file is None or not self.changed:
