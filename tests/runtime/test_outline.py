@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import os
 import sys
 from pathlib import Path
@@ -292,3 +293,27 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
     assert parsed == ["win.py"]
     assert [i for i in again if i["path"] == "win.py"] == [item("win.py", "class", "C", "C", 1, 2,
                                                                 bases=["B", "metaclass=M"])]
+    (tree / "pkg" / "deco.py").unlink()
+    outline(ctx)  # the whole workspace: a deleted file leaves the cache
+    (kept,) = cache.iterdir()
+    assert "pkg/deco.py" not in json.loads(kept.read_text())["files"] and "pkg/mod.py" in kept.read_text()
+
+
+def test_many_files_are_parsed_by_worker_processes_alike(tree, make_ctx, tmp_path, monkeypatch):
+    from codeact.tools import outline as outline_mod
+
+    ctx = make_ctx(tree, environ={"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)})
+    here = outline(ctx)
+    monkeypatch.setattr(outline_mod, "PARALLEL_MIN", 2)
+    monkeypatch.setattr(outline_mod.os, "cpu_count", lambda: 3)
+    started: list[int] = []
+    real = outline_mod._parse_in_workers
+
+    def counted(root, rels, clock):
+        found = real(root, rels, clock)
+        started.append(len(found))
+        return found
+
+    monkeypatch.setattr(outline_mod, "_parse_in_workers", counted)
+    assert outline(ctx) == here
+    assert started and started[0] >= 5  # the files were parsed by the workers, not here

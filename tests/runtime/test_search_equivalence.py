@@ -122,3 +122,27 @@ def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, ca
                 assert len(said) == 1 and said[0].startswith(f"grep(): returned {len(expected):,} of "), said
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=contents, bom=st.sampled_from(["", "\ufeff"]),
+       pattern=st.sampled_from(["a|x|é", "TODO", "x$", "^$", "Omitted", "b\\r$", "(?=T)O"]),
+       max_results=st.sampled_from([1, 3, 1000]))
+def test_one_file_is_read_alike_off_the_main_thread(data, bom, pattern, max_results):
+    """Off the main thread (the warm server) a named file is searched by ripgrep, or by the regex worker for a
+    pattern ripgrep cannot run: the same answer as Python's search in process."""
+    import threading
+
+    root = Path(tempfile.mkdtemp(prefix="codeact-eq1-")).resolve()
+    try:
+        (root / "f.txt").write_bytes(bom.encode() + data)
+        ctx = ToolContext(workspace=Workspace.at(root), limits=Limits())
+        here = _outcome(lambda: search.grep(ctx, pattern=pattern, path="f.txt", max_results=max_results))
+        there: list = []
+        worker = threading.Thread(target=lambda: there.append(_outcome(
+            lambda: search.grep(ctx, pattern=pattern, path="f.txt", max_results=max_results))))
+        worker.start()
+        worker.join(30)
+        assert there == [here]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -150,3 +150,36 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
         assert "stopped at the run's deadline while searching files" in str(outcomes[name])
         assert outcomes[name + " s"] < 2 + 2  # type: ignore[operator]
     assert outcomes["fine"] == [{"path": "b.txt", "line": 1, "text": "import os"}]
+
+
+def test_previous_output_past_the_limit_names_the_line_to_read_on(project, venv_dir):
+    import re
+
+    printed = launch(project, venv_dir, "run", "--code", "for i in range(3000):\n    print(f'row {i:05d}')")
+    assert printed.returncode == 0, printed.stderr
+    run_id = re.search(r'previous_output\(run="([^"]+)"', printed.stdout + printed.stderr)
+    assert run_id, printed.stdout[-300:]
+    again = launch(project, venv_dir, "run", "--json", "--code",
+                   f'text = previous_output(run="{run_id[1]}")\n[len(text.splitlines()), text.splitlines()[-1]]',
+                   env={"CODEACT_TOOL_RESULT": "2000"})
+    data = json.loads(again.stdout)
+    assert data["ok"], data
+    kept, last = data["result"]
+    assert kept == 2000 // len("row 00000\n") and last == f"row {kept - 1:05d}"  # whole lines only
+    assert data["notes"] == [f"previous_output(): run {run_id[1]}: returned lines 1-{kept} of 1-3000 (the 2,000-byte "
+                             f"tool-result limit); read on with previous_output(run={run_id[1]!r}, "
+                             f"first_line={kept + 1})"]
+
+
+def test_bash_says_which_stream_it_cut(tmp_path):
+    from codeact.core.config import Settings
+    from codeact.core.runner import run
+
+    (tmp_path / ".git").mkdir()
+    code = 'r = bash(command="head -c 3000 /dev/zero | tr \\"\\\\0\\" z; echo err >&2")\n[len(r["stdout"]), r["stderr"]]'
+    result = run(code, workspace=tmp_path, settings=Settings(tools=("bash",)), limits=Limits(tool_result=1000),
+                 backend="monty")
+    assert result.ok, result.error
+    assert result.notes == ["bash(): stdout of 'head -c 3000 /dev/zero | tr \"\\\\0\" z; echo err >&2': returned the "
+                            "first 1,000 of 3,000 bytes (the tool-result limit); filter in the command (grep, head, "
+                            "tail, wc -l) or write to a file and view it by view_range"]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.tools import web
 
@@ -84,9 +85,16 @@ def test_web_fetch_html_text_and_truncation(server, local):
     server.routes["/page"] = (200, {"Content-Type": "text/html; charset=utf-8"}, PAGE.encode())
     text = web.web_fetch(local, url=server.base + "/page")
     assert text.startswith("# Docs page\n\n[Home](" + server.base + "/home)")
-    short = web.web_fetch(local, url=server.base + "/page", max_length=20)
+    collector = notices.Notes()
+    previous = collector.activate()
+    try:
+        short = web.web_fetch(local, url=server.base + "/page", max_length=20)
+    finally:
+        notices.restore(previous)
     assert short == text[:20] + f"\n... [truncated {len(text) - 20} more characters; raise max_length or fetch a " \
                                 "narrower page]"
+    assert collector.items == [f"web_fetch(): {server.base}/page: returned the first 20 of {len(text):,} characters "
+                               "(max_length=20); raise max_length= or fetch a narrower page"]
 
 
 def test_web_fetch_plain_json_and_charsets(server, local):

@@ -12,9 +12,11 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 from ..core import notices
+from ..core.limits import Deadline
 from ..errors import ToolError
 from .base import ToolContext
 from .outline_cache import OutlineCache
@@ -65,19 +67,28 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
         files = [f for f in search.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
     clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(ctx.workspace.root, ctx.environ)
+    parsed = _parse_in_workers(ctx.workspace.root, [rel for rel in files if not cache.fresh(ctx.workspace.root / rel,
+                                                                                              rel)], clock)
+
+    def parse(file: Path, rel: str) -> list[dict[str, Any]]:
+        found = parsed.pop(rel, None)
+        return outline_file(file, rel) if found is None else found
+
     items: list[dict[str, Any]] = []
     errors: list[str] = []
     try:
         for done, rel in enumerate(files):
             if done % 64 == 0:
                 clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-            found = cache.items(ctx.workspace.root / rel, rel, outline_file)
+            found = cache.items(ctx.workspace.root / rel, rel, parse)
             if found and found[0]["kind"] == "error":
                 errors.append(rel)
             if kind is not None or wanted is not None:
                 found = [i for i in found if i["kind"] == "error" or ((kind is None or i["kind"] == kind) and
                          (wanted is None or wanted.fullmatch(i["name"] or "") is not None))]
             items.extend(found)
+        if base == ctx.workspace.root and glob == "*.py":
+            cache.keep_only(set(files))  # deleted files leave the cache
     finally:
         cache.save()
     if errors:
@@ -87,6 +98,55 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
                                   f"{sys.version_info[1]} does not read, over 1 MiB, unreadable)")
     items.sort(key=lambda item: (item["path"], item["line"] or 0))
     return _fitting(items, int(ctx.limits.tool_result))
+
+
+PARALLEL_MIN = 64  # files to parse before worker processes pay for their start
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.outline import main; main()"
+
+
+def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str, list[dict[str, Any]]]:
+    """The items of many files parsed by worker processes, one per CPU (at most 8), each killed at the deadline;
+    ``{}`` when there are too few files or CPUs (the files are then parsed here, one by one)."""
+    workers = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
+    if workers < 2 or len(rels) < PARALLEL_MIN:
+        return {}
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .proc import Child
+
+    runtime = str(Path(__file__).resolve().parents[2])
+
+    def one(part: list[str]) -> dict[str, list[dict[str, Any]]]:
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="codeact-outline-", suffix=".json") as spec:
+            json.dump({"root": str(root), "files": part}, spec)
+            spec.flush()
+            child = Child.start([sys.executable, "-I", "-S", "-c", _BOOT, runtime, spec.name], root, clock,
+                                "outline", f"parsing {len(rels)} files")
+            if child is None:
+                return {}
+            with child:
+                data = b"".join(child)
+        try:
+            return json.loads(data)  # type: ignore[no-any-return]
+        except ValueError:
+            return {}  # a worker that failed: its files are parsed here
+
+    with ThreadPoolExecutor(workers) as pool:
+        found: dict[str, list[dict[str, Any]]] = {}
+        for part in pool.map(one, [rels[i::workers] for i in range(workers)]):
+            found.update(part)
+    return found
+
+
+def main() -> None:
+    """An outline worker: the files named in the JSON file ``argv[2]``, parsed; ``{rel: items}`` on stdout."""
+    request = json.loads(Path(sys.argv[2]).read_text(encoding="utf-8"))
+    root = Path(request["root"])
+    out = json.dumps({rel: outline_file(root / rel, rel) for rel in request["files"]}).encode()
+    view = memoryview(out)
+    while view:
+        view = view[os.write(1, view):]
 
 
 def _fitting(items: list[dict[str, Any]], cap: int) -> list[dict[str, Any]]:

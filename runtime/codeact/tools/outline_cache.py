@@ -50,6 +50,17 @@ class OutlineCache:
         key = hashlib.sha256(f"{root}\0{sys.version_info[:2]}".encode()).hexdigest()[:24]
         return cls(folder / f"{key}.json")
 
+    def fresh(self, file: Path, rel: str) -> bool:
+        """Whether the items kept for ``file`` are still its own."""
+        entry = self.entries.get(rel)
+        if entry is None:
+            return False
+        try:
+            info = os.lstat(file)
+        except OSError:
+            return False
+        return bool(entry[0] == info.st_size and entry[1] == info.st_mtime_ns)
+
     def items(self, file: Path, rel: str, parse: Callable[[Path, str], list[dict[str, Any]]]
               ) -> list[dict[str, Any]]:
         """The items ``parse`` gives for ``file`` (reported as ``rel``): kept ones while its size and time are the
@@ -66,6 +77,13 @@ class OutlineCache:
             self.entries[rel] = [info.st_size, info.st_mtime_ns, found]
             self.changed = True
         return found
+
+    def keep_only(self, rels: set[str]) -> None:
+        """Forget the files not in ``rels`` (an outline of the whole workspace saw every file there is)."""
+        gone = [rel for rel in self.entries if rel not in rels]
+        for rel in gone:
+            del self.entries[rel]
+        self.changed = self.changed or bool(gone)
 
     def save(self) -> None:
         """Write the cache back if it changed: a whole new file in the cache's 0700 folder, then renamed over."""

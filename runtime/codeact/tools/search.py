@@ -396,6 +396,9 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
             return Answer([], 0)
         shown = prefix.rstrip("/")
         if not python and not regex_worker.interruptible():
+            by_rg = _rg_one_file(base, shown, regex, ignore_case, max_results, budget, deadline)
+            if by_rg is not None:
+                return by_rg
             return regex_worker.in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
         one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
         with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
@@ -427,6 +430,48 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
     hits, _ = search.found.result()
     total = search.found.seen if search.total is None else search.total
     return Answer([(lead + rel, n, t) for rel, n, t in hits], max(total, len(hits)), search.total_exact)
+
+
+def _rg_one_file(file: Path, shown: str, regex: re.Pattern[str], ignore_case: bool, max_results: int, budget: int,
+                 deadline: Deadline) -> Answer | None:
+    """One file searched by ripgrep (off the main thread, where Python's ``re`` could not be stopped), read as the
+    directory search reads it; ``None`` when Python must answer. A binary file is told apart first, here, as the
+    Python search tells it (ripgrep searches an explicitly named binary file)."""
+    if _binary_file(file):
+        raise ToolError(f"{shown} is a binary file; grep searches text files")
+    rg = rg_binary()
+    if rg is None or not _rg_can_run(regex.pattern):
+        return None
+    extra = 36 + len(shown) - len(file.name)
+    search = _Search(regex, Glob("**"), None, None, FirstItems(max_results, budget,
+                                                               lambda hit: len(hit[0]) + len(hit[2]) + extra),
+                     extra, deadline)
+    cmd = [rg, "--no-config", "--no-messages", *(["--ignore-case"] if ignore_case else []), "--no-heading",
+           "--with-filename", "--line-number", "--null", "--color", "never", "--max-columns", str(LONG_COLUMNS),
+           "--regexp", regex.pattern, "--", file.name]
+    try:
+        if not search._lines(cmd, file.parent, 1 << 62):
+            return None
+    except _Unknown:
+        return None
+    hits, _ = search.found.result()
+    return Answer([(shown, n, t) for _, n, t in hits], max(search.found.seen, len(hits)))
+
+
+def _binary_file(file: Path) -> bool:
+    """Whether ``file`` holds a NUL byte and is not UTF-16 (with a BOM): what :class:`TextReader` calls binary."""
+    try:
+        with open(file, "rb") as handle:
+            chunk = handle.read(1 << 20)
+            if chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
+                return False
+            while chunk:
+                if b"\0" in chunk:
+                    return True
+                chunk = handle.read(1 << 20)
+    except OSError:
+        return False
+    return False
 
 
 def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
