@@ -100,13 +100,20 @@ def test_denied_mcp_schemas_stay_out_and_codeact_still_calls_the_server(
 @pytest.mark.e2e
 def test_without_the_setting_the_cli_sends_the_schemas(
         project: Path, run_copilot: Callable[..., CopilotRun]) -> None:
-    """The control: `--enable-mcp-server`-free, the same repo with the setting removed offers the MCP tools, so the
-    test above can fail."""
+    """The control: the same repository without the file offers the MCP tools, so the test above can fail.
+
+    Up to three sessions: on a loaded machine the CLI 1.0.102 now and then fails its handshake with a server built on
+    the Python SDK 2.x (its log: "connection is serving the 2026-07-28 protocol; the initialize handshake is not
+    accepted"), and that session lists none of the server's tools."""
     settings = project / SETTINGS
     saved = settings.read_text()
     settings.unlink()
+    offered: list[list[str]] = []
     try:
-        run = run_copilot(project, "hi", [text("done")])
+        for _ in range(3):
+            offered.append(mcp_tools(run_copilot(project, "hi", [text("done")]).requests[0].tool_names))
+            if offered[-1]:
+                break
     finally:
         settings.write_text(saved)
-    assert mcp_tools(run.requests[0].tool_names), run.requests[0].tool_names
+    assert offered[-1], offered
