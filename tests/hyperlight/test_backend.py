@@ -75,7 +75,6 @@ CONFORMANCE = {
     "values": '{"tuple": (1, 2), "none": None, "nested": [{"k": 1.5}], "text": "é😀"}\n',
     "a set shows as its repr": "{3}\n",
     "no last expression": "x = 1\n",
-    "open is refused": 'open("README.md")\n',
     "unknown key": 'd = {}\nd["k"]\n',
 }
 
@@ -108,6 +107,15 @@ def test_conformance_programs_give_the_expected_answers(run_on) -> None:
     failed = run_on("fake", CONFORMANCE["uncaught tool error keeps its line"])
     assert (failed.ok, failed.error.type, failed.error.line, failed.stdout) == (False, "FileNotFoundError", 3,
                                                                                  "start\n")
+
+
+def test_open_is_refused_loudly_where_monty_reads_the_workspace(run_on) -> None:
+    """monty serves a program's own file idioms from the workspace (backends.sandbox_os); the hyperlight guest does
+    not yet, so it refuses them loudly, naming the tools — never an empty or false answer (issue 24 rule 2)."""
+    assert run_on("monty", 'open("README.md").read()\n').ok
+    refused = run_on("fake", 'open("README.md")\n')
+    assert (refused.ok, refused.error.type) == (False, "PermissionError")
+    assert "use the tools (view, create, edit, glob, grep" in refused.error.message
 
 
 def test_positional_arguments_are_refused_with_the_runners_message(run_on) -> None:
