@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 from .. import paths
 from ..enforcement.spec import SESSION_NAME
 from ..errors import UsageError
+from ..privatedir import ensure_private_dir
 
 NAME = re.compile(SESSION_NAME)  # the same words the hooks let through
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
@@ -46,7 +47,9 @@ def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -
 
 
 def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """Keep ``values`` as session ``name``; returns a note naming what was too large to keep ("" when all fit)."""
+    """Keep ``values`` as session ``name``; returns a note naming what was too large to keep ("" when all fit).
+    The state lies in private folders (:func:`codeact.privatedir.ensure_private_dir`): a link or another user's folder
+    raises :class:`~codeact.errors.PrivateFolderError`."""
     path = state_file(workspace, name, environ)
     text = json.dumps(dict(values), ensure_ascii=False)
     note = ""
@@ -60,7 +63,8 @@ def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping
                 break
         note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
             k for k in values if k not in kept)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    ensure_private_dir(path.parent.parent, what="sessions folder", parents=True)
+    ensure_private_dir(path.parent, what="sessions folder")
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
