@@ -66,3 +66,7 @@ class ProgramError(CodeactError):
     def __init__(self, info: ErrorInfo) -> None:
         super().__init__(f"{info.type}: {info.message}")
         self.info = info
+
+
+class PrivateFolderError(CodeactError, OSError):
+    """A per-user folder that must be private (0700, this user's, not a link) is not, or cannot be made."""

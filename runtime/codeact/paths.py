@@ -64,13 +64,12 @@ def xdg_dir(kind: str, environ: Mapping[str, str] | None = None) -> Path:
 
 def user_config_dir(environ: Mapping[str, str] | None = None) -> Path:
     """codeact's config folder (the user's config.json and tools): ``$CODEACT_CONFIG_DIR``, else
-    ``$XDG_CONFIG_HOME/codeact``, else ``~/.config/codeact``."""
+    ``$XDG_CONFIG_HOME/codeact``, else ``~/.config/codeact`` (the XDG rule of :func:`xdg_dir`: a relative
+    ``$XDG_CONFIG_HOME`` is ignored)."""
     env = _env(environ)
     if env.get("CODEACT_CONFIG_DIR"):
         return Path(env["CODEACT_CONFIG_DIR"]).expanduser()
-    if env.get("XDG_CONFIG_HOME"):
-        return Path(env["XDG_CONFIG_HOME"]).expanduser() / "codeact"
-    return home(env) / ".config" / "codeact"
+    return xdg_dir("config", env) / "codeact"
 
 
 def codeact_cache_dir(environ: Mapping[str, str] | None = None) -> Path:

@@ -8,14 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import BACKENDS
-from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, EXIT_USAGE, CodeactError
+from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, UsageError
 from . import EPILOG
-
-
-class UsageErrorWithHelp(CodeactError):
-    """The program was not given exactly once, or its file cannot be read."""
-
-    exit_code = EXIT_USAGE
 
 
 # what argparse needs beyond codeact.cmdline.OPTIONS["run"] (the names and which take a value), option by option
@@ -115,12 +109,12 @@ def _workspace_root(args: argparse.Namespace) -> Path:
 def _read_program(args: argparse.Namespace) -> str:
     sources = [s for s in (args.code is not None, args.file is not None, args.stdin) if s]
     if len(sources) != 1:
-        raise UsageErrorWithHelp("give the program once: --code CODE, --file PATH, or - to read stdin")
+        raise UsageError("give the program once: --code CODE, --file PATH, or - to read stdin")
     if args.code is not None:
         return str(args.code)
     if args.file is not None:
         try:
             return Path(args.file).read_text(encoding="utf-8")
         except OSError as exc:
-            raise UsageErrorWithHelp(f"cannot read --file {args.file}: {exc.strerror}") from None
+            raise UsageError(f"cannot read --file {args.file}: {exc.strerror}") from None
     return str(args.stdin_text) if args.stdin_text is not None else sys.stdin.read()

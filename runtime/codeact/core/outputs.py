@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import ErrorInfo, ToolError
+from ..privatedir import ensure_private_dir
 
 MiB = 1024 * 1024
 KEEP_RUNS = 20  # runs kept per workspace
@@ -321,22 +322,12 @@ def _uid() -> str:
 def _private_folder(folder: Path) -> None:
     """Create ``folder`` (and the store folders above it) 0700; refuse a link or another user's folder."""
     base = folder.parent.parent  # codeact-<uid> (or the cache folder), then outputs, then the workspace's
-    for path in (base, folder.parent, folder):
-        if path == base and not path.name.startswith("codeact-"):
-            path.mkdir(parents=True, exist_ok=True)  # the shared cache folder: its own mode
-            continue
-        try:
-            path.mkdir(mode=0o700, parents=path == base)
-        except FileExistsError:
-            pass
-        info = os.lstat(path)
-        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-            raise OSError(f"{path} is not a folder (a link?)")
-        if hasattr(os, "getuid"):
-            if info.st_uid != os.getuid():
-                raise OSError(f"{path} belongs to another user")
-            if info.st_mode & 0o077:
-                os.chmod(path, 0o700)
+    if base.name.startswith("codeact-"):
+        ensure_private_dir(base, what="output store folder", parents=True)
+    else:
+        base.mkdir(parents=True, exist_ok=True)  # the shared cache folder: its own mode
+    for path in (folder.parent, folder):
+        ensure_private_dir(path, what="output store folder")
 
 
 # ------------------------------------------------------------------------------------------------ the run's output

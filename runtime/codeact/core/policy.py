@@ -11,14 +11,6 @@ from typing import Mapping, NamedTuple, NoReturn
 from ..errors import CodeactError, PolicyError
 from .winnames import has_stream, short_name_of, windows_name
 
-# Token shapes worth refusing in files the agent writes (CODEACT_ALLOW_SECRETS=1 lifts the check).
-SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
-    "AWS access key": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "GitHub token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{60,})\b"),
-    "OpenAI-style API key": re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{32,}\b"),
-    "private key": re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"),
-}
-
 
 # ---------------------------------------------------------------------------------------------- the protected set
 # What a program may read but never write. The rules belong to the REPOSITORY and the INSTALL, not to the workspace

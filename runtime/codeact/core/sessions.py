@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 from .. import paths
 from ..enforcement.spec import SESSION_NAME
 from ..errors import UsageError
+from ..privatedir import ensure_private_dir
 
 NAME = re.compile(SESSION_NAME)  # the same words the hooks let through
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
@@ -35,9 +36,13 @@ def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = N
 
 
 def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The globals session ``name`` kept (``{}`` for a new session or an unreadable file)."""
-    try:
-        data = json.loads(state_file(workspace, name, environ).read_text(encoding="utf-8"))
+    """The globals session ``name`` kept (``{}`` for a new session, an unreadable file or a sessions folder that
+    is not private)."""
+    path = state_file(workspace, name, environ)
+    try:  # a state another user could have written is no state of this user's (saving it says why)
+        ensure_private_dir(path.parent.parent, what="sessions folder", create=False)
+        ensure_private_dir(path.parent, what="sessions folder", create=False)
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: a file nested deeper than json.loads goes
         return {}
     # a keyword (`if`) is an identifier too, and would make the prelude a syntax error
@@ -46,7 +51,9 @@ def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -
 
 
 def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
-    """Keep ``values`` as session ``name``; returns a note naming what was too large to keep ("" when all fit)."""
+    """Keep ``values`` as session ``name``; returns a note naming what was too large to keep, or why nothing was
+    kept ("" when all was). The state lies in private folders (:func:`codeact.privatedir.ensure_private_dir`):
+    a sessions folder that is a link or another user's keeps nothing."""
     path = state_file(workspace, name, environ)
     text = json.dumps(dict(values), ensure_ascii=False)
     note = ""
@@ -60,12 +67,16 @@ def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping
                 break
         note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
             k for k in values if k not in kept)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(partial, path)
+    try:
+        ensure_private_dir(path.parent.parent, what="sessions folder", parents=True)
+        ensure_private_dir(path.parent, what="sessions folder")
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(partial, path)
+    except OSError as exc:  # the run's output stands; the note says the state is not kept
+        return f"session {name!r}: not kept: {exc}"
     return note
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
+from ..privatedir import ensure_private_dir
 
 TOKEN_FILE = "providers.token"  # "STEM.providers.token" with a stem (the server's socket name)
 STATUS_FILE = "providers.json"
@@ -40,9 +41,10 @@ def _named(name: str, stem: str) -> str:
 
 def open_state(folder: Path | str, stem: str = "") -> HubState:
     """The state in ``folder`` (made 0700 if missing): the token file's token, made on first use, and the port
-    the last status file names (0 if none). ``stem`` prefixes the file names (one folder, several servers)."""
+    the last status file names (0 if none); :class:`~codeact.errors.PrivateFolderError` when ``folder`` is a link,
+    not a folder or another user's. ``stem`` prefixes the file names (one folder, several servers)."""
     root = Path(folder)
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ensure_private_dir(root, what="provider state folder", parents=True)
     token_file = root / _named(TOKEN_FILE, stem)
     try:
         token = token_file.read_text(encoding="utf-8").strip()

@@ -33,6 +33,7 @@ from typing import Iterator
 
 from ..errors import PolicyError, ToolError
 from ..paths import xdg_dir
+from ..privatedir import ensure_private_dir
 
 TMP_SUFFIX = ".codeact-tmp"
 LEFTOVER_AGE = 300.0  # seconds: a temporary file younger than this may belong to a write still under way
@@ -55,21 +56,19 @@ def private_dir() -> Path:
     tried = []
     import tempfile  # only on a first write: not on the start-up path
 
-    for folder in (base / "codeact" / "writes", Path(tempfile.gettempdir()) / f"codeact-{uid}" / "writes"):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            info = os.lstat(folder)
-            if stat.S_ISDIR(info.st_mode) and (not hasattr(os, "geteuid") or info.st_uid == uid):
-                if stat.S_IMODE(info.st_mode) != 0o700:
-                    os.chmod(folder, 0o700)  # others may not see which files are written, nor take the locks
-                for sub in ("locks", "pending"):
-                    (folder / sub).mkdir(exist_ok=True, mode=0o700)
-                _private[str(base)] = folder
-                return folder
-        except OSError:
-            pass
-        tried.append(str(folder))
-    raise ToolError(f"cannot make a private folder for write locks (tried {', '.join(tried)}); set XDG_CACHE_HOME "
+    per_user = Path(tempfile.gettempdir()) / f"codeact-{uid}"
+    for private, folder in ((None, base / "codeact" / "writes"), (per_user, per_user / "writes")):
+        try:  # others may not see which files are written, nor take the locks
+            if private is not None:  # in the shared temporary folder: codeact-<uid> is this user's alone
+                ensure_private_dir(private, what="write-lock folder")
+            ensure_private_dir(folder, what="write-lock folder", parents=True)
+            for sub in ("locks", "pending"):
+                ensure_private_dir(folder / sub, what="write-lock folder")
+            _private[str(base)] = folder
+            return folder
+        except OSError as exc:
+            tried.append(str(exc))
+    raise ToolError(f"cannot make a private folder for write locks ({'; '.join(tried)}); set XDG_CACHE_HOME "
                     "to a folder you own")
 
 
