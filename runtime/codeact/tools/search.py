@@ -399,7 +399,7 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
             by_rg = _rg_one_file(base, shown, regex, ignore_case, max_results, budget, deadline)
             if by_rg is not None:
                 return by_rg
-            return regex_worker.in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
+            return _in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
         one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
         with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
             binary = not search_file(base, regex, 1 << 62, deadline, one.add)
@@ -419,7 +419,7 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
     done = rg is not None and parents is not None and search.ripgrep(rg, start, ignore_case, parents)
     if not done:
         if not python and not regex_worker.interruptible():
-            return regex_worker.in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
+            return _in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
         search.found = FirstItems(max_results, budget, search.found.size)
         search.total = None
         with deadline.interrupting("grep", "searching files"):  # a regex may backtrack for ever
@@ -671,8 +671,8 @@ class _Search:
             return False
         self.total = total
         if not regex_worker.interruptible():  # Python's re could backtrack for ever here: in a killable process
-            for hit in regex_worker.first_in_files(start, sorted(names), self.regex, self.found.count,
-                                                   self.found.budget, self.extra, self.deadline):
+            for hit in _first_in_files_in_worker(start, sorted(names), self.regex, self.found.count,
+                                                 self.found.budget, self.extra, self.deadline):
                 self.found.add(tuple(hit))
             return True
         self.first_in_files(start, sorted(names))
@@ -771,3 +771,44 @@ class _FileMatches:
         if self.cursor is not None:
             self.cursor.close()
             self.cursor = None
+
+
+# ------------------------------------------------------------------- Python's re in a killable process (off thread)
+def _in_worker(root: Path, base: Path, prefix: str, pattern: str, glob: str | None, ignore_case: bool,
+               max_results: int, budget: int, deadline: Deadline) -> Answer:
+    """grep's answer searched by Python in a child process (:mod:`codeact.tools.regex_worker`), killed at
+    ``deadline``."""
+    reply = regex_worker.ask(root, f"{__name__}:worker_search", {
+        "root": str(root), "base": str(base), "prefix": prefix, "pattern": pattern, "glob": glob,
+        "ignore_case": ignore_case, "max_results": max_results, "budget": budget}, deadline)
+    return Answer([(p, n, t) for p, n, t in reply["hits"]], reply["total"], reply["exact"])
+
+
+def _first_in_files_in_worker(start: Path, names: list[str], regex: "re.Pattern[str]", count: int, budget: int,
+                              extra: int, deadline: Deadline) -> list[list[Any]]:
+    """The first matches, ``[rel, line, text]``, of the files ``names`` (below ``start``, sorted), searched one by
+    one by Python in a child process killed at ``deadline``: grep's re-run when far more lines match than can be
+    returned."""
+    reply = regex_worker.ask(start, f"{__name__}:worker_first_in_files", {
+        "start": str(start), "names": names, "pattern": regex.pattern, "flags": regex.flags, "count": count,
+        "budget": budget, "extra": extra}, deadline)
+    hits: list[list[Any]] = reply["hits"]
+    return hits
+
+
+def worker_search(request: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """The regex worker's side of :func:`_in_worker`."""
+    answer = search_answer(Path(request["root"]), Path(request["base"]), request["prefix"], request["pattern"],
+                           request["glob"], request["ignore_case"], request["max_results"], request["budget"],
+                           deadline, python=True)
+    return {"hits": answer.hits, "total": answer.total, "exact": answer.exact}
+
+
+def worker_first_in_files(request: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """The regex worker's side of :func:`_first_in_files_in_worker`."""
+    extra = request["extra"]
+    found = FirstItems(request["count"], request["budget"], lambda hit: len(hit[0]) + len(hit[2]) + extra)
+    search = _Search(re.compile(request["pattern"], request["flags"]), Glob("**"), None, None, found, extra, deadline)
+    search.first_in_files(Path(request["start"]), request["names"])
+    hits, _ = search.found.result()
+    return {"hits": hits}
