@@ -33,6 +33,7 @@ import os
 import sys
 
 from . import cmdline
+from .privatedir import ensure_private_dir
 from .rundir import server_folder
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
@@ -56,22 +57,10 @@ class Refused(Unreachable):
 def private_folder(folder: str, *, create: bool = True) -> str:
     """``folder``, made if missing, checked to be a real folder of this user that no one else may enter; raises
     :class:`Unreachable` with the reason otherwise (another user's folder, a link, group or world access)."""
-    if create:
-        try:
-            os.mkdir(folder, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise Unreachable(f"cannot create the server folder {folder}: {exc.strerror}") from None
     try:
-        st = os.lstat(folder)
+        ensure_private_dir(folder, what="server folder", create=create, tighten=False)
     except OSError as exc:
-        raise Unreachable(f"no server folder {folder}: {exc.strerror}") from None
-    import stat
-
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise Unreachable(f"the server folder {folder} is not a private folder of this user (owner, mode "
-                          f"{st.st_mode & 0o777:o}); remove it")
+        raise Unreachable(str(exc)) from None
     return folder
 
 
