@@ -200,11 +200,12 @@ def test_an_unknown_server_in_mcp_call_says_what_to_do(workspace, tmp_path: Path
 
 # 6. Expansion ---------------------------------------------------------------------------------------------------
 def test_expansion_starts_the_servers_the_cli_starts(workspace, tmp_path: Path, http_url: str) -> None:
-    """``$VAR``/``${VAR}`` in command and url, ``~`` in cwd (reported as "command not found" before)."""
+    """``$VAR``/``${VAR}`` in command and url, ``~`` in cwd (reported as "command not found" before). In the url
+    only where the url as written is still valid (the CLI checks it before expanding: a variable port is not)."""
     port = http_url.rsplit(":", 1)[1].split("/", 1)[0]
     root = workspace({"home": {"command": "${TEST_PY}", "args": [DEMO], "cwd": "~"},
-                      "web": {"type": "http", "url": "http://127.0.0.1:$DEMO_PORT/mcp"}})
-    env = environ(tmp_path, TEST_PY=PY, DEMO_PORT=port)
+                      "web": {"type": "http", "url": f"http://${{DEMO_HOST}}:{port}/mcp"}})
+    env = environ(tmp_path, TEST_PY=PY, DEMO_HOST="127.0.0.1")
     report = discover(root, environ=env)
     assert {n: o.status for n, o in report.outcomes.items()} == {"home": "ok", "web": "ok"}, report.outcomes
     assert ok(run('[home.cwd(), web.add(a=1)]', workspace=root, settings=SETTINGS, environ=env)) == [env["HOME"], 2]
@@ -303,3 +304,35 @@ def test_a_failed_servers_stderr_is_shown_but_never_committed(workspace, tmp_pat
 
 if sys.platform == "win32":  # pragma: no cover
     pytestmark = pytest.mark.skip("stdio test servers are started with POSIX paths")
+
+
+def test_a_run_that_starts_a_server_notes_its_unset_variables(workspace, tmp_path: Path) -> None:
+    """Issue 28.4: an undefined ${VAR} is said where the model reads it, in the run that starts the server."""
+    root = workspace({"raw": {"command": PY, "args": [RAW, "${CODEACT_TEST_UNSET}"],
+                              "env": {"RAW_SCHEMA": '{"type": "object"}'}}})
+    env = environ(tmp_path)
+    assert discover(root, environ=env).outcomes["raw"].status == "ok"
+    result = run("raw.thing()", workspace=root, settings=SETTINGS, environ=env)
+    assert ok(result) == "{}"
+    assert result.notes == ["raw: .mcp.json: mcpServers.raw.args[1]: $CODEACT_TEST_UNSET is not set; left as "
+                            "written (the CLI does the same)"], result.notes
+    assert run("1", workspace=root, settings=SETTINGS, environ=env).notes == []  # no server started: no note
+
+
+def test_an_optional_parameter_shown_as_none_takes_none(workspace, tmp_path: Path) -> None:
+    """Issue 28.4: `label: str = None` was shown, but None went to the server as null (a real server refuses it
+    against "type": "string"); now the signature says `str | None = None` and None leaves the argument out."""
+    from codeact.core.stubs import signature
+    from codeact.mcp.bindings import as_tool
+    from codeact.mcp.exposure import build_catalog
+    from codeact.mcp.lock import read_lock
+
+    root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_TOOL_COUNT": "2",
+                                                                       "RAW_SCHEMA": '{"type": "object"}'}}})
+    env = environ(tmp_path)
+    discover(root, environ=env)
+    assert ok(run("raw.tool_0001(n=1, label=None)", workspace=root, settings=SETTINGS, environ=env)) == '{"n": 1}'
+    assert ok(run('raw.tool_0001(n=1, label="x")', workspace=root, settings=SETTINGS, environ=env)) == \
+        '{"n": 1, "label": "x"}'
+    exposed = next(t for t in build_catalog(read_lock(root)).tools if t.name == "raw.tool_0001")
+    assert signature(as_tool(exposed, lambda **_k: None)) == "raw.tool_0001(n: int, label: str | None = None) -> Any"

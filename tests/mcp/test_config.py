@@ -191,3 +191,44 @@ def test_exclusions_from_settings(tmp_path: Path) -> None:
     write(tmp_path / ".codeact/settings.json", {"mcp_exclude": "a"})
     with pytest.raises(ConfigError, match="mcp_exclude must be a list"):
         read_exclusions(tmp_path)
+
+
+def test_a_relative_cwd_of_a_user_server_resolves_against_the_repository(tmp_path: Path) -> None:
+    """Issue 28.4: as the CLI, `"cwd": "sub"` in $COPILOT_HOME/mcp-config.json is <repo>/sub, not ~/sub."""
+    home = tmp_path / "home"
+    repo = tmp_path / "repo"
+    write(home / ".copilot" / "mcp-config.json", {"mcpServers": {"mine": {"command": "srv", "cwd": "sub"},
+                                                                 "tilde": {"command": "srv", "cwd": "~/x"}}})
+    servers = load_servers(repo, {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot")}).servers
+    assert servers["mine"].cwd == str(repo / "sub") and servers["tilde"].cwd == str(home / "x")
+
+
+# What Copilot CLI 1.0.102 did with these urls (`copilot mcp list --json`, FULL, HOST and PORT set): it checks the
+# url as written, before expansion, and skips an invalid one ('Skipping invalid MCP server "b": url: Invalid url').
+CLI_URLS = {"https://${HOST}/mcp": True, "http://127.0.0.1:${PORT}/mcp": False, "${FULL}": False,
+            "${FULL}/x": False, "not a url": False, "http://127.0.0.1:9/${FOO}/mcp": True, "${UNDEFINED_X}/mcp": False}
+
+
+@pytest.mark.parametrize("url,kept", list(CLI_URLS.items()))
+def test_a_url_with_a_variable_is_checked_as_written_as_the_cli_does(url: str, kept: bool, tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"web": {"type": "http", "url": url}}})
+    env = {"FULL": "http://127.0.0.1:9/mcp", "HOST": "localhost", "PORT": "9", "FOO": "x"}
+    loaded = load_servers(tmp_path, env)
+    assert ("web" in loaded.servers) is kept, loaded.problems
+    if not kept:
+        (problem,) = loaded.errors
+        assert problem.key == "mcpServers.web.url" and (problem.message.startswith("Invalid url (the Copilot CLI "
+                                                                                   "skips this server")
+                                                        or "$" not in url), problem
+    else:
+        assert loaded.servers["web"].url == url.replace("${HOST}", "localhost").replace("${FOO}", "x")
+
+
+def test_an_unset_variable_is_carried_to_the_run_that_starts_the_server(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", {"mcpServers": {"s": {"command": "srv", "args": ["${NOPE_1}"],
+                                                        "env": {"K": "$NOPE_2"}}, "t": {"command": "srv"}}})
+    servers = load_servers(tmp_path, {}).servers
+    assert servers["s"].warnings == (
+        ".mcp.json: mcpServers.s.args[0]: $NOPE_1 is not set; left as written (the CLI does the same)",
+        ".mcp.json: mcpServers.s.env.K: $NOPE_2 is not set; left as written (the CLI does the same)")
+    assert servers["t"].warnings == ()

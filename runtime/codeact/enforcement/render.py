@@ -76,10 +76,12 @@ def _smart_quotes_utf8() -> str:
 def _installs_data() -> list[str]:
     """What every hook needs to find the other CodeAct installs and their launcher forms (installs.sh.in)."""
     lines = [f"launcher_mark={sh_quote(spec.LAUNCHER_MARK)}",
-             f"speaker_order={sh_quote(' ' + ' '.join(spec.SPEAKER_ORDER) + ' ')}"]
+             "scope_forms() { # scope_forms SCOPE SHELL: REPLY_ALL = the spec's launcher forms of SCOPE for SHELL",
+             "  case $1-$2 in"]
     for scope, forms in spec.LAUNCHERS.items():
         for shell in ("sh", "ps"):
-            lines.append(f"forms_{scope}_{shell}=(" + " ".join(sh_quote(f) for f in forms[shell]) + ")")
+            lines.append(f"    {scope}-{shell}) REPLY_ALL=(" + " ".join(sh_quote(f) for f in forms[shell]) + ") ;;")
+    lines += ["    *) REPLY_ALL=() ;;", "  esac", "}"]
     return lines
 
 
@@ -200,6 +202,7 @@ def render_event_data(event: str) -> str:
              f"read_tools={sh_quote(' ' + ' '.join(spec.READ_TOOLS) + ' ')}",
              f"full_run={sh_quote('x' * spec.NUDGE_AFTER)} pointer_mark={sh_quote(spec.POINTER_MARK)}",
              *_installs_data(),
+             f"speaker_order={sh_quote(' ' + ' '.join(spec.SPEAKER_ORDER) + ' ')}",
              "case $scope in"]
     for scope, forms in spec.LAUNCHERS.items():
         lines.append(f"  {scope}) sh_launchers=(" + " ".join(sh_quote(f) for f in forms["sh"]) + ") ;;")

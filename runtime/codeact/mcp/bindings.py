@@ -30,7 +30,7 @@ def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
     if exposed.output_schema:
         doc += ["", "Output schema:", json.dumps(exposed.output_schema, indent=2, sort_keys=True, ensure_ascii=False)]
     first = (exposed.description or "").strip().splitlines()
-    return Tool(name=exposed.name, description=first[0] if first else "", parameters=dict(exposed.input_schema),
+    return Tool(name=exposed.name, description=first[0] if first else "", parameters=exposed.parameters,
                 returns=exposed.returns, call=call, source="mcp", doc="\n".join(doc),
                 original_name=exposed.real_name)
 
@@ -74,7 +74,7 @@ def mcp_caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
     server, tool, unwrap, schema = exposed.server, exposed.tool, exposed.unwrap, exposed.output_schema
 
     def call(**kwargs: Any) -> Any:
-        return pool.call(server, tool, kwargs, unwrap=unwrap, output_schema=schema)
+        return pool.call(server, tool, exposed.arguments(kwargs), unwrap=unwrap, output_schema=schema)
 
     return call
 

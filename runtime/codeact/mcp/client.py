@@ -549,6 +549,7 @@ class SessionPool:
         not list the server's tools to learn it."""
         self._state.ensure_loop()
         config = self._resolve(server)
+        self._say_warnings(config)
         # the server's own timeout, but never longer than the run's (the pool's call_timeout: the time left in it)
         run_left = self._run_limit()
         limit = timeout or min((t for t in (config.call_timeout, run_left) if t), default=None)
@@ -562,9 +563,22 @@ class SessionPool:
         """Read resource ``uri`` of ``server`` (what a ``resource_link`` item points at) as plain data."""
         self._state.ensure_loop()
         config = self._resolve(server)
+        self._say_warnings(config)
         run_left = self._run_limit()
         limit = min((t for t in (config.call_timeout, run_left) if t), default=None)
         return self._state.submit(self._state.read_resource(config, uri, limit, self._failed, self._used, run_left))
+
+    def _say_warnings(self, config: ServerConfig) -> None:
+        """In the run that starts ``config``'s server, a note for each variable of its entry that is not set."""
+        if not config.warnings:
+            return
+        conn = self._state.connections.get(config.name)
+        if conn is not None and conn.dead is None and conn.config.config_hash() == config.config_hash():
+            return  # started by an earlier run (the warm server's shared sessions)
+        from ..core import notices
+
+        for text in config.warnings:
+            notices.note(config.name, text)
 
     def _run_limit(self) -> float | None:
         """The run's limit on one call: ``call_timeout``, or what it returns when it is a function (the time left in

@@ -21,7 +21,10 @@ Expansion, as the CLI does it (seen on 1.0.102 by starting real servers): ``$VAR
 ``${VAR:-default}`` are replaced in ``command``, ``args``, ``env``, ``headers``, ``url`` and ``cwd``; an undefined
 variable without a default is left as written (with a warning). ``~`` is expanded in ``cwd`` only (``~`` and
 ``~/...``): the CLI starts ``"command": "~/bin/x"`` literally (it fails) and passes ``"~/x"`` in ``args`` unchanged.
-A relative ``cwd`` is relative to the workspace (a user server's, to the home folder).
+A relative ``cwd`` is relative to the workspace, a user server's too (``$COPILOT_HOME/mcp-config.json``). The CLI
+checks ``url`` as written, before expansion: one that is not a valid URL then (``"${URL}"``,
+``"http://127.0.0.1:${PORT}/mcp"``) skips the server with "Invalid url"; ``"https://${HOST}/mcp"`` is valid.
+An undefined variable is also said, as a note (codeact.core.notices), in each run that starts the server.
 
 Nothing here imports the ``mcp`` SDK.
 """
@@ -80,6 +83,8 @@ class ServerConfig:
     timeout: float | None = None  # seconds, as configured (``"timeout"`` is milliseconds); None: not set. It
     # bounds each call (call_timeout), never start-up (START_TIMEOUT)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)  # the entry as written
+    # what a run that starts the server says as a note: the variables left as written (undefined)
+    warnings: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     def config_hash(self) -> str:
         """A fingerprint of how to reach the server, stable across machines and free of secrets.
@@ -237,10 +242,14 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
             return {}
         return value
 
+    unset: list[str] = []
+
     def expand(text: str, field_name: str) -> str:
-        return expand_vars(text, env, lambda var: problems.append(ConfigProblem(
-            shown, f"{key}.{field_name}", f"${var} is not set; left as written (the CLI does the same)",
-            "warning")))
+        def missing(var: str) -> None:
+            message = f"${var} is not set; left as written (the CLI does the same)"
+            problems.append(ConfigProblem(shown, f"{key}.{field_name}", message, "warning"))
+            unset.append(f"{shown}: {key}.{field_name}: {message}")
+        return expand_vars(text, env, missing)
 
     command, cwd, url = entry.get("command"), entry.get("cwd"), entry.get("url")
     args, raw_env, raw_headers = strings("args"), mapping("env"), mapping("headers")
@@ -251,7 +260,11 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         if url is not None:
             bad("url", f"\"url\" is for http/sse servers; this one is {kind}")
     else:
-        if not isinstance(url, str) or not re.match(r"^https?://", url):
+        if isinstance(url, str) and "$" in url and not _valid_url(url):
+            bad("url", "Invalid url (the Copilot CLI skips this server: it checks the url as written, before "
+                       "${VAR} is expanded; put the variable in a part of the url where it is valid, or write it "
+                       "out)")
+        elif not isinstance(url, str) or not re.match(r"^https?://", url):
             bad("url", f"a {kind} server needs an http(s) \"url\"")
         if command is not None:
             bad("command", f"\"command\" is for local servers; this one is {kind}")
@@ -270,9 +283,9 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         user_home = str(home(env))
         if expanded_cwd == "~" or expanded_cwd.startswith("~/"):
             expanded_cwd = user_home + expanded_cwd[1:]
-        if not os.path.isabs(expanded_cwd):
-            expanded_cwd = str((root if scope == "workspace" else Path(user_home)) / expanded_cwd)
-    return ServerConfig(
+        if not os.path.isabs(expanded_cwd):  # as the CLI: against the repository, for a user server too
+            expanded_cwd = str(root / expanded_cwd)
+    server = ServerConfig(
         name=name,
         transport=transport,
         source=shown,
@@ -287,6 +300,23 @@ def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: 
         timeout=float(timeout) / 1000 if timeout is not None else None,
         raw=entry,
     )
+    object.__setattr__(server, "warnings", tuple(unset))  # every field is expanded by now
+    return server
+
+
+def _valid_url(url: str) -> bool:
+    """Whether ``url`` parses as a URL as written (what the CLI checks before expanding ``${VAR}``): a scheme, and
+    for http(s) a host and a numeric port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", parts.scheme or ""):
+        return False
+    return parts.scheme.lower() not in ("http", "https") or bool(parts.hostname)
 
 
 def expand_vars(text: str, env: Mapping[str, str], missing: Callable[[str], None] | None = None) -> str:

@@ -54,6 +54,45 @@ class ExposedTool:
     def real_name(self) -> str:
         return f"{self.server}.{self.tool}"
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The input schema as the sandbox offers it: an optional parameter whose schema refuses ``null`` also
+        takes ``None`` (shown ``head: float | None = None``), which means "not given" (:meth:`arguments`)."""
+        props = self.input_schema.get("properties")
+        omit = self.omit_if_none
+        if not omit or not isinstance(props, dict):
+            return dict(self.input_schema)
+        # a parameter with a default keeps its signature (``limit: int = 10``); one without is shown ``= None``
+        widened = {n: ({"anyOf": [p, {"type": "null"}]} if n in omit and "default" not in p else p)
+                   for n, p in props.items()}
+        return {**self.input_schema, "properties": widened}
+
+    @property
+    def omit_if_none(self) -> frozenset[str]:
+        """Optional parameters whose schema refuses ``null``: ``None`` for one of them is left out of the call."""
+        props = self.input_schema.get("properties")
+        if not isinstance(props, dict):
+            return frozenset()
+        required = set(self.input_schema.get("required") or [])
+        return frozenset(n for n, p in props.items() if n not in required and not _accepts_null(p))
+
+    def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The call's arguments as the server takes them: ``None`` for an optional parameter means it is left out
+        (a server checks ``"head": null`` against ``number`` and refuses it)."""
+        omit = self.omit_if_none
+        return {k: v for k, v in kwargs.items() if not (v is None and k in omit)}
+
+
+def _accepts_null(schema: Any) -> bool:
+    if not isinstance(schema, dict) or not schema:
+        return True  # anything goes
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind) or schema.get("nullable") is True:
+        return True
+    if None in (schema.get("enum") or [0]) or ("const" in schema and schema["const"] is None):
+        return True
+    return any(_accepts_null(s) for key in ("anyOf", "oneOf") for s in schema.get(key) or [])
+
 
 @dataclass
 class Catalog:
