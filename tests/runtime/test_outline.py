@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import shutil
 import json
 import os
 import sys
@@ -174,12 +175,14 @@ def test_outline_is_a_default_builtin():
 
 
 @pytest.mark.parametrize("module_name", ["jinja2.utils", "jinja2.lexer", "copier._main"])
-def test_outline_agrees_with_python_on_a_real_library(module_name, make_ctx):
+def test_outline_agrees_with_python_on_a_real_library(module_name, make_ctx, tmp_path):
     """Every function, class and method Python reports for a module of an installed library is in the outline
-    with its __qualname__, its docstring's first line and the line its code object starts at."""
+    with its __qualname__, its docstring's first line and the line its code object starts at. (A copy: the venv
+    the runtime runs in is a host folder, never a workspace.)"""
     module = importlib.import_module(module_name)
     source = Path(inspect.getsourcefile(module)).resolve()
-    items = outline(make_ctx(source.parent, limits=Limits()), path=source.name)
+    shutil.copy2(source, tmp_path / source.name)
+    items = outline(make_ctx(tmp_path, limits=Limits()), path=source.name)
     by_qualname = {i["qualname"]: i for i in items if i["kind"] != "import"}
     checked = 0
     for obj in _defined_in(module):
