@@ -153,24 +153,32 @@ def connect(path: str, timeout: float | None = None) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise Unreachable(f"the server does not answer ({exc.strerror or exc})") from None
-    if not _peer_is_this_user(sock):  # the name may have changed between lstat and connect: the peer decides
+    if not peer_is_this_user(sock):  # the name may have changed between lstat and connect: the peer decides
         sock.close()
         raise Refused(f"the process listening on {path} does not run as this user; refusing it")
     sock.settimeout(None)
     return sock
 
 
-def _peer_is_this_user(sock: socket.socket) -> bool:
-    """Whether the connected peer runs as this user (``SO_PEERCRED``; where it is missing, the lstat check and the
-    0700 folder are the guard). The request carries this process's whole environment, tokens included."""
+def peer_ids(sock: socket.socket) -> "tuple[int, int] | None":
+    """``(pid, uid)`` of the process at the other end of a connected Unix socket (``SO_PEERCRED``: struct ucred,
+    three 32-bit ints); ``None`` where the platform has no such option. Raises OSError when the kernel refuses."""
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
-        return True
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, 12)
+    return int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
+
+
+def peer_is_this_user(sock: socket.socket) -> bool:
+    """Whether the connected peer runs as this user (where ``SO_PEERCRED`` is missing, the lstat check and the 0700
+    folder are the guard). Both ends check it: a request carries the client's whole environment, tokens included,
+    and a server runs what it is sent."""
     try:
-        creds = sock.getsockopt(socket.SOL_SOCKET, option, 12)  # struct ucred: pid, uid, gid (32-bit each)
+        ids = peer_ids(sock)
     except OSError:
         return False
-    return int.from_bytes(creds[4:8], sys.byteorder) == os.getuid()
+    return ids is None or ids[1] == os.getuid()
 
 
 def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":
@@ -336,13 +344,11 @@ def _follow(sock: socket.socket, until: "float | None" = None) -> int:
 
 def peer_pid(sock: socket.socket) -> int:
     """The process id of the connected server (``SO_PEERCRED``), 0 where it is unknown."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return 0
     try:
-        return int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, option, 12)[0:4], sys.byteorder)
+        ids = peer_ids(sock)
     except OSError:
         return 0
+    return ids[0] if ids else 0
 
 
 def kill_server(sock: socket.socket) -> int:
@@ -413,6 +419,6 @@ def main(argv: "list[str] | None" = None) -> int:
     return _in_process(args, program)
 
 
-__all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "hand_over", "kill_server", "main", "peer_pid",
-           "private_folder", "receive", "request", "send", "server_folder", "socket_path", "start_server", "use_server",
-           "workspace_of"]
+__all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "hand_over", "kill_server", "main", "peer_ids",
+           "peer_is_this_user", "peer_pid", "private_folder", "receive", "request", "send", "server_folder",
+           "socket_path", "start_server", "use_server", "workspace_of"]

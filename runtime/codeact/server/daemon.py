@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import socket
-import struct
 import sys
 import threading
 import time
@@ -149,7 +148,7 @@ class Server:
     # ---- one connection -------------------------------------------------------------------------------------
     def _handle(self, conn: socket.socket) -> None:
         try:
-            if not _same_user(conn):
+            if not client.peer_is_this_user(conn):
                 client.send(conn, {"refused": "the server serves only its own user"})
                 return
             message = client.receive(conn)
@@ -292,16 +291,6 @@ class _Run:
             self.over = True
             for frame in frames:
                 client.send(self.conn, frame)
-
-
-def _same_user(conn: socket.socket) -> bool:
-    """Whether the peer runs as this user (``SO_PEERCRED``; where it is missing, the 0700 folder is the guard)."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return bool(uid == os.getuid())
 
 
 def _iso(stamp: float) -> str:
