@@ -105,6 +105,11 @@ def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
     return str(_submodule("lifecycle.refresh").mcp_section(lock, launcher, exclude or ()))
 
 
+def limits() -> dict[str, str]:
+    """The runtime's default limits as the stamped instructions write them (``core.limits.Limits.described``)."""
+    return dict(_submodule("core.limits").Limits().described())
+
+
 def runtime_version() -> str:
     return str(load_runtime().__version__)
 
@@ -281,6 +286,7 @@ class CodeactExtension(Extension):
             tool_docs=tool_docs,
             risky_tools=risky_tools,
             runtime_version=runtime_version,
+            limits=limits(),
             mcp_servers_found=mcp_servers_found,
             cli_settings=cli_settings,
             mcp_section=mcp_section,

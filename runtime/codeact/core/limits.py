@@ -52,6 +52,18 @@ class Limits(_LimitValues):
                     raise UsageError(f"limit {name!r} must be a number, got {raw!r}") from None
         return Limits(**{**self._asdict(), **converted})
 
+    def described(self) -> dict[str, str]:
+        """Each limit as the docs and the stamped instructions write it: ``{"timeout": "30 s", "memory": "256 MiB",
+        "tool_calls": "10,000", "output": "16 KiB", ...}`` (the template renders these, never its own figures)."""
+        def size(n: int) -> str:
+            for unit, scale in (("MiB", MiB), ("KiB", 1024)):
+                if n >= scale and n % scale == 0:
+                    return f"{n // scale:,} {unit}"
+            return f"{n:,} bytes"
+
+        return {"timeout": f"{self.timeout:g} s", "memory": size(self.memory), "recursion": f"{self.recursion:,}",
+                "tool_calls": f"{self.tool_calls:,}", "output": size(self.output), "tool_result": size(self.tool_result)}
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
         """Defaults overridden by ``CODEACT_TIMEOUT``, ``CODEACT_MEMORY``, ... from the environment."""
