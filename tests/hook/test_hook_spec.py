@@ -61,3 +61,30 @@ def test_the_stamped_hooks_total_at_most_720_lines(stamped: Callable[..., Path])
     total = sum(len((repo / ".codeact/hooks" / name).read_text().splitlines())
                 for name in ("pre-tool-use.sh", "pre-tool-use.ps1"))
     assert total <= 720, total
+
+
+def test_render_writes_into_the_template_repository_from_any_folder(tmp_path):
+    """`python -m codeact.enforcement.render --check` run from outside the repository (or in runtime/, as
+    docs/enforcement.md says) checks this template's hooks, not the folder it runs in."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runtime = Path(__file__).resolve().parents[2] / "runtime"
+    for cwd in (runtime, tmp_path):
+        done = subprocess.run([sys.executable, "-m", "codeact.enforcement.render", "--check"], cwd=cwd,
+                              env={"PYTHONPATH": str(runtime), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                              text=True)
+        assert done.returncode == 0, (cwd, done.stderr)
+
+
+def test_enforcement_doc_names_every_read_tool_and_run_option():
+    from pathlib import Path
+
+    from codeact.enforcement import spec
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "enforcement.md").read_text(encoding="utf-8")
+    missing = [t for t in spec.READ_TOOLS if t not in doc]
+    missing += [o for o in ("--json", "--timeout N", "--backend", "--workspace DIR", "--file PATH", "--session NAME")
+                if o not in doc]
+    assert missing == []

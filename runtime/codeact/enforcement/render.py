@@ -254,9 +254,17 @@ def outputs() -> dict[Path, str]:
     return {SH_FILE: render_sh(), PS_FILE: render_ps(), **events}
 
 
+def template_root() -> Path:
+    """The template repository this runtime belongs to (the folder above ``runtime/`` holding ``copier.yml``), so
+    that ``--write`` works from wherever it is run; ``.`` for a stamped runtime."""
+    root = Path(__file__).resolve().parents[3]
+    return root if (root / "copier.yml").is_file() else Path(".")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codeact.enforcement.render", description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=".", help="the template repository (default: here)")
+    parser.add_argument("--root", default=str(template_root()),
+                        help="the template repository (default: the one holding this runtime, else here)")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="write the hook templates")
     mode.add_argument("--check", action="store_true", help="exit 1 if a hook template differs from the spec")
