@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
+from codeact.core.policy import Workspace
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
 from codeact.tools.base import ToolContext
@@ -156,3 +157,24 @@ def test_reading_a_line_of_a_file_larger_than_the_memory_limit(launcher: Launche
     # CPython reads one line; a refusal is fine if it says why and names a tool (view with view_range, grep)
     assert (done.returncode == 0 and "'first line\\n'" in done.stdout) or (
         "request frame" not in done.stderr and ("view" in done.stderr or "grep" in done.stderr)), done.stderr
+
+
+# ------------------------------------------------------------------------------------- names as macOS reads them
+@pytest.mark.parametrize("target", [".git\u200c/config", ".github\ufeff/hooks/x.json", ".Git\u200d\u206a/hooks/x",
+                                    ".mcp.json\u200e", ".codeact\u202a/bin/codeact",
+                                    ".github/agents\u200f/x.agent.md"])
+def test_names_hfs_plus_reads_as_protected_ones_are_refused(fixture_workspace: Path, target: str) -> None:
+    """HFS+ ignores zero-width joiners, direction marks and U+FEFF in names (git's core.protectHFS guards its
+    checkout against `.git\\u200c`): the write rules compared the bytes only."""
+    with pytest.raises(PolicyError):
+        Workspace.at(fixture_workspace).resolve_for_write(target)
+
+
+def test_a_git_directory_spelt_with_ignored_code_points_is_refused(fixture_workspace: Path) -> None:
+    ws = Workspace.at(fixture_workspace)
+    for part in ("g/objects/x", "g/refs/x"):
+        ws.resolve_for_write(part).parent.mkdir(parents=True, exist_ok=True)
+    (fixture_workspace / "g/\u200cHEAD").write_text("ref: refs/heads/main\n")  # already there: HEAD on HFS+
+    with pytest.raises(PolicyError, match="a git directory"):
+        ws.resolve_for_write("g/config")
+    ws.resolve_for_write("src/\u200cnotes.md")  # an ordinary name with such a code point stays writable
