@@ -178,3 +178,13 @@ def test_a_git_directory_spelt_with_ignored_code_points_is_refused(fixture_works
     with pytest.raises(PolicyError, match="a git directory"):
         ws.resolve_for_write("g/config")
     ws.resolve_for_write("src/\u200cnotes.md")  # an ordinary name with such a code point stays writable
+
+
+@pytest.mark.parametrize("target", [".github/hook\u017f/x.json", ".github/agent\u017f/x.agent.md", ".mcp.j\u017fon",
+                                    ".github/copilot/\u017fettings.json", ".claude/\u017fettings.json",
+                                    ".vscode/mcp.j\u017fon", "plugin\u017f/codeact/x"])
+def test_names_a_unicode_case_fold_makes_protected_are_refused(fixture_workspace: Path, target: str) -> None:
+    """`ſ` (U+017F) upper-cases to `S`: NTFS's upcase table and APFS's folding open `hookſ` as `hooks`, which
+    str.lower() leaves as it is."""
+    with pytest.raises(PolicyError):
+        Workspace.at(fixture_workspace).resolve_for_write(target)

@@ -24,11 +24,14 @@ _HFS_IGNORED = dict.fromkeys((0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x2
 
 
 def windows_name(part: str) -> str:
-    """``part`` case-folded, as NTFS opens it: a data stream cut off, trailing dots and spaces stripped (and the
-    code points HFS+ ignores dropped)."""
+    """``part`` case-folded (Unicode's folding), as NTFS opens it: a data stream cut off, trailing dots and spaces
+    stripped (and the code points HFS+ ignores dropped)."""
     name = part.split(":", 1)[0]
     if not name.isascii():
-        name = name.translate(_HFS_IGNORED)
+        # case-insensitive disks fold as Unicode does, not only ASCII: `hookſ` (U+017F, long s) is `hooks` on NTFS
+        # (its upcase table) and APFS
+        stripped = name.translate(_HFS_IGNORED).rstrip(". ")
+        return (stripped or name).casefold()
     stripped = name.rstrip(". ")
     return (stripped or name).lower()  # "." and ".." stay what they are
 
