@@ -109,8 +109,9 @@ def launcher(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Any:
                            text=True, timeout=600)
     assert setup.returncode == 0, setup.stderr
     yield made
-    subprocess.run([str(root / ".codeact/bin/codeact"), "server", "stop"], cwd=root, env=env, capture_output=True,
-                   timeout=60)
+    if (root / ".codeact/bin/codeact").exists():  # an uninstall test removes it
+        subprocess.run([str(root / ".codeact/bin/codeact"), "server", "stop"], cwd=root, env=env,
+                       capture_output=True, timeout=60)
     shutil.rmtree(run_dir, ignore_errors=True)
 
 
@@ -188,3 +189,30 @@ def test_names_a_unicode_case_fold_makes_protected_are_refused(fixture_workspace
     str.lower() leaves as it is."""
     with pytest.raises(PolicyError):
         Workspace.at(fixture_workspace).resolve_for_write(target)
+
+
+# ------------------------------------------------------------------------------------------------ uninstall
+def test_uninstall_does_not_follow_a_link_in_the_folders_above_an_owned_entry(launcher: Launcher) -> None:
+    """A pull request that turns `.github/skills` into a link to `../docs/skills` made `.github/skills/codeact/`
+    the user's `docs/skills/codeact/`, and uninstall removed it (dry run and real run alike, with no warning)."""
+    import shutil
+
+    from tests.conftest import git
+
+    root = launcher.root
+    (root / "docs/skills/codeact").mkdir(parents=True)
+    (root / "docs/skills/codeact/design.md").write_text("the user's notes\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "stamp and docs")
+    shutil.rmtree(root / ".github/skills")
+    (root / ".github/skills").symlink_to("../docs/skills", target_is_directory=True)
+    uninstall = [str(root / ".codeact/bin/codeact"), "uninstall"]
+    env = {**launcher.env, "CODEACT_SERVER": "0"}
+    dry = subprocess.run([*uninstall, "--dry-run"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert dry.returncode == 0, dry.stderr
+    assert "would remove .github/skills/codeact/" not in dry.stdout
+    assert "left alone: .github/skills/codeact/ lies behind a link" in dry.stderr, dry.stderr
+    done = subprocess.run(uninstall, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (root / "docs/skills/codeact/design.md").read_text() == "the user's notes\n"
+    assert not (root / ".codeact").exists()  # the rest of the install went
