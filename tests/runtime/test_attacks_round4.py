@@ -216,3 +216,31 @@ def test_uninstall_does_not_follow_a_link_in_the_folders_above_an_owned_entry(la
     assert done.returncode == 0, done.stderr
     assert (root / "docs/skills/codeact/design.md").read_text() == "the user's notes\n"
     assert not (root / ".codeact").exists()  # the rest of the install went
+
+
+# ------------------------------------------------------------------------------------ host modules, warm server
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the server's RSS from /proc")
+@pytest.mark.xfail(strict=True, reason="backends/host_modules.py: fnmatch's lru_cache (32,768 entries) and re's "
+                                       "cache keep every pattern a program sends in the warm server, ~18x its "
+                                       "size, run after run: its memory grows without bound")
+def test_patterns_sent_to_host_fnmatch_do_not_stay_in_the_warm_server(launcher: Launcher) -> None:
+    code = ("import fnmatch\nbase = 'a' * 20_000\n"
+            "for i in range(300):\n    fnmatch.fnmatch('x', base + '{tag}' + str(i))\nprint('done')")
+    assert launcher.run("print(1)", warm=True).returncode == 0
+    pid = launcher.server_pid()
+    assert pid is not None
+    before = _rss_kib(pid)
+    for tag in ("a", "b"):
+        done = launcher.run(code.format(tag=tag), warm=True, args=("--timeout", "120"), timeout=200)
+        assert done.returncode == 0 and "done" in done.stdout, done.stderr
+    assert launcher.server_pid() == pid
+    grown = _rss_kib(pid) - before
+    # 600 patterns of 20 KB: what a run holds may stay for the run; nothing should accumulate after it
+    assert grown < 64 * 1024, f"the warm server kept {grown // 1024} MiB after two runs"
