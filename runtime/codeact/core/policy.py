@@ -94,7 +94,8 @@ def _git_parts(folder: str) -> set[str]:
     case-sensitive disk holds as ``Head``, ``OBJECTS/``, ``Refs/`` is a repository once cloned onto macOS)."""
     try:
         return {windows_name(name) for name in os.listdir(folder)
-                if name[:4].lower() in _GITDIR_HEADS and windows_name(name) in _GITDIR_NAMES}
+                if (name[:4].lower() in _GITDIR_HEADS or not name.isascii())
+                and windows_name(name) in _GITDIR_NAMES}
     except NotADirectoryError:
         return set()
     except OSError:  # unreadable (or gone): what the exact names show

@@ -5,7 +5,8 @@ name (``.git.`` and ``.git `` are ``.git``), ``name:stream`` and ``name::$DATA``
 (``.git::$INDEX_ALLOCATION`` is the folder itself), and a name too long for 8.3 also answers to its short name
 (``GIT~1`` for ``.git``, ``GITHUB~1`` for ``.github``, or two letters and a hash such as ``GI1A2B~1``). A short name
 cannot be resolved where the file does not exist (nor anywhere on Linux), so one that may stand for a protected
-name is refused instead. The rules cost nothing where they do not apply, so the write policy applies them everywhere.
+name is refused instead. HFS+ (macOS) ignores some invisible code points in names (``.git\u200c`` is ``.git``);
+they are dropped too, as git's own checkout guard does. The rules cost nothing where they do not apply, so the write policy applies them everywhere.
 """
 from __future__ import annotations
 
@@ -17,9 +18,20 @@ _SHORT = re.compile(r"([^.~\s]{1,6})~([0-9]{1,6})(?:\.([^.\s]{1,3}))?", re.IGNOR
 _NOT_IN_SHORT = re.compile(r"[.\s]")  # dropped from a short name's basis (Windows also maps +,;=[] to _)
 
 
+# Code points HFS+ (macOS) ignores in a name, so that `.git\u200c` opens `.git`: the list git's own checkout guard
+# uses (utf8.c, next_hfs_char; core.protectHFS).
+_HFS_IGNORED = dict.fromkeys((0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF))
+
+
 def windows_name(part: str) -> str:
-    """``part`` case-folded, as NTFS opens it: a data stream cut off, trailing dots and spaces stripped."""
+    """``part`` case-folded (Unicode's folding), as NTFS opens it: a data stream cut off, trailing dots and spaces
+    stripped (and the code points HFS+ ignores dropped)."""
     name = part.split(":", 1)[0]
+    if not name.isascii():
+        # case-insensitive disks fold as Unicode does, not only ASCII: `hookſ` (U+017F, long s) is `hooks` on NTFS
+        # (its upcase table) and APFS
+        stripped = name.translate(_HFS_IGNORED).rstrip(". ")
+        return (stripped or name).casefold()
     stripped = name.rstrip(". ")
     return (stripped or name).lower()  # "." and ".." stay what they are
 

@@ -110,6 +110,11 @@ def outside_reason(project: Path, item: str) -> str | None:
         return f"lies outside the install (a link leads to {where})"
     if any(windows_name(part) == ".git" for part in where.relative_to(root).parts):
         return "lies in a .git folder"
+    # a link on the way (`.github/skills -> ../docs/skills`) makes the entry a folder of the user's: the folders
+    # holding an entry must be the install's own, where the entry's name puts them
+    holder = Path(os.path.realpath(target.parent))
+    if holder != root / Path(item.rstrip("/")).parent:
+        return f"lies behind a link (its folder leads to {holder})"
     return None
 
 

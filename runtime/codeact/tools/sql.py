@@ -16,9 +16,9 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     ``query`` may hold several statements separated by ``;``; they run in order (each commits unless you write
     BEGIN ... COMMIT) and the rows of the LAST one are returned as dicts (``[]`` if it returns no rows). So one
     call can build and query a scratch table: ``sql(query="CREATE TABLE t(x); INSERT INTO t VALUES (1); SELECT * FROM t")``.
-    ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace. PRAGMAs
-    are limited to the informational ones (``PRAGMA table_info(t)``, ``index_list``, ``integrity_check``, reading
-    ``user_version`` ...) and ``foreign_keys``/``recursive_triggers``, which last only for the call.
+    ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace; so is
+    fts3_tokenizer(), which reaches native code in the host. PRAGMAs are limited to the informational ones
+    (``PRAGMA table_info(t)``, ``index_list``, ``integrity_check``, reading ``user_version`` ...) and ``foreign_keys``/``recursive_triggers``, which last only for the call.
     The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit.
     """
     import sqlite3
@@ -102,6 +102,11 @@ QUERY_PRAGMAS = frozenset((  # settings a program may read (with no value), neve
     "application_id", "auto_vacuum", "cache_size", "encoding", "journal_mode", "page_size", "schema_version",
     "user_version"))
 CALL_PRAGMAS = frozenset(("foreign_keys", "recursive_triggers"))  # per connection: they end with the call
+# SQL functions that reach the host's process: load_extension() loads native code; fts3_tokenizer() reads (one
+# argument) and sets (two) the address of a tokenizer's C function table, which SQLite then calls: a pointer leak
+# and a crash or code execution in the host (the warm server), whatever the database.
+REFUSED_FUNCTIONS = {"load_extension": "loads native code into the host",
+                     "fts3_tokenizer": "reads and sets native code addresses in the host process"}
 
 
 def pragma_refusal(name: str, value: Any) -> str | None:
@@ -120,6 +125,11 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
 
     if hasattr(conn, "enable_load_extension"):
         conn.enable_load_extension(False)
+    # the authorizer does not see a function a database's own schema calls (a CHECK constraint): these names are
+    # taken over on the connection itself, so no statement nor schema reaches SQLite's own functions
+    for name, why in REFUSED_FUNCTIONS.items():
+        for arity in (1, 2, 3):
+            conn.create_function(name, arity, _refusing(name, why, refused))
     # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
     # (set before the authorizer, which refuses this PRAGMA to programs)
     conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
@@ -130,8 +140,8 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
         if action in blocked:
             refused.append(f"refused: {blocked[action]}; use the db argument to open a workspace database")
             return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_FUNCTION and isinstance(arg2, str) and arg2.lower() == "load_extension":
-            refused.append("refused: load_extension() loads native code into the host")
+        if action == sqlite3.SQLITE_FUNCTION and isinstance(arg2, str) and arg2.lower() in REFUSED_FUNCTIONS:
+            refused.append(f"refused: {arg2.lower()}() {REFUSED_FUNCTIONS[arg2.lower()]}")
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_PRAGMA:
             why = pragma_refusal(str(arg1), arg2)
@@ -144,6 +154,13 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
     if hasattr(conn, "setlimit"):  # Python 3.11+: one string or blob may not eat the memory limit at once
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
     conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
+
+
+def _refusing(name: str, why: str, refused: list[str]) -> Any:
+    def refuse(*_args: Any) -> Any:
+        refused.append(f"refused: {name}() {why}")
+        raise ValueError(f"{name}() is refused")
+    return refuse
 
 
 def _fetch(cursor: Any, cap: int) -> list[Any]:
