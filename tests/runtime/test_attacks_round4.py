@@ -125,8 +125,6 @@ def test_sql_fts3_tokenizer_does_not_crash_the_host_through_the_launcher(launche
     assert again.returncode == 0 and "42" in again.stdout, again.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="backends/sandbox_os.py _scan: DirEntry.is_dir() raises ELOOP below a link "
-                                       "loop; os.walk(followlinks=True) swallows it and yields nothing, exit 0")
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 def test_os_walk_following_links_over_a_link_loop_is_never_silently_empty(launcher: Launcher, warm: bool) -> None:
     (launcher.root / "loops").mkdir()
@@ -138,17 +136,12 @@ def test_os_walk_following_links_over_a_link_loop_is_never_silently_empty(launch
                                                                                               done.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="backends/sandbox_os.py _open/_read_bytes: open(p, newline='') is served "
-                                       "with universal newlines, so '\\r\\n' silently becomes '\\n'")
 def test_open_with_newline_empty_keeps_crlf(launcher: Launcher) -> None:
     (launcher.root / "crlf.txt").write_bytes(b"a\r\nb\r\n")
     done = launcher.run("print(repr(open('crlf.txt', newline='').read()))", warm=False)
     assert done.returncode != 0 or done.stdout.strip() == repr("a\r\nb\r\n"), done.stdout
 
 
-@pytest.mark.xfail(strict=True, reason="backends/sandbox_os.py _read_bytes: the host reads the WHOLE file "
-                                       "(~2x its size in host memory, not the run's memory limit) even for "
-                                       "readline(), then fails with an internal 'request frame' error")
 def test_reading_a_line_of_a_file_larger_than_the_memory_limit(launcher: Launcher) -> None:
     big = launcher.root / "big.log"
     with open(big, "wb") as handle:
@@ -227,9 +220,6 @@ def _rss_kib(pid: int) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the server's RSS from /proc")
-@pytest.mark.xfail(strict=True, reason="backends/host_modules.py: fnmatch's lru_cache (32,768 entries) and re's "
-                                       "cache keep every pattern a program sends in the warm server, ~18x its "
-                                       "size, run after run: its memory grows without bound")
 def test_patterns_sent_to_host_fnmatch_do_not_stay_in_the_warm_server(launcher: Launcher) -> None:
     code = ("import fnmatch\nbase = 'a' * 20_000\n"
             "for i in range(300):\n    fnmatch.fnmatch('x', base + '{tag}' + str(i))\nprint('done')")
@@ -246,9 +236,6 @@ def test_patterns_sent_to_host_fnmatch_do_not_stay_in_the_warm_server(launcher: 
     assert grown < 64 * 1024, f"the warm server kept {grown // 1024} MiB after two runs"
 
 
-@pytest.mark.xfail(strict=True, reason="tools/regex_worker.py in_worker: the request goes in one argv string; past "
-                                       "Linux's 128 KiB for one argument the warm server's grep fails with 'could "
-                                       "not start its search process' where CODEACT_SERVER=0 answers")
 def test_a_long_look_around_pattern_gets_the_same_answer_warm_and_cold(launcher: Launcher) -> None:
     (launcher.root / "src").mkdir(exist_ok=True)
     (launcher.root / "src/w.txt").write_text("w7x\n")

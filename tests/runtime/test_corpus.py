@@ -308,8 +308,10 @@ def test_the_subset_text_lists_what_works_and_what_fails_with_its_replacement(sa
 
     import jinja2
 
+    from codeact.core.limits import Limits
+
     text = jinja2.Template((TEMPLATE / "_partials" / "subset.md.jinja").read_text(encoding="utf-8")).render(
-        backend=backend)
+        backend=backend, limits=Limits().described())
     works, fails = text.split("- Works:")[1].split("- Fails")
     modules = re.findall(r"`([\w.]+)`", works.split("modules", 1)[1])
     assert {"datetime", "tomllib", "re", "json", "collections"} <= set(modules)

@@ -48,6 +48,9 @@ class HostModules:
             value = function(*args, **kwargs)
         except ValueError as exc:  # statistics.StatisticsError: a class the sandbox does not know
             raise ValueError(str(exc)) from None
+        finally:
+            if module == "fnmatch":
+                _forget_patterns(args, kwargs)
         return list(value) if isinstance(value, tuple) and module == "statistics" else value
 
     def _glob(self, member: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -84,5 +87,26 @@ class HostModules:
         except PolicyError:
             return False
 
+
+
+
+_KEPT_PATTERNS = 256  # compiled fnmatch patterns the host keeps between calls
+_LONG_PATTERN = 1024
+
+
+def _forget_patterns(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """fnmatch and re cache every pattern they compile (fnmatch up to 32,768, each ~18x its text): on the warm
+    server those caches live across runs, so a program's patterns must not stay there. Short ones are kept while
+    few; a long one is dropped at once."""
+    import fnmatch
+    import re
+
+    long = any(isinstance(a, str) and len(a) > _LONG_PATTERN for a in (*args, *kwargs.values()))
+    compiled = getattr(fnmatch, "_compile_pattern", None)
+    if compiled is not None and hasattr(compiled, "cache_clear") and (
+            long or compiled.cache_info().currsize > _KEPT_PATTERNS):
+        compiled.cache_clear()
+    if long:
+        re.purge()
 
 __all__ = ["HostModules"]

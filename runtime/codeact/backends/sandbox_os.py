@@ -19,6 +19,7 @@ from ..core.policy import Workspace
 from ..errors import PolicyError
 
 MAX_SCAN_ENTRIES = 200_000  # one os.walk / rglob reply; past it the call fails loudly (never a part of the tree)
+MAX_READ = 64 * 1024 * 1024  # one file read whole (monty reads a file whole, even for readline); past it: refused
 
 _WRITES = {"Path.write_text", "Path.write_bytes", "Path.append_text", "Path.append_bytes", "Path.mkdir",
            "Path.unlink", "Path.rmdir", "Path.rename"}
@@ -102,8 +103,13 @@ class WorkspaceOS:
         real = self._existing(path)
         if os.path.isdir(real):
             raise IsADirectoryError(f"[Errno 21] Is a directory: {self._shown(path)!r}")
+        size = os.path.getsize(real)
+        if size > MAX_READ:
+            raise OSError(f"{self._shown(path)!r} is {size:,} bytes: the sandbox reads a file whole, and at most "
+                          f"{MAX_READ:,} bytes; read parts of it with view(path=..., view_range=[first, last]) or "
+                          "search it with grep(pattern=..., path=...)")
         with open(real, "rb") as handle:
-            return handle.read()
+            return handle.read(MAX_READ + 1)
 
     def _read_text(self, path: Any, *_rest: Any) -> str:
         data = self._read_bytes(path)
@@ -148,8 +154,12 @@ class WorkspaceOS:
                 rel = f"{relative}/{child.name}" if relative else child.name
                 link = child.is_symlink()
                 inside = not link or self._inside(child.path)
-                is_dir = inside and child.is_dir()
-                entries.append(ScanEntry(rel, is_dir, inside and child.is_file(), link))
+                try:
+                    is_dir, is_file = inside and child.is_dir(), inside and child.is_file()
+                except OSError as exc:  # a link loop (ELOOP) or a vanished entry: listed, not followed, and said
+                    is_dir = is_file = False
+                    notices.note("files", f"{rel!r} was listed but not followed: {exc.strerror or exc}")
+                entries.append(ScanEntry(rel, is_dir, is_file, link))
                 if len(entries) > MAX_SCAN_ENTRIES:
                     raise RuntimeError(f"{self._shown(path)!r} holds more than {MAX_SCAN_ENTRIES:,} entries; walk a "
                                        "smaller folder, or list files with glob(pattern=..., path=...)")

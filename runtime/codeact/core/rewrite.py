@@ -82,7 +82,8 @@ def rewrite(code: str) -> str:
     candidates = {m[1] for m in _CANDIDATE.finditer(code)}
     callbacks = (_CALLBACK.search(code) is not None or _ATTR_CALL.search(code) is not None
                  or (_PATHS.search(code) is not None and _USES_PATHLIB.search(code) is not None)
-                 or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None))
+                 or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None)
+                 or (_OPENS.search(code) is not None and "newline" in code))
     if not candidates and not callbacks:
         return code  # most programs: nothing to look up
     if not callbacks and candidates.isdisjoint(method_names()):
@@ -227,6 +228,10 @@ _SORTED_PLAIN = ("(lambda _v, **_k: sorted(_v, key=lambda _e: tuple(_e.parts) if
                  f"{_PATH_TYPES!r} else _e, **_k))")
 _NEXT = "(lambda _l, *_d: _l[0] if _l else _d[0] if _d else next(iter(_l)))"
 _LINES = "(lambda _f: _f.readlines() if type(_f).__name__ == 'TextIOWrapper' else _f)"
+# int() of a text raises ValueError quoting it: the one way an expression can raise a message of ours in the sandbox
+_NEWLINE = ("(lambda _n: _n if _n is None else int(\"open(newline=...) is not supported here: text is read with "
+            "universal newlines ('\\\\r\\\\n' becomes '\\\\n'); to keep line endings read bytes, "
+            "open(path, 'rb').read().decode()\"))")
 _RELATIVE_TO = ("(lambda _p, _b: _p.relative_to(_b) if type(_p).__name__ not in " + repr(_PATH_TYPES) + " else "
                 "(_p if str(_b) in ('.', '') else type(_p)('.') if str(_p) == str(_b) else "
                 "type(_p)(str(_p)[len(str(_b).rstrip('/')) + 1:]) if str(_p).startswith(str(_b).rstrip('/') + '/') "
@@ -263,6 +268,15 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
             edits.append((at, at, 1, _LINES + "("))
             stop = _offset(starts, first.end_lineno, first.end_col_offset)
             edits.append((stop, stop, 1, ")"))
+        elif isinstance(func, ast.Name) and func.id == "open" and "open" not in bound:
+            # monty's open() drops newline= and always translates '\r\n': refuse any other choice loudly
+            for keyword in node.keywords:
+                value = keyword.value
+                if keyword.arg == "newline" and not (isinstance(value, ast.Constant) and value.value is None):
+                    at = _offset(starts, value.lineno, value.col_offset)
+                    edits.append((at, at, 1, _NEWLINE + "("))
+                    stop = _offset(starts, value.end_lineno, value.end_col_offset)
+                    edits.append((stop, stop, 1, ")"))
         elif (isinstance(func, ast.Attribute) and func.attr == "relative_to" and len(node.args) == 1
               and not node.keywords and func.value.end_lineno == node.args[0].lineno):
             receiver = func.value
