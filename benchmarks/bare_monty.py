@@ -6,10 +6,12 @@ Run by bench_runtime.py with the launcher's venv Python (the same pydantic-monty
 
 Prints one JSON object: ``view_us`` (per call: a program making CALLS calls minus one making the same loop over a
 sandbox-local function, medians of ROUNDS interleaved rounds) and ``trivial_ms`` (feeding ``1`` to a warm pool).
+The loop and the worker share one CPU, as codeact's run and worker do.
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import time
@@ -23,6 +25,7 @@ LOCAL = "def same(path):\n    return 'x' * 30\n"
 
 def drive(pool: pm.Monty, code: str) -> object:
     with pool.checkout(limits={"max_suspensions": 10_000_000}) as session:
+        _pin(session.worker_pid)
         snap = session.feed_start(code)
         while not isinstance(snap, pm.MontyComplete):
             if isinstance(snap, pm.NameLookupSnapshot):
@@ -33,6 +36,19 @@ def drive(pool: pm.Monty, code: str) -> object:
                 answer: Any = {"return_value": f.read()}
             snap = snap.resume(answer)
         return snap.output
+
+
+def _pin(worker: int | None) -> None:
+    """This thread and the sandbox's worker on one CPU, as codeact pins a run's round trips (codeact.backends.cpu):
+    the floor pays no more cross-CPU wake-ups than codeact does."""
+    if not worker or not hasattr(os, "sched_setaffinity"):
+        return
+    cpu = {min(os.sched_getaffinity(0))}
+    try:
+        os.sched_setaffinity(0, cpu)
+        os.sched_setaffinity(worker, cpu)
+    except OSError:
+        pass
 
 
 def main() -> int:
