@@ -94,10 +94,15 @@ def per_call(repo: UserRepo, runs: int, calls: int, mode: str) -> dict[str, floa
     return {name: (timed[f"{name}:n"].wall_ms - timed[f"{name}:0"].wall_ms) * 1000 / n[name] for name in CALLS}
 
 
-def bare_loop(repo: UserRepo, calls: int, rounds: int) -> dict[str, float]:
-    done = subprocess.run([str(repo.python), str(HERE / "bare_monty.py"), str(repo.repo / SMALL), str(calls),
-                           str(rounds)], capture_output=True, text=True, check=True, env=repo.env("cold"))
-    return json.loads(done.stdout)
+def bare_loop(repo: UserRepo, calls: int, rounds: int, tries: int = 3) -> dict[str, float]:
+    """The floor's figures: the lowest of ``tries`` processes (one process's figure swings with where the kernel
+    puts its worker; the lowest is the floor codeact is held to)."""
+    runs = []
+    for _ in range(tries):
+        done = subprocess.run([str(repo.python), str(HERE / "bare_monty.py"), str(repo.repo / SMALL), str(calls),
+                               str(rounds)], capture_output=True, text=True, check=True, env=repo.env("cold"))
+        runs.append(json.loads(done.stdout))
+    return {key: min(run[key] for run in runs) for key in runs[0]}
 
 
 def main(argv: list[str] | None = None) -> int:
