@@ -233,6 +233,8 @@ def _for_program(exc: BaseException, space: Workspace) -> BaseException:
 def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
     """``value`` cut to about ``cap`` bytes, and how many list items were dropped (strings say so in the text)."""
     if isinstance(value, Cut):  # a list the tool already cut, never holding more than it could return
+        if value.within is not None and value.within <= cap:  # already sized as counted here: no second count
+            return list(value), value.dropped
         extra, value = value.dropped, list(value)
         value, dropped = _cap_result(value, cap)
         return value, dropped + extra

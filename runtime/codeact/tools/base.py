@@ -30,11 +30,13 @@ class ToolContext(NamedTuple):
 
 class Cut(list):  # type: ignore[type-arg]
     """A list a tool cut to the result limit itself, so that it never held more: ``dropped`` items did not fit.
-    The runner reports them as it reports the items it drops."""
+    The runner reports them as it reports the items it drops. ``within``: the byte limit the tool already sized the
+    items to, as the runner counts them; the runner does not measure such a list again."""
 
-    def __init__(self, items: Any = (), dropped: int = 0) -> None:
+    def __init__(self, items: Any = (), dropped: int = 0, within: int | None = None) -> None:
         super().__init__(items)
         self.dropped = dropped
+        self.within = within
 
 
 class Tool(NamedTuple):

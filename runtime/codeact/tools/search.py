@@ -341,7 +341,7 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
         notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
                                f"{found.budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
                                "a time)")
-    return Cut(paths[:kept], 0)
+    return Cut(paths[:kept], 0, within=found.budget)
 
 
 DEFAULT_MAX_RESULTS = 100_000  # sized for real repositories: the 1 MiB tool-result limit is what cuts in practice
@@ -488,7 +488,7 @@ def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
             why = (f"the rest pass the {budget:,}-byte tool-result limit; narrow pattern, glob= or path= (one "
                    "folder at a time)")
         notices.note("grep()", f"returned {kept:,} of {total} matching lines, the first in path order ({why})")
-    return Cut(items, 0)
+    return Cut(items, 0, within=budget)
 
 
 def _hits_size(hits: list[tuple[str, int, str]]) -> int:
