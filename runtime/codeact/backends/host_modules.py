@@ -71,21 +71,13 @@ class HostModules:
         except PolicyError as exc:
             raise PermissionError(f"glob.{member}({pattern!r}): {exc}") from None
         found = glob.glob(pattern, root_dir=base, **kwargs)
-        kept = [p for p in found if self._inside(p if os.path.isabs(p) else os.path.join(base, p))]
+        kept = [p for p in found if self.workspace.contains(p if os.path.isabs(p) else os.path.join(base, p))]
         if len(kept) < len(found):
             from ..core import notices
 
             notices.note(f"glob.{member}", f"left out {len(found) - len(kept)} paths that lead outside the "
                          "workspace (symbolic links)")
         return kept
-
-    def _inside(self, path: str) -> bool:
-        assert self.workspace is not None
-        try:
-            self.workspace.resolve(path)
-            return True
-        except PolicyError:
-            return False
 
 
 

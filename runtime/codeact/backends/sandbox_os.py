@@ -129,7 +129,7 @@ class WorkspaceOS:
         entries in the order the file system lists them, as ``os.scandir`` gives them to CPython."""
         from pydantic_monty import ScanEntry
 
-        if not self._inside(str(_path_of(path))):
+        if not self.workspace.contains(str(_path_of(path))):
             # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
             notices.note("files", f"{self._shown(path)!r} was not listed: it is outside the workspace (or a link "
                          "leads out of it); list the workspace's own folders")
@@ -153,7 +153,7 @@ class WorkspaceOS:
             for child in children:
                 rel = f"{relative}/{child.name}" if relative else child.name
                 link = child.is_symlink()
-                inside = not link or self._inside(child.path)
+                inside = not link or self.workspace.contains(child.path)
                 try:
                     is_dir, is_file = inside and child.is_dir(), inside and child.is_file()
                 except OSError as exc:  # a link loop (ELOOP) or a vanished entry: listed, not followed, and said
@@ -167,13 +167,6 @@ class WorkspaceOS:
                     below.append((child.path, rel, depth + 1))
             pending[0:0] = below  # depth first, each folder's sub-folders in listing order (os.walk's order)
         return entries
-
-    def _inside(self, path: str) -> bool:
-        try:
-            self.workspace.resolve(path)
-            return True
-        except PolicyError:
-            return False
 
     def _stat(self, path: Any) -> Any:
         from pydantic_monty import StatResult

@@ -469,6 +469,14 @@ class Workspace(NamedTuple):
             raise FileNotFoundError(f"no such file or folder: {self.display(real)}")
         return real
 
+    def contains(self, path: str) -> bool:
+        """Whether ``path`` resolves inside the workspace (links followed), as :meth:`resolve` would accept it."""
+        try:
+            self.resolve(path)
+            return True
+        except PolicyError:
+            return False
+
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
         """Like :meth:`resolve`, and also refuses what a program must not write (see :func:`protection`): the rules
         of the git work trees that contain the path and of the installs it lies in, whatever the workspace root —
