@@ -176,15 +176,15 @@ class Server:
 
         env = message.get("env")
         if message.get("protocol") != client.PROTOCOL or not isinstance(env, dict):
+            self.retire()  # first: the client that reads "retry" must find the socket gone and start a fresh server
             client.send(conn, {"retry": "another protocol version"})
-            self.retire()
             return
         if message.get("workspace") != str(self.workspace):
             client.send(conn, {"refused": f"this server serves {self.workspace}"})
             return
         if self.retired or config_hash(self.workspace, env) != self.config_hash:
-            client.send(conn, {"retry": "the configuration changed"})
             self.retire()
+            client.send(conn, {"retry": "the configuration changed"})
             return
         from .runs import execute, wall_limit
 
