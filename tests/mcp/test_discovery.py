@@ -59,7 +59,7 @@ def test_lock_content_transports_filter_and_byte_stability(workspace, http_url: 
     discover(root, timeout=30, environ={"DEMO_SECRET": "other", "HOME": str(tmp_path)})
     assert lock_path(root).read_text(encoding="utf-8") == text
     assert lock_path(root).stat().st_mtime_ns == mtime
-    assert starts(counter) == 2  # one session per discovery
+    assert starts(counter) == 4  # two sessions per discovery: as CodeAct connects, and as the Copilot CLI does
 
 
 def test_failing_servers_do_not_block_the_rest(workspace, tmp_path: Path) -> None:
@@ -216,4 +216,4 @@ def test_discover_in_repo_scope_refreshes_this_machines_lock_of_your_servers(
     assert list(json.loads(lock_path(root).read_text())["servers"]) == ["raw"]  # never in the committed lock
     assert cli(["discover", "--workspace", str(root), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["user_lock"]["servers"]["mine"]["status"] == "ok" and starts(counter) == 2  # listed again
+    assert data["user_lock"]["servers"]["mine"]["status"] == "ok" and starts(counter) == 4  # listed again (two sessions each)

@@ -67,11 +67,12 @@ class RunOutOfTime(MCPError, ToolTimeout):
 
 @contextlib.asynccontextmanager
 async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None,
-                       environ: Mapping[str, str] | None = None):
+                       environ: Mapping[str, str] | None = None, session_options: Mapping[str, Any] | None = None):
     """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit.
 
     A local server inherits ``environ`` (the calling run's environment; ``os.environ`` when ``None``) plus its own
-    ``env``, as under the Copilot CLI: tokens, proxies and the like reach it.
+    ``env``, as under the Copilot CLI: tokens, proxies and the like reach it. ``session_options``: more
+    ``ClientSession`` arguments (discovery's sampling/elicitation callbacks, to list tools as the CLI sees them).
     """
     from mcp import ClientSession
 
@@ -95,7 +96,7 @@ async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cw
 
             streams = await stack.enter_async_context(sse_client(config.url or "", headers=dict(config.headers)))
         read, write = streams[0], streams[1]
-        session = await stack.enter_async_context(ClientSession(read, write))
+        session = await stack.enter_async_context(ClientSession(read, write, **(session_options or {})))
         await session.initialize()
         yield session
 

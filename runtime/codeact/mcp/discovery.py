@@ -7,6 +7,7 @@ configuration with the lock without starting anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
@@ -205,30 +206,75 @@ def import_sdk() -> None:
 
 
 class _Listing(list):  # type: ignore[type-arg]
-    """The tools a server listed (``mcp.types.Tool``), and those dropped as invalid: ``(name, reason)``."""
+    """The tools a server listed (``mcp.types.Tool``), and those dropped as invalid: ``(name, reason)``.
+
+    ``cli_only``: the tools it offers only to a client that declares sampling and elicitation, as the Copilot CLI
+    does (``None``: that second listing failed or did not finish, so they are not known)."""
 
     dropped: list[tuple[str, str]]
+    cli_only: list[str] | None
+    cli_listing_error: str | None
+
+
+# The Copilot CLI 1.0.102 declares {"sampling": {}, "elicitation": {"form": {}, "url": {}}} (no roots) when it
+# connects, and some servers (server-everything) register tools only for such a client. CodeAct's client declares
+# neither: it cannot hand a server's sampling request to the model, nor an elicitation to the user, in a program.
+CLI_ONLY_REASON = ("offered only to clients that declare sampling and elicitation (the Copilot CLI does); a "
+                   "CodeAct program cannot answer the server's sampling or elicitation requests, so it cannot "
+                   "call this tool")
+CLI_LISTING_GRACE = 10.0  # seconds the listing as the CLI sees it may take after the plain one has finished
+
+
+async def _refuse(_context: Any, _params: Any) -> Any:
+    """A sampling/elicitation callback that declares the capability and refuses every request (listing only)."""
+    from mcp.types import INVALID_REQUEST, ErrorData
+
+    return ErrorData(code=INVALID_REQUEST, message="codeact discover only lists tools")
+
+
+async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str], *,
+                      errlog: Any = None, as_cli: bool = False) -> _Listing:
+    """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation)."""
+    from .client import open_session
+
+    options = {"sampling_callback": _refuse, "elicitation_callback": _refuse} if as_cli else None
+    listing = _Listing()
+    listing.dropped = []
+    listing.cli_only = None
+    listing.cli_listing_error = None
+    async with open_session(config, errlog=errlog, cwd=cwd, environ=environ, session_options=options) as session:
+        cursor = None
+        for _page in range(100):
+            tools, dropped, cursor = await _list_page(session, cursor)
+            listing.extend(tools)
+            listing.dropped.extend(dropped)
+            if not cursor:
+                break
+    return listing
 
 
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
                        listed: asyncio.Future) -> None:
-    """List ``config``'s tools into ``listed`` (its result, or the failure), then stop the server."""
-    from .client import open_session, stderr_tail
+    """List ``config``'s tools into ``listed`` (its result, or the failure), then stop the server.
+
+    The server is listed twice at once: as CodeAct's client connects (what a program can call) and declaring
+    sampling and elicitation as the Copilot CLI does; what only the second listing has is ``cli_only``."""
+    from .client import describe_failure, stderr_tail
 
     errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
+    as_cli = asyncio.ensure_future(_list_tools(config, cwd, environ, as_cli=True))
     try:
-        listing = _Listing()
-        listing.dropped = []
-        async with open_session(config, errlog=errlog, cwd=cwd, environ=environ) as session:
-            cursor = None
-            for _page in range(100):
-                tools, dropped, cursor = await _list_page(session, cursor)
-                listing.extend(tools)
-                listing.dropped.extend(dropped)
-                if not cursor:
-                    break
-            if not listed.done():
-                listed.set_result(listing)
+        listing = await _list_tools(config, cwd, environ, errlog=errlog)
+        done, _ = await asyncio.wait({as_cli}, timeout=CLI_LISTING_GRACE)
+        if not done:
+            listing.cli_listing_error = f"it did not answer within {CLI_LISTING_GRACE:g} s"
+        elif (failure := as_cli.exception()) is not None:
+            listing.cli_listing_error = describe_failure(failure)
+        else:
+            plain = {t.name for t in listing} | {n for n, _r in listing.dropped}
+            listing.cli_only = sorted({t.name for t in as_cli.result()} - plain)
+        if not listed.done():
+            listed.set_result(listing)
     except Exception as exc:
         tail = stderr_tail(errlog)
         if tail:
@@ -236,6 +282,10 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
         if not listed.done():
             listed.set_exception(exc)
     finally:
+        if not as_cli.done():
+            as_cli.cancel()
+        with contextlib.suppress(BaseException):
+            await as_cli  # its server is stopped before this worker ends
         if errlog is not None:
             errlog.close()
 
@@ -285,7 +335,8 @@ def _outcome_of(task: asyncio.Future, config: ServerConfig) -> Outcome:
     tools = task.result()
     entries = []
     dropped = [(n, r) for n, r in getattr(tools, "dropped", []) if config.exposes(n)]
-    offered = set(n for n, _r in getattr(tools, "dropped", []))
+    dropped += [(n, CLI_ONLY_REASON) for n in getattr(tools, "cli_only", None) or [] if config.exposes(n)]
+    offered = set(n for n, _r in getattr(tools, "dropped", [])) | set(getattr(tools, "cli_only", None) or [])
     for tool in tools:
         offered.add(tool.name)
         if not config.exposes(tool.name):
@@ -301,6 +352,9 @@ def _outcome_of(task: asyncio.Future, config: ServerConfig) -> Outcome:
         notes.append(f"the tools filter names tools the server does not offer: {', '.join(unknown)}")
     for tool_name, why in sorted(dropped):
         notes.append(f"tool {tool_name!r} dropped: {why}")
+    if error := getattr(tools, "cli_listing_error", None):
+        notes.append(f"listing it as the Copilot CLI connects (declaring sampling and elicitation) failed: {error}; "
+                     "tools it offers only to such clients are not known")
     return Outcome(name, "ok", None, entries, notes=notes,
                    dropped=[{"name": n, "reason": r} for n, r in sorted(dropped)])
 

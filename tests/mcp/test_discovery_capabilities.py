@@ -1,0 +1,86 @@
+"""Tools a server registers only for clients that declare sampling/elicitation (as the Copilot CLI does) are listed
+as not offered, with that reason, instead of missing silently (issue 28.4)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from codeact.cli import main as cli
+from codeact.mcp.discovery import CLI_ONLY_REASON, discover
+from codeact.mcp.lock import lock_path
+
+from mcp_helpers import PY, SERVERS
+
+CAPABILITY = str(SERVERS / "capability_server.py")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def npm_bin(name: str) -> Path | None:
+    """``name`` under ``$CODEACT_TEST_NPM_PREFIX`` (an ``npm install --prefix`` folder) or the CI's npm cache."""
+    for prefix in filter(None, [os.environ.get("CODEACT_TEST_NPM_PREFIX"), str(REPO_ROOT / ".ci-cache" / "npm")]):
+        path = Path(prefix) / "node_modules" / ".bin" / name
+        if path.exists():
+            return path
+    return None
+
+
+def test_tools_only_for_sampling_clients_are_listed_with_the_reason(workspace, tmp_path: Path, capsys) -> None:
+    caps = tmp_path / "caps.jsonl"
+    root = workspace({"cap": {"command": PY, "args": [CAPABILITY], "env": {"CAP_LOG": str(caps)}},
+                      "filtered": {"command": PY, "args": [CAPABILITY], "tools": ["echo", "ask_user"]}})
+    assert cli(["discover", "--workspace", str(root)]) == 0
+    printed = capsys.readouterr()
+    out = printed.out + printed.err
+    entry = json.loads(lock_path(root).read_text())["servers"]["cap"]
+    assert entry["status"] == "ok" and [t["name"] for t in entry["tools"]] == ["echo"]
+    assert entry["dropped"] == [{"name": "ask_model", "reason": CLI_ONLY_REASON},
+                                {"name": "ask_user", "reason": CLI_ONLY_REASON}]
+    # one session as CodeAct connects (no capability), one as the CLI does (sampling and elicitation, no roots)
+    declared = sorted(json.dumps(json.loads(line), sort_keys=True) for line in caps.read_text().splitlines())
+    assert declared == ['{"elicitation": {"form": {}, "url": {}}, "sampling": {}}', "{}"]  # the CLI's, exactly
+    assert "tool 'ask_model' dropped: offered only to clients that declare sampling and elicitation" in out
+    # the tools filter applies to them as to any tool
+    filtered = json.loads(lock_path(root).read_text())["servers"]["filtered"]
+    assert [d["name"] for d in filtered["dropped"]] == ["ask_user"]
+    assert cli(["tools", "--workspace", str(root)]) == 0
+    listing = capsys.readouterr()
+    text = listing.out + listing.err
+    assert f"cap.ask_model: not offered ({CLI_ONLY_REASON})" in text, text
+    assert "cap.list_roots" not in text  # the CLI declares no roots: nothing to say about it
+
+
+def test_a_failing_cli_style_listing_is_said_not_hidden(workspace, tmp_path: Path) -> None:
+    # a server that starts once only: the second session (as the CLI connects) fails at once
+    marker = tmp_path / "started"
+    script = tmp_path / "once.py"
+    script.write_text("import os, runpy, sys\n"
+                      f"m = {str(marker)!r}\n"
+                      "if os.path.exists(m): sys.exit(3)\n"
+                      "open(m, 'w').close()\n"
+                      f"runpy.run_path({CAPABILITY!r}, run_name='__main__')\n")
+    root = workspace({"once": {"command": PY, "args": [str(script)]}})
+    report = discover(root, timeout=30)
+    outcome = report.outcomes["once"]
+    assert outcome.status == "ok" and outcome.tools, outcome
+    assert any("listing it as the Copilot CLI connects" in n and "are not known" in n for n in outcome.notes), \
+        outcome.notes
+
+
+def test_server_everything_lists_its_sampling_and_elicitation_tools(workspace) -> None:
+    everything = npm_bin("mcp-server-everything")
+    if everything is None:
+        pytest.skip("npm install --prefix PREFIX @modelcontextprotocol/server-everything and set "
+                    "CODEACT_TEST_NPM_PREFIX=PREFIX (or install it into .ci-cache/npm)")
+    root = workspace({"everything": {"command": str(everything), "args": []}})
+    report = discover(root, timeout=60)
+    outcome = report.outcomes["everything"]
+    assert outcome.status == "ok", outcome.reason
+    dropped = {d["name"]: d["reason"] for d in outcome.dropped}
+    assert {"trigger-sampling-request", "trigger-elicitation-request"} <= set(dropped), dropped
+    assert dropped["trigger-sampling-request"] == CLI_ONLY_REASON
+    assert "echo" in {t["name"] for t in outcome.tools}
+    entry = json.loads(lock_path(root).read_text())["servers"]["everything"]
+    assert {"trigger-sampling-request", "trigger-elicitation-request"} <= {d["name"] for d in entry["dropped"]}
