@@ -148,6 +148,7 @@ class Session:
     compactions: int = 0  # the CLI's own context-compaction requests (counted in requests and bytes)
     spills: int = 0  # tool results past the CLI's inline window, saved to a file and read back (charged)
     spill_calls: int = 0  # the tool calls that reading them back took (included in tool_calls)
+    mcp_reruns: int = 0  # sessions run before this one and dropped: the CLI failed to connect an MCP server
 
     def row(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -163,12 +164,41 @@ def valid_strategy(name: str) -> bool:
     return name in BASELINES or name in CODEACT_STRATEGIES
 
 
-def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, repo: Path | None = None,
-                timeout: float = 600, dump: Path | None = None) -> tuple[Session, Replay]:
-    """One ``copilot -p`` session of ``task`` with ``strategy``; the figures come from the recorded requests.
+# CLI 1.0.102 opens an MCP connection with `server/discover` and, when that times out, retries with the legacy
+# `initialize` on the same pipe. A server on the Python MCP SDK 2.x that read the discover (it answers it late when
+# many servers start at once on a loaded machine) has locked the connection to the 2026-07-28 protocol and refuses
+# that initialize (-32022): the CLI then runs the session without that server. Such a session is run again.
+MCP_ATTEMPTS = 4
 
-    ``dump``: a folder to write what the model received into (``TASK.STRATEGY.json``: each request's messages)."""
-    repo = repo or ws.repo
+
+def mcp_connect_failures(home: Path) -> list[str]:
+    """``SERVER: error`` for each MCP server the CLI failed to connect in the session with this home (its log)."""
+    out = []
+    for log in sorted((home / ".copilot" / "logs").glob("*.log")):
+        for line in log.read_text("utf-8", errors="replace").splitlines():
+            if "MCP server connection failed" not in line or "{" not in line:
+                continue
+            try:
+                data = json.loads(line[line.index("{"):])
+            except ValueError:
+                data = {}
+            out.append(f"{data.get('server_name', '?')}: {data.get('raw_error', line)}")
+    return out
+
+
+@dataclass
+class _Run:
+    proc: subprocess.CompletedProcess[str]
+    wall: float
+    home: Path
+    ctx: Ctx
+    replay: Replay
+    requests: list[Any]
+    replies: list[Any]
+    errors: list[str]
+
+
+def _run_once(ws: Workspace, task: Task, strategy: str, repo: Path, timeout: float) -> _Run:
     base = strategy in BASELINES
     ctx = Ctx(repo)
     agent = read_spills(task.baseline(strategy)(ctx) if base else task.codeact()(ctx), ctx)
@@ -188,10 +218,32 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout,
                               stdin=subprocess.DEVNULL)
         wall = time.perf_counter() - t0
-        requests = list(model.requests)
-        replies = list(model.replies)
-        errors = list(model.errors)
+        return _Run(proc, wall, home, ctx, replay, list(model.requests), list(model.replies), list(model.errors))
+
+
+def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, repo: Path | None = None,
+                timeout: float = 600, dump: Path | None = None) -> tuple[Session, Replay]:
+    """One ``copilot -p`` session of ``task`` with ``strategy``; the figures come from the recorded requests.
+
+    A session in which the CLI failed to connect an MCP server is run again (``MCP_ATTEMPTS`` in all; the count
+    is the session's ``mcp_reruns``); if every attempt fails, this raises with the CLI's errors.
+    ``dump``: a folder to write what the model received into (``TASK.STRATEGY.json``: each request's messages)."""
+    repo = repo or ws.repo
+    base = strategy in BASELINES
     where = f"{task.name}/{strategy}"
+    for attempt in range(MCP_ATTEMPTS):
+        run = _run_once(ws, task, strategy, repo, timeout)
+        if not (failed := mcp_connect_failures(run.home)):
+            break
+        print(f"bench: {where}: the CLI failed to connect {'; '.join(failed)}: run again", file=sys.stderr,
+              flush=True)
+        if task.check is not None:
+            restore(repo)
+    else:
+        raise RuntimeError(f"{where}: in each of {MCP_ATTEMPTS} sessions the CLI failed to connect an MCP server; "
+                           f"the last: {'; '.join(failed)}")
+    proc, wall, home, ctx, replay = run.proc, run.wall, run.home, run.ctx, run.replay
+    requests, replies, errors = run.requests, run.replies, run.errors
     if proc.returncode != 0 or errors or replay.final_text is None:
         raise RuntimeError(f"{where}: copilot exited {proc.returncode}; mock errors: {errors}\n"
                            f"stdout: {proc.stdout[-3000:]}\nstderr: {proc.stderr[-3000:]}")
@@ -230,6 +282,7 @@ def run_session(ws: Workspace, task: Task, strategy: str, est: Estimator, *, rep
         tool_turns=sum(1 for m in replies if m.get("tool_calls")),
         output_bytes=sum(est.reply(m)[0] for m in replies), output_tokens=sum(est.reply(m)[1] for m in replies),
         discovery_turn=ctx.discovery, compactions=replay.compactions, spills=ctx.spills, spill_calls=ctx.spill_calls,
+        mcp_reruns=attempt,
     ), replay
 
 
@@ -340,13 +393,22 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
 
 def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None,
                          extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict]:
-    """The fixed prefix of a one-request session in ``repo`` (the model answers at once)."""
-    with MockModel([text("ok")]) as model:
-        env = isolated_env(ws.root / "homes" / f"{next(_counter):03d}", ws.cache, model.env())
-        argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update", *extra_args]
-        if agent:
-            argv += ["--agent", agent]
-        subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-                       stdin=subprocess.DEVNULL)
-        req = model.requests[0]
-    return len(compact(fixed_body(req.body))), req.tool_names, req.body
+    """The fixed prefix of a one-request session in ``repo`` (the model answers at once); run again, as
+    ``run_session`` does, while the CLI fails to connect an MCP server."""
+    failed: list[str] = []
+    for _attempt in range(MCP_ATTEMPTS):
+        home = ws.root / "homes" / f"{next(_counter):03d}"
+        with MockModel([text("ok")]) as model:
+            env = isolated_env(home, ws.cache, model.env())
+            argv = [ws.copilot, "-p", "hi", "--allow-all-tools", "--trust-folder", "--no-auto-update", *extra_args]
+            if agent:
+                argv += ["--agent", agent]
+            subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                           stdin=subprocess.DEVNULL)
+            req = model.requests[0]
+        if not (failed := mcp_connect_failures(home)):
+            return len(compact(fixed_body(req.body))), req.tool_names, req.body
+        print(f"bench: fixed prefix in {repo.name}: the CLI failed to connect {'; '.join(failed)}: run again",
+              file=sys.stderr, flush=True)
+    raise RuntimeError(f"fixed prefix in {repo}: in each of {MCP_ATTEMPTS} sessions the CLI failed to connect an "
+                       f"MCP server; the last: {'; '.join(failed)}")
