@@ -54,6 +54,19 @@ def launcher_env(venv: Path) -> dict[str, str]:
     return env
 
 
+HANDSHAKE_SHIM = Path(__file__).with_name("handshake_shim.py")
+PYTHON_SDK2_SERVERS = (str(DEMO_SERVER), "mcp-server-time")  # servers on the Python MCP SDK 2.x
+
+
+def behind_shim(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A Python MCP SDK 2.x server's entry, run behind ``handshake_shim.py`` (why: its docstring); others as they
+    are."""
+    command = [str(entry.get("command", "")), *entry.get("args", [])]
+    if not any(part.endswith(PYTHON_SDK2_SERVERS) for part in command):
+        return dict(entry)
+    return {**entry, "command": sys.executable, "args": [str(HANDSHAKE_SHIM), *command]}
+
+
 def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, venv: Path = VENV_CACHE,
                     copilot: str | None = None, extra_servers: Mapping[str, Any] | None = None,
                     enforcement: str = "off") -> Workspace:
@@ -76,6 +89,7 @@ def build_workspace(root: Path, *, seed: int, packages: int, mcp: bool = True, v
     if mcp:
         servers = {"demo": {"type": "stdio", "command": sys.executable, "args": [str(DEMO_SERVER)]},
                    **(extra_servers or {})}
+        servers = {name: behind_shim(entry) for name, entry in servers.items()}
         (repo / ".mcp.json").write_text(json.dumps({"mcpServers": servers}, indent=2) + "\n")
     git(repo, "init", "-q")
     git(repo, "add", "-A")

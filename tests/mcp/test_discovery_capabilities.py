@@ -7,11 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from codeact.cli import main as cli
 from codeact.mcp.discovery import CLI_ONLY_REASON, discover
 from codeact.mcp.lock import lock_path
-
 from mcp_helpers import PY, SERVERS
 
 CAPABILITY = str(SERVERS / "capability_server.py")
