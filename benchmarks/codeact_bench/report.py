@@ -189,8 +189,13 @@ def headline(report: dict[str, Any]) -> str:
     wins = [v for v in words.values() if v["winner"] == "codeact"]
     clear = sum(1 for v in wins if not _tie(v["cost_ratio"]))
     losses = sum(1 for v in words.values() if v["winner"] != "codeact" and not _tie(v["cost_ratio"]))
+    setting = ""
+    if report.get("enforcement", "off") != "off" and report.get("context"):
+        setting = (f"; {len(report['mcp_servers'])} MCP servers configured: the baselines run as a user without "
+                   f"CodeAct and are offered {report['context'][0]['mcp_tools']} MCP tools, CodeAct runs in "
+                   f"{report['enforcement']} mode with the default agent")
     return (f"CodeAct against the strongest of three scripted baselines per task (real Copilot CLI "
-            f"{report['machine']['copilot_cli']}, scripted model; {report['generated']}): on ~tokens (input + "
+            f"{report['machine']['copilot_cli']}, scripted model{setting}; {report['generated']}): on ~tokens (input + "
             f"output) CodeAct wins {clear} of {len(words)} tasks by more than 3%, loses {losses} by more than 3%, "
             f"and ties the rest. Arrows: baseline → CodeAct.\n\n" + "\n".join(lines) + "\n")
 
