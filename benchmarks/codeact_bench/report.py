@@ -225,6 +225,9 @@ def markdown(report: dict[str, Any]) -> str:
              "#### Headline: CodeAct against the strongest baseline, per task", "", headline(report).split("\n\n", 1)[1],
              "#### Who wins each task, and why", ""]
     lines += [f"- {titles[v['task']]}: {v['text']}" for v in report.get("verdicts", [])]
+    if reruns := sum(s.get("mcp_reruns", 0) for s in sessions):
+        lines += ["", f"{reruns} session(s) were run again because the CLI failed to connect an MCP server in "
+                      "them (the figures are those of the session that connected every server)."]
     lines += ["", "#### Every session", "",
               "| task | strategy | requests | tool calls | turns | input KB | task KB | peak KB | ~input tokens "
               "| ~output tokens | wall s | spilled |",
