@@ -82,3 +82,19 @@ def test_server_everything_lists_its_sampling_and_elicitation_tools(workspace) -
     assert "echo" in {t["name"] for t in outcome.tools}
     entry = json.loads(lock_path(root).read_text())["servers"]["everything"]
     assert {"trigger-sampling-request", "trigger-elicitation-request"} <= {d["name"] for d in entry["dropped"]}
+
+
+def test_a_server_that_runs_once_at_a_time_is_listed_both_ways(workspace, tmp_path: Path) -> None:
+    # like a server holding a database file: a second instance refuses to start while the first one runs
+    lock = tmp_path / "running"
+    script = tmp_path / "single.py"
+    script.write_text("import atexit, os, runpy, sys\n"
+                      f"m = {str(lock)!r}\n"
+                      "try:\n    os.close(os.open(m, os.O_CREAT | os.O_EXCL))\n"
+                      "except FileExistsError:\n    sys.exit(3)\n"
+                      "atexit.register(os.remove, m)\n"
+                      f"runpy.run_path({CAPABILITY!r}, run_name='__main__')\n")
+    root = workspace({"single": {"command": PY, "args": [str(script)]}})
+    outcome = discover(root, timeout=30).outcomes["single"]
+    assert outcome.status == "ok" and [t["name"] for t in outcome.tools] == ["echo"], outcome
+    assert [d["name"] for d in outcome.dropped] == ["ask_model", "ask_user"], outcome.notes

@@ -7,7 +7,6 @@ configuration with the lock without starting anything.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import tempfile
@@ -145,8 +144,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
     # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
     listed: dict[str, asyncio.Future] = {name: loop.create_future() for name in servers}
-    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name]), name=f"discover:{name}")
-               for name, config in servers.items()]
+    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout),
+                                   name=f"discover:{name}") for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
     limits = {name: timeout for name in servers}
     outcomes: dict[str, Outcome] = {}
@@ -177,7 +176,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
         for task in done:
             name = tasks[task]
             outcome = _outcome_of(task, servers[name])
-            outcome.seconds = loop.time() - began
+            listed_at = getattr(task.result(), "listed_at", None) if outcome.status == "ok" else None
+            outcome.seconds = (listed_at or loop.time()) - began  # the first listing: the server's start-up
             outcomes[name] = outcome
             if on_outcome:
                 on_outcome(outcome)
@@ -214,6 +214,7 @@ class _Listing(list):  # type: ignore[type-arg]
     dropped: list[tuple[str, str]]
     cli_only: list[str] | None
     cli_listing_error: str | None
+    listed_at: float | None  # loop time when the listing was complete
 
 
 # The Copilot CLI 1.0.102 declares {"sampling": {}, "elicitation": {"form": {}, "url": {}}} (no roots) when it
@@ -222,7 +223,7 @@ class _Listing(list):  # type: ignore[type-arg]
 CLI_ONLY_REASON = ("offered only to clients that declare sampling and elicitation (the Copilot CLI does); a "
                    "CodeAct program cannot answer the server's sampling or elicitation requests, so it cannot "
                    "call this tool")
-CLI_LISTING_GRACE = 10.0  # seconds the listing as the CLI sees it may take after the plain one has finished
+CLI_LISTING_GRACE = 10.0  # seconds the listing as the CLI sees it may take at least (twice the first one's, if more)
 
 
 async def _refuse(_context: Any, _params: Any) -> Any:
@@ -233,8 +234,11 @@ async def _refuse(_context: Any, _params: Any) -> Any:
 
 
 async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str], *,
-                      errlog: Any = None, as_cli: bool = False) -> _Listing:
-    """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation)."""
+                      errlog: Any = None, as_cli: bool = False,
+                      on_listed: Callable[[_Listing], None] | None = None) -> _Listing:
+    """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation).
+
+    ``on_listed`` hears the listing before the session is closed (stopping a server takes a while)."""
     from .client import open_session
 
     options = {"sampling_callback": _refuse, "elicitation_callback": _refuse} if as_cli else None
@@ -242,6 +246,7 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
     listing.dropped = []
     listing.cli_only = None
     listing.cli_listing_error = None
+    listing.listed_at = None
     async with open_session(config, errlog=errlog, cwd=cwd, environ=environ, session_options=options) as session:
         cursor = None
         for _page in range(100):
@@ -250,44 +255,53 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
             listing.dropped.extend(dropped)
             if not cursor:
                 break
+        listing.listed_at = asyncio.get_running_loop().time()
+        if on_listed:
+            on_listed(listing)
     return listing
 
 
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
-                       listed: asyncio.Future) -> None:
-    """List ``config``'s tools into ``listed`` (its result, or the failure), then stop the server.
+                       listed: asyncio.Future, deadline: float) -> None:
+    """List ``config``'s tools into ``listed`` (its result, or the failure) by ``deadline`` (loop time).
 
-    The server is listed twice at once: as CodeAct's client connects (what a program can call) and declaring
-    sampling and elicitation as the Copilot CLI does; what only the second listing has is ``cli_only``."""
+    The server is listed twice, one session after the other (a server may hold a file while it runs): as CodeAct's
+    client connects (what a program can call), then declaring sampling and elicitation as the Copilot CLI does;
+    what only the second listing has is ``cli_only``. ``listed`` is set as soon as the second one has listed,
+    before its server is stopped; ``listed_at`` is when the first one had (the server's start-up time)."""
     from .client import describe_failure, stderr_tail
 
+    loop = asyncio.get_running_loop()
+    began = loop.time()
     errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
-    as_cli = asyncio.ensure_future(_list_tools(config, cwd, environ, as_cli=True))
     try:
         listing = await _list_tools(config, cwd, environ, errlog=errlog)
-        done, _ = await asyncio.wait({as_cli}, timeout=CLI_LISTING_GRACE)
-        if not done:
-            listing.cli_listing_error = f"it did not answer within {CLI_LISTING_GRACE:g} s"
-        elif (failure := as_cli.exception()) is not None:
-            listing.cli_listing_error = describe_failure(failure)
-        else:
-            plain = {t.name for t in listing} | {n for n, _r in listing.dropped}
-            listing.cli_only = sorted({t.name for t in as_cli.result()} - plain)
-        if not listed.done():
-            listed.set_result(listing)
     except Exception as exc:
         tail = stderr_tail(errlog)
         if tail:
             exc.add_note(f"stderr: {tail}")
         if not listed.done():
             listed.set_exception(exc)
+        return
     finally:
-        if not as_cli.done():
-            as_cli.cancel()
-        with contextlib.suppress(BaseException):
-            await as_cli  # its server is stopped before this worker ends
         if errlog is not None:
             errlog.close()
+
+    def compare(as_cli: _Listing) -> None:
+        plain = {t.name for t in listing} | {n for n, _r in listing.dropped}
+        listing.cli_only = sorted({t.name for t in as_cli} - plain)
+        if not listed.done():
+            listed.set_result(listing)
+
+    grace = min(max(CLI_LISTING_GRACE, 2 * ((listing.listed_at or loop.time()) - began)), deadline - loop.time() - 0.5)
+    try:
+        await asyncio.wait_for(_list_tools(config, cwd, environ, as_cli=True, on_listed=compare), max(grace, 0.001))
+    except Exception as exc:  # noqa: BLE001 - said in the outcome's notes; the first listing stands
+        if not listed.done():
+            listing.cli_listing_error = (f"it did not list within {max(grace, 0):.0f} s"
+                                         if isinstance(exc, TimeoutError) else describe_failure(exc))
+    if not listed.done():
+        listed.set_result(listing)
 
 
 async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[tuple[str, str]], str | None]:
