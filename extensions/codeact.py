@@ -116,13 +116,13 @@ def runtime_version() -> str:
 
 def scope_paths(scope: str) -> dict[str, str]:
     """Where ``scope`` puts each kind of file (copier.yml's computed answers), from the runtime's layout."""
-    layout = _submodule("lifecycle.layout")
+    layout = _submodule("layout")
     return dict(layout.for_scope(scope).paths()) if scope in layout.SCOPES else {}
 
 
 def install_manifest(scope: str, answers: Any) -> str:
     """``.codeact/manifest.json``: what a stamp with these answers writes (the runtime's ``layout.manifest``)."""
-    return str(_submodule("lifecycle.layout").manifest_text(scope, dict(answers or {})))
+    return str(_submodule("layout").manifest_text(scope, dict(answers or {})))
 
 
 @functools.lru_cache(maxsize=1)

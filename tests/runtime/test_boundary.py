@@ -17,7 +17,7 @@ import pytest
 from codeact import paths
 from codeact.core import policy
 from codeact.errors import PolicyError
-from codeact.lifecycle.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
+from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace, check_workspace, workspace_refusal
 from codeact.tools.base import ToolContext

@@ -90,7 +90,7 @@ def build_graph() -> tuple[dict[str, set[str]], list[str]]:
 def test_the_walk_sees_the_layout() -> None:
     graph, _ = build_graph()
     for name in ("codeact.core.runner", "codeact.backends.probe", "codeact.tools.assemble", "codeact.cli",
-                 "codeact.lifecycle.layout", "codeact.mcp.discovery", "codeact"):
+                 "codeact.layout", "codeact.mcp.discovery", "codeact"):
         assert name in graph
     assert "codeact.core.limits" in graph["codeact.core.runner"]
 

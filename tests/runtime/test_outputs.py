@@ -359,7 +359,7 @@ def test_every_scope_cuts_and_reads_back(scope, template_src, tmp_path, runtime_
     """The runtime as each scope stamps it (its own settings.json), run on a repository: the cut and the read."""
     from copier import run_copy
 
-    from codeact.lifecycle.layout import for_scope
+    from codeact.layout import for_scope
     from tests.conftest import make_repo
 
     install = make_repo(tmp_path / "install")

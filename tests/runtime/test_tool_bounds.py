@@ -379,7 +379,7 @@ def _both(call):
 
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
-    from codeact.lifecycle.layout import is_owned, read_manifest
+    from codeact.layout import is_owned, read_manifest
     from codeact.core.policy import Workspace
 
     manifest = read_manifest(stamped)

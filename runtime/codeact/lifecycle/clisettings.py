@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .layout import CLI_SETTINGS
+from ..layout import CLI_SETTINGS
 
 
 def disabled_servers(lock: Mapping[str, Any] | None, exclude: Iterable[str] = ()) -> list[str]:

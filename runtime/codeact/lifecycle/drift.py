@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
-from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
+from ..layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
 from ..core.policy import find_workspace
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)

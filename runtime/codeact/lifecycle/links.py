@@ -22,7 +22,7 @@ from typing import Mapping
 
 from .. import paths
 from ..errors import EXIT_OK, EXIT_USAGE
-from .layout import for_scope, project_of, read_manifest, scope_of
+from ..layout import for_scope, project_of, read_manifest, scope_of
 
 
 def copilot_home(environ: Mapping[str, str] | None = None) -> Path:

@@ -83,7 +83,7 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
     CLI settings that disable the repository's servers: clisettings.py). Returns changed files.
 
     ``launcher`` defaults to the one the repo-scope templates print (the generated sections must match them)."""
-    from .layout import LAYOUTS
+    from ..layout import LAYOUTS
     from ..mcp.config import read_exclusions
     from ..mcp.discovery import discover
     from ..mcp.lock import read_lock

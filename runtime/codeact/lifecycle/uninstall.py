@@ -3,7 +3,7 @@
 What the install stamped is recorded in its manifest (``.codeact/manifest.json``, rendered by the template from the
 answers, so `copier update` keeps it current). The manifest is a file of the repository, so a hostile one (or a
 merged pull request) may list anything: each entry is checked against the scope's layout (what the recorded
-template version renders, :mod:`codeact.lifecycle.layout`); one it does not hold is left alone with a warning, and
+template version renders, :mod:`codeact.layout`); one it does not hold is left alone with a warning, and
 so is one that a link leads out of the install or into a ``.git`` folder. An install stamped before the manifest
 existed falls back to the scope's layout, keeping every file git history holds from before the stamp commit (the
 commit that added the answers file). A seeded file is removed only if the stamp wrote it: Copier skips a seeded file
@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import EXIT_OK, CodeactError
-from .layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
+from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
 from ..core.policy import find_workspace
 from ..core.winnames import windows_name
 

@@ -22,7 +22,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
+from ..layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
 
 _MARKER = re.compile(rb"^(<{7} |>{7} )", re.M)
 UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"

@@ -225,7 +225,7 @@ def _owned(root: Path) -> tuple[str, ...]:
         pass
     if not (codeact / ".copier-answers.yml").is_file():
         return ()
-    from ..lifecycle.layout import for_scope, scope_of  # only for an install stamped before the manifest existed
+    from ..layout import for_scope, scope_of  # only for an install stamped before the manifest existed
 
     return for_scope(scope_of(root)).owned
 
