@@ -13,7 +13,7 @@ from codeact.mcp import cache
 from codeact.core.policy import Workspace
 from codeact.core.runner import run
 from codeact.tools.assemble import assemble
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 
 from mcp_helpers import PY, RAW, demo
 

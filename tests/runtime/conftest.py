@@ -13,7 +13,7 @@ from codeact.errors import BackendUnavailable
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace
 from codeact.core.runner import RunResult, run
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 
 # Add "hyperlight" here when its backend lands; it is skipped where it cannot run.
 BACKENDS = ["monty", "hyperlight"]

@@ -16,7 +16,7 @@ import pytest
 from codeact.core.policy import Workspace
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, FIFOs and the warm server: POSIX")
@@ -32,7 +32,7 @@ def _sql_in_child(workspace: Path, query: str, db: str = ":memory:") -> subproce
     script = (f"import sys; sys.path.insert(0, {str(RUNTIME)!r})\n"
               "from pathlib import Path\n"
               "from codeact.core.limits import Limits\nfrom codeact.core.policy import Workspace\n"
-              "from codeact.tools.base import ToolContext\nfrom codeact.tools import sql\n"
+              "from codeact.core.tool import ToolContext\nfrom codeact.tools import sql\n"
               f"ctx = ToolContext(Workspace.at(Path({str(workspace)!r})), Limits())\n"
               "try:\n"
               f"    print('RAN', sql.sql(ctx, query={query!r}, db={db!r}))\n"

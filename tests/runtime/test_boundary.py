@@ -20,7 +20,7 @@ from codeact.errors import PolicyError
 from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace, check_workspace, workspace_refusal
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 from codeact.tools import files
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"

@@ -273,7 +273,7 @@ def test_every_pattern_in_the_skill_gives_the_exact_answer(sandbox, corpus, inde
 
 def _issues_server() -> dict[str, Any]:
     """Stand-ins for an MCP server named "issues" with list_issues(state) and get_issue(id)."""
-    from codeact.tools.base import Tool
+    from codeact.core.tool import Tool
 
     issues = {7: ("open", "Crash on empty cart"), 9: ("closed", "Old bug"), 12: ("open", "Add regions")}
 

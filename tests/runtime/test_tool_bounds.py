@@ -23,7 +23,7 @@ import pytest
 import codeact
 from codeact.core.limits import Limits
 from codeact.tools import search
-from codeact.tools.base import ToolContext, tool_from_function
+from codeact.core.tool import ToolContext, tool_from_function
 
 RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)
 MiB = 1024 * 1024

@@ -5,7 +5,7 @@ from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..core.limits import Limits
 from ..core.policy import Workspace
-from ..tools.base import Tool
+from ..core.tool import Tool
 
 
 class Program(NamedTuple):

@@ -15,7 +15,7 @@ from . import notices
 from .outputs import KEEP_PRINTED, jsonable
 from .policy import Workspace, find_workspace
 from .stubs import stub_source
-from ..tools.base import Cut, Tool, ToolContext
+from .tool import Cut, Tool, ToolContext
 
 # Exceptions that reach the program as themselves; anything else arrives as RuntimeError with its message.
 _PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError,

@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..core import notices
 from ..errors import ConfigError
-from ..tools.base import Tool, ToolContext
+from ..core.tool import Tool, ToolContext
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..tools.base import Tool
+from ..core.tool import Tool
 
 
 def real_name(tool: Tool) -> str:

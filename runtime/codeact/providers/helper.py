@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import CodeactError
-from ..tools.base import tool_from_function
+from ..core.tool import tool_from_function
 from . import protocol as wire
 from .state import STATUS_FILE, read_status
 

@@ -5,6 +5,6 @@
 """
 from __future__ import annotations
 
-from .base import Tool, ToolContext, tool_from_function
+from ..core.tool import Tool, ToolContext, tool_from_function
 
 __all__ = ["Tool", "ToolContext", "tool_from_function"]

@@ -10,7 +10,7 @@ from typing import Any, Callable, Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..paths import copilot_home
-from .base import Tool, ToolContext, tool_from_function
+from ..core.tool import Tool, ToolContext, tool_from_function
 from .builtin import BUILTINS, IN_PROCESS_TOOLS
 
 

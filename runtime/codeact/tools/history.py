@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..core import notices
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 
 def previous_output(ctx: ToolContext, *, run: str, first_line: int = 1, last_line: int | None = None) -> str:

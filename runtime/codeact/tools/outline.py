@@ -18,7 +18,7 @@ from typing import Any
 from ..core import notices
 from ..core.limits import Deadline
 from ..errors import ToolError
-from .base import ToolContext
+from ..core.tool import ToolContext
 from .outline_cache import OutlineCache
 
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped, and reported as an "error" item

@@ -42,7 +42,7 @@ from ..errors import ToolError
 from ..core import notices
 from ..core.limits import Deadline
 from . import regex_worker
-from .base import Cut, ToolContext
+from ..core.tool import Cut, ToolContext
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
 from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk

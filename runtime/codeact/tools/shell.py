@@ -7,7 +7,7 @@ import subprocess
 import time
 
 from ..core import notices
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
 _GRACE = 0.5  # seconds the rest of the group may keep writing after the shell exits, or may take to stop on SIGTERM

@@ -7,7 +7,7 @@ from typing import Any
 from ..core import notices
 from ..errors import PolicyError, ToolError
 from ..core.limits import Deadline
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 
 def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:

@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import PolicyError, ToolError
 from ..core import notices
 from ..core.limits import Deadline
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 MAX_REDIRECTS = 5
 MAX_BODY = 10 * 1024 * 1024  # bytes read from one response
