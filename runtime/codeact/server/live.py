@@ -28,7 +28,7 @@ def start_providers(server: Any) -> Any:
 
 def _reserved(server: Any) -> set[str]:
     """Names a provider may not take: every built-in, and the namespaces of the workspace's MCP servers."""
-    from ..tools.builtin import BUILTINS
+    from ..core.catalog import BUILTINS
 
     names = set(BUILTINS) | {"mcp_call", "mcp_resource", "user"}
     try:

@@ -13,7 +13,7 @@ def warm_up(server: Any) -> None:
     from ..cli import build_parser
     from ..core import outputs, runner, stubs  # noqa: F401 - imported now so the first run does not pay for it
     from ..mcp import client as mcp_client
-    from ..tools import builtin  # noqa: F401
+    from ..core import catalog  # noqa: F401
 
     build_parser("run")
     monty.keep_warm(processes=POOL_MAX)

@@ -1,4 +1,4 @@
-"""Tools the sandbox offers: the built-in ones (their catalog: codeact.tools.builtin), the user's own
+"""Tools the sandbox offers: the built-in ones (their catalog: codeact.core.catalog), the user's own
 (codeact.tools.user) and the set a run offers (codeact.tools.assemble).
 
 ``Tool`` and ``ToolContext`` are re-exported here: a user tool imports them as ``from codeact.tools import ...``.

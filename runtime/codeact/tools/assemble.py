@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..paths import copilot_home
 from ..core.tool import Tool, ToolContext, tool_from_function
-from .builtin import BUILTINS, IN_PROCESS_TOOLS
+from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
 
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
