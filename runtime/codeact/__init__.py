@@ -28,9 +28,9 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from .errors import CodeactError
     from .core.limits import Limits
-    from .core.runner import RunResult, run
+    from .runner import RunResult, run
 
-_LAZY = {"run": "core.runner", "RunResult": "core.runner", "Limits": "core.limits", "CodeactError": "errors"}
+_LAZY = {"run": "runner", "RunResult": "runner", "Limits": "core.limits", "CodeactError": "errors"}
 
 
 def __getattr__(name: str) -> object:  # imports stay lazy so `codeact` starts fast

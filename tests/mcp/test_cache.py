@@ -11,7 +11,7 @@ from codeact.core.config import Settings
 from codeact.core.limits import Limits
 from codeact.mcp import cache
 from codeact.core.policy import Workspace
-from codeact.core.runner import run
+from codeact.runner import run
 from codeact.tools.assemble import assemble
 from codeact.core.tool import ToolContext
 

@@ -18,7 +18,7 @@ from codeact.cli import main as cli
 from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
 from codeact.mcp.lock import lock_path
-from codeact.core.runner import run
+from codeact.runner import run
 
 from mcp_helpers import DEMO, PY, RAW, demo, starts
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 from codeact.core.config import Settings
-from codeact.core.runner import RunResult, run
+from codeact.runner import RunResult, run
 
 from tests.runtime.conftest import base_environ
 from tests.runtime.corpus_oracle import run_in_cpython

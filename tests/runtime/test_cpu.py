@@ -16,7 +16,7 @@ import pytest
 from codeact.backends import cpu as cpu_module
 from codeact.backends.cpu import OneCpu
 from codeact.core.config import Settings
-from codeact.core.runner import run
+from codeact.runner import run
 from codeact.core.tool import tool_from_function
 
 pytestmark = pytest.mark.skipif(

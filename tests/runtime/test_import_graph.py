@@ -89,10 +89,10 @@ def build_graph() -> tuple[dict[str, set[str]], list[str]]:
 
 def test_the_walk_sees_the_layout() -> None:
     graph, _ = build_graph()
-    for name in ("codeact.core.runner", "codeact.backends.probe", "codeact.tools.assemble", "codeact.cli",
+    for name in ("codeact.runner", "codeact.backends.probe", "codeact.tools.assemble", "codeact.cli",
                  "codeact.layout", "codeact.mcp.discovery", "codeact"):
         assert name in graph
-    assert "codeact.core.limits" in graph["codeact.core.runner"]
+    assert "codeact.core.limits" in graph["codeact.runner"]
 
 
 def test_no_import_cycle() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from codeact.core import notices
 from codeact.core.limits import Limits
 from codeact.core.outputs import plain_streams
-from codeact.core.runner import run
+from codeact.runner import run
 from codeact.core.tool import tool_from_function
 
 

@@ -22,7 +22,7 @@ from codeact.errors import ErrorInfo, ToolError
 from codeact.core.limits import Limits
 from codeact.core.outputs import (KEEP_RUNS, MiB, OutputStore, Window, plain_streams, present, previous_lines,
     store_folder, window)
-from codeact.core.runner import RunResult
+from codeact.runner import RunResult
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 CUT = re.compile(r'\[cut: (\d+) more bytes, (\d+) lines; read them with previous_output\(run="([A-Za-z0-9]{8,})", '

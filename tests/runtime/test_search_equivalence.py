@@ -101,7 +101,7 @@ contents = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join)
        pattern=st.sampled_from(["a|x|é", "TODO", "é", "x$", "^$", "Omitted", "b\\r$", "(?=T)O"]),
        max_results=st.sampled_from([1, 3, 1000]), cap=st.sampled_from([300, 5000, 1 << 20]))
 def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, cap):
-    from codeact.core.runner import _cap_result
+    from codeact.runner import _cap_result
 
     root = Path(tempfile.mkdtemp(prefix="codeact-eqc-")).resolve()
     try:

@@ -188,7 +188,7 @@ def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
 
 
 def test_first_items_keeps_the_prefix_the_runner_would_return():
-    from codeact.core.runner import _cap_result
+    from codeact.runner import _cap_result
     rng = random.Random(5)
     for _ in range(200):
         items = rng.sample(range(10_000), rng.randint(0, 300))

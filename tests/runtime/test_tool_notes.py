@@ -173,7 +173,7 @@ def test_previous_output_past_the_limit_names_the_line_to_read_on(project, venv_
 
 def test_bash_says_which_stream_it_cut(tmp_path):
     from codeact.core.config import Settings
-    from codeact.core.runner import run
+    from codeact.runner import run
 
     (tmp_path / ".git").mkdir()
     code = 'r = bash(command="head -c 3000 /dev/zero | tr \\"\\\\0\\" z; echo err >&2")\n[len(r["stdout"]), r["stderr"]]'

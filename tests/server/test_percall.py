@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeact.core.policy import Workspace, _realpath
-from codeact.core.runner import _cap_result
+from codeact.runner import _cap_result
 
 
 @pytest.fixture

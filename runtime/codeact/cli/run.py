@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..core.limits import Limits
     from ..core.outputs import present
-    from ..core.runner import run
+    from ..runner import run
 
     env = os.environ if args.environ is None else args.environ  # the warm server passes the request's
     code = _read_program(args)

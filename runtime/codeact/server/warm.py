@@ -11,9 +11,9 @@ def warm_up(server: Any) -> None:
     """Import what every run needs and start what stays up (before the socket listens)."""
     from ..backends import monty
     from ..cli import build_parser
-    from ..core import outputs, runner, stubs  # noqa: F401 - imported now so the first run does not pay for it
+    from .. import runner  # noqa: F401 - imported now so the first run does not pay for it
+    from ..core import catalog, outputs, stubs  # noqa: F401
     from ..mcp import client as mcp_client
-    from ..core import catalog  # noqa: F401
 
     build_parser("run")
     monty.keep_warm(processes=POOL_MAX)
