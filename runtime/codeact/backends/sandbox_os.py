@@ -8,6 +8,7 @@ The program's working directory is the workspace root, so ``os.getcwd()`` and re
 there would give. Writes are refused with a hint naming the write tools (their safe-write path is the only one);
 the environment stays closed.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -4,6 +4,7 @@ One module per subcommand (``codeact.cli.<module>``, listed in :data:`COMMANDS`)
 ``main(args) -> int``; only the module of the subcommand being run is imported (start-up cost). ``--workspace`` and
 ``--file`` are validated once, here, for every subcommand (:func:`check_paths`).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -4,6 +4,7 @@ Exit 0 when the backend that would run works, 3 when it does not (2 for a bad ba
 checks (copier and its extensions) are reported but do not change the exit code: running programs does not need
 copier.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """``codeact drift``: exit 1 if the repository no longer matches the template, its answers and the MCP configuration."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

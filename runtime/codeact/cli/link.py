@@ -1,4 +1,5 @@
 """``codeact link``: link a global-scope install into ``$COPILOT_HOME``."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """``codeact refresh``: re-discover the MCP servers, write the lock and update the MCP section of the instructions and agent."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

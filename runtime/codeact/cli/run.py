@@ -1,4 +1,5 @@
 """``codeact run``: run one program in the sandbox and print what it printed and its last value."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

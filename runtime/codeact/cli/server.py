@@ -1,4 +1,5 @@
 """``codeact server status|start|stop``: the warm server of this workspace (see codeact.server)."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -14,6 +14,7 @@ workspace, one 0600 file per cut run, created with ``O_NOFOLLOW|O_EXCL``; it kee
 workspace. Lines are numbered from 1 and end at ``\\n``: stdout first, then stderr, as the model would have received
 them. Only runs whose output was cut are stored, so a run that fits costs no file at all.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

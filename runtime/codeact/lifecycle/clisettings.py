@@ -10,6 +10,7 @@ merges the lists; ``copilot --enable-mcp-server NAME`` turns one back on for a s
 Rendered by the template from the lock (so `codeact drift` renders the same bytes) and rewritten by
 `codeact refresh`, which runs after `copier copy` and `copier update` in the real project.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

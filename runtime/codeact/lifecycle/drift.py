@@ -8,6 +8,7 @@ render there (tracked, or untracked and not ignored), answers that break the org
 answers file (layout.py); global and plugin installs have no tool lock (MCP tools are not in their sandbox yet).
 Exit 0 in sync, 1 drift, 2 usage/setup error.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

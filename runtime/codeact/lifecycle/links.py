@@ -11,6 +11,7 @@ Idempotent, and it never touches a path it did not make: a link is OURS when it 
 file (or is a dangling link whose target ends in the same relative path: the folder moved). Anything else at a link
 path — a file, a folder, someone else's link — is left alone with a warning. Removal removes only our links.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

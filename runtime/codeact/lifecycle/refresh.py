@@ -4,6 +4,7 @@ The section is a pure function of the tool lock and the exclusions, used both by
 the Jinja extension) and by `codeact refresh` (after discovery, as Copier's post-update migration and copy task
 run it) — so both write byte-identical text, and the drift check can compare them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

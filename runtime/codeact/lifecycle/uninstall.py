@@ -18,6 +18,7 @@ kept and named, and ``--force`` removes them too. Folders left empty go.
 A global-scope install also removes the links `codeact link` made in ``$COPILOT_HOME`` — only those: anything else
 there is left alone, with a warning — and the folders there that the links leave empty.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -15,6 +15,7 @@ being rendered.
 - :func:`update_report` is Copier's ``_message_after_update``: what changed, and whether conflicts were left and how
   to find them (Copier exits 0 and says nothing about them).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

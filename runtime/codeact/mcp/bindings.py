@@ -1,4 +1,5 @@
 """MCP tools as sandbox :class:`Tool` objects, built from the lock so no server starts until a program calls one."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

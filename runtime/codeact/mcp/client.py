@@ -16,6 +16,7 @@ loop: whichever thread finds it resting drives it; a call from another thread me
 The SDK costs about a second to import: this module imports it only inside the functions that open a
 connection, so importing ``codeact.mcp.client`` is free and a run that calls no MCP tool never loads it.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import asyncio

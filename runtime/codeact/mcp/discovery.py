@@ -4,6 +4,7 @@ All servers are contacted IN PARALLEL, each within the timeout; a server that wi
 returns bad schemas is recorded as failed with the reason and the others complete. ``--check`` compares the
 configuration with the lock without starting anything.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import asyncio

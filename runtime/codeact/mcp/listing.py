@@ -6,6 +6,7 @@
 - :func:`current_lock` — the lock the tools came from (repo scope: the committed one plus this machine's lock of the
   user's own servers; global and plugin scope: this machine's lock for the repository).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

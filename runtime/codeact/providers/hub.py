@@ -5,6 +5,7 @@ process. A provider's tools become :class:`~codeact.core.tool.Tool` objects name
 ``call`` sends a ``tool.call`` and blocks the calling run thread until the ``tool.result``, the provider leaving,
 or the run's deadline. Calls go one way: a provider can answer calls, never make them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import builtins

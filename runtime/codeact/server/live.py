@@ -1,4 +1,5 @@
 """Live tool providers on the warm server: the hub (codeact.providers) started, and its tools offered to runs."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """What the server keeps warm between runs: the imports, a Monty worker pool, the MCP sessions, the live providers."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

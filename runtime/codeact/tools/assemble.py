@@ -1,4 +1,5 @@
 """Assemble the tools a run offers: enabled built-ins, the user's own tools and MCP tools."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import functools

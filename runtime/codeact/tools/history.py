@@ -1,4 +1,5 @@
 """previous_output: read back what an earlier run printed, from the output store (codeact.core.outputs)."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 from ..core import notices

@@ -4,6 +4,7 @@ The sandbox has no ``ast``, and regular expressions get structure wrong (decorat
 ``import a, b``). Files are found by the same walk as ``glob`` (workspace only, .gitignore honoured, skipped folders
 left out, links not followed); nothing is written.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import ast

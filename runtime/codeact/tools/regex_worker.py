@@ -6,6 +6,7 @@ run on a thread (the warm server's) searches in this worker instead: a child Pyt
 so no pattern can hold the server. It imports the runtime only (``-I -S``), calls the handler its request names
 (``"module:function"``, e.g. grep's in codeact.tools.search) and prints one JSON answer.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

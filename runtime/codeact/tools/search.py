@@ -29,6 +29,7 @@ it: in process on the main thread (``SIGALRM``), else in a worker process (:mod:
 A grep or glob that returns less than everything says so in a note (:mod:`codeact.core.notices`) with the real
 total; both cut their lists exactly as the runner counts them, so the runner never cuts them again.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

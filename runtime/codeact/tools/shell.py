@@ -1,4 +1,5 @@
 """The bash tool: one shell command in the workspace, in its own process group, bounded in time and output."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """The sql tool: SQLite on a database file inside the workspace (or in memory), with file access fenced off."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

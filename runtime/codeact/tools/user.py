@@ -7,6 +7,7 @@ is named ``ctx`` it receives the :class:`~codeact.core.tool.ToolContext` (worksp
 User tools run on the host with the user's permissions; they are the user's code, not the model's.
 A broken file is reported by name through ``warn`` and skipped; it never stops a run.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import keyword

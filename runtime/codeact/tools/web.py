@@ -5,6 +5,7 @@ cloud metadata...), and connects to the very address it checked, on every redire
 ``config.json`` ``allow_hosts`` skip the check. Heavy imports happen inside the functions, so a run that does not
 offer these tools pays nothing for them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
