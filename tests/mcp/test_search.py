@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codeact.cli import main as cli
-from codeact.mcp.search import search
+from codeact.mcp.tool_search import search
 from codeact.core.tool import Tool
 
 

@@ -13,7 +13,7 @@ from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace
-from codeact.tools import search
+from codeact.tools import grep_glob as search
 from codeact.core.tool import ToolContext
 
 pytestmark = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is not installed here")

@@ -22,7 +22,7 @@ import pytest
 
 import codeact
 from codeact.core.limits import Limits
-from codeact.tools import search
+from codeact.tools import grep_glob as search
 from codeact.core.tool import ToolContext, tool_from_function
 
 RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)

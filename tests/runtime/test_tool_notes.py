@@ -119,7 +119,7 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
     import threading
 
     from codeact.core.policy import Workspace
-    from codeact.tools import search
+    from codeact.tools import grep_glob as search
     from codeact.core.tool import ToolContext
 
     root = (tmp_path / "ws").resolve()

@@ -151,7 +151,7 @@ def print_describe(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
 def print_search(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact search QUERY [--json]``: tools matching the words, best first; exit 1 when none does."""
     from ..core.stubs import signature
-    from .search import full_description, search
+    from .tool_search import full_description, search
 
     hits = search(tools.values(), " ".join(args.query), limit=max(getattr(args, "limit", 20) or 0, 0) or None)
     if args.json:

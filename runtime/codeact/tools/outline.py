@@ -48,7 +48,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
     always kept), ``name=r"Test\\w*"`` keeps items whose ``name`` matches the regular expression whole.
     Files parsed once are remembered by path, size and modification time in your cache folder.
     """
-    from . import search
+    from . import grep_glob
     from .walk import Glob
 
     if not isinstance(glob, str) or not glob.strip():
@@ -65,7 +65,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
         files = [shown] if Glob(glob).matches(base.name) else []
     else:
         every = ctx._replace(limits=ctx.limits.merged({"tool_result": 1 << 62}))  # the list is not the result
-        files = [f for f in search.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
+        files = [f for f in grep_glob.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
     clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(ctx.workspace.root, ctx.environ)
     parsed = _parse_in_workers(ctx.workspace.root, [rel for rel in files if not cache.fresh(ctx.workspace.root / rel,
