@@ -54,7 +54,7 @@ class _Target:
     def silent_pid(self) -> int:
         """The pid of a server that holds this socket but did not answer (0: none runs): the pid its lock file
         names, when that process still runs the server of this socket."""
-        from ..mcp.client import process_running
+        from ..mcp.session_pool import process_running
 
         try:
             with open(self.socket[:-len(".sock")] + ".lock", encoding="ascii") as handle:
@@ -135,7 +135,7 @@ def _start(target: _Target) -> int:
 
 
 def _stop(target: _Target, quiet: bool = False) -> int:
-    from ..mcp.client import process_running
+    from ..mcp.session_pool import process_running
 
     reply = target.ask("stop")
     if reply is None and target.silent_pid():  # stuck: it cannot hear a stop

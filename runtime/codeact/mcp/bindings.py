@@ -40,7 +40,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
               lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
 
-    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.client.SessionPool` shared by
+    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.session_pool.SessionPool` shared by
     the returned tools: one session per server for the life of this tool set (one run).
     """
     note = warn or (lambda _m: None)
@@ -56,7 +56,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
         return {}
     for message in catalog.warnings:
         note(message)
-    from .client import SessionPool
+    from .session_pool import SessionPool
 
     environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
     pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
@@ -174,7 +174,7 @@ def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -
     entries: Mapping[str, Any] = lock.get("servers", {})
 
     def resolve(name: str) -> Any:
-        from .client import ServerUnavailable
+        from .session_pool import ServerUnavailable
 
         config, entry = servers.get(name), entries.get(name) or {}
         if config is None and unreadable:

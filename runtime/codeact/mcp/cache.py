@@ -171,7 +171,7 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
               say: Callable[[str], None]) -> dict[str, Any]:
     import asyncio
 
-    from .client import in_helper_thread, loop_running_here
+    from .session_pool import in_helper_thread, loop_running_here
     from .discovery import DEFAULT_TIMEOUT, outcome_line, discover_servers
 
     def go() -> dict[str, Any]:

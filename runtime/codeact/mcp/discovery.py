@@ -214,7 +214,7 @@ class _Listing(list):  # type: ignore[type-arg]
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
                        listed: asyncio.Future) -> None:
     """List ``config``'s tools into ``listed`` (its result, or the failure), then stop the server."""
-    from .client import open_session, stderr_tail
+    from .session_pool import open_session, stderr_tail
 
     errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
     try:
@@ -271,7 +271,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
 
 
 def _outcome_of(task: asyncio.Future, config: ServerConfig) -> Outcome:
-    from .client import describe_failure, is_connection_closed
+    from .session_pool import describe_failure, is_connection_closed
 
     name = config.name
     exc = task.exception()
