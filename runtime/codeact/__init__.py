@@ -10,7 +10,7 @@ cycles):
    home, the XDG folders; private folders; the command line the client and server share; a run's folder).
    ``layout``: where the template puts things, per scope. ``enforcement``: the hooks' spec and their generator.
 1. ``core``: what one run is made of: ``limits``, ``outputs``, ``stubs``, ``rewrite``, ``hints``, ``config`` (the
-   stamped settings), ``policy`` (the workspace boundary), ``secrets``, ``tool`` (what a tool is), ``catalog`` (the
+   stamped settings), ``boundary`` (the workspace boundary), ``secrets``, ``tool`` (what a tool is), ``catalog`` (the
    built-in tools' names and modules).
 2. ``backends``: the sandboxes (``monty``, ``hyperlight``) and the choice between them, with hyperlight's checks
    (``precheck``, ``probe``). ``mcp``: MCP servers: configuration, discovery and lock, ``exposure`` (what is offered

@@ -67,7 +67,7 @@ def private_folder(folder: str, *, create: bool = True) -> str:
 
 def workspace_of(named: "str | None", cwd: str) -> str:
     """The workspace a run names (``--workspace``, relative to ``cwd``), else the nearest folder above ``cwd``
-    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.policy.find_workspace`` without its git
+    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.boundary.find_workspace`` without its git
     fallback."""
     if named is not None:
         return os.path.realpath(os.path.join(cwd, named))

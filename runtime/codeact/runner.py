@@ -12,7 +12,7 @@ from .core import notices
 from .core.config import Settings, load_user_config
 from .core.limits import Deadline, Limits, truncate
 from .core.outputs import KEEP_PRINTED, jsonable
-from .core.policy import Workspace, find_workspace
+from .core.boundary import Workspace, find_workspace
 from .core.stubs import stub_source
 from .core.tool import Cut, Tool, ToolContext
 from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError

@@ -11,7 +11,7 @@ from codeact import backends
 from codeact.core.config import Settings
 from codeact.errors import BackendUnavailable
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.runner import RunResult, run
 from codeact.core.tool import ToolContext
 

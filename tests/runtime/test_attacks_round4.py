@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
 from codeact.core.tool import ToolContext
@@ -31,7 +31,7 @@ def _sql_in_child(workspace: Path, query: str, db: str = ":memory:") -> subproce
     """The sql tool called in a child process: a host crash (the break) must not take pytest with it."""
     script = (f"import sys; sys.path.insert(0, {str(RUNTIME)!r})\n"
               "from pathlib import Path\n"
-              "from codeact.core.limits import Limits\nfrom codeact.core.policy import Workspace\n"
+              "from codeact.core.limits import Limits\nfrom codeact.core.boundary import Workspace\n"
               "from codeact.core.tool import ToolContext\nfrom codeact.tools import sql\n"
               f"ctx = ToolContext(Workspace.at(Path({str(workspace)!r})), Limits())\n"
               "try:\n"

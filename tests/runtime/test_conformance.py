@@ -13,7 +13,7 @@ import pytest
 from codeact.errors import ToolError
 from codeact.core import notices
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.core.tool import ToolContext
 from codeact.tools import files, search, shell, sql as sql_mod
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.tools import grep_glob as search
 from codeact.core.tool import ToolContext
 

@@ -380,7 +380,7 @@ def _both(call):
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
     from codeact.layout import is_owned, read_manifest
-    from codeact.core.policy import Workspace
+    from codeact.core.boundary import Workspace
 
     manifest = read_manifest(stamped)
     assert manifest is not None and ".github/skills/codeact/" in manifest.owned  # the stamp did write them
@@ -402,7 +402,7 @@ def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
 
 
 def test_a_search_inside_codeacts_folders_finds_them(stamped):
-    from codeact.core.policy import Workspace
+    from codeact.core.boundary import Workspace
 
     ctx = ToolContext(workspace=Workspace.at(stamped), limits=Limits())
     skills = _both(lambda: search.glob(ctx, pattern="*.md", path=".github/skills"))

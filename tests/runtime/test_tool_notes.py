@@ -118,7 +118,7 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
     sorted re-run after a flood of matches, search in the regex worker, killed at the deadline."""
     import threading
 
-    from codeact.core.policy import Workspace
+    from codeact.core.boundary import Workspace
     from codeact.tools import grep_glob as search
     from codeact.core.tool import ToolContext
 

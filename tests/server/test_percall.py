@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.core.policy import Workspace, _realpath
+from codeact.core.boundary import Workspace, _realpath
 from codeact.runner import _cap_result
 
 

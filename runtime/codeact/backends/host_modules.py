@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.policy import Workspace
+from ..core.boundary import Workspace
 from ..errors import PolicyError
 
 _STATISTICS = ("mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low", "median_high",

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..core.limits import Limits
-from ..core.policy import Workspace
+from ..core.boundary import Workspace
 from ..core.tool import Tool
 
 

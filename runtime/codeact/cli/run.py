@@ -102,7 +102,7 @@ class _Watchdog:
 
 
 def _workspace_root(args: argparse.Namespace) -> Path:
-    from ..core.policy import find_workspace
+    from ..core.boundary import find_workspace
 
     return Path(args.workspace or find_workspace(args.cwd)).resolve()
 

@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 
 from .limits import Deadline, Limits
-from .policy import Workspace
+from .boundary import Workspace
 
 Source = Literal["builtin", "user", "mcp", "live"]
 

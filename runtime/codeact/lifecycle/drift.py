@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
 from ..layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
-from ..core.policy import find_workspace
+from ..core.boundary import find_workspace
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
 UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"

@@ -99,7 +99,7 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..core.policy import find_workspace
+    from ..core.boundary import find_workspace
 
     project = Path(args.workspace).resolve() if args.workspace else find_workspace()
 

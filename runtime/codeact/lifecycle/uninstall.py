@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from ..errors import EXIT_OK, CodeactError
 from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
-from ..core.policy import find_workspace
+from ..core.boundary import find_workspace
 from ..core.winnames import windows_name
 
 

@@ -91,7 +91,7 @@ def _origin(tool: Tool) -> str:
 
 def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
     from ..core.config import Settings
-    from ..core.policy import find_workspace
+    from ..core.boundary import find_workspace
 
     root = Path(getattr(args, "workspace", None) or find_workspace()).resolve()
     try:

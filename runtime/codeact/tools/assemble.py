@@ -98,7 +98,7 @@ def current_tools(workspace: str | None = None, environ: Mapping[str, str] | Non
     import sys
 
     from ..core.limits import Limits
-    from ..core.policy import Workspace, find_workspace
+    from ..core.boundary import Workspace, find_workspace
 
     env = os.environ if environ is None else environ
     space = Workspace.at(workspace or find_workspace(cwd), environ=env)

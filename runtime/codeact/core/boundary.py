@@ -1,4 +1,4 @@
-"""The safety policy: every path a tool touches stays inside the workspace; writes refuse ``.git`` and secrets."""
+"""The workspace boundary: every path a tool touches stays inside the workspace; writes refuse ``.git`` and secrets."""
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
