@@ -14,7 +14,7 @@ from codeact.errors import PolicyError
 from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
 from codeact.core.tool import ToolContext
-from codeact.tools import files, search, shell, sql as sql_mod, web
+from codeact.tools import files, grep_glob as search, shell, sql as sql_mod, web
 from tests.runtime.test_secrets import SAMPLES
 
 

@@ -15,7 +15,7 @@ from codeact.core import notices
 from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
 from codeact.core.tool import ToolContext
-from codeact.tools import files, search, shell, sql as sql_mod
+from codeact.tools import files, grep_glob as search, shell, sql as sql_mod
 
 Q3 = '"' * 3
 
