@@ -7,13 +7,10 @@ run it) — so both write byte-identical text, and the drift check can compare t
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import EXIT_OK
 
 BEGIN = "<!-- codeact:mcp-tools:begin (generated from .codeact/tools.lock.json by `codeact refresh`) -->"
 END = "<!-- codeact:mcp-tools:end -->"
@@ -96,21 +93,3 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
     changed = [rel for rel in DOC_FILES if rewrite(project / rel, section)]
     from . import clisettings
     return changed + ([clisettings.CLI_SETTINGS] if clisettings.rewrite(project) else [])
-
-
-def main(args: argparse.Namespace) -> int:
-    from ..core.boundary import find_workspace
-
-    project = Path(args.workspace).resolve() if args.workspace else find_workspace()
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    try:
-        changed = refresh(project, timeout=args.timeout, progress=say)
-    except Exception as exc:  # noqa: BLE001 - a refresh must never break `copier update`
-        say(f"codeact refresh: could not refresh the MCP tools ({exc}); the drift check will report the lock as "
-            "stale until `codeact refresh` succeeds")
-        return EXIT_OK
-    say("codeact refresh: " + (f"updated {', '.join(changed)}" if changed else "instructions already up to date"))
-    return EXIT_OK
