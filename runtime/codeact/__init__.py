@@ -14,12 +14,14 @@ cycles):
    built-in tools' names and modules).
 2. ``backends``: the sandboxes (``monty``, ``hyperlight``) and the choice between them, with hyperlight's checks
    (``precheck``, ``probe``). ``mcp``: MCP servers: configuration, discovery and lock, ``exposure`` (what is offered
-   under which Python name), ``bindings`` (MCP tools as sandbox tools), the client. ``providers``: live tools.
+   under which Python name), ``bindings`` (MCP tools as sandbox tools), ``session_pool`` (their sessions).
+   ``providers``: live tools.
 3. ``tools``: the built-in tools, the user's own (``user``) and the set a run offers (``assemble``).
 4. ``runner``: the run loop (a backend, the assembled tools, the limits, the result).
-5. ``server``: the warm server; ``client``: its thin client (the launcher's entry); ``lifecycle``: the template's
-   life in a repository (``update``, ``refresh``, ``drift``, ``links``, ``uninstall``, ``orgpolicy``);
-   ``bootstrap``: the launcher's slow path, run as ``python -S`` (standard library only).
+5. ``server``: the warm server (``control``: its status, start and stop from outside); ``client``: its thin client
+   (the launcher's entry); ``lifecycle``: the template's life in a repository (``update``, ``refresh``, ``drift``,
+   ``links``, ``uninstall``, ``orgpolicy``, ``doctor``); ``bootstrap``: the launcher's slow path, run as
+   ``python -S`` (standard library only).
 6. ``cli``: the command line, one module per subcommand.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
