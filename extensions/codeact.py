@@ -62,7 +62,7 @@ def _submodule(name: str) -> Any:
 
 def tool_docs(tools: list[str]) -> list[dict[str, str]]:
     """For each enabled built-in tool, in catalog order: its name, signature and one-line description."""
-    catalog = _submodule("tools.builtin")
+    catalog = _submodule("core.catalog")
     stubs = _submodule("core.stubs")
     docs = []
     for name in catalog.BUILTINS:
@@ -74,7 +74,7 @@ def tool_docs(tools: list[str]) -> list[dict[str, str]]:
 
 def risky_tools(tools: list[str]) -> dict[str, str]:
     """The chosen tools that act on the host or the network, with what they do."""
-    return {name: why for name, why in _submodule("tools.builtin").RISKY_TOOLS.items() if name in tools}
+    return {name: why for name, why in _submodule("core.catalog").RISKY_TOOLS.items() if name in tools}
 
 
 def mcp_servers_found(dst_path: Any) -> list[str]:
@@ -116,13 +116,13 @@ def runtime_version() -> str:
 
 def scope_paths(scope: str) -> dict[str, str]:
     """Where ``scope`` puts each kind of file (copier.yml's computed answers), from the runtime's layout."""
-    layout = _submodule("lifecycle.layout")
+    layout = _submodule("layout")
     return dict(layout.for_scope(scope).paths()) if scope in layout.SCOPES else {}
 
 
 def install_manifest(scope: str, answers: Any) -> str:
     """``.codeact/manifest.json``: what a stamp with these answers writes (the runtime's ``layout.manifest``)."""
-    return str(_submodule("lifecycle.layout").manifest_text(scope, dict(answers or {})))
+    return str(_submodule("layout").manifest_text(scope, dict(answers or {})))
 
 
 @functools.lru_cache(maxsize=1)
@@ -134,7 +134,7 @@ def _org_policy() -> Any:
 def valid_choices(question: str) -> tuple[str, ...]:
     """The values the runtime accepts for ``question`` (one source for copier.yml's validators and the CLI)."""
     if question == "tools":
-        catalog = _submodule("tools.builtin")
+        catalog = _submodule("core.catalog")
         return tuple(name for name in catalog.BUILTINS if name not in catalog.ALWAYS_TOOLS)
     if question == "backend":
         return tuple(_submodule("core.config").BACKENDS)

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from codeact import cli
-from codeact.cli import doctor
+from codeact.cli import doctor as doctor_cli
+from codeact.lifecycle import doctor
 from codeact.backends import boot_hyperlight, precheck, probe
-from codeact.cli.doctor import Check
+from codeact.lifecycle.doctor import Check
 
 REAL_TEMPLATE_CHECKS = doctor.template_checks  # before any test replaces it
 
@@ -51,7 +52,7 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
 
 def _doctor(refresh: bool = False) -> tuple[doctor.Report, str]:
     report = doctor.collect(refresh=refresh)
-    return report, doctor.render(report)
+    return report, doctor_cli.render(report)
 
 
 def _line(text: str, name: str) -> str:
@@ -203,7 +204,7 @@ def test_real_doctor_on_this_machine(tmp_path: Path, monkeypatch: pytest.MonkeyP
     """No stand-ins: whatever this machine is, the answer is consistent with `codeact run`'s choice."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("CODEACT_BACKEND", raising=False)
-    code = doctor.main(argparse.Namespace(refresh=False, json=False))
+    code = doctor_cli.main(argparse.Namespace(refresh=False, json=False))
     text = capsys.readouterr().out
     verdict = probe.verdict(boot=boot_hyperlight)
     expected = "hyperlight" if verdict.ok else "monty"

@@ -14,6 +14,7 @@ Steps, under a lock (``<venv>.lock``, a folder) so concurrent launchers install 
 ``venv`` + ``pip``, install hyperlight's requirements where the cheap pre-check says a hypervisor may run it, swap the
 partial folder in and write the stamp (a copy of requirements.txt) last: a venv without it is never used.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import hashlib

@@ -25,6 +25,7 @@ The wire format (both ends are this venv's Python): frames of a 4-byte big-endia
 answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then
 ``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import _socket as socket  # the C module: `socket` imports selectors, enum and more (~5 ms at every start)
@@ -66,7 +67,7 @@ def private_folder(folder: str, *, create: bool = True) -> str:
 
 def workspace_of(named: "str | None", cwd: str) -> str:
     """The workspace a run names (``--workspace``, relative to ``cwd``), else the nearest folder above ``cwd``
-    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.policy.find_workspace`` without its git
+    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.boundary.find_workspace`` without its git
     fallback."""
     if named is not None:
         return os.path.realpath(os.path.join(cwd, named))

@@ -3,6 +3,7 @@
 A leaf module (standard library only) so every other module can use it without an import cycle. Nothing here is
 resolved unless the name says so: the Copilot CLI and the XDG specification use the values as given.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

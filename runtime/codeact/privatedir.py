@@ -5,6 +5,7 @@ the sessions, the provider hub's state).
 A leaf module that imports only ``os`` and ``stat``: the launcher's thin client imports it under ``python -S``, at
 every start. Its error (:class:`codeact.errors.PrivateFolderError`, an ``OSError``) is imported only to be raised.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
 """Where this user's warm servers listen: a leaf (standard library only, no pathlib), shared by the launcher's thin
-client (codeact.client) and the workspace boundary (codeact.core.policy, which never lets a program write there)."""
+client (codeact.client) and the workspace boundary (codeact.core.boundary, which never lets a program write there)."""
 from __future__ import annotations
 
 import os

@@ -12,7 +12,7 @@ from codeact.backends import boot_hyperlight, probe
 from codeact.backends.hyperlight import HyperlightBackend
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
-from codeact.core.runner import RunResult, run
+from codeact.runner import RunResult, run
 
 HERE = Path(__file__).resolve().parent
 

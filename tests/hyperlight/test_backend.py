@@ -19,8 +19,8 @@ from codeact.backends.hyperlight import (
 )
 from codeact.errors import BackendUnavailable, ProgramError
 from codeact.core.limits import MiB, Limits
-from codeact.core.runner import RunResult
-from codeact.tools.base import Tool, tool_from_function
+from codeact.runner import RunResult
+from codeact.core.tool import Tool, tool_from_function
 
 from tests.hyperlight.conftest import fake_backend, real_hyperlight_reason
 

@@ -191,7 +191,7 @@ def test_layout_matches_copier_config():
     import yaml
 
     sys.path.insert(0, str(REPO_ROOT / "runtime"))
-    from codeact.lifecycle import layout
+    from codeact import layout
 
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
     assert set(config["_skip_if_exists"]) == set(layout.SEEDED_ANY)

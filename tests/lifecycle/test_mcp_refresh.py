@@ -110,9 +110,9 @@ def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, i
     from codeact.cli import main as cli
     from codeact.core.config import Settings
     from codeact.lifecycle.refresh import BEGIN, END
-    from codeact.lifecycle.layout import LAYOUTS
+    from codeact.layout import LAYOUTS
     from codeact.mcp.discovery import discover
-    from codeact.core.runner import run
+    from codeact.runner import run
 
     big = {"command": sys.executable, "args": [str(RAW)],
            "env": {"RAW_TOOL_COUNT": str(count), "RAW_PAGE": "128", "RAW_SCHEMA": '{"type": "object"}'}}

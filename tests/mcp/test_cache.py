@@ -10,10 +10,10 @@ import pytest
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
 from codeact.mcp import cache
-from codeact.core.policy import Workspace
-from codeact.core.runner import run
+from codeact.core.boundary import Workspace
+from codeact.runner import run
 from codeact.tools.assemble import assemble
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 
 from mcp_helpers import PY, RAW, demo
 

@@ -18,7 +18,7 @@ from codeact.cli import main as cli
 from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
 from codeact.mcp.lock import lock_path
-from codeact.core.runner import run
+from codeact.runner import run
 
 from mcp_helpers import DEMO, PY, RAW, demo, starts
 
@@ -78,7 +78,7 @@ def test_start_up_has_its_own_bound_whatever_timeout_says(workspace, tmp_path: P
 
 def test_timeout_bounds_each_call_not_a_runs_start_up(workspace, tmp_path: Path, capfd: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from codeact.mcp import client
+    from codeact.mcp import session_pool as client
 
     monkeypatch.setattr(client, "PROGRESS_EVERY", 0.5)
     root = workspace({"raw": {"command": PY, "args": [RAW], "timeout": 1000,

@@ -11,7 +11,7 @@ from typing import Callable
 import pytest
 
 from codeact.core.config import Settings
-from codeact.core.runner import run
+from codeact.runner import run
 from codeact.mcp.discovery import discover
 from tests.conftest import make_repo
 from tests.copilot.conftest import (CopilotRun, copilot_bin, copilot_cache, mock_model,  # noqa: F401

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.mcp.client import ServerUnavailable, SessionPool
+from codeact.mcp.session_pool import ServerUnavailable, SessionPool
 from codeact.mcp.config import load_servers
 
 from mcp_helpers import PY, RAW, demo, starts

@@ -171,7 +171,7 @@ def test_a_server_briefly_down_keeps_its_lock_entry_byte_for_byte(workspace, tmp
     configuration is unchanged but fails at a later discovery keeps its entry (its tools callable once it is back);
     the outcome says so. A changed configuration that fails is written as failed."""
     from codeact.core.config import Settings
-    from codeact.core.runner import run
+    from codeact.runner import run
 
     entry = {"command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "3"}}
     root = workspace({"raw": entry})

@@ -167,7 +167,7 @@ from codeact.core.config import Settings
 r = run("len(glob(pattern='*.txt'))", workspace={str(project["root"])!r}, settings=Settings(tools=("glob",)),
         environ={project["environ"]!r})
 assert r.ok and r.result == 1, r
-import codeact.mcp.config, codeact.mcp.discovery, codeact.mcp.render, codeact.mcp.lock, codeact.mcp.client
+import codeact.mcp.config, codeact.mcp.discovery, codeact.mcp.render, codeact.mcp.lock, codeact.mcp.session_pool
 print(sorted(m for m in sys.modules if m == "mcp" or m.startswith("mcp.")))
 '''
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "runtime"), os.environ.get("PYTHONPATH", "")])}

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from codeact.cli import main as cli
-from codeact.mcp.search import search
-from codeact.tools.base import Tool
+from codeact.mcp.tool_search import search
+from codeact.core.tool import Tool
 
 
 def tool(name: str, description: str, doc: str = "", source: str = "mcp") -> Tool:

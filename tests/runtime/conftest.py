@@ -11,9 +11,9 @@ from codeact import backends
 from codeact.core.config import Settings
 from codeact.errors import BackendUnavailable
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
-from codeact.core.runner import RunResult, run
-from codeact.tools.base import ToolContext
+from codeact.core.boundary import Workspace
+from codeact.runner import RunResult, run
+from codeact.core.tool import ToolContext
 
 # Add "hyperlight" here when its backend lands; it is skipped where it cannot run.
 BACKENDS = ["monty", "hyperlight"]
@@ -146,7 +146,7 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def run_program(fixture_workspace: Path, user_config: Path, backend_name: str) -> Callable[..., RunResult]:
-    """``run_program(code, **kw)``: codeact.core.runner.run over the fixture workspace with a clean environment.
+    """``run_program(code, **kw)``: codeact.runner.run over the fixture workspace with a clean environment.
 
     ``env={...}`` adds environment variables; any other keyword goes to ``run`` (``limits``, ``tools``, ...).
     """

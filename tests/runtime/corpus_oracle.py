@@ -14,8 +14,8 @@ from typing import Any, NamedTuple
 from codeact.core.config import Settings
 from codeact.errors import PolicyError, ToolError
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
-from codeact.tools.base import ToolContext
+from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext
 from codeact.tools.assemble import assemble
 
 

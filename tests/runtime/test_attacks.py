@@ -12,9 +12,9 @@ import pytest
 
 from codeact.errors import PolicyError
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
-from codeact.tools.base import ToolContext
-from codeact.tools import files, search, shell, sql as sql_mod, web
+from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext
+from codeact.tools import files, grep_glob as search, shell, sql as sql_mod, web
 from tests.runtime.test_secrets import SAMPLES
 
 

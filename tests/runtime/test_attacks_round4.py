@@ -13,10 +13,10 @@ from typing import Any, Callable
 
 import pytest
 
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
-from codeact.tools.base import ToolContext
+from codeact.core.tool import ToolContext
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, FIFOs and the warm server: POSIX")
@@ -31,8 +31,8 @@ def _sql_in_child(workspace: Path, query: str, db: str = ":memory:") -> subproce
     """The sql tool called in a child process: a host crash (the break) must not take pytest with it."""
     script = (f"import sys; sys.path.insert(0, {str(RUNTIME)!r})\n"
               "from pathlib import Path\n"
-              "from codeact.core.limits import Limits\nfrom codeact.core.policy import Workspace\n"
-              "from codeact.tools.base import ToolContext\nfrom codeact.tools import sql\n"
+              "from codeact.core.limits import Limits\nfrom codeact.core.boundary import Workspace\n"
+              "from codeact.core.tool import ToolContext\nfrom codeact.tools import sql\n"
               f"ctx = ToolContext(Workspace.at(Path({str(workspace)!r})), Limits())\n"
               "try:\n"
               f"    print('RAN', sql.sql(ctx, query={query!r}, db={db!r}))\n"

@@ -15,12 +15,12 @@ from typing import Callable
 import pytest
 
 from codeact import paths
-from codeact.core import policy
+from codeact.core import boundary
 from codeact.errors import PolicyError
-from codeact.lifecycle.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
+from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace, check_workspace, workspace_refusal
-from codeact.tools.base import ToolContext
+from codeact.core.boundary import Workspace, check_workspace, workspace_refusal
+from codeact.core.tool import ToolContext
 from codeact.tools import files
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
@@ -390,8 +390,8 @@ def test_protection_is_independent_of_the_workspace_root(repo):
             continue
         with pytest.raises(PolicyError, match=r"\.github/hooks/"):
             files.edit(ctx_at(root), path=rel, old_str='"version"', new_str='"v"')
-    found = policy.protection(repo / ".git/config")
-    assert found and found[0] is policy.GIT_RULE
+    found = boundary.protection(repo / ".git/config")
+    assert found and found[0] is boundary.GIT_RULE
 
 
 # ------------------------------------------------------------------- a real stamp: the install that is running

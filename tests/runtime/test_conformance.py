@@ -13,9 +13,9 @@ import pytest
 from codeact.errors import ToolError
 from codeact.core import notices
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
-from codeact.tools.base import ToolContext
-from codeact.tools import files, search, shell, sql as sql_mod
+from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext
+from codeact.tools import files, grep_glob as search, shell, sql as sql_mod
 
 Q3 = '"' * 3
 
@@ -626,7 +626,7 @@ def test_exception_attributes_the_subset_lacks_name_the_replacement(run_program,
 
 
 def _server_tool(calls: list) -> "Tool":  # noqa: F821 - imported below, where it is used
-    from codeact.tools.base import Tool
+    from codeact.core.tool import Tool
 
     def lookup(**kwargs):
         calls.append(kwargs)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 import pytest
 
 from codeact.core.config import Settings
-from codeact.core.runner import RunResult, run
+from codeact.runner import RunResult, run
 
 from tests.runtime.conftest import base_environ
 from tests.runtime.corpus_oracle import run_in_cpython
@@ -273,7 +273,7 @@ def test_every_pattern_in_the_skill_gives_the_exact_answer(sandbox, corpus, inde
 
 def _issues_server() -> dict[str, Any]:
     """Stand-ins for an MCP server named "issues" with list_issues(state) and get_issue(id)."""
-    from codeact.tools.base import Tool
+    from codeact.core.tool import Tool
 
     issues = {7: ("open", "Crash on empty cart"), 9: ("closed", "Old bug"), 12: ("open", "Add regions")}
 

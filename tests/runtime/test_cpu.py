@@ -16,8 +16,8 @@ import pytest
 from codeact.backends import cpu as cpu_module
 from codeact.backends.cpu import OneCpu
 from codeact.core.config import Settings
-from codeact.core.runner import run
-from codeact.tools.base import tool_from_function
+from codeact.runner import run
+from codeact.core.tool import tool_from_function
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,

@@ -212,7 +212,7 @@ def test_a_path_through_a_link_inside_the_workspace_still_writes_its_target(ctx,
 _KILLED_WRITER = """
 import os, signal, sys
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.tools import ToolContext, files
 os.replace = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)  # dies between writing and renaming
 files.edit(ToolContext(workspace=Workspace.at(sys.argv[1]), limits=Limits()), path="README.md",

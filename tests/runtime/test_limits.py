@@ -72,7 +72,7 @@ def test_printed_output_cap_is_visible(run_program, fixture_workspace, tmp_path)
 
 
 def test_tool_result_cap_is_visible_for_text(run_program):
-    from codeact.tools.base import tool_from_function
+    from codeact.core.tool import tool_from_function
 
     def long_text() -> str:
         """A long text."""

@@ -6,7 +6,7 @@ import ast
 import pytest
 
 from codeact.core.literal_calls import all_valid
-from codeact.tools.base import Tool
+from codeact.core.tool import Tool
 
 
 def _tool(name: str, properties: dict, required: tuple[str, ...] = (), **extra: object) -> Tool:

@@ -20,7 +20,7 @@ import pytest
 from codeact.errors import PolicyError, ToolError
 from codeact.core.limits import Deadline, Limits
 from codeact.tools.assemble import builtin_tool
-from codeact.tools.builtin import BUILTINS, DEFAULT_TOOLS
+from codeact.core.catalog import BUILTINS, DEFAULT_TOOLS
 from codeact.tools.outline import outline
 
 MOD = '''\

@@ -22,7 +22,7 @@ from codeact.errors import ErrorInfo, ToolError
 from codeact.core.limits import Limits
 from codeact.core.outputs import (KEEP_RUNS, MiB, OutputStore, Window, plain_streams, present, previous_lines,
     store_folder, window)
-from codeact.core.runner import RunResult
+from codeact.runner import RunResult
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 CUT = re.compile(r'\[cut: (\d+) more bytes, (\d+) lines; read them with previous_output\(run="([A-Za-z0-9]{8,})", '
@@ -359,7 +359,7 @@ def test_every_scope_cuts_and_reads_back(scope, template_src, tmp_path, runtime_
     """The runtime as each scope stamps it (its own settings.json), run on a repository: the cut and the read."""
     from copier import run_copy
 
-    from codeact.lifecycle.layout import for_scope
+    from codeact.layout import for_scope
     from tests.conftest import make_repo
 
     install = make_repo(tmp_path / "install")

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
-from codeact.tools import search
-from codeact.tools.base import ToolContext
+from codeact.core.boundary import Workspace
+from codeact.tools import grep_glob as search
+from codeact.core.tool import ToolContext
 
 pytestmark = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is not installed here")
 
@@ -101,7 +101,7 @@ contents = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join)
        pattern=st.sampled_from(["a|x|é", "TODO", "é", "x$", "^$", "Omitted", "b\\r$", "(?=T)O"]),
        max_results=st.sampled_from([1, 3, 1000]), cap=st.sampled_from([300, 5000, 1 << 20]))
 def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, cap):
-    from codeact.core.runner import _cap_result
+    from codeact.runner import _cap_result
 
     root = Path(tempfile.mkdtemp(prefix="codeact-eqc-")).resolve()
     try:

@@ -22,8 +22,8 @@ import pytest
 
 import codeact
 from codeact.core.limits import Limits
-from codeact.tools import search
-from codeact.tools.base import ToolContext, tool_from_function
+from codeact.tools import grep_glob as search
+from codeact.core.tool import ToolContext, tool_from_function
 
 RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)
 MiB = 1024 * 1024
@@ -188,7 +188,7 @@ def test_huge_match_counts_keep_only_what_can_be_returned(workspace, config):
 
 
 def test_first_items_keeps_the_prefix_the_runner_would_return():
-    from codeact.core.runner import _cap_result
+    from codeact.runner import _cap_result
     rng = random.Random(5)
     for _ in range(200):
         items = rng.sample(range(10_000), rng.randint(0, 300))
@@ -379,8 +379,8 @@ def _both(call):
 
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
-    from codeact.lifecycle.layout import is_owned, read_manifest
-    from codeact.core.policy import Workspace
+    from codeact.layout import is_owned, read_manifest
+    from codeact.core.boundary import Workspace
 
     manifest = read_manifest(stamped)
     assert manifest is not None and ".github/skills/codeact/" in manifest.owned  # the stamp did write them
@@ -402,7 +402,7 @@ def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
 
 
 def test_a_search_inside_codeacts_folders_finds_them(stamped):
-    from codeact.core.policy import Workspace
+    from codeact.core.boundary import Workspace
 
     ctx = ToolContext(workspace=Workspace.at(stamped), limits=Limits())
     skills = _both(lambda: search.glob(ctx, pattern="*.md", path=".github/skills"))

@@ -118,9 +118,9 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
     sorted re-run after a flood of matches, search in the regex worker, killed at the deadline."""
     import threading
 
-    from codeact.core.policy import Workspace
-    from codeact.tools import search
-    from codeact.tools.base import ToolContext
+    from codeact.core.boundary import Workspace
+    from codeact.tools import grep_glob as search
+    from codeact.core.tool import ToolContext
 
     root = (tmp_path / "ws").resolve()
     root.mkdir()
@@ -173,7 +173,7 @@ def test_previous_output_past_the_limit_names_the_line_to_read_on(project, venv_
 
 def test_bash_says_which_stream_it_cut(tmp_path):
     from codeact.core.config import Settings
-    from codeact.core.runner import run
+    from codeact.runner import run
 
     (tmp_path / ".git").mkdir()
     code = 'r = bash(command="head -c 3000 /dev/zero | tr \\"\\\\0\\" z; echo err >&2")\n[len(r["stdout"]), r["stderr"]]'

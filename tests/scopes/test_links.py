@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codeact.lifecycle import links
-from codeact.lifecycle.layout import LAYOUTS
+from codeact.layout import LAYOUTS
 from tests.conftest import REPO_ROOT, make_repo
 
 PATHS = [rel for rel, _ in LAYOUTS["global"].links]

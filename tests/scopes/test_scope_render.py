@@ -11,7 +11,7 @@ import frontmatter
 import pytest
 import yaml
 
-from codeact.lifecycle.layout import LAYOUTS, SCOPES, for_scope
+from codeact.layout import LAYOUTS, SCOPES, for_scope
 from tests.conftest import REPO_ROOT, git, make_repo
 from tests.scopes.conftest import clean_env, run, schema_errors, status
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codeact.core.policy import Workspace, _realpath
-from codeact.core.runner import _cap_result
+from codeact.core.boundary import Workspace, _realpath
+from codeact.runner import _cap_result
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ def test_view_reads_what_fstat_says_and_cuts_visibly_past_the_cap(tmp_path: Path
     """view reads a file's size plus a byte, not a 1 MiB buffer a call; what fits the cap (1024 - 256 = 768 bytes
     here) is whole, the rest cut with its note."""
     from codeact.core.limits import Deadline, Limits
-    from codeact.tools.base import ToolContext
+    from codeact.core.tool import ToolContext
     from codeact.tools.files import view
 
     (tmp_path / "f.txt").write_bytes(b"y" * size)

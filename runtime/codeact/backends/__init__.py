@@ -1,8 +1,9 @@
 """Sandbox backends behind one small interface, and the choice between them.
 
-A backend only executes: the runner (``codeact.core.runner``) owns tools, policy, limits, output and errors, and hands
+A backend only executes: the runner (``codeact.runner``) owns tools, policy, limits, output and errors, and hands
 the backend a :class:`Program`. Adding a backend means one module with one class; nothing else is copied.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import importlib

@@ -5,11 +5,12 @@ data, CPython's own function computes the answer, and it crosses back. Only pure
 (and ``glob``, which reads the workspace through the same policy as the file-system calls,
 codeact.backends.sandbox_os): nothing that would hand the sandbox a host object or a callback.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..core.policy import Workspace
+from ..core.boundary import Workspace
 from ..errors import PolicyError
 
 _STATISTICS = ("mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low", "median_high",

@@ -39,7 +39,7 @@ from . import probe
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from ..core.hints import hint_for
 from ..core.limits import MiB, Limits
-from ..tools.base import Tool
+from ..core.tool import Tool
 from .program import Program
 
 HERE = Path(__file__).resolve().parent

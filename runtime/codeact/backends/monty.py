@@ -3,6 +3,7 @@
 Tool calls are served by the manual ``feed_start``/``resume`` loop (the fastest host-call path Monty offers).
 Anything the program asks of the OS (files, environment, imports Monty does not ship) is refused here.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import builtins

@@ -17,6 +17,7 @@ runtime's probe (``codeact doctor``) decides that. The runtime imports this modu
 
 Kept importable by any Python 3 the system may have: no annotations or syntax newer than 3.6.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 import os
 import sys
 

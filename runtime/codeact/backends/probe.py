@@ -6,6 +6,7 @@ hundred milliseconds, so the verdict is written to ``$XDG_CACHE_HOME/codeact/hyp
 ``~/.cache/codeact/``), keyed by the boot, the Python and the installed package; reading it back costs one small
 file and no import of hyperlight. ``codeact doctor --refresh`` probes again.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import importlib.util

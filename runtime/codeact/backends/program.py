@@ -4,8 +4,8 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple, Protocol
 
 from ..core.limits import Limits
-from ..core.policy import Workspace
-from ..tools.base import Tool
+from ..core.boundary import Workspace
+from ..core.tool import Tool
 
 
 class Program(NamedTuple):

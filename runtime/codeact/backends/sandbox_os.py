@@ -2,12 +2,13 @@
 
 Models write ``open(p)``, ``Path(p).read_text()``, ``os.walk(".")``, ``Path("src").rglob("*.py")``. pydantic-monty
 hands each such call to the host as an OS call (``Path.exists``, ``open``, ``Path.scan``, ...); :class:`WorkspaceOS`
-answers them over the workspace, resolving every path with :meth:`codeact.core.policy.Workspace.resolve` (the
+answers them over the workspace, resolving every path with :meth:`codeact.core.boundary.Workspace.resolve` (the
 boundary rule of ``view`` and ``glob``: nothing outside the workspace, symbolic links followed before the check).
 The program's working directory is the workspace root, so ``os.getcwd()`` and relative paths are what CPython run
 there would give. Writes are refused with a hint naming the write tools (their safe-write path is the only one);
 the environment stays closed.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ from pathlib import PurePosixPath
 from typing import Any, Callable
 
 from ..core import notices
-from ..core.policy import Workspace
+from ..core.boundary import Workspace
 from ..errors import PolicyError
 
 MAX_SCAN_ENTRIES = 200_000  # one os.walk / rglob reply; past it the call fails loudly (never a part of the tree)

@@ -4,6 +4,7 @@ One module per subcommand (``codeact.cli.<module>``, listed in :data:`COMMANDS`)
 ``main(args) -> int``; only the module of the subcommand being run is imported (start-up cost). ``--workspace`` and
 ``--file`` are validated once, here, for every subcommand (:func:`check_paths`).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
@@ -42,12 +43,12 @@ def command_module(command: str) -> ModuleType:
 
 def check_paths(args: argparse.Namespace) -> None:
     """``--workspace`` (every subcommand that takes it) and ``--file``, validated once, before anything runs: a
-    missing, protected, system or home folder is refused with exit 2 (the rules: codeact.core.policy). The sandbox
+    missing, protected, system or home folder is refused with exit 2 (the rules: codeact.core.boundary). The sandbox
     subcommands get the same check from ``Workspace.at``, which also covers the default workspace."""
     workspace, program = getattr(args, "workspace", None), getattr(args, "file", None)
     if workspace is None and program is None:
         return
-    from ..core.policy import SANDBOX_COMMANDS, check_program_file, check_workspace
+    from ..core.boundary import SANDBOX_COMMANDS, check_program_file, check_workspace
 
     if workspace is not None and args.command not in SANDBOX_COMMANDS:
         args.workspace = str(check_workspace(workspace, sandbox=False))

@@ -1,4 +1,5 @@
 """``codeact describe``: the full documentation and schema of one tool."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..core.config import Settings
-from ..core.policy import find_workspace
+from ..core.boundary import find_workspace
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from ..mcp.cache import cache_path, cached_lock
 from ..mcp.config import USER_FILE, LoadedConfig, ServerConfig, copilot_home, load_servers, read_exclusions

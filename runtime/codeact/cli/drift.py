@@ -1,8 +1,14 @@
 """``codeact drift``: exit 1 if the repository no longer matches the template, its answers and the MCP configuration."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
 from typing import Any
+
+from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 
 
 def add_parser(sub: Any) -> None:
@@ -29,6 +35,21 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..lifecycle import drift
+    from ..core.boundary import find_workspace
+    from ..lifecycle.drift import check
 
-    return int(drift.main(args))
+    project = find_workspace(args.workspace)
+    drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=args.policy_from)
+    if args.json:
+        text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
+    elif drifts:
+        text = f"codeact drift: {len(drifts)} problem(s) in {project.name}:\n" + "\n".join(
+            f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}" for d in drifts)
+    else:
+        text = "codeact drift: in sync with the template, its answers and the MCP configuration"
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `drift --json | head`: the reader left; the exit code still says the result
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
+    return EXIT_PROGRAM_ERROR if drifts else EXIT_OK

@@ -1,8 +1,12 @@
 """``codeact refresh``: re-discover the MCP servers, write the lock and update the MCP section of the instructions and agent."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
+
+from ..errors import EXIT_OK
 
 
 def add_parser(sub: Any) -> None:
@@ -15,6 +19,21 @@ def add_parser(sub: Any) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..lifecycle import refresh
+    from pathlib import Path
 
-    return int(refresh.main(args))
+    from ..core.boundary import find_workspace
+    from ..lifecycle.refresh import refresh
+
+    project = Path(args.workspace).resolve() if args.workspace else find_workspace()
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        changed = refresh(project, timeout=args.timeout, progress=say)
+    except Exception as exc:  # noqa: BLE001 - a refresh must never break `copier update`
+        say(f"codeact refresh: could not refresh the MCP tools ({exc}); the drift check will report the lock as "
+            "stale until `codeact refresh` succeeds")
+        return EXIT_OK
+    say("codeact refresh: " + (f"updated {', '.join(changed)}" if changed else "instructions already up to date"))
+    return EXIT_OK

@@ -1,4 +1,5 @@
 """``codeact run``: run one program in the sandbox and print what it printed and its last value."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
@@ -48,7 +49,7 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..core.limits import Limits
     from ..core.outputs import present
-    from ..core.runner import run
+    from ..runner import run
 
     env = os.environ if args.environ is None else args.environ  # the warm server passes the request's
     code = _read_program(args)
@@ -101,7 +102,7 @@ class _Watchdog:
 
 
 def _workspace_root(args: argparse.Namespace) -> Path:
-    from ..core.policy import find_workspace
+    from ..core.boundary import find_workspace
 
     return Path(args.workspace or find_workspace(args.cwd)).resolve()
 

@@ -3,17 +3,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import time
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
+from ..client import Unreachable
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
-
-_KEYS = ("running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
-         "providers", "active_runs", "responding", "stuck")
-STUCK = "the server does not answer: a run holds its interpreter (a tool stuck in C code)"
+from ..server.control import STUCK, Target, start, status, stop
 
 
 def add_parser(sub: Any) -> None:
@@ -30,74 +26,16 @@ def add_parser(sub: Any) -> None:
     server_p.set_defaults(handler=main)
 
 
-class _Target:
-    """The server this command is about: its socket, and the configuration hash a run would need."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        from .. import client
-
-        self.environ = dict(os.environ)
-        self.workspace = client.workspace_of(args.workspace, os.getcwd())
-        self.folder = client.server_folder(self.environ)
-        self.socket = client.socket_path(self.folder, self.workspace)
-
-    def ask(self, op: str) -> dict[str, Any] | None:
-        from .. import client
-
-        try:
-            client.private_folder(self.folder, create=False)
-        except client.Unreachable:
-            return None
-        return client.request(self.socket, {"op": op})
-
-    def silent_pid(self) -> int:
-        """The pid of a server that holds this socket but did not answer (0: none runs): the pid its lock file
-        names, when that process still runs the server of this socket."""
-        from ..mcp.client import process_running
-
-        try:
-            with open(self.socket[:-len(".sock")] + ".lock", encoding="ascii") as handle:
-                pid = int(handle.read().strip() or 0)
-            with open(f"/proc/{pid}/cmdline", "rb") as handle:
-                serves = os.fsencode(self.socket) in handle.read().split(b"\0")
-        except (OSError, ValueError):
-            return 0
-        return pid if serves and process_running(pid) else 0
-
-    def current_hash(self) -> str:
-        from ..server.confighash import config_hash
-
-        return config_hash(Path(self.workspace), self.environ)
-
-
-def status(target: _Target) -> dict[str, Any]:
-    """The ``server status --json`` object: ``running`` only when the server serves the current configuration;
-    ``responding`` false and ``stuck`` saying why when a server holds the socket but does not answer."""
-    reply = target.ask("status") or {}
-    shown = {key: reply.get(key) for key in _KEYS}
-    shown.update(running=bool(reply) and reply.get("config_hash") == target.current_hash(), socket=target.socket,
-                 workspace=reply.get("workspace") or target.workspace, mcp_sessions=reply.get("mcp_sessions") or [],
-                 responding=bool(reply), stuck=reply.get("stuck") or [])
-    if not reply:
-        from ..server.daemon import idle_timeout
-
-        shown["idle_timeout_s"] = idle_timeout(target.environ)
-        silent = target.silent_pid()
-        if silent:
-            shown.update(pid=silent, stuck=[STUCK])
-    return shown
-
-
 def main(args: argparse.Namespace) -> int:
-    target = _Target(args)
-    actions: dict[str, Callable[[_Target], int]] = {"status": _status, "start": _start, "stop": _stop}
+    target = Target(args.workspace)
+    actions: dict[str, Callable[[Target], int]] = {"status": _status, "start": _start, "stop": _stop}
     code = actions[args.action](target)
     if args.json:
         print(json.dumps(status(target), sort_keys=False))
     return code
 
 
-def _status(target: _Target) -> int:
+def _status(target: Target) -> int:
     shown = status(target)
     if not shown["responding"] and shown["pid"]:
         print(f"codeact: server {shown['pid']} for {target.workspace} is stuck: {STUCK}; the next run runs without "
@@ -112,20 +50,17 @@ def _status(target: _Target) -> int:
     return EXIT_OK
 
 
-def _start(target: _Target) -> int:
-    from .. import client
-
+def _start(target: Target) -> int:
     shown = status(target)
     if shown["running"]:
         print(f"codeact: server {shown['pid']} already serves {target.workspace}", file=sys.stderr)
         return EXIT_OK
     if shown["pid"]:  # one with another configuration: it goes, a fresh one comes
-        _stop(target, quiet=True)
+        stop(target)
     print(f"codeact: starting the server for {target.workspace} ...", file=sys.stderr, flush=True)
     try:
-        client.private_folder(target.folder)
-        client.start_server(target.socket, target.workspace, target.environ)
-    except client.Unreachable as exc:
+        start(target)
+    except Unreachable as exc:
         print(f"codeact: the server did not start: {exc}", file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     shown = status(target)
@@ -133,30 +68,13 @@ def _start(target: _Target) -> int:
     return EXIT_OK if shown["running"] else EXIT_PROGRAM_ERROR
 
 
-def _stop(target: _Target, quiet: bool = False) -> int:
-    from ..mcp.client import process_running
-
-    reply = target.ask("stop")
-    if reply is None and target.silent_pid():  # stuck: it cannot hear a stop
-        import signal
-
-        pid = target.silent_pid()
-        try:
-            os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        reply = {"pid": pid}
-    if reply is None:
-        if not quiet:
-            print(f"codeact: no server runs for {target.workspace}", file=sys.stderr)
-        return EXIT_OK
-    pid = int(reply.get("pid") or 0)
-    until = time.monotonic() + 10
-    while pid and time.monotonic() < until and process_running(pid):
-        time.sleep(0.02)
-    if not quiet:
+def _stop(target: Target) -> int:
+    pid = stop(target)
+    if pid is None:
+        print(f"codeact: no server runs for {target.workspace}", file=sys.stderr)
+    else:
         print(f"codeact: server {pid} stopped", file=sys.stderr)
     return EXIT_OK
 
 
-__all__ = ["add_parser", "main", "status"]
+__all__ = ["add_parser", "main"]

@@ -1,4 +1,5 @@
 """``codeact tools``: list the tools the sandbox offers now."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -13,7 +13,7 @@ from typing import Any, Mapping, NamedTuple
 
 from ..errors import ConfigError
 from ..paths import user_config_dir
-from ..tools.builtin import ALWAYS_TOOLS, BUILTINS, DEFAULT_TOOLS
+from .catalog import ALWAYS_TOOLS, BUILTINS, DEFAULT_TOOLS
 
 BACKENDS = ("auto", "monty", "hyperlight")
 SETTINGS_FILE = "settings.json"

@@ -1,5 +1,6 @@
 """Hints that teach: what to write instead when a program hits a gap of the sandbox's Python subset or calls a tool
 wrongly. Each hint names a replacement that runs, so one rewrite of the program passes."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import re

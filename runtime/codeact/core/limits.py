@@ -1,4 +1,5 @@
 """Resource limits of one run: typed, with defaults, validated up front."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ workspace, one 0600 file per cut run, created with ``O_NOFOLLOW|O_EXCL``; it kee
 workspace. Lines are numbered from 1 and end at ``\\n``: stdout first, then stderr, as the model would have received
 them. Only runs whose output was cut are stored, so a run that fits costs no file at all.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
@@ -76,7 +77,7 @@ def said_after(error: ErrorInfo | None, notes: Any = ()) -> str:
     return err
 
 
-class Cut:
+class WindowCut:
     """What a window left out: ``bytes`` and whole ``lines`` not shown, from ``first_line``; ``run`` is the stored
     run's ID (``None`` if the store could not take it, ``why`` then says why). A plain class: this module is on the
     start-up path, and a NamedTuple costs ~0.2 ms to define."""
@@ -87,7 +88,7 @@ class Cut:
         self.bytes, self.lines, self.first_line, self.run, self.why = bytes, lines, first_line, run, why
 
     def __repr__(self) -> str:
-        return (f"Cut(bytes={self.bytes}, lines={self.lines}, first_line={self.first_line}, run={self.run!r}, "
+        return (f"WindowCut(bytes={self.bytes}, lines={self.lines}, first_line={self.first_line}, run={self.run!r}, "
                 f"why={self.why!r})")
 
     def line(self) -> str:
@@ -110,7 +111,7 @@ class Window:
 
     __slots__ = ("out", "err", "cut", "out_whole", "out_part", "transcript", "tail", "middle")
 
-    def __init__(self, out: str, err: str, cut: Cut | None = None, out_whole: int = 0, out_part: str = "",
+    def __init__(self, out: str, err: str, cut: WindowCut | None = None, out_whole: int = 0, out_part: str = "",
                  transcript: str = "", tail: str = "", middle: bool = False) -> None:
         self.out, self.err, self.cut = out, err, cut
         self.out_whole, self.out_part, self.transcript = out_whole, out_part, transcript
@@ -189,7 +190,7 @@ def window(out: str, err: str, cap: int, value: str = "") -> Window:
     out_count, err_count = _count_lines(stdout_b), _count_lines(err_b)
     total, count = len(stdout_b) + len(err_b), out_count + err_count
     transcript = (stdout_b + err_b).decode("utf-8", "surrogatepass")
-    widest = Cut(total, count, count, "x" * _ID_LENGTH).line()
+    widest = WindowCut(total, count, count, "x" * _ID_LENGTH).line()
     budget = max(cap - _size(widest) - 3, 0)  # the cut line, its newline, and a newline after each cut prefix
     kept = len(value_b) + len(err_b)
     if kept <= budget // 2:
@@ -198,7 +199,7 @@ def window(out: str, err: str, cap: int, value: str = "") -> Window:
         tail_at = _tail(out_b, room - head_used - len(head_part), head_used + len(head_part))
         tail_lines = _count_lines(out_b[tail_at:])
         shown = head_used + len(head_part) + (len(out_b) - tail_at)
-        cut = Cut(len(out_b) - shown, printed_count - head_whole - tail_lines, head_whole + 1)
+        cut = WindowCut(len(out_b) - shown, printed_count - head_whole - tail_lines, head_whole + 1)
         head = (out_b[:head_used] + (head_part + b"\n" if head_part else b"")).decode("utf-8", "surrogatepass")
         tail = (out_b[tail_at:] + value_b).decode("utf-8", "surrogatepass")
         return Window(head, err, cut, head_whole, head_part.decode("utf-8", "surrogatepass"), transcript, tail,
@@ -208,7 +209,7 @@ def window(out: str, err: str, cap: int, value: str = "") -> Window:
     out_whole, out_used, out_part = _head(stdout_b, budget - err_used - len(err_part))
     first = out_whole + 1 if out_whole < out_count else out_count + err_whole + 1
     shown_bytes = out_used + len(out_part) + err_used + len(err_part)
-    cut = Cut(total - shown_bytes, count - out_whole - err_whole, first)
+    cut = WindowCut(total - shown_bytes, count - out_whole - err_whole, first)
 
     def text(data: bytes, used: int, part: bytes) -> str:
         return (data[:used] + (part + b"\n" if part else b"")).decode("utf-8", "surrogatepass")
@@ -349,7 +350,7 @@ def present(result: Any, *, cap: int, workspace: Path | Callable[[], Path] | Non
         shown = window(printed, err, cap, value)
         cut = _store(shown, workspace, environ)
         if cut is not None and cut.run is None:  # the line saying why is longer than one naming a run
-            over = _size(cut.line()) - _size(Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH).line())
+            over = _size(cut.line()) - _size(WindowCut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH).line())
             if over > 0:
                 why, shown = cut.why, window(printed, err, max(0, cap - over), value)
                 if shown.cut is not None:
@@ -374,7 +375,7 @@ def _dumps(envelope: dict[str, Any]) -> str:
 
 
 def _store(shown: Window, workspace: Path | Callable[[], Path] | None,
-           environ: Mapping[str, str] | None) -> Cut | None:
+           environ: Mapping[str, str] | None) -> WindowCut | None:
     """``shown.cut`` with the run it was stored as (or why it could not be)."""
     cut = shown.cut
     if cut is not None and cut.run is None and not cut.why:
@@ -388,13 +389,13 @@ def _store(shown: Window, workspace: Path | Callable[[], Path] | None,
     return cut
 
 
-def _json_fields(envelope: dict[str, Any], result: Any, shown: Window, cut: Cut | None) -> dict[str, Any]:
+def _json_fields(envelope: dict[str, Any], result: Any, shown: Window, cut: WindowCut | None) -> dict[str, Any]:
     """The ``--json`` object for a window: the cut stdout (with the cut line where the cut is), the value unless
     its line was cut away."""
     if cut is None:
         return {**envelope, "cut": None}
     if cut.run is None and not cut.why:
-        cut = Cut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH)  # as long as the ID it will get
+        cut = WindowCut(cut.bytes, cut.lines, cut.first_line, "x" * _ID_LENGTH)  # as long as the ID it will get
     if shown.middle:  # the tail's last line is the value's, which ``result`` carries
         tail = shown.tail[:len(shown.tail) - len(value_line(result.result))]
         return {**envelope, "stdout": shown.out + cut.line() + "\n" + tail, "cut": cut.to_json()}
@@ -423,5 +424,5 @@ def previous_lines(store: OutputStore, run: str, first_line: int = 1, last_line:
     return "".join(lines[first_line - 1:last_line])
 
 
-__all__ = ["KEEP_BYTES", "KEEP_PRINTED", "Cut", "OutputStore", "Window", "plain_streams", "present", "previous_lines",
-           "said_after", "value_line", "window"]
+__all__ = ["KEEP_BYTES", "KEEP_PRINTED", "OutputStore", "Window", "WindowCut", "plain_streams", "present",
+           "previous_lines", "said_after", "value_line", "window"]

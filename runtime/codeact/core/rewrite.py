@@ -19,6 +19,7 @@ len(view(path=p)))``). Where ``sorted``, ``min``, ``max``, ``map``, ``filter`` o
 function (a lambda or a ``def``), the built-in's name is replaced by a stand-in that calls the function from a
 comprehension, once per item and in order, with the same result.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import re

@@ -4,7 +4,7 @@ from __future__ import annotations
 import keyword
 from typing import Any, Iterable
 
-from ..tools.base import Tool
+from .tool import Tool
 
 _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None",
             "object": "dict", "array": "list"}

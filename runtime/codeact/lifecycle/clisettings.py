@@ -10,13 +10,14 @@ merges the lists; ``copilot --enable-mcp-server NAME`` turns one back on for a s
 Rendered by the template from the lock (so `codeact drift` renders the same bytes) and rewritten by
 `codeact refresh`, which runs after `copier copy` and `copier update` in the real project.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .layout import CLI_SETTINGS
+from ..layout import CLI_SETTINGS
 
 
 def disabled_servers(lock: Mapping[str, Any] | None, exclude: Iterable[str] = ()) -> list[str]:

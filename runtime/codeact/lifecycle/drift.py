@@ -8,23 +8,21 @@ render there (tracked, or untracked and not ignored), answers that break the org
 answers file (layout.py); global and plugin installs have no tool lock (MCP tools are not in their sandbox yet).
 Exit 0 in sync, 1 drift, 2 usage/setup error.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, CodeactError, ConfigError
-from .layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
-from ..core.policy import find_workspace
+from ..errors import CodeactError, ConfigError
+from ..layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
 UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
@@ -242,22 +240,3 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     if check_newer:
         found += newer_template(project, copier)
     return found
-
-
-def main(args: argparse.Namespace) -> int:
-    project = find_workspace(args.workspace)
-    drifts = check(project, live=args.live, check_newer=args.check_newer,
-                   policy_from=getattr(args, "policy_from", None))
-    if args.json:
-        text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
-    elif drifts:
-        text = f"codeact drift: {len(drifts)} problem(s) in {project.name}:\n" + "\n".join(
-            f"  {d.kind:<14} {d.path}\n  {'':<14} {d.detail}" for d in drifts)
-    else:
-        text = "codeact drift: in sync with the template, its answers and the MCP configuration"
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `drift --json | head`: the reader left; the exit code still says the result
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush is quiet too
-    return EXIT_PROGRAM_ERROR if drifts else EXIT_OK

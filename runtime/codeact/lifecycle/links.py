@@ -11,18 +11,16 @@ Idempotent, and it never touches a path it did not make: a link is OURS when it 
 file (or is a dangling link whose target ends in the same relative path: the folder moved). Anything else at a link
 path — a file, a folder, someone else's link — is left alone with a warning. Removal removes only our links.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from .. import paths
-from ..errors import EXIT_OK, EXIT_USAGE
-from .layout import for_scope, project_of, read_manifest, scope_of
+from ..layout import for_scope, project_of, read_manifest
 
 
 def copilot_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -128,30 +126,3 @@ def install_folder(workspace: str | None) -> Path:
 
     home = codeact_home()
     return project_of(home, "global") if home.name == ".codeact" else Path.cwd().resolve()
-
-
-def main(args: argparse.Namespace) -> int:
-    """`codeact link [--remove [--dry-run]] [--workspace DIR]` (parsed by codeact.cli)."""
-    project = install_folder(args.workspace)
-    home = copilot_home()
-    scope = scope_of(project)
-    if scope != "global":
-        print(f"codeact link: {project} is a {scope}-scope install; only the global scope links into "
-              "$COPILOT_HOME", file=sys.stderr)
-        return EXIT_USAGE
-    refused = check_home(project, home)
-    if refused:
-        print(f"codeact link: {refused}", file=sys.stderr)
-        return EXIT_USAGE
-    if args.remove:
-        done, warnings = unlink(project, home, dry_run=args.dry_run)
-        done = [f"{'would remove' if args.dry_run else 'removed'} {p}" for p in done]
-    else:
-        done, warnings = link(project, home)
-    for line in done:
-        print(f"codeact link: {line}")
-    for line in warnings:
-        print(f"codeact link: warning: {line}", file=sys.stderr)
-    if not done and not warnings:
-        print(f"codeact link: every link in {home} is in place")
-    return EXIT_OK

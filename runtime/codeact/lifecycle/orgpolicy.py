@@ -14,6 +14,7 @@ Read by the template's Jinja extension (the questions' validators and defaults, 
 an answer that breaks it) and by ``codeact drift`` (the answers a repository records, against the policy of the
 template version it records, or of the organisation's template with ``--policy-from``). PyYAML is imported lazily.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

@@ -4,15 +4,13 @@ The section is a pure function of the tool lock and the exclusions, used both by
 the Jinja extension) and by `codeact refresh` (after discovery, as Copier's post-update migration and copy task
 run it) — so both write byte-identical text, and the drift check can compare them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..errors import EXIT_OK
 
 BEGIN = "<!-- codeact:mcp-tools:begin (generated from .codeact/tools.lock.json by `codeact refresh`) -->"
 END = "<!-- codeact:mcp-tools:end -->"
@@ -83,7 +81,7 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
     CLI settings that disable the repository's servers: clisettings.py). Returns changed files.
 
     ``launcher`` defaults to the one the repo-scope templates print (the generated sections must match them)."""
-    from .layout import LAYOUTS
+    from ..layout import LAYOUTS
     from ..mcp.config import read_exclusions
     from ..mcp.discovery import discover
     from ..mcp.lock import read_lock
@@ -95,21 +93,3 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
     changed = [rel for rel in DOC_FILES if rewrite(project / rel, section)]
     from . import clisettings
     return changed + ([clisettings.CLI_SETTINGS] if clisettings.rewrite(project) else [])
-
-
-def main(args: argparse.Namespace) -> int:
-    from ..core.policy import find_workspace
-
-    project = Path(args.workspace).resolve() if args.workspace else find_workspace()
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    try:
-        changed = refresh(project, timeout=args.timeout, progress=say)
-    except Exception as exc:  # noqa: BLE001 - a refresh must never break `copier update`
-        say(f"codeact refresh: could not refresh the MCP tools ({exc}); the drift check will report the lock as "
-            "stale until `codeact refresh` succeeds")
-        return EXIT_OK
-    say("codeact refresh: " + (f"updated {', '.join(changed)}" if changed else "instructions already up to date"))
-    return EXIT_OK

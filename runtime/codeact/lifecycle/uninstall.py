@@ -3,7 +3,7 @@
 What the install stamped is recorded in its manifest (``.codeact/manifest.json``, rendered by the template from the
 answers, so `copier update` keeps it current). The manifest is a file of the repository, so a hostile one (or a
 merged pull request) may list anything: each entry is checked against the scope's layout (what the recorded
-template version renders, :mod:`codeact.lifecycle.layout`); one it does not hold is left alone with a warning, and
+template version renders, :mod:`codeact.layout`); one it does not hold is left alone with a warning, and
 so is one that a link leads out of the install or into a ``.git`` folder. An install stamped before the manifest
 existed falls back to the scope's layout, keeping every file git history holds from before the stamp commit (the
 commit that added the answers file). A seeded file is removed only if the stamp wrote it: Copier skips a seeded file
@@ -18,19 +18,19 @@ kept and named, and ``--force`` removes them too. Folders left empty go.
 A global-scope install also removes the links `codeact link` made in ``$COPILOT_HOME`` — only those: anything else
 there is left alone, with a warning — and the folders there that the links leave empty.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import EXIT_OK, CodeactError
-from .layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
-from ..core.policy import find_workspace
+from ..errors import CodeactError
+from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
+from ..core.boundary import find_workspace
 from ..core.winnames import windows_name
 
 
@@ -258,41 +258,39 @@ def default_project(workspace: str | None) -> Path:
     return find_workspace()
 
 
-def main(args: argparse.Namespace) -> int:
-    project = default_project(args.workspace)
+@dataclass(frozen=True)
+class Removal:
+    """What :func:`remove_install` removed from an install (with ``dry_run``: would remove)."""
+
+    project: Path
+    scope: str
+    found: Stamped  # what the install stamped, read before anything went
+    done: Plan
+    links: list[str]  # the links removed from $COPILOT_HOME (global scope)
+    warnings: list[str]
+    kept_in: set[str]  # owned folders that stay for the files of the user's in them
+    kept_seeded: list[str]  # seeded files left in place (without ``everything``)
+
+
+def remove_install(project: Path, *, everything: bool = False, dry_run: bool = False,
+                   force: bool = False) -> Removal:
+    """`codeact uninstall`: the links `codeact link` made (global scope), then what :func:`uninstall` removes."""
     scope = scope_of(project)
     layout = for_scope(scope)
     found = stamped(project, scope)  # before anything goes: the manifest is removed with .codeact/
-    verb = "would remove" if args.dry_run else "removed"
     warnings: list[str] = []
+    links: list[str] = []
     if layout.links:  # first the links, while their targets still exist
         from .links import copilot_home, unlink
 
         home = copilot_home()
-        links, warnings = unlink(project, home, dry_run=args.dry_run)
-        for link in links:
-            print(f"{verb} link {link}")
-            if not args.dry_run:
-                tidy(Path(link).parent, home)
-    done = uninstall(project, everything=args.all, dry_run=args.dry_run, force=getattr(args, "force", False),
-                     scope=scope, found=found)
+        links, warnings = unlink(project, home, dry_run=dry_run)
+        for link in links if not dry_run else ():
+            tidy(Path(link).parent, home)
+    done = uninstall(project, everything=everything, dry_run=dry_run, force=force, scope=scope, found=found)
     kept_in = {item for item in found.owned if item.endswith("/") and any(f.startswith(item) for f in done.yours)}
-    for item in sorted({*done.entries, *kept_in}, key=lambda i: [*found.owned, *found.seeded].index(i)):
-        print(f"{verb} {item}" + (" (but the files of yours in it, below)" if item in kept_in else ""))
     for item, why in done.refused:
         warnings.append(f"left alone: the manifest lists {item}, {why}" if not why.startswith(("lies", "a link"))
                         else f"left alone: {item} {why}")
-    for line in warnings:
-        print(f"codeact uninstall: warning: {line}", file=sys.stderr)
-    if done.yours:
-        why = (f"untracked, and what the template renders could not be recomputed: {done.unrendered}"
-               if done.unrendered else "the template does not render them")
-        print(f"kept files of yours inside the install ({why}; --force removes them too): " + ", ".join(done.yours))
-    kept = [s for s in found.seeded if (project / s).exists()]
-    if kept and not args.all:
-        print("kept your own files (use --all to remove them too): " + ", ".join(kept))
-    if not done.entries and not kept_in:
-        print("nothing to remove: no codeact files found")
-    elif scope == "plugin":
-        print("users who installed the plugin remove it with `copilot plugin uninstall codeact@<marketplace>`")
-    return EXIT_OK
+    kept_seeded = [item for item in found.seeded if (project / item).exists()]
+    return Removal(project, scope, found, done, links, warnings, kept_in, kept_seeded)

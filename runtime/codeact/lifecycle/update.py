@@ -15,6 +15,7 @@ being rendered.
 - :func:`update_report` is Copier's ``_message_after_update``: what changed, and whether conflicts were left and how
   to find them (Copier exits 0 and says nothing about them).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
@@ -22,7 +23,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
+from ..layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
 
 _MARKER = re.compile(rb"^(<{7} |>{7} )", re.M)
 UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"

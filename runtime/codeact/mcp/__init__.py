@@ -9,5 +9,5 @@ Importing this package (or any module in it) never imports the ``mcp`` SDK; only
   ``mcp_resource``.
 - :func:`codeact.mcp.cache.repo_lock` / :func:`~codeact.mcp.cache.cached_lock` — this machine's locks (the user's
   own servers in repo scope; everything in global and plugin scope).
-- :mod:`codeact.mcp.listing`, :mod:`codeact.mcp.search` — ``codeact tools``, ``describe`` and ``search``.
+- :mod:`codeact.mcp.listing`, :mod:`codeact.mcp.tool_search` — ``codeact tools``, ``describe`` and ``search``.
 """

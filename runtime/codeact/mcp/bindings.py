@@ -1,4 +1,5 @@
 """MCP tools as sandbox :class:`Tool` objects, built from the lock so no server starts until a program calls one."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from ..core import notices
 from ..errors import ConfigError
-from ..tools.base import Tool, ToolContext
+from ..core.tool import Tool, ToolContext
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
 
@@ -39,7 +40,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
               lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
 
-    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.client.SessionPool` shared by
+    Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.session_pool.SessionPool` shared by
     the returned tools: one session per server for the life of this tool set (one run).
     """
     note = warn or (lambda _m: None)
@@ -55,7 +56,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
         return {}
     for message in catalog.warnings:
         note(message)
-    from .client import SessionPool
+    from .session_pool import SessionPool
 
     environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
     pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
@@ -173,7 +174,7 @@ def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -
     entries: Mapping[str, Any] = lock.get("servers", {})
 
     def resolve(name: str) -> Any:
-        from .client import ServerUnavailable
+        from .session_pool import ServerUnavailable
 
         config, entry = servers.get(name), entries.get(name) or {}
         if config is None and unreadable:

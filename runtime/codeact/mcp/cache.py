@@ -15,6 +15,7 @@ its configuration unchanged, keeps its last known tools (callable again once it 
 The repository's own servers are commands from the repository: a run starts them only where the Copilot CLI would
 (a folder it trusts); ``codeact discover`` starts them on request.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import hashlib
@@ -170,7 +171,7 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
               say: Callable[[str], None]) -> dict[str, Any]:
     import asyncio
 
-    from .client import in_helper_thread, loop_running_here
+    from .session_pool import in_helper_thread, loop_running_here
     from .discovery import DEFAULT_TIMEOUT, outcome_line, discover_servers
 
     def go() -> dict[str, Any]:

@@ -28,6 +28,7 @@ An undefined variable is also said, as a note (codeact.core.notices), in each ru
 
 Nothing here imports the ``mcp`` SDK.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import hashlib

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..core.stubs import python_type
-from ..tools.builtin import BUILTINS
+from ..core.catalog import BUILTINS
 
 GENERIC_TOOL = "mcp_call"
 RESOURCE_TOOL = "mcp_resource"  # top-level, so no server's own tool can shadow it

@@ -6,6 +6,7 @@
 - :func:`current_lock` — the lock the tools came from (repo scope: the committed one plus this machine's lock of the
   user's own servers; global and plugin scope: this machine's lock for the repository).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
@@ -14,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..tools.base import Tool
+from ..core.tool import Tool
 
 
 def real_name(tool: Tool) -> str:
@@ -90,7 +91,7 @@ def _origin(tool: Tool) -> str:
 
 def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
     from ..core.config import Settings
-    from ..core.policy import find_workspace
+    from ..core.boundary import find_workspace
 
     root = Path(getattr(args, "workspace", None) or find_workspace()).resolve()
     try:
@@ -150,7 +151,7 @@ def print_describe(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
 def print_search(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact search QUERY [--json]``: tools matching the words, best first; exit 1 when none does."""
     from ..core.stubs import signature
-    from .search import full_description, search
+    from .tool_search import full_description, search
 
     hits = search(tools.values(), " ".join(args.query), limit=max(getattr(args, "limit", 20) or 0, 0) or None)
     if args.json:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import ConfigError
-from ..lifecycle.layout import LOCK_FILE as _LOCK_FILE
+from ..layout import LOCK_FILE as _LOCK_FILE
 from .config import ServerConfig
 
 LOCK_VERSION = 1

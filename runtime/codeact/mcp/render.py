@@ -2,6 +2,7 @@
 
 Pure functions of the lock (no I/O, no Jinja, no ``mcp`` import): the same lock gives the same lines.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 from typing import Any, Iterable, Mapping

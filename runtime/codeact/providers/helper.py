@@ -14,6 +14,7 @@
 Or from a shell: ``python -m codeact.providers.helper notes tools.py --state-dir FOLDER`` lends the public
 functions of ``tools.py``. Each call runs in its own thread, so calls made in parallel are answered in parallel.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ..errors import CodeactError
-from ..tools.base import tool_from_function
+from ..core.tool import tool_from_function
 from . import protocol as wire
 from .state import STATUS_FILE, read_status
 

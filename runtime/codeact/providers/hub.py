@@ -1,10 +1,11 @@
 """The provider hub: a loopback WebSocket endpoint where running processes lend tools to CodeAct programs.
 
 It runs in its own threads (``websockets``' threaded server: one thread per connection) inside a synchronous
-process. A provider's tools become :class:`~codeact.tools.base.Tool` objects named ``provider.tool``; their
+process. A provider's tools become :class:`~codeact.core.tool.Tool` objects named ``provider.tool``; their
 ``call`` sends a ``tool.call`` and blocks the calling run thread until the ``tool.result``, the provider leaving,
 or the run's deadline. Calls go one way: a provider can answer calls, never make them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import builtins
@@ -22,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..core.limits import Deadline
 from ..errors import ToolError
-from ..tools.base import Source, Tool
+from ..core.tool import Source, Tool
 from . import protocol as wire
 from .state import open_state
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 PATH = "/providers"
 AUTH_TIMEOUT = 10.0  # seconds a connection without an Authorization header has to send its auth frame
 DEFAULT_CALL_TIMEOUT = 60.0  # a call made outside any run (no Deadline.current()) waits this long
-LIVE: Source = cast(Source, "live")  # tools.base.Source names builtin/user/mcp; live tools are the fourth kind
+LIVE: Source = cast(Source, "live")  # core.tool.Source names builtin/user/mcp; live tools are the fourth kind
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 

@@ -5,6 +5,7 @@ server -> provider: ``hello.ack``, ``tool.call``, ``error``. Unknown types parse
 :func:`parse` validates a frame into a typed message or raises :class:`ProtocolError` with its ``code``; the
 builders return the text of a frame.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

@@ -6,6 +6,7 @@ reads (``.mcp.json``, ``.github/mcp.json``, ``$COPILOT_HOME/mcp-config.json``, .
 user's ``config.json`` and ``tools/*.py``; and the ``CODEACT_*`` variables that change what a run is offered. Limits
 and ``CODEACT_ALLOW_SECRETS`` are not hashed: they travel with each request.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import hashlib

@@ -6,6 +6,7 @@ one runs per socket (a lock file beside it). It serves only the configuration it
 (its socket and lock go, so the client starts a fresh one; runs in flight finish). It exits after
 ``CODEACT_SERVER_IDLE`` seconds (default 600) without a run, never while a run or a live provider is connected.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """Live tool providers on the warm server: the hub (codeact.providers) started, and its tools offered to runs."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -28,7 +29,7 @@ def start_providers(server: Any) -> Any:
 
 def _reserved(server: Any) -> set[str]:
     """Names a provider may not take: every built-in, and the namespaces of the workspace's MCP servers."""
-    from ..tools.builtin import BUILTINS
+    from ..core.catalog import BUILTINS
 
     names = set(BUILTINS) | {"mcp_call", "mcp_resource", "user"}
     try:

@@ -1,5 +1,6 @@
 """One run request on the server: the command line as the client gave it, with the request's own folder,
 environment and standard input, its prints routed back to the client."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import traceback

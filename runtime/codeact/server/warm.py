@@ -1,4 +1,5 @@
 """What the server keeps warm between runs: the imports, a Monty worker pool, the MCP sessions, the live providers."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ def warm_up(server: Any) -> None:
     """Import what every run needs and start what stays up (before the socket listens)."""
     from ..backends import monty
     from ..cli import build_parser
-    from ..core import outputs, runner, stubs  # noqa: F401 - imported now so the first run does not pay for it
-    from ..mcp import client as mcp_client
-    from ..tools import builtin  # noqa: F401
+    from .. import runner  # noqa: F401 - imported now so the first run does not pay for it
+    from ..core import catalog, outputs, stubs  # noqa: F401
+    from ..mcp import session_pool as mcp_client
 
     build_parser("run")
     monty.keep_warm(processes=POOL_MAX)
@@ -37,14 +38,14 @@ def _providers_enabled(environ: Any) -> bool:
 
 def mcp_sessions() -> list[dict[str, Any]]:
     """The MCP sessions open now: ``[{"server", "pid"}]``."""
-    from ..mcp import client as mcp_client
+    from ..mcp import session_pool as mcp_client
 
     return mcp_client.shared_sessions()
 
 
 def sweep(idle_s: float) -> None:
     """Stop the MCP sessions no run has used for ``idle_s`` seconds (their servers with them)."""
-    from ..mcp import client as mcp_client
+    from ..mcp import session_pool as mcp_client
 
     shared = mcp_client.share_sessions()
     shared.close_idle(idle_s)
@@ -53,7 +54,7 @@ def sweep(idle_s: float) -> None:
 def wind_down(server: Any) -> None:
     """Stop what :func:`warm_up` started: MCP sessions (and their servers), providers, the worker pool."""
     from ..backends import monty
-    from ..mcp import client as mcp_client
+    from ..mcp import session_pool as mcp_client
 
     try:
         mcp_client.close_shared_sessions()

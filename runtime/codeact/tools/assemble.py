@@ -1,4 +1,5 @@
 """Assemble the tools a run offers: enabled built-ins, the user's own tools and MCP tools."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import functools
@@ -10,8 +11,8 @@ from typing import Any, Callable, Mapping
 
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..paths import copilot_home
-from .base import Tool, ToolContext, tool_from_function
-from .builtin import BUILTINS, IN_PROCESS_TOOLS
+from ..core.tool import Tool, ToolContext, tool_from_function
+from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
 
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
@@ -97,7 +98,7 @@ def current_tools(workspace: str | None = None, environ: Mapping[str, str] | Non
     import sys
 
     from ..core.limits import Limits
-    from ..core.policy import Workspace, find_workspace
+    from ..core.boundary import Workspace, find_workspace
 
     env = os.environ if environ is None else environ
     space = Workspace.at(workspace or find_workspace(cwd), environ=env)

@@ -21,6 +21,7 @@ the path the file was reached by — hashed into a fixed set of lock files, so t
 that share a lock file only wait for each other. Two processes of one user agree on the folder because they share
 the environment; runs of different users do not exclude each other (each writes with its own permissions).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import errno

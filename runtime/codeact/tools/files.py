@@ -7,7 +7,7 @@ import os
 from ..core import notices
 from ..errors import ToolError
 from . import atomic
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 
 def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) -> str:

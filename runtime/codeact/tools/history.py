@@ -1,8 +1,9 @@
 """previous_output: read back what an earlier run printed, from the output store (codeact.core.outputs)."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 from ..core import notices
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 
 def previous_output(ctx: ToolContext, *, run: str, first_line: int = 1, last_line: int | None = None) -> str:

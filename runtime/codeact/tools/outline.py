@@ -4,6 +4,7 @@ The sandbox has no ``ast``, and regular expressions get structure wrong (decorat
 ``import a, b``). Files are found by the same walk as ``glob`` (workspace only, .gitignore honoured, skipped folders
 left out, links not followed); nothing is written.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import ast
@@ -18,7 +19,7 @@ from typing import Any
 from ..core import notices
 from ..core.limits import Deadline
 from ..errors import ToolError
-from .base import ToolContext
+from ..core.tool import ToolContext
 from .outline_cache import OutlineCache
 
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped, and reported as an "error" item
@@ -47,7 +48,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
     always kept), ``name=r"Test\\w*"`` keeps items whose ``name`` matches the regular expression whole.
     Files parsed once are remembered by path, size and modification time in your cache folder.
     """
-    from . import search
+    from . import grep_glob
     from .walk import Glob
 
     if not isinstance(glob, str) or not glob.strip():
@@ -64,7 +65,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
         files = [shown] if Glob(glob).matches(base.name) else []
     else:
         every = ctx._replace(limits=ctx.limits.merged({"tool_result": 1 << 62}))  # the list is not the result
-        files = [f for f in search.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
+        files = [f for f in grep_glob.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
     clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(ctx.workspace.root, ctx.environ)
     parsed = _parse_in_workers(ctx.workspace.root, [rel for rel in files if not cache.fresh(ctx.workspace.root / rel,

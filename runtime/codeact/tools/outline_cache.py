@@ -7,6 +7,7 @@ leave the same time). The cache lies in ``$XDG_CACHE_HOME/codeact/outline/`` (07
 file per workspace and Python version, replaced whole (``os.replace``), so two runs writing at once leave one
 complete file; a cache that cannot be read or written is ignored (the files are parsed).
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import hashlib

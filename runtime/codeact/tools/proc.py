@@ -3,6 +3,7 @@
 The search tools run ripgrep through it, so no search outlives the run and no output is held whole: the caller
 consumes each chunk (and keeps what it needs) before the next is read.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os

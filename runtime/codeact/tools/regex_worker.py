@@ -4,8 +4,9 @@ A pattern ripgrep cannot run (a look-around, a back-reference) is matched by Pyt
 interpreter while it backtracks: only ``SIGALRM`` interrupts it, and only on the main thread (a run in process). A
 run on a thread (the warm server's) searches in this worker instead: a child Python, killed at the run's deadline,
 so no pattern can hold the server. It imports the runtime only (``-I -S``), calls the handler its request names
-(``"module:function"``, e.g. grep's in codeact.tools.search) and prints one JSON answer.
+(``"module:function"``, e.g. grep's in codeact.tools.grep_glob) and prints one JSON answer.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The bash tool: one shell command in the workspace, in its own process group, bounded in time and output."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -7,7 +8,7 @@ import subprocess
 import time
 
 from ..core import notices
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
 _GRACE = 0.5  # seconds the rest of the group may keep writing after the shell exits, or may take to stop on SIGTERM

@@ -1,4 +1,5 @@
 """The sql tool: SQLite on a database file inside the workspace (or in memory), with file access fenced off."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from typing import Any
 from ..core import notices
 from ..errors import PolicyError, ToolError
 from ..core.limits import Deadline
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 
 def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:

@@ -3,10 +3,11 @@
 A file ``tools/word_count.py`` defines a function ``word_count(...)``; its signature and docstring become the tool's
 schema and description, exactly as for the built-ins. An optional ``TOOL = {"name", "description", "parameters"}``
 overrides any of them (``parameters`` is a JSON Schema of the keyword arguments). If the function's first parameter
-is named ``ctx`` it receives the :class:`~codeact.tools.base.ToolContext` (workspace policy, limits, environment).
+is named ``ctx`` it receives the :class:`~codeact.core.tool.ToolContext` (workspace policy, limits, environment).
 User tools run on the host with the user's permissions; they are the user's code, not the model's.
 A broken file is reported by name through ``warn`` and skipped; it never stops a run.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import keyword
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..paths import user_config_dir
-from .base import Tool, ToolContext, tool_from_function
+from ..core.tool import Tool, ToolContext, tool_from_function
 
 _MODULE_PREFIX = "codeact_user_tools."
 

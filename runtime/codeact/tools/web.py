@@ -5,6 +5,7 @@ cloud metadata...), and connects to the very address it checked, on every redire
 ``config.json`` ``allow_hosts`` skip the check. Heavy imports happen inside the functions, so a run that does not
 offer these tools pays nothing for them.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from typing import Any
 from ..errors import PolicyError, ToolError
 from ..core import notices
 from ..core.limits import Deadline
-from .base import ToolContext
+from ..core.tool import ToolContext
 
 MAX_REDIRECTS = 5
 MAX_BODY = 10 * 1024 * 1024  # bytes read from one response

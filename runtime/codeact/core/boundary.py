@@ -1,4 +1,5 @@
-"""The safety policy: every path a tool touches stays inside the workspace; writes refuse ``.git`` and secrets."""
+"""The workspace boundary: every path a tool touches stays inside the workspace; writes refuse ``.git`` and secrets."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -8,7 +9,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Mapping, NamedTuple, NoReturn
 
+from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
+from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
 from .winnames import has_stream, short_name_of, windows_name
 
 
@@ -128,8 +131,6 @@ def _git_directory(path: Path, within: Path | None = None) -> Path | None:
 def _short_name_targets() -> tuple[str, ...]:
     """Every protected name a Windows short name may stand for, the strictest rule first (``.git`` before
     ``.github``): the rules' names, the git directory's parts and the parts of every scope's owned paths."""
-    from ..lifecycle.layout import LAYOUTS
-
     names = [*_FOLDER_PARTS, *(n for pair in _FOLDER_PAIRS for n in pair), *(n for t in COMMAND_FILES for n in t),
              *(n for a in _ANCHORED_NAMES for n in a.split("/")), ".claude", "copilot", "settings.json",
              "settings.local.json", *_PLUGIN_FILES, *(n.lower() for n in _GITDIR_PARTS), "config", "hooks",
@@ -179,8 +180,6 @@ def owned_entries(project: Path) -> tuple[str, ...]:
     """What the install at ``project`` owns: its manifest's entries that the scope's layout holds, and every entry
     the answers cannot leave out (a manifest is a file of the repository: one emptied by a merged pull request
     must not lift the protection of the instructions, skills or agent); the layout alone without a manifest."""
-    from ..lifecycle.layout import for_scope, manifest, read_manifest, scope_of
-
     scope = scope_of(project)
     layout = for_scope(scope)
     stamped = read_manifest(project)
@@ -201,8 +200,6 @@ def work_trees(path: Path) -> list[Path]:
 
 def installs(path: Path, running: Path | None = None) -> list[Path]:
     """The stamped installs ``path`` lies in (folders with ``.codeact/.copier-answers.yml``), and ``running``."""
-    from ..lifecycle.layout import ANSWERS_FILE
-
     found = [folder for folder in _ancestors(path) if (folder / ANSWERS_FILE).is_file()]
     if running is not None and running not in found and (path == running or path.is_relative_to(running)):
         found.append(running)
@@ -212,7 +209,6 @@ def installs(path: Path, running: Path | None = None) -> list[Path]:
 def running_install() -> Path | None:
     """The destination folder of the install this runtime was vendored into (None when run from a checkout)."""
     from .config import Settings, codeact_home
-    from ..lifecycle.layout import project_of
 
     home = codeact_home()
     if not (home / "settings.json").is_file():
@@ -257,8 +253,6 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
 def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple[Rule, Path, str] | None:
     """The rule ``real`` breaks through a symbolic link at an anchor: ``real`` is checked once more under the name
     the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json)."""
-    from ..lifecycle.layout import ANSWERS_FILE
-
     for anchor in anchors:
         names = list(_ANCHORED_NAMES)
         if (anchor / ANSWERS_FILE).is_file() or anchor == running:
@@ -301,8 +295,6 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
     the home folder or one containing it, and for a ``sandbox`` (programs write there) home's dot-folders and the
     XDG config, data and state folders. Checked on the path as given and on where it leads. ``running`` and
     ``host`` default to :func:`running_install` and :func:`host_folders`."""
-    from .. import paths
-
     env = os.environ if environ is None else environ
     if not os.fspath(path):
         return f"workspace is empty; {_PASS_INSTEAD}"
@@ -392,8 +384,6 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     folder (sockets, logs, the live providers' token), codeact's state (``run --session`` globals) and the venvs a
     Python start runs files of (:func:`codeact.paths.venv_folders`: a ``.pth`` there runs at the next server
     start), resolved."""
-    from .. import paths, rundir
-
     env = os.environ if environ is None else environ
     found: tuple[str | Path, ...] = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
                                      rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact",

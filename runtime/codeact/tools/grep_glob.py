@@ -29,6 +29,7 @@ it: in process on the main thread (``SIGALRM``), else in a worker process (:mod:
 A grep or glob that returns less than everything says so in a note (:mod:`codeact.core.notices`) with the real
 total; both cut their lists exactly as the runner counts them, so the runner never cuts them again.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
@@ -42,7 +43,7 @@ from ..errors import ToolError
 from ..core import notices
 from ..core.limits import Deadline
 from . import regex_worker
-from .base import Cut, ToolContext
+from ..core.tool import Cut, ToolContext
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
 from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk
@@ -225,7 +226,7 @@ def _owned(root: Path) -> tuple[str, ...]:
         pass
     if not (codeact / ".copier-answers.yml").is_file():
         return ()
-    from ..lifecycle.layout import for_scope, scope_of  # only for an install stamped before the manifest existed
+    from ..layout import for_scope, scope_of  # only for an install stamped before the manifest existed
 
     return for_scope(scope_of(root)).owned
 

@@ -7,15 +7,18 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
-from .. import backends
-from .config import Settings
-from ..errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
-from .limits import Deadline, Limits, truncate
-from . import notices
-from .outputs import KEEP_PRINTED, jsonable
-from .policy import Workspace, find_workspace
-from .stubs import stub_source
-from ..tools.base import Cut, Tool, ToolContext
+from . import backends
+from .core import notices
+from .core.config import Settings, load_user_config
+from .core.limits import Deadline, Limits, truncate
+from .core.outputs import KEEP_PRINTED, jsonable
+from .core.boundary import Workspace, find_workspace
+from .core.stubs import stub_source
+from .core.tool import Cut, Tool, ToolContext
+from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
+from .tools.assemble import assemble
+
+# Imports inside functions are lazy (start-up cost): a session's globals and a watchdog thread only when a run asks.
 
 # Exceptions that reach the program as themselves; anything else arrives as RuntimeError with its message.
 _PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError,
@@ -102,8 +105,6 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                          environ=env)
     clock = Deadline(limits.timeout)  # every tool call ends by it (started when the program starts)
     if tools is None:
-        from .config import load_user_config
-        from ..tools.assemble import assemble
         user_config = load_user_config(env)
         ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
                           environ=dict(env), deadline=clock)
@@ -156,7 +157,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     if session is not None:
         if choice.name != "monty":
             raise UsageError(f"--session needs the monty backend (this run uses {choice.name})")
-        from . import sessions
+        from .core import sessions
         state = sessions.load(space.root, session, env)
     program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
                                call_tool=call_tool, on_print=output.write,

@@ -7,8 +7,8 @@ import typing
 from types import MappingProxyType
 from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
 
-from ..core.limits import Deadline, Limits
-from ..core.policy import Workspace
+from .limits import Deadline, Limits
+from .boundary import Workspace
 
 Source = Literal["builtin", "user", "mcp", "live"]
 

@@ -14,8 +14,9 @@ reopened by the next run when one died, stopped when idle or with the server. Pa
 loop: whichever thread finds it resting drives it; a call from another thread meanwhile joins the running loop.
 
 The SDK costs about a second to import: this module imports it only inside the functions that open a
-connection, so importing ``codeact.mcp.client`` is free and a run that calls no MCP tool never loads it.
+connection, so importing ``codeact.mcp.session_pool`` is free and a run that calls no MCP tool never loads it.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import asyncio

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..tools.base import Tool
+from ..core.tool import Tool
 
 _WORD = re.compile(r"[0-9A-Za-z]+")
 
