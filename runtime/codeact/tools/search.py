@@ -34,7 +34,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
+from collections.abc import Iterable, Iterator
 from itertools import groupby
 from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
 from operator import itemgetter
@@ -171,17 +171,15 @@ class FirstItems:
             self.limit = item
 
     def _prune(self) -> None:
+        import bisect
+        from itertools import accumulate
+
         self.items.sort()
         if self.limit is not None:
-            import bisect
             del self.items[bisect.bisect_left(self.items, self.limit):]
-        kept = total = 0
-        for item in self.items:
-            size = self.size(item)
-            if kept >= self.count or total + size > self.budget:
-                break
-            kept += 1
-            total += size
+        ends = list(accumulate(map(self.size, self.items)))  # where each item ends: the sizes so far
+        kept = min(self.count, bisect.bisect_right(ends, self.budget))
+        total = ends[kept - 1] if kept else 0
         if kept < len(self.items):
             first_out = self.items[kept]
             self.limit = first_out if self.limit is None or first_out < self.limit else self.limit
@@ -253,6 +251,24 @@ def _rel(raw: bytes) -> str:
     return rel[2:] if rel.startswith("./") else rel
 
 
+_GATHER = 32 << 10  # bytes of ripgrep's output read before they are parsed
+
+
+def _gathered(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` joined into pieces of at least ``_GATHER`` bytes (the last may be less): ripgrep writes file by
+    file, so most reads hold a few records, and each parse has a cost of its own."""
+    held: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if size >= _GATHER:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
 def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Callable[[str], bool] | None,
               stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline) -> bool:
     """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``; ``False`` if ripgrep
@@ -266,7 +282,7 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
         return False
     rest, got = b"", False
     with child:
-        for chunk in child:
+        for chunk in _gathered(child):
             got = True
             data = rest + chunk
             cut = data.rfind(b"\0")
@@ -499,14 +515,11 @@ def _hits_size(hits: list[tuple[str, int, str]]) -> int:
     encoding of all texts joined by NUL (each NUL encodes to 6 characters), one of all line numbers."""
     if not hits:
         return 0
-    from collections import Counter
-    from operator import itemgetter
-
     n = len(hits)
     texts = len(_json_str("\0".join(map(itemgetter(2), hits)))) - 2 - 6 * (n - 1) + 2 * n  # each with quotes
+    paths = len(_json_str("\0".join(map(itemgetter(0), hits)))) - 2 - 6 * (n - 1) + 2 * n
     digits = len(",".join(map(str, map(itemgetter(1), hits)))) - (n - 1)
-    paths = sum((len(_json_str(path)) + 32) * count for path, count in Counter(map(itemgetter(0), hits)).items())
-    return texts + digits + paths
+    return texts + paths + 32 * n + digits  # {"path": , "line": , "text": } and the runner's 2: 32 an item
 
 
 def _hit_sizes(hits: list[tuple[str, int, str]]) -> list[int]:
@@ -539,7 +552,6 @@ _OMITTED = re.compile(rb"\[Omitted long (?:matching line|line with \d+ matches)\
 _BINARY_WARNING = re.compile(rb"(.*): WARNING: stopped searching binary file after match \(found .+ byte around "
                              rb"offset \d+\)")
 _MAX_RECORD = LONG_COLUMNS + (1 << 16)  # a path and a line that ripgrep printed in full
-_SMALL_READ, _GATHER_S = 16 << 10, 0.002  # a read under 16 KiB: wait 2 ms before the next (at most 2 ms late)
 _RECORD = re.compile(r"(?:\./)?([^\0\n]*)\0([0-9]+):([^\n]*)")  # path (its "./" dropped as _rel drops it), line, text
 
 
@@ -613,7 +625,7 @@ class _Search:
         rest, got, records = b"", False, 0
         try:
             with child:
-                for chunk in child:
+                for chunk in _gathered(child):
                     got = True
                     data = rest + chunk
                     end = data.rfind(b"\n")
@@ -631,8 +643,6 @@ class _Search:
                         records += taken
                         if records > flood:
                             raise _Flood
-                    if len(chunk) < _SMALL_READ:
-                        time.sleep(_GATHER_S)  # ripgrep writes file by file: let a few files' records gather
                 file.switch(None, False, False)
         finally:
             file.close()
@@ -647,7 +657,7 @@ class _Search:
         names: list[str] = []
         rest, got, total = b"", False, 0
         with child:
-            for chunk in child:
+            for chunk in _gathered(child):
                 got = True
                 data = rest + chunk
                 records = data.split(b"\n")
