@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from codeact.core import notices
@@ -146,3 +146,68 @@ def test_one_file_is_read_alike_off_the_main_thread(data, bom, pattern, max_resu
         assert there == [here]
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+RECORD_FILES = ["a.py", "b/c.txt", "colon:x.txt", "caf\u00e9.md", "z"]
+PLAIN_LINES = [b"TODO", b"", b"x:y", b"caf\xc3\xa9", b"y" * 2100]
+ODD_LINES = [b"bad \xff byte", b"cr\r", b"[Omitted long matching line]"]
+
+
+@st.composite
+def rg_outputs(draw):
+    """ripgrep's ``--null --line-number`` output: files in any order (a file's lines together, or split in two
+    pieces), a binary-file warning after a file's lines, paths with or without ``./``."""
+    dot = draw(st.sampled_from(["./", ""]))
+    out = b""
+    lines = st.sampled_from(PLAIN_LINES) if draw(st.booleans()) else st.sampled_from(PLAIN_LINES + ODD_LINES)
+    for name in draw(st.lists(st.sampled_from(RECORD_FILES), max_size=8)):
+        numbers = sorted(draw(st.sets(st.integers(1, 40), min_size=1, max_size=5)))
+        for number in numbers:
+            out += f"{dot}{name}".encode() + b"\0" + str(number).encode() + b":" + draw(lines) + b"\n"
+        if draw(st.integers(0, 9)) == 0:
+            out += f"{dot}{name}: WARNING: stopped searching binary file after match (found \"\\0\" byte around " \
+                   "offset 9)\n".encode()
+    return out
+
+
+def _read_records(output: bytes, chunk: int, bulk: bool, count: int, budget: int):
+    """What grep's reader keeps of ``output`` fed in ``chunk``-byte reads (``bulk``: the block reader allowed)."""
+    import re as re_module
+
+    from codeact.core.limits import Deadline
+    from codeact.tools.walk import Glob
+
+    found = search.FirstItems(count, budget, lambda hit: len(hit[0]) + len(hit[2]) + 36)
+    grep = search._Search(re_module.compile("x"), Glob("**"), None, None, found, 36, Deadline(60))
+    reader = search._FileMatches(grep, Path(tempfile.gettempdir()))
+    if not bulk:
+        reader.bulk = lambda *_args: None  # type: ignore[method-assign]
+    rest, records = b"", 0
+    try:
+        for at in range(0, len(output), chunk):
+            data = rest + output[at:at + chunk]
+            end = data.rfind(b"\n")
+            block, rest = (data[:end], data[end + 1:]) if end >= 0 else (b"", data)
+            if block:
+                taken = reader.bulk(block, False, False)
+                records = reader.each(block.split(b"\n"), False, False, records, 1 << 62) if taken is None \
+                    else records + taken
+        reader.switch(None, False, False)
+    except (search._Flood, search._Unknown) as exc:
+        return type(exc).__name__
+    finally:
+        reader.close()
+    return found.result(), found.seen
+
+
+@settings(max_examples=200, deadline=None)
+@example(output=b"./a\x001:x\n./b\x001:x\n./a\x002:x\n./c\x001:x\n", chunk=1 << 16, count=1000, budget=1 << 20)
+@example(output=b"a\x001:x\nb\x003:" + b"y" * 2100 + b"\nc\x001:x\n", chunk=1 << 16, count=1000, budget=1 << 20)
+@example(output=b"a\x001:x\nb\x001:x\nb\x002:x\nc\x001:x\n", chunk=1 << 16, count=1, budget=1 << 20)
+@given(output=rg_outputs(), chunk=st.sampled_from([1, 7, 64, 300, 1 << 16]), count=st.sampled_from([1, 3, 1000]),
+       budget=st.sampled_from([200, 1 << 20]))
+def test_rg_records_read_in_blocks_as_line_by_line(output, chunk, count, budget):
+    """The block reader (a few C-speed passes over many records) keeps, counts and refuses exactly what the
+    line-by-line reader does, however ripgrep's output is cut into reads."""
+    assert _read_records(output, chunk, True, count, budget) == _read_records(output, 1 << 20, False, count,
+                                                                               budget)

@@ -35,13 +35,16 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from itertools import groupby
 from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
+from operator import itemgetter
+from pathlib import Path
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..errors import ToolError
 from ..core import notices
 from ..core.limits import Deadline
+from ..errors import ToolError
 from . import regex_worker
 from ..core.tool import Cut, ToolContext
 from .proc import Child
@@ -169,17 +172,15 @@ class FirstItems:
             self.limit = item
 
     def _prune(self) -> None:
+        import bisect
+        from itertools import accumulate
+
         self.items.sort()
         if self.limit is not None:
-            import bisect
             del self.items[bisect.bisect_left(self.items, self.limit):]
-        kept = total = 0
-        for item in self.items:
-            size = self.size(item)
-            if kept >= self.count or total + size > self.budget:
-                break
-            kept += 1
-            total += size
+        ends = list(accumulate(map(self.size, self.items)))  # where each item ends: the sizes so far
+        kept = min(self.count, bisect.bisect_right(ends, self.budget))
+        total = ends[kept - 1] if kept else 0
         if kept < len(self.items):
             first_out = self.items[kept]
             self.limit = first_out if self.limit is None or first_out < self.limit else self.limit
@@ -251,6 +252,24 @@ def _rel(raw: bytes) -> str:
     return rel[2:] if rel.startswith("./") else rel
 
 
+_GATHER = 32 << 10  # bytes of ripgrep's output read before they are parsed
+
+
+def _gathered(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """``chunks`` joined into pieces of at least ``_GATHER`` bytes (the last may be less): ripgrep writes file by
+    file, so most reads hold a few records, and each parse has a cost of its own."""
+    held: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        held.append(chunk)
+        size += len(chunk)
+        if size >= _GATHER:
+            yield b"".join(held)
+            held, size = [], 0
+    if held:
+        yield b"".join(held)
+
+
 def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Callable[[str], bool] | None,
               stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline) -> bool:
     """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``; ``False`` if ripgrep
@@ -264,7 +283,7 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
         return False
     rest, got = b"", False
     with child:
-        for chunk in child:
+        for chunk in _gathered(child):
             got = True
             data = rest + chunk
             cut = data.rfind(b"\0")
@@ -497,14 +516,11 @@ def _hits_size(hits: list[tuple[str, int, str]]) -> int:
     encoding of all texts joined by NUL (each NUL encodes to 6 characters), one of all line numbers."""
     if not hits:
         return 0
-    from collections import Counter
-    from operator import itemgetter
-
     n = len(hits)
     texts = len(_json_str("\0".join(map(itemgetter(2), hits)))) - 2 - 6 * (n - 1) + 2 * n  # each with quotes
+    paths = len(_json_str("\0".join(map(itemgetter(0), hits)))) - 2 - 6 * (n - 1) + 2 * n
     digits = len(",".join(map(str, map(itemgetter(1), hits)))) - (n - 1)
-    paths = sum((len(_json_str(path)) + 32) * count for path, count in Counter(map(itemgetter(0), hits)).items())
-    return texts + digits + paths
+    return texts + paths + 32 * n + digits  # {"path": , "line": , "text": } and the runner's 2: 32 an item
 
 
 def _hit_sizes(hits: list[tuple[str, int, str]]) -> list[int]:
@@ -537,6 +553,7 @@ _OMITTED = re.compile(rb"\[Omitted long (?:matching line|line with \d+ matches)\
 _BINARY_WARNING = re.compile(rb"(.*): WARNING: stopped searching binary file after match \(found .+ byte around "
                              rb"offset \d+\)")
 _MAX_RECORD = LONG_COLUMNS + (1 << 16)  # a path and a line that ripgrep printed in full
+_RECORD = re.compile(r"(?:\./)?([^\0\n]*)\0([0-9]+):([^\n]*)")  # path (its "./" dropped as _rel drops it), line, text
 
 
 class _Flood(Exception):
@@ -609,36 +626,24 @@ class _Search:
         rest, got, records = b"", False, 0
         try:
             with child:
-                for chunk in child:
+                for chunk in _gathered(child):
                     got = True
                     data = rest + chunk
-                    lines = data.split(b"\n")
-                    rest = lines.pop()
+                    end = data.rfind(b"\n")
+                    block, rest = (data[:end], data[end + 1:]) if end >= 0 else (b"", data)
                     if len(rest) > _MAX_RECORD:
                         raise _Unknown
+                    if not block:
+                        continue
                     skip = any(mark in data for mark in _SKIPPED_MARKS)
                     near = self.stamped is not None and self.stamped.near(data)
-                    for line in lines:
-                        path, nul, body = line.partition(b"\0")
-                        if not nul:
-                            warned = _BINARY_WARNING.fullmatch(line)
-                            if warned is None:
-                                raise _Unknown
-                            file.binary(warned[1])
-                            continue
-                        records += 1
+                    taken = file.bulk(block, skip, near)
+                    if taken is None:
+                        records = file.each(block.split(b"\n"), skip, near, records, flood)
+                    else:
+                        records += taken
                         if records > flood:
                             raise _Flood
-                        if path != file.raw:
-                            file.switch(path, skip, near)
-                        lines_kept = file.lines
-                        if lines_kept is not None:
-                            if file.cut_at is None and len(lines_kept) < file.keep and file.held <= file.budget:
-                                lines_kept.append(body)
-                                # never above the line's size as returned (ensure_ascii JSON; cut at 2,000)
-                                file.held += min(len(body), MAX_LINE_CHARS) + file.size
-                            else:
-                                file.count_past(body)
                 file.switch(None, False, False)
         finally:
             file.close()
@@ -653,7 +658,7 @@ class _Search:
         names: list[str] = []
         rest, got, total = b"", False, 0
         with child:
-            for chunk in child:
+            for chunk in _gathered(child):
                 got = True
                 data = rest + chunk
                 records = data.split(b"\n")
@@ -694,7 +699,8 @@ class _FileMatches:
 
     ripgrep prints a file's lines in order, so once that file's first ``keep`` lines (or ``budget`` bytes) are held,
     no later line of it can be returned: it is only counted. Lines are held as ripgrep's raw ``N:text`` records and
-    decoded once, when the file ends."""
+    decoded once, when the file ends. A block of plain records (:meth:`bulk`) is read in a few passes instead: every
+    file in it but the last is whole and goes straight to the answer."""
 
     def __init__(self, search: _Search, start: Path) -> None:
         self.search, self.start = search, start
@@ -707,21 +713,104 @@ class _FileMatches:
         self.past = 0  # lines counted, not held
         self.cut_at: int | None = None  # the first line not held
         self.cursor: LineCursor | None = None
-        self.taken: set[bytes] = set()
+        self.taken: set[str] = set()  # the files whose output ended
+
+    def each(self, lines: list[bytes], skip: bool, near: bool, records: int, flood: int) -> int:
+        """Read ``lines`` one by one; the number of records read in all (``records`` before)."""
+        for line in lines:
+            path, nul, body = line.partition(b"\0")
+            if not nul:
+                warned = _BINARY_WARNING.fullmatch(line)
+                if warned is None:
+                    raise _Unknown
+                self.binary(warned[1])
+                continue
+            records += 1
+            if records > flood:
+                raise _Flood
+            if path != self.raw:
+                self.switch(path, skip, near)
+            self.take(body)
+        return records
+
+    def take(self, body: bytes) -> None:
+        """One record of the current file: held, or (past what can be returned) only counted."""
+        lines = self.lines
+        if lines is not None:
+            if self.cut_at is None and len(lines) < self.keep and self.held <= self.budget:
+                lines.append(body)
+                # never above the line's size as returned (ensure_ascii JSON; cut at 2,000)
+                self.held += min(len(body), MAX_LINE_CHARS) + self.size
+            else:
+                self.count_past(body)
+
+    def bulk(self, block: bytes, skip: bool, near: bool) -> int | None:
+        """Read a block of whole records in a few C-speed passes; how many, or ``None`` when :meth:`each` must
+        read it (a line that is not a plain record, a CR, a line ripgrep did not print, bytes that are not UTF-8).
+        The files in it are whole but the first (it may go on from the previous block) and the last (it may go on,
+        or a binary-file warning may follow): those two are read as :meth:`each` reads them. The whole ones go to
+        the answer uncut: a file's lines past what can be returned sort after what is returned (``found`` drops
+        them as it drops them from :meth:`_merge`), and a block is at most a read's size."""
+        count = block.count(b"\n") + 1
+        if block.count(b"\0") != count or b"\r" in block or b"[Omitted long" in block or _FS[0] != "utf-8":
+            return None
+        try:
+            records = _RECORD.findall(block.decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+        if len(records) != count:
+            return None
+        runs = [(rel, len(list(group))) for rel, group in groupby(map(itemgetter(0), records))]
+        first = runs[0][1] if self.raw is not None and block.startswith(self.raw + b"\0") else 0
+        last = runs[-1][1]
+        if first:
+            self._take_raw(block.split(b"\n", first)[:first])
+            if first == count:
+                return count
+        whole = records[first:count - last]
+        if whole:
+            self.switch(None, skip, near)
+            self._commit(whole, [rel for rel, _ in runs[1 if first else 0:-1]], skip, near)
+        tail = block.rsplit(b"\n", last)
+        tail = tail[1:] if len(tail) > last else tail
+        self.switch(tail[0].partition(b"\0")[0], skip, near)
+        self._take_raw(tail)
+        return count
+
+    def _take_raw(self, lines: list[bytes]) -> None:
+        for line in lines:
+            self.take(line.partition(b"\0")[2])
+
+    def _commit(self, records: list[tuple[str, str, str]], files: list[str], skip: bool, near: bool) -> None:
+        """Whole files' records (``path``, ``line``, ``text``), ``files`` their paths in order: to the answer."""
+        if len(set(files)) != len(files) or not self.taken.isdisjoint(files):
+            raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
+        self.taken.update(files)
+        search = self.search
+        if skip or near or search.matcher.kind != "all" or search.reach is not None:
+            wanted = {rel for rel in files if not (skip and _skipped(rel)) and search.accepts(rel, near)}
+            records = [record for record in records if record[0] in wanted]
+            if not records:
+                return
+        paths, numbers, texts = zip(*records)
+        if max(map(len, texts)) > MAX_LINE_CHARS:
+            texts = tuple(text if len(text) <= MAX_LINE_CHARS else clip(text) for text in texts)
+        hits = list(zip(paths, map(int, numbers), texts))
+        search.found.extend(hits, sum(map(len, texts)) + sum(map(len, paths)) + search.extra * len(hits))
 
     def switch(self, raw: bytes | None, skip: bool, near: bool) -> None:
         """The previous file's output ended: keep its matches; start collecting ``raw``'s."""
         if self.lines is not None:
             self._merge()
         if self.raw is not None:
-            self.taken.add(self.raw)
+            self.taken.add(self.rel)
         self.close()
         self.raw, self.lines = raw, None
         if raw is None:
             return
-        if raw in self.taken:
-            raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
         self.rel = rel = _rel(raw)
+        if rel in self.taken:
+            raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
         if not (skip and _skipped(rel)) and self.search.accepts(rel, near):
             self.lines, self.held, self.past, self.cut_at = [], 0, 0, None
             self.size = len(rel) + self.search.extra - 4
@@ -762,11 +851,12 @@ class _FileMatches:
 
     def binary(self, raw: bytes) -> None:
         """ripgrep stopped reading ``raw``: binary. Its matches are dropped."""
-        if raw == self.raw:
+        rel = _rel(raw)
+        if self.raw is not None and rel == self.rel:
             self.lines = None
-        elif raw in self.taken:
+        elif rel in self.taken:
             raise _Flood
-        self.taken.add(raw)
+        self.taken.add(rel)
 
     def close(self) -> None:
         if self.cursor is not None:
