@@ -572,8 +572,8 @@ class SessionPool:
                                 self._failed, self._used, run_left)  # enforces timeouts
         if self._state.is_open(config, self._used):  # the common case: nothing starts, the run keeps its CPU
             result = self._state.submit(call)
-        else:
-            with all_cpus():  # the server this call may start gets every CPU, not the run's one
+        else:  # the server this call may start gets every CPU, not the run's one (unless another run's thread
+            with all_cpus():  # drives the shared loop at that moment: the server then gets that thread's CPUs)
                 result = self._state.submit(call)
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
