@@ -17,6 +17,7 @@ from codeact.core.config import Settings
 from codeact.core.limits import Limits
 from codeact.core.policy import Workspace
 from codeact.mcp.bindings import mcp_tools
+from codeact.mcp.client import close_shared_sessions, share_sessions
 from codeact.mcp.discovery import discover
 from codeact.mcp.exposure import ExposedTool
 from codeact.tools.base import ToolContext, tool_from_function
@@ -45,7 +46,8 @@ def _echo_loop(calls: int) -> str:
 
 
 @pinning
-def test_mcp_calls_on_an_open_session_do_not_move_the_run_between_cpus(project, monkeypatch) -> None:
+@pytest.mark.parametrize("shared", [False, True], ids=["cold", "warm-server-sessions"])
+def test_mcp_calls_on_an_open_session_do_not_move_the_run_between_cpus(project, monkeypatch, shared) -> None:
     moves: list[int] = []
     real = os.sched_setaffinity
 
@@ -55,11 +57,17 @@ def test_mcp_calls_on_an_open_session_do_not_move_the_run_between_cpus(project, 
 
     monkeypatch.setattr(os, "sched_setaffinity", counting)
     counts = {}
-    for calls in (2, 40):
-        moves.clear()
-        result = run(_echo_loop(calls), workspace=project["root"], settings=SETTINGS, environ=project["environ"])
-        assert result.ok and result.result == 2 * calls, result.error
-        counts[calls] = len(moves)
+    if shared:  # as the warm server does: sessions kept across runs (the first run below starts the server)
+        share_sessions()
+    try:
+        for calls in (1, 2, 40):
+            moves.clear()
+            result = run(_echo_loop(calls), workspace=project["root"], settings=SETTINGS,
+                         environ=project["environ"])
+            assert result.ok and result.result == 2 * calls, result.error
+            counts[calls] = len(moves)
+    finally:
+        close_shared_sessions()
     # pinning the run's threads (their number varies a little) and widening once for the call that starts the
     # server: not two more per call (76 more for the 38 more calls)
     assert counts[40] <= counts[2] + 4, counts
