@@ -31,9 +31,11 @@ def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
     if exposed.output_schema:
         doc += ["", "Output schema:", json.dumps(exposed.output_schema, indent=2, sort_keys=True, ensure_ascii=False)]
     first = (exposed.description or "").strip().splitlines()
+    # in_process: a call goes to the session the pool holds open; the pool gives the thread every CPU itself for a
+    # call that starts the server (codeact.backends.cpu.all_cpus), not around every call
     return Tool(name=exposed.name, description=first[0] if first else "", parameters=exposed.parameters,
                 returns=exposed.returns, call=call, source="mcp", doc="\n".join(doc),
-                original_name=exposed.real_name)
+                original_name=exposed.real_name, in_process=True)
 
 
 def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude: Iterable[str] = (),
@@ -128,7 +130,7 @@ def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = 
                     "properties": {"server": {"type": "string"},  # no enum: an unknown name gets mcp_call's reason
                                    "tool": {"type": "string"},
                                    "arguments": {"anyOf": [{"type": "object"}, {"type": "null"}], "default": None}}},
-        returns="Any", call=mcp_call, source="mcp",
+        returns="Any", call=mcp_call, source="mcp", in_process=True,  # as as_tool's
         doc="Call any exposed MCP tool by its server and tool names (real or Python names), e.g.\n"
             "    mcp_call(server=\"github\", tool=\"search-issues\", arguments={\"q\": \"bug\"})\n"
             "Same result and errors as calling server.tool(...) directly; useful when a name is not a Python "
@@ -147,7 +149,7 @@ def _resource_tool(pool: Any, catalog: Catalog) -> Tool:
         description="Read an MCP resource (a resource_link a tool returned) as plain data.",
         parameters={"type": "object", "additionalProperties": False, "required": ["server", "uri"],
                     "properties": {"server": {"type": "string"}, "uri": {"type": "string"}}},
-        returns="list[dict]", call=mcp_resource, source="mcp",
+        returns="list[dict]", call=mcp_resource, source="mcp", in_process=True,  # as as_tool's
         doc="Read an MCP resource of a server, e.g. the uri of a {\"type\": \"resource_link\"} item a tool "
             "returned:\n    mcp_resource(server=\"docs\", uri=\"file:///guide.md\")\nReturns one dict per "
             "content: {\"uri\", \"mime_type\", \"text\"} or {\"uri\", \"mime_type\", \"blob\"} (base64).")

@@ -10,6 +10,7 @@ real names.
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ class ExposedTool:
                    for n, p in props.items()}
         return {**self.input_schema, "properties": widened}
 
-    @property
+    @functools.cached_property  # read at every call (arguments): the schema is walked once
     def omit_if_none(self) -> frozenset[str]:
         """Optional parameters whose schema refuses ``null``: ``None`` for one of them is left out of the call."""
         props = self.input_schema.get("properties")
@@ -80,6 +81,8 @@ class ExposedTool:
         """The call's arguments as the server takes them: ``None`` for an optional parameter means it is left out
         (a server checks ``"head": null`` against ``number`` and refuses it)."""
         omit = self.omit_if_none
+        if not omit:
+            return dict(kwargs)
         return {k: v for k, v in kwargs.items() if not (v is None and k in omit)}
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 
+from ..backends.cpu import all_cpus
 from ..errors import ToolError, ToolTimeout
 from .config import START_TIMEOUT, ServerConfig
 
@@ -400,6 +401,19 @@ class _PoolState:
                 conn.task.cancel()
             raise error from None
 
+    def is_open(self, config: ServerConfig, used_here: set[str] | None) -> bool:
+        """Whether a call to ``config``'s server goes to a session already open, which :meth:`session` returns as
+        it is (no process starts). Read from the calling thread, outside the loop: a stale answer costs only CPU
+        placement (:func:`codeact.backends.cpu.all_cpus`)."""
+        conn = self.connections.get(config.name)
+        if conn is None or conn.dead is not None or conn.ready is None or not conn.ready.done():
+            return False
+        if conn.ready.cancelled() or conn.ready.exception() is not None:
+            return False
+        # the warm server checks a run's first call (a server that exited since starts again) and the configuration
+        return not self.shared or (used_here is not None and config.name in used_here
+                                   and conn.config.config_hash() == config.config_hash())
+
     async def serve(self, conn: _Connection) -> None:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
         name = conn.config.name
@@ -556,9 +570,13 @@ class SessionPool:
         run_left = self._run_limit()
         limit = timeout or min((t for t in (config.call_timeout, run_left) if t), default=None)
         known = output_schema is not _UNKNOWN
-        result = self._state.submit(self._state.call(config, tool, arguments or {}, limit,
-                                                     output_schema if known else None, known,
-                                                     self._failed, self._used, run_left))  # enforces timeouts
+        call = self._state.call(config, tool, arguments or {}, limit, output_schema if known else None, known,
+                                self._failed, self._used, run_left)  # enforces timeouts
+        if self._state.is_open(config, self._used):  # the common case: nothing starts, the run keeps its CPU
+            result = self._state.submit(call)
+        else:  # the server this call may start gets every CPU, not the run's one (unless another run's thread
+            with all_cpus():  # drives the shared loop at that moment: the server then gets that thread's CPUs)
+                result = self._state.submit(call)
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
@@ -568,7 +586,11 @@ class SessionPool:
         self._say_warnings(config)
         run_left = self._run_limit()
         limit = min((t for t in (config.call_timeout, run_left) if t), default=None)
-        return self._state.submit(self._state.read_resource(config, uri, limit, self._failed, self._used, run_left))
+        read = self._state.read_resource(config, uri, limit, self._failed, self._used, run_left)
+        if self._state.is_open(config, self._used):
+            return self._state.submit(read)
+        with all_cpus():  # as in call
+            return self._state.submit(read)
 
     def _say_warnings(self, config: ServerConfig) -> None:
         """In the run that starts ``config``'s server, a note for each variable of its entry that is not set."""
