@@ -15,12 +15,12 @@ import pytest
 from codeact import run
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
-from codeact.core.policy import Workspace
+from codeact.core.boundary import Workspace
 from codeact.mcp.bindings import mcp_tools
-from codeact.mcp.client import close_shared_sessions, share_sessions
+from codeact.mcp.session_pool import close_shared_sessions, share_sessions
 from codeact.mcp.discovery import discover
 from codeact.mcp.exposure import ExposedTool
-from codeact.tools.base import ToolContext, tool_from_function
+from codeact.core.tool import ToolContext, tool_from_function
 from mcp_helpers import demo
 
 SETTINGS = Settings(tools=("view",))
