@@ -75,8 +75,9 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        # the worker binary; the client's I/O threads (a warm pool names its worker: no /proc scan for it)
-        cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu, warm=_WARM is not None)
+        # the worker binary; the client's I/O threads (the checked-out session names its worker, warm pool or not:
+        # no /proc scan for it)
+        cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu, warm=True)
         if _WARM is not None:  # the warm server: a worker of its pool, already started (pinned once checked out)
             try:
                 cpu.pin()
