@@ -19,8 +19,6 @@ Layout, one concern per subpackage (tests/runtime/test_import_graph.py keeps the
 - ``enforcement``: the hooks' spec and their generator.
 - ``cli``: the command line, one module per subcommand.
 """
-from __future__ import annotations
-
 TYPE_CHECKING = False  # not `typing`: the launcher's thin client imports this package, ~10 ms less
 
 __version__ = "0.1.0"

@@ -25,8 +25,6 @@ The wire format (both ends are this venv's Python): frames of a 4-byte big-endia
 answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then
 ``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
-from __future__ import annotations
-
 import _socket as socket  # the C module: `socket` imports selectors, enum and more (~5 ms at every start)
 import marshal
 import os

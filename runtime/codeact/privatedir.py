@@ -5,8 +5,6 @@ the sessions, the provider hub's state).
 A leaf module that imports only ``os`` and ``stat``: the launcher's thin client imports it under ``python -S``, at
 every start. Its error (:class:`codeact.errors.PrivateFolderError`, an ``OSError``) is imported only to be raised.
 """
-from __future__ import annotations
-
 import os
 import stat
 
@@ -59,7 +57,7 @@ def ensure_private_dir(path: str | os.PathLike[str], *, what: str = "folder", cr
             _refuse(f"{refused}: its mode is {mode:o} and it cannot be made 0700: {exc.strerror}")
 
 
-def _refuse(message: str) -> NoReturn:
+def _refuse(message: str) -> "NoReturn":
     from .errors import PrivateFolderError
 
     raise PrivateFolderError(message)

@@ -1,7 +1,5 @@
 """Where this user's warm servers listen: a leaf (standard library only, no pathlib), shared by the launcher's thin
 client (codeact.client) and the workspace boundary (codeact.core.policy, which never lets a program write there)."""
-from __future__ import annotations
-
 import os
 
 TYPE_CHECKING = False  # not `typing`: the thin client imports this module

@@ -48,8 +48,12 @@ class OneCpu:
             self._workers_before = set() if warm else set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
-        """Pin this thread, the client's threads and the pool's worker."""
-        if self._cpu is None or self._caller is not None:
+        """Pin this thread, the client's threads and the pool's worker (only the worker when they are pinned
+        already: a second session's, after a type check)."""
+        if self._caller is not None:
+            self.pin_workers()
+            return
+        if self._cpu is None:
             return
         self._caller = threading.get_native_id()
         if not _set(self._caller, self._cpu):

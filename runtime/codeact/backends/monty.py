@@ -80,13 +80,11 @@ class MontyBackend:
         cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu, warm=True)
         if _WARM is not None:  # the warm server: a worker of its pool, already started (pinned once checked out)
             try:
-                cpu.pin()
                 return self._run(_WARM, program, monty_limits, cpu)
             finally:
                 cpu.release()
         with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
-                cpu.pin()
                 return self._run(pool, program, monty_limits, cpu)
             finally:
                 cpu.release()
@@ -140,7 +138,8 @@ class MontyBackend:
         modules = HostModules(program.workspace)
         cwd = files.root if files is not None else None
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
-        cpu.pin_workers()  # the worker has started all its threads by now
+        if not isinstance(snap, _pm.MontyComplete):  # a host call: from here on, host and worker share one CPU (a
+            cpu.pin()  # program that makes none pays nothing); the worker has started all its threads by now
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
                 members = namespaces.get(snap.variable_name) if snap.object_id is None else None
