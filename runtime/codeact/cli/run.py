@@ -52,6 +52,8 @@ def main(args: argparse.Namespace) -> int:
 
     env = os.environ if args.environ is None else args.environ  # the warm server passes the request's
     code = _read_program(args)
+    if args.environ is None:
+        _start_sandbox_early(args.backend, env)
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
     limits = Limits.from_env(env).merged(overrides)
     workspace = args.workspace or (str(_workspace_root(args)) if args.cwd is not None else None)
@@ -73,6 +75,21 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(err)
         sys.stderr.flush()
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+
+
+def _start_sandbox_early(requested: str | None, env: Any) -> None:
+    """In this process (no warm server): start the monty worker now, so that it boots while the run imports and
+    checks what it needs. Only a head start: the run chooses its backend again and reports any problem itself."""
+    from .. import backends
+    from ..core.config import Settings
+
+    try:
+        if backends.choose(requested, Settings.load().backend, env).name == "monty":
+            from ..backends import monty
+
+            monty.start_early()
+    except Exception:  # noqa: BLE001 - the run itself says what is wrong, in its own order
+        pass
 
 
 WATCHDOG_GRACE_S = 1.8  # past the run's time limit: a run in this process ends by its timeout + 2 s
