@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-# What a warm run never needs: the stdlib's heavy modules (socket pulls selectors and enum; hashlib OpenSSL), the
-# future-import module (~0.3 ms just to read), and the runtime beyond the client's leaves.
-NEVER = ("__future__", "typing", "socket", "selectors", "enum", "hashlib", "pathlib", "re", "argparse", "json",
-         "codeact.cli", "codeact.core", "codeact.errors", "codeact.server", "pydantic_monty")
+# What a warm run never needs: os (~1 ms: collections.abc, posixpath, stat; codeact.fastos has what the client
+# needs), the stdlib's heavy modules (socket pulls selectors and enum; hashlib OpenSSL), the future-import module
+# (~0.3 ms just to read), and the runtime beyond the client's leaves.
+NEVER = ("os", "posixpath", "_collections_abc", "stat", "__future__", "typing", "socket", "selectors", "enum",
+         "hashlib", "pathlib", "re", "argparse", "json", "codeact.cli", "codeact.core", "codeact.errors",
+         "codeact.server", "pydantic_monty")
 
 
 def client_modules() -> set[str]:
@@ -39,7 +41,8 @@ def test_the_thin_client_imports_only_its_leaves() -> None:
     heavy = sorted(name for name in loaded if name in NEVER or any(name.startswith(n + ".") for n in NEVER))
     assert heavy == [], f"the thin client's start imports {heavy}: every warm run pays for them"
     ours = sorted(name for name in loaded if name.startswith("codeact"))
-    assert ours == ["codeact", "codeact.client", "codeact.cmdline", "codeact.privatedir", "codeact.rundir"]
+    assert ours == ["codeact", "codeact.client", "codeact.cmdline", "codeact.fastos", "codeact.privatedir",
+                    "codeact.rundir"]
 
 
 def _workers_marked(marker: str) -> list[int]:
