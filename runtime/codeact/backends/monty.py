@@ -233,15 +233,31 @@ def start_early() -> None:
     """Enter a one-worker pool now for the run about to come in this process (``codeact run`` without a server):
     the pool spawns its worker in the background, which boots while the run imports and checks what it needs
     (~5 ms of a cold run's wall time). The next :meth:`MontyBackend.execute` takes it; exit closes it otherwise."""
-    global _EARLY
+    global _EARLY, _EARLY_WARMING
     if _pm is None or _WARM is not None or _EARLY is not None:
         return
+    import atexit
+    import threading
+
     pool = _pm.Monty(max_processes=1, binary_path=_worker_binary())
     pool.__enter__()
     _EARLY = pool
-    import atexit
-
+    # a worker's first program costs ~2 ms more than the next: a throwaway one, in the background (the pool releases
+    # the interpreter while it waits), so the run's own checkout finds the worker warm or waits for it
+    _EARLY_WARMING = threading.Thread(target=_warm_up, args=(pool,), name="codeact-monty-warm", daemon=True)
+    _EARLY_WARMING.start()
     atexit.register(_close_early)
+
+
+_EARLY_WARMING: Any = None
+
+
+def _warm_up(pool: Any) -> None:
+    try:
+        with pool.checkout() as session:
+            session.feed_run("1")
+    except Exception:  # noqa: BLE001 - only a head start: the run's own checkout reports a broken worker
+        pass
 
 
 def _take_early() -> Any:
@@ -253,6 +269,8 @@ def _take_early() -> Any:
 def _close_early() -> None:
     pool = _take_early()
     if pool is not None:
+        if _EARLY_WARMING is not None:
+            _EARLY_WARMING.join(5)  # a run refused before it ran: the warm-up's session ends before the pool does
         pool.__exit__(None, None, None)
 
 
