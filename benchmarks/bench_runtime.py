@@ -26,8 +26,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from userpath import (DEMO_SERVER, TABLE_HEAD, Timing, UserRepo, ms, na_row, row, scratch,  # noqa: E402
-                      stamp_repo, time_processes)
+from userpath import (  # noqa: E402
+    DEMO_SERVER,
+    TABLE_HEAD,
+    Timing,
+    UserRepo,
+    machine_load,
+    ms,
+    na_row,
+    row,
+    scratch,
+    stamp_repo,
+    time_processes,
+)
 
 HERE = Path(__file__).resolve().parent
 TARGET_WARM = 2.0  # warm trivial run <= 2x python -S -c pass (issue 25)
@@ -121,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         repo = stamp_repo(root, mcp={"demo": demo})
         warm = repo.start_server()
+        load_before = machine_load()
         try:
             start = start_up(repo, args.runs, warm)
             calls = {"cold": per_call(repo, max(2, args.runs // 2), args.calls, "cold")}
@@ -128,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
                 calls["warm"] = per_call(repo, max(2, args.runs // 2), args.calls, "warm")
         finally:
             repo.stop_server()
+        load_after = machine_load()
         bare = bare_loop(repo, args.calls, max(3, args.runs))
         peer_rows: list[str] = []
         if not args.no_peers:
@@ -141,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     cold = start["cold"].wall_ms
     print(f"The stamped launcher in a stamped git repository; venv Python {repo.python}; medians of {args.runs} "
           "runs taking turns; CPU = the whole process tree (a warm run: the client, plus the warm server with its "
-          "workers and what it started, read from /proc)\n")
+          "workers and what it started, read from /proc); measured at a "
+          f"{load_before} at the start and a {load_after} at the end (a loaded machine stretches every figure: "
+          "compare the ratios, measured side by side)\n")
     print(TABLE_HEAD)
     if warm:
         print(row("warm trivial run (`codeact run --code '1'`)", ms(start["warm"]), f"{ms(bare_ms)} `python -S -c pass`",
@@ -180,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps({
             "start_up": {k: vars(v) for k, v in start.items()}, "per_call_us": calls, "bare": bare,
-            "server": warm}, indent=2) + "\n")
+            "server": warm, "load": {"start": load_before, "end": load_after}}, indent=2) + "\n")
     return 0
 
 

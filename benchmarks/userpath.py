@@ -254,6 +254,16 @@ def time_processes(cmds: Mapping[str, tuple[Sequence[str], Mapping[str, str]]], 
             for name in cmds}
 
 
+def machine_load() -> str:
+    """The machine's load as the figures should be read with it: the 1-minute load average against the CPUs."""
+    cpus = os.cpu_count() or 1
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return f"load unknown ({cpus} CPUs)"
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {cpus} CPUs"
+
+
 def verdict(value: float, target: float) -> str:
     return "PASS" if value <= target else "FAIL"
 

@@ -215,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write("usage: python -S -m codeact.bootstrap ROOT [SHARED]\n" + (__doc__ or ""))
         return 0 if args and args[0] in ("-h", "--help") else 2
     signal.signal(signal.SIGTERM, _terminate)
-    root = Path(args[0]).absolute()
+    root = Path(args[0]).resolve()  # the launcher passes `.codeact/bin/..` (string work only): said resolved
     shared = Path(args[1]).absolute() if len(args) > 1 and args[1] else None
     # `python -m venv`/`-m pip` put the current folder first on sys.path, and uv reads config files from it and its
     # parents: run them from the install folder, which programs cannot write, never from the workspace.

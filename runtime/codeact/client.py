@@ -1,9 +1,10 @@
 """The launcher's thin client: hand ``codeact run`` to this workspace's warm server, or run it here.
 
 The launcher execs this module under ``python -S`` (no site-packages), so a warm run costs little more than an
-interpreter start: it imports only what the standard library has built in or nearly so (``os``, ``sys``,
-``socket``, ``marshal``, ``hashlib``). Everything else (``codeact.cli``, pydantic-monty, the MCP SDK) is imported
-only on the path that runs in this process.
+interpreter start: it imports only modules the interpreter has built in (``posix`` through :mod:`codeact.fastos`,
+``_socket``, ``marshal``, ``_sha256``), not even ``os`` (~1 ms) or ``__future__``; tests/server/test_client_start.py
+holds it to that. Everything else (``codeact.cli``, pydantic-monty, the MCP SDK) is imported only on the path that
+runs in this process.
 
 The path taken:
 - ``CODEACT_SERVER=0``, Windows, ``--help``, or a subcommand other than ``run``, ``tools``, ``describe`` and
@@ -26,16 +27,18 @@ answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``
 ``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
-from __future__ import annotations
-
 import _socket as socket  # the C module: `socket` imports selectors, enum and more (~5 ms at every start)
 import marshal
-import os
 import sys
 
 from . import cmdline
+from .fastos import IS_POSIX, S_ISSOCK, dirname, environ, join, lexists, realpath, sysos
 from .privatedir import ensure_private_dir
 from .rundir import server_folder
+
+TYPE_CHECKING = False  # not `typing`, nor `os` (~1 ms at every start: codeact.fastos has what the hot path needs)
+if TYPE_CHECKING:
+    import os
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
 PROTOCOL = 1
@@ -70,12 +73,12 @@ def workspace_of(named: "str | None", cwd: str) -> str:
     holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.boundary.find_workspace`` without its git
     fallback."""
     if named is not None:
-        return os.path.realpath(os.path.join(cwd, named))
-    here = probe = os.path.realpath(cwd)
+        return realpath(join(cwd, named))
+    here = probe = realpath(cwd)
     while True:
-        if os.path.lexists(os.path.join(probe, ".git")):
+        if lexists(join(probe, ".git")):
             return probe
-        parent = os.path.dirname(probe)
+        parent = dirname(probe)
         if parent == probe:
             return here
         probe = parent
@@ -83,7 +86,7 @@ def workspace_of(named: "str | None", cwd: str) -> str:
 
 def install_root() -> str:
     """The runtime folder this client belongs to (``.codeact/runtime``), resolved."""
-    return os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    return dirname(dirname(realpath(__file__)))
 
 
 def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
@@ -94,7 +97,7 @@ def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
         from hashlib import sha256
 
     key = sha256(f"{install or install_root()}\0{workspace}".encode("utf-8", "surrogateescape")).hexdigest()
-    return os.path.join(folder, key[:24] + ".sock")
+    return join(folder, key[:24] + ".sock")
 
 
 # ---- frames ----------------------------------------------------------------------------------------------------
@@ -140,12 +143,10 @@ def connect(path: str, timeout: float | None = None) -> socket.socket:
     """A connection to the server at ``path``, after checking the socket belongs to this user; raises
     :class:`Unreachable`."""
     try:
-        st = os.lstat(path)
+        st = sysos.lstat(path)
     except OSError:
         raise Unreachable("no server listens") from None
-    import stat
-
-    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
+    if not S_ISSOCK(st.st_mode) or st.st_uid != sysos.getuid():
         raise Refused(f"{path} is not a socket of this user; refusing it")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -179,7 +180,7 @@ def peer_is_this_user(sock: socket.socket) -> bool:
         ids = peer_ids(sock)
     except OSError:
         return False
-    return ids is None or ids[1] == os.getuid()
+    return ids is None or ids[1] == sysos.getuid()
 
 
 def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":
@@ -203,6 +204,7 @@ def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":
 def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: float = START_WAIT_S) -> None:
     """Start the server for ``workspace`` in the background (its own session and process group, detached from
     this terminal) and wait until it listens; raises :class:`Unreachable` when it does not."""
+    import os
     import time
 
     folder = os.path.dirname(path)
@@ -355,6 +357,7 @@ def peer_pid(sock: socket.socket) -> int:
 def kill_server(sock: socket.socket) -> int:
     """Kill the server at the other end of ``sock`` (this user's, checked at connect) and its process group (its
     Monty workers, the tools it started); its pid."""
+    import os
     import signal
 
     pid = peer_pid(sock)
@@ -371,6 +374,8 @@ def kill_server(sock: socket.socket) -> int:
 
 def _quiet(*streams: "object") -> None:
     """Point closed standard streams at /dev/null, so that the interpreter's exit does not fail flushing them."""
+    import os
+
     null = os.open(os.devnull, os.O_WRONLY)
     for stream in streams:
         try:
@@ -396,7 +401,7 @@ SERVED = tuple(cmdline.OPTIONS)  # the subcommands a server answers; only `run` 
 
 def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") -> bool:
     """Whether this invocation goes to the warm server."""
-    if not (argv and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
+    if not (argv and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and IS_POSIX
             and hasattr(socket, "AF_UNIX")):
         return False
     parsed = cmdline.parse(argv)
@@ -406,13 +411,14 @@ def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") 
 def main(argv: "list[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     program = None
-    if use_server(args, os.environ):
+    env = environ()
+    if use_server(args, env):
         parsed = cmdline.parse(args)
         program = sys.stdin.read() if parsed is not None and parsed.reads_stdin else None  # kept for this process
         try:
-            return hand_over(args, dict(os.environ), os.getcwd(), program, start=args[0] == "run")
+            return hand_over(args, env, sysos.getcwd(), program, start=args[0] == "run")
         except Unreachable as exc:
-            if os.environ.get("CODEACT_SERVER_DEBUG") == "1":
+            if env.get("CODEACT_SERVER_DEBUG") == "1":
                 sys.stderr.write(f"codeact: running in this process ({exc})\n")
         except KeyboardInterrupt:
             sys.stderr.write("codeact: interrupted\n")

@@ -8,8 +8,6 @@ reads (``--opt VALUE``, ``--opt=VALUE``, ``--`` ending the options, ``-`` as a v
 last of a repeated option winning, no abbreviations); a command line argparse would refuse is ``None``: argparse
 then says why.
 """
-from __future__ import annotations
-
 TYPE_CHECKING = False  # not `typing`: the thin client imports this module
 if TYPE_CHECKING:
     from collections.abc import Sequence

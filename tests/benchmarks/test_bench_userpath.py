@@ -107,6 +107,7 @@ def test_bench_runtime_quick_prints_start_up_and_per_call_rows() -> None:
     assert any(label.startswith("cold: `grep`") for label in rows)
     assert any(label.startswith("cold: MCP `echo`") for label in rows)
     assert "bare pydantic-monty loop" in rows[next(k for k in rows if k.startswith("cold: real `view`"))][2]
+    assert re.search(r"load average [\d.]+ \(1 min\).* on \d+ CPUs at the start", out), "the load is said"
 
 
 @pytest.mark.slow

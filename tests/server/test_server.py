@@ -210,7 +210,8 @@ def test_a_program_given_on_stdin_and_a_relative_file(repo: Repo) -> None:
 
 
 @pytest.mark.parametrize("change", ["settings", "mcp_json", "github_mcp_json", "copilot_mcp_config", "trusted_folders",
-                                    "user_config", "user_tool", "variable", "lock", "runtime_file"])
+                                    "user_config", "user_tool", "variable", "lock", "runtime_file",
+                                    "runtime_file_same_stat", "settings_same_stat"])
 def test_a_new_server_after_each_input_of_the_hash_changes(repo: Repo, tmp_path: Path, change: str) -> None:
     assert repo("run", "--code", "1").returncode == 0
     old = repo.server_pid()
@@ -236,6 +237,17 @@ def test_a_new_server_after_each_input_of_the_hash_changes(repo: Repo, tmp_path:
     elif change == "runtime_file":
         module = repo.root / ".codeact" / "runtime" / "codeact" / "core" / "hints.py"
         module.write_text(module.read_text() + "\n")
+    elif change in ("runtime_file_same_stat", "settings_same_stat"):  # same size, the mtime put back: the server
+        # checks stats, not contents, at every run; the change time still tells
+        changed = (repo.root / ".codeact" / "runtime" / "codeact" / "core" / "hints.py" if change.startswith("runtime")
+                   else repo.root / ".codeact" / "settings.json")
+        before = changed.stat()
+        text = changed.read_text()
+        assert text.startswith(('"""', "{\n"))  # a docstring's first letter, or JSON's layout: same meaning
+        changed.write_text(text[:3] + text[3].swapcase() + text[4:] if text.startswith('"""')
+                           else text.replace("{\n", "{ ", 1))
+        os.utime(changed, ns=(before.st_atime_ns, before.st_mtime_ns))
+        assert changed.stat().st_size == before.st_size and changed.stat().st_mtime_ns == before.st_mtime_ns
     elif change == "user_config":
         config.mkdir(exist_ok=True)
         (config / "config.json").write_text(json.dumps({"disabled": ["sql"]}))

@@ -92,7 +92,7 @@ def test_python_without_venv_module_gets_an_actionable_message(project, tmp_path
     fake = fake_bin / "python3"
     fake.write_text(f"#!/bin/sh\ncase \"$*\" in *ensurepip*) exit 1;; esac\nexec {sys.executable} \"$@\"\n")
     fake.chmod(0o755)
-    for tool in ("sh", "dirname", "cmp"):  # all the launcher's shell needs; the rest is the bootstrap module
+    for tool in ("sh", "cmp"):  # all the launcher's shell needs; the rest is the bootstrap module
         found = shutil.which(tool)
         if found:
             (fake_bin / tool).symlink_to(found)
@@ -133,7 +133,7 @@ def test_a_ready_venv_is_exec_d_by_the_shell_alone_under_any_folder_name(project
     (shared / "stale").mkdir()
     (shared / "stale/.codeact-requirements.txt").write_text("other\n")
     # no python3 or python on PATH: nothing may look for one before the exec
-    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "dirname", "cmp", "git")), "CODEACT_VENV": str(shared)}
+    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "cmp", "git")), "CODEACT_VENV": str(shared)}
     result = launch(project, "run", "--code", "1 + 1", env=env)
     assert result.returncode == 0 and result.stdout == "2\n" and result.stderr == "", result.stderr
     traced = subprocess.run(["sh", "-x", str(project / ".codeact/bin/codeact"), "run", "--code", "1"], cwd=project,

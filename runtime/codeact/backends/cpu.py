@@ -59,8 +59,12 @@ class OneCpu:
             self._workers_before = set() if warm else set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
-        """Pin this thread, the client's threads and the pool's worker."""
-        if self._cpu is None or self._caller is not None:
+        """Pin this thread, the client's threads and the pool's worker (only the worker when they are pinned
+        already: a second session's, after a type check)."""
+        if self._caller is not None:
+            self.pin_workers()
+            return
+        if self._cpu is None:
             return
         self._caller = threading.get_native_id()
         if not _set(self._caller, self._cpu):
@@ -72,7 +76,7 @@ class OneCpu:
             saved = _shared.setdefault(name, {})
             _shared_users[name] = _shared_users.get(name, 0) + 1
             for tid in _threads(me):
-                if tid not in saved and _comm(me, tid) == name:
+                if tid not in saved and _thread_name(me, tid) == name:
                     try:
                         saved[tid] = os.sched_getaffinity(tid)
                     except OSError:
@@ -149,6 +153,28 @@ def _threads(pid: int) -> list[int]:
         return [int(tid) for tid in os.listdir(_TASKS.format(pid=pid))]
     except OSError:
         return []
+
+
+# The names of this process's threads seen so far (tid -> name): a run reads the name of new threads only (a warm
+# server has dozens of threads, and a thread's name is a file of /proc to open). Pruned to the threads alive.
+_names: dict[int, str] = {}
+_names_pid = 0
+
+
+def _thread_name(pid: int, tid: int) -> str:
+    """The name of thread ``tid`` of this process ``pid``, read once per thread."""
+    global _names_pid
+    if _names_pid != pid:  # a forked child: its threads are not its parent's
+        _names.clear()
+        _names_pid = pid
+    name = _names.get(tid)
+    if name is None:
+        if len(_names) > 256:
+            alive = set(_threads(pid))
+            for gone in [t for t in _names if t not in alive]:
+                del _names[gone]
+        name = _names[tid] = _comm(pid, tid)
+    return name
 
 
 def _children(pid: int, name: str) -> list[int]:

@@ -76,17 +76,23 @@ class MontyBackend:
             # every host call (tools, refused OS calls, name lookups) is a suspension; leave room above tool_calls
             "max_suspensions": int(limits.tool_calls) + 1000,
         }
-        # the worker binary; the client's I/O threads (a warm pool names its worker: no /proc scan for it)
-        cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu, warm=_WARM is not None)
+        # the worker binary; the client's I/O threads (the checked-out session names its worker, warm pool or not:
+        # no /proc scan for it)
+        cpu = OneCpu("monty", "tokio-rt-worker", program.pin_cpu, warm=True)
         if _WARM is not None:  # the warm server: a worker of its pool, already started (pinned once checked out)
             try:
-                cpu.pin()
                 return self._run(_WARM, program, monty_limits, cpu)
             finally:
                 cpu.release()
+        early = _take_early()
+        if early is not None:  # started by start_early(): its worker booted while the run was prepared
+            try:
+                return self._run(early, program, monty_limits, cpu)
+            finally:
+                cpu.release()
+                early.__exit__(None, None, None)
         with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
-                cpu.pin()
                 return self._run(pool, program, monty_limits, cpu)
             finally:
                 cpu.release()
@@ -140,7 +146,8 @@ class MontyBackend:
         modules = HostModules(program.workspace)
         cwd = files.root if files is not None else None
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
-        cpu.pin_workers()  # the worker has started all its threads by now
+        if not isinstance(snap, _pm.MontyComplete):  # a host call: from here on, host and worker share one CPU (a
+            cpu.pin()  # program that makes none pays nothing); the worker has started all its threads by now
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
                 members = namespaces.get(snap.variable_name) if snap.object_id is None else None
@@ -218,6 +225,54 @@ def keep_warm(processes: int = 4) -> None:
     with pool.checkout() as session:
         session.feed_run("1")
     _WARM = pool
+
+
+_EARLY: Any = None  # a pool entered ahead of this process's next run (start_early), used by that run alone
+
+
+def start_early() -> None:
+    """Enter a one-worker pool now for the run about to come in this process (``codeact run`` without a server):
+    the pool spawns its worker in the background, which boots while the run imports and checks what it needs
+    (~5 ms of a cold run's wall time). The next :meth:`MontyBackend.execute` takes it; exit closes it otherwise."""
+    global _EARLY, _EARLY_WARMING
+    if _pm is None or _WARM is not None or _EARLY is not None:
+        return
+    import atexit
+    import threading
+
+    pool = _pm.Monty(max_processes=1, binary_path=_worker_binary())
+    pool.__enter__()
+    _EARLY = pool
+    # a worker's first program costs ~2 ms more than the next: a throwaway one, in the background (the pool releases
+    # the interpreter while it waits), so the run's own checkout finds the worker warm or waits for it
+    _EARLY_WARMING = threading.Thread(target=_warm_up, args=(pool,), name="codeact-monty-warm", daemon=True)
+    _EARLY_WARMING.start()
+    atexit.register(_close_early)
+
+
+_EARLY_WARMING: Any = None
+
+
+def _warm_up(pool: Any) -> None:
+    try:
+        with pool.checkout() as session:
+            session.feed_run("1")
+    except Exception:  # noqa: BLE001 - only a head start: the run's own checkout reports a broken worker
+        pass
+
+
+def _take_early() -> Any:
+    global _EARLY
+    pool, _EARLY = _EARLY, None
+    return pool
+
+
+def _close_early() -> None:
+    pool = _take_early()
+    if pool is not None:
+        if _EARLY_WARMING is not None:
+            _EARLY_WARMING.join(5)  # a run refused before it ran: the warm-up's session ends before the pool does
+        pool.__exit__(None, None, None)
 
 
 def release_warm() -> None:

@@ -9,7 +9,6 @@ file and no import of hyperlight. ``codeact doctor --refresh`` probes again.
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -66,6 +65,8 @@ def boot_id() -> str:
 
 def package_origin() -> str | None:
     """Where ``hyperlight_sandbox`` would be imported from, without importing it; ``None`` if not installed."""
+    import importlib.util  # here: a run where the pre-check already says no never pays for it
+
     try:
         spec = importlib.util.find_spec("hyperlight_sandbox")
     except (ImportError, ValueError):
@@ -75,6 +76,8 @@ def package_origin() -> str | None:
 
 def missing_packages() -> list[str]:
     """Modules of hyperlight's install that cannot be found (not imported, only looked up)."""
+    import importlib.util
+
     missing = []
     for name in PACKAGES:
         try:

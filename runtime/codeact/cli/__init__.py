@@ -7,15 +7,18 @@ One module per subcommand (``codeact.cli.<module>``, listed in :data:`COMMANDS`)
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EXIT_USAGE, CodeactError
+
+if TYPE_CHECKING:
+    import argparse
 
 EPILOG = "Docs: .github/instructions/codeact.instructions.md. Exit codes: 0 ok, 1 program error, 2 usage error, " \
          "3 backend unavailable."
@@ -58,18 +61,25 @@ def check_paths(args: argparse.Namespace) -> None:
         check_program_file(program)
 
 
-class _Parser(argparse.ArgumentParser):
-    """No abbreviated options anywhere (``--works`` for ``--workspace``): the hook accepts exact option names only."""
+@functools.lru_cache(maxsize=1)
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """The parser of every subcommand: no abbreviated options anywhere (``--works`` for ``--workspace``), since the
+    hook accepts exact option names only. Made on first use: a plain ``run`` never imports argparse."""
+    import argparse
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("allow_abbrev", False)
-        super().__init__(*args, **kwargs)
+    class _Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("allow_abbrev", False)
+            super().__init__(*args, **kwargs)
+
+    return _Parser
 
 
 @functools.lru_cache(maxsize=None)
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up). Made once
     per process: the warm server parses every run's arguments with it (parsing does not change a parser)."""
+    _Parser = _parser_class()
     parser = _Parser(
         prog="codeact", epilog=EPILOG,
         description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
@@ -88,11 +98,13 @@ def main(argv: Sequence[str] | None = None, *, environ: Mapping[str, str] | None
     client's ``stdin``: a subcommand reads them from ``args`` (``args.environ``, ``args.cwd``, ``args.stdin_text``),
     never from this process."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return EXIT_USAGE
+    args = command_module("run").read_fast(argv) if argv and argv[0] == "run" else None
+    if args is None:  # argparse reads it (and says why it refuses it, or prints the help)
+        parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return EXIT_USAGE
     args.environ, args.cwd, args.stdin_text = environ, cwd, stdin
     if cwd is not None:  # relative paths are the client's, not this process's
         for name in ("workspace", "file"):

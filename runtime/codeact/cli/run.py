@@ -2,15 +2,17 @@
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import BACKENDS
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR, UsageError
 from . import EPILOG
+
+if TYPE_CHECKING:
+    import argparse
 
 
 # what argparse needs beyond codeact.cmdline.OPTIONS["run"] (the names and which take a value), option by option
@@ -46,6 +48,31 @@ def add_parser(sub: Any) -> None:
             run_p.add_argument(option, **_ARGUMENTS[option], **({} if takes_value else {"action": "store_true"}))
 
 
+def read_fast(argv: list[str]) -> Any:
+    """``codeact run ARGV`` as argparse would read it, read by :func:`codeact.cmdline.parse` (argparse's import and
+    the parser's making cost ~4 ms of a cold run): the namespace argparse gives, or ``None`` when argparse must read
+    it itself (help, a command line it refuses, a value its type or choices refuse: its message is the one shown)."""
+    from types import SimpleNamespace
+
+    from ..cmdline import parse
+
+    parsed = parse(argv)
+    if parsed is None or parsed.help or parsed.command != "run":
+        return None
+    timeout = parsed.value("--timeout")
+    backend = parsed.value("--backend")
+    if backend is not None and backend not in BACKENDS:
+        return None
+    try:
+        seconds = float(timeout) if timeout is not None else None  # argparse's type=float
+    except ValueError:
+        return None
+    return SimpleNamespace(command="run", code=parsed.value("--code"), file=parsed.value("--file"),
+                           stdin=parsed.positionals[0] if parsed.positionals else None,
+                           workspace=parsed.value("--workspace"), backend=backend, timeout=seconds,
+                           json=parsed.options.get("--json") is True, session=parsed.value("--session"))
+
+
 def main(args: argparse.Namespace) -> int:
     from ..core.limits import Limits
     from ..core.outputs import present
@@ -53,6 +80,8 @@ def main(args: argparse.Namespace) -> int:
 
     env = os.environ if args.environ is None else args.environ  # the warm server passes the request's
     code = _read_program(args)
+    if args.environ is None:
+        _start_sandbox_early(args.backend, env)
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
     limits = Limits.from_env(env).merged(overrides)
     workspace = args.workspace or (str(_workspace_root(args)) if args.cwd is not None else None)
@@ -74,6 +103,21 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(err)
         sys.stderr.flush()
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
+
+
+def _start_sandbox_early(requested: str | None, env: Any) -> None:
+    """In this process (no warm server): start the monty worker now, so that it boots while the run imports and
+    checks what it needs. Only a head start: the run chooses its backend again and reports any problem itself."""
+    from .. import backends
+    from ..core.config import Settings
+
+    try:
+        if backends.choose(requested, Settings.load().backend, env).name == "monty":
+            from ..backends import monty
+
+            monty.start_early()
+    except Exception:  # noqa: BLE001 - the run itself says what is wrong, in its own order
+        pass
 
 
 WATCHDOG_GRACE_S = 1.8  # past the run's time limit: a run in this process ends by its timeout + 2 s

@@ -303,9 +303,10 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
         return f"workspace {path} does not exist; {_PASS_INSTEAD}"
     if not given.is_dir():
         return f"workspace {path} is not a folder; {_PASS_INSTEAD}"
-    real = Path(os.path.realpath(given))
+    real = Path(_realpath(str(given))[0])
     running = running_install() if running is None else running
     host = (host_folders(env) if host is None else host) if sandbox else ()
+    homes = paths.homes(env)
     for candidate in dict.fromkeys((given, real)):
         found = protection(candidate, running=running, host=host)
         if found:
@@ -314,12 +315,12 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
             return (f"workspace {path} is refused — {refusal_text((name, why), entry)}. A workspace inside a "
                     f"protected folder would let programs write it; {_PASS_INSTEAD}")
         text = candidate.as_posix()
-        if candidate in paths.homes(env) and text != "/":
+        if candidate in homes and text != "/":
             continue  # /root as root's home: said below, as a home folder
         if text in SYSTEM_FOLDERS or any(text == t or text.startswith(t + "/") for t in SYSTEM_TREES):
             return (f"workspace {path} is refused — {'the root folder' if text == '/' else 'a system folder'}: "
                     f"{text} holds the system, not a project; {_PASS_INSTEAD}")
-    for home in paths.homes(env):
+    for home in homes:
         if real == home:
             return (f"workspace {path} is refused — the home folder: it holds your shell start-up files, SSH keys "
                     f"and tools on PATH; {_PASS_INSTEAD}")
@@ -331,7 +332,7 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
                     f"and tools the host runs; {_PASS_INSTEAD}")
     if sandbox:
         for kind in ("config", "data", "state"):
-            folder = Path(os.path.realpath(paths.xdg_dir(kind, env)))
+            folder = Path(_realpath(str(paths.xdg_dir(kind, env)))[0])
             if real == folder or real.is_relative_to(folder):
                 return (f"workspace {path} is refused — the XDG {kind} folder ({folder}): the host reads and runs "
                         f"its files; {_PASS_INSTEAD}")
@@ -344,7 +345,7 @@ def check_workspace(path: Path | str, *, sandbox: bool = True, environ: Mapping[
     refused = workspace_refusal(path, sandbox=sandbox, environ=environ, running=running, host=host)
     if refused:
         raise PolicyError(refused)
-    return Path(os.path.realpath(os.path.expanduser(os.fspath(path))))
+    return Path(_realpath(os.path.expanduser(os.fspath(path)))[0])
 
 
 def check_program_file(path: Path | str) -> None:
@@ -388,7 +389,7 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     found: tuple[str | Path, ...] = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
                                      rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact",
                                      *paths.venv_folders(env))
-    return tuple(dict.fromkeys(Path(os.path.realpath(p)) for p in found))
+    return tuple(dict.fromkeys(Path(_realpath(str(p))[0]) for p in found))
 
 
 def _under(root: str, candidate: str) -> str | None:

@@ -5,6 +5,7 @@ Settings that widen access (more tools, secrets, hosts) are read only from the u
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 from types import MappingProxyType
@@ -19,8 +20,10 @@ BACKENDS = ("auto", "monty", "hyperlight")
 SETTINGS_FILE = "settings.json"
 
 
+@functools.lru_cache(maxsize=1)
 def codeact_home() -> Path:
-    """The stamped ``.codeact`` folder this runtime was vendored into (``.codeact/runtime/codeact/``)."""
+    """The stamped ``.codeact`` folder this runtime was vendored into (``.codeact/runtime/codeact/``); resolved
+    once a process (every run asks for it)."""
     return Path(__file__).resolve().parents[3]
 
 

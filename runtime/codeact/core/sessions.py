@@ -5,10 +5,11 @@ a tuple comes back as a list); functions, classes and tool results that are not 
 is a JSON file per workspace and name under ``$XDG_STATE_HOME/codeact/sessions`` (0600), written atomically, so a
 session also survives the warm server's restart and works without it.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import ast
-import hashlib
+import functools
 import json
 import math
 import os
@@ -18,19 +19,28 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .. import paths
-from ..enforcement.spec import SESSION_NAME
 from ..errors import UsageError
 from ..privatedir import ensure_private_dir
 
-NAME = re.compile(SESSION_NAME)  # the same words the hooks let through
+
+@functools.lru_cache(maxsize=1)
+def _name_rule() -> re.Pattern[str]:
+    """The session names the hooks let through (the spec is imported only by runs that name a session: every run
+    imports this module for :func:`assigned`)."""
+    from ..enforcement.spec import SESSION_NAME
+
+    return re.compile(SESSION_NAME)
+
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
 
 
 def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> Path:
     """Where session ``name`` of ``workspace`` is kept; :class:`UsageError` for a name that is not a plain word."""
-    if not NAME.fullmatch(name):
+    if not _name_rule().fullmatch(name):
         raise UsageError(f"--session {name!r}: use letters, digits, '.', '_' or '-' (at most 64, first a letter or "
                          "digit)")
+    import hashlib
+
     key = hashlib.sha256(str(workspace).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return paths.xdg_dir("state", environ) / "codeact" / "sessions" / key / f"{name}.json"
 

@@ -1,18 +1,25 @@
 """The configuration a server serves, as one hash: a run whose hash differs gets a fresh server.
 
-Hashed: the runtime's files (path, size and modification time: ``copier update`` rewrites them) and
+Hashed: the runtime's files (path, size, modification and change time: ``copier update`` rewrites them) and
 ``.codeact/settings.json``; the committed MCP lock and this machine's locks, the MCP configuration files Copilot
 reads (``.mcp.json``, ``.github/mcp.json``, ``$COPILOT_HOME/mcp-config.json``, ...), Copilot's trusted folders; the
 user's ``config.json`` and ``tools/*.py``; and the ``CODEACT_*`` variables that change what a run is offered. Limits
 and ``CODEACT_ALLOW_SECRETS`` are not hashed: they travel with each request.
+
+Checked at every run by what changed, never by reading or walking again: the runtime tree through inotify on its
+folders where Linux offers it (one ``read`` a run; elsewhere one ``stat`` per file and folder), each input file by
+its ``stat`` (inode, size, modification and change time) with its content digest kept until that changes, and the
+list of inputs kept for the variables and folder states it was made from.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Iterable, Mapping
 
 from .. import paths
 
@@ -21,8 +28,9 @@ HASHED_VARIABLES = ("CODEACT_TOOLS", "CODEACT_DISABLE", "CODEACT_CONFIG_DIR", "C
                     "COPILOT_ALLOW_ALL", "COPILOT_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 
 
-def runtime_tree(root: Path) -> Iterable[tuple[str, int, int]]:
-    """``(path, size, mtime_ns)`` of every runtime source file under ``root`` (the ``codeact`` package)."""
+def runtime_tree(root: Path) -> Iterable[tuple[str, int, int, int]]:
+    """``(path, size, mtime_ns, ctime_ns)`` of every runtime source file under ``root`` (the ``codeact`` package):
+    a rewrite that keeps the size and the modification time still changes the change time."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
@@ -32,7 +40,7 @@ def runtime_tree(root: Path) -> Iterable[tuple[str, int, int]]:
                     st = os.stat(path)
                 except OSError:
                     continue
-                yield path, st.st_size, st.st_mtime_ns
+                yield path, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def inputs(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
@@ -55,11 +63,14 @@ def inputs(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
 
 class RuntimeStamp:
     """The runtime tree's :func:`runtime_tree` entries, taken once, and a cheap exact check that they still hold:
-    one ``stat`` per file and per folder (a file added, removed or renamed changes its folder's mtime), no walk."""
+    where inotify watches the tree's folders, whether it reported anything (one ``read``); else one ``stat`` per
+    file and per folder (a file added, removed or renamed changes its folder's mtime), no walk."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.folders = [(folder, _mtime(folder)) for folder in _folders(root)]  # first: what comes later is seen
+        folders = _folders(root)
+        self._watch = _FolderWatch.start(folders)  # first: what changes during the walk is seen
+        self.folders = [(folder, _mtime(folder)) for folder in folders]
         self.files = list(runtime_tree(root))
         self._digest: bytes | None = None
 
@@ -67,25 +78,85 @@ class RuntimeStamp:
         """The digest of the entries (made once)."""
         if self._digest is None:
             digest = hashlib.sha256()
-            for name, size, mtime in self.files:
-                digest.update(f"{name}\0{size}\0{mtime}\n".encode("utf-8", "surrogateescape"))
+            for name, size, mtime, ctime in self.files:
+                digest.update(f"{name}\0{size}\0{mtime}\0{ctime}\n".encode("utf-8", "surrogateescape"))
             self._digest = digest.digest()
         return self._digest
 
     def holds(self) -> bool:
         """Whether no runtime file changed, came or went since the stamp was taken."""
+        if self._watch is not None:
+            return self._watch.quiet()
         stat = os.stat
         try:
             for folder, mtime in self.folders:
                 if stat(folder).st_mtime_ns != mtime:
                     return False
-            for path, size, mtime in self.files:
+            for path, size, mtime, ctime in self.files:
                 st = stat(path)
-                if st.st_mtime_ns != mtime or st.st_size != size:
+                if st.st_mtime_ns != mtime or st.st_size != size or st.st_ctime_ns != ctime:
                     return False
         except OSError:
             return False
         return True
+
+    def close(self) -> None:
+        """Stop watching (a stamp replaced by a fresh one)."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+
+
+# inotify(7): what changes a folder's entries or a file's content or metadata, or the watched folder itself:
+# IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF
+_IN_EVENTS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
+
+
+class _FolderWatch:
+    """Linux inotify on a set of folders: :meth:`quiet` says, with one non-blocking ``read``, that nothing in them
+    changed since the watch began (any event, the queue's overflow included, counts as a change)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+        self._changed = False
+
+    @classmethod
+    def start(cls, folders: list[str]) -> _FolderWatch | None:
+        """A watch on every folder of ``folders``; ``None`` where inotify is missing or refuses one of them."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        if fd < 0:
+            return None
+        for folder in folders:
+            if libc.inotify_add_watch(fd, os.fsencode(folder), _IN_EVENTS) < 0:  # e.g. the user's watch limit
+                os.close(fd)
+                return None
+        return cls(fd)
+
+    def quiet(self) -> bool:
+        if self._changed or self._fd is None:
+            return False
+        try:
+            os.read(self._fd, 65536)
+        except BlockingIOError:
+            return True
+        except OSError:
+            pass
+        self._changed = True
+        return False
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def _folders(root: Path) -> list[str]:
@@ -106,26 +177,93 @@ def _mtime(path: str) -> int:
 _STAMP: RuntimeStamp | None = None  # this process's runtime, stamped at its first hash (the server: at start)
 
 
+@functools.lru_cache(maxsize=1)
+def _package() -> Path:
+    """This process's ``codeact`` package folder, resolved (once: every run hashes it)."""
+    return Path(__file__).resolve().parent.parent
+
+
 def runtime_digest(runtime: Path | None = None) -> bytes:
     """The digest of the runtime tree (this process's package unless ``runtime`` names another), walked again only
     when a file or folder of it changed since the last walk."""
     global _STAMP
-    package = Path(__file__).resolve().parent.parent
+    package = _package()
     if runtime is not None and runtime != package:
         return RuntimeStamp(runtime).digest()
     if _STAMP is None or not _STAMP.holds():
+        if _STAMP is not None:
+            _STAMP.close()
         _STAMP = RuntimeStamp(package)
     return _STAMP.digest()
 
 
+# What the list of inputs depends on besides the workspace and the files' states: these variables.
+_INPUT_VARIABLES = ("HOME", "COPILOT_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "CODEACT_CONFIG_DIR")
+_KEY_VARIABLES = tuple(dict.fromkeys(HASHED_VARIABLES + _INPUT_VARIABLES))
+
+
+def _stat_key(path: str) -> tuple[int, int, int, int] | None:
+    """What says a file is the same, unchanged: inode, size, modification and change time (a rewrite that keeps
+    the mtime changes the ctime); ``None`` when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+class _Hashed:
+    """One workspace and environment's hash, with what it was made from: the inputs, their stats, and the states
+    that decide the list of inputs (whether ``.mcp.json`` exists, the user's tools folder)."""
+
+    __slots__ = ("files", "probes", "stats", "runtime", "value")
+
+    def __init__(self, workspace: Path, environ: Mapping[str, str]) -> None:
+        from ..core.config import user_config_dir
+
+        tools = str(user_config_dir(environ) / "tools")
+        self.probes = (str(workspace / ".mcp.json"), tools)
+        listed = self._listing()  # first: a change while the inputs are read is seen at the next run
+        self.files = [str(path) for path in inputs(workspace, environ)]
+        self.stats = (tuple(_stat_key(path) for path in self.files), listed)
+        self.runtime = runtime_digest()
+        self.value = _combined(self.runtime, self.files, environ)
+
+    def _listing(self) -> tuple[bool, tuple[int, int, int, int] | None]:
+        mcp, tools = self.probes
+        return os.path.lexists(mcp), _stat_key(tools)
+
+    def holds(self) -> bool:
+        """Whether nothing it was made from changed: one ``stat`` per input, two for the listing, the runtime's
+        check."""
+        stats = (tuple(_stat_key(path) for path in self.files), self._listing())
+        return stats == self.stats and runtime_digest() == self.runtime
+
+
+_HASHED: dict[tuple[object, ...], _Hashed] = {}
+
+
 def config_hash(workspace: Path, environ: Mapping[str, str], runtime: Path | None = None) -> str:
-    """The hash of everything a server's tool set depends on, for runs in ``workspace`` under ``environ``."""
-    digest = hashlib.sha256()
-    digest.update(runtime_digest(runtime))
-    for path in inputs(workspace, environ):
-        digest.update(str(path).encode("utf-8", "surrogateescape") + b"\0")
+    """The hash of everything a server's tool set depends on, for runs in ``workspace`` under ``environ``: made
+    again only when an input's stat, the listing of inputs, the runtime tree or a variable changed."""
+    if runtime is not None and runtime != _package():
+        return _combined(runtime_digest(runtime), [str(p) for p in inputs(workspace, environ)], environ)
+    key = (str(workspace), *(environ.get(name) for name in _KEY_VARIABLES))
+    kept = _HASHED.get(key)
+    if kept is None or not kept.holds():
+        if len(_HASHED) > 64:  # many environments: start over rather than grow
+            _HASHED.clear()
+        kept = _HASHED[key] = _Hashed(workspace, environ)
+    return kept.value
+
+
+def _combined(runtime: bytes, files: list[str], environ: Mapping[str, str]) -> str:
+    """The hash of the runtime tree's digest, the content of ``files`` and the hashed variables."""
+    digest = hashlib.sha256(runtime)
+    for path in files:
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
         try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+            digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
         except OSError:
             digest.update(b"-")
     for name in HASHED_VARIABLES:

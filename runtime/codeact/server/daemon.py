@@ -35,7 +35,8 @@ def idle_timeout(environ: "os._Environ[str] | dict[str, str]") -> float:
 
 
 class Server:
-    """Accepts connections, one thread each; a run request is executed by :mod:`codeact.server.runs`."""
+    """Accepts connections, each handled by a thread of its own (kept for the next one); a run request is executed
+    by :mod:`codeact.server.runs`."""
 
     def __init__(self, path: str, workspace: Path, environ: dict[str, str]) -> None:
         from .confighash import config_hash
@@ -55,6 +56,7 @@ class Server:
         self._lock_fd: int | None = None
         self._inode: tuple[int, int] | None = None
         self.providers: Any = None  # the live-provider hub, when enabled (codeact.server.live)
+        self._handlers = _Handlers(self._handle)
 
     # ---- lifetime -------------------------------------------------------------------------------------------
     def claim(self) -> bool:
@@ -134,7 +136,7 @@ class Server:
                 if self.retired or self.stopping.is_set():
                     return
                 continue
-            threading.Thread(target=self._handle, args=(conn,), name="codeact-run", daemon=True).start()
+            self._handlers.dispatch(conn)
 
     def _watch_idle(self) -> None:
         while not self.stopping.wait(min(1.0, self.idle_s / 4)):
@@ -262,6 +264,38 @@ class Server:
             runs = list(self.runs.values())
         return [f"a `{run.command}` run {now - run.began:.1f} s old, past its {run.limit:g} s limit"
                 for run in runs if now - run.began > run.limit]
+
+
+class _Handlers:
+    """The threads that handle connections, one at a time each, kept for the next connection when done (a thread
+    started per run costs more than a trivial run's own work); a connection finds an idle one or starts one."""
+
+    MAX_IDLE = 8
+
+    def __init__(self, handle: Callable[[socket.socket], None]) -> None:
+        import queue
+
+        self._handle = handle
+        self._waiting: queue.SimpleQueue[socket.socket] = queue.SimpleQueue()
+        self._idle = 0  # threads waiting on the queue, each for one connection
+        self._lock = threading.Lock()
+
+    def dispatch(self, conn: socket.socket) -> None:
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._waiting.put(conn)
+                return
+        threading.Thread(target=self._serve, args=(conn,), name="codeact-run", daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        while True:
+            self._handle(conn)  # a run stuck here is abandoned with its thread (Server._watch_deadlines)
+            with self._lock:
+                if self._idle >= self.MAX_IDLE:
+                    return
+                self._idle += 1
+            conn = self._waiting.get()
 
 
 class _Run:

@@ -10,11 +10,9 @@ complete file; a cache that cannot be read or written is ignored (the files are 
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -48,6 +46,8 @@ class OutlineCache:
             return cls(None)
         if folder.is_relative_to(root):
             return cls(None)  # never write into the workspace
+        import hashlib  # here: OpenSSL costs ~3 ms to load, and most runs never outline
+
         key = hashlib.sha256(f"{root}\0{sys.version_info[:2]}".encode()).hexdigest()[:24]
         return cls(folder / f"{key}.json")
 
@@ -90,6 +90,8 @@ class OutlineCache:
         """Write the cache back if it changed: a whole new file in the cache's 0700 folder, then renamed over."""
         if self.file is None or not self.changed:
             return
+        import tempfile
+
         folder = self.file.parent
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
