@@ -203,7 +203,7 @@ def ensure(root: Path, shared: Path | None = None, *, environ: Mapping[str, str]
     return venv_python(venv)
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, _frame: object) -> None:  # a signal handler
     raise SystemExit(128 + signum)  # unwinds the lock and the partial folder, as Ctrl-C does
 
 

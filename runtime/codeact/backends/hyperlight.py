@@ -187,7 +187,7 @@ def probe_sandbox(timeout: float = probe.PROBE_TIMEOUT, backend: HyperlightBacke
     return None if out.strip() == "42" else f"the probe printed {out[:200]!r} instead of '42'"
 
 
-def _no_tools(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _no_tools(name: str, _args: tuple[Any, ...], _kwargs: dict[str, Any]) -> Any:  # a Program.call_tool
     raise NameError(f"name '{name}' is not defined")
 
 

@@ -40,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     timeout = float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT)
-    if _machine_local(workspace):
+    if _machine_local():
         return _discover_machine_lock(workspace, timeout, bool(getattr(args, "check", False)), as_json, err)
     if getattr(args, "check", False):
         return _check(workspace, as_json, err)
@@ -89,7 +89,7 @@ def _refresh_user_lock(workspace: Path, timeout: float, err: Callable[[str], Non
                           "tools": [t["name"] for t in e.get("tools", [])]} for n, e in lock["servers"].items()}
 
 
-def _machine_local(workspace: Path) -> bool:
+def _machine_local() -> bool:
     """A global or plugin install: its lock for a repository is this machine's (never one the repository ships)."""
     return Settings.load().scope != "repo"
 

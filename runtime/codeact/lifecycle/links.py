@@ -73,7 +73,7 @@ def check_home(project: Path, home: Path) -> str | None:
     return None
 
 
-def link(project: Path, home: Path, *, say=print) -> tuple[list[str], list[str]]:
+def link(project: Path, home: Path) -> tuple[list[str], list[str]]:
     """Make every missing link. Returns (what changed, warnings)."""
     changed: list[str] = []
     warnings: list[str] = []
