@@ -117,23 +117,8 @@ class HyperlightBackend:
             elif kind == "exit":
                 run.finished = True
                 break
-            elif kind == "fail":
-                error = str(message.get("error"))
-                if message.get("stage") == "create" or "Failed to create sandbox" in error:
-                    if self.factory == FACTORY:
-                        probe.record_failure(condense(error))
-                    raise BootFailed(condense(error))
-                if re.search(r"memory", error, re.I):  # the guest ran out of its heap: a trap, not MemoryError
-                    raise ProgramError(ErrorInfo("MemoryError", MEMORY_MESSAGE.format(
-                        memory_mib=limits.memory / MiB) + f"; the sandbox stopped: {condense(error)}"))
-                raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
-            elif started:  # the child died in the middle of the program (a crash of the VM or the runtime)
-                raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
-            else:  # the child died before the program began (a crash while booting the VM)
-                error = f"the worker process exited unexpectedly{run.stderr_tail()}"
-                if self.factory == FACTORY:
-                    probe.record_failure(error)
-                raise BootFailed(error)
+            else:
+                raise self._stopped(message, run, limits, started=started)
         if outcome is None:  # the guest runtime failed before or outside _run (should not happen)
             stdout = str(message.get("stdout") or "")[printed:]
             if stdout:
@@ -143,6 +128,25 @@ class HyperlightBackend:
         if outcome.get("error"):
             raise ProgramError(_error_info(outcome["error"], program))
         return _decode_value(outcome.get("value"))
+
+    def _stopped(self, message: dict[str, Any], run: "_ChildRun", limits: Limits, *, started: bool) -> Exception:
+        """The error for a child that failed (``kind == "fail"``) or died, before or after the program began."""
+        if message.get("kind") == "fail":
+            error = str(message.get("error"))
+            if message.get("stage") == "create" or "Failed to create sandbox" in error:
+                if self.factory == FACTORY:
+                    probe.record_failure(condense(error))
+                return BootFailed(condense(error))
+            if re.search(r"memory", error, re.I):  # the guest ran out of its heap: a trap, not MemoryError
+                return ProgramError(ErrorInfo("MemoryError", MEMORY_MESSAGE.format(
+                    memory_mib=limits.memory / MiB) + f"; the sandbox stopped: {condense(error)}"))
+            return ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
+        if started:  # the child died in the middle of the program (a crash of the VM or the runtime)
+            return ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
+        error = f"the worker process exited unexpectedly{run.stderr_tail()}"  # a crash while booting the VM
+        if self.factory == FACTORY:
+            probe.record_failure(error)
+        return BootFailed(error)
 
 
 class BootFailed(BackendUnavailable):
