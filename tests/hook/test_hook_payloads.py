@@ -132,7 +132,8 @@ def test_the_tool_list_in_the_reason_is_the_stamped_one(stamped: Callable[..., P
     assert result.out == deny_json(reason_tool_off("glob", tools))
 
 
-def test_off_exits_before_parsing_the_rest(stamped: Callable[..., Path], state: Path) -> None:
+@pytest.mark.usefixtures("state")
+def test_off_exits_before_parsing_the_rest(stamped: Callable[..., Path]) -> None:
     """In off mode the hook stops right after reading stdin: a syntax error further down is never reached."""
     repo = stamped(enforcement="off")
     text = (repo / ".codeact/hooks/pre-tool-use.sh").read_text()

@@ -133,7 +133,7 @@ def test_check_is_offline_and_names_differences(workspace, tmp_path: Path, capsy
     assert code == 1 and "no lock file" in out
 
 
-def test_discover_cli_json_and_config_problems(workspace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_discover_cli_json_and_config_problems(workspace, capsys: pytest.CaptureFixture) -> None:
     root = workspace({"crash": demo(DEMO_MODE="crash"), "broken": {"type": "http"}})
     code = cli(["discover", "--json", "--timeout", "20", "--workspace", str(root)])
     captured = capsys.readouterr()

@@ -222,7 +222,8 @@ def test_store_falls_back_to_the_cache_folder(tmp_path):
         tmp_path / ".cache" / "codeact" / "outputs"
 
 
-def test_store_tightens_an_open_folder_and_refuses_a_link(tmp_path, env, runtime_dir):
+@pytest.mark.usefixtures("runtime_dir")
+def test_store_tightens_an_open_folder_and_refuses_a_link(tmp_path, env):
     store = OutputStore.for_workspace(tmp_path, env)
     store.root.parent.mkdir(parents=True, mode=0o755)
     os.chmod(store.root.parent, 0o755)

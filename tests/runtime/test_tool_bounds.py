@@ -274,7 +274,8 @@ def slow_rg(tmp_path, monkeypatch):
 @pytest.mark.skipif(os.name != "posix", reason="a shell-script stand-in for ripgrep")
 @pytest.mark.parametrize("call, doing", [('grep(pattern="TODO")', "searching with ripgrep"),
                                          ('glob(pattern="*.py")', "listing files")])
-def test_ripgrep_is_killed_at_the_deadline(run_program, slow_rg, call, doing):
+@pytest.mark.usefixtures("slow_rg")
+def test_ripgrep_is_killed_at_the_deadline(run_program, call, doing):
     started = time.monotonic()
     result = run_program(call, limits=Limits(timeout=1))
     assert time.monotonic() - started < 1 + MARGIN

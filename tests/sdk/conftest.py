@@ -60,7 +60,7 @@ def node() -> str:
 
 
 @pytest.fixture(scope="session")
-def copilot_sdk(node: str) -> Path:
+def copilot_sdk(node: str) -> Path:  # noqa: ARG001 - for its skip
     path, how = find_sdk()
     if path is None:
         pytest.skip(how)
