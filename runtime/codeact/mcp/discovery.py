@@ -231,8 +231,8 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
                 listed.set_result(listing)
     except Exception as exc:
         tail = stderr_tail(errlog)
-        if tail:
-            exc.add_note(f"stderr: {tail}")
+        if tail:  # as exc.add_note() does, which Python 3.10 (the runtime's floor) lacks
+            vars(exc).setdefault("__notes__", []).append(f"stderr: {tail}")
         if not listed.done():
             listed.set_exception(exc)
     finally:
