@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 __all__ = ["ChatRequest", "MockModel", "Text", "ToolCall", "ToolResult", "call", "text"]
 
@@ -57,8 +57,8 @@ class Text:
     content: str
 
 
-Reply = Union[ToolCall, Sequence[ToolCall], Text, str]
-Step = Union[Reply, Callable[["ChatRequest"], Reply]]
+Reply = ToolCall | Sequence[ToolCall] | Text | str
+Step = Reply | Callable[["ChatRequest"], Reply]
 
 
 def call(name: str, /, **arguments: Any) -> ToolCall:

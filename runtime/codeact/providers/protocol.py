@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import CodeactError
 
@@ -108,7 +108,7 @@ class Unknown:
     type: str
 
 
-Message = Union[Auth, Hello, ToolsUpdate, ToolResult, Goodbye, HelloAck, ToolCall, Error, Unknown]
+Message = Auth | Hello | ToolsUpdate | ToolResult | Goodbye | HelloAck | ToolCall | Error | Unknown
 
 _SCHEMA_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 
