@@ -63,7 +63,7 @@ def pah_runner() -> Callable[[str], Any]:
 
     program = {"code": "1"}
 
-    def model(messages: list, _info: Any) -> ModelResponse:
+    def model(messages: list[Any], _info: Any) -> ModelResponse:
         if len(messages) == 1:
             return ModelResponse(parts=[ToolCallPart("run_code", {"code": program["code"]})])
         return ModelResponse(parts=[TextPart(str(messages[-1].parts[0].content)[:200])])

@@ -25,6 +25,7 @@ class Estimator:
     Without ``bpe-openai`` the same texts are counted as UTF-8 bytes / 4, and the name says so."""
 
     def __init__(self) -> None:
+        self._count: Callable[[str], int]
         try:
             import bpe_openai  # type: ignore[import-not-found]
 

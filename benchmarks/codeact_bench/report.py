@@ -47,7 +47,7 @@ def ratio(a: float, b: float) -> float | None:
 def cost(s: Session | dict[str, Any]) -> int:
     """What a session costs the model, as one number: ~input tokens + ~output tokens (no price weighting)."""
     d = s if isinstance(s, dict) else s.__dict__
-    return d["input_tokens"] + d["output_tokens"]
+    return int(d["input_tokens"] + d["output_tokens"])
 
 
 TIE = 0.005  # ~tokens within 0.5% of the lowest count as equal (the same moves differ by a few path bytes)

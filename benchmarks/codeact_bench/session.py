@@ -339,7 +339,7 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
 
 
 def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None,
-                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict]:
+                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict[str, Any]]:
     """The fixed prefix of a one-request session in ``repo`` (the model answers at once)."""
     with MockModel([text("ok")]) as model:
         env = isolated_env(ws.root / "homes" / f"{next(_counter):03d}", ws.cache, model.env())

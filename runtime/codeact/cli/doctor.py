@@ -244,7 +244,8 @@ def query_copier(python: str | None) -> dict[str, Any]:
     try:
         out = subprocess.run([python or sys.executable, "-c", _COPIER_QUERY], capture_output=True, text=True,
                              timeout=20, check=False)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        return answer
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return {"copier": None, "extensions_error": "could not ask copier's Python"}
 

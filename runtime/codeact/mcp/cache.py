@@ -204,7 +204,8 @@ def _values_hash(config: ServerConfig) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return parse_lock(path.read_text(encoding="utf-8"), str(path))["servers"]
+        servers: dict[str, Any] = parse_lock(path.read_text(encoding="utf-8"), str(path))["servers"]
+        return servers
     except (OSError, ConfigError):
         return {}  # missing or damaged: discover again
 

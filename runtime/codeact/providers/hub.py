@@ -17,7 +17,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from urllib.parse import parse_qs, urlsplit
 
 from ..core.limits import Deadline
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 PATH = "/providers"
 AUTH_TIMEOUT = 10.0  # seconds a connection without an Authorization header has to send its auth frame
 DEFAULT_CALL_TIMEOUT = 60.0  # a call made outside any run (no Deadline.current()) waits this long
-LIVE: Source = cast(Source, "live")  # tools.base.Source names builtin/user/mcp; live tools are the fourth kind
+LIVE: Source = "live"  # the tools a live provider offers (tools.base.Source)
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 

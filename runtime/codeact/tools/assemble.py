@@ -38,7 +38,8 @@ LIVE_CONTEXTS: list[Callable[[str], "str | None"]] = []
 
 
 def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
-             *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+             *, user_config: Mapping[str, object] | None = None,
+             warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
     tools = _configured(ctx, settings, environ, user_config=user_config, warn=warn)
     for source in LIVE_SOURCES:
@@ -50,7 +51,8 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
 
 
 def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
-                *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+                *, user_config: Mapping[str, object] | None = None,
+                warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """The built-ins, user tools and MCP tools the configuration offers."""
     env = os.environ if environ is None else environ
     config = load_user_config(env) if user_config is None else user_config
@@ -124,7 +126,8 @@ def _user_mcp_config(env: Mapping[str, str]) -> bool:
     return (copilot_home(env) / "mcp-config.json").is_file()
 
 
-def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:
+def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings,
+                  warn: Callable[[str], None] | None) -> dict[str, Any] | None:
     """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
     from ..mcp.cache import cached_lock, has_config
 

@@ -71,7 +71,8 @@ class OutlineCache:
             return parse(file, rel)
         entry = self.entries.get(rel)
         if entry is not None and entry[0] == info.st_size and entry[1] == info.st_mtime_ns:
-            return entry[2]
+            kept: list[dict[str, Any]] = entry[2]
+            return kept
         found = parse(file, rel)
         if self.file is not None and time.time() - info.st_mtime >= RACY:
             self.entries[rel] = [info.st_size, info.st_mtime_ns, found]

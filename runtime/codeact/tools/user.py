@@ -101,8 +101,8 @@ def _find_function(module: Any, stem: str, declared: Any) -> Callable[..., Any]:
     import inspect
 
     for candidate in (stem, declared):
-        if isinstance(candidate, str) and inspect.isfunction(getattr(module, candidate, None)):
-            return getattr(module, candidate)
+        if isinstance(candidate, str) and inspect.isfunction(found := getattr(module, candidate, None)):
+            return found
     own = [obj for n, obj in vars(module).items()
            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not n.startswith("_")]
     if len(own) == 1:

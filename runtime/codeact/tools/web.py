@@ -62,7 +62,7 @@ def _norm_host(host: str) -> str:
     return host.strip().strip("[]").rstrip(".").lower()
 
 
-def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[str] = ()) -> list[tuple]:
+def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[str] = ()) -> list[tuple[Any, ...]]:
     """``getaddrinfo`` results for ``host``, refused (PolicyError) if any address is not public and the host is not
     in ``allow_hosts``. Connecting to exactly these addresses defeats DNS rebinding between check and use."""
     import socket
