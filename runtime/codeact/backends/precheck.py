@@ -163,7 +163,7 @@ def reason():
     """``None`` if hyperlight might run here, else the first failing check's detail."""
     for check in checks():
         if not check["ok"]:
-            return check["detail"]
+            return str(check["detail"])
     return None
 
 
