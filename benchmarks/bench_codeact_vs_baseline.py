@@ -42,8 +42,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
@@ -51,13 +52,36 @@ for _p in (str(REPO_ROOT), str(HERE)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from codeact_bench.replay import Estimator, parse_cli_events, usage_summary  # noqa: E402
-from codeact_bench.replay import MAX_PARALLEL  # noqa: E402
-from codeact_bench.report import (LABEL, headline, live_markdown, machine, markdown, payback, summarize,  # noqa: E402
-                                  verdicts)
-from codeact_bench.session import (CODEACT_STRATEGIES, Session, Workspace, always_on, build_workspace,  # noqa: E402
-                                   fixed_prefix_session, mcp_schema_bytes, output_formats, run_pair, run_session,
-                                   valid_strategy, warm_up)
+from codeact_bench.replay import (  # noqa: E402
+    MAX_PARALLEL,  # noqa: E402
+    Estimator,
+    parse_cli_events,
+    usage_summary,
+)
+from codeact_bench.report import (  # noqa: E402
+    LABEL,
+    headline,
+    live_markdown,
+    machine,
+    markdown,
+    payback,
+    summarize,
+    verdicts,
+)
+from codeact_bench.session import (  # noqa: E402
+    CODEACT_STRATEGIES,
+    Session,
+    Workspace,
+    always_on,
+    build_workspace,
+    fixed_prefix_session,
+    mcp_schema_bytes,
+    output_formats,
+    run_pair,
+    run_session,
+    valid_strategy,
+    warm_up,
+)
 from codeact_bench.task import BASELINE_DOC, BASELINES, TaskCheckError, restore  # noqa: E402
 from codeact_bench.tasks import TASKS, TASKS_BY_NAME, Task  # noqa: E402
 from tests.copilot.conftest import COPILOT_VERSION, find_copilot  # noqa: E402

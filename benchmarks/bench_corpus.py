@@ -21,11 +21,16 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "runtime"))
 
-from userpath import scratch, stamp_repo  # noqa: E402
-
-from tests.runtime.corpus_oracle import (SUBSET_SOURCE, Verdict, judge, repo_files,  # noqa: E402
-                                         run_in_cpython_streams, subset_files)
+from tests.runtime.corpus_oracle import (  # noqa: E402
+    SUBSET_SOURCE,
+    Verdict,
+    judge,
+    repo_files,
+    run_in_cpython_streams,
+    subset_files,
+)
 from tests.runtime.fixtures.heldout_programs import PROGRAMS, QUICK  # noqa: E402
+from userpath import scratch, stamp_repo  # noqa: E402
 
 
 def run_corpus(repo_path: Path | None, names: list[str]) -> tuple[list[Verdict], float, str]:

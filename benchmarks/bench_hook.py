@@ -96,7 +96,7 @@ def make_repo(base: Path) -> Path:
 
 def spawn_seconds(argv: list[str], stdin: bytes, cwd: Path, env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, input=stdin, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.run(argv, input=stdin, cwd=cwd, env=env, capture_output=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0 or proc.stderr:
         raise SystemExit(f"{argv} failed ({proc.returncode}): {proc.stderr.decode()[:300]}")

@@ -26,8 +26,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from userpath import (DEMO_SERVER, ROOT, TABLE_HEAD, Timing, UserRepo, git, make_repo, ms, na_row,  # noqa: E402
-                      row, scratch, stamp_repo, time_processes)
+from userpath import (  # noqa: E402
+    DEMO_SERVER,
+    ROOT,
+    TABLE_HEAD,
+    Timing,
+    UserRepo,
+    git,
+    make_repo,
+    ms,
+    na_row,
+    row,
+    scratch,
+    stamp_repo,
+    time_processes,
+)
 
 HERE = Path(__file__).resolve().parent
 RAW_SERVER = ROOT / "tests" / "mcp" / "servers" / "raw_server.py"
@@ -178,9 +191,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{calls['sdk']:.0f} µs direct SDK client", calls[mode] / calls["sdk"], TARGET_CALL))
         print(row(f"{mode}: the same, against a raw stdlib JSON-RPC client", f"{calls[mode]:.0f} µs",
                   f"{calls['raw']:.0f} µs raw client", calls[mode] / calls["raw"], None))
-        whole = calls[f"{mode}:whole"]
-        print(row(f"{mode}: the same by whole runs ({args.calls} calls minus a local-function loop)", f"{whole:.0f} µs",
-                  f"{calls['sdk']:.0f} µs direct SDK client", whole / calls["sdk"], None))
+        by_runs = calls[f"{mode}:whole"]
+        print(row(f"{mode}: the same by whole runs ({args.calls} calls minus a local-function loop)",
+                  f"{by_runs:.0f} µs", f"{calls['sdk']:.0f} µs direct SDK client", by_runs / calls["sdk"], None))
     print(row("`codeact discover`, 5 servers x 0.5 s start (whole command)", f"{found['five']:.0f} ms",
               f"{found['one']:.0f} ms 1 server", found["five"] / found["one"], TARGET_DISCOVERY))
     if args.json:

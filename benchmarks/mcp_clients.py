@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+from typing import Any
 
 
 def raw(calls: int, rounds: int, command: list[str]) -> list[float]:
@@ -21,7 +22,7 @@ def raw(calls: int, rounds: int, command: list[str]) -> list[float]:
     assert proc.stdin is not None and proc.stdout is not None
     reader, ids = proc.stdout, iter(range(1, 10**9))
 
-    def request(method: str, params: dict) -> dict:
+    def request(method: str, params: dict[str, Any]) -> dict[str, Any]:
         msg_id = next(ids)
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method,  # type: ignore[union-attr]
                                      "params": params}).encode() + b"\n")
@@ -30,7 +31,8 @@ def raw(calls: int, rounds: int, command: list[str]) -> list[float]:
             if msg.get("id") == msg_id:
                 if "error" in msg:
                     raise RuntimeError(msg["error"])
-                return msg["result"]
+                result: dict[str, Any] = msg["result"]
+                return result
 
     request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                            "clientInfo": {"name": "bench-raw", "version": "0"}})

@@ -16,7 +16,8 @@ import re
 import statistics
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def view(path: str) -> str:
@@ -63,7 +64,7 @@ def pah_runner() -> Callable[[str], Any]:
 
     program = {"code": "1"}
 
-    def model(messages: list, _info: Any) -> ModelResponse:
+    def model(messages: list[Any], _info: Any) -> ModelResponse:
         if len(messages) == 1:
             return ModelResponse(parts=[ToolCallPart("run_code", {"code": program["code"]})])
         return ModelResponse(parts=[TextPart(str(messages[-1].parts[0].content)[:200])])

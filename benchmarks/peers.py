@@ -56,7 +56,8 @@ def per_call(python: Path, key: str, small: Path, calls: int, runs: int) -> dict
             break
     if done.returncode != 0:
         raise SystemExit(f"{PEERS[key][0]} per-call run failed (exit {done.returncode}): {done.stderr[-800:]}")
-    return json.loads(done.stdout)
+    figures: dict[str, float] = json.loads(done.stdout)
+    return figures
 
 
 def rows(scratch: Path, *, calls: int, runs: int, ours_start: dict[str, Timing], ours_view_us: dict[str, float]

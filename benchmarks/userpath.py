@@ -17,9 +17,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -146,7 +147,7 @@ def template_snapshot(dest: Path) -> Path:
     return dest
 
 
-def stamp_repo(root: Path, *, files: dict[str, str] | None = None, mcp: dict[str, dict] | None = None,
+def stamp_repo(root: Path, *, files: dict[str, str] | None = None, mcp: dict[str, dict[str, Any]] | None = None,
                venv: Path = VENV_CACHE) -> UserRepo:
     """Stamp CodeAct (this template, see :func:`template_snapshot`) into a fresh git repository under ``root``.
 
@@ -235,8 +236,7 @@ def time_processes(cmds: Mapping[str, tuple[Sequence[str], Mapping[str, str]]], 
             server = (servers or {}).get(name)
             server0 = tree_cpu(server) if server else 0.0
             cpu0, started = _children_cpu(), time.perf_counter()
-            done = subprocess.run(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
+            done = subprocess.run(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
             wall, cpu = (time.perf_counter() - started) * 1000, (_children_cpu() - cpu0) * 1000
             if server:
                 if not Path(f"/proc/{server}").exists():

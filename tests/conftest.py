@@ -4,8 +4,9 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -99,7 +100,7 @@ SLOW_FIXTURES = frozenset({"stamp", "stamped", "stamp_shared", "template_src", "
 SLOW_FOLDERS = frozenset({"benchmarks", "copilot", "sdk", "server", "lifecycle", "scopes"})
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = Path(str(item.fspath)).relative_to(REPO_ROOT / "tests").parts[0]
         if folder in SLOW_FOLDERS or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from codeact import cli
+from codeact.backends import boot_hyperlight, precheck, probe
 from codeact.cli import doctor as doctor_cli
 from codeact.lifecycle import doctor
-from codeact.backends import boot_hyperlight, precheck, probe
 from codeact.lifecycle.doctor import Check
 
 REAL_TEMPLATE_CHECKS = doctor.template_checks  # before any test replaces it
@@ -39,7 +39,7 @@ def machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
         Check("template", "copier", True, "copier 9.19.1"),
         Check("template", "extensions", True, "copier-template-extensions imports beside copier")], "9.19.1"))
 
-    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:
+    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:  # noqa: ARG001 - run_probe's signature
         state["probe_calls"] += 1
         if state["probe_ok"]:
             return probe.Verdict(True, source="probe", probed_at=time.time(), probe_ms=180.0)
@@ -67,7 +67,8 @@ def _line(text: str, name: str) -> str:
     return rows.get("hyperlight") or next(iter(rows.values()))
 
 
-def test_everything_works_and_auto_picks_hyperlight(machine: dict[str, Any]) -> None:
+@pytest.mark.usefixtures("machine")
+def test_everything_works_and_auto_picks_hyperlight() -> None:
     report, text = _doctor()
     assert (report.backend, report.works, report.exit_code) == ("hyperlight", True, 0)
     assert "backend: hyperlight - auto: hyperlight's probe booted a micro-VM on this machine" in text
@@ -158,7 +159,8 @@ def test_explicit_hyperlight_that_cannot_run_exits_3(machine: dict[str, Any], mo
     assert text.rstrip().endswith("choose monty (CODEACT_BACKEND=monty, or --backend monty).")
 
 
-def test_broken_monty_exits_3_when_monty_is_chosen(machine: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("machine")
+def test_broken_monty_exits_3_when_monty_is_chosen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEACT_BACKEND", "monty")
     monkeypatch.setattr(doctor, "monty_smoke", lambda: Check("monty", "run", False, "running 6*7 failed: "
                                                              "MontyCrashedError", doctor.FIX_MONTY))
@@ -168,28 +170,31 @@ def test_broken_monty_exits_3_when_monty_is_chosen(machine: dict[str, Any], monk
     assert text.rstrip().endswith("error: the chosen backend (monty) cannot run here; see the fixes above.")
 
 
-def test_template_failures_print_their_fix_but_do_not_fail(machine: dict[str, Any],
+@pytest.mark.usefixtures("machine")
+def test_template_failures_print_their_fix_but_do_not_fail(
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor, "copier_python", lambda: None)
     monkeypatch.setattr(doctor, "template_checks", REAL_TEMPLATE_CHECKS)
-    monkeypatch.setattr(doctor, "query_copier", lambda python: {"copier": "9.19.1",
+    monkeypatch.setattr(doctor, "query_copier", lambda _python: {"copier": "9.19.1",
                                                                 "extensions_error": "ModuleNotFoundError: x"})
     report, text = _doctor()
     assert report.exit_code == 0
     assert "uv tool install copier --with copier-template-extensions" in text
     assert "pipx inject copier copier-template-extensions" in text
-    monkeypatch.setattr(doctor, "query_copier", lambda python: {"copier": None, "extensions_error": None})
+    monkeypatch.setattr(doctor, "query_copier", lambda _python: {"copier": None, "extensions_error": None})
     _, text = _doctor()
     assert "FAIL" in _line(text, "copier") and "skip" in _line(text, "extensions")
 
 
-def test_invalid_backend_setting_exits_2(machine: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("machine")
+def test_invalid_backend_setting_exits_2(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEACT_BACKEND", "docker")
     report = doctor.collect()
     assert report.exit_code == 2 and "unknown backend 'docker'" in report.reason
 
 
-def test_json_output_through_the_cli(machine: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.usefixtures("machine")
+def test_json_output_through_the_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["doctor", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["backend"] == {"name": "hyperlight", "works": True,

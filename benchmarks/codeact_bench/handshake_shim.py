@@ -15,11 +15,12 @@ import os
 import subprocess
 import sys
 import threading
+from typing import BinaryIO
 
 PROBE = "server/discover"
 
 
-def _relay_replies(child: subprocess.Popen[bytes], dst) -> None:
+def _relay_replies(child: subprocess.Popen[bytes], dst: BinaryIO) -> None:
     """The server's stdout to ours; when it ends (the server exited), this process ends with its status."""
     assert child.stdout is not None
     for line in iter(child.stdout.readline, b""):

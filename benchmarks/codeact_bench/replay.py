@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Generator, Sequence
+from typing import Any
 
 from tests.copilot.mock_model import ChatRequest, ToolCall, ToolResult, text
 
@@ -25,6 +26,7 @@ class Estimator:
     Without ``bpe-openai`` the same texts are counted as UTF-8 bytes / 4, and the name says so."""
 
     def __init__(self) -> None:
+        self._count: Callable[[str], int]
         try:
             import bpe_openai  # type: ignore[import-not-found]
 
@@ -249,7 +251,7 @@ class Replay:
     CLI's own context-compaction requests (sent in the background, concurrently, once a session's context grows
     past the CLI's threshold), which get a short summary and leave the strategy where it is."""
 
-    def __init__(self, agent: Agent, render: Callable[[Any], str], ctx: "Ctx | None" = None) -> None:
+    def __init__(self, agent: Agent, render: Callable[[Any], str], ctx: Ctx | None = None) -> None:
         self.agent, self.render, self.ctx = agent, render, ctx
         self.lock = threading.Lock()
         self.compactions = 0
@@ -321,7 +323,7 @@ _VIEW_CUT = re.compile(r"\n\n\[Output truncated\. Use view_range=\[(\d+), \.\.\.
 SHELL_CHUNK_LINES = 200
 
 
-def read_spills(agent: Agent, ctx: "Ctx") -> Agent:
+def read_spills(agent: Agent, ctx: Ctx) -> Agent:
     """Wrap a strategy so that a tool result the CLI spilled to a file (``Output too large to read at once ...
     Saved to: PATH``, past its ~20 KiB inline window) is read back, as a model must, before the strategy sees it:
     ``view`` with ``view_range`` chunks (``bash`` + ``sed -n`` where ``view`` is not offered). Those calls are
@@ -346,7 +348,7 @@ def read_spills(agent: Agent, ctx: "Ctx") -> Agent:
         return stop.value
 
 
-def _read_back_view(path: str, ctx: "Ctx") -> Agent:
+def _read_back_view(path: str, ctx: Ctx) -> Agent:
     """The file in ``view_range`` chunks: the first read shows how many lines fit (the CLI cuts a view at ~20 KB
     and names the line to go on from; the last line shown may be cut, so it is read again); the rest is then read
     in parallel chunks of that many lines (``max_parallel`` a turn), going on sequentially where a chunk is cut."""
@@ -379,7 +381,7 @@ def _read_back_view(path: str, ctx: "Ctx") -> Agent:
             break
 
 
-def _read_back_bash(path: str, ctx: "Ctx") -> Agent:
+def _read_back_bash(path: str, ctx: Ctx) -> Agent:
     """Where ``view`` is not offered (``--agent codeact``): ``sed -n 'A,Bp'`` chunks through bash, one a turn."""
     got: list[str] = []
     start = 1
@@ -418,12 +420,12 @@ def heredoc(program: str) -> str:
 _STATUS = re.compile(r"^codeact: (waiting for MCP server|discovering|not starting|warning:)")
 
 
-def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str] = ()) -> Callable[["Ctx"], Agent]:
+def codeact_agent(program: str, parse: Callable[[str], Any], needs: Sequence[str] = ()) -> Callable[[Ctx], Agent]:
     """One bash call of the launcher with ``program``. ``needs``: sandbox tools the program calls that the model
     must have been told about; when the system prompt it received does not give their signatures (instructions that
     list MCP tools by name only, or not at all), the model first lists them with ``codeact tools [SERVER]`` — one
     more turn."""
-    def agent(ctx: "Ctx") -> Agent:
+    def agent(ctx: Ctx) -> Agent:
         unknown = [n for n in needs if f"{n}(" not in ctx.system]  # no signature in the system prompt
         if unknown:
             ctx.discovery = True

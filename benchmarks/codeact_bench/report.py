@@ -47,7 +47,7 @@ def ratio(a: float, b: float) -> float | None:
 def cost(s: Session | dict[str, Any]) -> int:
     """What a session costs the model, as one number: ~input tokens + ~output tokens (no price weighting)."""
     d = s if isinstance(s, dict) else s.__dict__
-    return d["input_tokens"] + d["output_tokens"]
+    return int(d["input_tokens"] + d["output_tokens"])
 
 
 TIE = 0.005  # ~tokens within 0.5% of the lowest count as equal (the same moves differ by a few path bytes)
@@ -266,6 +266,22 @@ def markdown(report: dict[str, Any]) -> str:
                   "where that baseline needs two or more turns of tool calls. CodeAct needs 2 requests (its call, "
                   "then the answer), so against a 2-turn chain (3 requests) its floor is 67%.", "",
               "| task | strongest baseline | its turns of tool calls | task bytes | requests |", "|---|---|---:|---:|---:|"]
+    lines += _target_rows(report, titles)
+    lines += _always_on_section(report.get("always_on"), titles)
+    of = report.get("output_formats")
+    if of:
+        lines += ["", "How the program hands back its answer matters (the TODO answer, bytes of output; launcher only, "
+                      "no CLI):", "", "| output | bytes |", "|---|---:|",
+                  f"| printed compact lines (the benchmark's program) | {of['printed_lines']:,} |",
+                  f"| the same data as the last expression, as the runtime prints it (one line of JSON) | "
+                  f"{of['last_expression']:,} |",
+                  f"| that JSON without the spaces after `,` and `:` | {of['last_expression_no_spaces']:,} |"]
+    return "\n".join(lines) + "\n"
+
+
+def _target_rows(report: dict[str, Any], titles: dict[str, str]) -> list[str]:
+    """The targets table's rows: CodeAct against each task's strongest baseline."""
+    lines: list[str] = []
     for r in report["ratios"]:
         if r["strategy"] != "codeact" or not r["best_baseline"]:
             continue
@@ -276,40 +292,38 @@ def markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {titles[r['task']]} | {r['against']} | {r['baseline_tool_turns']} | "
                      f"{judged('task_bytes_ratio', 'task_bytes_target_met')} | "
                      f"{judged('requests_ratio', 'requests_target_met')} |")
-    ao = report.get("always_on")
-    if ao:
-        lines += ["", "Always-on context this project adds to every request, against the MCP tool schemas it keeps "
-                      "out of context (bytes; from the stamped files and the MCP SDK, no CLI):", "",
-                  "| item | bytes |", "|---|---:|"]
-        lines += [f"| {k} | {v:,} |" for k, v in ao["files"]["parts"].items()]
-        lines.append(f"| **always-on total** | **{ao['files']['bytes']:,}** |")
-        if ao.get("cli_delta_bytes") is not None:
-            lines.append(f"| cross-check through the CLI: fixed prefix stamped − unstamped | {ao['cli_delta_bytes']:,} |")
-        for name, v in ao["mcp"].items():
-            if isinstance(v, dict) and "bytes" in v:
-                lines.append(f"| test MCP server `{name}`: {v['tools']} tool schemas | {v['bytes']:,} |")
-        lines.append(f"| **MCP schemas total** | **{ao['mcp']['bytes']:,}** |")
-        if ao.get("codeact_agent_fixed_bytes") is not None:
-            lines.append(f"| measured fixed prefix: default agent (CLI tools + MCP tools) / `--agent codeact` "
-                         f"(bash only) | {ao['default_fixed_bytes']:,} / {ao['codeact_agent_fixed_bytes']:,} |")
-        pbs = ao.get("payback") or []
-        if pbs:
-            lines += ["", f"Paid back? Per task — always-on bytes ({ao['payback_bytes']:,}, {ao['payback_basis']}) × "
-                          "CodeAct requests, against the task bytes CodeAct saved over the strongest baseline:", "",
-                      "| task | against | multi-step | always-on cost | task bytes saved | paid back |",
-                      "|---|---|---|---:|---:|---|"]
-            lines += [f"| {titles[p['task']]} | {p['against']} | {'yes' if p.get('multi_step') else 'no'} | "
-                      f"{p['cost_bytes']:,} | {p['saved_task_bytes']:,} | {'yes' if p['paid_back'] else '**no**'} |"
-                      for p in pbs]
-    of = report.get("output_formats")
-    if of:
-        lines += ["", "How the program hands back its answer matters (the TODO answer, bytes of output; launcher only, "
-                      "no CLI):", "", "| output | bytes |", "|---|---:|",
-                  f"| printed compact lines (the benchmark's program) | {of['printed_lines']:,} |",
-                  f"| the same data as the last expression, as the runtime prints it (one line of JSON) | "
-                  f"{of['last_expression']:,} |",
-                  f"| that JSON without the spaces after `,` and `:` | {of['last_expression_no_spaces']:,} |"]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _always_on_section(ao: dict[str, Any] | None, titles: dict[str, str]) -> list[str]:
+    """The always-on context against the MCP schemas it keeps out, and whether it pays back per task."""
+    if not ao:
+        return []
+    lines: list[str] = []
+    lines += ["", "Always-on context this project adds to every request, against the MCP tool schemas it keeps "
+                  "out of context (bytes; from the stamped files and the MCP SDK, no CLI):", "",
+              "| item | bytes |", "|---|---:|"]
+    lines += [f"| {k} | {v:,} |" for k, v in ao["files"]["parts"].items()]
+    lines.append(f"| **always-on total** | **{ao['files']['bytes']:,}** |")
+    if ao.get("cli_delta_bytes") is not None:
+        lines.append(f"| cross-check through the CLI: fixed prefix stamped − unstamped | {ao['cli_delta_bytes']:,} |")
+    for name, v in ao["mcp"].items():
+        if isinstance(v, dict) and "bytes" in v:
+            lines.append(f"| test MCP server `{name}`: {v['tools']} tool schemas | {v['bytes']:,} |")
+    lines.append(f"| **MCP schemas total** | **{ao['mcp']['bytes']:,}** |")
+    if ao.get("codeact_agent_fixed_bytes") is not None:
+        lines.append(f"| measured fixed prefix: default agent (CLI tools + MCP tools) / `--agent codeact` "
+                     f"(bash only) | {ao['default_fixed_bytes']:,} / {ao['codeact_agent_fixed_bytes']:,} |")
+    pbs = ao.get("payback") or []
+    if pbs:
+        lines += ["", f"Paid back? Per task — always-on bytes ({ao['payback_bytes']:,}, {ao['payback_basis']}) × "
+                      "CodeAct requests, against the task bytes CodeAct saved over the strongest baseline:", "",
+                  "| task | against | multi-step | always-on cost | task bytes saved | paid back |",
+                  "|---|---|---|---:|---:|---|"]
+        lines += [f"| {titles[p['task']]} | {p['against']} | {'yes' if p.get('multi_step') else 'no'} | "
+                  f"{p['cost_bytes']:,} | {p['saved_task_bytes']:,} | {'yes' if p['paid_back'] else '**no**'} |"
+                  for p in pbs]
+    return lines
 
 
 def live_markdown(report: dict[str, Any]) -> str:

@@ -9,16 +9,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from tests.conftest import VENV_CACHE, git, snapshot_template
 from tests.copilot.conftest import find_copilot, isolated_env
 from tests.copilot.mock_model import MockModel, text
 
-from .replay import (LAUNCHER, Ctx, Estimator, Replay, compact, fixed_body, parse_cli_events, read_spills,
-                     usage_summary)
+from .replay import LAUNCHER, Ctx, Estimator, Replay, compact, fixed_body, parse_cli_events, read_spills, usage_summary
 from .task import BASELINES, DEMO_SERVER, restore
 from .tasks import TODO_PROGRAM, Task
 from .workspace import Layout, write_workspace
@@ -406,7 +406,7 @@ def output_formats(ws: Workspace) -> dict[str, Any]:
 
 
 def fixed_prefix_session(ws: Workspace, repo: Path, agent: str | None = None,
-                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict]:
+                         extra_args: Sequence[str] = ()) -> tuple[int, list[str], dict[str, Any]]:
     """The fixed prefix of a one-request session in ``repo`` (the model answers at once); run again, as
     ``run_session`` does, while the CLI fails to connect an MCP server."""
     failed: list[str] = []

@@ -5,11 +5,14 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .replay import Agent, Ctx, ToolCall, codeact_agent, tc
+from tests.copilot.mock_model import ToolCall
+
+from .replay import Agent, Ctx, codeact_agent, tc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEMO_SERVER = REPO_ROOT / "tests" / "mcp" / "servers" / "demo_server.py"

@@ -9,11 +9,22 @@ import io
 import json
 import re
 import tokenize
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from .replay import (Agent, Ctx, bash_output, count_summary_folders, mcp_value, parallel, parse_count,
-                     parse_glob, parse_grep, tc)
+from .replay import (
+    Agent,
+    Ctx,
+    bash_output,
+    count_summary_folders,
+    mcp_value,
+    parallel,
+    parse_count,
+    parse_glob,
+    parse_grep,
+    tc,
+)
 from .task import DEMO_SERVER, REPO_ROOT, Task, mcp_direct, py_files, sh
 from .tasks_more import MORE_TASKS
 
@@ -59,7 +70,7 @@ def render_todo(a: Any) -> str:
         f"\n\nTotal: {a['total']}"
 
 
-def grep_todo(ctx: Ctx) -> Agent:
+def grep_todo(_ctx: Ctx) -> Agent:
     results = yield tc("grep", pattern=TODO_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
                        **{"-n": True})
     hits = parse_grep(results[0].content)
@@ -76,7 +87,7 @@ def parse_path_lines(out: str) -> list[tuple[str, int]]:
     return sorted(hits)
 
 
-def shell_todo(ctx: Ctx) -> Agent:
+def shell_todo(_ctx: Ctx) -> Agent:
     """Only ``path:line`` comes back (``cut``): the answer asks for no more."""
     results = yield sh(r"grep -rnE '#.*\bTODO\b' --include='*.py' src tests | cut -d: -f1,2", "Find TODO comments")
     hits = parse_path_lines(bash_output(results[0].content))
@@ -178,7 +189,7 @@ for p in sorted(pathlib.Path("src").rglob("*.py")):
           sum(isinstance(n, ast.ClassDef) for n in t), s.count(chr(10)), sep=chr(9))'"""
 
 
-def shell_stats(ctx: Ctx) -> Agent:
+def shell_stats(_ctx: Ctx) -> Agent:
     results = yield sh(STATS_SHELL, "Count functions, classes and lines per file")
     return parse_stats_output("header\n" + bash_output(results[0].content))
 
@@ -237,13 +248,13 @@ def _group(hits: Iterable[tuple[str, int]]) -> list[list[Any]]:
     return [[p, sorted(ls)] for p, ls in sorted(by.items())]
 
 
-def grep_os(ctx: Ctx) -> Agent:
+def grep_os(_ctx: Ctx) -> Agent:
     results = yield tc("grep", pattern=OS_RE, paths=["src", "tests"], glob="*.py", output_mode="content",
                        **{"-n": True})
     return {"files": _group((p, n) for p, n, _ in parse_grep(results[0].content))}
 
 
-def shell_os(ctx: Ctx) -> Agent:
+def shell_os(_ctx: Ctx) -> Agent:
     results = yield sh(f"grep -rnE '{OS_ERE}' --include='*.py' src tests | cut -d: -f1,2", "Find imports of os")
     return {"files": _group(parse_path_lines(bash_output(results[0].content)))}
 
@@ -307,7 +318,7 @@ JSON_SHELL = ("if command -v jq >/dev/null; then chk='jq empty'; else chk='pytho
               "echo \"total: $n\"")
 
 
-def shell_json(ctx: Ctx) -> Agent:
+def shell_json(_ctx: Ctx) -> Agent:
     results = yield sh(JSON_SHELL, "Validate every JSON config")
     out = bash_output(results[0].content).splitlines()
     return {"total": int(out[-1].split(": ")[1]),
@@ -349,7 +360,7 @@ def _owners(text_: str) -> list[str]:
 _mcp_direct = mcp_direct
 
 
-def _capacity_rows(owners: dict[str, list[str]], scores: dict[str, float], caps: dict[str, int]) -> list[list[Any]]:
+def _capacity_rows(owners: dict[str, list[str]], caps: dict[str, int]) -> list[list[Any]]:
     rows = [[pkg, caps[pkg], names[0], names[1]] for pkg, names in owners.items()]
     return sorted(rows, key=lambda r: (-r[1], r[0]))
 
@@ -361,7 +372,7 @@ def truth_mcp(repo: Path) -> Any:
     pkgs = sorted(owners)
     adds = _mcp_direct([("add", {"a": int(scores[owners[p][0]] * 2), "b": int(scores[owners[p][1]] * 2)})
                         for p in pkgs])
-    return {"packages": _capacity_rows(owners, scores, dict(zip(pkgs, adds)))}
+    return {"packages": _capacity_rows(owners, dict(zip(pkgs, adds)))}
 
 
 def render_mcp(a: Any) -> str:
@@ -378,7 +389,7 @@ def _mcp_capacities(ctx: Ctx, owners: dict[str, list[str]]) -> Agent:
     pkgs = sorted(owners)
     sums = yield from parallel([tc("demo-add", a=int(scores[owners[p][0]] * 2), b=int(scores[owners[p][1]] * 2))
                                 for p in pkgs], ctx.max_parallel)
-    return {"packages": _capacity_rows(owners, scores, {p: mcp_value(r.content) for p, r in zip(pkgs, sums)})}
+    return {"packages": _capacity_rows(owners, {p: mcp_value(r.content) for p, r in zip(pkgs, sums)})}
 
 
 def grep_mcp(ctx: Ctx) -> Agent:
@@ -465,7 +476,7 @@ def view_readme(ctx: Ctx) -> Agent:
     return summarize_readme(results[0].content)
 
 
-def shell_readme(ctx: Ctx) -> Agent:
+def shell_readme(_ctx: Ctx) -> Agent:
     results = yield sh("cat README.md", "Show README.md")
     return summarize_readme(bash_output(results[0].content))
 

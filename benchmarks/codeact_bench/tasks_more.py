@@ -86,7 +86,7 @@ RENAME_SHELL = ("files=$(grep -rlw --include='*.py' to_cents src tests | sort); 
                 "sed -i 's/\\bto_cents\\b/amount_to_cents/g' $files; printf '%s\\n' $files")
 
 
-def shell_rename(ctx: Ctx) -> Agent:
+def shell_rename(_ctx: Ctx) -> Agent:
     results = yield sh(RENAME_SHELL, "Rename to_cents to amount_to_cents")
     out = [ln for ln in bash_output(results[0].content).splitlines() if ln.strip()]
     return {"files": sorted(out[1:]), "replacements": int(out[0].split(": ")[1])}
@@ -116,7 +116,7 @@ HOP_PROMPT = ("Look up the profiles of gustavo and noor with the demo MCP server
               "Give both scores and the capacity.")
 
 
-def truth_hop(repo: Path) -> Any:
+def truth_hop(_repo: Path) -> Any:
     scores = [p["score"] for p in mcp_direct([("profile", {"name": n}) for n in HOP_USERS])]
     (capacity,) = mcp_direct([("add", {"a": int(scores[0] * 2), "b": int(scores[1] * 2)})])
     return {"scores": dict(zip(HOP_USERS, scores)), "capacity": capacity}
@@ -127,7 +127,7 @@ def render_hop(a: Any) -> str:
     return f"{x} scores {sx} and {y} {sy} (demo profile); their review capacity (demo add) is {a['capacity']}."
 
 
-def mcp_hops(ctx: Ctx) -> Agent:
+def mcp_hops(_ctx: Ctx) -> Agent:
     """Every baseline: the CLI's MCP tools (bash cannot reach them) — both profiles in one turn, then the add."""
     profiles = yield [tc("demo-profile", name=n) for n in HOP_USERS]
     scores = [mcp_value(r.content)["score"] for r in profiles]
@@ -191,7 +191,7 @@ def parse_blocks(out: str) -> Any:
     return {"drops": sorted(rows)}
 
 
-def shell_find(ctx: Ctx) -> Agent:
+def shell_find(_ctx: Ctx) -> Agent:
     results = yield sh(FIND_SHELL, "Find migrations that drop a column")
     return parse_blocks(bash_output(results[0].content))
 
@@ -218,7 +218,7 @@ def render_bump(a: Any) -> str:
     return f"Bumped the version in {a['file']} from {a['from']} to {a['to']}."
 
 
-def check_bump(repo: Path, truth: Any) -> None:
+def check_bump(repo: Path, _truth: Any) -> None:
     expect_edits(repo, {"pyproject.toml": git_out(repo, "show", "HEAD:pyproject.toml").replace(BUMP_OLD, BUMP_NEW)})
 
 
@@ -234,7 +234,7 @@ def edit_bump(ctx: Ctx) -> Agent:
     return _bumped(_edited(results)[0])
 
 
-def shell_bump(ctx: Ctx) -> Agent:
+def shell_bump(_ctx: Ctx) -> Agent:
     results = yield sh("sed -i 's/^version = \"0.1.0\"$/version = \"0.2.0\"/' pyproject.toml && "
                        "grep -n '^version' pyproject.toml", "Bump the version")
     return _bumped(bash_output(results[0].content).strip().endswith(BUMP_NEW))
@@ -310,7 +310,7 @@ def _live_find(final: str, truth: Any) -> bool:
     return all(f.rsplit("/", 1)[-1][:4] in final for f, *_ in truth["drops"])
 
 
-def _live_bump(final: str, truth: Any) -> bool:
+def _live_bump(final: str, _truth: Any) -> bool:
     return "0.2.0" in final
 
 

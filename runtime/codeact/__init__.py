@@ -30,8 +30,8 @@ TYPE_CHECKING = False  # not `typing`: the launcher's thin client imports this p
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .errors import CodeactError
     from .core.limits import Limits
+    from .errors import CodeactError
     from .runner import RunResult, run
 
 _LAZY = {"run": "runner", "RunResult": "runner", "Limits": "core.limits", "CodeactError": "errors"}

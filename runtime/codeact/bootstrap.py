@@ -17,8 +17,8 @@ partial folder in and write the stamp (a copy of requirements.txt) last: a venv 
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import hashlib
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -204,7 +204,7 @@ def ensure(root: Path, shared: Path | None = None, *, environ: Mapping[str, str]
     return venv_python(venv)
 
 
-def _terminate(signum: int, frame: object) -> None:
+def _terminate(signum: int, _frame: object) -> None:  # a signal handler
     raise SystemExit(128 + signum)  # unwinds the lock and the partial folder, as Ctrl-C does
 
 

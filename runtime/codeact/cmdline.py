@@ -34,8 +34,8 @@ class Parsed:
 
     def __init__(self, command: str) -> None:
         self.command = command
-        self.options: "dict[str, str | bool]" = {}
-        self.positionals: "list[str]" = []
+        self.options: dict[str, str | bool] = {}
+        self.positionals: list[str] = []
         self.help = False
 
     def value(self, option: str) -> "str | None":

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 ANSWERS_FILE = ".codeact/.copier-answers.yml"  # the same in every scope: `copier update -a` needs a fixed place
 LOCK_FILE = ".codeact/tools.lock.json"

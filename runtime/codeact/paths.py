@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 # XDG base folders and their defaults below home (https://specifications.freedesktop.org/basedir-spec/).
 XDG_DEFAULTS: dict[str, tuple[str, str]] = {

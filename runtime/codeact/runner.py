@@ -4,15 +4,16 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from . import backends
 from .core import notices
+from .core.boundary import Workspace, find_workspace
 from .core.config import Settings, load_user_config
 from .core.limits import Deadline, Limits, truncate
 from .core.outputs import KEEP_PRINTED, jsonable
-from .core.boundary import Workspace, find_workspace
 from .core.stubs import stub_source
 from .core.tool import Cut, Tool, ToolContext
 from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
@@ -39,10 +40,10 @@ class RunResult(NamedTuple):
     stdout: str
     result: Any = None
     error: ErrorInfo | None = None
-    tool_calls: "list[ToolCall] | tuple[ToolCall, ...]" = ()
+    tool_calls: list[ToolCall] | tuple[ToolCall, ...] = ()
     duration_ms: float = 0.0
     backend_reason: str = ""
-    notes: "list[str] | tuple[str, ...]" = ()  # what the model must know: cut tool results, type-check findings
+    notes: list[str] | tuple[str, ...] = ()  # what the model must know: cut tool results, type-check findings
     stderr: str = ""  # what the program printed to sys.stderr
 
     def to_json(self) -> dict[str, Any]:

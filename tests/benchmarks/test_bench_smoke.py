@@ -194,7 +194,7 @@ def test_edit_tasks_are_checked_and_the_workspace_restored(ws: Any) -> None:
     assert changed_files(ws.repo) == []
 
 
-def _print_big(ctx: Ctx) -> Any:
+def _print_big(_ctx: Ctx) -> Any:
     results = yield sh("cat big.txt", "Print the big file")
     return bash_output(results[0].content).splitlines()
 
@@ -203,8 +203,8 @@ def _print_big(ctx: Ctx) -> Any:
 def test_a_result_past_the_inline_window_is_read_back_and_charged(ws: Any) -> None:
     lines = [f"row {i:05d} " + "x" * 60 for i in range(1200)]  # ~85 KB: past the CLI's ~20 KiB window
     (ws.repo / "big.txt").write_text("\n".join(lines) + "\n")
-    task = Task("spill", "print a big file", "Print big.txt.", False, lambda repo: lines, lambda a: f"{len(a)} rows",
-                {b: _print_big for b in BASELINES}, "print(1)", lambda out: None)
+    task = Task("spill", "print a big file", "Print big.txt.", False, lambda _repo: lines, lambda a: f"{len(a)} rows",
+                {b: _print_big for b in BASELINES}, "print(1)", lambda _out: None)
     try:
         (s,) = bench.run_pair(ws, task, ["baseline-shell"], bench.Estimator(), lines)
     finally:

@@ -12,9 +12,10 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import pytest
 

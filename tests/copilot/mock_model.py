@@ -28,9 +28,10 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator, Sequence, Union
+from typing import Any
 
 __all__ = ["ChatRequest", "MockModel", "Text", "ToolCall", "ToolResult", "call", "text"]
 
@@ -57,8 +58,8 @@ class Text:
     content: str
 
 
-Reply = Union[ToolCall, Sequence[ToolCall], Text, str]
-Step = Union[Reply, Callable[["ChatRequest"], Reply]]
+Reply = ToolCall | Sequence[ToolCall] | Text | str
+Step = Reply | Callable[["ChatRequest"], Reply]
 
 
 def call(name: str, /, **arguments: Any) -> ToolCall:
@@ -172,7 +173,7 @@ class MockModel:
         self.load(script)
 
     # -- lifecycle -----------------------------------------------------------------------------------------------
-    def start(self) -> "MockModel":
+    def start(self) -> MockModel:
         if self._server is None:
             self._server = ThreadingHTTPServer((HOST, 0), _handler_for(self))
             self._server.daemon_threads = True
@@ -189,7 +190,7 @@ class MockModel:
                 self._thread.join(timeout=5)
             self._server = self._thread = None
 
-    def __enter__(self) -> "MockModel":
+    def __enter__(self) -> MockModel:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -6,8 +6,9 @@ shared by the module: stamped with `enforcement=exclusive`, other modes chosen p
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ DEFAULT_TOOLS = {"bash", "read_bash", "stop_bash", "list_bash", "view", "create"
 
 
 @pytest.fixture(scope="module")
-def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:  # noqa: ARG001 - for its skip
     repo = stamp_shared(files=FILES, enforcement="exclusive", **default_tools())
     bootstrap_launcher(repo, venv_dir)  # the first install (~1-2 min) happens here, not inside a CLI session
     return repo

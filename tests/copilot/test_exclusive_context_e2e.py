@@ -12,8 +12,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -51,7 +51,7 @@ def test_no_cli_settings_outside_exclusive_repo_scope(stamp: Callable[..., Path]
 
 
 @pytest.fixture(scope="module")
-def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:  # noqa: ARG001 - for its skip
     repo = stamp_shared(files=files(), enforcement="exclusive", **default_tools())
     bootstrap_launcher(repo, venv_dir)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}

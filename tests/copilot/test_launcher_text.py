@@ -2,8 +2,8 @@
 root-anchored launcher, say where it fails and what then, show the PowerShell form, and say where hooks load."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 

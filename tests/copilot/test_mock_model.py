@@ -118,7 +118,7 @@ def test_non_streaming_reply_and_callable_step() -> None:
 
 
 def test_script_exhausted_and_failing_step_are_reported() -> None:
-    def boom(request: ChatRequest) -> Any:
+    def boom(_request: ChatRequest) -> Any:
         raise ValueError("bad step")
 
     with MockModel([boom]) as model:

@@ -7,8 +7,8 @@ together: asserted on what the mock model received.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -23,7 +23,7 @@ NOTE = re.compile(r"^note: grep\(\): returned 5 of 40 matching lines\b.*max_resu
 
 
 @pytest.fixture(scope="module")
-def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:  # noqa: ARG001 - for its skip
     repo = stamp_shared(files=FILES, enforcement="exclusive", **default_tools())
     bootstrap_launcher(repo, venv_dir)
     return repo

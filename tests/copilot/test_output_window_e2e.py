@@ -8,8 +8,8 @@ head, the cut line, the tail: issue 24 rule 3), and the model's next program rea
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -29,7 +29,7 @@ FILES = {"README.md": "# demo\n", "src/app.py": "def main():\n    return 1\n"}
 
 
 @pytest.fixture(scope="module")
-def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:  # noqa: ARG001 - for its skip
     repo = stamp_shared(files=FILES, enforcement="exclusive", **default_tools())
     bootstrap_launcher(repo, venv_dir)
     return repo

@@ -8,8 +8,8 @@ reach the model, and the 4th read in a row is then not denied.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -32,7 +32,7 @@ SHELL_TRAILER = re.compile(r"\n?<shellId: \d+ completed with exit code (\d+)>\s*
 
 
 @pytest.fixture(scope="module")
-def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:
+def project(copilot_bin: str, stamp_shared: Callable[..., Path], venv_dir: Path) -> Path:  # noqa: ARG001 - for its skip
     repo = stamp_shared(files=FILES, enforcement="nudge", **default_tools())
     bootstrap_launcher(repo, venv_dir)
     return repo

@@ -11,14 +11,25 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from codeact.enforcement import spec
-from tests.hook.helpers import (CLI_BASH, EXAMPLE_SH, SHOWN, DEFAULT_TOOLS, bash_call, deny_json, functions,
-                                hook_env, payload, reason_nudge, run_sh)
+from tests.hook.helpers import (
+    CLI_BASH,
+    DEFAULT_TOOLS,
+    EXAMPLE_SH,
+    SHOWN,
+    bash_call,
+    deny_json,
+    functions,
+    hook_env,
+    payload,
+    reason_nudge,
+    run_sh,
+)
 
 EVENTS = {"sessionStart": "session-start", "postToolUse": "post-tool-use"}
 

@@ -2,13 +2,13 @@
 shell-level text counts: single-quoted strings and a quoted-delimiter heredoc body may hold anything."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from codeact.enforcement import spec
-from tests.hook.helpers import (LAUNCHER, ROOTED, bash_call, deny_json, hook_env, payload, reason_command, run_sh)
+from tests.hook.helpers import LAUNCHER, ROOTED, bash_call, deny_json, hook_env, payload, reason_command, run_sh
 
 W = spec.WHY_TEXT
 L = LAUNCHER

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from tests.hook.helpers import (LAUNCHER, bash_call, deny_json, hook_env, payload, reason_nudge, run_sh)
+from tests.hook.helpers import LAUNCHER, bash_call, deny_json, hook_env, payload, reason_nudge, run_sh
 
 NUDGE = deny_json(reason_nudge())
 

@@ -3,14 +3,27 @@ stdin, 1 MB): exit code and EXACT stdout in every mode. One call per case, in a 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from tests.hook.helpers import (ALL_TOOLS, LAUNCHER, WHY_NO_COMMAND, WHY_NOT_LAUNCHER, WHY_TOO_LONG, WHY_TWO_COMMANDS,
-                                WHY_TWO_TOOLS, bash_call, deny_json, hook_env, payload, reason_command,
-                                reason_tool_off, run_sh)
+from tests.hook.helpers import (
+    ALL_TOOLS,
+    LAUNCHER,
+    WHY_NO_COMMAND,
+    WHY_NOT_LAUNCHER,
+    WHY_TOO_LONG,
+    WHY_TWO_COMMANDS,
+    WHY_TWO_TOOLS,
+    bash_call,
+    deny_json,
+    hook_env,
+    payload,
+    reason_command,
+    reason_tool_off,
+    run_sh,
+)
 
 LAUNCH = f"{LAUNCHER} run --code 'print(1)'"
 ALLOW = ""
@@ -132,7 +145,8 @@ def test_the_tool_list_in_the_reason_is_the_stamped_one(stamped: Callable[..., P
     assert result.out == deny_json(reason_tool_off("glob", tools))
 
 
-def test_off_exits_before_parsing_the_rest(stamped: Callable[..., Path], state: Path) -> None:
+@pytest.mark.usefixtures("state")
+def test_off_exits_before_parsing_the_rest(stamped: Callable[..., Path]) -> None:
     """In off mode the hook stops right after reading stdin: a syntax error further down is never reached."""
     repo = stamped(enforcement="off")
     text = (repo / ".codeact/hooks/pre-tool-use.sh").read_text()

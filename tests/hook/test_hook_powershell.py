@@ -3,15 +3,24 @@ not installable on this machine kind: Debian has no powershell package, and the 
 a tree-sitter parse checks its syntax everywhere tree-sitter-powershell is installed."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from tests.hook import test_hook_exclusive as excl
 from tests.hook import test_hook_payloads as payloads
-from tests.hook.helpers import (HOOK_PS1, bash_call, deny_json, for_ps1, hook_env, payload, reason_command,
-                                reason_nudge, run_ps1)
+from tests.hook.helpers import (
+    HOOK_PS1,
+    bash_call,
+    deny_json,
+    for_ps1,
+    hook_env,
+    payload,
+    reason_command,
+    reason_nudge,
+    run_ps1,
+)
 
 # Cases where the two hooks differ by design: bytes the bash hook reads as Latin-1 but .NET as UTF-8, and a payload
 # size limit counted in bytes (bash) or UTF-16 units (.NET) - both still end in the same decision kind.

@@ -3,8 +3,9 @@ deny the call); whatever a mode prints is exactly one valid deny object."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings

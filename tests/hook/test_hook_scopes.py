@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
+from codeact.enforcement import spec
 from codeact.lifecycle import links
 from tests.conftest import make_repo
-from codeact.enforcement import spec
-from tests.hook.helpers import DEFAULT_TOOLS, CLI_BASH, Result, bash_call, hook_env, payload
+from tests.hook.helpers import CLI_BASH, DEFAULT_TOOLS, Result, bash_call, hook_env, payload
 
 W = spec.WHY_TEXT
 

@@ -6,15 +6,25 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from codeact.enforcement import spec
-from tests.hook.helpers import (ALL_TOOLS, HOOK_PS1, HOOK_SH,
-                                bash_call, deny_json, hook_env, payload, reason_command, reason_nudge,
-                                reason_tool_off, run_sh)
+from tests.hook.helpers import (
+    ALL_TOOLS,
+    HOOK_PS1,
+    HOOK_SH,
+    bash_call,
+    deny_json,
+    hook_env,
+    payload,
+    reason_command,
+    reason_nudge,
+    reason_tool_off,
+    run_sh,
+)
 
 HOOK_TEMPLATE = Path(__file__).resolve().parents[2] / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
 

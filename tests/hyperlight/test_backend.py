@@ -14,14 +14,19 @@ import pytest
 
 from codeact.backends import Program
 from codeact.backends.hyperlight import (
-    HyperlightBackend, condense, guest_source, probe_sandbox, registration_names, rewrite_last_expression,
-    sandbox_options, stack_mib,
+    HyperlightBackend,
+    condense,
+    guest_source,
+    probe_sandbox,
+    registration_names,
+    rewrite_last_expression,
+    sandbox_options,
+    stack_mib,
 )
-from codeact.errors import BackendUnavailable, ProgramError
-from codeact.core.limits import MiB, Limits
-from codeact.runner import RunResult
+from codeact.core.limits import Limits, MiB
 from codeact.core.tool import Tool, tool_from_function
-
+from codeact.errors import BackendUnavailable, ProgramError
+from codeact.runner import RunResult
 from tests.hyperlight.conftest import fake_backend, real_hyperlight_reason
 
 # Programs of the conformance suite (issue 3's workspace): each must give the same answer on both backends.
@@ -179,8 +184,8 @@ def test_probe_runs_print_6_times_7(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_missing_sandbox_library_is_reported_as_unavailable() -> None:
     backend = HyperlightBackend(factory="no_such_module_here:Sandbox")
-    program = Program(code="1", tools={}, stubs="", limits=Limits(timeout=5), call_tool=lambda *a: None,
-                      on_print=lambda text: None)
+    program = Program(code="1", tools={}, stubs="", limits=Limits(timeout=5), call_tool=lambda *_a: None,
+                      on_print=lambda _text: None)
     with pytest.raises(BackendUnavailable, match="No module named 'no_such_module_here'") as caught:
         backend.execute(program)
     assert 'pip install "hyperlight-sandbox[wasm,python-guest]==0.8.0"' in str(caught.value)
@@ -217,7 +222,7 @@ def _tool(name: str, parameters: dict[str, Any]) -> Tool:
 
 
 def test_guest_source_defines_plain_functions_and_namespaces() -> None:
-    def view(*, path: str, view_range: list[int] | None = None) -> str:
+    def view(*, path: str, view_range: list[int] | None = None) -> str:  # noqa: ARG001 - view's signature
         """Read a file."""
         return path
 
@@ -256,7 +261,7 @@ def test_guest_calls_travel_as_json_and_errors_come_back_as_builtins() -> None:
             return {"error": {"type": "NotAnException", "message": "boom", "args": ["boom"]}}
         return {"value": {"got": data["kwargs"]}}
 
-    def view(*, path: str, view_range: list[int] | None = None) -> str:
+    def view(*, path: str, view_range: list[int] | None = None) -> str:  # noqa: ARG001 - view's signature
         return path
 
     tools = {"view": tool_from_function(view), "srv.ping": _tool("srv.ping", {"properties": {"n": {}}})}

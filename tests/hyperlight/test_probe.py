@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from codeact import backends
-from codeact.backends import boot_hyperlight, precheck, probe
-from codeact.backends import hyperlight
-from codeact.errors import BackendUnavailable
+from codeact.backends import boot_hyperlight, hyperlight, precheck, probe
 from codeact.core.limits import Limits
+from codeact.errors import BackendUnavailable
 from tests.hyperlight.conftest import HERE, fake_backend, real_hyperlight_reason
 
 REPO = HERE.parent.parent
@@ -50,9 +49,13 @@ def test_precheck_parses_as_old_python() -> None:
 
 def test_precheck_imports_only_the_standard_library() -> None:
     tree = ast.parse(PRECHECK.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):  # what a type checker alone reads (the type comments' names) never runs
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            node.body = []
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert imported == {"os", "sys", "json"}
+    assert "TYPE_CHECKING = False" in PRECHECK.read_text(encoding="utf-8")  # not typing's: it is never imported
 
 
 @pytest.mark.parametrize("settings, env, expected", [
@@ -90,7 +93,8 @@ def fake_linux(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_precheck_passes_with_an_openable_kvm(fake_linux: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.usefixtures("fake_linux")
+def test_precheck_passes_with_an_openable_kvm(capsys: pytest.CaptureFixture[str]) -> None:
     Path(precheck.KVM).write_text("")
     assert precheck.reason() is None
     assert precheck.main([]) == 0 and capsys.readouterr().out == "yes\n"
@@ -116,7 +120,7 @@ def test_precheck_says_why_not(fake_linux: Path, monkeypatch: pytest.MonkeyPatch
     if "kvm" in setup:
         Path(precheck.KVM).write_text("")
         if setup["kvm"]:
-            monkeypatch.setattr(precheck, "_can_open", lambda path: setup["kvm"])
+            monkeypatch.setattr(precheck, "_can_open", lambda _path: setup["kvm"])
     for module in setup.get("modules", []):
         (fake_linux / "sys-module" / module).mkdir()
     assert expected in (precheck.reason() or "")
@@ -141,7 +145,7 @@ def counted_probe(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Cheap checks pass, the package is there, and the probe fails; returns the probe's call counter."""
     calls = [0]
 
-    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:
+    def fake_probe(timeout: float = probe.PROBE_TIMEOUT, *, boot: probe.Boot) -> probe.Verdict:  # noqa: ARG001 - run_probe's signature
         calls[0] += 1
         return probe.Verdict(False, "hyperlight's probe failed: Unknown KVM VCPU exit", probe.FIX_PROBE, "probe",
                              time.time(), 12.0)
@@ -180,7 +184,7 @@ def test_unwritable_cache_still_answers(counted_probe: list[int], monkeypatch: p
     assert counted_probe[0] == 2  # nothing cached, so each call probes; but nothing breaks
 
 
-def test_cached_verdict_needs_no_import_of_hyperlight(private_cache: Path, tmp_path: Path) -> None:
+def test_cached_verdict_needs_no_import_of_hyperlight(private_cache: Path) -> None:
     """`codeact run` with auto asks on every start: it must read one small file and import nothing heavy."""
     script = textwrap.dedent("""
         import sys, time
@@ -224,7 +228,7 @@ def test_a_boot_failure_after_a_good_probe_is_remembered(monkeypatch: pytest.Mon
     assert probe.verdict(boot=boot_hyperlight).ok
     backend = hyperlight.HyperlightBackend(path=[str(stand_in), str(HERE)])  # the default factory name
     program = backends.Program(code="1", tools={}, stubs="", limits=Limits(timeout=10),
-                               call_tool=lambda *a: None, on_print=lambda text: None)
+                               call_tool=lambda *_a: None, on_print=lambda _text: None)
     with pytest.raises(BackendUnavailable, match="No Hypervisor was found"):
         backend.execute(program)
     after = probe.verdict(boot=boot_hyperlight)
@@ -233,7 +237,8 @@ def test_a_boot_failure_after_a_good_probe_is_remembered(monkeypatch: pytest.Mon
 
 # --- choosing -------------------------------------------------------------------------------------------------
 
-def test_auto_falls_back_to_monty_with_the_reason(counted_probe: list[int]) -> None:
+@pytest.mark.usefixtures("counted_probe")
+def test_auto_falls_back_to_monty_with_the_reason() -> None:
     choice = backends.choose(None, "auto", {})
     assert choice.name == "monty"
     assert choice.reason == "auto: monty, because hyperlight cannot run here (hyperlight's probe failed: " \
@@ -256,7 +261,8 @@ def test_explicit_choices_skip_the_probe(counted_probe: list[int]) -> None:
     assert counted_probe[0] == 0
 
 
-def test_create_names_the_probe_error_and_the_fix(monkeypatch: pytest.MonkeyPatch, counted_probe: list[int]) -> None:
+@pytest.mark.usefixtures("counted_probe")
+def test_create_names_the_probe_error_and_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(probe, "precheck_verdict", lambda: probe.Verdict(
         False, "/dev/kvm is provided by kvm_pvm, a software KVM on which hyperlight fails", "use bare metal",
         "precheck"))

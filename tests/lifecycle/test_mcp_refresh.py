@@ -109,8 +109,8 @@ def test_context_stays_flat_as_tools_grow_and_every_tool_stays_callable(stamp, i
     description holds WORD."""
     from codeact.cli import main as cli
     from codeact.core.config import Settings
-    from codeact.lifecycle.refresh import BEGIN, END
     from codeact.layout import LAYOUTS
+    from codeact.lifecycle.refresh import BEGIN, END
     from codeact.mcp.discovery import discover
     from codeact.runner import run
 

@@ -8,8 +8,8 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 sys.path.insert(0, str(REPO_ROOT / "runtime"))
-from codeact.lifecycle import orgpolicy  # noqa: E402
 from codeact.errors import ConfigError  # noqa: E402
+from codeact.lifecycle import orgpolicy  # noqa: E402
 
 POLICY = """
 enforcement: off            # YAML 1.1 would read this as false

@@ -6,11 +6,11 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
-
 from mcp_helpers import DEMO, PY, RAW
 
 

@@ -6,16 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp_helpers import PY, RAW, demo
 
+from codeact.core.boundary import Workspace
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
+from codeact.core.tool import ToolContext
 from codeact.mcp import cache
-from codeact.core.boundary import Workspace
 from codeact.runner import run
 from codeact.tools.assemble import assemble
-from codeact.core.tool import ToolContext
-
-from mcp_helpers import PY, RAW, demo
 
 RAW_SCHEMA = '{"type": "object", "properties": {"x": {"type": "integer"}}}'
 
@@ -88,7 +87,7 @@ def test_a_damaged_cache_is_rebuilt(workspace, environ) -> None:
 
 
 @pytest.mark.parametrize("scope", ["global", "plugin"])
-def test_installs_outside_the_repository_offer_its_servers(workspace, environ, tmp_path: Path, scope: str) -> None:
+def test_installs_outside_the_repository_offer_its_servers(workspace, environ, scope: str) -> None:
     root = workspace({"demo": demo()})
     settings = Settings(scope=scope, tools=("view",))
     ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(), environ=environ)
@@ -167,7 +166,7 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path) -> None:
     assert cache_dir({"XDG_CACHE_HOME": "rel/cache", "HOME": str(tmp_path)}) == tmp_path / ".cache" / "codeact"
 
 
-def test_a_lock_the_repository_ships_is_not_used_outside_repo_scope(workspace, environ, tmp_path) -> None:
+def test_a_lock_the_repository_ships_is_not_used_outside_repo_scope(workspace, environ) -> None:
     from codeact.mcp.discovery import discover
 
     root = workspace({"evil": raw()})
@@ -218,14 +217,14 @@ def test_discover_outside_repo_scope_writes_this_machines_lock_and_check_honours
         workspace, environ, monkeypatch, capsys) -> None:
     import argparse
 
-    from codeact.core import config
     from codeact.cli import discover
+    from codeact.core import config
 
     root = workspace({"raw": raw(), "other": raw(OTHER="1")})
     for key, value in environ.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(config.Settings, "load", classmethod(
-        lambda cls, home=None: cls(scope="global", extra={"mcp_exclude": ["other"]})))
+        lambda cls, _home=None: cls(scope="global", extra={"mcp_exclude": ["other"]})))
     args = argparse.Namespace(workspace=str(root), check=False, json=False, timeout=10.0)
     assert discover.main(args) == 0
     path = cache.cache_path(root, environ)

@@ -12,16 +12,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from mcp_helpers import demo
+
 from codeact import run
+from codeact.core.boundary import Workspace
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
-from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext, tool_from_function
 from codeact.mcp.bindings import mcp_tools
-from codeact.mcp.session_pool import close_shared_sessions, share_sessions
 from codeact.mcp.discovery import discover
 from codeact.mcp.exposure import ExposedTool
-from codeact.core.tool import ToolContext, tool_from_function
-from mcp_helpers import demo
+from codeact.mcp.session_pool import close_shared_sessions, share_sessions
 
 SETTINGS = Settings(tools=("view",))
 pinning = pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,

@@ -13,14 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp_helpers import DEMO, PY, RAW, demo, starts
 
 from codeact.cli import main as cli
 from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
 from codeact.mcp.lock import lock_path
 from codeact.runner import run
-
-from mcp_helpers import DEMO, PY, RAW, demo, starts
 
 SETTINGS = Settings(tools=("view",))
 
@@ -252,8 +251,7 @@ def test_images_audio_blobs_links_as_plain_data_and_sampling_refused(workspace, 
     assert out["after"] == 42  # its other tools stay usable
 
 
-def test_a_tool_that_requires_tasks_is_listed_as_unavailable_with_the_reason(workspace, tmp_path: Path,
-                                                                            capsys: pytest.CaptureFixture) -> None:
+def test_a_tool_that_requires_tasks_is_listed_as_unavailable_with_the_reason(workspace, tmp_path: Path) -> None:
     tasky = {"name": "later", "description": "Needs tasks.", "inputSchema": {"type": "object"},
              "execution": {"taskSupport": "required"}}
     root = workspace({"raw": {"command": PY, "args": [RAW], "env": {"RAW_TOOLS": json.dumps([tasky]),
@@ -293,7 +291,7 @@ def test_a_syntax_error_in_dot_mcp_json_is_reported_as_such(workspace, tmp_path:
     assert not result.ok and ".mcp.json: invalid JSON at line 1" in result.error.message
 
 
-def test_a_failed_servers_stderr_is_shown_but_never_committed(workspace, tmp_path: Path,
+def test_a_failed_servers_stderr_is_shown_but_never_committed(workspace,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     root = workspace({"crash": demo(DEMO_MODE="crash")})
     assert cli(["discover", "--workspace", str(root)]) == 0

@@ -5,20 +5,18 @@ CodeAct lists the same server and stops the same 5 s call at 2 s."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
+from mcp_helpers import DEMO, PY
 
 from codeact.core.config import Settings
-from codeact.runner import run
 from codeact.mcp.discovery import discover
+from codeact.runner import run
 from tests.conftest import make_repo
-from tests.copilot.conftest import (CopilotRun, copilot_bin, copilot_cache, mock_model,  # noqa: F401
-                                    run_copilot)
+from tests.copilot.conftest import CopilotRun, copilot_bin, copilot_cache, mock_model, run_copilot  # noqa: F401
 from tests.copilot.mock_model import call, text
-
-from mcp_helpers import DEMO, PY
 
 pytestmark = pytest.mark.e2e
 

@@ -8,11 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from codeact.mcp.session_pool import ServerUnavailable, SessionPool
-from codeact.mcp.config import load_servers
-
 from mcp_helpers import PY, RAW, demo, starts
+
+from codeact.mcp.config import load_servers
+from codeact.mcp.session_pool import ServerUnavailable, SessionPool
 
 
 def pool_for(tmp_path: Path, servers: dict, **kw) -> SessionPool:

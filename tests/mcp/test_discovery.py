@@ -6,13 +6,12 @@ import time
 from pathlib import Path
 
 import pytest
+from mcp_helpers import PY, RAW, demo, starts, time_server
 
 from codeact.cli import main as cli
 from codeact.mcp.config import load_servers
 from codeact.mcp.discovery import discover
 from codeact.mcp.lock import dumps, empty_lock, lock_path, server_entry, write_lock
-
-from mcp_helpers import PY, RAW, demo, starts, time_server
 
 
 def test_lock_content_transports_filter_and_byte_stability(workspace, http_url: str, sse_url: str,
@@ -133,7 +132,7 @@ def test_check_is_offline_and_names_differences(workspace, tmp_path: Path, capsy
     assert code == 1 and "no lock file" in out
 
 
-def test_discover_cli_json_and_config_problems(workspace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_discover_cli_json_and_config_problems(workspace, capsys: pytest.CaptureFixture) -> None:
     root = workspace({"crash": demo(DEMO_MODE="crash"), "broken": {"type": "http"}})
     code = cli(["discover", "--json", "--timeout", "20", "--workspace", str(root)])
     captured = capsys.readouterr()

@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from mcp_helpers import PY, SERVERS
+
 from codeact.cli import main as cli
 from codeact.mcp.discovery import CLI_ONLY_REASON, discover
 from codeact.mcp.lock import lock_path
-from mcp_helpers import PY, SERVERS
 
 CAPABILITY = str(SERVERS / "capability_server.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]

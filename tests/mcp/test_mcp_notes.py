@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from mcp_helpers import demo
 
 from codeact import run
 from codeact.core.config import Settings
 from codeact.core.limits import Limits
 from codeact.mcp.discovery import discover
-from mcp_helpers import demo
 
 
 def test_an_mcp_text_result_past_the_limit_is_noted(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -7,17 +7,17 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from mcp_helpers import demo, starts, time_server
 
 from codeact import run
 from codeact.cli import main as cli
 from codeact.core.config import Settings
 from codeact.mcp.discovery import discover
-
-from mcp_helpers import demo, starts, time_server
 
 SETTINGS = Settings(tools=("view", "glob"))
 REPO = Path(__file__).resolve().parents[2]

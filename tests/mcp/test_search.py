@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from codeact.cli import main as cli
-from codeact.mcp.tool_search import search
 from codeact.core.tool import Tool
+from codeact.mcp.tool_search import search
 
 
 def tool(name: str, description: str, doc: str = "", source: str = "mcp") -> Tool:
@@ -35,9 +35,9 @@ def test_best_first_name_beats_description_and_more_words_beat_fewer() -> None:
 
 
 def test_search_command_text_json_and_exit_code(workspace, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from codeact.mcp.discovery import discover
-
     from mcp_helpers import demo
+
+    from codeact.mcp.discovery import discover
 
     root = workspace({"demo": demo()})
     discover(root, environ={"HOME": str(tmp_path), "COPILOT_HOME": str(tmp_path / "ch")})

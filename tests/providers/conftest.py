@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("websockets", reason="websockets is not installed (template requirements.txt pins it)")
 
-from codeact.providers.hub import ProviderHub  # noqa: E402
 from providers_helpers import RESERVED, TOKEN  # noqa: E402
 
+from codeact.providers.hub import ProviderHub  # noqa: E402
 
 
 @pytest.fixture

@@ -6,12 +6,11 @@ import time
 from typing import Any
 
 import pytest
+from providers_helpers import TOKEN, tool
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from codeact.errors import ToolError
 from codeact.providers.helper import Provider, ProviderRefused
-
-from providers_helpers import TOKEN, tool
 
 
 def notes_provider(url: str, name: str = "notes") -> Provider:
@@ -114,10 +113,11 @@ def test_tools_vanish_on_disconnect_and_a_kept_tool_names_the_provider(hub, url,
         kept["notes.search"].call(query="x")
 
 
-def test_a_provider_leaving_mid_call_fails_the_call_naming_it(hub, raw, run_program, good):
+@pytest.mark.usefixtures("good")
+def test_a_provider_leaving_mid_call_fails_the_call_naming_it(hub, raw, run_program):
     conn = raw()
     assert conn.hello("flaky", [tool("work", "Works.")])["type"] == "hello.ack"
-    answer_in_background(conn, lambda call: None)  # closes instead of answering
+    answer_in_background(conn, lambda _call: None)  # closes instead of answering
     result = run_program("flaky.work()", hub.tools())
     assert not result.ok
     assert "flaky.work(): live provider 'flaky' disconnected before answering" in result.error.message
@@ -192,9 +192,10 @@ def test_tool_names_are_python_names_and_the_provider_gets_its_own(hub, raw, run
     assert hub.tools()["browser.get_page"].original_name == "browser.get-page"
 
 
-def test_tools_update_adds_and_removes_and_reports_a_change(url, run_program):
-    from codeact.providers.hub import ProviderHub
+def test_tools_update_adds_and_removes_and_reports_a_change(url):
     from websockets.sync.client import connect
+
+    from codeact.providers.hub import ProviderHub
 
     changes: list[int] = []
     hub = ProviderHub(token=TOKEN, reserved=tuple, on_change=lambda: changes.append(1))
@@ -218,7 +219,8 @@ def test_tools_update_adds_and_removes_and_reports_a_change(url, run_program):
 
 # -- bad messages: refused with a clear error, the connection (and other providers) keep working ---------------
 
-def test_unknown_types_are_ignored(hub, raw, run_program, good):
+@pytest.mark.usefixtures("good")
+def test_unknown_types_are_ignored(hub, raw, run_program):
     conn = raw()
     conn.send({"type": "telemetry", "anything": 1})
     assert conn.hello("app", [tool("ping")])["type"] == "hello.ack"  # no frame answered the unknown type
@@ -226,7 +228,8 @@ def test_unknown_types_are_ignored(hub, raw, run_program, good):
     assert_good_works(hub, run_program)
 
 
-def test_bad_json_gets_an_error_frame_and_the_connection_stays(hub, raw, run_program, good):
+@pytest.mark.usefixtures("good")
+def test_bad_json_gets_an_error_frame_and_the_connection_stays(hub, raw, run_program):
     conn = raw()
     conn.send("{not json")
     assert conn.recv()["code"] == "BAD_JSON"
@@ -242,7 +245,8 @@ def test_bad_json_gets_an_error_frame_and_the_connection_stays(hub, raw, run_pro
                                         {"type": "object", "properties": {"q": {"type": "strng"}}},
                                         {"type": "object", "required": "q"}],
                          ids=["not-an-object", "not-object-type", "unknown-type", "bad-required"])
-def test_an_invalid_schema_is_refused_naming_the_tool(hub, raw, run_program, good, parameters):
+@pytest.mark.usefixtures("good")
+def test_an_invalid_schema_is_refused_naming_the_tool(hub, raw, run_program, parameters):
     conn = raw()
     reply = conn.hello("app", [tool("ok"), {"name": "broken", "parameters": parameters}])
     assert reply["type"] == "error" and reply["code"] == "INVALID_SCHEMA"
@@ -257,7 +261,8 @@ def test_an_invalid_schema_is_refused_naming_the_tool(hub, raw, run_program, goo
 
 @pytest.mark.parametrize("name", ["view", "github", "print", "good"],
                          ids=["builtin-tool", "mcp-namespace", "python-builtin", "other-provider"])
-def test_a_taken_name_is_a_tool_conflict(hub, raw, run_program, good, name):
+@pytest.mark.usefixtures("good")
+def test_a_taken_name_is_a_tool_conflict(hub, raw, run_program, name):
     conn = raw()
     reply = conn.hello(name, [tool("x")])
     assert reply["type"] == "error" and reply["code"] == "TOOL_CONFLICT" and repr(name) in reply["message"]
@@ -270,7 +275,8 @@ def test_a_provider_name_programs_cannot_call_is_refused(raw, name):
     assert raw().hello(name, [tool("x")])["code"] == "INVALID_NAME"
 
 
-def test_an_oversized_result_is_refused_and_the_program_told(hub, raw, run_program, good):
+@pytest.mark.usefixtures("good")
+def test_an_oversized_result_is_refused_and_the_program_told(hub, raw, run_program):
     conn = raw()
     assert conn.hello("big", [tool("dump")])["type"] == "hello.ack"
     answer_in_background(conn, lambda call: {"type": "tool.result", "id": call["id"], "result": "x" * 5000})
@@ -300,7 +306,8 @@ def assert_refused(conn, code: str) -> None:
         conn.recv()
 
 
-def test_no_token_is_refused(hub, raw, good, run_program):
+@pytest.mark.usefixtures("good")
+def test_no_token_is_refused(hub, raw, run_program):
     conn = raw(headers={})
     conn.send({"type": "hello", "role": "provider", "name": "sneaky", "tools": []})
     assert_refused(conn, "AUTH_REQUIRED")
@@ -308,7 +315,8 @@ def test_no_token_is_refused(hub, raw, good, run_program):
     assert_good_works(hub, run_program)
 
 
-def test_a_wrong_token_is_refused_in_the_header_and_in_the_auth_frame(hub, raw, good, run_program):
+@pytest.mark.usefixtures("good")
+def test_a_wrong_token_is_refused_in_the_header_and_in_the_auth_frame(hub, raw, run_program):
     assert_refused(raw(headers={"Authorization": "Bearer nope"}), "AUTH_FAILED")
     conn = raw(headers={})
     conn.send({"type": "auth", "token": "nope"})
@@ -316,20 +324,21 @@ def test_a_wrong_token_is_refused_in_the_header_and_in_the_auth_frame(hub, raw, 
     assert_good_works(hub, run_program)
 
 
-def test_the_auth_frame_lets_a_browser_style_client_in(hub, raw):
+def test_the_auth_frame_lets_a_browser_style_client_in(raw):
     conn = raw(headers={"Origin": "http://localhost:5173"})
     conn.send({"type": "auth", "token": TOKEN})
     assert conn.hello("page", [tool("x")])["type"] == "hello.ack"
 
 
-def test_a_token_in_the_url_is_refused_at_the_handshake(url, raw):
+def test_a_token_in_the_url_is_refused_at_the_handshake(raw):
     with pytest.raises(InvalidStatus) as caught:
         raw(path=f"?token={TOKEN}")
     assert caught.value.response.status_code == 400
     assert b"Never put the token in the URL" in caught.value.response.body
 
 
-def test_a_foreign_origin_is_refused_at_the_handshake(hub, raw, good, run_program):
+@pytest.mark.usefixtures("good")
+def test_a_foreign_origin_is_refused_at_the_handshake(hub, raw, run_program):
     with pytest.raises(InvalidStatus) as caught:
         raw(headers={"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"})
     assert caught.value.response.status_code == 403

@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from codeact import backends
-from codeact.core.config import Settings
-from codeact.errors import BackendUnavailable
-from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
-from codeact.runner import RunResult, run
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
+from codeact.errors import BackendUnavailable
+from codeact.runner import RunResult, run
 
 # Add "hyperlight" here when its backend lands; it is skipped where it cannot run.
 BACKENDS = ["monty", "hyperlight"]

@@ -11,11 +11,11 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from codeact.core.config import Settings
-from codeact.errors import PolicyError, ToolError
-from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
+from codeact.errors import PolicyError, ToolError
 from codeact.tools.assemble import assemble
 
 

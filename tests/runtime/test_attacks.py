@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from codeact.errors import PolicyError
-from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
+from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
-from codeact.tools import files, grep_glob as search, shell, sql as sql_mod, web
+from codeact.errors import PolicyError
+from codeact.tools import files, shell, web
+from codeact.tools import grep_glob as search
+from codeact.tools import sql as sql_mod
 from tests.runtime.test_secrets import SAMPLES
 
 
@@ -38,7 +40,8 @@ def search_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 # ------------------------------------------------------------------------------------------ leaving the workspace
 @pytest.mark.parametrize("path", ["../outside/secret.txt", "src/../../outside/secret.txt", "/etc/passwd",
                                   "~/.ssh/id_rsa", "/"])
-def test_reading_outside_is_refused(ctx, outside, path):
+@pytest.mark.usefixtures("outside")
+def test_reading_outside_is_refused(ctx, path):
     with pytest.raises(PolicyError, match="outside the workspace"):
         files.view(ctx, path=path) if not path.startswith("~") else files.view(ctx, path=os.path.expanduser(path))
 
@@ -59,7 +62,8 @@ def test_every_tool_refuses_paths_outside(ctx, outside, call):
     assert not Path("/tmp/codeact-attack-new.txt").exists()
 
 
-def test_symlink_escapes_are_refused(ctx, fixture_workspace, outside, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_symlink_escapes_are_refused(ctx, fixture_workspace, outside):
     (fixture_workspace / "leak.txt").symlink_to(outside / "secret.txt")
     (fixture_workspace / "leakdir").symlink_to(outside, target_is_directory=True)
     for path in ("leak.txt", "leakdir", "leakdir/secret.txt"):
@@ -225,7 +229,8 @@ def sqlite_process_settings():
     "PRAGMA main.journal_mode = OFF", "PRAGMA user_version = 7", "PRAGMA threads = 8",
     "PRAGMA cell_size_check = OFF", "PRAGMA trusted_schema = ON",
 ])
-def test_sql_pragmas_outside_the_allow_list_are_refused(ctx, fixture_workspace, outside, sqlite_process_settings,
+@pytest.mark.usefixtures("fixture_workspace")
+def test_sql_pragmas_outside_the_allow_list_are_refused(ctx, outside, sqlite_process_settings,
                                                         query):
     """SQLite's temp_store_directory is process-wide (it outlives the call on the warm server) and makes SQLite
     create its files wherever it names; only read-only informational PRAGMAs pass."""

@@ -8,15 +8,16 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
-from codeact.core.tool import ToolContext
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, FIFOs and the warm server: POSIX")

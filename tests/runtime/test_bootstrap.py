@@ -5,8 +5,8 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
@@ -159,7 +159,7 @@ def test_a_held_lock_is_waited_for_then_the_finished_venv_is_used(root: Path) ->
 def test_a_lock_never_released_times_out_with_its_path(root: Path) -> None:
     (root / ".venv.lock").mkdir()
     with pytest.raises(BootstrapError, match=r"timed out waiting for .*\.venv\.lock; remove it"):
-        ensure(root, environ={}, run=FakeRun(), which=which(uv=True), verdict=no, wait_s=3, sleep=lambda s: None)
+        ensure(root, environ={}, run=FakeRun(), which=which(uv=True), verdict=no, wait_s=3, sleep=lambda _s: None)
 
 
 @pytest.mark.parametrize(("backend", "installed"), [("monty", False), ("hyperlight", True)])
@@ -177,18 +177,18 @@ def test_hyperlight_follows_the_real_precheck_of_the_stamped_settings(root: Path
 def test_a_failed_hyperlight_install_still_leaves_a_ready_venv(root: Path, capsys) -> None:
     (root / "requirements-hyperlight.txt").write_text("hyperlight-sandbox==0.8.0\n")
     python = ensure(root, environ={}, run=FakeRun(fail="requirements-hyperlight.txt"), which=which(uv=True),
-                    verdict=lambda r: "yes")
+                    verdict=lambda _r: "yes")
     assert python.is_file() and bootstrap.is_ready(root / ".venv", root / "requirements.txt")
     assert "hyperlight install failed; monty will be used" in capsys.readouterr().err
 
 
 def test_main_prints_only_the_python_on_stdout_and_exits_3_with_the_reason(root: Path, monkeypatch, capsys) -> None:
     monkeypatch.setattr(bootstrap, "run_quietly", FakeRun())
-    monkeypatch.setattr(bootstrap, "ensure", lambda r, s: r / ".venv/bin/python")
+    monkeypatch.setattr(bootstrap, "ensure", lambda r, _s: r / ".venv/bin/python")
     assert bootstrap.main([str(root), ""]) == 0
     assert capsys.readouterr().out == f"{root / '.venv/bin/python'}\n"
 
-    def broken(r: Path, s: Path | None) -> Path:
+    def broken(_r: Path, _s: Path | None) -> Path:
         raise BootstrapError(bootstrap.NO_PYTHON)
 
     monkeypatch.setattr(bootstrap, "ensure", broken)

@@ -9,18 +9,18 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from codeact import paths
 from codeact.core import boundary
+from codeact.core.boundary import Workspace, check_workspace, workspace_refusal
+from codeact.core.limits import Limits
+from codeact.core.tool import ToolContext
 from codeact.errors import PolicyError
 from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
-from codeact.core.limits import Limits
-from codeact.core.boundary import Workspace, check_workspace, workspace_refusal
-from codeact.core.tool import ToolContext
 from codeact.tools import files
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
@@ -348,7 +348,7 @@ def test_home_is_refused_on_the_command_line_with_what_to_pass(cli, user_config)
     assert not (user_config.parent / ".bashrc").exists()
 
 
-def test_the_default_workspace_is_checked_too(cli, tmp_path, user_config):
+def test_the_default_workspace_is_checked_too(cli, user_config):
     """No --workspace, started in a folder that is no repository: the workspace is that folder, checked the same."""
     done = cli("run", "--code", "1", cwd=user_config.parent)  # $HOME of this run
     assert done.returncode == 2 and "the home folder" in done.stderr

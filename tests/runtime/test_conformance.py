@@ -10,12 +10,14 @@ import stat
 
 import pytest
 
-from codeact.errors import ToolError
 from codeact.core import notices
-from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
+from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
-from codeact.tools import files, grep_glob as search, shell, sql as sql_mod
+from codeact.errors import ToolError
+from codeact.tools import files, shell
+from codeact.tools import grep_glob as search
+from codeact.tools import sql as sql_mod
 
 Q3 = '"' * 3
 
@@ -81,7 +83,8 @@ missing
 '''.replace("Q3", repr(Q3))
 
 
-def test_list_every_todo(run_program, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_list_every_todo(run_program):
     result = run_program(TODO_PROGRAM)
     assert result.ok, result.error
     assert result.result == [("README.md", 5), ("src/app.py", 6), ("src/pkg/core.py", 7), ("src/utils.py", 5)]
@@ -91,27 +94,31 @@ def test_list_every_todo(run_program, search_impl):
                              "src/utils.py:5: # TODO handle unicode\n")
 
 
-def test_count_lines_top3(run_program, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_count_lines_top3(run_program):
     result = run_program(LINES_PROGRAM)
     assert result.ok, result.error
     assert result.result == [("tests/test_app.py", 15), ("src/app.py", 12), ("src/utils.py", 11)]
     assert result.stdout == "  15 tests/test_app.py\n  12 src/app.py\n  11 src/utils.py\n"
 
 
-def test_invalid_json_files(run_program, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_invalid_json_files(run_program):
     result = run_program(JSON_PROGRAM)
     assert result.ok, result.error
     assert result.result == ["config/broken.json"]
     assert [c.tool for c in result.tool_calls] == ["glob", "view", "view", "view"]
 
 
-def test_files_importing_os(run_program, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_files_importing_os(run_program):
     result = run_program(IMPORT_OS_PROGRAM)
     assert result.ok, result.error
     assert result.result == ["src/app.py:1", "src/pkg/core.py:2", "src/pkg/core.py:3", "tests/test_app.py:1"]
 
 
-def test_functions_without_docstrings(run_program, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_functions_without_docstrings(run_program):
     result = run_program(NO_DOCSTRING_PROGRAM)
     assert result.ok, result.error
     assert result.result == ["src/app.py:5:main", "src/pkg/core.py:6:run", "src/utils.py:4:slugify",
@@ -263,18 +270,21 @@ ALL_FILES = [".gitignore", "README.md", "assets/logo.bin", "config/app.json", "c
     (".git/*", ".", []),
     ("**/pkg/*.py", ".", ["src/pkg/__init__.py", "src/pkg/core.py"]),
 ])
-def test_glob(ctx, search_impl, pattern, path, expected):
+@pytest.mark.usefixtures("search_impl")
+def test_glob(ctx, pattern, path, expected):
     assert search.glob(ctx, pattern=pattern, path=path) == expected
 
 
-def test_glob_sorts_as_sorted_does(ctx, fixture_workspace, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_glob_sorts_as_sorted_does(ctx, fixture_workspace):
     for rel in ("a.py", "a/b.py", "a-b.py", "B.py"):
         (fixture_workspace / "sort" / rel).parent.mkdir(parents=True, exist_ok=True)
         (fixture_workspace / "sort" / rel).write_text("x\n")
     assert search.glob(ctx, pattern="*.py", path="sort") == ["sort/B.py", "sort/a-b.py", "sort/a.py", "sort/a/b.py"]
 
 
-def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture_workspace, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture_workspace):
     web = fixture_workspace / "web"
     for rel in ("node_modules/lib/index.txt", ".git/config.txt", "keep.txt", "sub/.git", "caf\udce9/.git"):
         (web / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -285,7 +295,8 @@ def test_skipped_folders_stay_skipped_whatever_the_ignore_files_say(ctx, fixture
 
 
 @pytest.mark.parametrize("root_is_a_repository", [True, False], ids=["git-work-tree", "plain-folder"])
-def test_a_nested_repository_and_the_outer_gitignore(tmp_path, search_impl, root_is_a_repository):
+@pytest.mark.usefixtures("search_impl")
+def test_a_nested_repository_and_the_outer_gitignore(tmp_path, root_is_a_repository):
     """In a git work tree a nested repository starts afresh, as in git; in a plain folder holding repositories
     every .gitignore above applies (ripgrep's rule there). Its own info/exclude applies either way."""
     root = tmp_path / "ws"
@@ -312,7 +323,8 @@ def test_ripgrep_is_told_to_skip_the_same_folders():
 
 
 @pytest.mark.parametrize("path", [".", "a", "a/b"])
-def test_anchored_rules_of_folders_above_the_search_hold(tmp_path, search_impl, path):
+@pytest.mark.usefixtures("search_impl")
+def test_anchored_rules_of_folders_above_the_search_hold(tmp_path, path):
     root = tmp_path / "ws"
     (root / ".git").mkdir(parents=True)
     (root / ".gitignore").write_text("*.log\n!a/b/c/x.log\n/a/b/c/z.txt\n")
@@ -326,7 +338,8 @@ def test_anchored_rules_of_folders_above_the_search_hold(tmp_path, search_impl, 
 
 
 @pytest.mark.parametrize("path", [".", "sub"])
-def test_ignore_files_above_the_workspace_do_not_count(tmp_path, search_impl, path):
+@pytest.mark.usefixtures("search_impl")
+def test_ignore_files_above_the_workspace_do_not_count(tmp_path, path):
     (tmp_path / ".gitignore").write_text("*.log\n")  # e.g. a dotfiles repository in $HOME
     (tmp_path / ".ignore").write_text("*.tmp\n")
     root = tmp_path / "ws"
@@ -349,7 +362,8 @@ def test_glob_errors(ctx):
         search.glob(ctx, pattern="*", path="README.md")
 
 
-def test_grep_options(ctx, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_grep_options(ctx):
     assert search.grep(ctx, pattern="todo", ignore_case=True, glob="core.py") == [
         {"path": "src/pkg/core.py", "line": 7, "text": "    # TODO: validate config"},
         {"path": "src/pkg/core.py", "line": 9,
@@ -384,7 +398,8 @@ def test_grep_ripgrep_and_python_agree(ctx, monkeypatch, kwargs):
     assert search.grep(ctx, **kwargs) == with_rg
 
 
-def test_grep_text_encodings_and_binary(ctx, fixture_workspace, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_grep_text_encodings_and_binary(ctx, fixture_workspace):
     enc = fixture_workspace / "enc"
     enc.mkdir()
     (enc / "bom.txt").write_bytes(b"\xef\xbb\xbfneedle bom\n")
@@ -402,7 +417,8 @@ def test_grep_text_encodings_and_binary(ctx, fixture_workspace, search_impl):
 
 
 @pytest.mark.parametrize("flood", [False, True], ids=["collect-all", "matching-files-in-order"])
-def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, search_impl, monkeypatch, flood):
+@pytest.mark.usefixtures("search_impl")
+def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, monkeypatch, flood):
     if flood:  # far more matches than asked for: the matching files are listed, sorted and read in order
         monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
         monkeypatch.setattr(search, "FLOOD_MIN", 10)
@@ -426,14 +442,16 @@ def test_grep_errors(ctx):
         search.grep(ctx, pattern="x", max_results=0)
 
 
-def test_grep_cuts_very_long_lines_visibly(ctx, fixture_workspace, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_grep_cuts_very_long_lines_visibly(ctx, fixture_workspace):
     (fixture_workspace / "long.txt").write_text("needle" + "x" * 5000 + "\n")
     (hit,) = search.grep(ctx, pattern="needle", path=".", glob="long.txt")
     assert hit["text"].endswith("... [line cut: 3006 more characters]")
     assert len(hit["text"]) < 2100
 
 
-def test_ignore_rules_like_ripgrep(ctx, fixture_workspace, search_impl):
+@pytest.mark.usefixtures("search_impl")
+def test_ignore_rules_like_ripgrep(ctx, fixture_workspace):
     (fixture_workspace / "ign" / "keep" / "deep").mkdir(parents=True)
     (fixture_workspace / "ign" / ".gitignore").write_text("*.tmp\n!keep.tmp\n/rooted.txt\ndeep/\n")
     (fixture_workspace / "ign" / ".ignore").write_text("secret.*\n")
@@ -494,7 +512,8 @@ def test_sql_statements_and_rows(ctx, fixture_workspace):
     assert sql_mod.sql(ctx, query="SELECT count(*) AS n FROM kv", db="data/app.db") == [{"n": 2}]
 
 
-def test_sql_errors(ctx, fixture_workspace):
+@pytest.mark.usefixtures("fixture_workspace")
+def test_sql_errors(ctx):
     with pytest.raises(ToolError, match='SQL error: near "SELEC": syntax error'):
         sql_mod.sql(ctx, query="SELEC 1")
     with pytest.raises(FileNotFoundError, match="its folder does not exist"):
@@ -625,7 +644,7 @@ def test_exception_attributes_the_subset_lacks_name_the_replacement(run_program,
     assert fixed.ok and fixed.result.startswith("Expecting")
 
 
-def _server_tool(calls: list) -> "Tool":  # noqa: F821 - imported below, where it is used
+def _server_tool(calls: list) -> Tool:  # noqa: F821 - imported below, where it is used
     from codeact.core.tool import Tool
 
     def lookup(**kwargs):

@@ -6,14 +6,14 @@ a bad tool call is refused before any tool runs.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 from codeact.core.config import Settings
 from codeact.runner import RunResult, run
-
 from tests.runtime.conftest import base_environ
 from tests.runtime.corpus_oracle import run_in_cpython
 from tests.runtime.fixtures.corpus_expected import EXPECTED

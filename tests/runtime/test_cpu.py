@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
 import sys
+import threading
 import time
 
 import pytest
@@ -16,8 +16,8 @@ import pytest
 from codeact.backends import cpu as cpu_module
 from codeact.backends.cpu import OneCpu
 from codeact.core.config import Settings
-from codeact.runner import run
 from codeact.core.tool import tool_from_function
+from codeact.runner import run
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,

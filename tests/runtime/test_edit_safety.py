@@ -248,7 +248,8 @@ def test_a_killed_write_leaves_the_file_whole_and_the_next_run_removes_its_tempo
     assert list((private_cache / "codeact" / "writes" / "pending").iterdir()) == []
 
 
-def test_a_temporary_file_whose_writer_holds_its_lock_is_kept(fixture_workspace, private_cache):
+@pytest.mark.usefixtures("private_cache")
+def test_a_temporary_file_whose_writer_holds_its_lock_is_kept(fixture_workspace):
     import fcntl
 
     tmp = fixture_workspace / f".README.md.abc123{atomic.TMP_SUFFIX}"
@@ -263,7 +264,8 @@ def test_a_temporary_file_whose_writer_holds_its_lock_is_kept(fixture_workspace,
     assert not tmp.exists() and not marker.exists()
 
 
-def test_cleaning_never_removes_what_is_not_a_temporary_file(fixture_workspace, private_cache):
+@pytest.mark.usefixtures("private_cache")
+def test_cleaning_never_removes_what_is_not_a_temporary_file(fixture_workspace):
     victim = fixture_workspace / "README.md"
     marker = atomic.private_dir() / "pending" / "forged"
     marker.write_text(str(victim))
@@ -301,6 +303,7 @@ def test_the_program_sees_a_refused_edit_as_permission_error_with_a_workspace_pa
     assert str(fixture_workspace) not in result.stdout
 
 
-def test_a_file_on_the_path_is_named_not_called_a_race(ctx, fixture_workspace):
+@pytest.mark.usefixtures("fixture_workspace")
+def test_a_file_on_the_path_is_named_not_called_a_race(ctx):
     with pytest.raises(NotADirectoryError, match=r"cannot write README\.md/x\.txt: 'README\.md' on its path is a file"):
         files.create(ctx, path="README.md/x.txt", file_text="x\n")

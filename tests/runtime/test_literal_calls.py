@@ -13,7 +13,7 @@ def _tool(name: str, properties: dict, required: tuple[str, ...] = (), **extra: 
     schema = {"type": "object", "properties": properties, "additionalProperties": False, **extra}
     if required:
         schema["required"] = list(required)
-    return Tool(name=name, description="", parameters=schema, returns="Any", call=lambda **kw: None)
+    return Tool(name=name, description="", parameters=schema, returns="Any", call=lambda **_kw: None)
 
 
 TOOLS = {

@@ -6,8 +6,8 @@ from pathlib import Path
 from codeact.core import notices
 from codeact.core.limits import Limits
 from codeact.core.outputs import plain_streams
-from codeact.runner import run
 from codeact.core.tool import tool_from_function
+from codeact.runner import run
 
 
 def _capped(n: int) -> list[int]:

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import shutil
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codeact.errors import PolicyError, ToolError
-from codeact.core.limits import Deadline, Limits
-from codeact.tools.assemble import builtin_tool
 from codeact.core.catalog import BUILTINS, DEFAULT_TOOLS
+from codeact.core.limits import Deadline, Limits
+from codeact.errors import PolicyError, ToolError
+from codeact.tools.assemble import builtin_tool
 from codeact.tools.outline import outline
 
 MOD = '''\

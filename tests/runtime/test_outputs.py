@@ -18,10 +18,19 @@ from pathlib import Path
 
 import pytest
 
-from codeact.errors import ErrorInfo, ToolError
 from codeact.core.limits import Limits
-from codeact.core.outputs import (KEEP_RUNS, MiB, OutputStore, Window, plain_streams, present, previous_lines,
-    store_folder, window)
+from codeact.core.outputs import (
+    KEEP_RUNS,
+    MiB,
+    OutputStore,
+    Window,
+    plain_streams,
+    present,
+    previous_lines,
+    store_folder,
+    window,
+)
+from codeact.errors import ErrorInfo, ToolError
 from codeact.runner import RunResult
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
@@ -222,7 +231,8 @@ def test_store_falls_back_to_the_cache_folder(tmp_path):
         tmp_path / ".cache" / "codeact" / "outputs"
 
 
-def test_store_tightens_an_open_folder_and_refuses_a_link(tmp_path, env, runtime_dir):
+@pytest.mark.usefixtures("runtime_dir")
+def test_store_tightens_an_open_folder_and_refuses_a_link(tmp_path, env):
     store = OutputStore.for_workspace(tmp_path, env)
     store.root.parent.mkdir(parents=True, mode=0o755)
     os.chmod(store.root.parent, 0o755)

@@ -6,8 +6,8 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -77,7 +77,7 @@ def test_a_missing_folder_without_create_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def foreign(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+def foreign(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
     """Make a folder another user's: chown as root, else pretend to be another user."""
     def give_away(path: Path) -> None:
         if os.geteuid() == 0:

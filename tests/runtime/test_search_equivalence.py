@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from codeact.core import notices
-from codeact.errors import ToolError
-from codeact.core.limits import Limits
 from codeact.core.boundary import Workspace
-from codeact.tools import grep_glob as search
+from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
+from codeact.errors import ToolError
+from codeact.tools import grep_glob as search
 
 pytestmark = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is not installed here")
 

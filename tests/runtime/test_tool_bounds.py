@@ -14,16 +14,17 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 
 import codeact
 from codeact.core.limits import Limits
-from codeact.tools import grep_glob as search
 from codeact.core.tool import ToolContext, tool_from_function
+from codeact.tools import grep_glob as search
 
 RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)
 MiB = 1024 * 1024
@@ -288,7 +289,8 @@ def slow_rg(tmp_path, monkeypatch):
 @pytest.mark.skipif(os.name != "posix", reason="a shell-script stand-in for ripgrep")
 @pytest.mark.parametrize("call, doing", [('grep(pattern="TODO")', "searching with ripgrep"),
                                          ('glob(pattern="*.py")', "listing files")])
-def test_ripgrep_is_killed_at_the_deadline(run_program, slow_rg, call, doing):
+@pytest.mark.usefixtures("slow_rg")
+def test_ripgrep_is_killed_at_the_deadline(run_program, call, doing):
     started = time.monotonic()
     result = run_program(call, limits=Limits(timeout=1))
     assert time.monotonic() - started < 1 + MARGIN
@@ -393,8 +395,8 @@ def _both(call):
 
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):
-    from codeact.layout import is_owned, read_manifest
     from codeact.core.boundary import Workspace
+    from codeact.layout import is_owned, read_manifest
 
     manifest = read_manifest(stamped)
     assert manifest is not None and ".github/skills/codeact/" in manifest.owned  # the stamp did write them

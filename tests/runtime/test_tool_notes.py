@@ -99,7 +99,7 @@ def test_view_past_the_end_raises_with_the_line_count(project, venv_dir):
     assert done.returncode == 0 and done.stdout == "250\n", done.stderr
 
 
-def test_a_pattern_only_python_can_run_is_stopped_at_the_deadline_in_process(project, venv_dir, tmp_path):
+def test_a_pattern_only_python_can_run_is_stopped_at_the_deadline_in_process(project, venv_dir):
     (project / "data" / "a.txt").write_text("a" * 36 + "!\n")
     try:
         started = time.monotonic()
@@ -119,8 +119,8 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
     import threading
 
     from codeact.core.boundary import Workspace
-    from codeact.tools import grep_glob as search
     from codeact.core.tool import ToolContext
+    from codeact.tools import grep_glob as search
 
     root = (tmp_path / "ws").resolve()
     root.mkdir()

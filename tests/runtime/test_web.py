@@ -11,6 +11,7 @@ import pytest
 from codeact.core import notices
 from codeact.errors import ToolError
 from codeact.tools import web
+from codeact.tools.html_text import html_to_text
 
 PAGE = """<!doctype html><html><head><title>Docs  page</title><style>p{color:red}</style>
 <script>var secret = 1;</script></head><body>
@@ -27,7 +28,7 @@ run it.</p>
 
 
 def test_html_to_text():
-    assert web.html_to_text(PAGE, base_url="http://docs.test/guide/") == (
+    assert html_to_text(PAGE, base_url="http://docs.test/guide/") == (
         "# Docs page\n\n"
         "[Home](http://docs.test/home) Top\n\n"
         "# Getting started\n\n"

@@ -10,6 +10,7 @@ from typing import Any
 import jsonschema
 
 from tests.conftest import GIT_ENV
+
 # The offline Copilot CLI fixtures (see tests/copilot/README.md), shared with this folder.
 from tests.copilot.conftest import copilot_bin, copilot_cache, copilot_cli, mock_model, run_copilot  # noqa: F401
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codeact.lifecycle import links
 from codeact.layout import LAYOUTS
+from codeact.lifecycle import links
 from tests.conftest import REPO_ROOT, make_repo
 
 PATHS = [rel for rel, _ in LAYOUTS["global"].links]

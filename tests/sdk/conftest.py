@@ -13,16 +13,23 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import pytest
 
 from tests.conftest import GIT_ENV, REPO_ROOT, git, make_repo
+
 # The offline fixtures of tests/copilot (see its README.md), shared with this folder.
-from tests.copilot.conftest import copilot_cache, mock_model  # noqa: F401
-from tests.copilot.conftest import bootstrap_launcher, find_copilot, isolated_env
+from tests.copilot.conftest import (  # noqa: F401
+    bootstrap_launcher,
+    copilot_cache,
+    find_copilot,
+    isolated_env,
+    mock_model,
+)
 from tests.copilot.mock_model import ChatRequest, MockModel, Step
 
 SDK_VERSION = "1.0.14"
@@ -60,7 +67,7 @@ def node() -> str:
 
 
 @pytest.fixture(scope="session")
-def copilot_sdk(node: str) -> Path:
+def copilot_sdk(node: str) -> Path:  # noqa: ARG001 - for its skip
     path, how = find_sdk()
     if path is None:
         pytest.skip(how)

@@ -7,8 +7,9 @@ the model received (the tool results of the next request) and on what the adapte
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import frontmatter
 import pytest

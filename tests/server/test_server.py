@@ -14,8 +14,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -121,7 +122,7 @@ def test_server_start_then_status(repo: Repo) -> None:
     assert repo.server_pid() == shown["pid"]
 
 
-def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: Repo, tmp_path: Path) -> None:
+def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: Repo) -> None:
     blocked = short_dir()
     (blocked / "codeact").write_text("not a folder")  # where the server folder would be
     env = {"XDG_RUNTIME_DIR": str(blocked), "CODEACT_SERVER_DEBUG": "1"}
@@ -132,7 +133,7 @@ def test_the_fallback_runs_in_process_when_the_socket_folder_is_unusable(repo: R
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder anyway")
-def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo: Repo, tmp_path: Path) -> None:
+def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo: Repo) -> None:
     locked = short_dir()
     locked.chmod(0o500)
     env = {"XDG_RUNTIME_DIR": str(locked), "CODEACT_SERVER_DEBUG": "1"}
@@ -141,7 +142,7 @@ def test_the_fallback_runs_in_process_when_the_socket_folder_cannot_be_made(repo
     assert "cannot create the server folder" in done.stderr
 
 
-def test_a_group_readable_socket_folder_is_refused(repo: Repo, tmp_path: Path) -> None:
+def test_a_group_readable_socket_folder_is_refused(repo: Repo) -> None:
     shared = short_dir()
     (shared / "codeact").mkdir(mode=0o755)
     os.chmod(shared / "codeact", 0o755)
@@ -487,7 +488,7 @@ def test_the_idle_timer_waits_while_a_provider_is_connected(repo: Repo) -> None:
     assert _wait_gone(shown["pid"], 20), "idle again once it left"
 
 
-def test_parallel_runs_call_mcp_tools_at_the_same_time(repo: Repo, tmp_path: Path) -> None:
+def test_parallel_runs_call_mcp_tools_at_the_same_time(repo: Repo) -> None:
     demo = {"type": "stdio", "command": sys.executable, "args": [DEMO]}
     (repo.root / ".mcp.json").write_text(json.dumps({"mcpServers": {"one": demo, "two": demo}}))
     assert repo("discover", timeout=120).returncode == 0

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import test_server  # noqa: E402

@@ -18,38 +18,46 @@ The protocol uses the process's original stdin/stdout; anything else written to 
 
 Standard library only (plus the sandbox library), so it starts fast and never imports the parent's package.
 """
+from __future__ import annotations
+
 import importlib
 import json
 import os
 import sys
 
+TYPE_CHECKING = False  # not `typing`: this process starts at every run
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
 FINISH = "codeact_finish"
 
 
 class _Channel:
-    def __init__(self):
+    def __init__(self) -> None:
         self._in = sys.stdin.buffer
         self._out = os.fdopen(os.dup(1), "wb", buffering=0)
         os.dup2(2, 1)  # native code printing to fd 1 must not corrupt the protocol
         sys.stdout = sys.stderr
 
-    def send(self, message):
+    def send(self, message: dict[str, Any]) -> None:
         self._out.write((json.dumps(message, ensure_ascii=True) + "\n").encode("ascii"))
 
-    def receive(self):
+    def receive(self) -> dict[str, Any]:
         line = self._in.readline()
         if not line:
             raise SystemExit(0)  # the parent has gone: nothing left to do
-        return json.loads(line)
+        message: dict[str, Any] = json.loads(line)
+        return message
 
 
-def _load(spec):
+def _load(spec: str) -> Any:
     module, _, attr = spec.partition(":")
     return getattr(importlib.import_module(module), attr or "Sandbox")
 
 
-def _proxy(channel, kind, name):
-    def proxy(payload: str) -> dict:
+def _proxy(channel: _Channel, kind: str, name: str | None) -> Callable[[str], dict[str, Any]]:
+    def proxy(payload: str) -> dict[str, Any]:
         channel.send({"kind": kind, "tool": name, "payload": payload})
         return channel.receive()
 
@@ -57,11 +65,11 @@ def _proxy(channel, kind, name):
     return proxy
 
 
-def _describe(exc):
+def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()
 
 
-def main():
+def main() -> int:
     if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
         sys.path.pop(0)  # this folder holds modules (hyperlight.py, ...) that must not shadow installed ones
     channel = _Channel()

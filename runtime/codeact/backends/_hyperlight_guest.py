@@ -15,6 +15,13 @@ import builtins as _builtins
 import json as _json
 import sys as _sys
 
+TYPE_CHECKING = False  # not `typing` (the guest's stdlib is small); type checkers read this as True
+if TYPE_CHECKING:
+    from typing import Any
+
+    def call_tool(name: str, *, payload: str) -> Any:
+        """The sandbox's own host-call function, a global the sandbox provides: the host's JSON reply."""
+
 _UNSET = object()  # "argument not given": the host then applies the tool's own default
 _OUT = _sys.stdout  # the sandbox collects printed output here (an io.StringIO)
 _state = {"sent": 0}
@@ -63,7 +70,7 @@ def _call(registered, args, kwargs):
     except (TypeError, ValueError):
         _state["sent"] = sent  # nothing was sent: keep the output for the next call
         raise
-    reply = call_tool(registered, payload=payload)  # noqa: F821 - the sandbox's own host-call function
+    reply = call_tool(registered, payload=payload)
     if isinstance(reply, str):  # a host that answered with JSON text
         reply = _json.loads(reply)
     if "error" in reply:
@@ -129,4 +136,4 @@ def _run(source, has_value, tools, recursion):
             message = repr(exc)
         outcome["error"] = {"type": type(exc).__name__, "message": message, "line": _line(exc)}
     outcome["stdout"] = _take_output()
-    call_tool(_FINISH, payload=_json.dumps(outcome))  # noqa: F821
+    call_tool(_FINISH, payload=_json.dumps(outcome))

@@ -8,7 +8,8 @@ codeact.backends.sandbox_os): nothing that would hand the sandbox a host object 
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.boundary import Workspace
 from ..errors import PolicyError

@@ -32,14 +32,15 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from . import probe
-from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from ..core.hints import hint_for
-from ..core.limits import MiB, Limits
+from ..core.limits import Limits, MiB
 from ..core.tool import Tool
+from ..errors import BackendUnavailable, ErrorInfo, ProgramError
+from . import probe
 from .program import Program
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +92,7 @@ class HyperlightBackend:
         finally:
             run.close()
 
-    def _serve(self, run: "_ChildRun", program: Program) -> Any:
+    def _serve(self, run: _ChildRun, program: Program) -> Any:
         limits = program.limits
         deadline = time.monotonic() + limits.timeout
         printed = 0
@@ -117,23 +118,8 @@ class HyperlightBackend:
             elif kind == "exit":
                 run.finished = True
                 break
-            elif kind == "fail":
-                error = str(message.get("error"))
-                if message.get("stage") == "create" or "Failed to create sandbox" in error:
-                    if self.factory == FACTORY:
-                        probe.record_failure(condense(error))
-                    raise BootFailed(condense(error))
-                if re.search(r"memory", error, re.I):  # the guest ran out of its heap: a trap, not MemoryError
-                    raise ProgramError(ErrorInfo("MemoryError", MEMORY_MESSAGE.format(
-                        memory_mib=limits.memory / MiB) + f"; the sandbox stopped: {condense(error)}"))
-                raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
-            elif started:  # the child died in the middle of the program (a crash of the VM or the runtime)
-                raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
-            else:  # the child died before the program began (a crash while booting the VM)
-                error = f"the worker process exited unexpectedly{run.stderr_tail()}"
-                if self.factory == FACTORY:
-                    probe.record_failure(error)
-                raise BootFailed(error)
+            else:
+                raise self._stopped(message, run, limits, started=started)
         if outcome is None:  # the guest runtime failed before or outside _run (should not happen)
             stdout = str(message.get("stdout") or "")[printed:]
             if stdout:
@@ -143,6 +129,25 @@ class HyperlightBackend:
         if outcome.get("error"):
             raise ProgramError(_error_info(outcome["error"], program))
         return _decode_value(outcome.get("value"))
+
+    def _stopped(self, message: dict[str, Any], run: _ChildRun, limits: Limits, *, started: bool) -> Exception:
+        """The error for a child that failed (``kind == "fail"``) or died, before or after the program began."""
+        if message.get("kind") == "fail":
+            error = str(message.get("error"))
+            if message.get("stage") == "create" or "Failed to create sandbox" in error:
+                if self.factory == FACTORY:
+                    probe.record_failure(condense(error))
+                return BootFailed(condense(error))
+            if re.search(r"memory", error, re.I):  # the guest ran out of its heap: a trap, not MemoryError
+                return ProgramError(ErrorInfo("MemoryError", MEMORY_MESSAGE.format(
+                    memory_mib=limits.memory / MiB) + f"; the sandbox stopped: {condense(error)}"))
+            return ProgramError(ErrorInfo("RuntimeError", f"the sandbox stopped: {condense(error)}"))
+        if started:  # the child died in the middle of the program (a crash of the VM or the runtime)
+            return ProgramError(ErrorInfo("RuntimeError", f"the sandbox process died{run.stderr_tail()}"))
+        error = f"the worker process exited unexpectedly{run.stderr_tail()}"  # a crash while booting the VM
+        if self.factory == FACTORY:
+            probe.record_failure(error)
+        return BootFailed(error)
 
 
 class BootFailed(BackendUnavailable):
@@ -187,7 +192,7 @@ def probe_sandbox(timeout: float = probe.PROBE_TIMEOUT, backend: HyperlightBacke
     return None if out.strip() == "42" else f"the probe printed {out[:200]!r} instead of '42'"
 
 
-def _no_tools(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _no_tools(name: str, _args: tuple[Any, ...], _kwargs: dict[str, Any]) -> Any:  # a Program.call_tool
     raise NameError(f"name '{name}' is not defined")
 
 
@@ -405,7 +410,7 @@ class _ChildRun:
     def __init__(self, request: dict[str, Any]) -> None:
         self.finished = False  # the child said it is done: let it exit by itself
         self._stderr = tempfile.TemporaryFile()
-        self._lines: "queue.Queue[bytes | None]" = queue.Queue()
+        self._lines: queue.Queue[bytes | None] = queue.Queue()
         self.proc = subprocess.Popen(
             [sys.executable, str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=self._stderr, env={**os.environ, "PYTHONUNBUFFERED": "1"})

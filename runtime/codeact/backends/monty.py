@@ -13,9 +13,9 @@ import sys
 from typing import Any, NamedTuple
 
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
-from .program import Program
 from .cpu import OneCpu
 from .host_modules import HostModules
+from .program import Program
 from .sandbox_os import WorkspaceOS
 
 try:
@@ -133,7 +133,7 @@ class MontyBackend:
                 raise ProgramError(info) from None
         raise AssertionError("unreachable")
 
-    def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: "_ResultKeys") -> Any:
+    def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: _ResultKeys) -> Any:
         def printer(stream: str, text: str) -> None:
             if stream == "stderr" and program.on_print_err is not None:
                 program.on_print_err(text)
@@ -319,7 +319,7 @@ def _namespace(space: str, members: list[str]) -> Any:
     return _pm.ClassInstance(holder, eager_attrs=tuple(members))
 
 
-def _answer_os(name: str, args: Any, kwargs: Any, files: "WorkspaceOS | None",
+def _answer_os(name: str, args: Any, kwargs: Any, files: WorkspaceOS | None,
                modules: HostModules) -> dict[str, Any]:
     """The answer to an OS call of the sandbox: a file-system call over the workspace, an import of a module served
     on the host, or a refusal that names the tool to use instead."""

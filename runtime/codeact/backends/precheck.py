@@ -21,6 +21,12 @@ Kept importable by any Python 3 the system may have: no annotations or syntax ne
 import os
 import sys
 
+TYPE_CHECKING = False  # not `typing`; the annotations are type comments, which every Python 3 reads
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Tuple  # noqa: F401 - read in the type comments
+
+    Check = Dict[str, Any]  # {"name", "ok", "detail", "fix"}
+
 MIN_GLIBC = (2, 28)
 MSHV, KVM = "/dev/mshv", "/dev/kvm"  # Hyper-V on Linux (e.g. Azure), KVM
 DEVICES = (MSHV, KVM)
@@ -40,10 +46,12 @@ FIX_WINDOWS_WHP = "enable the Windows Hypervisor Platform feature (PowerShell as
 
 
 def _check(name, ok, detail, fix=None):
+    # type: (str, bool, str, Optional[str]) -> Check
     return {"name": name, "ok": ok, "detail": detail, "fix": None if ok else fix}
 
 
 def glibc_version():
+    # type: () -> Optional[Tuple[int, int]]
     """``(major, minor)`` of the C library, or ``None`` where it is not glibc (musl, macOS, Windows)."""
     try:
         text = os.confstr("CS_GNU_LIBC_VERSION")  # "glibc 2.36"
@@ -59,6 +67,7 @@ def glibc_version():
 
 
 def _machine():
+    # type: () -> str
     if sys.platform == "win32":
         return (os.environ.get("PROCESSOR_ARCHITEW6432") or os.environ.get("PROCESSOR_ARCHITECTURE") or "").lower()
     try:
@@ -68,6 +77,7 @@ def _machine():
 
 
 def platform_check():
+    # type: () -> Check
     """Is there a hyperlight-sandbox 0.8 wheel for this OS, CPU and C library?"""
     machine = _machine()
     if sys.platform.startswith("linux"):
@@ -92,6 +102,7 @@ def platform_check():
 
 
 def _can_open(path):
+    # type: (str) -> Optional[str]
     """``None`` if ``path`` opens read-write, else the reason (the hypervisor needs read-write access)."""
     flags = os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -103,6 +114,7 @@ def _can_open(path):
 
 
 def device_check():
+    # type: () -> Check
     """A hypervisor device this user can open: /dev/mshv or /dev/kvm (Linux), the Hypervisor Platform (Windows)."""
     if sys.platform == "win32":
         root = os.environ.get("SystemRoot") or os.environ.get("windir") or "C:\\Windows"
@@ -125,6 +137,7 @@ def device_check():
 
 
 def software_kvm_check():
+    # type: () -> Check
     """Is /dev/kvm a software emulation (kvm_pvm)? Only matters when KVM is the device hyperlight would use."""
     if not sys.platform.startswith("linux"):
         return _check("software KVM", True, "not applicable on %s" % sys.platform)
@@ -138,6 +151,7 @@ def software_kvm_check():
 
 
 def checks():
+    # type: () -> List[Check]
     """Every cheap check, in order; each ``{"name", "ok", "detail", "fix"}``."""
     first = platform_check()
     if not first["ok"]:
@@ -146,14 +160,16 @@ def checks():
 
 
 def reason():
+    # type: () -> Optional[str]
     """``None`` if hyperlight might run here, else the first failing check's detail."""
     for check in checks():
         if not check["ok"]:
-            return check["detail"]
+            return str(check["detail"])
     return None
 
 
 def pinned_backend(settings_path=None, environ=None):
+    # type: (Optional[str], Optional[Mapping[str, str]]) -> Tuple[str, Optional[str]]
     """The backend named by ``CODEACT_BACKEND``, else by the stamped settings file; "auto" when neither says."""
     env = os.environ if environ is None else environ
     if env.get("CODEACT_BACKEND"):
@@ -172,6 +188,7 @@ def pinned_backend(settings_path=None, environ=None):
 
 
 def decide(settings_path=None, environ=None):
+    # type: (Optional[str], Optional[Mapping[str, str]]) -> str
     """``"yes"``, ``"yes: <why>"`` or ``"no: <why>"``: should the launcher install hyperlight?"""
     backend, source = pinned_backend(settings_path, environ)
     if backend == "monty":
@@ -183,6 +200,7 @@ def decide(settings_path=None, environ=None):
 
 
 def main(argv=None):
+    # type: (Optional[List[str]]) -> int
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
         print(__doc__.strip())

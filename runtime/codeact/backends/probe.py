@@ -13,7 +13,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from ..paths import codeact_cache_dir as cache_dir
 from . import precheck

@@ -1,10 +1,11 @@
 """What a backend is handed (:class:`Program`) and what it must offer (:class:`Backend`)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NamedTuple, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol
 
-from ..core.limits import Limits
 from ..core.boundary import Workspace
+from ..core.limits import Limits
 from ..core.tool import Tool
 
 

@@ -12,8 +12,9 @@ the environment stays closed.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
 from ..core import notices
 from ..core.boundary import Workspace

@@ -75,7 +75,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return _Parser
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up). Made once
     per process: the warm server parses every run's arguments with it (parsing does not change a parser)."""

@@ -7,11 +7,12 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from ..core.config import Settings
 from ..core.boundary import find_workspace
+from ..core.config import Settings
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from ..mcp.cache import cache_path, cached_lock
 from ..mcp.config import USER_FILE, LoadedConfig, ServerConfig, copilot_home, load_servers, read_exclusions
@@ -40,7 +41,7 @@ def main(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     timeout = float(getattr(args, "timeout", None) or DEFAULT_TIMEOUT)
-    if _machine_local(workspace):
+    if _machine_local():
         return _discover_machine_lock(workspace, timeout, bool(getattr(args, "check", False)), as_json, err)
     if getattr(args, "check", False):
         return _check(workspace, as_json, err)
@@ -89,7 +90,7 @@ def _refresh_user_lock(workspace: Path, timeout: float, err: Callable[[str], Non
                           "tools": [t["name"] for t in e.get("tools", [])]} for n, e in lock["servers"].items()}
 
 
-def _machine_local(workspace: Path) -> bool:
+def _machine_local() -> bool:
     """A global or plugin install: its lock for a repository is this machine's (never one the repository ships)."""
     return Settings.load().scope != "repo"
 

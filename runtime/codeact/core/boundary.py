@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Mapping, NamedTuple, NoReturn
+from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
 from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
 from .winnames import has_stream, short_name_of, windows_name
-
 
 # ---------------------------------------------------------------------------------------------- the protected set
 # What a program may read but never write. The rules belong to the REPOSITORY and the INSTALL, not to the workspace
@@ -436,7 +436,7 @@ class Workspace(NamedTuple):
 
     @classmethod
     def at(cls, root: Path | str, *, allow_secrets: bool = False,
-           environ: Mapping[str, str] | None = None) -> "Workspace":
+           environ: Mapping[str, str] | None = None) -> Workspace:
         """The workspace at ``root``, or :class:`PolicyError` when ``root`` cannot be one (see
         :func:`workspace_refusal`: a protected or system folder, home, one of home's dot-folders)."""
         env = os.environ if environ is None else environ

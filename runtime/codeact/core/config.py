@@ -8,9 +8,10 @@ from __future__ import annotations
 import functools
 import json
 import os
-from types import MappingProxyType
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, NamedTuple
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ..errors import ConfigError
 from ..paths import user_config_dir
@@ -43,7 +44,7 @@ class Settings(NamedTuple):
         return (value,) if isinstance(value, str) else tuple(value)
 
     @classmethod
-    def load(cls, home: Path | None = None) -> "Settings":
+    def load(cls, home: Path | None = None) -> Settings:
         path = (home or codeact_home()) / SETTINGS_FILE
         if not path.is_file():
             return cls()

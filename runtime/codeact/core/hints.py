@@ -4,7 +4,8 @@ wrongly. Each hint names a replacement that runs, so one rewrite of the program 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _AVAILABLE = ("json, re, math, statistics, datetime, tomllib, collections, itertools, functools, typing, pathlib, os, "
               "os.path, glob, fnmatch, random, time, hashlib, base64, copy, csv, sys, dataclasses")
@@ -193,7 +194,7 @@ def _keyword_call(program: str, line: int, tool: str, spec: Any) -> str | None:
         tree = ast.parse(program)
     except (SyntaxError, ValueError):
         return None
-    props = list((spec.parameters.get("properties") or {}))
+    props = list(spec.parameters.get("properties") or {})
     required = set(spec.parameters.get("required") or [])
     order = [n for n in props if n in required] + [n for n in props if n not in required]
     for node in ast.walk(tree):

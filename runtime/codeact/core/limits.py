@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from ..errors import ToolTimeout, UsageError
 
@@ -27,7 +28,7 @@ class Limits(_LimitValues):
 
     __slots__ = ()
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> "Limits":
+    def __new__(cls, *args: Any, **kwargs: Any) -> Limits:
         self = super().__new__(cls, *args, **kwargs)
         for name, value in zip(self._fields, self):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
@@ -38,7 +39,7 @@ class Limits(_LimitValues):
     def names(cls) -> list[str]:
         return list(cls._fields)
 
-    def merged(self, overrides: Mapping[str, Any]) -> "Limits":
+    def merged(self, overrides: Mapping[str, Any]) -> Limits:
         """A copy with ``overrides`` applied; unknown names are refused with the valid list."""
         unknown = sorted(set(overrides) - set(self.names()))
         if unknown:
@@ -66,7 +67,7 @@ class Limits(_LimitValues):
                 "tool_calls": f"{self.tool_calls:,}", "output": size(self.output), "tool_result": size(self.tool_result)}
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Limits":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
         """Defaults overridden by ``CODEACT_TIMEOUT``, ``CODEACT_MEMORY``, ... from the environment."""
         env = os.environ if environ is None else environ
         overrides = {n: env[f"CODEACT_{n.upper()}"] for n in cls.names() if env.get(f"CODEACT_{n.upper()}")}
@@ -86,7 +87,7 @@ class Deadline:
         self.timeout = float(timeout)
         self.at = time.monotonic() + self.timeout
 
-    def start(self) -> "Deadline":
+    def start(self) -> Deadline:
         """Begin the run's time now."""
         self.at = time.monotonic() + self.timeout
         return self
@@ -109,25 +110,25 @@ class Deadline:
         if time.monotonic() >= self.at:
             raise self.stopped(tool, detail)
 
-    def interrupting(self, tool: str, detail: str = "") -> "_Alarm":
+    def interrupting(self, tool: str, detail: str = "") -> _Alarm:
         """A ``with`` block that the deadline interrupts with :meth:`stopped`, even inside a regular expression that
         backtracks for ever (Python's ``re`` checks for signals). POSIX main thread only (``SIGALRM``), and only
         when nothing else uses that signal; elsewhere the block just runs."""
         return _Alarm(self, tool, detail)
 
     @staticmethod
-    def current() -> "Deadline | None":
+    def current() -> Deadline | None:
         """The deadline of the run in progress in this thread (set by the runner), if any."""
         return getattr(_CURRENT, "deadline", None)
 
-    def activate(self) -> "Deadline | None":
+    def activate(self) -> Deadline | None:
         """Make this the current deadline of this thread; returns the previous one, for :meth:`restore`."""
         previous = getattr(_CURRENT, "deadline", None)
         _CURRENT.deadline = self
         return previous
 
     @staticmethod
-    def restore(previous: "Deadline | None") -> None:
+    def restore(previous: Deadline | None) -> None:
         _CURRENT.deadline = previous
 
 
@@ -137,7 +138,7 @@ class _Alarm:
     def __init__(self, deadline: Deadline, tool: str, detail: str) -> None:
         self.deadline, self.tool, self.detail, self.armed = deadline, tool, detail, False
 
-    def __enter__(self) -> "_Alarm":
+    def __enter__(self) -> _Alarm:
         import signal
 
         if (not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread()

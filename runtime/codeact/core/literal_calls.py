@@ -10,7 +10,8 @@ does not read) answers ``False``, and the checker decides, with its own messages
 from __future__ import annotations
 
 import ast
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 _MISSING = object()
 

@@ -9,7 +9,7 @@ A tool calls :func:`note`; outside a run (a test calling the tool directly) the 
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 MAX_NOTES = 20  # notes shown per run; a loop that hits one cap a thousand times says so once, then counts
 
@@ -41,7 +41,7 @@ class Notes:
             return list(self.items)
         return [*self.items, f"{self.extra} more notes like these were not shown"]
 
-    def activate(self) -> "Notes | None":
+    def activate(self) -> Notes | None:
         """Collect this thread's notes here; returns the previous collector, for :func:`restore`."""
         previous = getattr(_CURRENT, "notes", None)
         _CURRENT.notes = self

@@ -22,8 +22,9 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import ErrorInfo, ToolError
 from ..privatedir import ensure_private_dir
@@ -226,7 +227,7 @@ class OutputStore:
         self.root = root
 
     @classmethod
-    def for_workspace(cls, workspace: Path, environ: Mapping[str, str] | None = None) -> "OutputStore":
+    def for_workspace(cls, workspace: Path, environ: Mapping[str, str] | None = None) -> OutputStore:
         """The store of ``workspace`` (a resolved path) under this user's store folder."""
         import hashlib
 

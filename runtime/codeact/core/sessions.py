@@ -14,9 +14,10 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping
 from keyword import iskeyword
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .. import paths
 from ..errors import UsageError

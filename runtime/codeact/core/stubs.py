@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import keyword
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .tool import Tool
 

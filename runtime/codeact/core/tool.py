@@ -4,11 +4,12 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import Any, Callable, Literal, Mapping, NamedTuple, Union
+from typing import Any, Literal, NamedTuple, Union
 
-from .limits import Deadline, Limits
 from .boundary import Workspace
+from .limits import Deadline, Limits
 
 Source = Literal["builtin", "user", "mcp", "live"]
 

@@ -11,8 +11,8 @@ they are dropped too, as git's own checkout guard does. The rules cost nothing w
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 _SHORT = re.compile(r"([^.~\s]{1,6})~([0-9]{1,6})(?:\.([^.\s]{1,3}))?", re.IGNORECASE)
 _NOT_IN_SHORT = re.compile(r"[.\s]")  # dropped from a short name's basis (Windows also maps +,;=[] to _)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from . import spec
@@ -129,7 +130,7 @@ def render_sh_data() -> str:
 
 
 def render_ps_data() -> str:
-    def arr(items: list[str] | tuple[str, ...], quote=ps_quote) -> str:  # noqa: ANN001
+    def arr(items: list[str] | tuple[str, ...], quote: Callable[[str], str] = ps_quote) -> str:
         return "@(" + ", ".join(quote(i) for i in items) + ")"
 
     lines = [
@@ -153,7 +154,7 @@ def render_ps_data() -> str:
     lines.append(")")
     lines.append(f"$Protected = {ps_quote(spec.protected_value_pattern())}")
     lines.append(f"$NulEscape = {ps_quote(spec.NUL_ESCAPE)}")
-    smart = "[" + "".join("\\u%04X" % ord(c) for c in spec.PS_SMART_QUOTES) + "]"
+    smart = "[" + "".join(f"\\u{ord(c):04X}" for c in spec.PS_SMART_QUOTES) + "]"
     lines.append(f"$SmartQuotes = {ps_quote(smart)}")
     lines.append(f"$SmartQuoteEscapes = {ps_quote(spec.smart_quote_escapes())}")
     lines.append("$Pat = @{ " + "; ".join(f"{ps_quote(w.key)} = {ps_quote(ps_pattern(w.pattern))}"

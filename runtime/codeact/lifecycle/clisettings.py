@@ -14,8 +14,9 @@ Rendered by the template from the lock (so `codeact drift` renders the same byte
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..layout import CLI_SETTINGS
 

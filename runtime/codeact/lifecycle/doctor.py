@@ -16,9 +16,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .. import __version__
 from ..backends import boot_hyperlight, precheck, probe
@@ -244,7 +245,8 @@ def query_copier(python: str | None) -> dict[str, Any]:
     try:
         out = subprocess.run([python or sys.executable, "-c", _COPIER_QUERY], capture_output=True, text=True,
                              timeout=20, check=False)
-        return json.loads(out.stdout.strip().splitlines()[-1])
+        answer: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+        return answer
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return {"copier": None, "extensions_error": "could not ask copier's Python"}
 

@@ -15,9 +15,9 @@ path — a file, a folder, someone else's link — is left alone with a warning.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from .. import paths
 from ..layout import for_scope, project_of, read_manifest
@@ -71,7 +71,7 @@ def check_home(project: Path, home: Path) -> str | None:
     return None
 
 
-def link(project: Path, home: Path, *, say=print) -> tuple[list[str], list[str]]:
+def link(project: Path, home: Path) -> tuple[list[str], list[str]]:
     """Make every missing link. Returns (what changed, warnings)."""
     changed: list[str] = []
     warnings: list[str] = []

@@ -8,9 +8,9 @@ run it) — so both write byte-identical text, and the drift check can compare t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
-
+from typing import Any
 
 BEGIN = "<!-- codeact:mcp-tools:begin (generated from .codeact/tools.lock.json by `codeact refresh`) -->"
 END = "<!-- codeact:mcp-tools:end -->"

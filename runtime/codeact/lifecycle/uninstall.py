@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import CodeactError
-from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
 from ..core.boundary import find_workspace
 from ..core.winnames import windows_name
+from ..errors import CodeactError
+from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
 
 
 class Stamped(NamedTuple):

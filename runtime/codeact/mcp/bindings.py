@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..core import notices
-from ..errors import ConfigError
 from ..core.tool import Tool, ToolContext
+from ..errors import ConfigError
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
 

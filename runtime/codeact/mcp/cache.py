@@ -24,8 +24,9 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 from ..errors import ConfigError
 from ..paths import codeact_cache_dir, copilot_home, home
@@ -171,8 +172,8 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
               say: Callable[[str], None]) -> dict[str, Any]:
     import asyncio
 
+    from .discovery import DEFAULT_TIMEOUT, discover_servers, outcome_line
     from .session_pool import in_helper_thread, loop_running_here
-    from .discovery import DEFAULT_TIMEOUT, outcome_line, discover_servers
 
     def go() -> dict[str, Any]:
         return asyncio.run(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
@@ -205,7 +206,8 @@ def _values_hash(config: ServerConfig) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return parse_lock(path.read_text(encoding="utf-8"), str(path))["servers"]
+        servers: dict[str, Any] = parse_lock(path.read_text(encoding="utf-8"), str(path))["servers"]
+        return servers
     except (OSError, ConfigError):
         return {}  # missing or damaged: discover again
 

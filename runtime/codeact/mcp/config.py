@@ -35,9 +35,10 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Mapping
+from typing import Any, Literal
 
 from ..errors import ConfigError
 from ..paths import copilot_home, home
@@ -206,102 +207,128 @@ def _entries(path: Path, shown: str, scope: str, problems: list[ConfigProblem]) 
     return {}, ""
 
 
-def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: Path, env: Mapping[str, str],
-                 problems: list[ConfigProblem]) -> ServerConfig | None:
-    def bad(field_name: str, message: str) -> None:
-        problems.append(ConfigProblem(shown, f"{key}.{field_name}" if field_name else key, message))
+@dataclass
+class _EntryReader:
+    """Reads one ``mcpServers`` entry's fields, each problem located at ``key.FIELD`` of file ``shown``."""
 
-    if not name.strip():
-        bad("", "a server needs a non-empty name")
-        return None
-    if not isinstance(entry, dict):
-        bad("", "must be an object")
-        return None
-    before = len(problems)
+    shown: str
+    key: str
+    entry: dict[str, Any]
+    env: Mapping[str, str]
+    problems: list[ConfigProblem]
+    unset: list[str] = field(default_factory=list)  # the undefined-variable warnings, for the run's notes
+
+    def bad(self, field_name: str, message: str) -> None:
+        self.problems.append(ConfigProblem(self.shown, f"{self.key}.{field_name}" if field_name else self.key,
+                                           message))
+
+    def strings(self, field_name: str) -> list[str]:
+        value = self.entry.get(field_name, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.bad(field_name, "must be a list of strings")
+            return []
+        return value
+
+    def mapping(self, field_name: str) -> dict[str, str]:
+        value = self.entry.get(field_name, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            self.bad(field_name, "must be an object of string values")
+            return {}
+        return value
+
+    def expand(self, text: str, field_name: str) -> str:
+        def missing(var: str) -> None:
+            message = f"${var} is not set; left as written (the CLI does the same)"
+            self.problems.append(ConfigProblem(self.shown, f"{self.key}.{field_name}", message, "warning"))
+            self.unset.append(f"{self.shown}: {self.key}.{field_name}: {message}")
+        return expand_vars(text, self.env, missing)
+
+
+def _entry_kind(entry: dict[str, Any], read: _EntryReader) -> str | None:
+    """The entry's ``type`` as written, or inferred from ``command``/``url``; ``None`` (said) when neither works."""
     kind = entry.get("type")
     if kind is None:
         kind = "stdio" if "command" in entry else ("http" if "url" in entry else None)
         if kind is None:
-            bad("", "needs \"command\" (a local server) or \"url\" (a remote one)")
+            read.bad("", "needs \"command\" (a local server) or \"url\" (a remote one)")
             return None
     if kind not in TRANSPORTS:
-        bad("type", f"unknown type {kind!r}; use one of {', '.join(TRANSPORTS)}")
+        read.bad("type", f"unknown type {kind!r}; use one of {', '.join(TRANSPORTS)}")
+        return None
+    return str(kind)
+
+
+def _check_location(entry: dict[str, Any], kind: str, read: _EntryReader) -> None:
+    """``command`` for a local server, an http(s) ``url`` for a remote one, never the other's field."""
+    command, url = entry.get("command"), entry.get("url")
+    if TRANSPORTS[kind] == "stdio":
+        if not isinstance(command, str) or not command.strip():
+            read.bad("command", "a local server needs a non-empty \"command\" string")
+        if url is not None:
+            read.bad("url", f"\"url\" is for http/sse servers; this one is {kind}")
+        return
+    if isinstance(url, str) and "$" in url and not _valid_url(url):
+        read.bad("url", "Invalid url (the Copilot CLI skips this server: it checks the url as written, before "
+                        "${VAR} is expanded; put the variable in a part of the url where it is valid, or write it "
+                        "out)")
+    elif not isinstance(url, str) or not re.match(r"^https?://", url):
+        read.bad("url", f"a {kind} server needs an http(s) \"url\"")
+    if command is not None:
+        read.bad("command", f"\"command\" is for local servers; this one is {kind}")
+
+
+def _resolved_cwd(cwd: str, read: _EntryReader, root: Path) -> str:
+    """``cwd`` expanded, ``~`` as the user's home, a relative one against the repository (a user server's too)."""
+    expanded = read.expand(cwd, "cwd")
+    if expanded == "~" or expanded.startswith("~/"):
+        expanded = str(home(read.env)) + expanded[1:]
+    return expanded if os.path.isabs(expanded) else str(root / expanded)
+
+
+def _parse_entry(name: str, entry: Any, shown: str, scope: str, key: str, root: Path, env: Mapping[str, str],
+                 problems: list[ConfigProblem]) -> ServerConfig | None:
+    if not name.strip():
+        problems.append(ConfigProblem(shown, key, "a server needs a non-empty name"))
+        return None
+    if not isinstance(entry, dict):
+        problems.append(ConfigProblem(shown, key, "must be an object"))
+        return None
+    read = _EntryReader(shown, key, entry, env, problems)
+    before = len(problems)
+    kind = _entry_kind(entry, read)
+    if kind is None:
         return None
     transport = TRANSPORTS[kind]
-
-    def strings(field_name: str) -> list[str]:
-        value = entry.get(field_name, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            bad(field_name, "must be a list of strings")
-            return []
-        return value
-
-    def mapping(field_name: str) -> dict[str, str]:
-        value = entry.get(field_name, {})
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            bad(field_name, "must be an object of string values")
-            return {}
-        return value
-
-    unset: list[str] = []
-
-    def expand(text: str, field_name: str) -> str:
-        def missing(var: str) -> None:
-            message = f"${var} is not set; left as written (the CLI does the same)"
-            problems.append(ConfigProblem(shown, f"{key}.{field_name}", message, "warning"))
-            unset.append(f"{shown}: {key}.{field_name}: {message}")
-        return expand_vars(text, env, missing)
-
     command, cwd, url = entry.get("command"), entry.get("cwd"), entry.get("url")
-    args, raw_env, raw_headers = strings("args"), mapping("env"), mapping("headers")
-    tools = strings("tools") if "tools" in entry else ["*"]
-    if transport == "stdio":
-        if not isinstance(command, str) or not command.strip():
-            bad("command", "a local server needs a non-empty \"command\" string")
-        if url is not None:
-            bad("url", f"\"url\" is for http/sse servers; this one is {kind}")
-    else:
-        if isinstance(url, str) and "$" in url and not _valid_url(url):
-            bad("url", "Invalid url (the Copilot CLI skips this server: it checks the url as written, before "
-                       "${VAR} is expanded; put the variable in a part of the url where it is valid, or write it "
-                       "out)")
-        elif not isinstance(url, str) or not re.match(r"^https?://", url):
-            bad("url", f"a {kind} server needs an http(s) \"url\"")
-        if command is not None:
-            bad("command", f"\"command\" is for local servers; this one is {kind}")
+    args, raw_env, raw_headers = read.strings("args"), read.mapping("env"), read.mapping("headers")
+    tools = read.strings("tools") if "tools" in entry else ["*"]
+    _check_location(entry, kind, read)
     if cwd is not None and not isinstance(cwd, str):
-        bad("cwd", "must be a string")
+        read.bad("cwd", "must be a string")
     timeout = entry.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
-        bad("timeout", "must be a positive number of milliseconds")
+        read.bad("timeout", "must be a positive number of milliseconds")
     if any(p.severity == "error" for p in problems[before:]):
         return None
     for unknown in sorted(set(entry) - _KNOWN_KEYS):
         problems.append(ConfigProblem(shown, f"{key}.{unknown}", "unknown field, ignored", "warning"))
 
-    expanded_cwd = expand(cwd, "cwd") if isinstance(cwd, str) else None
-    if expanded_cwd is not None:
-        user_home = str(home(env))
-        if expanded_cwd == "~" or expanded_cwd.startswith("~/"):
-            expanded_cwd = user_home + expanded_cwd[1:]
-        if not os.path.isabs(expanded_cwd):  # as the CLI: against the repository, for a user server too
-            expanded_cwd = str(root / expanded_cwd)
     server = ServerConfig(
         name=name,
         transport=transport,
         source=shown,
         scope=scope,  # type: ignore[arg-type]
-        command=expand(command, "command") if transport == "stdio" and command is not None else None,
-        args=tuple(expand(a, f"args[{i}]") for i, a in enumerate(args)),
-        env={k: expand(v, f"env.{k}") for k, v in raw_env.items()},
-        cwd=expanded_cwd,
-        url=expand(url, "url") if isinstance(url, str) else None,
-        headers={k: expand(v, f"headers.{k}") for k, v in raw_headers.items()},
+        command=read.expand(command, "command") if transport == "stdio" and command is not None else None,
+        args=tuple(read.expand(a, f"args[{i}]") for i, a in enumerate(args)),
+        env={k: read.expand(v, f"env.{k}") for k, v in raw_env.items()},
+        cwd=_resolved_cwd(cwd, read, root) if isinstance(cwd, str) else None,
+        url=read.expand(url, "url") if isinstance(url, str) else None,
+        headers={k: read.expand(v, f"headers.{k}") for k, v in raw_headers.items()},
         tools=tuple(tools),
         timeout=float(timeout) / 1000 if timeout is not None else None,
         raw=entry,
     )
-    object.__setattr__(server, "warnings", tuple(unset))  # every field is expanded by now
+    object.__setattr__(server, "warnings", tuple(read.unset))  # every field is expanded by now
     return server
 
 

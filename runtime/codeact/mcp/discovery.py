@@ -12,9 +12,10 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..errors import ConfigError
 from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
@@ -279,8 +280,8 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
         listing = await _list_tools(config, cwd, environ, errlog=errlog)
     except Exception as exc:
         tail = stderr_tail(errlog)
-        if tail:
-            exc.add_note(f"stderr: {tail}")
+        if tail:  # as exc.add_note() does, which Python 3.10 (the runtime's floor) lacks
+            vars(exc).setdefault("__notes__", []).append(f"stderr: {tail}")
         if not listed.done():
             listed.set_exception(exc)
         return

@@ -13,11 +13,12 @@ import builtins
 import functools
 import keyword
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from ..core.stubs import python_type
 from ..core.catalog import BUILTINS
+from ..core.stubs import python_type
 
 GENERIC_TOOL = "mcp_call"
 RESOURCE_TOOL = "mcp_resource"  # top-level, so no server's own tool can shadow it

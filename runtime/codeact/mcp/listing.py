@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.tool import Tool
 
@@ -90,8 +91,8 @@ def _origin(tool: Tool) -> str:
 
 
 def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
-    from ..core.config import Settings
     from ..core.boundary import find_workspace
+    from ..core.config import Settings
 
     root = Path(getattr(args, "workspace", None) or find_workspace()).resolve()
     try:
@@ -102,8 +103,8 @@ def _lock_for(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def print_tools(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact tools [SERVER] [--json]``: every tool offered now (or one server's), then what is not offered."""
-    from ..errors import UsageError
     from ..core.stubs import signature
+    from ..errors import UsageError
 
     server = getattr(args, "server", None)
     chosen = list(tools.values())
@@ -132,8 +133,8 @@ def print_tools(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
 
 def print_describe(args: argparse.Namespace, tools: Mapping[str, Tool]) -> int:
     """``codeact describe NAME``: one tool's signature, documentation and JSON Schema."""
-    from ..errors import UsageError
     from ..core.stubs import signature
+    from ..errors import UsageError
 
     tool = find_tool(tools, args.name)
     if tool is None:

@@ -28,8 +28,9 @@ server output gives identical bytes. Excluded servers (``mcp_exclude``) are not 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import ConfigError
 from ..layout import LOCK_FILE as _LOCK_FILE

@@ -5,11 +5,12 @@ Pure functions of the lock (no I/O, no Jinja, no ``mcp`` import): the same lock 
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..core.stubs import signature
-from .exposure import build_catalog
 from .bindings import as_tool
+from .exposure import build_catalog
 
 MAX_DESCRIPTION = 100
 

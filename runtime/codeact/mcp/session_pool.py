@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import concurrent.futures
 import base64
+import concurrent.futures
 import contextlib
 import os
 import sys
@@ -30,9 +30,10 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, TextIO
+from typing import Any, TextIO
 
 from ..backends.cpu import all_cpus
 from ..errors import ToolError, ToolTimeout
@@ -614,7 +615,7 @@ class SessionPool:
         """Close every session and stop every local server this pool started."""
         self._finalizer()
 
-    def __enter__(self) -> "SessionPool":
+    def __enter__(self) -> SessionPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,8 +9,8 @@ higher score, then the name.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..core.tool import Tool
 

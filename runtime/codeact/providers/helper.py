@@ -23,11 +23,12 @@ import runpy
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from ..errors import CodeactError
 from ..core.tool import tool_from_function
+from ..errors import CodeactError
 from . import protocol as wire
 from .state import STATUS_FILE, read_status
 
@@ -87,7 +88,7 @@ class Provider:
                 return
 
     def start(self, url: str | None = None, token: str | None = None, *, state_dir: Path | str | None = None,
-              timeout: float = 10.0, **options: Any) -> "Provider":
+              timeout: float = 10.0, **options: Any) -> Provider:
         """:meth:`serve` in a background thread; returns once registered (``TimeoutError`` if not within
         ``timeout`` s, with the server's refusal as its cause)."""
         def target() -> None:

@@ -16,14 +16,15 @@ import json
 import keyword
 import re
 import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..core.limits import Deadline
-from ..errors import ToolError
 from ..core.tool import Source, Tool
+from ..errors import ToolError
 from . import protocol as wire
 from .state import open_state
 
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 PATH = "/providers"
 AUTH_TIMEOUT = 10.0  # seconds a connection without an Authorization header has to send its auth frame
 DEFAULT_CALL_TIMEOUT = 60.0  # a call made outside any run (no Deadline.current()) waits this long
-LIVE: Source = cast(Source, "live")  # core.tool.Source names builtin/user/mcp; live tools are the fourth kind
+LIVE: Source = "live"  # the tools a live provider offers (core.tool.Source)
 _BUILTIN_NAMES = frozenset(dir(builtins))
 
 

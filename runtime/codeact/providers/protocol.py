@@ -9,8 +9,9 @@ builders return the text of a frame.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence, Union
+from typing import Any
 
 from ..errors import CodeactError
 
@@ -109,7 +110,7 @@ class Unknown:
     type: str
 
 
-Message = Union[Auth, Hello, ToolsUpdate, ToolResult, Goodbye, HelloAck, ToolCall, Error, Unknown]
+Message = Auth | Hello | ToolsUpdate | ToolResult | Goodbye | HelloAck | ToolCall | Error | Unknown
 
 _SCHEMA_TYPES = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
 

@@ -15,8 +15,9 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .. import client
 from ..errors import EXIT_OK, EXIT_USAGE
@@ -25,7 +26,7 @@ DEFAULT_IDLE_S = 600.0
 _STOP_GRACE_S = 5.0  # `server stop`: how long runs in flight may finish
 
 
-def idle_timeout(environ: "os._Environ[str] | dict[str, str]") -> float:
+def idle_timeout(environ: os._Environ[str] | dict[str, str]) -> float:
     """``CODEACT_SERVER_IDLE`` in seconds (default 600); a bad value falls back to the default."""
     try:
         value = float(environ.get("CODEACT_SERVER_IDLE") or DEFAULT_IDLE_S)
@@ -207,7 +208,7 @@ class Server:
         finally:
             self._ended(run)
 
-    def _ended(self, run: "_Run", abandoned: bool = False) -> None:
+    def _ended(self, run: _Run, abandoned: bool = False) -> None:
         with self._lock:
             if abandoned or self.runs.pop(id(run), None) is not None:
                 self.active -= 1
@@ -230,7 +231,7 @@ class Server:
                 nearest = min((run.began + run.limit for run in self.runs.values()), default=None)
                 self._deadlines.wait(None if nearest is None else max(nearest - now, 0.01))
 
-    def _abandon(self, run: "_Run") -> None:
+    def _abandon(self, run: _Run) -> None:
         try:
             run.finish([{"err": f"codeact: the run did not end {run.limit:g} s after it began, past its deadline; "
                                 "it was abandoned and the server restarts\n"}, {"exit": 1}])

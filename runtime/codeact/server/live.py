@@ -34,7 +34,6 @@ def _reserved(server: Any) -> set[str]:
     names = set(BUILTINS) | {"mcp_call", "mcp_resource", "user"}
     try:
         from ..mcp.config import load_servers
-
         from ..providers.hub import identifier
 
         servers = load_servers(server.workspace, os.environ).servers

@@ -4,10 +4,10 @@ environment and standard input, its prints routed back to the client."""
 from __future__ import annotations
 
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import streams
-
 
 GRACE_S = 1.5  # past the run's own limit (which counts MCP start-up): the client gives up 0.5 s later (timeout + 2 s)
 

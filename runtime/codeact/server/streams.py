@@ -10,7 +10,8 @@ import contextlib
 import io
 import sys
 import threading
-from typing import Callable, Iterator, TextIO
+from collections.abc import Callable, Iterator
+from typing import TextIO
 
 Writer = Callable[[str], None]
 

@@ -10,9 +10,9 @@ POOL_MAX = 16  # Monty workers at most: one is kept started, more start as runs 
 
 def warm_up(server: Any) -> None:
     """Import what every run needs and start what stays up (before the socket listens)."""
+    from .. import runner  # noqa: F401 - imported now so the first run does not pay for it
     from ..backends import monty
     from ..cli import build_parser
-    from .. import runner  # noqa: F401 - imported now so the first run does not pay for it
     from ..core import catalog, outputs, stubs  # noqa: F401
     from ..mcp import session_pool as mcp_client
 

@@ -6,13 +6,14 @@ import functools
 import importlib
 import json
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from ..core.config import Settings, enabled_builtins, load_user_config
-from ..paths import copilot_home
-from ..core.tool import Tool, ToolContext, tool_from_function
 from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
+from ..core.config import Settings, enabled_builtins, load_user_config
+from ..core.tool import Tool, ToolContext, tool_from_function
+from ..paths import copilot_home
 
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
@@ -21,7 +22,7 @@ def builtin_tool(name: str, ctx: ToolContext) -> Tool:
     return tool._replace(call=lambda **kw: func(ctx, **kw))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _unbound(name: str) -> tuple[Callable[..., Any], Tool]:
     """The function of built-in ``name`` and its Tool, schema included, made once per process (the warm server
     assembles the tools at every run; reading the signatures is most of that)."""
@@ -35,11 +36,12 @@ def _unbound(name: str) -> tuple[Callable[..., Any], Tool]:
 # (codeact.server.live), so the modules of one run never import the server.
 LIVE_SOURCES: list[Callable[[], Mapping[str, Tool]]] = []
 # What a live provider says about itself (``codeact describe PROVIDER``), by provider name; None if not connected.
-LIVE_CONTEXTS: list[Callable[[str], "str | None"]] = []
+LIVE_CONTEXTS: list[Callable[[str], str | None]] = []
 
 
 def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
-             *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+             *, user_config: Mapping[str, object] | None = None,
+             warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
     tools = _configured(ctx, settings, environ, user_config=user_config, warn=warn)
     for source in LIVE_SOURCES:
@@ -51,7 +53,8 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
 
 
 def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
-                *, user_config: Mapping[str, object] | None = None, warn=None) -> dict[str, Tool]:
+                *, user_config: Mapping[str, object] | None = None,
+                warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
     """The built-ins, user tools and MCP tools the configuration offers."""
     env = os.environ if environ is None else environ
     config = load_user_config(env) if user_config is None else user_config
@@ -97,8 +100,8 @@ def current_tools(workspace: str | None = None, environ: Mapping[str, str] | Non
     stderr. ``environ`` and ``cwd`` default to this process's (the warm server passes a request's)."""
     import sys
 
-    from ..core.limits import Limits
     from ..core.boundary import Workspace, find_workspace
+    from ..core.limits import Limits
 
     env = os.environ if environ is None else environ
     space = Workspace.at(workspace or find_workspace(cwd), environ=env)
@@ -125,7 +128,8 @@ def _user_mcp_config(env: Mapping[str, str]) -> bool:
     return (copilot_home(env) / "mcp-config.json").is_file()
 
 
-def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings, warn) -> dict | None:
+def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings,
+                  warn: Callable[[str], None] | None) -> dict[str, Any] | None:
     """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
     from ..mcp.cache import cached_lock, has_config
 

@@ -28,9 +28,9 @@ import errno
 import os
 import stat
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
-from typing import Iterator
 
 from ..errors import PolicyError, ToolError
 from ..paths import xdg_dir

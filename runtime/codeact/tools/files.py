@@ -3,11 +3,12 @@ time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
 import os
+from typing import BinaryIO
 
 from ..core import notices
+from ..core.tool import ToolContext
 from ..errors import ToolError
 from . import atomic
-from ..core.tool import ToolContext
 
 
 def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) -> str:
@@ -28,11 +29,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
                          for e in entries if e.name != ".git")
     if view_range is not None:
-        if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
-                or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
-            raise ToolError("view_range must be [first, last], two line numbers (1-based; last=-1 for the end)")
-        if view_range[0] < 1 or (view_range[1] != -1 and view_range[1] < view_range[0]):
-            raise ToolError(f"view_range {list(view_range)} is invalid; lines are 1-based and first <= last")
+        _check_range(view_range)
     cap = int(ctx.limits.tool_result)
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
     with open(real, "rb") as handle:
@@ -48,34 +45,53 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             lines = _split_lines(handle.read(keep * 2).decode("utf-16", "replace"))
             return _pick(lines, view_range, shown, size > keep * 2)
         if view_range is None:
-            if b"\0" in data:
-                raise _binary(shown, size)
-            text = data.decode("utf-8", "replace" if size <= keep else "ignore")
-            if size > keep:
-                whole = text.count("\n")
-                text += (f"\n... [truncated {size - keep} more bytes; read on with view_range=[first, last], "
-                         "or grep for what you need]")
-                notices.note("view()", f"returned the first {keep:,} of {size:,} bytes of {shown} (lines 1-{whole} "
-                                       f"whole: the tool-result limit); read on with view_range=[{whole + 1}, "
-                                       f"{2 * whole}] and so on, or grep for what you need")
-            return text
+            return _head(data, size, keep, shown)
         handle.seek(0)
-        first, last = view_range
-        picked: list[bytes] = []
-        total, number, cut = 0, 0, False
-        for raw in handle:
-            number += 1
-            if b"\0" in raw:
-                raise _binary(shown, size)
-            if number < first:
-                continue
-            if last != -1 and number > last:
-                break
-            if total + len(raw) > keep:
-                cut = True
-                break
-            picked.append(raw)
-            total += len(raw)
+        return _range(handle, view_range, keep, cap, shown, size)
+
+
+def _check_range(view_range: object) -> None:
+    """Refuse a ``view_range`` that is not ``[first, last]`` of 1-based line numbers with first <= last."""
+    if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
+        raise ToolError("view_range must be [first, last], two line numbers (1-based; last=-1 for the end)")
+    if view_range[0] < 1 or (view_range[1] != -1 and view_range[1] < view_range[0]):
+        raise ToolError(f"view_range {list(view_range)} is invalid; lines are 1-based and first <= last")
+
+
+def _head(data: bytes, size: int, keep: int, shown: str) -> str:
+    """A whole file's text from its first ``data`` (at most ``keep`` bytes), cut visibly when ``size`` is more."""
+    if b"\0" in data:
+        raise _binary(shown, size)
+    text = data.decode("utf-8", "replace" if size <= keep else "ignore")
+    if size > keep:
+        whole = text.count("\n")
+        text += (f"\n... [truncated {size - keep} more bytes; read on with view_range=[first, last], "
+                 "or grep for what you need]")
+        notices.note("view()", f"returned the first {keep:,} of {size:,} bytes of {shown} (lines 1-{whole} "
+                               f"whole: the tool-result limit); read on with view_range=[{whole + 1}, "
+                               f"{2 * whole}] and so on, or grep for what you need")
+    return text
+
+
+def _range(handle: BinaryIO, view_range: list[int], keep: int, cap: int, shown: str, size: int) -> str:
+    """Lines ``first..last`` of the open file, at most ``keep`` bytes of them (cut visibly past that)."""
+    first, last = view_range
+    picked: list[bytes] = []
+    total, number, cut = 0, 0, False
+    for raw in handle:
+        number += 1
+        if b"\0" in raw:
+            raise _binary(shown, size)
+        if number < first:
+            continue
+        if last != -1 and number > last:
+            break
+        if total + len(raw) > keep:
+            cut = True
+            break
+        picked.append(raw)
+        total += len(raw)
     if not picked and number < first and (number or first > 1):
         raise _past_end(shown, view_range, number)
     text = b"".join(picked).decode("utf-8", "replace")

@@ -35,18 +35,18 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import groupby
 from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from ..core import notices
 from ..core.limits import Deadline
+from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
 from . import regex_worker
-from ..core.tool import Cut, ToolContext
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
 from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk
@@ -875,7 +875,7 @@ def _in_worker(root: Path, base: Path, prefix: str, pattern: str, glob: str | No
     return Answer([(p, n, t) for p, n, t in reply["hits"]], reply["total"], reply["exact"])
 
 
-def _first_in_files_in_worker(start: Path, names: list[str], regex: "re.Pattern[str]", count: int, budget: int,
+def _first_in_files_in_worker(start: Path, names: list[str], regex: re.Pattern[str], count: int, budget: int,
                               extra: int, deadline: Deadline) -> list[list[Any]]:
     """The first matches, ``[rel, line, text]``, of the files ``names`` (below ``start``, sorted), searched one by
     one by Python in a child process killed at ``deadline``: grep's re-run when far more lines match than can be

@@ -18,8 +18,8 @@ from typing import Any
 
 from ..core import notices
 from ..core.limits import Deadline
-from ..errors import ToolError
 from ..core.tool import ToolContext
+from ..errors import ToolError
 from .outline_cache import OutlineCache
 
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped, and reported as an "error" item

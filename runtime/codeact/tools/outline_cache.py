@@ -14,8 +14,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 FORMAT = 2  # the items' shape; a change makes older caches unused
 RACY = 2.0  # seconds: a file modified this recently is parsed, never kept
@@ -37,7 +38,7 @@ class OutlineCache:
                 pass
 
     @classmethod
-    def for_workspace(cls, root: Path, environ: Mapping[str, str] | None) -> "OutlineCache":
+    def for_workspace(cls, root: Path, environ: Mapping[str, str] | None) -> OutlineCache:
         from ..paths import codeact_cache_dir
 
         try:
@@ -72,7 +73,8 @@ class OutlineCache:
             return parse(file, rel)
         entry = self.entries.get(rel)
         if entry is not None and entry[0] == info.st_size and entry[1] == info.st_mtime_ns:
-            return entry[2]
+            kept: list[dict[str, Any]] = entry[2]
+            return kept
         found = parse(file, rel)
         if self.file is not None and time.time() - info.st_mtime >= RACY:
             self.entries[rel] = [info.st_size, info.st_mtime_ns, found]

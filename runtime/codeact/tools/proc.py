@@ -7,8 +7,9 @@ consumes each chunk (and keeps what it needs) before the next is read.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..core.limits import Deadline
 
@@ -26,13 +27,13 @@ class Child:
     ``Child.start`` returns ``None`` when the program cannot be started.
     """
 
-    def __init__(self, proc: "subprocess.Popen[bytes]", deadline: Deadline, tool: str, detail: str) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], deadline: Deadline, tool: str, detail: str) -> None:
         self.proc, self.deadline, self.tool, self.detail = proc, deadline, tool, detail
         self.returncode: int | None = None
         self.killed = False
 
     @classmethod
-    def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str) -> "Child | None":
+    def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str) -> Child | None:
         import subprocess  # not at start-up: most runs never search
 
         deadline.check(tool, detail)
@@ -74,7 +75,7 @@ class Child:
         except OSError:
             pass
 
-    def __enter__(self) -> "Child":
+    def __enter__(self) -> Child:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -34,7 +34,7 @@ def interruptible() -> bool:
             and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None))
 
 
-def ask(cwd: Path, handler: str, request: dict[str, Any], deadline: "Deadline") -> dict[str, Any]:
+def ask(cwd: Path, handler: str, request: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
     """``handler`` (``"module:function"``, taking the request and a Deadline) answered in a child Python killed at
     ``deadline`` (the call then raises the deadline's TimeoutError); raises ToolError with the child's error."""
     import tempfile
@@ -48,7 +48,7 @@ def ask(cwd: Path, handler: str, request: dict[str, Any], deadline: "Deadline") 
         return _ask(cwd, f"@{spec.name}", deadline)
 
 
-def _ask(cwd: Path, request: str, deadline: "Deadline") -> dict[str, Any]:
+def _ask(cwd: Path, request: str, deadline: Deadline) -> dict[str, Any]:
     from .proc import Child
 
     child = Child.start([sys.executable, "-I", "-S", "-c", _BOOT, _RUNTIME, request], cwd, deadline, "grep",

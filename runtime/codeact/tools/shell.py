@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import time
+from typing import Any
 
 from ..core import notices
 from ..core.tool import ToolContext
@@ -83,7 +84,7 @@ class _Capture:
         return text
 
 
-def _pump(proc: subprocess.Popen, captures: dict, deadline: float) -> bool:
+def _pump(proc: subprocess.Popen[bytes], captures: dict[Any, _Capture], deadline: float) -> bool:
     """Read both pipes until they close, or the deadline passes (True), or the shell exited and a grace elapsed."""
     import selectors
 
@@ -110,7 +111,7 @@ def _pump(proc: subprocess.Popen, captures: dict, deadline: float) -> bool:
     return False
 
 
-def _exited(proc: subprocess.Popen) -> bool:
+def _exited(proc: subprocess.Popen[bytes]) -> bool:
     """Whether the shell has exited, without reaping it (so its pid, the group's id, cannot be reused yet)."""
     try:
         return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
@@ -118,7 +119,7 @@ def _exited(proc: subprocess.Popen) -> bool:
         return proc.poll() is not None
 
 
-def _stop_group(proc: subprocess.Popen, *, graceful: bool) -> None:
+def _stop_group(proc: subprocess.Popen[bytes], *, graceful: bool) -> None:
     """Stop every process of the shell's group: SIGTERM and, after a grace, SIGKILL (at once when not graceful).
 
     The group keeps its id while any member lives, so signalling it after the shell was reaped is safe.

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from ..core import notices
-from ..errors import PolicyError, ToolError
 from ..core.limits import Deadline
 from ..core.tool import ToolContext
+from ..errors import PolicyError, ToolError
 
 
 def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
@@ -45,7 +46,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
     try:
         _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
-        rows: list[dict] = []
+        rows: list[dict[str, Any]] = []
         for statement in statements:
             try:
                 cursor = conn.execute(statement)
@@ -152,7 +153,7 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
         return sqlite3.SQLITE_OK
 
     conn.set_authorizer(authorize)
-    if hasattr(conn, "setlimit"):  # Python 3.11+: one string or blob may not eat the memory limit at once
+    if sys.version_info >= (3, 11):  # setlimit is 3.11+: one string or blob may not eat the memory limit at once
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
     conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
 

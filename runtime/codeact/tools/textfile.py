@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO
 
 from ..core.limits import Deadline
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import keyword
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from ..paths import user_config_dir
 from ..core.tool import Tool, ToolContext, tool_from_function
+from ..paths import user_config_dir
 
 _MODULE_PREFIX = "codeact_user_tools."
 
@@ -102,8 +103,8 @@ def _find_function(module: Any, stem: str, declared: Any) -> Callable[..., Any]:
     import inspect
 
     for candidate in (stem, declared):
-        if isinstance(candidate, str) and inspect.isfunction(getattr(module, candidate, None)):
-            return getattr(module, candidate)
+        if isinstance(candidate, str) and inspect.isfunction(found := getattr(module, candidate, None)):
+            return found
     own = [obj for n, obj in vars(module).items()
            if inspect.isfunction(obj) and obj.__module__ == module.__name__ and not n.startswith("_")]
     if len(own) == 1:

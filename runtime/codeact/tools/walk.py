@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from ..errors import ToolError
 

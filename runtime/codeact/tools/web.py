@@ -12,10 +12,10 @@ import json
 import os
 from typing import Any
 
-from ..errors import PolicyError, ToolError
 from ..core import notices
 from ..core.limits import Deadline
 from ..core.tool import ToolContext
+from ..errors import PolicyError, ToolError
 
 MAX_REDIRECTS = 5
 MAX_BODY = 10 * 1024 * 1024  # bytes read from one response
@@ -63,7 +63,7 @@ def _norm_host(host: str) -> str:
     return host.strip().strip("[]").rstrip(".").lower()
 
 
-def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[str] = ()) -> list[tuple]:
+def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[str] = ()) -> list[tuple[Any, ...]]:
     """``getaddrinfo`` results for ``host``, refused (PolicyError) if any address is not public and the host is not
     in ``allow_hosts``. Connecting to exactly these addresses defeats DNS rebinding between check and use."""
     import socket
@@ -138,7 +138,7 @@ class _Watchdog:
         except (OSError, ValueError):
             pass
 
-    def __enter__(self) -> "_Watchdog":
+    def __enter__(self) -> _Watchdog:
         self._timer.start()
         return self
 
@@ -258,6 +258,8 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
     except LookupError:
         text = raw.decode("utf-8", "replace")
     if is_html:
+        from .html_text import html_to_text  # html.parser costs ~5 ms: only for a page that is HTML
+
         text = html_to_text(text, base_url=final_url)
     if cut_bytes:
         text += f"\n... [the page is larger than {MAX_BODY // (1024 * 1024)} MiB; only its start was read]"
@@ -313,94 +315,6 @@ def _sniff_charset(raw: bytes) -> str | None:
 
     found = re.search(rb"""<meta[^>]+charset\s*=\s*["']?([\w.:-]+)""", raw[:4096], re.I)
     return found[1].decode("ascii", "replace") if found else None
-
-
-def html_to_text(html: str, base_url: str = "") -> str:
-    """Readable text of an HTML page: headings as ``#``, list items as ``-``, links as ``[text](url)``."""
-    import re
-    import urllib.parse
-    from html.parser import HTMLParser
-
-    skip_tags = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"}
-    blocks = {"p", "div", "section", "article", "header", "footer", "nav", "aside", "main", "ul", "ol", "table",
-              "tr", "blockquote", "dl", "dt", "dd", "form", "figure", "figcaption", "details", "summary", "hr"}
-
-    class Reader(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__(convert_charrefs=True)
-            self.out: list[str] = []
-            self.skip = 0
-            self.pre = 0
-            self.title: list[str] = []
-            self.in_title = False
-            self.links: list[str | None] = []
-
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if tag == "title":
-                self.in_title = True
-            elif tag in skip_tags:
-                self.skip += 1
-            elif self.skip:
-                return
-            elif tag in blocks:
-                self.out.append("\n\n")
-            elif len(tag) == 2 and tag[0] == "h" and tag[1] in "123456":
-                self.out.append("\n\n" + "#" * int(tag[1]) + " ")
-            elif tag == "li":
-                self.out.append("\n- ")
-            elif tag == "br":
-                self.out.append("\n")
-            elif tag in ("td", "th"):
-                self.out.append(" | ")
-            elif tag == "pre":
-                self.pre += 1
-                self.out.append("\n\n```\n")
-            elif tag == "a":
-                href = dict(attrs).get("href") or ""
-                if href and not href.startswith(("#", "javascript:", "mailto:")):
-                    self.links.append(urllib.parse.urljoin(base_url, href) if base_url else href)
-                    self.out.append("[")
-                else:
-                    self.links.append(None)
-
-        def handle_endtag(self, tag: str) -> None:
-            if tag == "title":
-                self.in_title = False
-            elif tag in skip_tags:
-                self.skip = max(0, self.skip - 1)
-            elif self.skip:
-                return
-            elif tag == "pre":
-                self.pre = max(0, self.pre - 1)
-                self.out.append("\n```\n\n")
-            elif tag == "a" and self.links:
-                href = self.links.pop()
-                if href is not None:
-                    self.out.append(f"]({href})")
-            elif tag in blocks or (len(tag) == 2 and tag[0] == "h" and tag[1] in "123456"):
-                self.out.append("\n\n")
-
-        def handle_data(self, data: str) -> None:
-            if self.in_title:
-                self.title.append(data)
-            elif not self.skip:
-                self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
-
-    reader = Reader()
-    reader.feed(html)
-    reader.close()
-    body = "".join(reader.out)
-    body = re.sub(r"\[\s*\]\([^)]*\)", "", body)  # links without text (icons)
-    lines, in_code = [], False
-    for line in body.split("\n"):
-        if line.strip() == "```":
-            in_code = not in_code
-            lines.append("```")
-        else:
-            lines.append(line.rstrip() if in_code else line.strip())
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    title = " ".join("".join(reader.title).split())
-    return f"# {title}\n\n{text}" if title and not text.startswith("# ") else text
 
 
 # ----------------------------------------------------------------------------------------------------- github_api
