@@ -8,10 +8,10 @@ what they start (ripgrep, bash, MCP servers) may use every CPU.
 
 A tool that starts a process only on some calls (an MCP tool starts its server on the first call; later calls go
 to the open session) is marked ``in_process`` and widens the thread itself, only around a call that starts one:
-:func:`all_cpus`. That saves two ``sched_setaffinity`` calls per call (12-25 µs measured on a loaded 2-CPU
-virtual machine) and the migration back to the pinned CPU after it (110-400 µs there); the call's own work (the SDK
-reading the answer) then shares the run's CPU, as the program's round trips do, which costs when another process
-keeps that CPU busy.
+:func:`all_cpus`. The runner (backends/monty.py) also widens the run at its first MCP call and leaves it wide: the
+SDK's event loop thread and the server then answer on the other CPU. Of the three ways measured side by side in
+benchmarks/bench_mcp.py (every MCP call on the run's CPU; widened and narrowed around each call; widened once),
+this one came closest to the direct SDK client; the first was the slowest by far.
 
 ``CODEACT_PIN_CPU=0`` turns it off. Elsewhere than Linux, or where the calls are refused, it does nothing.
 """

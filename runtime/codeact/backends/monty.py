@@ -169,7 +169,7 @@ class MontyBackend:
                 snap = snap.resume(answer)
                 continue
             spawns = tool is not None and not tool.in_process
-            if spawns:
+            if spawns or (tool is not None and tool.source == "mcp"):
                 cpu.widen()  # what the tool starts (ripgrep, bash, an MCP server) may use every CPU
             try:
                 value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
