@@ -20,6 +20,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "runtime"))
+sys.path.insert(0, str(HERE.parent))  # tests.runtime: the corpus and its oracle
 
 from tests.runtime.corpus_oracle import (  # noqa: E402
     SUBSET_SOURCE,
