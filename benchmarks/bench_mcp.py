@@ -25,15 +25,15 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the repository: tests.conftest
 
+from tests.conftest import git, make_repo  # noqa: E402
 from userpath import (  # noqa: E402
     DEMO_SERVER,
     ROOT,
     TABLE_HEAD,
     Timing,
     UserRepo,
-    git,
-    make_repo,
     ms,
     na_row,
     row,
@@ -77,7 +77,7 @@ def in_run(repo: UserRepo, mode: str, calls: int, rounds: int) -> float:
                          f"{done.stderr[-800:]}") from None
     if done.returncode != 0 or len(per_round) != rounds:
         raise SystemExit(f"the {mode} timed run failed ({done.returncode}): {done.stderr[-800:]}")
-    return statistics.median(per_round)
+    return float(statistics.median(per_round))
 
 
 def client(repo: UserRepo, kind: str, calls: int, rounds: int) -> list[str]:

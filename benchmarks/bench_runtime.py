@@ -95,7 +95,7 @@ def start_up(repo: UserRepo, runs: int, warm: bool) -> dict[str, Timing]:
 
 def per_call(repo: UserRepo, runs: int, calls: int, mode: str) -> dict[str, float]:
     """Microseconds per call of each tool in ``mode``: (N-call program - 0-call program) / N."""
-    cmds: dict = {}
+    cmds: dict[str, tuple[list[str], dict[str, str]]] = {}
     n = counts(calls)
     for name, (expr, _) in CALLS.items():
         cmds[f"{name}:n"] = (repo.run_cmd(loop(n[name], expr, expr)), repo.env(mode))

@@ -39,6 +39,9 @@ from .rundir import server_folder
 TYPE_CHECKING = False  # not `typing`, nor `os` (~1 ms at every start: codeact.fastos has what the hot path needs)
 if TYPE_CHECKING:
     import os
+    from typing import Any
+
+    Frame = dict[str, Any]  # one message on the wire: marshal-able plain data
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
 PROTOCOL = 1
@@ -102,12 +105,12 @@ def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
 
 # ---- frames ----------------------------------------------------------------------------------------------------
 
-def send(sock: socket.socket, value: dict) -> None:
+def send(sock: socket.socket, value: "Frame") -> None:
     data = marshal.dumps(value)
     sock.sendall(len(data).to_bytes(4, "big") + data)
 
 
-def receive(sock: socket.socket) -> "dict | None":
+def receive(sock: socket.socket) -> "Frame | None":
     """The next frame, or ``None`` when the peer closed the connection (at a frame boundary or not); raises
     ``TimeoutError`` when the socket's timeout passes first."""
     head = _exactly(sock, 4)
@@ -183,7 +186,7 @@ def peer_is_this_user(sock: socket.socket) -> bool:
     return ids is None or ids[1] == sysos.getuid()
 
 
-def request(path: str, message: dict, timeout: float = 5.0) -> "dict | None":
+def request(path: str, message: "Frame", timeout: float = 5.0) -> "Frame | None":
     """One request answered by one frame (status, stop); ``None`` when no server answers."""
     try:
         sock = connect(path, timeout)
@@ -298,7 +301,7 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
     raise Unreachable("the server kept asking for a restart")
 
 
-def _withdraw(sock: socket.socket) -> "dict | None":
+def _withdraw(sock: socket.socket) -> "Frame | None":
     """Take back a run the server has not accepted in time: from now on its writes to this connection fail, so it
     can never start the run. The answer it gave just before, if any (then the run was accepted)."""
     try:

@@ -106,73 +106,120 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                          environ=env)
     clock = Deadline(limits.timeout)  # every tool call ends by it (started when the program starts)
     if tools is None:
-        user_config = load_user_config(env)
-        ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
-                          environ=dict(env), deadline=clock)
-        tools = assemble(ctx, settings, env, user_config=user_config)
-    if backend_impl is not None:
-        choice = backends.Choice(backend_impl.name, "given by the caller")
-    else:
-        choice = backends.choose(backend, settings.backend, env)
-        backend_impl = backends.load(choice.name)
+        tools = _default_tools(space, limits, settings, env, clock)
+    choice, backend_impl = _backend_for(backend, backend_impl, settings, env)
 
     output = _Output(KEEP_PRINTED)
     errors = _Output(KEEP_PRINTED // 8)  # print(..., file=sys.stderr)
     notes = notices.Notes()  # tools say here what they did not return (codeact.core.notices)
-    calls: list[ToolCall] = []
-    interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever the program catches
+    dispatch = _ToolDispatch(tools, limits, clock, space, notes)
     clock.start()  # from here: a first MCP discovery is not the program's time
 
-    def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        tool = tools.get(name)
+    kept: dict[str, Any] = {}
+    state = _session_state(session, choice, space, env)
+    program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
+                               call_tool=dispatch, on_print=output.write,
+                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
+                               state=state, on_state=kept.update if session is not None else None, workspace=space,
+                               on_print_err=errors.write)
+    result, error = _execute(backend_impl, program, space, clock, notes, dispatch.interrupted)
+    if dispatch.interrupted:
+        raise KeyboardInterrupt
+    if session is not None and error is None:
+        from .core import sessions
+        note = sessions.save(space.root, session, kept, env)
+        if note:
+            notes.add(note)
+    return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
+                     tool_calls=dispatch.calls, duration_ms=(time.perf_counter() - started) * 1000,
+                     backend_reason=choice.reason, notes=notes.shown(), stderr=errors.text())
+
+
+def _default_tools(space: Workspace, limits: Limits, settings: Settings, env: Mapping[str, str],
+                   clock: Deadline) -> Mapping[str, Tool]:
+    """Every tool the settings, the user's config and the environment enable, bound to this run."""
+    user_config = load_user_config(env)
+    ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
+                      environ=dict(env), deadline=clock)
+    return assemble(ctx, settings, env, user_config=user_config)
+
+
+def _backend_for(backend: str | None, backend_impl: backends.Backend | None, settings: Settings,
+                 env: Mapping[str, str]) -> tuple[backends.Choice, backends.Backend]:
+    """The backend that runs the program and why: the caller's own, or the one asked for or chosen here."""
+    if backend_impl is not None:
+        return backends.Choice(backend_impl.name, "given by the caller"), backend_impl
+    choice = backends.choose(backend, settings.backend, env)
+    return choice, backends.load(choice.name)
+
+
+def _session_state(session: str | None, choice: backends.Choice, space: Workspace,
+                   env: Mapping[str, str]) -> dict[str, Any] | None:
+    """The globals ``--session`` kept for this program (``None`` without a session); UsageError off monty."""
+    if session is None:
+        return None
+    if choice.name != "monty":
+        raise UsageError(f"--session needs the monty backend (this run uses {choice.name})")
+    from .core import sessions
+    return sessions.load(space.root, session, env)
+
+
+class _ToolDispatch:
+    """The program's ``call_tool``: checks a call against the run's limits, makes it, accounts for it, caps its
+    result and turns a failure into the exception the program sees."""
+
+    def __init__(self, tools: Mapping[str, Tool], limits: Limits, clock: Deadline, space: Workspace,
+                 notes: notices.Notes) -> None:
+        self.tools, self.limits, self.clock, self.space, self.notes = tools, limits, clock, space, notes
+        self.calls: list[ToolCall] = []
+        self.interrupted: list[BaseException] = []  # Ctrl-C during a tool call: the run stops, whatever it catches
+
+    def __call__(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tool = self._admit(name, args)
+        t0 = time.perf_counter()
+        try:
+            value = tool.call(**kwargs) if tool.source != "user" else _call_by_deadline(tool, kwargs, self.clock)
+        except BaseException as exc:  # noqa: BLE001 - converted for the program below
+            self.calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
+            if isinstance(exc, KeyboardInterrupt):
+                self.interrupted.append(exc)
+            if isinstance(exc, TimeoutError) and self.clock.expired():  # e.g. an MCP call given the time left
+                exc = self.clock.stopped(name)
+            raise _for_program(exc, self.space) from None
+        self.calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
+        value, dropped = _cap_result(value, self.limits.tool_result)
+        if dropped:  # a list keeps its item type; the cut is reported where the model reads the output
+            self.notes.add(f"{name}(): returned {len(value)} items; {dropped} more did not fit the "
+                           f"{self.limits.tool_result:,} byte tool-result limit and were dropped: narrow the query (or "
+                           "raise CODEACT_TOOL_RESULT)")
+        return value
+
+    def _admit(self, name: str, args: tuple[Any, ...]) -> Tool:
+        """The tool ``name`` names, if the program may call it now; else the error the program sees."""
+        tool = self.tools.get(name)
         if tool is None:
-            raise NameError(f"name '{name}' is not defined; available tools: {', '.join(sorted(tools))}")
+            raise NameError(f"name '{name}' is not defined; available tools: {', '.join(sorted(self.tools))}")
         if args:
             params = ", ".join(f"{p}=..." for p in (tool.parameters.get("properties") or {}))
             raise TypeError(f"{name}() takes keyword arguments only; call it as {name}({params})")
-        if interrupted:
+        if self.interrupted:
             raise RuntimeError("the run was interrupted (Ctrl-C); no further tool calls")
-        if len(calls) >= limits.tool_calls:
-            raise RuntimeError(f"tool call limit of {limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
-        if clock.expired():
-            raise TimeoutError(f"the {limits.timeout:g} s time limit was reached before calling {name}()")
-        t0 = time.perf_counter()
-        try:
-            value = tool.call(**kwargs) if tool.source != "user" else _call_by_deadline(tool, kwargs, clock)
-        except BaseException as exc:  # noqa: BLE001 - converted for the program below
-            calls.append(ToolCall(name, False, (time.perf_counter() - t0) * 1000))
-            if isinstance(exc, KeyboardInterrupt):
-                interrupted.append(exc)
-            if isinstance(exc, TimeoutError) and clock.expired():  # e.g. an MCP call given the time left
-                exc = clock.stopped(name)
-            raise _for_program(exc, space) from None
-        calls.append(ToolCall(name, True, (time.perf_counter() - t0) * 1000))
-        value, dropped = _cap_result(value, limits.tool_result)
-        if dropped:  # a list keeps its item type; the cut is reported where the model reads the output
-            notes.add(f"{name}(): returned {len(value)} items; {dropped} more did not fit the "
-                         f"{limits.tool_result:,} byte tool-result limit and were dropped: narrow the query (or "
-                         "raise CODEACT_TOOL_RESULT)")
-        return value
+        if len(self.calls) >= self.limits.tool_calls:
+            raise RuntimeError(f"tool call limit of {self.limits.tool_calls} reached (CODEACT_TOOL_CALLS raises it)")
+        if self.clock.expired():
+            raise TimeoutError(f"the {self.limits.timeout:g} s time limit was reached before calling {name}()")
+        return tool
 
-    kept: dict[str, Any] = {}
-    if session is not None:
-        if choice.name != "monty":
-            raise UsageError(f"--session needs the monty backend (this run uses {choice.name})")
-        from .core import sessions
-        state = sessions.load(space.root, session, env)
-    program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values()), limits=limits,
-                               call_tool=call_tool, on_print=output.write,
-                               pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
-                               state=state if session is not None else None,
-                               on_state=kept.update if session is not None else None, workspace=space,
-                               on_print_err=errors.write)
-    result, error = None, None
+
+def _execute(backend_impl: backends.Backend, program: backends.Program, space: Workspace, clock: Deadline,
+             notes: notices.Notes, interrupted: list[BaseException]) -> tuple[Any, ErrorInfo | None]:
+    """The program's last value, or the error it failed with (scrubbed of what the workspace hides)."""
     previous = clock.activate()  # tools given by the caller, with their own ToolContext, see it too
     previous_notes = notes.activate()
     try:
-        result = backend_impl.execute(program)
+        return backend_impl.execute(program), None
     except ProgramError as exc:
-        error = exc.info._replace(message=space.scrub(exc.info.message))
+        return None, exc.info._replace(message=space.scrub(exc.info.message))
     except Exception:
         if interrupted:  # the worker got the same Ctrl-C and died: not a crash to report
             raise KeyboardInterrupt from None
@@ -180,15 +227,6 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     finally:
         Deadline.restore(previous)
         notices.restore(previous_notes)
-    if interrupted:
-        raise KeyboardInterrupt
-    if session is not None and error is None:
-        note = sessions.save(space.root, session, kept, env)
-        if note:
-            notes.add(note)
-    return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
-                     tool_calls=calls, duration_ms=(time.perf_counter() - started) * 1000,
-                     backend_reason=choice.reason, notes=notes.shown(), stderr=errors.text())
 
 
 def _call_by_deadline(tool: Tool, kwargs: dict[str, Any], clock: Deadline) -> Any:

@@ -8,7 +8,7 @@ run it) — so both write byte-identical text, and the drift check can compare t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +76,12 @@ def rewrite(path: Path, section: str) -> bool:
 
 
 def refresh(project: Path, *, timeout: float, launcher: str | None = None,
-            progress=None) -> list[str]:
+            progress: Callable[[str], None] | None = None) -> list[str]:
     """Re-discover the MCP servers, write the lock and rewrite the generated sections (and, in exclusive mode, the
     CLI settings that disable the repository's servers: clisettings.py). Returns changed files.
 
     ``launcher`` defaults to the one the repo-scope templates print (the generated sections must match them)."""
-    from ..layout import LAYOUTS
+    from ..layout import CLI_SETTINGS, LAYOUTS
     from ..mcp.config import read_exclusions
     from ..mcp.discovery import discover
     from ..mcp.lock import read_lock
@@ -92,4 +92,4 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
                           read_exclusions(project), context_budget(project))
     changed = [rel for rel in DOC_FILES if rewrite(project / rel, section)]
     from . import clisettings
-    return changed + ([clisettings.CLI_SETTINGS] if clisettings.rewrite(project) else [])
+    return changed + ([CLI_SETTINGS] if clisettings.rewrite(project) else [])

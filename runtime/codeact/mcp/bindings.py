@@ -6,13 +6,16 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core import notices
 from ..core.tool import Tool, ToolContext
 from ..errors import ConfigError
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
+
+if TYPE_CHECKING:
+    from .session_pool import SessionPool
 
 
 def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
@@ -74,7 +77,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
     return tools
 
 
-def mcp_caller(pool: Any, exposed: ExposedTool) -> Callable[..., Any]:
+def mcp_caller(pool: SessionPool, exposed: ExposedTool) -> Callable[..., Any]:
     server, tool, unwrap, schema = exposed.server, exposed.tool, exposed.unwrap, exposed.output_schema
 
     def call(**kwargs: Any) -> Any:
@@ -109,8 +112,8 @@ def _unknown(server: str, catalog: Catalog, lock: Mapping[str, Any] | None) -> s
             "$COPILOT_HOME/mcp-config.json since the tools were listed needs `codeact discover`")
 
 
-def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = None) -> Tool:
-    def mcp_call(server: str, tool: str, arguments: dict | None = None) -> Any:
+def _generic_tool(pool: SessionPool, catalog: Catalog, lock: Mapping[str, Any] | None = None) -> Tool:
+    def mcp_call(server: str, tool: str, arguments: dict[str, Any] | None = None) -> Any:
         exposed = catalog.find(server, tool)
         if exposed is None:
             if server not in catalog.servers and server not in catalog.servers.values():
@@ -138,7 +141,7 @@ def _generic_tool(pool: Any, catalog: Catalog, lock: Mapping[str, Any] | None = 
             "identifier or is chosen at run time. `codeact tools` lists the exposed tools.")
 
 
-def _resource_tool(pool: Any, catalog: Catalog) -> Tool:
+def _resource_tool(pool: SessionPool, catalog: Catalog) -> Tool:
     def mcp_resource(server: str, uri: str) -> list[dict[str, Any]]:
         real = catalog.servers.get(server, server)
         if real not in catalog.servers.values():

@@ -145,7 +145,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     base_env = dict(os.environ if environ is None else environ)
     # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
     # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
-    listed: dict[str, asyncio.Future] = {name: loop.create_future() for name in servers}
+    listed: dict[str, asyncio.Future[_Listing]] = {name: loop.create_future() for name in servers}
     workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout),
                                    name=f"discover:{name}") for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
@@ -207,7 +207,7 @@ def import_sdk() -> None:
     import mcp.client.streamable_http  # noqa: F401
 
 
-class _Listing(list):  # type: ignore[type-arg]
+class _Listing(list[Any]):
     """The tools a server listed (``mcp.types.Tool``), and those dropped as invalid: ``(name, reason)``.
 
     ``cli_only``: the tools it offers only to a client that declares sampling and elicitation, as the Copilot CLI
@@ -264,7 +264,7 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
 
 
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
-                       listed: asyncio.Future, deadline: float) -> None:
+                       listed: asyncio.Future[_Listing], deadline: float) -> None:
     """List ``config``'s tools into ``listed`` (its result, or the failure) by ``deadline`` (loop time).
 
     The server is listed twice, one session after the other (a server may hold a file while it runs): as CodeAct's
@@ -335,7 +335,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
     return kept, dropped, next_cursor if isinstance(next_cursor, str) else None
 
 
-def _outcome_of(task: asyncio.Future, config: ServerConfig) -> Outcome:
+def _outcome_of(task: asyncio.Future[_Listing], config: ServerConfig) -> Outcome:
     from .session_pool import describe_failure, is_connection_closed
 
     name = config.name

@@ -30,14 +30,19 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from ..backends.cpu import all_cpus
 from ..errors import ToolError, ToolTimeout
 from .config import START_TIMEOUT, ServerConfig
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+T = TypeVar("T")
 
 # Start-up (process start and handshake) has its own bound, as in the Copilot CLI 1.0.102: a server's "timeout"
 # bounds each call, not its start (a server answering initialize after 6 s with "timeout": 2000 is loaded there).
@@ -70,7 +75,8 @@ class RunOutOfTime(MCPError, ToolTimeout):
 
 @contextlib.asynccontextmanager
 async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None,
-                       environ: Mapping[str, str] | None = None, session_options: Mapping[str, Any] | None = None):
+                       environ: Mapping[str, str] | None = None, session_options: Mapping[str, Any] | None = None
+                       ) -> AsyncIterator[ClientSession]:
     """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit.
 
     A local server inherits ``environ`` (the calling run's environment; ``os.environ`` when ``None``) plus its own
@@ -144,7 +150,7 @@ if sys.version_info < (3, 11):  # anyio brings the backport there
     from exceptiongroup import BaseExceptionGroup
 
 
-def _leaves(exc: BaseException):
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         for sub in exc.exceptions:
             yield from _leaves(sub)
@@ -234,9 +240,9 @@ def _text(content: list[Any]) -> str:
 class _Connection:
     config: ServerConfig
     errlog: TextIO | None
-    ready: asyncio.Future = field(default=None)  # type: ignore[arg-type]  # set at start; resolves to the session
+    ready: asyncio.Future[ClientSession] = field(default=None)  # type: ignore[arg-type]  # set at start; resolves to the session
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task | None = None
+    task: asyncio.Task[None] | None = None
     dead: ServerUnavailable | None = None
     pid: int | None = None  # a local server's process (diagnostics: `codeact server status`)
     last_used: float = 0.0
@@ -269,7 +275,7 @@ class _PoolState:
                     atexit.register(self.close)
             return self.loop
 
-    def submit(self, coro: Any) -> Any:
+    def submit(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the pool's loop until it completes, and return its result.
 
         The loop runs in the CALLING thread while a call is in flight and rests in between (the sessions' reader
@@ -284,7 +290,7 @@ class _PoolState:
             return in_helper_thread(lambda: self._drive(coro))
         return self._drive(coro)
 
-    def _drive(self, coro: Any) -> Any:
+    def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
         loop = self.loop
         assert loop is not None
         if self.drive.acquire(blocking=False):  # the common case: nobody else drives the loop
@@ -513,22 +519,23 @@ def loop_running_here() -> bool:
     return True
 
 
-def in_helper_thread(func: Callable[[], Any]) -> Any:
+def in_helper_thread(func: Callable[[], T]) -> T:
     """``func()`` run in a short-lived thread (for callers whose own thread already runs an event loop)."""
-    outcome: dict[str, Any] = {}
+    value: list[T] = []
+    error: list[BaseException] = []
 
     def target() -> None:
         try:
-            outcome["value"] = func()
+            value.append(func())
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            outcome["error"] = exc
+            error.append(exc)
 
     thread = threading.Thread(target=target, name="codeact-mcp")
     thread.start()
     thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome.get("value")
+    if error:
+        raise error[0]
+    return value[0]
 
 
 class SessionPool:

@@ -45,9 +45,10 @@ def runtime_tree(root: Path) -> Iterable[tuple[str, int, int, int]]:
 
 def inputs(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
     """The files whose content is hashed for ``workspace`` under ``environ``."""
-    from ..core.config import codeact_home, user_config_dir
+    from ..core.config import codeact_home
     from ..mcp.cache import cache_path
     from ..mcp.config import config_files
+    from ..paths import user_config_dir
 
     config = user_config_dir(environ)
     copilot = paths.copilot_home(environ)
@@ -219,7 +220,7 @@ class _Hashed:
     __slots__ = ("files", "probes", "stats", "runtime", "value")
 
     def __init__(self, workspace: Path, environ: Mapping[str, str]) -> None:
-        from ..core.config import user_config_dir
+        from ..paths import user_config_dir
 
         tools = str(user_config_dir(environ) / "tools")
         self.probes = (str(workspace / ".mcp.json"), tools)

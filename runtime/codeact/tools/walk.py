@@ -20,7 +20,7 @@ SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".co
 SKIP_IGNORE_FILE = Path(__file__).with_name("skip.ignore")
 IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
 
-Rules = list  # list[tuple[re.Pattern[str], bool, bool]]: (regex, negated, dir_only), file order
+Rules = list[tuple[re.Pattern[str], bool, bool]]  # (regex, negated, dir_only), in file order
 
 
 # --------------------------------------------------------------------------------------------------------- globs
@@ -31,44 +31,14 @@ def translate_glob(pattern: str) -> str:
     while i < n:
         c = pattern[i]
         if c == "*":
-            j = i
-            while j < n and pattern[j] == "*":
-                j += 1
-            whole_segment = j - i == 2 and (i == 0 or pattern[i - 1] == "/") and (j == n or pattern[j] == "/")
-            if whole_segment and j == n:
-                out.append(".*")
-            elif whole_segment:
-                out.append("(?:.*/)?")
-                j += 1
-            else:
-                out.append("[^/]*")
-            i = j
+            i = _translate_stars(pattern, i, out)
         elif c == "?":
             out.append("[^/]")
             i += 1
         elif c == "[":
             i = _translate_class(pattern, i, out)
         elif c == "{":
-            depth, j, parts, start = 0, i, [], i + 1
-            while j < n:
-                if pattern[j] == "\\":
-                    j += 2
-                    continue
-                if pattern[j] == "{":
-                    depth += 1
-                elif pattern[j] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif pattern[j] == "," and depth == 1:
-                    parts.append(pattern[start:j])
-                    start = j + 1
-                j += 1
-            if j >= n:
-                raise ValueError("unclosed alternate group '{'")
-            parts.append(pattern[start:j])
-            out.append("(?:" + "|".join(translate_glob(p) for p in parts) + ")")
-            i = j + 1
+            i = _translate_alternates(pattern, i, out)
         elif c == "\\" and i + 1 < n:
             out.append(re.escape(pattern[i + 1]))
             i += 2
@@ -76,6 +46,48 @@ def translate_glob(pattern: str) -> str:
             out.append(re.escape(c))
             i += 1
     return "".join(out)
+
+
+def _translate_stars(pattern: str, i: int, out: list[str]) -> int:
+    """The run of ``*`` at ``i``: ``**`` as a whole segment crosses folders, any other run stays within one."""
+    n = len(pattern)
+    j = i
+    while j < n and pattern[j] == "*":
+        j += 1
+    whole_segment = j - i == 2 and (i == 0 or pattern[i - 1] == "/") and (j == n or pattern[j] == "/")
+    if whole_segment and j == n:
+        out.append(".*")
+    elif whole_segment:
+        out.append("(?:.*/)?")
+        j += 1
+    else:
+        out.append("[^/]*")
+    return j
+
+
+def _translate_alternates(pattern: str, i: int, out: list[str]) -> int:
+    """The ``{a,b,...}`` group at ``i`` (nested groups and escapes kept whole), each alternative a glob itself."""
+    n = len(pattern)
+    depth, j, parts, start = 0, i, [], i + 1
+    while j < n:
+        if pattern[j] == "\\":
+            j += 2
+            continue
+        if pattern[j] == "{":
+            depth += 1
+        elif pattern[j] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        elif pattern[j] == "," and depth == 1:
+            parts.append(pattern[start:j])
+            start = j + 1
+        j += 1
+    if j >= n:
+        raise ValueError("unclosed alternate group '{'")
+    parts.append(pattern[start:j])
+    out.append("(?:" + "|".join(translate_glob(p) for p in parts) + ")")
+    return j + 1
 
 
 def _translate_class(pattern: str, i: int, out: list[str]) -> int:
