@@ -74,20 +74,22 @@ def read_fast(argv: list[str]) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
+    from ..backends.head_start import start_sandbox_early
     from ..core.limits import Limits
     from ..core.outputs import present
+    from ..core.watchdog import Watchdog
     from ..runner import run
 
     env = os.environ if args.environ is None else args.environ  # the warm server passes the request's
     code = _read_program(args)
     if args.environ is None:
-        _start_sandbox_early(args.backend, env)
+        start_sandbox_early(args.backend, env)
     overrides = {"timeout": args.timeout} if args.timeout is not None else {}
     limits = Limits.from_env(env).merged(overrides)
     workspace = args.workspace or (str(_workspace_root(args)) if args.cwd is not None else None)
     # in this process, a tool that holds the interpreter (C code keeping the GIL) would stop every deadline here:
     # a timer outside the interpreter ends it (the warm server's client does the same for the server)
-    guard = _Watchdog(float(limits.timeout)) if args.environ is None else None
+    guard = Watchdog(float(limits.timeout)) if args.environ is None else None
     try:
         result = run(code, workspace=workspace, backend=args.backend, limits=limits, environ=env,
                      session=args.session)
@@ -103,46 +105,6 @@ def main(args: argparse.Namespace) -> int:
         sys.stderr.write(err)
         sys.stderr.flush()
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR
-
-
-def _start_sandbox_early(requested: str | None, env: Any) -> None:
-    """In this process (no warm server): start the monty worker now, so that it boots while the run imports and
-    checks what it needs. Only a head start: the run chooses its backend again and reports any problem itself."""
-    from .. import backends
-    from ..core.config import Settings
-
-    try:
-        if backends.choose(requested, Settings.load().backend, env).name == "monty":
-            from ..backends import monty
-
-            monty.start_early()
-    except Exception:  # noqa: BLE001 - the run itself says what is wrong, in its own order
-        pass
-
-
-WATCHDOG_GRACE_S = 1.8  # past the run's time limit: a run in this process ends by its timeout + 2 s
-
-
-class _Watchdog:
-    """Ends this process unless :meth:`close` comes within the run's ``timeout`` plus :data:`WATCHDOG_GRACE_S`:
-    ``faulthandler``'s timer, a C thread that needs no interpreter lock, prints ``Timeout (H:MM:SS)!`` and every
-    thread's stack (the tool that holds the interpreter on top) on stderr, then exits 1. It costs nothing a run (a
-    watchdog process cost ~20 ms of CPU)."""
-
-    def __init__(self, timeout: float) -> None:
-        import faulthandler
-
-        self._handler = faulthandler
-        try:
-            faulthandler.dump_traceback_later(timeout + WATCHDOG_GRACE_S, exit=True, file=2)  # stderr
-            self.armed = True
-        except (AttributeError, ValueError, OSError, RuntimeError):
-            self.armed = False  # no usable stderr (closed, or not a file): the run goes unguarded
-
-    def close(self) -> None:
-        if self.armed:
-            self._handler.cancel_dump_traceback_later()
-            self.armed = False
 
 
 def _workspace_root(args: argparse.Namespace) -> Path:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import notices
 from ..core.tool import Tool, ToolContext
 from ..errors import ConfigError
+from .config import LoadedConfig, load_servers
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
 from .lock import read_lock
 
@@ -43,8 +44,11 @@ def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
 
 
 def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude: Iterable[str] = (),
-              lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
+              lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None,
+              loaded: LoadedConfig | None = None) -> dict[str, Tool]:
     """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
+    ``loaded``: the configuration already read for this run (read here when not given); a tool starts its server
+    only as configured there.
 
     Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.session_pool.SessionPool` shared by
     the returned tools: one session per server for the life of this tool set (one run).
@@ -65,7 +69,7 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
     from .session_pool import SessionPool
 
     environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
-    pool = SessionPool(_resolver(root, environ, lock or {}), cwd=root, environ=environ,
+    pool = SessionPool(_resolver(load_servers(root, environ) if loaded is None else loaded, environ, lock or {}), cwd=root, environ=environ,
                        call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
     tools: dict[str, Tool] = {}
     cap = int(ctx.limits.tool_result)
@@ -159,16 +163,13 @@ def _resource_tool(pool: SessionPool, catalog: Catalog) -> Tool:
             "content: {\"uri\", \"mime_type\", \"text\"} or {\"uri\", \"mime_type\", \"blob\"} (base64).")
 
 
-def _resolver(root: Path, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
+def _resolver(loaded: LoadedConfig, environ: Mapping[str, str], lock: Mapping[str, Any]) -> Callable[[str], Any]:
     """``name -> ServerConfig``: the configuration as it was when the run began (read now, before the program
     runs, so nothing the program writes can change which command starts), and only if it is the configuration
     the lock was made for. In a folder Copilot does not trust (``lock["trusted"]`` is False: a global or plugin
     install), the user's own servers start in the home folder, not among files the program may have written."""
     import dataclasses
 
-    from .config import load_servers
-
-    loaded = load_servers(root, environ)
     servers = loaded.servers
     unreadable = [str(p) for p in loaded.errors if not p.key]  # a syntax error: the CLI skips the whole file
     if lock.get("trusted") is False:

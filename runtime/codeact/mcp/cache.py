@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..paths import codeact_cache_dir, copilot_home, home
-from .config import USER_FILE, ServerConfig, config_files, load_servers
+from .config import USER_FILE, LoadedConfig, ServerConfig, config_files, load_servers
 from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
@@ -82,7 +82,7 @@ def _trusted_folders(path: Path) -> list[str]:
 
 def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
                 timeout: float | None = None, force: bool = False, progress: Callable[[str], None] | None = None,
-                user_only: bool = False) -> tuple[dict[str, Any], Path]:
+                user_only: bool = False, loaded: LoadedConfig | None = None) -> tuple[dict[str, Any], Path]:
     """The lock of every server configured for ``workspace`` and not excluded, discovering those not known.
 
     ``force`` (``codeact discover``) lists every server again. Otherwise the repository's own servers are started
@@ -90,12 +90,14 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     for the same configuration is kept, however old, and a new or changed server is left out with a note.
     Never raises for a failing server (it is recorded as failed, with the reason); raises :class:`ConfigError` only
     when the cache cannot be written. ``user_only`` (repo scope, whose committed lock holds the repository's own
-    servers): only the user's servers, in a cache file of their own. ``timeout``: for servers that set none.
+    servers): only the user's servers, in a cache file of their own. ``timeout``: for servers that set none. ``loaded``: the configuration
+    already read for this run (:func:`~codeact.mcp.config.load_servers`), read here when not given.
     """
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     path = cache_path(workspace, environ, user_only=user_only)
     skip = set(exclude)
-    servers = {n: c for n, c in load_servers(workspace, environ).servers.items()
+    loaded = load_servers(workspace, environ) if loaded is None else loaded
+    servers = {n: c for n, c in loaded.servers.items()
                if n not in skip and (c.scope == "user" or not user_only)}
     known = _read(path)
     now = time.time()
@@ -138,12 +140,13 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
 
 
 def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
-              warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+              warn: Callable[[str], None] | None = None, loaded: LoadedConfig | None = None) -> dict[str, Any] | None:
     """Repo scope: the committed lock, plus this machine's lock of the user's own servers
     (``$COPILOT_HOME/mcp-config.json``), which the committed lock never holds; ``None`` when there is neither.
 
     The user's servers are callable as in global scope (discovered once, kept in the cache); they never reach the
     committed lock, instructions or agent, only ``codeact tools``. A few ``stat`` calls when there are none.
+    ``loaded``: as :func:`cached_lock`'s.
     """
     note = warn or (lambda _m: None)
     committed: dict[str, Any] | None = None
@@ -156,7 +159,7 @@ def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[
         return committed
     taken = set((committed or {}).get("servers", {}))
     try:
-        mine, _path = cached_lock(workspace, environ, exclude=set(exclude) | taken, user_only=True)
+        mine, _path = cached_lock(workspace, environ, exclude=set(exclude) | taken, user_only=True, loaded=loaded)
     except Exception as exc:  # noqa: BLE001 - the user's servers must not stop a program that may not need them
         note(f"your MCP servers ($COPILOT_HOME/{USER_FILE}) are unavailable: {exc}")
         return committed

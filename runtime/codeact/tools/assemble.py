@@ -8,12 +8,15 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..core.tool import Tool, ToolContext, tool_from_function
 from ..paths import copilot_home
+
+if TYPE_CHECKING:
+    from ..mcp.config import LoadedConfig
 
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
@@ -69,22 +72,30 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
                 (warn or (lambda _m: None))(f"user tool {tool.name!r} shadows the built-in of that name; skipped")
                 continue
             tools[tool.name] = tool
-    lock = None
+    # The MCP configuration is read once, here, into one value that the lock (codeact.mcp.cache) and the tools
+    # (codeact.mcp.bindings) both take: neither reads it again.
+    mcp_config: LoadedConfig | None = None
+    lock: dict[str, Any] | None
     if settings.scope != "repo":
         # an install outside the repository: this machine's lock for it, never a lock the repository ships (its
         # servers are its own commands, started only where Copilot trusts the folder: codeact.mcp.cache)
-        lock = _machine_lock(ctx, env, settings, warn)
-        if lock is None:
+        found = _machine_lock(ctx, env, settings, warn)
+        if found is None:
             return tools
+        lock, mcp_config = found
     elif _has_servers(ctx.workspace.root / ".codeact" / "tools.lock.json") or _user_mcp_config(env):
         from ..mcp.cache import repo_lock  # the committed lock + this machine's lock of the user's own servers
-        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn)
+        from ..mcp.config import load_servers
+
+        # without a file of the user's own, repo_lock reads no configuration: mcp_tools reads it if it has tools
+        mcp_config = load_servers(ctx.workspace.root, env) if _user_mcp_config(env) else None
+        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn, loaded=mcp_config)
         if lock is None:
             return tools
     else:  # layout.LOCK_FILE and codeact.mcp are not imported: hot path
         return tools
     from ..mcp.bindings import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
-    for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn).items():
+    for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn, loaded=mcp_config).items():
         if name in tools or name.split(".", 1)[0] in tools:
             (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
                                         "skipped")
@@ -129,15 +140,18 @@ def _user_mcp_config(env: Mapping[str, str]) -> bool:
 
 
 def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings,
-                  warn: Callable[[str], None] | None) -> dict[str, Any] | None:
-    """The lock of a repository an install outside it works on (codeact.mcp.cache); ``None`` without servers."""
+                  warn: Callable[[str], None] | None) -> tuple[dict[str, Any], LoadedConfig] | None:
+    """The lock of a repository an install outside it works on (codeact.mcp.cache) and the MCP configuration it
+    was made from; ``None`` without servers."""
     from ..mcp.cache import cached_lock, has_config
+    from ..mcp.config import load_servers
 
     if not has_config(ctx.workspace.root, env):
         return None
     try:
-        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude)
+        config = load_servers(ctx.workspace.root, env)
+        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, loaded=config)
     except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a program that may not need it
         (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
         return None
-    return lock
+    return lock, config
