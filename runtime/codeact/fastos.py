@@ -67,9 +67,11 @@ def is_dir(path: str) -> bool:
 _O_PATH = getattr(sysos, "O_PATH", 0)
 
 
-def realpath(path: str) -> str:
-    """``os.path.realpath(path)``: for a path that exists, asked of the kernel (Linux: opened ``O_PATH``, its
-    ``/proc/self/fd`` link read), else ``os.path.realpath`` itself."""
+def real_path(path: str) -> "tuple[str, bool]":
+    """``os.path.realpath(path)``, and whether the kernel saw it exist: for a path that exists, asked of the kernel
+    (Linux: opened ``O_PATH``, its ``/proc/self/fd`` link read: three system calls, where ``os.path.realpath`` makes
+    an ``lstat`` a component in Python), else ``os.path.realpath`` itself (``False``: a file to create, a dangling
+    link, a loop, or no ``O_PATH`` here)."""
     if _O_PATH:
         try:
             fd = sysos.open(path, _O_PATH | sysos.O_CLOEXEC)
@@ -83,11 +85,16 @@ def realpath(path: str) -> str:
             finally:
                 sysos.close(fd)
             if found.startswith("/") and not found.endswith(" (deleted)"):
-                return found
+                return found, True
     import os
 
-    return os.path.realpath(path)
+    return os.path.realpath(path), False
+
+
+def realpath(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel where it can say (:func:`real_path`)."""
+    return real_path(path)[0]
 
 
 __all__ = ["IS_POSIX", "S_IMODE", "S_ISDIR", "S_ISSOCK", "dirname", "environ", "fsencode", "is_dir", "join",
-           "lexists", "realpath", "sysos"]
+           "lexists", "real_path", "realpath", "sysos"]

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codeact.core.boundary import Workspace, _realpath
+from codeact.core.boundary import Workspace
+from codeact.fastos import real_path
 from codeact.runner import _cap_result
 
 
@@ -28,7 +29,7 @@ def tree(tmp_path: Path) -> Path:
                                  "missing/file.py", "dangling", "loop", "fifo", ".", "src/a.py/", "link"])
 def test_the_kernels_real_path_is_realpaths(tree: Path, rel: str) -> None:
     path = os.path.join(str(tree), rel)
-    found, exists = _realpath(path)
+    found, exists = real_path(path)
     assert found == os.path.realpath(path)
     assert not exists or os.path.exists(found)
 

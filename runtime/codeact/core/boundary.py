@@ -12,6 +12,7 @@ from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
+from ..fastos import real_path
 from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
 from .winnames import has_stream, short_name_of, windows_name
 
@@ -303,7 +304,7 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
         return f"workspace {path} does not exist; {_PASS_INSTEAD}"
     if not given.is_dir():
         return f"workspace {path} is not a folder; {_PASS_INSTEAD}"
-    real = Path(_realpath(str(given))[0])
+    real = Path(real_path(str(given))[0])
     running = running_install() if running is None else running
     host = (host_folders(env) if host is None else host) if sandbox else ()
     homes = paths.homes(env)
@@ -332,7 +333,7 @@ def workspace_refusal(path: Path | str, *, sandbox: bool = True, environ: Mappin
                     f"and tools the host runs; {_PASS_INSTEAD}")
     if sandbox:
         for kind in ("config", "data", "state"):
-            folder = Path(_realpath(str(paths.xdg_dir(kind, env)))[0])
+            folder = Path(real_path(str(paths.xdg_dir(kind, env)))[0])
             if real == folder or real.is_relative_to(folder):
                 return (f"workspace {path} is refused — the XDG {kind} folder ({folder}): the host reads and runs "
                         f"its files; {_PASS_INSTEAD}")
@@ -345,7 +346,7 @@ def check_workspace(path: Path | str, *, sandbox: bool = True, environ: Mapping[
     refused = workspace_refusal(path, sandbox=sandbox, environ=environ, running=running, host=host)
     if refused:
         raise PolicyError(refused)
-    return Path(_realpath(os.path.expanduser(os.fspath(path)))[0])
+    return Path(real_path(os.path.expanduser(os.fspath(path)))[0])
 
 
 def check_program_file(path: Path | str) -> None:
@@ -389,7 +390,7 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     found: tuple[str | Path, ...] = (paths.copilot_home(env), paths.user_config_dir(env), paths.codeact_cache_dir(env),
                                      rundir.server_folder(env), paths.xdg_dir("state", env) / "codeact",
                                      *paths.venv_folders(env))
-    return tuple(dict.fromkeys(Path(_realpath(str(p))[0]) for p in found))
+    return tuple(dict.fromkeys(Path(real_path(str(p))[0]) for p in found))
 
 
 def _under(root: str, candidate: str) -> str | None:
@@ -400,30 +401,6 @@ def _under(root: str, candidate: str) -> str | None:
         rest = candidate[len(root) + 1:]
         return rest if os.sep == "/" else Path(rest).as_posix()
     return None
-
-
-_PROC_FD = "/proc/self/fd/"
-
-
-def _realpath(path: str) -> tuple[str, bool]:
-    """``os.path.realpath(path)``, and whether it was seen to exist: for a path that exists, asked of the kernel
-    where it can say (Linux: open it ``O_PATH`` and read its ``/proc/self/fd`` link: three system calls, where
-    ``realpath`` makes one ``lstat`` a component in Python), else ``os.path.realpath`` (``False``: not known)."""
-    flag = getattr(os, "O_PATH", 0)
-    if flag:
-        try:
-            fd = os.open(path, flag | os.O_CLOEXEC)
-        except OSError:
-            return os.path.realpath(path), False  # missing (a file to create), a dangling link, a loop: as before
-        try:
-            found = os.readlink(_PROC_FD + str(fd))
-        except OSError:
-            found = ""
-        finally:
-            os.close(fd)
-        if found.startswith("/") and not found.endswith(" (deleted)"):
-            return found, True
-    return os.path.realpath(path), False
 
 
 class Workspace(NamedTuple):
@@ -452,7 +429,7 @@ class Workspace(NamedTuple):
         if "\x00" in raw:
             raise PolicyError("path contains a NUL byte")
         root = str(self.root)  # strings, not pathlib: every tool call resolves its paths (~40 us less a call)
-        found, exists = _realpath(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
+        found, exists = real_path(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
         if found != root and not found.startswith(root + os.sep):
             raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root")
         real = Path(found)
