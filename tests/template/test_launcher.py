@@ -191,6 +191,19 @@ def test_powershell_launcher_parses_and_calls_the_bootstrap_module(project):
 SHADOW = "import pathlib; pathlib.Path('PWNED').write_text('the host ran the workspace')\n"
 
 
+def test_a_link_to_the_launcher_runs_the_install_it_points_to(project, venv_dir, tmp_path):
+    """~/bin/codeact -> .codeact/bin/codeact (and a link to that link, relative): the install is where the links
+    lead, not the link's folder."""
+    (tmp_path / "bin" / "deeper").mkdir(parents=True)
+    (tmp_path / "bin" / "codeact").symlink_to(project / ".codeact/bin/codeact")
+    (tmp_path / "bin" / "deeper" / "cx").symlink_to("../codeact")
+    env = {**os.environ, "CODEACT_VENV": str(venv_dir)}
+    for link in (tmp_path / "bin" / "codeact", tmp_path / "bin" / "deeper" / "cx"):
+        done = subprocess.run([str(link), "run", "--code", "print(6 * 7)"], cwd=project, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert (done.returncode, done.stdout) == (0, "42\n"), done.stderr
+
+
 @pytest.mark.parametrize("cwd", [".", "src"])
 def test_a_codeact_package_in_the_workspace_never_runs_on_the_host(project, venv_dir, cwd):
     """A program may write codeact/__init__.py (or bootstrap.py) into the workspace; `python -m codeact` run from
