@@ -415,11 +415,17 @@ def main(argv: "list[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     program = None
     env = environ()
+    try:
+        cwd = sysos.getcwd()
+    except OSError:  # the folder was deleted or moved away under the shell: no workspace can be found from it
+        sys.stderr.write("codeact: the current folder no longer exists (deleted or moved); cd into your repository "
+                         "and run the command again\n")
+        return 2
     if use_server(args, env):
         parsed = cmdline.parse(args)
         program = sys.stdin.read() if parsed is not None and parsed.reads_stdin else None  # kept for this process
         try:
-            return hand_over(args, env, sysos.getcwd(), program, start=args[0] == "run")
+            return hand_over(args, env, cwd, program, start=args[0] == "run")
         except Unreachable as exc:
             if env.get("CODEACT_SERVER_DEBUG") == "1":
                 sys.stderr.write(f"codeact: running in this process ({exc})\n")

@@ -204,6 +204,17 @@ def test_a_link_to_the_launcher_runs_the_install_it_points_to(project, venv_dir,
         assert (done.returncode, done.stdout) == (0, "42\n"), done.stderr
 
 
+@pytest.mark.parametrize("server", ["0", "1"])
+def test_a_deleted_current_folder_is_said_with_exit_2(project, venv_dir, tmp_path, server):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && exec {project / '.codeact/bin/codeact'} run --code 'print(1)'"
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "CODEACT_VENV": str(venv_dir), "CODEACT_SERVER": server})
+    assert done.returncode == 2, done.stderr
+    assert "current folder no longer exists" in done.stderr and "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize("cwd", [".", "src"])
 def test_a_codeact_package_in_the_workspace_never_runs_on_the_host(project, venv_dir, cwd):
     """A program may write codeact/__init__.py (or bootstrap.py) into the workspace; `python -m codeact` run from
