@@ -12,27 +12,37 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
 from ..core.config import Settings, enabled_builtins, load_user_config
-from ..core.tool import Tool, ToolContext, tool_from_function
+from ..core.tool import Tool, ToolContext
 from ..paths import copilot_home
+from .specs import SPECS
 
 if TYPE_CHECKING:
     from ..mcp.config import LoadedConfig
 
 
 def builtin_tool(name: str, ctx: ToolContext) -> Tool:
-    """The built-in tool ``name`` bound to ``ctx`` (its module is imported only now)."""
-    func, tool = _unbound(name)
-    return tool._replace(call=lambda **kw: func(ctx, **kw))
+    """The built-in tool ``name`` bound to ``ctx``. Its description, schema and doc come from codeact.tools.specs
+    (generated from the function): its module is imported at its first call, not when a run offers it."""
+    return _unbound(name)._replace(call=lambda **kw: builtin_function(name)(ctx, **kw))
 
 
 @functools.cache
-def _unbound(name: str) -> tuple[Callable[..., Any], Tool]:
-    """The function of built-in ``name`` and its Tool, schema included, made once per process (the warm server
-    assembles the tools at every run; reading the signatures is most of that)."""
-    module = importlib.import_module(f"{__package__}.{BUILTINS[name]}")
-    func = getattr(module, name)
-    tool = tool_from_function(func, source="builtin", bind=None, skip_first=True)
-    return func, tool._replace(in_process=True) if name in IN_PROCESS_TOOLS else tool
+def _unbound(name: str) -> Tool:
+    """The Tool of built-in ``name`` without a ``call``, made once per process (the warm server assembles the tools
+    at every run)."""
+    description, parameters, returns, doc = SPECS[name]
+    return Tool(name=name, description=description, parameters=parameters, returns=returns, call=_unbound_call,
+                source="builtin", doc=doc, in_process=name in IN_PROCESS_TOOLS)
+
+
+def _unbound_call(**_kw: Any) -> Any:
+    raise RuntimeError("a built-in tool is called through builtin_tool(), bound to a ToolContext")
+
+
+@functools.cache
+def builtin_function(name: str) -> Callable[..., Any]:
+    """The function of built-in ``name``, taking ``(ctx, **kwargs)`` (its module is imported now)."""
+    return getattr(importlib.import_module(f"{__package__}.{BUILTINS[name]}"), name)  # type: ignore[no-any-return]
 
 
 # More tools of this process, asked for at every assembly: the warm server adds its live providers' here
