@@ -258,3 +258,21 @@ def test_a_server_that_fails_where_it_worked_keeps_its_tools_marked(workspace, e
     monkeypatch.setattr(cache, "RETRY_AFTER", 0.0)
     lock, _ = cache.cached_lock(root, environ, progress=said.append)
     assert "failed_at" not in lock["servers"]["raw"] and lock["servers"]["raw"]["status"] == "ok"
+
+
+def test_a_servers_configuration_is_checked_once_a_run_and_a_mismatch_at_every_call() -> None:
+    from codeact.mcp.bindings import _resolver
+    from codeact.mcp.config import LoadedConfig, ServerConfig
+    from codeact.mcp.session_pool import ServerUnavailable
+
+    good = ServerConfig(name="demo", transport="stdio", source=".mcp.json", scope="workspace", command=PY)
+    moved = ServerConfig(name="moved", transport="stdio", source=".mcp.json", scope="workspace", command=PY)
+    lock = {"servers": {"demo": {"config_hash": good.config_hash(), "transport": "stdio"},
+                        "moved": {"config_hash": "sha256:0000000000000000", "transport": "stdio"}}}
+    resolve = _resolver(LoadedConfig({"demo": good, "moved": moved}, [], []), {}, lock)
+    assert resolve("demo") is good
+    lock["servers"]["demo"]["config_hash"] = "sha256:changed"  # checked once a run: the first answer stands
+    assert resolve("demo") is good
+    for _ in range(2):  # a refusal is never remembered as a pass
+        with pytest.raises(ServerUnavailable, match="changed since its tools were listed"):
+            resolve("moved")

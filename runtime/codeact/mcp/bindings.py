@@ -179,8 +179,15 @@ def _resolver(loaded: LoadedConfig, environ: Mapping[str, str], lock: Mapping[st
         servers = {n: dataclasses.replace(c, cwd=home) if c.scope == "user" and not c.cwd else c
                    for n, c in servers.items()}
     entries: Mapping[str, Any] = lock.get("servers", {})
+    checked: dict[str, Any] = {}  # name -> its config, once it passed (both sides are fixed for the run)
 
     def resolve(name: str) -> Any:
+        config = checked.get(name)
+        if config is None:  # every MCP call resolves its server: check it once, not at each call
+            config = checked[name] = check(name)
+        return config
+
+    def check(name: str) -> Any:
         from .session_pool import ServerUnavailable
 
         config, entry = servers.get(name), entries.get(name) or {}
