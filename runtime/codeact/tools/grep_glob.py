@@ -189,7 +189,10 @@ class FirstItems:
 
     def result(self) -> tuple[list[Any], int]:
         """The items, sorted, and how many more within ``count`` the byte budget left out."""
-        self._prune()
+        if self.limit is None and len(self.items) <= self.count and self.held <= self.budget:
+            self.items.sort()  # all fit: ``held`` is their exact size, no per-item sizes needed
+        else:
+            self._prune()
         return self.items, max(0, min(self.seen, self.count) - len(self.items))
 
 
