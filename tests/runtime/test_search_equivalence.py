@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is n
 
 NAMES = ["a", "b", "a.py", "b.py", "a.txt", ".h", "x-y", "ab.py", "node_modules", "build", "B.py"]
 IGNORE_LINES = ["*.txt", "!a.txt", "build/", "/a", "b", "**/x-y", "a/**", "*.py[co]", "#c", "", "a/b/", "*.py",
-                "!ab.py", ".h", "b/*.py", "\\#x"]
+                "!ab.py", ".h", "b/*.py", "\\#x", "*.{py,txt}", "?.py", "[ab].py", "a.p[y]", "*.pyc", "b.py/"]
 SEGMENTS = ["*", "**", "a*", "*.py", "?.py", "[ab].py", "{a,b}.py", "a", "b", "*.{py,txt}", "[!a]*", "x-y", ".h"]
 
 paths = st.lists(st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map("/".join), min_size=1, max_size=12)
@@ -29,7 +29,11 @@ globs = st.builds(lambda lead, segs: lead + "/".join(segs), st.sampled_from(["",
                   st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3))
 
 
-def build(root: Path, files: list[str], root_ignore: str, sub_ignore: str) -> None:
+def build(root: Path, files: list[str], root_ignore: str, sub_ignore: str, dot_ignore: str = "",
+          exclude: str = "", repo: str = "") -> None:
+    """The tree: ``files``, a .gitignore at the root and in ``a``, a .ignore in ``b``, and ``exclude`` as the
+    ``.git/info/exclude`` of the repository ``repo`` names (the root, ``a`` nested, or ``b`` with a ``.git`` file:
+    a worktree's pointer)."""
     for rel in files:
         target = root / rel
         if any(p.is_file() for p in list(target.parents)[: len(Path(rel).parts) - 1]):
@@ -41,6 +45,13 @@ def build(root: Path, files: list[str], root_ignore: str, sub_ignore: str) -> No
     (root / ".gitignore").write_text(root_ignore + "\n")
     if (root / "a").is_dir():
         (root / "a" / ".gitignore").write_text(sub_ignore + "\n")
+    if (root / "b").is_dir() and dot_ignore:
+        (root / "b" / ".ignore").write_text(dot_ignore + "\n")
+    if repo == "b" and (root / "b").is_dir():
+        (root / "b" / ".git").write_text("gitdir: /nowhere/.git/worktrees/b\n")
+    elif repo and (root / repo).is_dir():
+        (root / repo / ".git" / "info").mkdir(parents=True)
+        (root / repo / ".git" / "info" / "exclude").write_text(exclude + "\n")
 
 
 def both(fn):
@@ -71,12 +82,15 @@ def _outcome(fn):
         return f"ToolError: {exc}"
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(files=paths, root_ignore=ignores, sub_ignore=ignores, pattern=globs, where=st.sampled_from([".", "a", "b"]))
-def test_glob_and_grep_agree(files, root_ignore, sub_ignore, pattern, where):
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=paths, root_ignore=ignores, sub_ignore=ignores, pattern=globs, where=st.sampled_from([".", "a", "b"]),
+       dot_ignore=ignores, exclude=ignores, repo=st.sampled_from(["", "", ".", "a", "b"]))
+@example(files=["a/secret.py", "a/b.py", "x.py/c.txt"], root_ignore="", sub_ignore="", pattern="*.py", where=".",
+         dot_ignore="", exclude="secret.py", repo="a")
+def test_glob_and_grep_agree(files, root_ignore, sub_ignore, pattern, where, dot_ignore, exclude, repo):
     root = Path(tempfile.mkdtemp(prefix="codeact-eq-")).resolve()
     try:
-        build(root, files, root_ignore, sub_ignore)
+        build(root, files, root_ignore, sub_ignore, dot_ignore, exclude, repo)
         ctx = ToolContext(workspace=Workspace.at(root), limits=Limits())
         if not (root / where).is_dir():
             where = "."
@@ -155,12 +169,12 @@ ODD_LINES = [b"bad \xff byte", b"cr\r", b"[Omitted long matching line]"]
 
 @st.composite
 def rg_outputs(draw):
-    """ripgrep's ``--null --line-number`` output: files in any order (a file's lines together, or split in two
-    pieces), a binary-file warning after a file's lines, paths with or without ``./``."""
+    """ripgrep's ``--null --line-number`` output: files in any order, each once with its lines in order (ripgrep
+    prints a file's matches together, whatever its threads), a binary-file warning after a file's lines, paths with or without ``./``."""
     dot = draw(st.sampled_from(["./", ""]))
     out = b""
     lines = st.sampled_from(PLAIN_LINES) if draw(st.booleans()) else st.sampled_from(PLAIN_LINES + ODD_LINES)
-    for name in draw(st.lists(st.sampled_from(RECORD_FILES), max_size=8)):
+    for name in draw(st.lists(st.sampled_from(RECORD_FILES), max_size=8, unique=True)):
         numbers = sorted(draw(st.sets(st.integers(1, 40), min_size=1, max_size=5)))
         for number in numbers:
             out += f"{dot}{name}".encode() + b"\0" + str(number).encode() + b":" + draw(lines) + b"\n"

@@ -49,7 +49,7 @@ from ..errors import ToolError
 from . import regex_worker
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
-from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, walk
+from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, may_ignore, name_ends, walk
 
 SKIP_DIRS_SET = frozenset(SKIP_DIRS)
 LONG_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: ripgrep omits a longer matched line; it is read back and cut here
@@ -116,10 +116,13 @@ def _anchored_above(root: Path, start: Path) -> bool:
     return False
 
 
-def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list[str]:
+def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = (),
+                overrides: _Overrides | None = None) -> list[str]:
     cmd = [rg, "--no-config", "--hidden", "--no-ignore-global", "--no-messages", *parents]
     cmd += ["--ignore-file", str(SKIP_IGNORE_FILE)]  # SKIP_DIRS; re-included ones are dropped by _skipped
-    if glob is not None and glob.rg_type is not None:
+    if overrides is not None:
+        cmd += overrides.flags
+    elif glob is not None and glob.rg_type is not None:
         # a file type, not --glob: ripgrep lets --glob override .gitignore, while types respect it
         cmd += ["--type-clear", "codeact", "--type-add", f"codeact:{glob.rg_type}", "--type", "codeact"]
     if glob is not None and glob.kind == "top":
@@ -128,6 +131,76 @@ def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = ()) -> list
         # an override narrows the output, but it also beats .gitignore: Reach drops what it let through
         cmd += ["--glob", glob.rest]
     return cmd
+
+
+_IGNORE_NAMES = (".gitignore", ".ignore", ".rgignore")
+_LISTED_NAMES = (*_IGNORE_NAMES, ".git", "info", "exclude", *SKIP_DIRS)  # names the overrides below list or skip
+
+
+class _Overrides:
+    """A file-name glob given to ripgrep as ``--glob`` rather than as a file type: ~1.4x less work on 50,000 files,
+    but an override beats every ignore rule for the names it matches (a .gitignore'd ``secret.py``; a folder
+    ``x.py/`` is walked into). So ripgrep also lists the ignore files it reads (whitelisted by name, and each
+    repository's ``.git/info/exclude``), and the listing stands only if none of their rules, nor those of the
+    folders above the start, may match a name the glob matches (:func:`may_ignore`), and no folder listed matches
+    it. Otherwise the listing is made again with a file type. Known gap: ripgrep reads an ignore file that is a
+    symbolic link but lists no link; git (2.32+) does not read one at all."""
+
+    __slots__ = ("ends", "flags", "marks", "ignore_files", "spoilt")
+
+    def __init__(self, glob: Glob, ends: tuple[str, ...]) -> None:
+        self.ends = ends
+        self.flags = ["--glob", glob.rest, *(f for name in _IGNORE_NAMES for f in ("--glob", name)), "--glob", ".git",
+                      "--glob", "!**/.git/*", "--glob", "**/.git/info", "--glob", "**/.git/info/exclude"]
+        self.marks = tuple(name.encode() + b"/" for name in (*ends, *_IGNORE_NAMES))  # a folder the glob matches
+        self.ignore_files: list[str] = []
+        self.spoilt = False
+
+    @classmethod
+    def of(cls, glob: Glob) -> _Overrides | None:
+        """The overrides for ``glob``, if it is a file-name glob with a literal ending none of the names above has."""
+        ends = name_ends(glob.rest) if glob.kind in ("name", "top") else None
+        if ends is None or any(name.endswith(end) for name in _LISTED_NAMES for end in ends):
+            return None
+        return cls(glob, ends)
+
+    def sift(self, listed: bytes) -> list[str]:
+        """The ignore files in ``listed`` (whole NUL-ended names), kept aside to be read: the names to drop."""
+        if any(mark in listed for mark in self.marks):
+            self.spoilt = True
+        drop = []
+        for rel in {*_names_with(listed, b"ignore\0"), *_names_with(listed, b".git")}:
+            name = rel.rpartition("/")[2]
+            if name in _IGNORE_NAMES or rel.endswith(".git/info/exclude"):
+                self.ignore_files.append(rel)
+                drop.append(rel)
+            elif name == ".git":
+                self.spoilt = True  # a worktree's or submodule's pointer: its info/exclude lies elsewhere
+        return drop
+
+    def hold(self, root: Path, start: Path) -> bool:
+        """Whether the listing stands: no ignore rule ripgrep read may have left out a name the glob matches."""
+        if self.spoilt:
+            return False
+        files = [start / rel for rel in self.ignore_files]
+        folder = start
+        while True:  # the folders from the start up to the workspace root: their ignore files apply too
+            files.append(folder / ".git" / "info" / "exclude")
+            if folder == root:
+                break
+            folder = folder.parent
+            files += [folder / name for name in _IGNORE_NAMES]
+        files.append(SKIP_IGNORE_FILE)
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                continue
+            except OSError:
+                return False
+            if may_ignore(text, self.ends):
+                return False
+        return True
 
 
 # ------------------------------------------------------------------------------------------ bounded results
@@ -273,15 +346,35 @@ def _gathered(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield b"".join(held)
 
 
+def _names_with(listed: bytes, mark: bytes) -> list[str]:
+    """The names in ``listed`` (NUL-ended) that hold ``mark``: found at C speed, where few are expected."""
+    names, at = [], listed.find(mark)
+    while at >= 0:
+        end = listed.find(b"\0", at)
+        names.append(listed[listed.rfind(b"\0", 0, at) + 1:end].decode(*_FS))
+        at = listed.find(mark, end + 1)
+    return names
+
+
+def _without(paths: list[str], drop: list[str]) -> list[str]:
+    if len(drop) > 16:
+        gone = set(drop)
+        return [rel for rel in paths if rel not in gone]
+    for rel in set(drop):
+        paths.remove(rel)
+    return paths
+
+
 def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Callable[[str], bool] | None,
-              stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline) -> bool:
+              stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline,
+              overrides: _Overrides | None = None) -> bool:
     """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``; ``False`` if ripgrep
-    could not run."""
+    could not run. With ``overrides``, stops early once they are spoilt."""
     # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
     threads = str(min(12, max(4, os.cpu_count() or 1)))
-    child = Child.start([*_rg_command(rg, glob, parents), "--files", "--null", "--threads", threads], start,
-                        deadline, "glob", "listing files")
+    child = Child.start([*_rg_command(rg, glob, parents, overrides), "--files", "--null", "--threads", threads],
+                        start, deadline, "glob", "listing files")
     if child is None:
         return False
     rest, got = b"", False
@@ -294,8 +387,15 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
             if cut < 0:
                 continue
             paths = data[:cut].decode(*_FS).split("\0")  # one decode, not one os.fsdecode per name
-            if any(mark in data for mark in _SKIPPED_MARKS):
-                paths = [p for p in paths if not _skipped(p)]
+            listed = data[:cut + 1]
+            drop = [] if overrides is None else overrides.sift(listed)
+            if overrides is not None and overrides.spoilt:
+                return True
+            for mark in _SKIPPED_MARKS:
+                if mark in listed:
+                    drop += [rel for rel in _names_with(listed, mark) if _skipped(rel)]
+            if drop:
+                paths = _without(paths, drop)
             if keep is not None:
                 paths = [p for p in paths if keep(p)]
             if stamped is not None and stamped.near(data):
@@ -343,8 +443,16 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     if plan.kind == "path":
         reach = Reach(ctx.workspace.root, start)
         keep = lambda rel: plan.matches(rel) and reach.ok(rel)  # noqa: E731
-    if not (rg and parents is not None and _rg_files(rg, start, plan, parents, keep, stamped, found, extra,
-                                                     deadline)):
+    listed = False
+    if rg and parents is not None:
+        overrides = _Overrides.of(plan)
+        if overrides is not None:
+            listed = (_rg_files(rg, start, plan, parents, keep, stamped, found, extra, deadline, overrides)
+                      and overrides.hold(ctx.workspace.root, start))
+            if not listed:  # listed again with a file type, which keeps every ignore rule
+                found = FirstItems(found.count, found.budget, found.size)
+        listed = listed or _rg_files(rg, start, plan, parents, keep, stamped, found, extra, deadline)
+    if not listed:
         found = FirstItems(found.count, found.budget, found.size)
         batch: list[str] = []
         for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):

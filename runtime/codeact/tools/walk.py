@@ -238,6 +238,79 @@ def parse_ignore(text: str) -> Rules:
     return rules
 
 
+# -------------------------------------------------------------------- what an override glob may let through
+def name_ends(pattern: str) -> tuple[str, ...] | None:
+    """Literal endings, one of which every name matching the file-name glob ``pattern`` has (``*.py``: ``.py``;
+    ``*.{ts,tsx}``: ``.ts`` and ``.tsx``); ``None`` when it has none to rely on (``*``, ``*.py[cod]``)."""
+    meta = [i for i, c in enumerate(pattern) if c in GLOB_META or c in "]}"]
+    if not meta:
+        return (pattern,) if pattern else None
+    last = meta[-1]
+    if pattern[last] == "\\":
+        return None
+    if last + 1 < len(pattern):
+        return (pattern[last + 1:],)
+    opening = pattern.rfind("{", 0, last)
+    if pattern[last] != "}" or opening < 0:
+        return None
+    body = pattern[opening + 1:last]
+    if GLOB_META.intersection(body) or "]" in body or "}" in body:
+        return None
+    before = [i for i in meta if i < opening]
+    lead = pattern[before[-1] + 1 if before else 0:opening]
+    ends = tuple(lead + alternative for alternative in body.split(","))
+    return ends if all(ends) else None
+
+
+_STAR, _ANY = object(), object()
+
+
+def may_ignore(text: str, ends: tuple[str, ...]) -> bool:
+    """Whether a rule (not a ``!`` one) of the ignore file ``text`` may match a name ending with one of ``ends``:
+    may, whenever that cannot be ruled out (a rule with ``\\`` or ``{``, or one ending in ``*``)."""
+    for line in text.splitlines():
+        line = line.rstrip()
+        if not line or line[0] in "#!":
+            continue
+        name = line.rstrip("/").rpartition("/")[2]
+        if name and _may_end_with(name, ends):
+            return True
+    return False
+
+
+def _may_end_with(name: str, ends: tuple[str, ...]) -> bool:
+    tokens: list[object] = []
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c in "\\{":
+            return True
+        if c == "[":
+            out: list[str] = []
+            try:
+                i = _translate_class(name, i, out)
+            except ValueError:
+                return True
+            tokens.append(re.compile(out[0], re.S))
+            continue
+        tokens.append(_STAR if c == "*" else _ANY if c == "?" else c)
+        i += 1
+    for end in ends:
+        k = len(tokens) - 1
+        for ch in reversed(end):
+            token = tokens[k] if k >= 0 else None
+            if token is None or token is _STAR:
+                break
+            if not (token is _ANY or token == ch or (isinstance(token, re.Pattern) and token.fullmatch(ch))):
+                break
+            k -= 1
+        else:
+            return True  # the rule's names can end as ``end`` does
+        if token is _STAR:
+            return True
+    return False
+
+
 class Level:
     """The ignore rules read in one folder: ``prefix`` is its workspace-relative path plus ``/`` ("" at the root)."""
 

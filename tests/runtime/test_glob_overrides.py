@@ -1,0 +1,106 @@
+"""glob's fast path: a file-name glob given to ripgrep as ``--glob`` (which beats ignore rules), kept only when no
+ignore rule may match a name the glob matches; every hazard falls back to the exact listing."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeact.core.boundary import Workspace
+from codeact.core.limits import Limits
+from codeact.core.tool import ToolContext
+from codeact.tools import grep_glob as search
+from codeact.tools.walk import may_ignore, name_ends
+
+
+@pytest.mark.parametrize(("pattern", "ends"), [
+    ("*.py", (".py",)), ("*.{ts,tsx}", (".ts", ".tsx")), ("test_*.py", (".py",)), ("Makefile", ("Makefile",)),
+    ("a?b.txt", ("b.txt",)), ("x_{a,b}", ("x_a", "x_b")),
+    ("*", None), ("*.py[cod]", None), ("*.{py,}", (".py", ".")), ("*{py,}", None), ("*\\.py", None), ("*.{p*,t}", None), ("", None),
+])
+def test_name_ends(pattern, ends):
+    assert name_ends(pattern) == ends
+
+
+@pytest.mark.parametrize(("rules", "may"), [
+    ("*.txt\nbuild/\n/dist\n*.pyc\n__pycache__/", False),
+    ("secret.py", True), ("*.py", True), ("conf/*.py", True), ("?.py", True), ("*.p[xy]", True), ("*.py?", False),
+    ("*.p[!y]", False), ("**", True), ("docs/**", True), ("*", True), ("a*", True), ("py", False),
+    ("\\#x.py", True), ("*.{py,txt}", True), ("*.py[", True), ("!keep.py\n# old.py", False), ("x.py/", True),
+])
+def test_may_ignore(rules, may):
+    assert may_ignore(rules, (".py",)) is may
+
+
+@pytest.fixture
+def listings(monkeypatch):
+    """The ripgrep listings each glob made: ``True`` for one with overrides, ``False`` for one with a file type."""
+    made: list[bool] = []
+    real = search._rg_files
+
+    def recording(*args, **kwargs):
+        made.append(kwargs.get("overrides", args[9] if len(args) > 9 else None) is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
+    monkeypatch.setattr(search, "_rg_files", recording)
+    if search.rg_binary() is None:
+        pytest.skip("ripgrep is not installed here")
+    return made
+
+
+def _tree(root: Path) -> None:
+    for rel in ("a.py", "pkg/b.py", "pkg/c.txt", "pkg/deep/d.py", "build/e.py"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    (root / ".gitignore").write_text("build/\n*.txt\n__pycache__/\n")
+
+
+def _both(root: Path, pattern: str = "*.py", where: str = ".") -> list[str]:
+    ctx = ToolContext(workspace=Workspace.at(root), limits=Limits())
+    fast = search.glob(ctx, pattern=pattern, path=where)
+    saved = search._rg_cache
+    search._rg_cache = None
+    try:
+        assert fast == search.glob(ctx, pattern=pattern, path=where)  # the pure-Python walk agrees
+    finally:
+        search._rg_cache = saved
+    return fast
+
+
+def test_a_plain_tree_is_listed_once_with_overrides(tmp_path, listings):
+    _tree(tmp_path)
+    (tmp_path / "pkg" / ".ignore").write_text("*.log\n")
+    assert _both(tmp_path) == ["a.py", "pkg/b.py", "pkg/deep/d.py"]
+    assert _both(tmp_path, "*.{py,md}", "pkg") == ["pkg/b.py", "pkg/deep/d.py"]
+    assert listings == [True, True]
+
+
+@pytest.mark.parametrize("hazard", ["rule", "nested rule", "exclude", "nested exclude", "folder", "pointer",
+                                    "rule above"])
+def test_each_hazard_falls_back_and_keeps_the_rules(tmp_path, listings, hazard):
+    _tree(tmp_path)
+    expected = ["a.py", "pkg/b.py", "pkg/deep/d.py"]
+    where = "."
+    if hazard == "rule":
+        (tmp_path / ".gitignore").write_text("build/\nsecret.py\n")
+        (tmp_path / "pkg" / "secret.py").write_text("token\n")
+    elif hazard == "nested rule":
+        (tmp_path / "pkg" / "deep" / ".gitignore").write_text("d.py\n")
+        expected.remove("pkg/deep/d.py")
+    elif hazard in ("exclude", "nested exclude"):
+        repo = tmp_path if hazard == "exclude" else tmp_path / "pkg"
+        (repo / ".git" / "info").mkdir(parents=True)
+        (repo / ".git" / "info" / "exclude").write_text("b.py\n")
+        expected.remove("pkg/b.py")
+    elif hazard == "folder":
+        (tmp_path / "pkg" / "x.py").mkdir()
+        (tmp_path / "pkg" / "x.py" / "f.py").write_text("x\n")
+        expected.append("pkg/x.py/f.py")
+    elif hazard == "pointer":
+        (tmp_path / "pkg" / "deep" / ".git").write_text("gitdir: /elsewhere/.git/worktrees/deep\n")
+    elif hazard == "rule above":
+        (tmp_path / ".ignore").write_text("d.py\n")
+        where, expected = "pkg", ["pkg/b.py"]
+    assert _both(tmp_path, where=where) == expected
+    assert listings == [True, False]
