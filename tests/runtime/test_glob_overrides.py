@@ -104,3 +104,15 @@ def test_each_hazard_falls_back_and_keeps_the_rules(tmp_path, listings, hazard):
         where, expected = "pkg", ["pkg/b.py"]
     assert _both(tmp_path, where=where) == expected
     assert listings == [True, False]
+
+
+@pytest.mark.parametrize(("pattern", "by_ending"), [
+    ("*.py", True), ("**/*.py", True), ("src/*.py", True), ("*.{ts,tsx}", True), ("*_test.go", True),
+    ("test_*.py", False), ("*.py[co]", False), ("*.{py,}", False), ("*", False), ("**/a/*.py", False),
+    ("*.{p*,t}", False), ("*\\.py", False), ("*.{a,{b,c}}", False), ("Makefile", False), ("*.p?", False),
+])
+def test_by_ending(pattern, by_ending):
+    """grep leaves out its own check of a name ripgrep already filtered only where the two cannot differ."""
+    from codeact.tools.walk import Glob
+
+    assert Glob(pattern).by_ending is by_ending

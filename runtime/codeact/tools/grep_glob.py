@@ -684,10 +684,11 @@ class _Search:
         self.found, self.extra, self.deadline = found, extra, deadline
         self.total: int | None = None  # matching lines in all, when not every one was offered to ``found``
         self.total_exact = True
+        self.named = matcher.kind == "all"  # every file offered has a name the glob matches
 
     def accepts(self, rel: str, near: bool = True) -> bool:
         """Whether a file's matches belong in the answer (its name matches; a walk reaches it; not CodeAct's)."""
-        return (self.matcher.matches(rel) and (self.reach is None or self.reach.ok(rel))
+        return ((self.named or self.matcher.matches(rel)) and (self.reach is None or self.reach.ok(rel))
                 and (self.stamped is None or not near or not self.stamped.hides(rel)))
 
     def file(self, path: Path, rel: str, max_count: int) -> None:
@@ -719,6 +720,7 @@ class _Search:
         query = ["--regexp", self.regex.pattern, "."]
         returnable = min(self.found.count, self.found.budget // (self.extra + 2) + 1)  # what can be returned at most
         flood = max(FLOOD_FACTOR * returnable, FLOOD_MIN)
+        self.named = self.matcher.kind == "all" or self.matcher.by_ending  # ripgrep lists only such names
         try:
             return self._lines([*cmd, "--no-heading", "--with-filename", "--line-number", "--null", "--color",
                                 "never", "--max-columns", str(LONG_COLUMNS), *query], start, flood)
@@ -727,6 +729,8 @@ class _Search:
         except _Flood:
             self.found = FirstItems(self.found.count, self.found.budget, self.found.size)
             return self._first_files([*cmd, "--count", "--null", *query], start)
+        finally:
+            self.named = self.matcher.kind == "all"
 
     def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
         """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
@@ -898,7 +902,7 @@ class _FileMatches:
             raise _Flood  # a file's output in two pieces: not what this reader relies on; the sorted re-run answers
         self.taken.update(files)
         search = self.search
-        if skip or near or search.matcher.kind != "all" or search.reach is not None:
+        if skip or near or not search.named or search.reach is not None:
             wanted = {rel for rel in files if not (skip and _skipped(rel)) and search.accepts(rel, near)}
             records = [record for record in records if record[0] in wanted]
             if not records:

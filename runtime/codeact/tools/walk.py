@@ -171,6 +171,12 @@ class Glob:
         """The file-name glob ripgrep can filter by (as a file type, which respects .gitignore), if any."""
         return self.rest if self.kind in ("name", "top") else None
 
+    @property
+    def by_ending(self) -> bool:
+        """Whether a file-name glob is a ``*`` and a literal ending, or a choice of them (``*.py``, ``*.{ts,tsx}``):
+        every file ripgrep lists by its type then matches, so no check of the name is needed after it."""
+        return self.rg_type is not None and self.rest.startswith("*") and _literal_tail(self.rest[1:])
+
     def matches(self, rel: str) -> bool:
         """``rel``: a file's path below the start folder (``base`` plus ``dirs``), ``/``-separated."""
         if self.kind == "all":
@@ -236,6 +242,16 @@ def parse_ignore(text: str) -> Rules:
         except (ValueError, re.error):
             continue  # ripgrep skips a malformed line too
     return rules
+
+
+def _literal_tail(tail: str) -> bool:
+    """Whether ``tail`` is literal, or literal with one closing ``{a,b}`` of literal, non-empty choices."""
+    opening = tail.find("{")
+    if opening < 0:
+        return not GLOB_META.intersection(tail) and "]" not in tail and "}" not in tail
+    choices = tail[opening + 1:-1].split(",")
+    return (tail.endswith("}") and _literal_tail(tail[:opening]) and all(choices)
+            and all(_literal_tail(c) and "{" not in c for c in choices))
 
 
 # -------------------------------------------------------------------- what an override glob may let through
