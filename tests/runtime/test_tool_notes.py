@@ -183,3 +183,26 @@ def test_bash_says_which_stream_it_cut(tmp_path):
     assert result.notes == ["bash(): stdout of 'head -c 3000 /dev/zero | tr \"\\\\0\" z; echo err >&2': returned the "
                             "first 1,000 of 3,000 bytes (the tool-result limit); filter in the command (grep, head, "
                             "tail, wc -l) or write to a file and view it by view_range"]
+
+
+def test_view_reads_on_when_one_unbuffered_read_returns_less():
+    """view reads a whole file unbuffered; a read that returns less than asked (a pipe, /proc) is read on, so
+    nothing is lost without a note."""
+    import io
+
+    from codeact.tools.files import _read_up_to
+
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, size: int = -1) -> bytes:
+            piece, self.data = self.data[:min(size, 3)], self.data[min(size, 3):]
+            return piece
+
+    assert _read_up_to(Trickle(b"0123456789"), 8) == b"01234567"
+    assert _read_up_to(Trickle(b"0123456789"), 100) == b"0123456789"
+    assert _read_up_to(Trickle(b""), 5) == b""

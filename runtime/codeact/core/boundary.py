@@ -423,6 +423,10 @@ class Workspace(NamedTuple):
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
+        return Path(self.resolve_text(path, must_exist=must_exist))
+
+    def resolve_text(self, path: str | os.PathLike[str], *, must_exist: bool = False) -> str:
+        """:meth:`resolve` as a string: for a tool that only opens the path (no ``Path`` made, a call's hot path)."""
         raw = os.fspath(path)
         if not raw:
             raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")
@@ -432,10 +436,9 @@ class Workspace(NamedTuple):
         found, exists = real_path(os.path.join(root, raw))  # an absolute ``raw`` replaces the root, as it should
         if found != root and not found.startswith(root + os.sep):
             raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root")
-        real = Path(found)
         if must_exist and not (exists or os.path.exists(found)):
-            raise FileNotFoundError(f"no such file or folder: {self.display(real)}")
-        return real
+            raise FileNotFoundError(f"no such file or folder: {self.display(found)}")
+        return found
 
     def contains(self, path: str) -> bool:
         """Whether ``path`` resolves inside the workspace (links followed), as :meth:`resolve` would accept it."""

@@ -8,6 +8,7 @@ from typing import BinaryIO
 from ..core import notices
 from ..core.tool import ToolContext
 from ..errors import ToolError
+from ..fastos import is_dir
 from . import atomic
 
 
@@ -21,9 +22,9 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range``. A range that starts after the last line raises IndexError naming the file's line count (an
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
-    real = ctx.workspace.resolve(path, must_exist=True)
+    real = ctx.workspace.resolve_text(path, must_exist=True)
     shown = ctx.workspace.display(real)
-    if real.is_dir():
+    if is_dir(real):
         with os.scandir(real) as it:
             entries = sorted(it, key=lambda e: e.name)
         return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
@@ -32,22 +33,34 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         _check_range(view_range)
     cap = int(ctx.limits.tool_result)
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
-    with open(real, "rb") as handle:
+    # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
+    with open(real, "rb", buffering=0 if view_range is None else -1) as handle:
         size = os.fstat(handle.fileno()).st_size
         # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
         want = 2 if view_range is not None else keep if not 0 < size < keep else size + 1
-        data = handle.read(want)
+        data = _read_up_to(handle, want)
         if len(data) == want and want < keep and view_range is None:  # it grew since fstat: read on to the cap
-            data += handle.read(keep - want)
+            data += _read_up_to(handle, keep - want)
             size = max(size, os.fstat(handle.fileno()).st_size, len(data))
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
             handle.seek(0)
-            lines = _split_lines(handle.read(keep * 2).decode("utf-16", "replace"))
+            lines = _split_lines(_read_up_to(handle, keep * 2).decode("utf-16", "replace"))
             return _pick(lines, view_range, shown, size > keep * 2)
         if view_range is None:
             return _head(data, size, keep, shown)
         handle.seek(0)
         return _range(handle, view_range, keep, cap, shown, size)
+
+
+def _read_up_to(handle: BinaryIO, count: int) -> bytes:
+    """``count`` bytes, fewer only at the end of the file: an unbuffered read may return less (a pipe, ``/proc``)."""
+    data = handle.read(count)
+    while 0 < len(data) < count:
+        more = handle.read(count - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def _check_range(view_range: object) -> None:
