@@ -7,7 +7,8 @@ and warm (``codeact server start`` first; "n/a" where the runtime has no server)
              against a trivial run in the same mode, a direct SDK client and a raw stdlib JSON-RPC client
              (benchmarks/mcp_clients.py) making the same call on the same server, whole process
   per call   a run timing rounds of N echo calls on its open session (the sandbox's time.perf_counter), median
-             per call, against the two direct clients timing rounds of N calls on their open session; and, for
+             per call, against the two direct clients timing rounds of N calls on their open session, taking turns
+             (--runs passes, median of the passes); and, for
              information, a whole run making N calls minus one making the same loop over a local function (both
              call echo once first: ~2.4 s cold processes, whose noise of ~0.1 s is ~300 µs a call at 300 calls)
   discovery  `codeact discover` of 5 stdlib servers that each take 0.5 s to start, against 1 of them (<= 1.3x)
@@ -48,6 +49,7 @@ TARGET_ONE_TOOL = 1.5  # warm run calling one MCP tool <= 1.5x a warm trivial ru
 TARGET_CALL = 1.2  # per MCP call <= 1.2x a direct SDK client
 TARGET_DISCOVERY = 1.3  # 5 servers x 0.5 s discovered <= 1.3x one
 ECHO = 'demo.echo(text="hi")'
+ROUNDS = 3  # timed rounds of N calls in each per-call process (its median)
 
 
 def loop(calls: int, call: str) -> str:
@@ -105,12 +107,19 @@ def per_call(repo: UserRepo, runs: int, calls: int, warm: bool) -> dict[str, flo
     timed = time_processes(cmds, runs, cwd=repo.repo, servers={"warm:n": server, "warm:0": server})
     out = {f"{mode}:whole": (timed[f"{mode}:n"].wall_ms - timed[f"{mode}:0"].wall_ms) * 1000 / calls
            for mode in ("cold", "warm") if f"{mode}:n" in timed}
-    for mode in ("cold", "warm") if warm else ("cold",):
-        out[mode] = in_run(repo, mode, calls, max(3, runs))
-    for kind in ("sdk", "raw"):
-        done = subprocess.run(client(repo, kind, calls, max(3, runs)), capture_output=True, text=True, check=True,
-                              env=repo.env("cold"), cwd=repo.repo)
-        out[kind] = json.loads(done.stdout)["per_call_us"]
+    # The runs and the direct clients take turns, pass after pass (the median of each's passes): measured one after
+    # the other once each, a change of load between them (other work on the machine) moved the ratio by 0.1-0.9.
+    import statistics
+
+    samples: dict[str, list[float]] = {}
+    for _ in range(max(1, runs)):
+        for mode in ("cold", "warm") if warm else ("cold",):
+            samples.setdefault(mode, []).append(in_run(repo, mode, calls, ROUNDS))
+        for kind in ("sdk", "raw"):
+            done = subprocess.run(client(repo, kind, calls, ROUNDS), capture_output=True, text=True, check=True,
+                                  env=repo.env("cold"), cwd=repo.repo)
+            samples.setdefault(kind, []).append(json.loads(done.stdout)["per_call_us"])
+    out.update({what: float(statistics.median(values)) for what, values in samples.items()})
     return out
 
 
