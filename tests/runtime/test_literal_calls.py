@@ -22,6 +22,7 @@ TOOLS = {
     "demo.echo": _tool("demo.echo", {"text": {"type": "string"}, "upper": {"type": "boolean", "default": False}},
                        ("text",)),
     "pick": _tool("pick", {"mode": {"enum": ["a", "b"]}, "n": {"type": "number"}}),
+    "limit": _tool("limit", {"n": {"type": "integer"}}),
 }
 
 
@@ -31,6 +32,8 @@ TOOLS = {
     'x = 3\nprint(demo.echo(text=f"{x}", upper=True))',
     'pick(mode="b", n=2.5)',
     'pick(n=2)',
+    'limit(n=10**7)',  # whole-number arithmetic on literals is a literal too
+    'limit(n=-2 * 1024 + 7 // 2 % 3)',
     'y = [1, 2]\nprint(len(y))',  # no tool at all
 ])
 def test_literal_calls_that_match_their_schema_need_no_checker(code: str) -> None:
@@ -51,6 +54,15 @@ def test_literal_calls_that_match_their_schema_need_no_checker(code: str) -> Non
     ('pick(mode=f"a")', "an f-string cannot be checked against an enum"),
     ('pick(n=True)', "a bool is not a number here"),
     ('view(**{"path": "a"})', "**kwargs"),
+    ('view(path="a", view_range=[10**7])', "arithmetic is folded only as a whole value"),
+    ('view(path="a" * 3)', "only int arithmetic is folded"),
+    ('view(path=10**7)', "folded arithmetic is checked against the schema like any literal"),
+    ('limit(n=2**-1)', "a negative power is a float"),
+    ('limit(n=10 / 2)', "a true division is a float"),
+    ('limit(n=1 // 0)', "a division by zero is left to the run"),
+    ('limit(n=10**100)', "a value past 64 bits goes to the checker"),
+    ('limit(n=10**10**10)', "never computed: far past 64 bits"),
+    ('limit(n=True + 1)', "a bool is not an int literal here"),
 ])
 def test_anything_else_goes_to_the_checker(code: str, why: str) -> None:
     assert not all_valid(ast.parse(code), TOOLS), why

@@ -1,9 +1,10 @@
 """Tool calls whose arguments are all literals, checked on the host against the tools' JSON Schemas.
 
 The type check exists to refuse a bad tool call before any tool runs. When every mention of a tool in a program is
-a direct call with keyword arguments whose values are literals (``view(path="a.py")``, ``demo.echo(text=f"{x}")``)
-and every such call is valid for its schema — no positional argument, no unknown keyword, every required one given,
-every value of the type the schema asks for — there is nothing left for the checker to refuse, and the run can skip
+a direct call with keyword arguments whose values are literals (``view(path="a.py")``, ``demo.echo(text=f"{x}")``,
+``grep(pattern="x", max_results=10**6)``: whole-number arithmetic on literals counts as one) and every such call is
+valid for its schema — no positional argument, no unknown keyword, every required one given, every value of the type
+the schema asks for — there is nothing left for the checker to refuse, and the run can skip
 it (~20 ms). Anything else (a value computed at run time, a tool passed around as a value, a schema this module
 does not read) answers ``False``, and the checker decides, with its own messages.
 """
@@ -61,11 +62,44 @@ def _call_valid(call: ast.Call, schema: Mapping[str, Any]) -> bool:
 def _literal_valid(node: ast.expr, schema: Any) -> bool:
     if isinstance(node, ast.JoinedStr):  # an f-string: a str whatever its parts
         return _accepts(schema, "x", value_known=False)
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
+    value = _int_arithmetic(node)
+    if value is _MISSING:
+        try:
+            value = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
     return _accepts(schema, value)
+
+
+_INT_OPS: dict[type[ast.operator], Any] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b, ast.Pow: lambda a, b: a ** b,
+}
+_INT_BITS = 64  # larger values, and anything that could take long to compute, go to the checker
+
+
+def _int_arithmetic(node: ast.expr) -> Any:
+    """The value of whole-number arithmetic on int literals (``10**6``, ``2 * 1024``, ``-1``) as Python computes
+    it; ``_MISSING`` for anything else (a float, a name, a division by zero, a result past 64 bits)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if type(value) is int and value.bit_length() <= _INT_BITS else _MISSING
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _int_arithmetic(node.operand)
+        if operand is _MISSING:
+            return _MISSING
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        left, right = _int_arithmetic(node.left), _int_arithmetic(node.right)
+        if left is _MISSING or right is _MISSING:
+            return _MISSING
+        if isinstance(node.op, ast.Pow) and (right < 0 or right * max(abs(left), 1).bit_length() > 2 * _INT_BITS):
+            return _MISSING  # a float (negative power), or too large to compute at all
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right == 0:
+            return _MISSING
+        value = _INT_OPS[type(node.op)](left, right)
+        return value if value.bit_length() <= _INT_BITS else _MISSING
+    return _MISSING
 
 
 _TYPES: dict[str, Any] = {
