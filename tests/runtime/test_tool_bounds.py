@@ -299,6 +299,47 @@ def test_ripgrep_is_killed_at_the_deadline(run_program, call, doing):
     assert result.error.message.startswith(f"{tool}() was stopped at the run's deadline while {doing} (the 1 s")
 
 
+# A child that writes 4,000 small pieces as fast as it can, flushing each (as ripgrep writes file by file).
+_WRITER = "import sys\nfor i in range(4000):\n    sys.stdout.write(f'{i:06d}\\n'); sys.stdout.flush()\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ widens a pipe on Linux only")
+def test_a_streaming_child_is_read_whole_in_batches(tmp_path):
+    from codeact.core.limits import Deadline
+    from codeact.tools import proc
+
+    def read(stream: bool) -> list[bytes]:
+        child = proc.Child.start([sys.executable, "-S", "-c", _WRITER], tmp_path, Deadline(60), "grep", "testing",
+                                 stream=stream)
+        assert child is not None
+        with child:
+            chunks = list(child)
+        assert child.returncode == 0
+        return chunks
+
+    expected = b"".join(f"{i:06d}\n".encode() for i in range(4000))
+    batched, eager = read(True), read(False)
+    assert b"".join(batched) == b"".join(eager) == expected  # nothing lost, nothing reordered
+    assert max(map(len, batched)) <= proc.STREAM_PIPE
+    assert len(batched) < 200 < len(eager) or len(eager) < 200, (len(batched), len(eager))  # woken far less often
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell-script stand-in for ripgrep")
+def test_a_streaming_child_is_still_killed_at_the_deadline(tmp_path):
+    from codeact.core.limits import Deadline
+    from codeact.errors import ToolTimeout
+    from codeact.tools import proc
+
+    started = time.monotonic()
+    child = proc.Child.start(["/bin/sh", "-c", "while :; do echo x; sleep 0.01; done"], tmp_path, Deadline(1),
+                             "grep", "searching with ripgrep", stream=True)
+    assert child is not None
+    with pytest.raises(ToolTimeout, match=r"grep\(\) was stopped at the run.s deadline while searching"), child:
+        for _ in child:
+            pass
+    assert time.monotonic() - started < 1 + MARGIN
+
+
 @pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="SIGALRM interrupts the regex")
 def test_a_regex_that_backtracks_for_ever_is_stopped(run_program, fixture_workspace):
     (fixture_workspace / "bad.txt").write_text("a" * 40 + "b\n")

@@ -734,7 +734,7 @@ class _Search:
 
     def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
         """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
-        child = Child.start(cmd, start, self.deadline, "grep", "searching with ripgrep")
+        child = Child.start(cmd, start, self.deadline, "grep", "searching with ripgrep", stream=True)
         if child is None:
             return False
         file = _FileMatches(self, start)
@@ -767,7 +767,7 @@ class _Search:
     def _first_files(self, cmd: list[str], start: Path) -> bool:
         """The first matches in path order: the files that match and their counts (ripgrep, in parallel), sorted,
         then searched one by one until enough are found. The counts give the total."""
-        child = Child.start(cmd, start, self.deadline, "grep", "counting the lines that match")
+        child = Child.start(cmd, start, self.deadline, "grep", "counting the lines that match", stream=True)
         if child is None:
             return False
         names: list[str] = []
