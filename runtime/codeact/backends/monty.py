@@ -105,12 +105,15 @@ class MontyBackend:
         from ..core import sessions
         from ..core.rewrite import rewrite
 
-        code = rewrite(program.code)  # same lines; bound methods as values, tools inside key= functions
-        seen = _ResultKeys()
-        notes: list[tuple[int, str]] = []
         # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
         # own functions): a program that can make neither runs unchecked (the check costs ~25 ms a run).
-        for type_check in (True, False) if _worth_checking(program.code, program.tools) else (False,):
+        checking = _worth_checking(program.code, program.tools)
+        # same lines; bound methods as values, tools inside key= functions; packed list[str] answers where no
+        # checker reads the code (it knows no packed names)
+        code = rewrite(program.code, frozenset() if checking else _packable(program.tools))
+        seen = _ResultKeys()
+        notes: list[tuple[int, str]] = []
+        for type_check in (True, False) if checking else (False,):
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
                                    type_check_stubs=program.stubs, type_check_format="concise") as session:
@@ -138,6 +141,8 @@ class MontyBackend:
         raise AssertionError("unreachable")
 
     def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: _ResultKeys) -> Any:
+        from ..core.rewrite import PACKED_PREFIX
+
         def printer(stream: str, text: str) -> None:
             if stream == "stderr" and program.on_print_err is not None:
                 program.on_print_err(text)
@@ -161,6 +166,9 @@ class MontyBackend:
                     snap = snap.resume()  # an undefined name: NameError in the sandbox
                 continue
             name = snap.function_name
+            packs = False
+            if isinstance(name, str) and name.startswith(PACKED_PREFIX):  # a call the rewrite made packed
+                name, packs = name[len(PACKED_PREFIX):], True
             if snap.is_os_function:
                 snap = snap.resume(_answer_os(name, snap.args, snap.kwargs, files, modules))
                 continue
@@ -178,7 +186,7 @@ class MontyBackend:
             try:
                 value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
                 seen.add(name, value)
-                answer = {"return_value": value}
+                answer = {"return_value": _packed(value) if packs else value}
             except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
                 answer = {"exception": exc}
             finally:
@@ -186,6 +194,24 @@ class MontyBackend:
                     cpu.narrow()  # before waiting on the worker, whose answer should wake us on its CPU
             snap = snap.resume(answer)
         return _as_python(snap.output)
+
+
+def _packable(tools: Any) -> frozenset[str]:
+    """The tools whose calls the rewrite may make packed (codeact.core.rewrite): top-level ones answering a
+    ``list[str]``."""
+    return frozenset(name for name, tool in tools.items() if "." not in name and tool.returns == "list[str]")
+
+
+def _packed(value: Any) -> Any:
+    """A packed call's answer: a list of strings joined by NUL (one object to cross into the sandbox, split there);
+    anything else, an empty list or one whose items hold a NUL, as it is."""
+    if type(value) is not list or not value:
+        return value
+    try:
+        joined = "\0".join(value)
+    except TypeError:  # not all strings
+        return value
+    return joined if joined.count("\0") == len(value) - 1 else value
 
 
 def _worth_checking(code: str, tools: Any) -> bool:
