@@ -372,7 +372,7 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
     could not run. With ``overrides``, stops early once they are spoilt."""
     # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
-    threads = str(min(12, max(4, os.cpu_count() or 1)))
+    threads = str(min(12, max(8, os.cpu_count() or 1)))
     child = Child.start([*_rg_command(rg, glob, parents, overrides), "--files", "--null", "--threads", threads],
                         start, deadline, "glob", "listing files")
     if child is None:
