@@ -465,8 +465,12 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
     files, dropped = found.result()  # plain string order, as sorted() gives
     paths = [lead + rel for rel in files] if lead else files
-    whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
-    kept = len(paths) if whole <= found.budget else _fitting([len(_json_str(p)) + 2 for p in paths], found.budget)
+    if 12 * sum(map(len, paths)) + 4 * len(paths) <= found.budget:
+        kept = len(paths)  # fits even if every character took 12 in JSON (ensure_ascii: a pair of \\uXXXX at most)
+    else:
+        whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
+        kept = (len(paths) if whole <= found.budget
+                else _fitting([len(_json_str(p)) + 2 for p in paths], found.budget))
     total = max(found.seen, len(paths))
     if kept < total:
         notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
