@@ -324,6 +324,20 @@ def test_a_streaming_child_is_read_whole_in_batches(tmp_path):
     assert len(batched) < 200 < len(eager) or len(eager) < 200, (len(batched), len(eager))  # woken far less often
 
 
+def test_a_short_streaming_output_is_read_without_waiting(tmp_path, monkeypatch):
+    from codeact.core.limits import Deadline
+    from codeact.tools import proc
+
+    waits: list[float] = []
+    monkeypatch.setattr(proc.time, "sleep", waits.append)
+    child = proc.Child.start([sys.executable, "-S", "-c", "print('one match')"], tmp_path, Deadline(60), "grep",
+                             "testing", stream=True)
+    assert child is not None
+    with child:
+        assert b"".join(child) == b"one match\n"
+    assert waits == []  # a search with little output pays nothing for the batching
+
+
 @pytest.mark.skipif(os.name != "posix", reason="a shell-script stand-in for ripgrep")
 def test_a_streaming_child_is_still_killed_at_the_deadline(tmp_path):
     from codeact.core.limits import Deadline

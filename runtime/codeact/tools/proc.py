@@ -23,6 +23,7 @@ CHUNK = 1 << 16
 # grep on 2 CPUs). So its pipe is widened and, after a short read, the reader waits a moment for more to gather.
 STREAM_PIPE = 1 << 20  # bytes: Linux's default limit for an unprivileged process (/proc/sys/fs/pipe-max-size)
 STREAM_WAIT_S = 0.001
+STREAM_AFTER = 4  # reads before the first wait
 
 
 class Child:
@@ -69,13 +70,17 @@ class Child:
         size, wait = CHUNK, 0.0
         if self.stream:
             size, wait = _widened(fd), STREAM_WAIT_S
+        reads = 0
         try:
             while True:
                 data = os.read(fd, size)
                 if not data:
                     break
                 yield data
-                if wait and len(data) < size // 4:
+                reads += 1
+                # a stream (a few reads already) that is still being written: let more gather; a short output,
+                # or one whose writer has ended, is read on at once
+                if wait and reads >= STREAM_AFTER and len(data) < size // 4 and self.proc.poll() is None:
                     time.sleep(wait)
             if self.killed:
                 raise self.deadline.stopped(self.tool, self.detail)
