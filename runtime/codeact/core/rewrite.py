@@ -97,7 +97,8 @@ def rewrite(code: str, packed: frozenset[str] = frozenset()) -> str:
     packs = bool(packed) and any(name + "(" in code or name + " (" in code for name in packed)
     if not candidates and not callbacks and not packs:
         return code  # most programs: nothing to look up
-    if not callbacks and not packs and candidates.isdisjoint(method_names()):
+    idioms = callbacks or not candidates.isdisjoint(method_names())
+    if not idioms and not packs:
         return code  # no ast import, no parse
     import ast
 
@@ -111,8 +112,10 @@ def rewrite(code: str, packed: frozenset[str] = frozenset()) -> str:
     defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
-    edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
-             + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts))
+    edits = []
+    if idioms:
+        edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
+                 + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts))
     if packs:
         edits += _packed_edits(tree, bound, starts, packed)
     if not edits:
@@ -137,22 +140,22 @@ def _packed_edits(tree: Any, bound: set[str], starts: list[int], packed: frozens
 
     if "isinstance" in bound or "str" in bound:
         return []
-    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-    names = packed - bound - imported
-    if not names:
-        return []
+    imported: set[str] = set()
     skipped: set[int] = set()  # calls inside an f-string, or a receiver of an attribute
+    calls: list[tuple[Any, Any]] = []  # (the call, its name)
     for node in ast.walk(tree):
-        if isinstance(node, ast.JoinedStr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in packed:
+            calls.append((node, node.func))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.JoinedStr):
             skipped |= {id(n) for n in ast.walk(node)}
         elif isinstance(node, ast.Attribute):
             skipped.add(id(node.value))
+    names = packed - bound - imported
     edits: list[tuple[int, int, int, str]] = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
-                and id(node) not in skipped and node.end_lineno is not None):
-            func = node.func
+    for node, func in calls:
+        if func.id in names and id(node) not in skipped and node.end_lineno is not None:
             at = _offset(starts, func.lineno, func.col_offset)
             edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0,
                           _UNPACK + PACKED_PREFIX + func.id))
