@@ -11,14 +11,15 @@ no server). The floors use the SAME venv Python the launcher execs:
              so the MCP session is open), against the bare pydantic-monty loop answering view by reading the file
              (benchmarks/bare_monty.py, in process, same run)
   peers      agent-framework-monty and pydantic-ai-harness CodeMode from PyPI (benchmarks/peers.py), each peer's
-             output checked; the seed implementation is not runnable here and its row says so
+             output checked; the seed implementation (GitHub-only, not vendored) where --seed gives its codeact.py
 
-    python benchmarks/bench_runtime.py [--runs 9] [--calls 1000] [--quick] [--no-peers] [--json PATH]
+    python benchmarks/bench_runtime.py [--runs 9] [--calls 1000] [--quick] [--no-peers] [--seed PATH] [--json PATH]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -122,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=5000, help="view calls in the per-call programs")
     parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
     parser.add_argument("--no-peers", action="store_true", help="skip the PyPI peers")
+    parser.add_argument("--seed", metavar="PATH", default=os.environ.get("CODEACT_BENCH_SEED") or None,
+                        help="the seed's codeact.py, measured beside the peers (default: $CODEACT_BENCH_SEED)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     if args.quick:
@@ -146,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_peers:
             import peers
             peer_rows = peers.rows(root / "peers", calls=args.calls, runs=max(2, args.runs // 2),
-                                   ours_start=start, ours_view_us={m: c["view"] for m, c in calls.items()})
+                                   ours_start=start, ours_view_us={m: c["view"] for m, c in calls.items()},
+                                   seed=args.seed)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

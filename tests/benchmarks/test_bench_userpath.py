@@ -121,9 +121,40 @@ def test_bench_runtime_peers_rows_where_the_peer_venvs_are_cached() -> None:
     for label, _ in peers.PEERS.values():
         assert_verdicts(rows, [f"start-up: codeact cold trivial run against {label}",
                                f"per `view` call: codeact cold against {label}"])
-    # the seed is not runnable here: its row says so instead of showing a figure recorded elsewhere
+    # without its source (GitHub-only) the seed's row says how to measure it, instead of a figure recorded elsewhere
     seed = [cells for label, cells in rows.items() if "seed" in label]
-    assert seed and all("not runnable here" in " ".join(cells) for cells in seed), seed
+    assert seed and all("--seed PATH" in " ".join(cells) for cells in seed), seed
+
+
+FAKE_SEED = '''import argparse, json
+ap = argparse.ArgumentParser()
+ap.add_argument("--auto", action="store_true")
+ap.add_argument("--workspace")
+ap.add_argument("--code")
+args = ap.parse_args()
+out = []
+def view(path):
+    return open(path).read()
+exec(args.code, {"view": view, "print": lambda *a: out.append(" ".join(map(str, a)) + "\\n")})
+print(json.dumps({"stdout": "".join(out)%s, "success": True}, indent=2))
+'''
+
+
+def test_the_seed_is_measured_as_its_users_ran_it_and_its_answers_are_checked(tmp_path: Path) -> None:
+    """The seed's harness (its CLI: --auto --workspace --code, JSON out) measured through a stand-in with the same
+    command line: a whole process per program, its answers checked, so one that stops early is no measurement."""
+    sys.path.insert(0, str(BENCH))
+    import peers
+
+    small = tmp_path / "small.py"
+    small.write_text("def f(x):\n    return x + 1\n")
+    seed = tmp_path / "codeact.py"
+    seed.write_text(FAKE_SEED % "")
+    start, call = peers.seed_figures(Path(sys.executable), seed, small, calls=20_000, runs=1)
+    assert start.wall_ms > 0 and call["view_us"] > 0, (start, call)
+    seed.write_text(FAKE_SEED % ".replace('0', '1')")  # a wrong count
+    with pytest.raises(SystemExit, match="expected"):
+        peers.seed_figures(Path(sys.executable), seed, small, calls=20_000, runs=1)
 
 
 @pytest.mark.slow
