@@ -652,3 +652,73 @@ def test_the_workspace_root_itself_never_becomes_a_git_directory(repo):
     with pytest.raises(PolicyError, match=r"writing refs/heads/main is refused — a git directory \(\.\)"):
         files.create(ctx_at(root), path="refs/heads/main", file_text="x")
     assert not (root / "refs").exists()
+
+
+def _kernel_answer(space: Workspace, raw: str) -> str | type[BaseException]:
+    """What resolving ``raw`` gave before the plain-name walk: the kernel's real path, checked against the root."""
+    from codeact.fastos import real_path
+
+    found, exists = real_path(os.path.join(str(space.root), raw))
+    root = str(space.root)
+    if found != root and not found.startswith(root + os.sep):
+        return PolicyError
+    if not (exists or os.path.exists(found)):
+        return FileNotFoundError
+    return found
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX paths and symbolic links")
+def test_the_plain_name_walk_resolves_every_path_as_the_kernel_does(tmp_path: Path) -> None:
+    """``resolve_stat`` walks a plain relative path with one lstat a part instead of asking the kernel: through
+    every kind of path a program can pass (links inside and out, ``..``, a file used as a folder, a FIFO, a
+    missing part, doubled and trailing slashes, absolute paths) it answers as the kernel does, and the stat it
+    gives is the file's own."""
+    root = (tmp_path / "ws").resolve()
+    (root / "src/pkg").mkdir(parents=True)
+    (root / "src/pkg/mod.py").write_text("x = 1\n")
+    (root / "small.py").write_text("y = 2\n")
+    outside = tmp_path / "secret.txt"
+    outside.write_text("s\n")
+    (root / "in_link").symlink_to(root / "src")
+    (root / "out_link").symlink_to(tmp_path)
+    (root / "src/pkg/to_secret").symlink_to(outside)
+    (root / "src/pkg/to_small").symlink_to("../../small.py")
+    (root / "dangling").symlink_to(root / "nowhere")
+    os.mkfifo(root / "fifo")
+    space = Workspace(root)
+    paths = ["small.py", "./small.py", "src//pkg/mod.py", "src/pkg/", "src/pkg/mod.py/", ".", "", "src",
+             "in_link/pkg/mod.py", "out_link/secret.txt", "src/pkg/to_secret", "src/pkg/to_small", "dangling",
+             "fifo", "src/../small.py", "../ws/small.py", "src/pkg/../../../secret.txt", "small.py/x", "missing",
+             "src/missing/mod.py", str(root / "small.py"), str(outside), "/etc/passwd", "src/./pkg/./mod.py"]
+    for raw in paths:
+        if not raw:
+            with pytest.raises(PolicyError):
+                space.resolve_stat(raw, must_exist=True)
+            continue
+        want = _kernel_answer(space, raw)
+        if isinstance(want, type):
+            with pytest.raises(want):
+                space.resolve_stat(raw, must_exist=True)
+            continue
+        got, seen = space.resolve_stat(raw, must_exist=True)
+        assert got == want, raw
+        if seen is not None:  # the stat it hands on is the path's own (no link followed)
+            assert os.path.samestat(seen, os.lstat(got)), raw
+            assert not os.path.islink(got), raw
+    # a plain path is walked (a stat handed on); a link on the way leaves it to the kernel (none)
+    assert space.resolve_stat("src/pkg/mod.py")[1] is not None
+    assert space.resolve_stat("in_link/pkg/mod.py")[1] is None
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX paths and symbolic links")
+def test_view_through_the_walk_still_refuses_what_lies_outside(tmp_path: Path) -> None:
+    root = (tmp_path / "ws").resolve()
+    (root / "a").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("the secret\n")
+    (root / "a/leak").symlink_to(tmp_path / "secret.txt")
+    (root / "a/ok.txt").write_text("fine\n")
+    ctx = ToolContext(workspace=Workspace(root), limits=Limits())
+    assert files.view(ctx, path="a/ok.txt") == "fine\n"
+    assert files.view(ctx, path="a") == "leak@\nok.txt"
+    with pytest.raises(PolicyError):
+        files.view(ctx, path="a/leak")

@@ -3,6 +3,7 @@ time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
 import os
+from stat import S_ISDIR, S_ISREG
 from typing import BinaryIO
 
 from ..core import notices
@@ -22,9 +23,9 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range``. A range that starts after the last line raises IndexError naming the file's line count (an
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
-    real = ctx.workspace.resolve_text(path, must_exist=True)
+    real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
     shown = ctx.workspace.display(real)
-    if is_dir(real):
+    if S_ISDIR(seen.st_mode) if seen is not None else is_dir(real):
         with os.scandir(real) as it:
             entries = sorted(it, key=lambda e: e.name)
         return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
@@ -35,10 +36,12 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
     # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
     with open(real, "rb", buffering=0 if view_range is None else -1) as handle:
-        size = os.fstat(handle.fileno()).st_size
+        opened = os.fstat(handle.fileno())
+        size = opened.st_size
         # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
         want = 2 if view_range is not None else keep if not 0 < size < keep else size + 1
-        data = _read_up_to(handle, want)
+        # a regular file reads short only at its end: one read, not a second to see the end (a pipe may read short)
+        data = handle.read(want) if S_ISREG(opened.st_mode) and view_range is None else _read_up_to(handle, want)
         if len(data) == want and want < keep and view_range is None:  # it grew since fstat: read on to the cap
             data += _read_up_to(handle, keep - want)
             size = max(size, os.fstat(handle.fileno()).st_size, len(data))
