@@ -722,3 +722,26 @@ def test_view_through_the_walk_still_refuses_what_lies_outside(tmp_path: Path) -
     assert files.view(ctx, path="a") == "leak@\nok.txt"
     with pytest.raises(PolicyError):
         files.view(ctx, path="a/leak")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX FIFOs")
+def test_views_one_read_path_hands_back_whatever_changed_since_the_walk(tmp_path: Path) -> None:
+    """view's one-read path for a small regular file trusts nothing the walk saw: a file that grew is read whole,
+    one that became a folder, a FIFO (opened without blocking) or UTF-16 goes back to the general path."""
+    grown = tmp_path / "grown.txt"
+    grown.write_text("0123456789\n" * 10)
+    assert files._small_file(str(grown), 5, 1 << 20, "grown.txt") == "0123456789\n" * 10  # seen at 5 bytes
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert files._small_file(str(folder), 5, 1 << 20, "folder") is None
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert files._small_file(str(fifo), 5, 1 << 20, "fifo") is None
+    wide = tmp_path / "wide.txt"
+    wide.write_bytes("hé\n".encode("utf-16"))
+    assert files._small_file(str(wide), 8, 1 << 20, "wide.txt") is None
+    big = tmp_path / "big.txt"
+    big.write_text("x" * 100)
+    assert files._small_file(str(big), 5, 50, "big.txt") is None  # no longer under the cap: the general path cuts it
+    ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
+    assert files.view(ctx, path="wide.txt") == "hé\n"

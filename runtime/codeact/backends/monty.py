@@ -184,7 +184,7 @@ class MontyBackend:
             if spawns or (tool is not None and tool.source == "mcp"):
                 cpu.widen()  # what the tool starts (ripgrep, bash, an MCP server) may use every CPU
             try:
-                value = program.call_tool(name, tuple(snap.args), dict(snap.kwargs))
+                value = program.call_tool(name, snap.args, snap.kwargs)  # fresh each snapshot; no tool mutates them
                 seen.add(name, value)
                 answer = {"return_value": _packed(value) if packs else value}
             except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
@@ -421,6 +421,8 @@ class _ResultKeys:
         self.by_tool: dict[str, list[str]] = {}
 
     def add(self, tool: str, value: Any) -> None:
+        if type(value) is str:  # most answers: no keys to know
+            return
         items = value[:20] if isinstance(value, list) else [value]
         for item in items:
             if isinstance(item, dict):

@@ -24,7 +24,9 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
     real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
-    shown = ctx.workspace.display(real)
+    root = str(ctx.workspace.root)
+    # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
+    shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
     if S_ISDIR(seen.st_mode) if seen is not None else is_dir(real):
         with os.scandir(real) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -34,6 +36,10 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         _check_range(view_range)
     cap = int(ctx.limits.tool_result)
     keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
+    if view_range is None and seen is not None and S_ISREG(seen.st_mode) and 0 < seen.st_size < keep:
+        small = _small_file(real, seen.st_size, keep, shown)
+        if small is not None:
+            return small
     # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
     with open(real, "rb", buffering=0 if view_range is None else -1) as handle:
         opened = os.fstat(handle.fileno())
@@ -53,6 +59,23 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             return _head(data, size, keep, shown)
         handle.seek(0)
         return _range(handle, view_range, keep, cap, shown, size)
+
+
+def _small_file(real: str, size: int, keep: int, shown: str) -> str | None:
+    """The text of a regular file the walk saw at ``size`` bytes (less than ``keep``), read whole in one read of the
+    open descriptor (no file object: the hot path of most calls); ``None`` where the general path must decide: it
+    is no longer a regular file or no longer that small (changed since), or it is UTF-16."""
+    fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    try:
+        opened = os.fstat(fd)
+        if not S_ISREG(opened.st_mode) or not 0 < opened.st_size < keep:
+            return None
+        data = os.read(fd, max(size, opened.st_size) + 1)  # a regular file reads short only at its end
+    finally:
+        os.close(fd)
+    if len(data) > max(size, opened.st_size) or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None  # it grew meanwhile, or UTF-16
+    return _head(data, len(data), keep, shown)
 
 
 def _read_up_to(handle: BinaryIO, count: int) -> bytes:
