@@ -131,7 +131,9 @@ def write_results() -> None:
 def headline_rows(table: str) -> dict[str, tuple[int, str, bool]]:
     """Per target of a result table: (how many rows have it, the worst measured value, whether all meet it).
 
-    A row's measured value is its first ratio cell (``1.30x``), else the cell just before its target cell."""
+    A row's measured value is its first ratio cell (``1.30x``), else the cell just before its target cell. Whether
+    it meets its target is its own verdict cell (``PASS``, ``FAIL``: judged on the unrounded ratio, so a ``1.50x``
+    shown for 1.502 is no pass), else the shown value against the target."""
     import re
 
     rows: dict[str, tuple[int, str, bool]] = {}
@@ -147,10 +149,12 @@ def headline_rows(table: str) -> dict[str, tuple[int, str, bool]]:
             number, limit = float(value.rstrip("x")), float(cells[t].lstrip("<= ").rstrip("x"))
         except ValueError:
             continue
+        verdict = cells[t + 1] if len(cells) > t + 1 else ""
+        passed = verdict == "PASS" if verdict in ("PASS", "FAIL") else number <= limit
         count, worst, met = rows.get(cells[t], (0, "", True))
         if not worst or number > float(worst.rstrip("x")):
             worst = value
-        rows[cells[t]] = (count + 1, worst, met and number <= limit)
+        rows[cells[t]] = (count + 1, worst, met and passed)
     return rows
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.run_all import BENCHMARKS, SECTIONS
+from benchmarks.run_all import BENCHMARKS, SECTIONS, headline_rows
 from benchmarks.userpath import NO_SERVER, Timing, row, time_processes, tree_cpu
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -175,3 +175,17 @@ def test_bench_search_quick_prints_every_case_warm_and_cold() -> None:
     for case in cases:
         cold = next(cells for label, cells in rows.items() if label.startswith(f"cold: {case}"))
         assert re.search(r"\((\d+) results\)", cold[0]) and "`rg " in cold[2]
+
+
+def test_the_headline_takes_each_rows_own_verdict_not_its_rounded_ratio() -> None:
+    """A ratio of 1.502 shows as ``1.50x`` and fails ``<= 1.5x`` in its table: the README headline says NO too."""
+    table = "\n".join([
+        "| measurement | measured | baseline | ratio | target | verdict |",
+        "|---|---:|---:|---:|---|---|",
+        row("glob", "60 ms", "40 ms", 1.502, 1.5),
+        row("grep", "50 ms", "40 ms", 1.25, 1.5),
+        row("info", "1 ms", "1 ms", 3.0, None),
+    ])
+    assert headline_rows(table) == {"<= 1.5x": (2, "1.50x", False)}
+    passing = "\n".join([row("grep", "50 ms", "40 ms", 1.25, 1.5), row("glob", "55 ms", "40 ms", 1.375, 1.5)])
+    assert headline_rows(passing) == {"<= 1.5x": (2, "1.38x", True)}
