@@ -107,6 +107,7 @@ def test_a_trivial_run_behind_five_busy_runs_is_not_queued(repo: Repo) -> None:
     while time.monotonic() < until and repo.status().get("active_runs", 0) < 5:
         time.sleep(0.1)
     assert repo.status()["active_runs"] == 5, "the five busy runs are running"
+    assert "5 run(s) in flight" in repo("server", "status").stderr, "the text status says so too"
     trivial, took = _timed(repo, "run", "--code", "print(6 * 7)")
     for thread in threads:
         thread.join()

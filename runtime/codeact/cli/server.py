@@ -46,7 +46,10 @@ def _status(target: Target) -> int:
         print(f"codeact: {why} for {target.workspace}", file=sys.stderr)
         return EXIT_PROGRAM_ERROR
     print(f"codeact: server {shown['pid']} serves {target.workspace} (since {shown['started_at']}, "
-          f"{len(shown['mcp_sessions'])} MCP session(s))", file=sys.stderr)
+          f"{len(shown['mcp_sessions'])} MCP session(s), {shown.get('active_runs') or 0} run(s) in flight)",
+          file=sys.stderr)
+    for run in shown.get("stuck") or []:  # past its wall limit: about to be abandoned, the server then retires
+        print(f"codeact: {run}", file=sys.stderr)
     return EXIT_OK
 
 
