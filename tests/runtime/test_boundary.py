@@ -745,3 +745,15 @@ def test_views_one_read_path_hands_back_whatever_changed_since_the_walk(tmp_path
     assert files._small_file(str(big), 5, 50, "big.txt") is None  # no longer under the cap: the general path cuts it
     ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
     assert files.view(ctx, path="wide.txt") == "hé\n"
+
+
+def test_views_one_read_path_never_hands_back_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read that gives less than fstat says (a FUSE file may) goes back to the general path, which reads on."""
+    whole = tmp_path / "whole.txt"
+    whole.write_text("0123456789\n" * 10)
+    real_read = os.read
+    monkeypatch.setattr(files.os, "read", lambda fd, n: real_read(fd, min(n, 7)))
+    assert files._small_file(str(whole), 110, 1 << 20, "whole.txt") is None
+    monkeypatch.undo()
+    ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
+    assert files.view(ctx, path="whole.txt") == "0123456789\n" * 10

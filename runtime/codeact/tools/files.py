@@ -42,12 +42,10 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             return small
     # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
     with open(real, "rb", buffering=0 if view_range is None else -1) as handle:
-        opened = os.fstat(handle.fileno())
-        size = opened.st_size
+        size = os.fstat(handle.fileno()).st_size
         # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
         want = 2 if view_range is not None else keep if not 0 < size < keep else size + 1
-        # a regular file reads short only at its end: one read, not a second to see the end (a pipe may read short)
-        data = handle.read(want) if S_ISREG(opened.st_mode) and view_range is None else _read_up_to(handle, want)
+        data = _read_up_to(handle, want)
         if len(data) == want and want < keep and view_range is None:  # it grew since fstat: read on to the cap
             data += _read_up_to(handle, keep - want)
             size = max(size, os.fstat(handle.fileno()).st_size, len(data))
@@ -63,8 +61,9 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
 
 def _small_file(real: str, size: int, keep: int, shown: str) -> str | None:
     """The text of a regular file the walk saw at ``size`` bytes (less than ``keep``), read whole in one read of the
-    open descriptor (no file object: the hot path of most calls); ``None`` where the general path must decide: it
-    is no longer a regular file or no longer that small (changed since), or it is UTF-16."""
+    open descriptor (no file object: the hot path of most calls); ``None`` where the general path (which reads on
+    until the end) must decide: it is no longer a regular file or no longer that small, the read gave less than
+    fstat says, or it is UTF-16."""
     fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
     try:
         opened = os.fstat(fd)
@@ -73,8 +72,8 @@ def _small_file(real: str, size: int, keep: int, shown: str) -> str | None:
         data = os.read(fd, max(size, opened.st_size) + 1)  # a regular file reads short only at its end
     finally:
         os.close(fd)
-    if len(data) > max(size, opened.st_size) or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return None  # it grew meanwhile, or UTF-16
+    if not opened.st_size <= len(data) <= max(size, opened.st_size) or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None  # it grew or shrank meanwhile, it read short (a FUSE file may), or UTF-16
     return _head(data, len(data), keep, shown)
 
 
