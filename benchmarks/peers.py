@@ -128,20 +128,16 @@ def rows(scratch: Path, *, calls: int, runs: int, ours_start: dict[str, Timing],
                      f"{call['view_us']:.0f} µs (CPU {call['view_cpu_us']:.0f}) | in process, async tools |")
     seed_row, seed_found = _seed_row(small, seed, calls, runs)
     lines += [seed_row, "", TABLE_HEAD]
-    for key, (start, call) in found.items():
-        label = PEERS[key][0]
+    # the seed for information only: it is no maintained peer (no limits, no boundary)
+    against: list[tuple[str, tuple[Timing, dict[str, float]], float | None]] = [
+        (PEERS[key][0], figures, TARGET) for key, figures in found.items()]
+    against += [(SEED_LABEL, seed_found, None)] if seed_found is not None else []
+    for label, (start, call), target in against:
         for m in modes:
             lines.append(row(f"start-up: codeact {m} trivial run against {label}", ms(ours_start[m]), ms(start),
-                             ours_start[m].wall_ms / start.wall_ms, TARGET))
+                             ours_start[m].wall_ms / start.wall_ms, target))
             lines.append(row(f"per `view` call: codeact {m} against {label}", f"{ours_view_us[m]:.0f} µs",
-                             f"{call['view_us']:.0f} µs", ours_view_us[m] / call["view_us"], TARGET))
-    if seed_found is not None:  # for information: the seed is no maintained peer (no limits, no boundary)
-        start, call = seed_found
-        for m in modes:
-            lines.append(row(f"start-up: codeact {m} trivial run against {SEED_LABEL}", ms(ours_start[m]), ms(start),
-                             ours_start[m].wall_ms / start.wall_ms, None))
-            lines.append(row(f"per `view` call: codeact {m} against {SEED_LABEL}", f"{ours_view_us[m]:.0f} µs",
-                             f"{call['view_us']:.0f} µs", ours_view_us[m] / call["view_us"], None))
+                             f"{call['view_us']:.0f} µs", ours_view_us[m] / call["view_us"], target))
     return lines + ([""] + skipped if skipped else [])
 
 
