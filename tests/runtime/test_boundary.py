@@ -19,7 +19,7 @@ from codeact.core import boundary
 from codeact.core.boundary import Workspace, check_workspace, workspace_refusal
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
-from codeact.errors import PolicyError
+from codeact.errors import PolicyError, ToolError
 from codeact.layout import ANSWERS_FILE, MANIFEST_FILE, manifest_text
 from codeact.tools import files
 
@@ -724,27 +724,46 @@ def test_view_through_the_walk_still_refuses_what_lies_outside(tmp_path: Path) -
         files.view(ctx, path="a/leak")
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX FIFOs")
-def test_views_one_read_path_hands_back_whatever_changed_since_the_walk(tmp_path: Path) -> None:
-    """view's one-read path for a small regular file trusts nothing the walk saw: a file that grew is read whole,
-    one that became a folder, a FIFO (opened without blocking) or UTF-16 goes back to the general path."""
-    grown = tmp_path / "grown.txt"
-    grown.write_text("0123456789\n" * 10)
-    assert files._small_file(str(grown), 5, 1 << 20, "grown.txt") == "0123456789\n" * 10  # seen at 5 bytes
-    folder = tmp_path / "folder"
-    folder.mkdir()
-    assert files._small_file(str(folder), 5, 1 << 20, "folder") is None
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    assert files._small_file(str(fifo), 5, 1 << 20, "fifo") is None
-    wide = tmp_path / "wide.txt"
-    wide.write_bytes("hé\n".encode("utf-16"))
-    assert files._small_file(str(wide), 8, 1 << 20, "wide.txt") is None
-    big = tmp_path / "big.txt"
-    big.write_text("x" * 100)
-    assert files._small_file(str(big), 5, 50, "big.txt") is None  # no longer under the cap: the general path cuts it
-    ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
+@pytest.mark.skipif(os.name == "nt", reason="POSIX FIFOs and links")
+def test_view_reads_only_what_the_check_passed_and_only_regular_files(tmp_path: Path) -> None:
+    """view opens once and checks the descriptor: a FIFO or socket is refused at once (it would block the run, it is
+    no text), a file that changed since its size was seen is read whole, a path swapped for a link or moved
+    under a linked folder after the check is refused, and UTF-16 still decodes."""
+    import socket
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    os.mkfifo(root / "fifo")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "sock"))
+    (root / "wide.txt").write_bytes("hé\n".encode("utf-16"))
+    (root / "grown.txt").write_text("0123456789\n" * 10)
+    (tmp_path / "secret.txt").write_text("the secret\n")
+    ctx = ToolContext(workspace=Workspace(root.resolve()), limits=Limits())
+    for name, kind in (("fifo", "a FIFO"), ("sock", "a socket")):
+        with pytest.raises(ToolError, match=f"{name} is {kind}"):
+            files.view(ctx, path=name)
     assert files.view(ctx, path="wide.txt") == "hé\n"
+    fd = os.open(root / "grown.txt", os.O_RDONLY)
+    try:  # seen at 5 bytes, now 110: the one-read path hands it to the general path
+        assert files._small_file(fd, 5, 1 << 20, "grown.txt") is None
+    finally:
+        os.close(fd)
+    # the check saw a plain file; a link to outside was put in its place before the open
+    real, seen = ctx.workspace.resolve_stat("grown.txt")
+    os.replace(root / "grown.txt", root / "old.txt")
+    (root / "grown.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ToolError, match="changed while view opened it"):
+        files._open_vetted(real, seen, str(ctx.workspace.root), "grown.txt", False)
+    # another file now at the path (a folder on its way swapped): not the inode the walk saw
+    (root / "grown.txt").unlink()
+    (root / "grown.txt").write_text("other\n")
+    with pytest.raises(ToolError, match="changed while view opened it"):
+        files._open_vetted(real, seen, str(ctx.workspace.root), "grown.txt", False)
+    # a path the kernel resolved (no stat): its descriptor must lie under the root
+    with pytest.raises(ToolError, match="changed while view opened it"):
+        files._open_vetted(str(tmp_path / "secret.txt"), None, str(ctx.workspace.root), "x", False)
+    sock.close()
 
 
 def test_views_one_read_path_never_hands_back_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -752,8 +771,12 @@ def test_views_one_read_path_never_hands_back_a_short_read(tmp_path: Path, monke
     whole = tmp_path / "whole.txt"
     whole.write_text("0123456789\n" * 10)
     real_read = os.read
+    fd = os.open(whole, os.O_RDONLY)
     monkeypatch.setattr(files.os, "read", lambda fd, n: real_read(fd, min(n, 7)))
-    assert files._small_file(str(whole), 110, 1 << 20, "whole.txt") is None
-    monkeypatch.undo()
+    try:
+        assert files._small_file(fd, 110, 1 << 20, "whole.txt") is None
+    finally:
+        monkeypatch.undo()
+        os.close(fd)
     ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
     assert files.view(ctx, path="whole.txt") == "0123456789\n" * 10

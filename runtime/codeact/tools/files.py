@@ -2,8 +2,9 @@
 time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
+import errno
 import os
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
@@ -27,28 +28,31 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     root = str(ctx.workspace.root)
     # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
     shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
-    if S_ISDIR(seen.st_mode) if seen is not None else is_dir(real):
-        with os.scandir(real) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
-                         for e in entries if e.name != ".git")
-    if view_range is not None:
+    folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
+    if view_range is not None and not folder:
         _check_range(view_range)
-    cap = int(ctx.limits.tool_result)
-    keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
-    if view_range is None and seen is not None and S_ISREG(seen.st_mode) and 0 < seen.st_size < keep:
-        small = _small_file(real, seen.st_size, keep, shown)
-        if small is not None:
-            return small
-    # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
-    with open(real, "rb", buffering=0 if view_range is None else -1) as handle:
-        size = os.fstat(handle.fileno()).st_size
+    if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
+        return _listing(real)
+    fd, opened = _open_vetted(real, seen, root, shown, folder)
+    try:
+        if folder:
+            return _listing(fd)  # the descriptor: the folder the check passed, whatever the path says now
+        cap = int(ctx.limits.tool_result)
+        keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
+        if view_range is None and 0 < opened.st_size < keep:
+            small = _small_file(fd, opened.st_size, keep, shown)
+            if small is not None:
+                return small
+            os.lseek(fd, 0, os.SEEK_SET)
+        # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
+        handle = open(fd, "rb", buffering=0 if view_range is None else -1, closefd=False)
+        size = opened.st_size
         # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
         want = 2 if view_range is not None else keep if not 0 < size < keep else size + 1
         data = _read_up_to(handle, want)
         if len(data) == want and want < keep and view_range is None:  # it grew since fstat: read on to the cap
             data += _read_up_to(handle, keep - want)
-            size = max(size, os.fstat(handle.fileno()).st_size, len(data))
+            size = max(size, os.fstat(fd).st_size, len(data))
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
             handle.seek(0)
             lines = _split_lines(_read_up_to(handle, keep * 2).decode("utf-16", "replace"))
@@ -57,24 +61,80 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             return _head(data, size, keep, shown)
         handle.seek(0)
         return _range(handle, view_range, keep, cap, shown, size)
-
-
-def _small_file(real: str, size: int, keep: int, shown: str) -> str | None:
-    """The text of a regular file the walk saw at ``size`` bytes (less than ``keep``), read whole in one read of the
-    open descriptor (no file object: the hot path of most calls); ``None`` where the general path (which reads on
-    until the end) must decide: it is no longer a regular file or no longer that small, the read gave less than
-    fstat says, or it is UTF-16."""
-    fd = os.open(real, os.O_RDONLY | os.O_CLOEXEC | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
-    try:
-        opened = os.fstat(fd)
-        if not S_ISREG(opened.st_mode) or not 0 < opened.st_size < keep:
-            return None
-        data = os.read(fd, max(size, opened.st_size) + 1)  # a regular file reads short only at its end
     finally:
         os.close(fd)
-    if not opened.st_size <= len(data) <= max(size, opened.st_size) or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return None  # it grew or shrank meanwhile, it read short (a FUSE file may), or UTF-16
-    return _head(data, len(data), keep, shown)
+
+
+def _listing(folder: int | str) -> str:
+    """A folder's entries, one a line: sub-folders with a trailing ``/``, links with ``@``; no ``.git``."""
+    with os.scandir(folder) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
+                     for e in entries if e.name != ".git")
+
+
+_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+# the path's last part is no link once resolved (a link there now was swapped in: refused); a FIFO does not block
+_VETTED = _READ | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _open_vetted(real: str, seen: os.stat_result | None, root: str, shown: str, folder: bool
+                 ) -> tuple[int, os.stat_result]:
+    """A descriptor of what the boundary check passed, and its fstat: the very file or folder the walk saw
+    (``seen``: same device and inode) and, below a sub-folder, one whose open descriptor lies under ``root``; a
+    path swapped for a link, or a folder on its way, since the check is refused, and so is anything but a regular
+    file or a folder (a FIFO would block the run, a device is no text)."""
+    try:
+        fd = os.open(real, _VETTED | (getattr(os, "O_DIRECTORY", 0) if folder else 0))
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ToolError(f"{shown} changed while view opened it (a link put in its place?); nothing was read; "
+                            "try again") from None
+        if exc.errno == errno.ENXIO:  # a socket (or a device with no driver) cannot be opened at all
+            raise ToolError(f"{shown} is a socket or device, not a file: view reads regular files and folders") from None
+        raise
+    try:
+        opened = os.fstat(fd)
+        # a part of the root itself (one name below it) cannot be redirected: the walk saw it, and O_NOFOLLOW
+        # refuses a link there now; deeper, a folder on the way may have been swapped for a link meanwhile
+        direct = seen is not None and "/" not in real[len(root) + 1:]
+        same = ((seen is None or (opened.st_dev, opened.st_ino) == (seen.st_dev, seen.st_ino))
+                and (direct or _under_root(fd, root)))
+        if not same:
+            raise ToolError(f"{shown} changed while view opened it (a link put in a folder on its way?); nothing "
+                            "was read; try again")
+        if not (S_ISDIR(opened.st_mode) if folder else S_ISREG(opened.st_mode)):
+            raise ToolError(f"{shown} is {_kind(opened.st_mode)}, not a file: view reads regular files and folders")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, opened
+
+
+def _under_root(fd: int, root: str) -> bool:
+    """Whether the open descriptor ``fd`` lies under ``root`` (Linux: its ``/proc/self/fd`` link; elsewhere, with
+    no such link to ask, the check made on the path stands)."""
+    try:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return True
+    return where == root or where.startswith(root + os.sep)
+
+
+def _kind(mode: int) -> str:
+    return ("a FIFO (named pipe)" if S_ISFIFO(mode) else "a socket" if S_ISSOCK(mode)
+            else "a device" if S_ISCHR(mode) or S_ISBLK(mode) else "a folder" if S_ISDIR(mode) else "no regular file")
+
+
+def _small_file(fd: int, size: int, keep: int, shown: str) -> str | None:
+    """The text of the open regular file ``fd``, ``size`` bytes by its fstat (less than ``keep``), read whole in one
+    read (no file object: the hot path of most calls); ``None`` where the general path (which reads on until the
+    end) must decide: the read gave less or more than fstat says (it read short, as a FUSE file may, or it
+    changed), or it is UTF-16."""
+    data = os.read(fd, size + 1)  # a regular file reads short only at its end
+    if len(data) != size or data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    return _head(data, size, keep, shown)
 
 
 def _read_up_to(handle: BinaryIO, count: int) -> bytes:
