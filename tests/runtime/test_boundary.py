@@ -710,6 +710,62 @@ def test_the_plain_name_walk_resolves_every_path_as_the_kernel_does(tmp_path: Pa
     assert space.resolve_stat("in_link/pkg/mod.py")[1] is None
 
 
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW") or os.open not in os.supports_dir_fd, reason="needs openat")
+def test_open_beneath_opens_only_plain_paths_and_what_the_kernel_would(tmp_path: Path) -> None:
+    """``open_beneath`` (view's common case) opens a path part by part with no link followed: through every kind of
+    path a program can pass it gives either nothing (the caller resolves the path as before) or a descriptor of
+    the very file the kernel's resolution names, never one through a link; a trailing ``/`` on a file is
+    NotADirectoryError, as the kernel says."""
+    root = (tmp_path / "ws").resolve()
+    (root / "src/pkg").mkdir(parents=True)
+    (root / "src/pkg/mod.py").write_text("x = 1\n")
+    (root / "small.py").write_text("y = 2\n")
+    (tmp_path / "secret.txt").write_text("s\n")
+    (root / "in_link").symlink_to(root / "src")
+    (root / "out_link").symlink_to(tmp_path)
+    (root / "src/pkg/to_secret").symlink_to(tmp_path / "secret.txt")
+    os.mkfifo(root / "fifo")
+    space = Workspace(root)
+    opened = {}
+    for raw in ["small.py", "./small.py", "src//pkg/mod.py", "src/pkg/", "src", ".", "", "in_link/pkg/mod.py",
+                "out_link/secret.txt", "src/pkg/to_secret", "fifo", "src/../small.py", "../ws/small.py",
+                "small.py/x", "missing", "src/missing/mod.py", str(root / "small.py"), "/etc/passwd",
+                "src/./pkg/./mod.py", "a\x00b", "in_link/pkg/mod.py/"]:
+        got = space.open_beneath(raw)
+        if got is None:
+            opened[raw] = None
+            continue
+        fd, stat, shown = got
+        try:
+            want = os.path.realpath(root / raw)
+            assert os.path.samestat(stat, os.stat(want)), raw
+            assert shown == os.path.relpath(want, root), raw
+            if os.path.exists(f"/proc/self/fd/{fd}"):
+                assert os.readlink(f"/proc/self/fd/{fd}") == want, raw
+        finally:
+            os.close(fd)
+        opened[raw] = shown
+    assert opened == {"small.py": "small.py", "./small.py": "small.py", "src//pkg/mod.py": "src/pkg/mod.py",
+                      "src/pkg/": "src/pkg", "src": "src", "fifo": "fifo", "src/./pkg/./mod.py": "src/pkg/mod.py",
+                      **{raw: None for raw in opened if raw not in {"small.py", "./small.py", "src//pkg/mod.py",
+                                                                   "src/pkg/", "src", "fifo", "src/./pkg/./mod.py"}}}
+    for raw in ("small.py/", "src/pkg/mod.py/"):
+        with pytest.raises(NotADirectoryError, match="is a file"):
+            space.open_beneath(raw)
+    ctx = ToolContext(workspace=space, limits=Limits())
+    with pytest.raises(NotADirectoryError):
+        files.view(ctx, path="small.py/")
+    assert files.view(ctx, path="in_link/pkg/mod.py") == "x = 1\n"  # a link inside: resolved as before
+    with pytest.raises(ToolError, match="fifo is a FIFO"):
+        files.view(ctx, path="fifo")
+    # a folder on the way swapped for a link to outside: nothing opened through it (no check to race)
+    os.rename(root / "src", root / "src.old")
+    (root / "src").symlink_to(tmp_path)
+    assert space.open_beneath("src/secret.txt") is None
+    with pytest.raises(PolicyError):
+        files.view(ctx, path="src/secret.txt")
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX paths and symbolic links")
 def test_view_through_the_walk_still_refuses_what_lies_outside(tmp_path: Path) -> None:
     root = (tmp_path / "ws").resolve()

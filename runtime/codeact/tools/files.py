@@ -24,19 +24,27 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range``. A range that starts after the last line raises IndexError naming the file's line count (an
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
-    real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
-    root = str(ctx.workspace.root)
-    # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
-    shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
-    folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
-    if view_range is not None and not folder:
-        _check_range(view_range)
-    if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
-        return _listing(real)
-    fd, opened = _open_vetted(real, seen, root, shown, folder)
+    beneath = ctx.workspace.open_beneath(path)  # the common case: a plain path, opened part by part, no link
+    if beneath is not None:
+        fd, opened, shown = beneath
+        folder = S_ISDIR(opened.st_mode)
+        if not (folder or S_ISREG(opened.st_mode)):
+            os.close(fd)
+            raise ToolError(f"{shown} is {_kind(opened.st_mode)}, not a file: view reads regular files and folders")
+    else:
+        real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
+        root = str(ctx.workspace.root)
+        # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
+        shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
+        folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
+        if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
+            return _listing(real)
+        fd, opened = _open_vetted(real, seen, root, shown, folder)
     try:
         if folder:
             return _listing(fd)  # the descriptor: the folder the check passed, whatever the path says now
+        if view_range is not None:
+            _check_range(view_range)
         cap = int(ctx.limits.tool_result)
         keep = cap - min(256, cap // 4)  # room for the note, so the runner's own cut never applies on top
         if view_range is None and 0 < opened.st_size < keep:
