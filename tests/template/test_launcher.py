@@ -92,7 +92,7 @@ def test_python_without_venv_module_gets_an_actionable_message(project, tmp_path
     fake = fake_bin / "python3"
     fake.write_text(f"#!/bin/sh\ncase \"$*\" in *ensurepip*) exit 1;; esac\nexec {sys.executable} \"$@\"\n")
     fake.chmod(0o755)
-    for tool in ("sh", "cmp"):  # all the launcher's shell needs; the rest is the bootstrap module
+    for tool in ("sh",):  # all the launcher's shell needs; the rest is the bootstrap module
         found = shutil.which(tool)
         if found:
             (fake_bin / tool).symlink_to(found)
@@ -132,13 +132,34 @@ def test_a_ready_venv_is_exec_d_by_the_shell_alone_under_any_folder_name(project
     (shared / "any-name").symlink_to(ready, target_is_directory=True)
     (shared / "stale").mkdir()
     (shared / "stale/.codeact-requirements.txt").write_text("other\n")
-    # no python3 or python on PATH: nothing may look for one before the exec
-    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "cmp", "git")), "CODEACT_VENV": str(shared)}
+    # no python3 or python, nor cmp or cat, on PATH: the shell alone compares the stamps
+    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "git")), "CODEACT_VENV": str(shared)}
     result = launch(project, "run", "--code", "1 + 1", env=env)
     assert result.returncode == 0 and result.stdout == "2\n" and result.stderr == "", result.stderr
     traced = subprocess.run(["sh", "-x", str(project / ".codeact/bin/codeact"), "run", "--code", "1"], cwd=project,
                             capture_output=True, text=True, env={**os.environ, **env})
     assert traced.returncode == 0 and "codeact.bootstrap" not in traced.stderr
+
+
+def test_a_stamp_one_byte_off_is_not_ready(project, tmp_path):
+    """The shell's own comparison of the stamps is byte for byte: a stamp with no final newline, an extra blank
+    line, a trailing space or a CRLF is another requirements file (the venv would be re-synced, here: no Python
+    on PATH to do it, exit 3); the exact one is exec'd."""
+    requirements = (project / ".codeact/requirements.txt").read_bytes()
+    env_bin = tool_bin(tmp_path / "bin", "sh", "git")
+    near = (requirements.rstrip(b"\n"), requirements + b"\n", requirements.replace(b"\n", b" \n", 1),
+            requirements.replace(b"\n", b"\r\n"), b"")
+    for i, stamp in enumerate((*near, requirements)):
+        shared = tmp_path / f"shared{i}"
+        (shared / "v/bin").mkdir(parents=True)
+        (shared / "v/bin/python").write_text("#!/bin/sh\necho picked\n")
+        (shared / "v/bin/python").chmod(0o755)
+        (shared / "v/.codeact-requirements.txt").write_bytes(stamp)
+        result = launch(project, "run", "--code", "1", env={"PATH": str(env_bin), "CODEACT_VENV": str(shared)})
+        if stamp == requirements:
+            assert result.returncode == 0 and result.stdout == "picked\n", result.stderr
+        else:
+            assert result.returncode == 3 and "no Python >= 3.10 found" in result.stderr, (stamp[-20:], result.stderr)
 
 
 FAKE_UV = """#!/bin/sh
