@@ -8,10 +8,12 @@ what they start (ripgrep, bash, MCP servers) may use every CPU.
 
 A tool that starts a process only on some calls (an MCP tool starts its server on the first call; later calls go
 to the open session) is marked ``in_process`` and widens the thread itself, only around a call that starts one:
-:func:`all_cpus`. The runner (backends/monty.py) also widens the run at its first MCP call and leaves it wide: the
-SDK's event loop thread and the server then answer on the other CPU. Of the three ways measured side by side in
-benchmarks/bench_mcp.py (every MCP call on the run's CPU; widened and narrowed around each call; widened once),
-this one came closest to the direct SDK client; the first was the slowest by far.
+:func:`all_cpus`. An MCP call on an open session stays on the run's CPU: the run's thread drives the SDK's event
+loop itself, and the server (started with every CPU) answers wherever the kernel puts it. Measured side by side in
+benchmarks/bench_mcp.py, four runs each: 1.10-1.18x the direct SDK client a call cold, 1.02-1.09x warm, against
+1.16-1.24x and 1.11-1.26x when the run was widened at its first MCP call and left wide (each sandbox round trip
+then pays cross-CPU wake-ups). (An earlier measurement found the one-CPU way slowest by far, when the SDK's loop
+ran in a thread of its own.)
 
 ``CODEACT_PIN_CPU=0`` turns it off. Elsewhere than Linux, or where the calls are refused, it does nothing.
 """

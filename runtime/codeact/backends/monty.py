@@ -180,9 +180,11 @@ class MontyBackend:
                     answer = {"exception": _for_sandbox(exc, program)}
                 snap = snap.resume(answer)
                 continue
+            # what the tool starts (ripgrep, bash) may use every CPU; an MCP call stays on the run's CPU (its server
+            # got every CPU when it started: codeact.backends.cpu.all_cpus)
             spawns = tool is not None and not tool.in_process
-            if spawns or (tool is not None and tool.source == "mcp"):
-                cpu.widen()  # what the tool starts (ripgrep, bash, an MCP server) may use every CPU
+            if spawns:
+                cpu.widen()
             try:
                 value = program.call_tool(name, snap.args, snap.kwargs)  # fresh each snapshot; no tool mutates them
                 seen.add(name, value)
