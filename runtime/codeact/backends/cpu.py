@@ -12,8 +12,8 @@ to the open session) is marked ``in_process`` and widens the thread itself, only
 loop itself, and the server (started with every CPU) answers wherever the kernel puts it. Measured side by side in
 benchmarks/bench_mcp.py, four runs each: 1.10-1.18x the direct SDK client a call cold, 1.02-1.09x warm, against
 1.16-1.24x and 1.11-1.26x when the run was widened at its first MCP call and left wide (each sandbox round trip
-then pays cross-CPU wake-ups). (An earlier measurement found the one-CPU way slowest by far, when the SDK's loop
-ran in a thread of its own.)
+then pays cross-CPU wake-ups). (An earlier measurement found the one-CPU way slowest by far, when the SDK's event
+loop still ran in a background thread: codeact.mcp.session_pool's doc says why a run's calls now drive it.)
 
 ``CODEACT_PIN_CPU=0`` turns it off. Elsewhere than Linux, or where the calls are refused, it does nothing.
 """
