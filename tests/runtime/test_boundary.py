@@ -749,12 +749,15 @@ def test_open_beneath_opens_only_plain_paths_and_what_the_kernel_would(tmp_path:
                       "src/pkg/": "src/pkg", "src": "src", "fifo": "fifo", "src/./pkg/./mod.py": "src/pkg/mod.py",
                       **{raw: None for raw in opened if raw not in {"small.py", "./small.py", "src//pkg/mod.py",
                                                                    "src/pkg/", "src", "fifo", "src/./pkg/./mod.py"}}}
-    for raw in ("small.py/", "src/pkg/mod.py/"):
+    for raw in ("small.py/", "src/pkg/mod.py/", "small.py/.", "src/pkg/mod.py//./"):
         with pytest.raises(NotADirectoryError, match="is a file"):
             space.open_beneath(raw)
     ctx = ToolContext(workspace=space, limits=Limits())
-    with pytest.raises(NotADirectoryError):
-        files.view(ctx, path="small.py/")
+    # a file named as a folder is refused on both of view's paths (a link or `..` on the way: the fallback)
+    for raw in ("small.py/", "small.py/.", "in_link/pkg/mod.py/", "src/../small.py/", f"{root}/small.py/"):
+        with pytest.raises(NotADirectoryError, match="is a file"):
+            files.view(ctx, path=raw)
+    assert files.view(ctx, path="in_link/") == "pkg/" and files.view(ctx, path="src/pkg/.") == "mod.py\nto_secret@"
     assert files.view(ctx, path="in_link/pkg/mod.py") == "x = 1\n"  # a link inside: resolved as before
     with pytest.raises(ToolError, match="fifo is a FIFO"):
         files.view(ctx, path="fifo")

@@ -432,7 +432,7 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
     is a link: a descriptor that lies under ``root`` however the tree changes meanwhile (the check and the open
     are the same system calls), its ``fstat`` and the relative path; ``None`` for anything else (``..``, an
     absolute path, a link on the way, a missing part, a socket): ask :meth:`Workspace.resolve_stat`. A trailing
-    ``/`` on a file is :class:`NotADirectoryError`, as the kernel says. (The first part is opened by its whole
+    ``/`` or ``/.`` on a file is :class:`NotADirectoryError`, as the kernel says. (The first part is opened by its whole
     path: ``root`` is a real path, and what lies above it is the user's, not the program's, to change.)"""
     if raw.startswith("/"):
         return None
@@ -443,7 +443,7 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
             return None
     shown = "/".join(parts)
     last = parts.pop()
-    flags = _BENEATH_LAST | (_DIRECTORY if raw.endswith("/") else 0)
+    flags = _BENEATH_LAST | (_DIRECTORY if names_folder(raw) else 0)
     folder, at_last = None, not parts
     try:
         if parts:
@@ -470,6 +470,11 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
     except BaseException:
         os.close(fd)
         raise
+
+
+def names_folder(raw: str) -> bool:
+    """Whether the path ``raw`` can only name a folder, as the kernel reads it: a trailing ``/`` or ``/.``."""
+    return raw.endswith(("/", "/.")) or raw == "."
 
 
 def _is_file(folder: str | int, name: str) -> bool:

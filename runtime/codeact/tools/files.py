@@ -8,6 +8,7 @@ from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
+from ..core.boundary import names_folder
 from ..core.tool import ToolContext
 from ..errors import ToolError
 from ..fastos import is_dir
@@ -37,6 +38,8 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
         shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
         folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
+        if not folder and names_folder(os.fspath(path)):  # `f.txt/`: the kernel says ENOTDIR, and so does view
+            raise NotADirectoryError(f"not a folder: {shown} is a file (drop the trailing '/')")
         if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
             return _listing(real)
         fd, opened = _open_vetted(real, seen, root, shown, folder)
