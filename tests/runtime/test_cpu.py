@@ -28,10 +28,11 @@ def _affinity_tools(seen: dict[str, set[int]]) -> dict:
     def cpus_here() -> int:
         """The number of CPUs the calling thread may use."""
         seen["in_process"] = os.sched_getaffinity(0)
-        for tid in os.listdir("/proc/self/task"):  # the pool client's I/O threads, which outlive a run
-            with open(f"/proc/self/task/{tid}/comm") as comm:
-                if comm.read().strip() == "tokio-rt-worker":
-                    seen.setdefault("io_threads", set()).update(os.sched_getaffinity(int(tid)))
+        for tid in _io_threads():  # the pool client's I/O threads, which outlive a run
+            try:
+                seen.setdefault("io_threads", set()).update(os.sched_getaffinity(tid))
+            except OSError:
+                pass  # it ended meanwhile
         return len(seen["in_process"])
 
     def cpus_for_children() -> int:
@@ -43,6 +44,20 @@ def _affinity_tools(seen: dict[str, set[int]]) -> dict:
 
     here = tool_from_function(cpus_here, source="user")._replace(in_process=True)
     return {"cpus_here": here, "cpus_for_children": tool_from_function(cpus_for_children, source="user")}
+
+
+def _io_threads() -> list[int]:
+    """This process's threads named ``tokio-rt-worker`` (the pool client's I/O threads); one that ends while the
+    folder is read is left out (another thread of the process, a run's, may end at any moment)."""
+    found = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as comm:
+                if comm.read().strip() == "tokio-rt-worker":
+                    found.append(int(tid))
+        except FileNotFoundError:
+            continue
+    return found
 
 
 def _run(code: str, tmp_path, seen, **env: str):
@@ -131,6 +146,5 @@ def test_overlapping_runs_in_one_process_restore_the_shared_threads(tmp_path):
     for thread in threads:
         thread.join()
     assert [r.result for r in results] == [2, 2], [r.error for r in results]
-    shared = [int(t) for t in os.listdir("/proc/self/task")
-              if open(f"/proc/self/task/{t}/comm").read().strip() == "tokio-rt-worker"]
+    shared = _io_threads()
     assert shared and all(os.sched_getaffinity(t) == before for t in shared)
