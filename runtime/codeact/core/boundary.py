@@ -458,7 +458,7 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
             fd = os.open(root + "/" + last, flags)
     except NotADirectoryError:  # the last part a file named with a trailing ``/``, or a link on the way
         if at_last and flags & _DIRECTORY and _is_file(root if folder is None else folder, last):
-            raise NotADirectoryError(f"not a folder: {shown} is a file (drop the trailing '/')") from None
+            raise not_a_folder(shown) from None
         return None
     except (OSError, ValueError):
         return None
@@ -475,6 +475,11 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
 def names_folder(raw: str) -> bool:
     """Whether the path ``raw`` can only name a folder, as the kernel reads it: a trailing ``/`` or ``/.``."""
     return raw.endswith(("/", "/.")) or raw == "."
+
+
+def not_a_folder(shown: str) -> NotADirectoryError:
+    """The error for a file named as a folder (``f.txt/``), as the program sees it."""
+    return NotADirectoryError(f"not a folder: {shown} is a file (drop the trailing '/')")
 
 
 def _is_file(folder: str | int, name: str) -> bool:

@@ -8,7 +8,7 @@ from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
-from ..core.boundary import names_folder
+from ..core.boundary import names_folder, not_a_folder
 from ..core.tool import ToolContext
 from ..errors import ToolError
 from ..fastos import is_dir
@@ -31,7 +31,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         folder = S_ISDIR(opened.st_mode)
         if not (folder or S_ISREG(opened.st_mode)):
             os.close(fd)
-            raise ToolError(f"{shown} is {_kind(opened.st_mode)}, not a file: view reads regular files and folders")
+            raise _not_readable(shown, opened.st_mode)
     else:
         real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
         root = str(ctx.workspace.root)
@@ -39,7 +39,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
         folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
         if not folder and names_folder(os.fspath(path)):  # `f.txt/`: the kernel says ENOTDIR, and so does view
-            raise NotADirectoryError(f"not a folder: {shown} is a file (drop the trailing '/')")
+            raise not_a_folder(shown)
         if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
             return _listing(real)
         fd, opened = _open_vetted(real, seen, root, shown, folder)
@@ -115,7 +115,7 @@ def _open_vetted(real: str, seen: os.stat_result | None, root: str, shown: str, 
             raise ToolError(f"{shown} changed while view opened it (a link put in a folder on its way?); nothing "
                             "was read; try again")
         if not (S_ISDIR(opened.st_mode) if folder else S_ISREG(opened.st_mode)):
-            raise ToolError(f"{shown} is {_kind(opened.st_mode)}, not a file: view reads regular files and folders")
+            raise _not_readable(shown, opened.st_mode)
     except BaseException:
         os.close(fd)
         raise
@@ -130,6 +130,10 @@ def _under_root(fd: int, root: str) -> bool:
     except OSError:
         return True
     return where == root or where.startswith(root + os.sep)
+
+
+def _not_readable(shown: str, mode: int) -> ToolError:
+    return ToolError(f"{shown} is {_kind(mode)}, not a file: view reads regular files and folders")
 
 
 def _kind(mode: int) -> str:
