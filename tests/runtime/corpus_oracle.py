@@ -43,6 +43,7 @@ def run_in_cpython_streams(code: str, root: Path, environ: dict[str, str]) -> tu
         return call
 
     namespace: dict[str, Any] = {name: bind(tool) for name, tool in tools.items() if "." not in name}
+    namespace["__name__"] = "__main__"  # as `python -` runs a program: `if __name__ == "__main__":` holds
     tree = ast.parse(code)
     tail = tree.body[-1] if tree.body else None
     last = tail if isinstance(tail, ast.Expr) else None
