@@ -39,6 +39,7 @@ from .rundir import server_folder
 TYPE_CHECKING = False  # not `typing`, nor `os` (~1 ms at every start: codeact.fastos has what the hot path needs)
 if TYPE_CHECKING:
     import os
+    from collections.abc import MutableMapping
     from typing import Any
 
     Frame = dict[str, Any]  # one message on the wire: marshal-able plain data
@@ -388,9 +389,28 @@ def _quiet(*streams: "object") -> None:
     os.close(null)
 
 
+USER_PYTHONPATH = "CODEACT_USER_PYTHONPATH"
+
+
+def restore_pythonpath(env: "MutableMapping[str, str]") -> None:
+    """Give ``env`` the user's ``PYTHONPATH`` back, as the launcher saved it in ``CODEACT_USER_PYTHONPATH`` ('=' and
+    its value; anything else: it was unset): what a run starts (bash, MCP servers) sees it as under the Copilot CLI,
+    while this process imports only the runtime's. Without that variable (no launcher) nothing changes."""
+    saved = env.pop(USER_PYTHONPATH, None)
+    if saved is None:
+        return
+    if saved.startswith("="):
+        env["PYTHONPATH"] = saved[1:]
+    else:
+        env.pop("PYTHONPATH", None)
+
+
 def _in_process(argv: "list[str]", program: "str | None" = None) -> int:
     """The full command line in this process: site-packages first (the launcher started Python with -S)."""
+    import os
     import site
+
+    restore_pythonpath(os.environ)
 
     site.ENABLE_USER_SITE = False  # as -s: the user's site-packages never shadow the venv's
     site.main()
@@ -415,6 +435,7 @@ def main(argv: "list[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     program = None
     env = environ()
+    restore_pythonpath(env)
     try:
         cwd = sysos.getcwd()
     except OSError:  # the folder was deleted or moved away under the shell: no workspace can be found from it
@@ -466,5 +487,5 @@ def exit_now(code: int) -> None:
 
 
 __all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "entry", "exit_now", "hand_over", "kill_server", "main", "peer_ids",
-           "peer_is_this_user", "peer_pid", "private_folder", "receive", "request", "send", "server_folder",
+           "peer_is_this_user", "peer_pid", "private_folder", "receive", "request", "restore_pythonpath", "send", "server_folder",
            "socket_path", "start_server", "use_server", "workspace_of"]

@@ -39,6 +39,9 @@ if (-not $shared) {
     if (Test-Ready $dir.FullName) { $py = Get-VenvPython $dir.FullName; break }
   }
 }
+# PYTHONPATH is the runtime's alone; the user's travels in CODEACT_USER_PYTHONPATH ('=' and its value, '-' when
+# unset: PowerShell removes a variable set to '') and the runtime restores it for what a run starts (bash, MCP servers)
+$env:CODEACT_USER_PYTHONPATH = if ($null -ne $env:PYTHONPATH) { '=' + $env:PYTHONPATH } else { '-' }
 $env:PYTHONPATH = Join-Path $here 'runtime'
 if (-not $py) {
   $runner = $null
@@ -54,5 +57,5 @@ if (-not $py) {
   $py = "$($out | Select-Object -Last 1)".Trim()
 }
 if ($args.Count -ge 1 -and $args[0] -eq 'setup') { exit 0 }
-& $py -s -c ($entry + 'from codeact.cli import main; sys.exit(main())') @args
+& $py -s -c ($entry + 'import os; from codeact.client import restore_pythonpath; restore_pythonpath(os.environ); from codeact.cli import main; sys.exit(main())') @args
 exit $LASTEXITCODE
