@@ -31,7 +31,24 @@ from tests.runtime.corpus_oracle import (  # noqa: E402
     subset_files,
 )
 from tests.runtime.fixtures.heldout_programs import PROGRAMS, QUICK  # noqa: E402
-from userpath import scratch, stamp_repo  # noqa: E402
+from userpath import UserRepo, scratch, stamp_repo  # noqa: E402
+
+
+def run_judged(repo: UserRepo, warm: bool, name: str, code: str) -> Verdict:
+    """Run ``code`` once through ``repo``'s launcher (``--json``) and once in CPython with the reference tools over
+    the same checkout; the verdict compares them. A program CPython cannot run stops the benchmark (the corpus's
+    bug, not the sandbox's)."""
+    try:
+        expected = run_in_cpython_streams(code, repo.repo, dict(repo.env("cold")))
+    except Exception as exc:  # noqa: BLE001 - whatever CPython raised is named
+        raise SystemExit(f"{name}: CPython fails on it ({type(exc).__name__}: {exc})") from None
+    done = subprocess.run([*repo.run_cmd(code), "--json"], cwd=repo.repo, text=True, capture_output=True,
+                          env=repo.env("warm" if warm else "cold"), stdin=subprocess.DEVNULL, timeout=300)
+    try:
+        shown = json.loads(done.stdout)
+    except ValueError:
+        shown = {"ok": False, "error": {"message": done.stderr[-500:]}}
+    return judge(name, expected, done.returncode, shown)
 
 
 def run_corpus(repo_path: Path | None, names: list[str]) -> tuple[list[Verdict], float, str]:
@@ -40,26 +57,12 @@ def run_corpus(repo_path: Path | None, names: list[str]) -> tuple[list[Verdict],
     files = repo_files(repo_path) if repo_path else subset_files()
     source = str(repo_path) if repo_path else SUBSET_SOURCE
     root = scratch("codeact-bench-corpus-")
-    verdicts: list[Verdict] = []
     try:
         repo = stamp_repo(root, files=files)
         warm = repo.start_server()
         started = time.perf_counter()
         try:
-            for name in names:
-                code = PROGRAMS[name]
-                try:
-                    expected = run_in_cpython_streams(code, repo.repo, dict(repo.env("cold")))
-                except Exception as exc:  # noqa: BLE001 - a corpus program CPython cannot run is the corpus's bug
-                    raise SystemExit(f"{name}: CPython fails on it ({type(exc).__name__}: {exc})") from None
-                done = subprocess.run([*repo.run_cmd(code), "--json"], cwd=repo.repo, text=True, capture_output=True,
-                                      env=repo.env("warm" if warm else "cold"), stdin=subprocess.DEVNULL,
-                                      timeout=300)
-                try:
-                    shown = json.loads(done.stdout)
-                except ValueError:
-                    shown = {"ok": False, "error": {"message": done.stderr[-500:]}}
-                verdicts.append(judge(name, expected, done.returncode, shown))
+            verdicts = [run_judged(repo, warm, name, PROGRAMS[name]) for name in names]
         finally:
             repo.stop_server()
         return verdicts, time.perf_counter() - started, source

@@ -1,6 +1,6 @@
 """Run every benchmark and write its figures — figures are never typed by hand.
 
-    python benchmarks/run_all.py [--only hook,runtime,search,mcp,fleet,corpus,codeact_vs_baseline] [--quick]
+    python benchmarks/run_all.py [--only hook,runtime,search,mcp,fleet,corpus,heldout,codeact_vs_baseline] [--quick]
 
 The sections are :data:`SECTIONS`, one line each.
 
@@ -54,6 +54,9 @@ SECTIONS: list[Section] = [
             ["bench_fleet.py", "--sizes", "5,20"], ["bench_fleet.py", "--sizes", "3,6"]),
     Section("corpus", "Held-out programs through the stamped launcher: CPython's answer on the first try",
             ["bench_corpus.py"], ["bench_corpus.py", "--quick"]),
+    Section("heldout", "Round-3 held-out programs on flask, zod and ujson through the stamped launcher: first try, "
+                       "loud, silent",
+            ["bench_heldout.py"], ["bench_heldout.py", "--workspace", "zod"]),
     Section("codeact_vs_baseline", "CodeAct vs the strongest realistic baseline",
             ["bench_codeact_vs_baseline.py"], ["bench_codeact_vs_baseline.py"], stored=False),
 ]

@@ -103,6 +103,7 @@ class Verdict(NamedTuple):
     identical: bool
     loud: bool
     detail: str
+    said: str = ""  # what a loud run said first: "TypeError: message", "note: ...", "cut"; else ""
 
     @property
     def silent_wrong(self) -> bool:
@@ -118,4 +119,14 @@ def judge(name: str, expected: tuple[Any, str, str], exit_code: int, shown: dict
     loud = exit_code != 0 or bool(shown.get("error")) or bool(shown.get("notes")) or bool(shown.get("cut"))
     detail = "" if identical else f"expected {want!r:.300}, got {got!r:.300}; error {shown.get('error')!r:.300}; " \
                                   f"notes {shown.get('notes')!r:.300}"
-    return Verdict(name, identical, loud, detail)
+    return Verdict(name, identical, loud, detail, _said(shown, exit_code) if loud and not identical else "")
+
+
+def _said(shown: dict[str, Any], exit_code: int) -> str:
+    error = shown.get("error") or {}
+    if error:
+        message = str(error.get("message") or "").strip().splitlines()
+        return f"{error.get('type') or 'error'}: {message[0] if message else ''}"
+    if shown.get("notes"):
+        return f"note: {shown['notes'][0]}"
+    return "cut" if shown.get("cut") else f"exit {exit_code}"
