@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -97,12 +98,18 @@ def main(argv: list[str] | None = None) -> int:
     same = sum(v.identical for v in verdicts)
     print(f"\nidentical on first try: {same}/{len(verdicts)} ({100.0 * same / max(1, len(verdicts)):.1f}%)")
     print(f"silent wrong answers: {sum(v.silent_wrong for v in verdicts)}")
+    return finish(verdicts, seconds, args.json, lambda v: "SILENT WRONG" if v.silent_wrong else "loud")
+
+
+def finish(verdicts: list[Verdict], seconds: float, json_path: str | None, label: Callable[[Verdict], str]) -> int:
+    """List each failure (``label``: its kind) and the time on stderr, write the verdicts to ``json_path`` if
+    given; the exit status: 1 on any silent wrong answer."""
     for v in verdicts:
         if not v.identical:
-            print(f"- {v.name}: {'SILENT WRONG' if v.silent_wrong else 'loud'}: {v.detail}", file=sys.stderr)
+            print(f"- {v.name}: {label(v)}: {v.detail}", file=sys.stderr)
     print(f"({seconds:.1f} s through the launcher)", file=sys.stderr)
-    if args.json:
-        Path(args.json).write_text(json.dumps([v._asdict() for v in verdicts], indent=2) + "\n")
+    if json_path:
+        Path(json_path).write_text(json.dumps([v._asdict() for v in verdicts], indent=2) + "\n")
     return 0 if not any(v.silent_wrong for v in verdicts) else 1
 
 

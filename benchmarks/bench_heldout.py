@@ -11,7 +11,6 @@ in RESULTS.md) and lists every failure with what the run said on stderr; it exit
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -24,9 +23,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "runtime"))
 sys.path.insert(0, str(HERE.parent))  # tests.runtime: the corpus and its oracle
 
-from bench_corpus import run_judged  # noqa: E402
+from bench_corpus import finish, run_judged  # noqa: E402
 from tests.runtime.corpus_oracle import Verdict, repo_files  # noqa: E402
-from tests.runtime.fixtures.heldout_round3.programs import PROGRAMS, Program  # noqa: E402
+from tests.runtime.fixtures.heldout_round3.programs import PROGRAMS  # noqa: E402
 from tests.runtime.fixtures.heldout_round3.workspaces import PACKAGES, describe, workspace  # noqa: E402
 from userpath import scratch, stamp_repo  # noqa: E402
 
@@ -108,14 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n, p in PROGRAMS.items() if not args.workspace or p.workspace in args.workspace]
     verdicts, seconds = run_heldout(names)
     print(table(verdicts))
-    for v in verdicts:
-        if not v.identical:
-            program: Program = PROGRAMS[v.name]
-            print(f"- {v.name} ({program.style}): {category(v)}: {v.detail}", file=sys.stderr)
-    print(f"({seconds:.1f} s through the launcher)", file=sys.stderr)
-    if args.json:
-        Path(args.json).write_text(json.dumps([v._asdict() for v in verdicts], indent=2) + "\n")
-    return 0 if not any(v.silent_wrong for v in verdicts) else 1
+    return finish(verdicts, seconds, args.json, lambda v: f"({PROGRAMS[v.name].style}) {category(v)}")
 
 
 if __name__ == "__main__":
