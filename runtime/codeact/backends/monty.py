@@ -170,7 +170,7 @@ class MontyBackend:
             if isinstance(name, str) and name.startswith(PACKED_PREFIX):  # a call the rewrite made packed
                 name, packs = name[len(PACKED_PREFIX):], True
             if snap.is_os_function:
-                snap = snap.resume(_answer_os(name, snap.args, snap.kwargs, files, modules))
+                snap = _resume(snap, _answer_os(name, snap.args, snap.kwargs, files, modules))
                 continue
             tool = program.tools.get(name)
             if tool is None and modules.handles(name):
@@ -178,7 +178,7 @@ class MontyBackend:
                     answer = {"return_value": modules.call(name, tuple(snap.args), dict(snap.kwargs))}
                 except Exception as exc:  # noqa: BLE001 - the program's to catch, as CPython's would be
                     answer = {"exception": _for_sandbox(exc, program)}
-                snap = snap.resume(answer)
+                snap = _resume(snap, answer)
                 continue
             # what the tool starts (ripgrep, bash) may use every CPU; an MCP call stays on the run's CPU (its server
             # got every CPU when it started: codeact.backends.cpu.all_cpus)
@@ -194,8 +194,28 @@ class MontyBackend:
             finally:
                 if spawns:
                     cpu.narrow()  # before waiting on the worker, whose answer should wake us on its CPU
-            snap = snap.resume(answer)
+            snap = _resume(snap, answer)
         return _as_python(snap.output)
+
+
+def _resume(snap: Any, answer: dict[str, Any]) -> Any:
+    """``snap`` resumed with ``answer``. A string the sandbox cannot hold (a file name that is not UTF-8) makes
+    the resume fail before the program goes on, with an error the program could not catch: the answer is then given
+    again with such strings quoted as git quotes them (codeact.core.pathnames)."""
+    try:
+        return snap.resume(answer)
+    except _pm.MontyRuntimeError:
+        from ..core.pathnames import clean
+
+        value = answer.get("return_value")
+        if isinstance(value, str) and "\0" in value:  # a packed list (see _packed): its items one by one
+            items = clean(value.split("\0"))
+            cleaned = None if items is None else "\0".join(items)
+        else:
+            cleaned = clean(value)
+        if cleaned is None:
+            raise
+        return snap.resume({"return_value": cleaned})
 
 
 def _packable(tools: Any) -> frozenset[str]:

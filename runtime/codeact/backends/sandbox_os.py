@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core import notices
 from ..core.boundary import Workspace
+from ..core.pathnames import quote, unquote
 from ..errors import PolicyError
 
 MAX_SCAN_ENTRIES = 200_000  # one os.walk / rglob reply; past it the call fails loudly (never a part of the tree)
@@ -88,7 +89,7 @@ class WorkspaceOS:
 
     def _is_symlink(self, path: Any) -> bool:
         self._real(os.path.dirname(str(_path_of(path))) or "/")  # the folder it lies in must be inside
-        return os.path.islink(str(_path_of(path)))
+        return os.path.islink(unquote(str(_path_of(path))))
 
     def _open(self, path: Any, mode: str = "r", *_rest: Any) -> Any:
         import pydantic_monty as pm
@@ -123,7 +124,7 @@ class WorkspaceOS:
         if not os.path.isdir(real):
             raise NotADirectoryError(f"[Errno 20] Not a directory: {self._shown(path)!r}")
         base = _path_of(path)
-        return [base / name for name in os.listdir(real)]
+        return [base / quote(name) for name in os.listdir(real)]
 
     def _scan(self, path: Any, *, max_depth: int | None = None, follow_symlinks: bool = False,
               **_glob: Any) -> list[Any]:
@@ -153,7 +154,8 @@ class WorkspaceOS:
                 continue  # as CPython's os.walk does with an unreadable sub-folder
             below = []
             for child in children:
-                rel = f"{relative}/{child.name}" if relative else child.name
+                name = quote(child.name)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+                rel = f"{relative}/{name}" if relative else name
                 link = child.is_symlink()
                 inside = not link or self.workspace.contains(child.path)
                 try:
@@ -178,7 +180,7 @@ class WorkspaceOS:
                           info.st_atime, info.st_mtime, info.st_ctime)
 
     def _resolve(self, path: Any, *_rest: Any) -> str:
-        return self._real(path)
+        return "/".join(map(quote, self._real(path).split("/")))
 
     def _absolute(self, path: Any) -> str:
         return str(_path_of(path))

@@ -15,6 +15,7 @@ from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
 from ..fastos import real_path
 from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
+from .pathnames import quote, unquote
 from .winnames import has_stream, short_name_of, windows_name
 
 # ---------------------------------------------------------------------------------------------- the protected set
@@ -466,7 +467,7 @@ def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None
         if folder is not None:
             os.close(folder)
     try:
-        return fd, os.fstat(fd), shown
+        return fd, os.fstat(fd), quote(shown)
     except BaseException:
         os.close(fd)
         raise
@@ -534,7 +535,7 @@ class Workspace(NamedTuple):
         known). A relative path whose every part is a plain name is walked below the (real) root with one ``lstat``
         a part: no part a symbolic link means the path is its own real path. Any other path (a link on the way,
         ``..``, a missing part, an absolute path) asks the kernel (:func:`codeact.fastos.real_path`)."""
-        raw = os.fspath(path)
+        raw = unquote(os.fspath(path))  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
         if not raw:
             raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")
         if "\x00" in raw:
@@ -557,7 +558,7 @@ class Workspace(NamedTuple):
         followed, it cannot lead outside the workspace whatever is swapped in meanwhile. ``None`` where that
         cannot be (a link on the way, ``..``, an absolute or missing path, a socket, no ``openat``): resolve the
         path with :meth:`resolve_stat` and open what it gives."""
-        return _open_beneath(str(self.root), os.fspath(path)) if _CAN_OPEN_BENEATH else None
+        return _open_beneath(str(self.root), unquote(os.fspath(path))) if _CAN_OPEN_BENEATH else None
 
     def contains(self, path: str) -> bool:
         """Whether ``path`` resolves inside the workspace (links followed), as :meth:`resolve` would accept it."""
@@ -572,7 +573,7 @@ class Workspace(NamedTuple):
         of the git work trees that contain the path and of the installs it lies in, whatever the workspace root —
         checked on the path as given, on where it leads, and under the names symbolic links give it."""
         real = self.resolve(path)
-        raw = Path(os.fspath(path))
+        raw = Path(unquote(os.fspath(path)))
         given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in dict.fromkeys((given, real)):
             found = protection(candidate, running=self.running, host=self.host_folders, within=self.root)
@@ -596,7 +597,7 @@ class Workspace(NamedTuple):
         shown = _under(root, os.path.normpath(text) if os.path.isabs(text) else text)
         if shown is None:  # only then the real path (a link into the workspace): string work on every tool call
             shown = _under(root, os.path.realpath(text))
-        return "<outside workspace>" if shown is None else shown
+        return "<outside workspace>" if shown is None else quote(shown)
 
     def scrub(self, message: str) -> str:
         """Replace host paths of the workspace in an error message with workspace-relative ones."""

@@ -9,6 +9,7 @@ from typing import BinaryIO
 
 from ..core import notices
 from ..core.boundary import names_folder, not_a_folder
+from ..core.pathnames import quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
 from ..fastos import is_dir
@@ -36,7 +37,8 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
         root = str(ctx.workspace.root)
         # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
-        shown = real[len(root) + 1:] if seen is not None and len(real) > len(root) else ctx.workspace.display(real)
+        shown = (quote(real[len(root) + 1:]) if seen is not None and len(real) > len(root)
+                 else ctx.workspace.display(real))
         folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
         if not folder and names_folder(os.fspath(path)):  # `f.txt/`: the kernel says ENOTDIR, and so does view
             raise not_a_folder(shown)
@@ -80,7 +82,7 @@ def _listing(folder: int | str) -> str:
     """A folder's entries, one a line: sub-folders with a trailing ``/``, links with ``@``; no ``.git``."""
     with os.scandir(folder) as it:
         entries = sorted(it, key=lambda e: e.name)
-    return "\n".join(e.name + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
+    return "\n".join(quote(e.name) + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
                      for e in entries if e.name != ".git")
 
 

@@ -44,6 +44,7 @@ from typing import Any, NamedTuple
 
 from ..core import notices
 from ..core.limits import Deadline
+from ..core.pathnames import quote, quote_all
 from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
 from . import regex_worker
@@ -406,9 +407,9 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
 
 # --------------------------------------------------------------------------------------------------------- tools
 def _base(ctx: ToolContext, path: str) -> tuple[Path, str]:
+    """The folder or file ``path`` names, and its real workspace-relative path plus ``/`` (``""`` at the root)."""
     base = ctx.workspace.resolve(path, must_exist=True)
-    shown = ctx.workspace.display(base)
-    return base, "" if shown == "." else shown + "/"
+    return base, "" if base == ctx.workspace.root else base.relative_to(ctx.workspace.root).as_posix() + "/"
 
 
 def _stamped(root: Path, start: Path) -> Stamped | None:
@@ -425,17 +426,38 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     ``*.py`` matches names at any depth; a pattern with ``/`` (``src/*.py``, ``**/tests/*.py``) matches the path
     below ``path``. ``.git``, ignored files (.gitignore) and symbolic links are left out; hidden files are listed.
     """
+    budget = int(ctx.limits.tool_result)
+    files, total = matching_files(ctx, pattern, path, budget)
+    paths = quote_all(files)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+    if paths is not files:
+        paths.sort()
+    if 12 * sum(map(len, paths)) + 4 * len(paths) <= budget:
+        kept = len(paths)  # fits even if every character took 12 in JSON (ensure_ascii: a pair of \\uXXXX at most)
+    else:
+        whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
+        kept = (len(paths) if whole <= budget
+                else _fitting([len(_json_str(p)) + 2 for p in paths], budget))
+    if kept < total:
+        notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
+                               f"{budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
+                               "a time)")
+    return Cut(paths[:kept], 0, within=budget)
+
+
+def matching_files(ctx: ToolContext, pattern: str, path: str, budget: int = 1 << 62) -> tuple[list[str], int]:
+    """The files ``glob`` lists, their real workspace-relative paths sorted (at least those that fit in ``budget``
+    bytes as the runner counts them), and how many match in all."""
     deadline = ctx.run_deadline()
     base, prefix = _base(ctx, path)
     if not base.is_dir():
-        raise NotADirectoryError(f"{prefix.rstrip('/')} is a file, not a folder; glob searches folders")
+        raise NotADirectoryError(f"{quote(prefix.rstrip('/'))} is a file, not a folder; glob searches folders")
     plan = Glob(pattern)
     start = plan.start(ctx.workspace.root, base)
     if start is None:
-        return []
+        return [], 0
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     extra = len(lead) + 4  # the quotes and the runner's 2 per item
-    found = FirstItems(1 << 62, int(ctx.limits.tool_result), lambda rel: len(rel) + extra)  # every file, to the byte cap
+    found = FirstItems(1 << 62, budget, lambda rel: len(rel) + extra)  # every file, to the byte cap
     stamped = _stamped(ctx.workspace.root, start)
     rg = rg_binary()
     parents = _rg_parents(ctx.workspace.root, start) if rg else None
@@ -463,20 +485,9 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
                     found.extend(batch, sum(map(len, batch)) + extra * len(batch))
                     batch = []
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
-    files, dropped = found.result()  # plain string order, as sorted() gives
+    files, _ = found.result()  # plain string order, as sorted() gives
     paths = [lead + rel for rel in files] if lead else files
-    if 12 * sum(map(len, paths)) + 4 * len(paths) <= found.budget:
-        kept = len(paths)  # fits even if every character took 12 in JSON (ensure_ascii: a pair of \\uXXXX at most)
-    else:
-        whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
-        kept = (len(paths) if whole <= found.budget
-                else _fitting([len(_json_str(p)) + 2 for p in paths], found.budget))
-    total = max(found.seen, len(paths))
-    if kept < total:
-        notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
-                               f"{found.budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
-                               "a time)")
-    return Cut(paths[:kept], 0, within=found.budget)
+    return paths, max(found.seen, len(paths))
 
 
 DEFAULT_MAX_RESULTS = 100_000  # sized for real repositories: the 1 MiB tool-result limit is what cuts in practice
@@ -539,7 +550,7 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
         with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
             binary = not search_file(base, regex, 1 << 62, deadline, one.add)
         if binary:
-            raise ToolError(f"{shown} is a binary file; grep searches text files")
+            raise ToolError(f"{quote(shown)} is a binary file; grep searches text files")
         lines, _ = one.result()
         return Answer([(shown, n, t) for n, t in lines], one.seen)
     start = plan.start(root, base)
@@ -573,7 +584,7 @@ def _rg_one_file(file: Path, shown: str, regex: re.Pattern[str], ignore_case: bo
     directory search reads it; ``None`` when Python must answer. A binary file is told apart first, here, as the
     Python search tells it (ripgrep searches an explicitly named binary file)."""
     if _binary_file(file):
-        raise ToolError(f"{shown} is a binary file; grep searches text files")
+        raise ToolError(f"{quote(shown)} is a binary file; grep searches text files")
     rg = rg_binary()
     if rg is None or not _rg_can_run(regex.pattern):
         return None
@@ -613,6 +624,9 @@ def _returned(answer: Answer, max_results: int, budget: int) -> Cut:
     """The hits as grep returns them, cut exactly to ``budget`` bytes as the runner counts them (so the runner never
     cuts again), and a note when fewer than ``answer.total`` are returned."""
     hits = answer.hits
+    paths = [hit[0] for hit in hits]
+    if quote_all(paths) is not paths:  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+        hits = sorted((quote(p), n, t) for p, n, t in hits)
     kept = len(hits) if _hits_size(hits) <= budget else _fitting(_hit_sizes(hits), budget)
     items = [{"path": p, "line": n, "text": t} for p, n, t in hits[:kept]]
     if answer.total > kept:

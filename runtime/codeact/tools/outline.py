@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core import notices
 from ..core.limits import Deadline
+from ..core.pathnames import needs_quoting, quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
 from .outline_cache import OutlineCache
@@ -61,11 +62,10 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
         raise ToolError(f"name must be a regular expression, got {name!r}: {exc}") from None
     base = ctx.workspace.resolve(path, must_exist=True)
     if base.is_file():
-        shown = ctx.workspace.display(base)
+        shown = base.relative_to(ctx.workspace.root).as_posix()
         files = [shown] if Glob(glob).matches(base.name) else []
     else:
-        every = ctx._replace(limits=ctx.limits.merged({"tool_result": 1 << 62}))  # the list is not the result
-        files = [f for f in grep_glob.glob(every, pattern=glob, path=path) if f.endswith(PYTHON_SUFFIXES)]
+        files = [f for f in grep_glob.matching_files(ctx, glob, path)[0] if f.endswith(PYTHON_SUFFIXES)]
     clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(ctx.workspace.root, ctx.environ)
     parsed = _parse_in_workers(ctx.workspace.root, [rel for rel in files if not cache.fresh(ctx.workspace.root / rel,
@@ -82,8 +82,10 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str = "*.py", kind: str 
             if done % 64 == 0:
                 clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
             found = cache.items(ctx.workspace.root / rel, rel, parse)
+            if needs_quoting(rel):  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+                found = [{**item, "path": quote(rel)} for item in found]
             if found and found[0]["kind"] == "error":
-                errors.append(rel)
+                errors.append(found[0]["path"])
             if kind is not None or wanted is not None:
                 found = [i for i in found if i["kind"] == "error" or ((kind is None or i["kind"] == kind) and
                          (wanted is None or wanted.fullmatch(i["name"] or "") is not None))]

@@ -1,0 +1,140 @@
+"""File names that are not UTF-8, as a program sees them: quoted as git quotes them.
+
+A POSIX file name is bytes, and any pull request can commit one that is not UTF-8 (``legacy-\\xe9t\\xe9.txt``).
+Python reads such a name with ``surrogateescape`` (``'legacy-\\udce9t\\udce9.txt'``); the sandbox's strings are
+UTF-8 and cannot hold it, so an answer naming it would end the run with an error no ``try`` can catch. Such a name
+reaches the program in git's C-style quoting, as ``git ls-files`` prints it (``core.quotePath``):
+``"legacy-\\351t\\351.txt"``, quotes included, one part of a path at a time (``"d\\377"/"m\\351.py"``, as
+``os.walk`` joins names). A path the program gives back (``view``, ``edit``, ``open()``, ``os.listdir``) is read
+the same way, quoted whole as git prints it or part by part. A part that holds a ``"`` is quoted too, so the form
+is reversible; every other name is unchanged.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import PurePath
+from typing import Any
+
+_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+_UNESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+_QUOTED = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
+_ESCAPE = re.compile(r'\\(?:([abtnvfr"\\])|([0-3][0-7]{2}))')
+
+
+def _c_quoted(data: bytes) -> str:
+    """``data`` in git's C-style quoting: ``"..."``, a byte outside printable ASCII as ``\\ooo``."""
+    out = ['"']
+    for byte in data:
+        escape = _ESCAPES.get(byte)
+        out.append(escape if escape is not None else chr(byte) if 0x20 <= byte < 0x7F else f"\\{byte:03o}")
+    out.append('"')
+    return "".join(out)
+
+
+def _unquoted(text: str) -> str | None:
+    """The name the quoted ``text`` stands for, else ``None`` (``text`` is not a whole quoted string)."""
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"' or _QUOTED.fullmatch(text) is None:
+        return None
+    data = bytearray()
+    at = 1
+    for found in _ESCAPE.finditer(text, 1, len(text) - 1):
+        data += text[at:found.start()].encode("utf-8")
+        data.append(_UNESCAPES[found[1]] if found[1] else int(found[2], 8))
+        at = found.end()
+    data += text[at:-1].encode("utf-8")
+    return os.fsdecode(bytes(data))
+
+
+def needs_quoting(path: str) -> bool:
+    """Whether ``path`` (as the file system gives it) reaches the program quoted: it is not UTF-8, or the program
+    giving it back would be read as another path (a name with quotes)."""
+    if not _is_utf8(path):
+        return True
+    return '"' in path and unquote(path) != path
+
+
+def quote(path: str) -> str:
+    """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, or holds a
+    ``"``, quoted; any other path unchanged."""
+    if not needs_quoting(path):
+        return path
+    return "/".join(_c_quoted(os.fsencode(part)) if '"' in part or not _is_utf8(part) else part
+                    for part in path.split("/"))
+
+
+def quote_all(paths: list[str]) -> list[str]:
+    """:func:`quote` of each path; ``paths`` itself when none changes (one check of them all, the common case)."""
+    joined = "".join(paths)
+    if _is_utf8(joined) and '"' not in joined:
+        return paths
+    return [quote(path) for path in paths]
+
+
+def unquote(path: str) -> str:
+    """The real path of a path the program gives: quoted whole (as ``git ls-files`` prints it) or part by part (as
+    the tools return it, and ``os.walk`` joins it); anything else as it is. A path made by the sandbox's
+    ``pathlib``, which reads ``\\`` as a separator (``"legacy-/351t/351.txt"``), is read as its quoted form."""
+    if '"' not in path:
+        return path
+    if "\\" not in path:
+        path = "/".join(_rejoined(path.split("/")))
+    whole = _unquoted(path)
+    if whole is not None:
+        return whole
+    return "/".join(_unquoted(part) or part for part in path.split("/"))
+
+
+def _rejoined(parts: list[str]) -> list[str]:
+    """``parts`` with each run from a part that opens a quote to the one that closes it joined by ``\\`` again,
+    where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's)."""
+    out: list[str] = []
+    run: list[str] = []
+    for part in parts:
+        if run:
+            run.append(part)
+            if part.endswith('"'):
+                joined = "\\".join(run)
+                out.extend([joined] if _unquoted(joined) is not None else run)
+                run = []
+        elif part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
+            run.append(part)
+        else:
+            out.append(part)
+    return out + run
+
+
+def _is_utf8(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def clean(value: Any) -> Any:
+    """``value`` (plain data: an answer to the program) with every string that is not UTF-8 quoted; ``None`` when
+    none was. The last line of defence, for an answer that would otherwise end the run."""
+    if isinstance(value, str):
+        return None if _is_utf8(value) else quote(value)
+    if isinstance(value, dict):
+        pairs = [(clean(key), clean(item)) for key, item in value.items()]
+        if all(key is None and item is None for key, item in pairs):
+            return None
+        return {key if new_key is None else new_key: item if new_item is None else new_item
+                for (key, item), (new_key, new_item) in zip(value.items(), pairs)}
+    if isinstance(value, (list, tuple)):
+        items = [clean(item) for item in value]
+        if all(item is None for item in items):
+            return None
+        kept = [old if new is None else new for old, new in zip(value, items)]
+        return kept if isinstance(value, list) else tuple(kept)
+    if isinstance(value, PurePath):
+        cleaned = clean(str(value))
+        return None if cleaned is None else type(value)(cleaned)
+    return None
+
+
+__all__ = ["clean", "needs_quoting", "quote", "quote_all", "unquote"]
