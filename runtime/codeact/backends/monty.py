@@ -199,20 +199,14 @@ class MontyBackend:
 
 
 def _resume(snap: Any, answer: dict[str, Any]) -> Any:
-    """``snap`` resumed with ``answer``. A string the sandbox cannot hold (a file name that is not UTF-8) makes
-    the resume fail before the program goes on, with an error the program could not catch: the answer is then given
-    again with such strings quoted as git quotes them (codeact.core.pathnames)."""
+    """``snap`` resumed with ``answer``; one holding a string the sandbox cannot hold (a file name that is not UTF-8:
+    an error the program could not catch) is given again with it quoted (codeact.core.pathnames)."""
     try:
         return snap.resume(answer)
     except _pm.MontyRuntimeError:
         from ..core.pathnames import clean
 
-        value = answer.get("return_value")
-        if isinstance(value, str) and "\0" in value:  # a packed list (see _packed): its items one by one
-            items = clean(value.split("\0"))
-            cleaned = None if items is None else "\0".join(items)
-        else:
-            cleaned = clean(value)
+        cleaned = clean(answer.get("return_value"))
         if cleaned is None:
             raise
         return snap.resume({"return_value": cleaned})

@@ -116,9 +116,13 @@ def _is_utf8(text: str) -> bool:
 
 def clean(value: Any) -> Any:
     """``value`` (plain data: an answer to the program) with every string that is not UTF-8 quoted; ``None`` when
-    none was. The last line of defence, for an answer that would otherwise end the run."""
+    none was. The last line of defence, for an answer that would otherwise end the run (the monty backend's)."""
     if isinstance(value, str):
-        return None if _is_utf8(value) else quote(value)
+        if _is_utf8(value):
+            return None
+        if "\0" in value:  # a list packed into one string (codeact.backends.monty): its items one by one
+            return "\0".join(map(quote, value.split("\0")))
+        return quote(value)
     if isinstance(value, dict):
         pairs = [(clean(key), clean(item)) for key, item in value.items()]
         if all(key is None and item is None for key, item in pairs):
