@@ -35,6 +35,7 @@ from . import cmdline
 from .fastos import IS_POSIX, S_ISSOCK, dirname, environ, join, lexists, realpath, sysos
 from .privatedir import ensure_private_dir
 from .rundir import server_folder
+from .sigint import honour_ctrl_c
 
 TYPE_CHECKING = False  # not `typing`, nor `os` (~1 ms at every start: codeact.fastos has what the hot path needs)
 if TYPE_CHECKING:
@@ -458,6 +459,7 @@ def main(argv: "list[str] | None" = None) -> int:
 
 def entry() -> None:
     """The launcher's entry: :func:`main`, then the process ends with its exit code."""
+    honour_ctrl_c()
     exit_now(main())
 
 

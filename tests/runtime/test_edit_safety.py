@@ -274,13 +274,30 @@ def test_cleaning_never_removes_what_is_not_a_temporary_file(fixture_workspace):
 
 
 # ------------------------------------------------------------------------------------------------ Ctrl-C (item 8)
-@pytest.mark.parametrize("program, whole_group", [
-    ('bash(command="touch started; sleep 30")', True),   # Ctrl-C in a terminal: the worker gets it too
-    ('bash(command="touch started; sleep 30")', False),  # kill -INT of the launcher alone
-    ('bash(command="touch started")\nx = 0\nfor i in range(10**9):\n    x += i', True),
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell without job control starts a background command
+
+
+@pytest.mark.parametrize("program, whole_group, entry, ignored", [
+    ('bash(command="touch started; sleep 30")', True, "module", False),  # Ctrl-C in a terminal: the worker too
+    ('bash(command="touch started; sleep 30")', False, "module", False),  # kill -INT of the launcher alone
+    ('bash(command="touch started")\nx = 0\nfor i in range(10**9):\n    x += i', True, "module", False),
+    # started with SIGINT ignored (`.ci/run &` from a script: the whole suite inherits it): Ctrl-C still ends the run
+    ('bash(command="touch started; sleep 30")', True, "module", True),
+    ('bash(command="touch started")\nx = 0\nfor i in range(10**9):\n    x += i', True, "module", True),
+    ('bash(command="touch started; sleep 30")', False, "launcher", True),  # the thin client of the warm server
 ])
-def test_sigint_prints_one_line_and_exits_130(tmp_path, fixture_workspace, program, whole_group):
-    run = _codeact(tmp_path, fixture_workspace, program, start_new_session=True)
+def test_sigint_prints_one_line_and_exits_130(tmp_path, fixture_workspace, program, whole_group, entry, ignored):
+    popen: dict[str, object] = {"start_new_session": True}
+    if ignored:
+        popen["preexec_fn"] = _ignore_sigint
+    if entry == "module":
+        run = _codeact(tmp_path, fixture_workspace, program, **popen)
+    else:  # as the stamped launcher starts it
+        run = subprocess.Popen([sys.executable, "-S", "-c", "from codeact.client import entry; entry()", "run",
+                                "--timeout", "120", "--code", program], cwd=fixture_workspace, env=_environ(tmp_path),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               **popen)  # type: ignore[call-overload]
     deadline = time.monotonic() + 30
     while not (fixture_workspace / "started").exists():
         assert run.poll() is None and time.monotonic() < deadline, run.communicate()

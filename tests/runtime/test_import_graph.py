@@ -35,7 +35,7 @@ TREES = ((ROOT / "runtime", ROOT / "runtime" / "codeact"), (ROOT / "extensions",
          (ROOT / "benchmarks", ROOT / "benchmarks"))
 
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "fastos errors paths privatedir cmdline rundir layout enforcement",
+    "fastos errors paths privatedir cmdline rundir sigint layout enforcement",
     "core",
     "backends mcp providers",
     "tools",

@@ -42,7 +42,7 @@ def test_the_thin_client_imports_only_its_leaves() -> None:
     assert heavy == [], f"the thin client's start imports {heavy}: every warm run pays for them"
     ours = sorted(name for name in loaded if name.startswith("codeact"))
     assert ours == ["codeact", "codeact.client", "codeact.cmdline", "codeact.fastos", "codeact.privatedir",
-                    "codeact.rundir"]
+                    "codeact.rundir", "codeact.sigint"]
 
 
 def _workers_marked(marker: str) -> list[int]:
