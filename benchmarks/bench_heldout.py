@@ -63,12 +63,16 @@ def category(verdict: Verdict) -> str:
 
 
 def _commit() -> str:
-    """The short commit this run measured, ``+`` when the working tree differs from it."""
+    """The short commit whose template (and runtime) was stamped: ``$CODEACT_BENCH_REF`` where set (userpath's
+    rule), else HEAD with ``+`` when the working tree differs from it."""
     import subprocess
 
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=HERE.parent, capture_output=True, text=True).stdout.strip()
 
+    ref = os.environ.get("CODEACT_BENCH_REF")
+    if ref:
+        return git("rev-parse", "--short", ref)
     return git("rev-parse", "--short", "HEAD") + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
