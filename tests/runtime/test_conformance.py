@@ -685,7 +685,7 @@ def test_a_wrong_key_on_a_tools_result_lists_its_keys(run_program, backend_name)
     assert result.error.hint == "No key 'file' in the tool results: grep() gives 'path', 'line', 'text'."
 
 
-@pytest.mark.parametrize("module, instead", [("textwrap", "str methods"), ("subprocess", "bash(command="),
+@pytest.mark.parametrize("module, instead", [("subprocess", "bash(command="),
                                              ("ast", "outline"), ("enum", "constants")])
 def test_a_missing_module_says_what_to_use_instead(run_program, backend_name, module, instead):
     result = _monty(run_program, backend_name)(f"import {module}\n")
@@ -754,3 +754,75 @@ def test_a_builtin_the_program_rebinds_is_not_replaced():
     assert rewrite(code) == code
     assert rewrite('sorted([2, 1], key=lambda x: x)\n').startswith("(lambda _v, key, reverse=False:")
     assert rewrite('sorted([2, 1], key=len)\n') == 'sorted([2, 1], key=len)\n'  # a built-in key needs nothing
+
+
+# ------------------------------------------------- issue 40 items 3 and 6: host-side helpers stay inside and bounded
+def _outside_and_link(fixture_workspace):
+    outside = fixture_workspace.parent / "outside"
+    (outside / "private").mkdir(parents=True)
+    (outside / "private" / "secret-name.txt").write_text("x")
+    (fixture_workspace / "out").symlink_to(outside)
+    return outside
+
+
+def test_glob_module_never_walks_outside_the_workspace(run_program, backend_name, fixture_workspace):
+    _outside_and_link(fixture_workspace)
+    ws = fixture_workspace.name
+    climbs = [f"../outside/*/../../{ws}/README.md", "../outside/*", f"src/../../{ws}/README.md", "../*",
+              f"../nonexistent/*/../../{ws}/README.md", "/etc/*", "**/../../*"]
+    code = ("import glob\nseen = []\nfor p in " + repr(climbs) + ":\n    try:\n        seen.append(glob.glob(p, "
+            "recursive=True))\n    except PermissionError as e:\n        seen.append(str(e).replace(repr(p), 'P'))\n"
+            "seen")
+    result = _monty(run_program, backend_name)(code)
+    assert result.ok, result.error
+    assert all(isinstance(s, str) and "out of the workspace" in s or "outside the workspace" in s
+               for s in result.result), result.result
+    # an existing outside folder and a missing one are refused alike: the text of the pattern decides
+    assert result.result[0] == result.result[4]
+    assert not any("secret" in str(n) or "private" in str(n) for n in (result.result, result.notes, result.stdout))
+
+
+def test_glob_module_lists_a_link_out_by_name_and_never_follows_it(run_program, backend_name, fixture_workspace):
+    _outside_and_link(fixture_workspace)
+    result = _monty(run_program, backend_name)(
+        'import glob\n(sorted(glob.glob("*")), glob.glob("out/*"), glob.glob("out/**", recursive=True), '
+        'glob.glob("*/", recursive=True), [p for p in glob.glob("**/*", recursive=True) if "secret" in p])')
+    assert result.ok, result.error
+    top, inside, deep, folders, secret = result.result
+    # 'out/' alone, as CPython gives for any name before '/**' (glob.glob("nonexistent/**") too)
+    assert "out" in top and inside == [] and deep == ["out/"] and "out/" not in folders and secret == []
+    assert not any("left out" in n or "outside" in n for n in result.notes)
+
+
+def test_glob_module_gives_cpythons_answer_inside(run_program, backend_name, fixture_workspace):
+    import glob as cpython
+
+    patterns = ["*", "**/*.py", "src/*", "src/**", "*/", "./src/*.py", "src/../*.md", "[rs]*", ".*"]
+    code = "import glob\n[glob.glob(p, recursive=True) for p in " + repr(patterns) + "]"
+    result = _monty(run_program, backend_name)(code)
+    assert result.ok, result.error
+    assert result.result == [cpython.glob(p, root_dir=fixture_workspace, recursive=True) for p in patterns]
+
+
+@pytest.mark.parametrize("call", ["statistics.quantiles([1, 2, 3], n=10**9)",
+                                  "textwrap.indent('a\\n' * 1000, 'x' * 10**6)"])
+def test_host_module_calls_that_would_outgrow_the_run_are_refused_before_they_start(run_program, backend_name, call):
+    import time
+
+    started = time.monotonic()
+    module = call.split(".")[0]
+    result = _monty(run_program, backend_name)(f"import {module}\ntry:\n    {call}\nexcept MemoryError as e:\n"
+                                               "    r = str(e)\nr")
+    assert result.ok, result.error
+    assert "memory limit" in result.result and time.monotonic() - started < 10
+
+
+def test_a_slow_host_module_call_stops_at_the_runs_deadline(run_program, backend_name):
+    from codeact.core.limits import Limits
+
+    started = __import__("time").monotonic()
+    code = ("import difflib\na = [str(i % 97) * 40 for i in range(40000)]\nb = [str(i % 89) * 40 for i in "
+            "range(40000)]\nlen(difflib.ndiff(a, b))")
+    result = _monty(run_program, backend_name)(code, limits=Limits(timeout=3))
+    assert not result.ok and result.error.type in ("TimeoutError", "LimitExceeded"), result.error
+    assert __import__("time").monotonic() - started < 20

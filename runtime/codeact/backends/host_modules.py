@@ -1,87 +1,264 @@
-"""Standard modules the sandbox lacks, served by CPython on the host: ``statistics``, ``glob``, ``fnmatch``.
+"""Standard modules the sandbox lacks, served by CPython on the host, each call bounded like a tool.
 
 ``import statistics`` in a program gets a namespace whose functions are host calls: the arguments cross as plain
 data, CPython's own function computes the answer, and it crosses back. Only pure functions of plain data are here
-(and ``glob``, which reads the workspace through the same policy as the file-system calls,
-codeact.backends.sandbox_os): nothing that would hand the sandbox a host object or a callback.
+(and ``glob``, which reads the workspace inside it only: codeact.backends.confined_glob): nothing that would hand the
+sandbox a host object or a callback. Modules with classes or in-place changes (heapq, io.StringIO, ChainMap, ...)
+live in the sandbox instead (codeact.core.prelude).
+
+Every call is bounded in memory and time as a tool is: :func:`_work` estimates from the arguments alone what the
+call will make or go through (``statistics.quantiles(n=10**9)`` makes a billion cut points; ``difflib`` compares
+every line with every other). A small call runs here; a large one runs in a child Python (:func:`_in_child`) with
+the run's memory limit as its address-space limit, killed at the run's deadline; one whose own output could not fit
+the run's memory is refused before it starts.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
 from ..core.boundary import Workspace
-from ..errors import PolicyError
 
 _STATISTICS = ("mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low", "median_high",
                "median_grouped", "mode", "multimode", "quantiles", "pstdev", "pvariance", "stdev", "variance")
-_FNMATCH = ("fnmatch", "fnmatchcase", "filter", "translate")
+# module -> its functions served here; the functions' names in CPython's module are the same
+_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    "statistics": _STATISTICS,
+    "fnmatch": ("fnmatch", "fnmatchcase", "filter", "translate"),
+    "textwrap": ("wrap", "fill", "shorten", "dedent", "indent"),
+    "shlex": ("split", "quote", "join"),
+    "html": ("escape", "unescape"),
+    "urllib.parse": ("quote", "quote_plus", "unquote", "unquote_plus", "urlencode", "parse_qs", "parse_qsl",
+                     "urljoin", "urldefrag"),
+    "difflib": ("unified_diff", "context_diff", "ndiff", "get_close_matches"),
+    "pprint": ("pformat", "pprint", "pp", "saferepr", "isreadable", "isrecursive"),
+    "string": ("capwords",),
+}
+_CONSTANTS: dict[str, tuple[str, ...]] = {
+    "string": ("ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
+               "punctuation", "printable", "whitespace"),
+}
+_GENERATORS = {"difflib.unified_diff", "difflib.context_diff", "difflib.ndiff"}  # CPython gives an iterator: a list
+IN_PROCESS_WORK = 2_000_000  # a call estimated to touch more items or characters than this runs in a child
+_CHILD_HEADROOM = 256 * 1024 * 1024  # a child Python's own address space, above the run's memory limit
 
 
 class HostModules:
-    """The host modules of one run: ``members(module)`` for an import, ``call("module.func", args, kwargs)``."""
+    """The host modules of one run: ``members(module)`` for an import, ``call("module.func", args, kwargs)``.
 
-    def __init__(self, workspace: Workspace | None) -> None:
+    ``memory`` (bytes) and ``timeout`` (seconds, from now) bound every call, as the run's limits bound a tool;
+    ``on_print`` receives what ``pprint.pprint`` prints."""
+
+    def __init__(self, workspace: Workspace | None, *, memory: int = 256 * 1024 * 1024, timeout: float = 30.0,
+                 on_print: Callable[[str], None] | None = None) -> None:
         self.workspace = workspace
+        self.memory = memory
+        self.deadline = time.monotonic() + timeout
+        self.on_print = on_print
 
     def members(self, module: str) -> tuple[str, ...] | None:
-        if module == "statistics":
-            return _STATISTICS
-        if module == "fnmatch":
-            return _FNMATCH
-        if module == "glob" and self.workspace is not None:
-            return ("glob", "iglob", "escape", "has_magic")
-        return None
-
-    def handles(self, name: str) -> bool:
-        module, _, member = name.partition(".")
-        members = self.members(module)
-        return members is not None and member in members
-
-    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        module, _, member = name.partition(".")
+        """The names an ``import module`` gets (functions and constants), or ``None`` when not served here."""
         if module == "glob":
-            return self._glob(member, args, kwargs)
+            return ("glob", "iglob", "escape", "has_magic") if self.workspace is not None else None
+        if module == "urllib":
+            return ("parse",)
+        functions = _FUNCTIONS.get(module)
+        return None if functions is None else functions + _CONSTANTS.get(module, ())
+
+    def constants(self, module: str) -> dict[str, Any]:
+        """The plain-data members of ``module`` (``string.digits``), by name."""
         import importlib
 
-        function: Callable[..., Any] = getattr(importlib.import_module(module), member)
-        try:
-            value = function(*args, **kwargs)
-        except ValueError as exc:  # statistics.StatisticsError: a class the sandbox does not know
-            raise ValueError(str(exc)) from None
-        finally:
-            if module == "fnmatch":
-                _forget_patterns(args, kwargs)
-        return list(value) if isinstance(value, tuple) and module == "statistics" else value
+        names = _CONSTANTS.get(module, ())
+        return {name: getattr(importlib.import_module(module), name) for name in names} if names else {}
+
+    def handles(self, name: str) -> bool:
+        module, _, member = name.rpartition(".")
+        if module == "glob":
+            return self.workspace is not None and member in ("glob", "iglob", "escape", "has_magic")
+        return member in _FUNCTIONS.get(module, ())
+
+    def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """CPython's ``name`` on the arguments, within the run's memory and time; raises what the program gets."""
+        module, _, member = name.rpartition(".")
+        if time.monotonic() >= self.deadline:
+            raise TimeoutError(f"{name}() was not started: the run's time limit has passed")
+        if module == "glob":
+            return self._glob(member, args, kwargs)
+        made, work = _work(name, args, kwargs)
+        if made > self.memory:
+            raise MemoryError(f"{name}() would make about {made:,} items or characters, more than the run's memory "
+                              f"limit allows ({self.memory:,} bytes); ask for less")
+        if work > IN_PROCESS_WORK:
+            value = _in_child(name, args, kwargs, self.memory + _CHILD_HEADROOM, self.deadline)
+        else:
+            value = _call(name, args, kwargs)
+        if name in ("pprint.pprint", "pprint.pp"):
+            if self.on_print is not None:
+                self.on_print(value)
+            return None
+        return value
 
     def _glob(self, member: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         import glob
-        import os
+
+        from .confined_glob import GlobRefused
+        from .confined_glob import glob as confined
 
         if member in ("escape", "has_magic"):
             return getattr(glob, member)(*args, **kwargs)
         assert self.workspace is not None
-        pattern = str(args[0]) if args else str(kwargs.pop("pathname", ""))
-        root = str(self.workspace.root)
-        given = kwargs.pop("root_dir", None)
-        base = root if given is None else os.path.join(root, str(given))
+        pattern = args[0] if args else kwargs.pop("pathname", None)
+        unknown = set(kwargs) - {"root_dir", "recursive", "include_hidden"}
+        if not isinstance(pattern, str) or len(args) > 1 or unknown:
+            raise TypeError(f"glob.{member}() takes a pattern (str) and root_dir=, recursive=, include_hidden= "
+                            "here" + (f", not {', '.join(sorted(unknown))}" if unknown else ""))
         try:
-            self.workspace.resolve(base)
-            if os.path.isabs(pattern):
-                self.workspace.resolve(glob.escape(pattern.split("*")[0].rsplit("/", 1)[0] or "/"))
-        except PolicyError as exc:
-            raise PermissionError(f"glob.{member}({pattern!r}): {exc}") from None
-        found = glob.glob(pattern, root_dir=base, **kwargs)
-        kept = [p for p in found if self.workspace.contains(p if os.path.isabs(p) else os.path.join(base, p))]
-        if len(kept) < len(found):
-            from ..core import notices
-
-            notices.note(f"glob.{member}", f"left out {len(found) - len(kept)} paths that lead outside the "
-                         "workspace (symbolic links)")
-        return kept
+            return confined(self.workspace, pattern, root_dir=kwargs.get("root_dir"),
+                            recursive=bool(kwargs.get("recursive", False)),
+                            include_hidden=bool(kwargs.get("include_hidden", False)), deadline=self.deadline)
+        except GlobRefused as exc:
+            raise PermissionError(f"glob.{member}(): {exc}") from None
 
 
+def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """CPython's function ``name`` on plain data, its answer made plain data (a list for an iterator or a
+    statistics tuple; ``pprint.pprint``'s text, which the caller prints)."""
+    import importlib
+
+    module, _, member = name.rpartition(".")
+    if name in ("pprint.pprint", "pprint.pp"):
+        import pprint
+
+        kwargs.pop("stream", None)
+        return pprint.pformat(*args, **kwargs) + "\n"
+    function: Callable[..., Any] = getattr(importlib.import_module(module), member)
+    try:
+        value = function(*args, **kwargs)
+        if name in _GENERATORS:
+            value = list(value)
+    except ValueError as exc:  # statistics.StatisticsError: a class the sandbox does not know
+        raise ValueError(str(exc)) from None
+    finally:
+        if module == "fnmatch":
+            _forget_patterns(args, kwargs)
+    return list(value) if isinstance(value, tuple) and module == "statistics" else value
+
+
+def _size(value: Any, budget: int) -> int:
+    """Items and characters in ``value`` (plain data), counted up to just past ``budget``."""
+    total, stack = 0, [value]
+    while stack and total <= budget:
+        item = stack.pop()
+        total += 1
+        if isinstance(item, (str, bytes)):
+            total += len(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return total
+
+
+def _number(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int]:
+    """What ``name`` on these arguments makes and what it goes through, in items and characters, estimated before
+    the call from the arguments' size and what the function multiplies it by."""
+    budget = 1 << 40
+    size = _size((args, kwargs), budget)
+    if name == "statistics.quantiles":
+        n = _number(kwargs.get("n", args[1] if len(args) > 1 else 4), 4)
+        return size + max(n, 0) * 8, size + max(n, 0)
+    if name == "textwrap.indent":
+        text = args[0] if args else kwargs.get("text", "")
+        prefix = args[1] if len(args) > 1 else kwargs.get("prefix", "")
+        lines = text.count("\n") + 1 if isinstance(text, str) else 1
+        made = size + lines * (len(prefix) if isinstance(prefix, str) else 1)
+        return made, made
+    if name in ("textwrap.wrap", "textwrap.fill", "textwrap.shorten"):
+        indents = sum(len(v) for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str))
+        return size * (2 + indents), size * (2 + indents)
+    if name.startswith("difflib."):
+        first, second = (list(args) + [kwargs.get("a", kwargs.get("word", "")),
+                                       kwargs.get("b", kwargs.get("possibilities", ""))])[:2]
+        pairs = (len(first) if isinstance(first, (list, str)) else 1) * (
+            len(second) if isinstance(second, (list, str)) else 1)
+        return size * 4, size + pairs * 16
+    if name.startswith("pprint."):
+        return size * 8, size * 8  # indentation of nested values
+    return size, size
+
+
+def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: int, deadline: float) -> Any:
+    """``name`` called in a child Python limited to ``memory`` bytes of address space and killed at ``deadline``.
+    Its arguments and answer are plain data (pickled; the answer read back with no class allowed)."""
+    import pickle
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    runtime = str(Path(__file__).resolve().parents[2])
+    boot = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.backends.host_modules import child; child()"
+    request = pickle.dumps((name, args, kwargs, memory), protocol=5)
+    try:
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", boot, runtime], input=request, capture_output=True,
+                              timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"{name}() was stopped at the run's deadline (the run's time limit; raise it with "
+                           "--timeout, or ask for less)") from None
+    try:
+        ok, value = _PlainUnpickler(done.stdout).load()
+    except Exception:  # noqa: BLE001 - a child killed for memory leaves no answer
+        raise MemoryError(f"{name}() needed more than the run's memory limit; ask for less") from None
+    if not ok:
+        kind, message = value
+        raise (MemoryError if kind == "MemoryError" else ValueError if kind == "ValueError" else
+               TypeError if kind == "TypeError" else RuntimeError)(message)
+    return value
+
+
+class _PlainUnpickler:
+    """Reads plain data back from the child: any class or function reference is refused."""
+
+    def __init__(self, data: bytes) -> None:
+        import io
+        import pickle
+
+        class Plain(pickle.Unpickler):
+            def find_class(self, module: str, name: str) -> Any:
+                raise pickle.UnpicklingError(f"{module}.{name} is not plain data")
+
+        self._unpickler = Plain(io.BytesIO(data))
+
+    def load(self) -> Any:
+        return self._unpickler.load()
+
+
+def child() -> None:
+    """The child's side of :func:`_in_child`: one request on stdin, one answer on stdout."""
+    import pickle
+    import sys
+
+    name, args, kwargs, memory = pickle.loads(sys.stdin.buffer.read())
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    except (ImportError, ValueError, OSError):
+        pass
+    try:
+        reply: tuple[bool, Any] = (True, _call(name, tuple(args), dict(kwargs)))
+    except MemoryError:
+        reply = (False, ("MemoryError", f"{name}() needed more than the run's memory limit; ask for less"))
+    except Exception as exc:  # noqa: BLE001 - the program's to catch
+        reply = (False, (type(exc).__name__, str(exc)))
+    sys.stdout.buffer.write(pickle.dumps(reply, protocol=5))
 
 
 _KEPT_PATTERNS = 256  # compiled fnmatch patterns the host keeps between calls
@@ -102,5 +279,6 @@ def _forget_patterns(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         compiled.cache_clear()
     if long:
         re.purge()
+
 
 __all__ = ["HostModules"]

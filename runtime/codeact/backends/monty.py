@@ -152,7 +152,8 @@ class MontyBackend:
         namespaces = _namespaces(program)
         # the sandbox's paths are POSIX ones: on Windows its file calls stay refused
         files = WorkspaceOS(program.workspace) if program.workspace is not None and os.name != "nt" else None
-        modules = HostModules(program.workspace)
+        modules = HostModules(program.workspace, memory=int(program.limits.memory),
+                              timeout=float(program.limits.timeout), on_print=program.on_print)
         cwd = files.root if files is not None else None
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
         if not isinstance(snap, _pm.MontyComplete):  # a host call: from here on, host and worker share one CPU (a
@@ -352,7 +353,7 @@ class ToolNamespace:
     """The host object behind a tool namespace; the sandbox shows it as ``ToolNamespace(tool=<function ...>)``."""
 
 
-def _namespace(space: str, members: list[str]) -> Any:
+def _namespace(space: str, members: list[str], values: dict[str, Any] | None = None) -> Any:
     """A namespace for the sandbox: a host object whose attributes are external functions NAMED ``space.member``,
     so ``space.member(**kw)`` reaches this loop as a call of ``"space.member"`` and goes through
     ``program.call_tool`` like any tool (one place for accounting, caps and errors)."""
@@ -362,7 +363,20 @@ def _namespace(space: str, members: list[str]) -> Any:
             raise RuntimeError("answered by the backend loop")
         external.__name__ = external.__qualname__ = f"{space}.{member}"
         setattr(holder, member, external)
-    return _pm.ClassInstance(holder, eager_attrs=tuple(members))
+    for key, value in (values or {}).items():  # a module's constants and sub-modules
+        setattr(holder, key, value)
+    return _pm.ClassInstance(holder, eager_attrs=(*members, *(values or {})))
+
+
+def _host_module(module: str, modules: HostModules) -> Any:
+    """The namespace an ``import module`` of a module served on the host gets: its functions as host calls, its
+    constants as values, its sub-modules (``urllib.parse``) as namespaces of their own; ``None`` when not served."""
+    members = modules.members(module)
+    if members is None:
+        return None
+    constants = modules.constants(module)
+    subs = {m: _host_module(f"{module}.{m}", modules) for m in members if modules.members(f"{module}.{m}")}
+    return _namespace(module, [m for m in members if m not in constants and m not in subs], {**constants, **subs})
 
 
 def _answer_os(name: str, args: Any, kwargs: Any, files: WorkspaceOS | None,
@@ -375,9 +389,9 @@ def _answer_os(name: str, args: Any, kwargs: Any, files: WorkspaceOS | None,
         except Exception as exc:  # noqa: BLE001 - the program's to catch, as CPython's would be
             return {"exception": exc if type(exc).__module__ == "builtins" else RuntimeError(str(exc))}
     if name == "import" and args:
-        members = modules.members(str(args[0]))
-        if members is not None:
-            return {"return_value": _namespace(str(args[0]), list(members))}
+        module = _host_module(str(args[0]), modules)
+        if module is not None:
+            return {"return_value": module}
     return _refuse_os(name, args)
 
 

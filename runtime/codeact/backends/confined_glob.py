@@ -1,0 +1,235 @@
+"""``glob.glob`` for a program's ``import glob``: CPython's algorithm, walked inside the workspace only.
+
+CPython's ``glob`` joins the pattern's parts onto the folder and asks the OS about the result, so a pattern that climbs
+out and back (``../../x/*/../../ws/*``) lists an outside folder on the way. Here every step is taken from a real path
+already inside the workspace: ``..`` at the workspace root, an absolute pattern elsewhere or a ``root_dir`` outside
+are refused from the pattern's text alone (so the refusal says nothing about what exists outside), and a symbolic
+link whose target lies outside is listed by its name but never followed (it is neither a folder nor a match of a
+folder-only step). The answers are CPython's otherwise: the same order (the folder's listing order), hidden names,
+``recursive=True``'s ``**``, a trailing ``/`` for folders only, and the pattern's own spelling kept in each path.
+"""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from ..core.boundary import Workspace
+
+MAX_ENTRIES = 200_000  # names one call may list; past it the call fails loudly (never a part of the answer)
+_MAGIC = re.compile(r"[*?[]")
+
+
+class GlobRefused(PermissionError):
+    """The pattern (or ``root_dir``) leads out of the workspace by its text."""
+
+
+class _Walk:
+    """One ``glob`` call: real folders by the path the pattern spells, and a budget of names and time."""
+
+    def __init__(self, workspace: Workspace, base: str, deadline: float) -> None:
+        self.workspace, self.root, self.base, self.deadline = workspace, str(workspace.root), base, deadline
+        self.listed = 0
+        self.reals: dict[str, str | None] = {}
+        self.dirs: dict[str, bool] = {}
+
+    def real(self, spelled: str) -> str | None:
+        """The real folder or file ``spelled`` (relative to the base, or absolute under the root) leads to, each
+        part taken from the real path before it; ``None`` where a part is missing or would leave the workspace."""
+        if spelled in self.reals:
+            return self.reals[spelled]
+        head, name = os.path.split(spelled.rstrip("/")) if spelled.rstrip("/") else ("", "")
+        if not name:
+            found: str | None = self.root if spelled.startswith("/") else self.base
+        else:
+            parent = self.real(head) if head and head != spelled else (self.root if spelled.startswith("/")
+                                                                         else self.base)
+            found = None if parent is None else self._step(parent, name)
+        self.reals[spelled] = found
+        return found
+
+    def _step(self, parent: str, name: str) -> str | None:
+        if name in ("", "."):
+            return parent
+        if name == "..":
+            return None if parent == self.root else os.path.dirname(parent)
+        path = os.path.join(parent, name)
+        if not os.path.islink(path):
+            return path if os.path.lexists(path) else None
+        return os.path.realpath(path) if self.workspace.contains(path) else None
+
+    def listdir(self, spelled: str, dironly: bool) -> list[str]:
+        """The names in the folder ``spelled`` (only the folders' with ``dironly``), in the listing's order."""
+        folder = self.real(spelled) if spelled else self.base
+        fd = None if folder is None else self._open_folder(folder)
+        if fd is None or folder is None:
+            return []
+        names = []
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    self.listed += 1
+                    if self.listed > MAX_ENTRIES:
+                        raise RuntimeError(f"glob listed more than {MAX_ENTRIES:,} names; give a narrower pattern "
+                                           "or use the glob tool, glob(pattern=..., path=...)")
+                    if not self.listed % 1000 and time.monotonic() > self.deadline:
+                        raise TimeoutError("glob was stopped at the run's deadline")
+                    child = os.path.join(spelled, entry.name) if spelled else entry.name
+                    if entry.is_symlink():
+                        is_dir = self.is_dir(child)
+                    else:
+                        self.reals[child] = os.path.join(folder, entry.name)
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        self.dirs[child] = is_dir
+                    if not dironly or is_dir:
+                        names.append(entry.name)
+        except OSError:
+            return names
+        finally:
+            os.close(fd)
+        return names
+
+    def _open_folder(self, real: str) -> int | None:
+        """A descriptor of the real folder ``real``, opened part by part from the root with no link followed: a
+        folder swapped for a link meanwhile fails (ELOOP) rather than leading out."""
+        rest = "" if real == self.root else os.path.relpath(real, self.root)
+        flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(self.root, flags)
+        except OSError:
+            return None
+        for part in rest.split("/") if rest else ():
+            try:
+                below = os.open(part, flags, dir_fd=fd)
+            except OSError:
+                os.close(fd)
+                return None
+            os.close(fd)
+            fd = below
+        return fd
+
+    def is_dir(self, spelled: str) -> bool:
+        if spelled in self.dirs:
+            return self.dirs[spelled]
+        real = self.real(spelled)
+        found = real is not None and os.path.isdir(real)
+        self.dirs[spelled] = found
+        return found
+
+    def lexists(self, spelled: str) -> bool:
+        head, name = os.path.split(spelled.rstrip("/") or spelled)
+        if not name or name in (".", ".."):
+            return self.real(spelled) is not None
+        parent = self.real(head) if head else (self.root if spelled.startswith("/") else self.base)
+        return parent is not None and os.path.lexists(os.path.join(parent, name))
+
+
+def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, recursive: bool = False,
+         include_hidden: bool = False, deadline: float | None = None) -> list[str]:
+    """The paths matching ``pathname`` as CPython's ``glob.glob`` gives them, reached inside ``workspace`` only.
+    Raises :class:`GlobRefused` when the pattern's text or ``root_dir`` leads out of the workspace."""
+    root = str(workspace.root)
+    pathname = os.fspath(pathname)
+    _check_text(pathname, root, recursive, "pattern")
+    base = root
+    if root_dir is not None:
+        given = os.fspath(root_dir)
+        _check_text(given, root, False, "root_dir")
+        folder = _Walk(workspace, root, float("inf")).real(given)
+        if folder is None:
+            return []
+        base = folder
+    walk = _Walk(workspace, base, time.monotonic() + 3600 if deadline is None else deadline)
+    if pathname.startswith("/"):
+        walk.reals["/"] = None  # only the root's own spelling leads in (checked above)
+        walk.reals[root] = root
+    found = _iglob(walk, pathname, recursive, False, include_hidden)
+    if recursive and pathname[:2] == "**" and found[:1] == [""]:
+        del found[0]  # CPython skips the empty match of a leading '**' (the folder itself)
+    return found
+
+
+def _check_text(text: str, root: str, recursive: bool, what: str) -> None:
+    """Refuse, from the text alone, a pattern that names a place outside ``root``: an absolute path elsewhere, or
+    more ``..`` than the parts before it (``**`` counts as none)."""
+    if "\x00" in text:
+        raise GlobRefused(f"glob {what} {text!r} holds a NUL byte")
+    rest = text
+    if text.startswith("/"):
+        if text.rstrip("/") != root and not text.startswith(root + "/"):
+            raise GlobRefused(f"glob {what} {text!r} is outside the workspace; use a pattern relative to its root")
+        rest = text[len(root):]
+    depth = 0
+    for part in rest.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                raise GlobRefused(f"glob {what} {text!r} leads out of the workspace ('..' above its root); use a "
+                                  "pattern relative to the root, e.g. 'src/**/*.py'")
+        elif part not in ("", ".") and not (recursive and part == "**"):
+            depth += 1
+
+
+def _iglob(walk: _Walk, pathname: str, recursive: bool, dironly: bool, include_hidden: bool) -> list[str]:
+    """CPython 3.11's ``glob._iglob`` over :class:`_Walk` (which reads the file system for it)."""
+    dirname, basename = os.path.split(pathname)
+    if not _MAGIC.search(pathname):
+        if basename:
+            return [pathname] if walk.lexists(pathname) else []
+        return [pathname] if walk.is_dir(dirname) else []
+    if not dirname:
+        if recursive and basename == "**":
+            return _glob2(walk, "", basename, dironly, include_hidden)
+        return _glob1(walk, "", basename, dironly, include_hidden)
+    if dirname != pathname and _MAGIC.search(dirname):
+        dirs = _iglob(walk, dirname, recursive, True, include_hidden)
+    else:
+        dirs = [dirname]
+    found: list[str] = []
+    for folder in dirs:
+        if _MAGIC.search(basename):
+            names = (_glob2 if recursive and basename == "**" else _glob1)(walk, folder, basename, dironly,
+                                                                            include_hidden)
+        else:
+            names = _glob0(walk, folder, basename)
+        found.extend(os.path.join(folder, name) for name in names)
+    return found
+
+
+def _hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def _glob1(walk: _Walk, folder: str, pattern: str, dironly: bool, include_hidden: bool) -> list[str]:
+    import fnmatch
+
+    names = walk.listdir(folder, dironly)
+    if not include_hidden and not _hidden(pattern):
+        names = [n for n in names if not _hidden(n)]
+    return fnmatch.filter(names, pattern)
+
+
+def _glob0(walk: _Walk, folder: str, basename: str) -> list[str]:
+    if not basename:
+        return [basename] if walk.is_dir(folder) else []
+    return [basename] if walk.lexists(os.path.join(folder, basename)) else []
+
+
+def _glob2(walk: _Walk, folder: str, pattern: str, dironly: bool, include_hidden: bool) -> list[str]:
+    found = [pattern[:0]]
+    _rlistdir(walk, folder, "", dironly, include_hidden, found)
+    return found
+
+
+def _rlistdir(walk: _Walk, folder: str, prefix: str, dironly: bool, include_hidden: bool, found: list[str]) -> None:
+    here = os.path.join(folder, prefix) if prefix else folder
+    for name in walk.listdir(here, dironly):
+        if include_hidden or not _hidden(name):
+            rel = os.path.join(prefix, name) if prefix else name
+            found.append(rel)
+            if walk.is_dir(os.path.join(folder, rel) if folder else rel):
+                _rlistdir(walk, folder, rel, dironly, include_hidden, found)
+
+
+__all__ = ["MAX_ENTRIES", "GlobRefused", "glob"]
