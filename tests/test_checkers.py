@@ -1,4 +1,4 @@
-"""The lint and type-check commands README.md gives contributors are the ones CI runs (.ci/run), and each takes its
+"""The lint and type-check commands CONTRIBUTING.md gives contributors are the ones CI runs (.ci/run), and each takes its
 settings from pyproject.toml, where the anchors' rules are selected."""
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _readme_checks() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
     block = re.search(r"```sh\n(ruff check .*?)```", readme, re.S)
-    assert block, "README.md gives the checks in a ```sh block that starts with `ruff check`"
+    assert block, "CONTRIBUTING.md gives the checks in a ```sh block that starts with `ruff check`"
     return block[1].strip().splitlines()
 
 
