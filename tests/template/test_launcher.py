@@ -209,6 +209,21 @@ def test_powershell_launcher_parses_and_calls_the_bootstrap_module(project):
     assert not tree.root_node.has_error
 
 
+@pytest.mark.slow
+def test_powershell_launcher_runs_a_program(project, venv_dir):
+    """Executed, not only parsed, where PowerShell is installed (the Windows CI job: .github/workflows/ci.yml)."""
+    pwsh = shutil.which("pwsh")
+    if not pwsh:
+        pytest.skip("pwsh is not installed: Debian's repositories have no powershell package, and the PowerShell "
+                    "dotnet tool needs a .NET SDK this machine kind lacks")
+    run = subprocess.run([pwsh, "-NoLogo", "-NoProfile", "-NonInteractive", "-File",
+                          str(project / ".codeact/bin/codeact.ps1"), "run", "--code", PROGRAM], cwd=project,
+                         capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "CODEACT_VENV": str(venv_dir)})
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == EXPECTED
+
+
 SHADOW = "import pathlib; pathlib.Path('PWNED').write_text('the host ran the workspace')\n"
 
 
