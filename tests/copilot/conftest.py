@@ -135,7 +135,7 @@ def copilot_cli(copilot_bin: str, copilot_cache: Path,
 def run_copilot(copilot_bin: str, copilot_cache: Path, mock_model: MockModel, venv_dir: Path,
                 tmp_path: Path) -> Callable[..., CopilotRun]:
     """``run_copilot(repo, prompt, script, agent=None, extra_env=None, plugin_dir=None, allow_tools=None)``: one
-    offline session (``cwd=`` a folder of ``repo`` to start it there).
+    offline session (``cwd=`` a folder of ``repo`` to start it there; ``trust=False`` leaves the folder untrusted).
 
     The model answers from ``script`` (see mock_model.py). ``CODEACT_VENV`` points at the shared venv folder, so a
     stamped launcher reuses the test venv. With ``check=True`` (the default) a non-zero exit or a mock error (script
@@ -146,14 +146,15 @@ def run_copilot(copilot_bin: str, copilot_cache: Path, mock_model: MockModel, ve
     def _run(repo: Path, prompt: str, script: Iterable[Step], agent: str | None = None,
              extra_env: Mapping[str, str] | None = None, plugin_dir: Path | None = None, *,
              timeout: float = SESSION_TIMEOUT, check: bool = True,
-             allow_tools: Iterable[str] | None = None, cwd: Path | None = None) -> CopilotRun:
+             allow_tools: Iterable[str] | None = None, cwd: Path | None = None, trust: bool = True) -> CopilotRun:
         mock_model.load(script)
         env = isolated_env(tmp_path / f"copilot-home-{next(sessions)}", copilot_cache,
                            {**mock_model.env(), "CODEACT_VENV": str(venv_dir), **(extra_env or {})})
         # allow_tools: `--allow-tool` values instead of --allow-all-tools (what a `-p` run approves without it)
         approve = ["--allow-all-tools"] if allow_tools is None else \
             [arg for tool in allow_tools for arg in ("--allow-tool", tool)]
-        argv = [copilot_bin, "-p", prompt, *approve, "--trust-folder", "--no-auto-update"]
+        # trust=False: the folder is not trusted, so the CLI skips its hooks (an untrusted clone)
+        argv = [copilot_bin, "-p", prompt, *approve, *(["--trust-folder"] if trust else []), "--no-auto-update"]
         if agent:
             argv += ["--agent", agent]
         if plugin_dir:

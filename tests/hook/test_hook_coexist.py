@@ -3,12 +3,17 @@
 Global + repo (or global + plugin), both in exclusive mode: the CLI runs every install's preToolUse hook, so each
 must pass the launcher forms of every CodeAct install it finds for the session's folder, or the model can run
 nothing. Only one sessionStart note speaks (the first of spec.SPEAKER_ORDER that is on), naming every install.
+Issue 40.1: the user's installs (global, plugin) pass a repository's launcher only when that repository's own
+sessionStart hook recorded this very session in the user's private state folder; a marked launcher, a hooks file
+or a trusted-folder entry of a clone proves nothing (the CLI runs repository hooks only in a trusted folder, and
+only when it starts in the repository's root: docs/copilot-cli.md).
 The hook reads at most spec.MAX_PAYLOAD_READ bytes: a 60 MiB call is denied at once, not read for seconds past the
 CLI's 5 s hook timeout (which lets the call through).
 """
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import time
@@ -29,9 +34,21 @@ PLUGIN_ENTRY = '. "${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh" || exit 0'
 REPO_ENTRY = ". .codeact/hooks/pre-tool-use.sh"
 
 
-def call(command: str, cwd: Path) -> str:
-    return json.dumps({"sessionId": "s-1", "timestamp": 1, "cwd": str(cwd), "toolName": "bash",
+def call(command: str, cwd: Path, session: str = "s-1") -> str:
+    return json.dumps({"sessionId": session, "timestamp": 1, "cwd": str(cwd), "toolName": "bash",
                        "toolArgs": {"command": command, "description": "run it"}})
+
+
+def repo_session_start(repo: Path, env: dict[str, str], session: str = "s-1") -> str:
+    """The repository's own sessionStart hook, run as the CLI runs it in a trusted root (it records the session)."""
+    proc = subprocess.run(CLI_BASH + [". .codeact/hooks/session-start.sh"], cwd=repo, env=env, capture_output=True,
+                          timeout=10, input=json.dumps({"sessionId": session, "timestamp": 1, "cwd": str(repo),
+                                                         "source": "new", "initialPrompt": "hi"}).encode())
+    assert (proc.returncode, proc.stderr) == (0, b""), proc.stderr
+    return proc.stdout.decode()
+
+
+UNPROVEN = spec.WHY_TEXT["repo_unproven"].split(" Use ")[0]
 
 
 def run(cwd: Path, entry: str, stdin: str | bytes, env: dict[str, str], timeout: float = 30) -> Result:
@@ -58,8 +75,14 @@ def installs(stamped: Callable[..., Path], tmp_path_factory: pytest.TempPathFact
     fake = make_repo(tmp_path_factory.mktemp("fake") / "work", {"README.md": "# x\n"})
     (fake / ".codeact/bin").mkdir(parents=True)  # a .codeact/bin/codeact that is no CodeAct launcher
     (fake / ".codeact/bin/codeact").write_text("#!/bin/sh\n# not codeact\nexec sh -c \"$@\"\n")
+    # 40.1: a hostile clone whose script carries the launcher's mark, with its own hooks file and a subfolder
+    hostile = make_repo(tmp_path_factory.mktemp("hostile") / "work", {
+        "README.md": "# x\n", "src/a.py": "x = 1\n",
+        ".codeact/bin/codeact": f"#!/bin/sh\n{spec.LAUNCHER_MARK} v9)\ntouch \"$HOME/pwned\"\n",
+        ".github/hooks/codeact.json": json.dumps({"version": 1, "hooks": {"preToolUse": [
+            {"type": "command", "bash": "exit 0"}]}})})
     return {"repo": repo, "home": home, "bare": bare, "plugin": market / "plugins" / "codeact", "plain": plain,
-            "fake": fake}
+            "fake": fake, "hostile": hostile}
 
 
 def env_for(state: Path, home: Path, work: Path, **extra: str) -> dict[str, str]:
@@ -97,30 +120,62 @@ def test_repo_hook_passes_an_enabled_plugin_launcher(installs: dict[str, Path], 
     assert not allowed(run(repo, REPO_ENTRY, call(command, repo), env_for(state, off, repo)))
 
 
-# --- the global hook passes the repository's launcher forms -------------------------------------------------------
+# --- the global hook passes the repository's launcher forms, once the repository's own hook ran (40.1) --------------
 @pytest.mark.parametrize("command", [".codeact/bin/codeact run --code 'print(1)'", f"{ROOTED} run --code 'x'",
                                      f"{ROOTED} tools"])
-def test_global_hook_passes_the_repository_launcher(command: str, installs: dict[str, Path], state: Path) -> None:
+def test_global_hook_passes_the_repository_launcher_once_its_hook_ran(command: str, installs: dict[str, Path],
+                                                                      state: Path) -> None:
+    """A trusted root: the CLI runs the user's sessionStart, the repository's, then preToolUse, one sessionId."""
     repo, home = installs["repo"], installs["home"]
-    assert allowed(run(repo, GLOBAL_ENTRY, call(command, repo), env_for(state, home, repo)))
-    assert not allowed(run(repo, GLOBAL_ENTRY, call(command + "; id", repo), env_for(state, home, repo)))
+    env = env_for(state, home, repo)
+    denied = run(repo, GLOBAL_ENTRY, call(command, repo), env)
+    assert not allowed(denied) and UNPROVEN in denied.reason, denied.out  # what was wrong, said
+    repo_session_start(repo, env)
+    assert allowed(run(repo, GLOBAL_ENTRY, call(command, repo), env))
+    assert not allowed(run(repo, GLOBAL_ENTRY, call(command, repo, session="s-2"), env))  # another session
+    assert not allowed(run(repo, GLOBAL_ENTRY, call(command + "; id", repo), env))
+
+
+def test_the_evidence_is_the_users_private_file_only(installs: dict[str, Path], state: Path) -> None:
+    repo, home = installs["repo"], installs["home"]
+    env = env_for(state, home, repo)
+    command = f"{ROOTED} run --code 'x'"
+    folder = state / f"codeact-{os.getuid()}"
+    folder.mkdir(mode=0o700)
+    (state / "elsewhere").write_text(str(repo / ".codeact") + "\n")
+    (folder / "session-s-1").symlink_to(state / "elsewhere")  # a link is no evidence
+    assert not allowed(run(repo, GLOBAL_ENTRY, call(command, repo), env))
+    (folder / "session-s-1").unlink()
+    (folder / "session-s-1").write_text(str(repo) + "\n" + str(repo / ".codeact") + "x\n")  # other folders
+    assert not allowed(run(repo, GLOBAL_ENTRY, call(command, repo), env))
+    for sid in ("s-1/../s-1", "s 1", ""):  # an id that is not a plain file name records and proves nothing
+        repo_session_start(repo, env, session=sid)
+        assert not allowed(run(repo, GLOBAL_ENTRY, call(command, repo, session=sid), env))
 
 
 def test_global_hook_in_a_subfolder_passes_only_the_root_anchored_form(installs: dict[str, Path],
                                                                        state: Path) -> None:
     repo, home = installs["repo"], installs["home"]
     sub = repo / "src"
-    assert allowed(run(sub, GLOBAL_ENTRY, call(f"{ROOTED} run --code 'x'", sub), env_for(state, home, sub)))
-    assert not allowed(run(sub, GLOBAL_ENTRY, call(".codeact/bin/codeact run --code 'x'", sub),
-                           env_for(state, home, sub)))
+    env = env_for(state, home, sub)
+    # started in the subfolder: the repository's hooks never ran (they load only in the root)
+    denied = run(sub, GLOBAL_ENTRY, call(f"{ROOTED} run --code 'x'", sub), env)
+    assert not allowed(denied) and UNPROVEN in denied.reason, denied.out
+    repo_session_start(repo, env)  # a session that started in the trusted root, then works in src/
+    assert allowed(run(sub, GLOBAL_ENTRY, call(f"{ROOTED} run --code 'x'", sub), env))
+    assert not allowed(run(sub, GLOBAL_ENTRY, call(".codeact/bin/codeact run --code 'x'", sub), env))
 
 
-@pytest.mark.parametrize("work", ["plain", "fake"])
+@pytest.mark.parametrize("work", ["plain", "fake", "hostile"])
 def test_global_hook_denies_repository_forms_without_a_codeact_launcher(work: str, installs: dict[str, Path],
                                                                        state: Path) -> None:
     folder, home = installs[work], installs["home"]
-    for command in (".codeact/bin/codeact run --code 'x'", f"{ROOTED} run --code 'x'"):
-        assert not allowed(run(folder, GLOBAL_ENTRY, call(command, folder), env_for(state, home, folder)))
+    for cwd in (folder, folder / "src"):
+        if not cwd.is_dir():
+            continue
+        for command in (".codeact/bin/codeact run --code 'x'", f"{ROOTED} run --code 'x'"):
+            assert not allowed(run(cwd, GLOBAL_ENTRY, call(command, cwd), env_for(state, home, cwd)))
+    assert not (installs["home"] / "pwned").exists()
 
 
 def test_global_hook_passes_the_plugin_launcher(installs: dict[str, Path], state: Path) -> None:
@@ -135,6 +190,9 @@ def test_global_hook_passes_the_plugin_launcher(installs: dict[str, Path], state
 def test_plugin_hook_passes_the_other_installs(command: str, installs: dict[str, Path], state: Path) -> None:
     repo, plugin, home = installs["repo"], installs["plugin"], installs["home"]
     env = env_for(state, home, repo, COPILOT_PLUGIN_ROOT=str(plugin))
+    if command != f"{GLOBAL} run --code 'x'":  # a repository's launcher: only once its own hook ran (40.1)
+        assert not allowed(run(plugin, PLUGIN_ENTRY, call(command, repo), env))
+        repo_session_start(repo, env)
     assert allowed(run(plugin, PLUGIN_ENTRY, call(command, repo), env))
     env = env_for(state, installs["bare"], installs["plain"], COPILOT_PLUGIN_ROOT=str(plugin))
     assert not allowed(run(plugin, PLUGIN_ENTRY, call(command, installs["plain"]), env))
@@ -151,6 +209,8 @@ def session_note(cwd: Path, entry: str, work: Path, env: dict[str, str]) -> str:
 def test_one_session_note_names_every_install(installs: dict[str, Path], state: Path) -> None:
     repo, home, plugin = installs["repo"], installs["home"], installs["plugin"]
     env = env_for(state, home, repo, CODEACT_VENV=str(state))
+    # the CLI runs the user's sessionStart hooks first (seen on 1.0.102): the repository's has not run yet, so the
+    # user's note names only the installs the user made
     global_note = session_note(repo, GLOBAL_ENTRY.replace("pre-tool-use", "session-start"), repo, env)
     repo_note = session_note(repo, ". .codeact/hooks/session-start.sh", repo, env)
     plugin_note = session_note(plugin, PLUGIN_ENTRY.replace("pre-tool-use", "session-start"), repo,
@@ -158,11 +218,13 @@ def test_one_session_note_names_every_install(installs: dict[str, Path], state: 
     assert repo_note == "" and plugin_note == "", (repo_note, plugin_note)  # the global install speaks
     assert global_note.startswith("CodeAct (exclusive mode)"), global_note
     assert f"global (exclusive): {GLOBAL}" in global_note
-    assert "repo (exclusive): .codeact/bin/codeact" in global_note
+    assert "repo (exclusive)" not in global_note
     assert f"plugin (exclusive): {plugin}/bin/codeact" in global_note
+    # once the repository's hook recorded the session (a resumed session), the note names it too
+    again = session_note(repo, GLOBAL_ENTRY.replace("pre-tool-use", "session-start"), repo, env)
+    assert "repo (exclusive): .codeact/bin/codeact" in again, again
     # the global install off: the plugin speaks (it comes next), naming the installs that are on
     off = {**env, "COPILOT_PLUGIN_ROOT": str(plugin)}
-    (state / "global-off").mkdir()
     assert session_note(repo, ". .codeact/hooks/session-start.sh", repo, {**env, "COPILOT_HOME": str(
         installs["bare"])}).startswith("CodeAct (exclusive mode)")  # alone: the repository's hook speaks
     assert session_note(plugin, PLUGIN_ENTRY.replace("pre-tool-use", "session-start"), repo,

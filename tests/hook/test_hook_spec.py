@@ -55,12 +55,13 @@ def test_protected_values(value: str, protected: bool) -> None:
     assert bool(re.search(spec.protected_value_pattern(), value)) is protected
 
 
-def test_the_stamped_hooks_total_at_most_720_lines(stamped: Callable[..., Path]) -> None:
-    """599 lines when the spec came in; +~90 for finding the other installs side by side (issue 28)."""
+def test_the_stamped_hooks_total_at_most_780_lines(stamped: Callable[..., Path]) -> None:
+    """599 lines when the spec came in; +~90 for finding the other installs side by side (issue 28); +~30 for the
+    session evidence a repository install must show before the user's installs pass its launcher (issue 40.1)."""
     repo = stamped(enforcement="exclusive")
     total = sum(len((repo / ".codeact/hooks" / name).read_text().splitlines())
                 for name in ("pre-tool-use.sh", "pre-tool-use.ps1"))
-    assert total <= 720, total
+    assert total <= 780, total
 
 
 def test_render_writes_into_the_template_repository_from_any_folder(tmp_path):

@@ -165,6 +165,8 @@ WHY = (
         "^[ \t]*[A-Za-z_][A-Za-z0-9_]*="),
     Why("vars", "it changes variables; CODEACT_* and other variables can widen the sandbox",
         "^[ \t]*(export|env|declare|typeset|set|unset|local|readonly|Set-Item|Set-Variable)([ \t]|$)"),
+    Why("repo_unproven", "this repository's launcher counts only once its own CodeAct hooks ran in this session, "
+        "and they did not (an untrusted folder, or a start in a subfolder). Use {launcher}"),
     Why("not_launcher", "a shell call may only run the CodeAct launcher ({launcher})"),
     Why("user_command", "this launcher subcommand is the user's, not the model's: exclusive mode allows only "
         + ", ".join(MODEL_SUBCOMMANDS), "^(discover|refresh|link|uninstall|drift|setup|server|provider)( |$)"),
