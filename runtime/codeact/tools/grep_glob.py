@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import groupby
@@ -420,6 +421,54 @@ def _stamped(root: Path, start: Path) -> Stamped | None:
     return stamped if stamped.entries else None
 
 
+def _tracked_below(root: Path, start: Path | None, plan: Glob, stamped: Stamped | None,
+                   deadline: Deadline, walked: bool = True) -> list[str]:
+    """The tracked files below ``start`` that .gitignore rules hide from both engines and git does not
+    (:mod:`codeact.tools.tracked`), relative to ``start``, that ``plan`` matches: regular files, none in a skipped
+    folder or CodeAct's own, and (``walked``: a walk from ``start`` ran) none that walk lists."""
+    if start is None:
+        return []
+    from .tracked import hidden_tracked
+
+    hidden = hidden_tracked(root, deadline)
+    if not hidden:
+        return []
+    below = "" if start == root else start.relative_to(root).as_posix() + "/"
+    reach: Reach | None = None
+    found = []
+    for path in hidden:
+        rel = path[len(below):]
+        if (path.startswith(below) and plan.matches(rel) and not _skipped(rel)
+                and (stamped is None or not stamped.hides(rel)) and _plain_file(root, path)):
+            reach = reach or Reach(root, start)
+            if not walked or not reach.ok(rel):  # else the walk lists it already (an ignored folder named as the path)
+                found.append(rel)
+    return found
+
+
+def _plain_file(root: Path, rel: str) -> bool:
+    """Whether ``rel`` is a regular file reached with no symbolic link on the way (the walks follow none)."""
+    folder = root
+    for part in rel.split("/"):
+        folder = folder / part
+        try:
+            mode = os.lstat(folder).st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            return False
+    return stat.S_ISREG(mode)
+
+
+def _ignored_start(base: Path, plan: Glob) -> Path | None:
+    """The folder ``plan``'s literal folders name below ``base`` when a walk does not reach it (ignored), if it is
+    a real folder outside the skipped ones."""
+    if SKIP_DIRS_SET.intersection(plan.dirs):
+        return None
+    folder = base.joinpath(*plan.dirs)
+    return folder if os.path.isdir(folder) and os.path.realpath(folder) == str(folder) else None
+
+
 def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
     """Files matching ``pattern`` under ``path``, workspace-relative and sorted.
 
@@ -453,11 +502,14 @@ def matching_files(ctx: ToolContext, pattern: str, path: str, budget: int = 1 <<
         raise NotADirectoryError(f"{quote(prefix.rstrip('/'))} is a file, not a folder; glob searches folders")
     plan = Glob(pattern)
     start = plan.start(ctx.workspace.root, base)
-    if start is None:
-        return [], 0
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     extra = len(lead) + 4  # the quotes and the runner's 2 per item
     found = FirstItems(1 << 62, budget, lambda rel: len(rel) + extra)  # every file, to the byte cap
+    if start is None:  # a folder no walk reaches: only the tracked files .gitignore rules match can lie there
+        tracked = _tracked_below(ctx.workspace.root, _ignored_start(base, plan), plan, None, deadline, walked=False)
+        found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
+        files, _ = found.result()
+        return [lead + rel for rel in files], max(found.seen, len(files))
     stamped = _stamped(ctx.workspace.root, start)
     rg = rg_binary()
     parents = _rg_parents(ctx.workspace.root, start) if rg else None
@@ -485,6 +537,8 @@ def matching_files(ctx: ToolContext, pattern: str, path: str, budget: int = 1 <<
                     found.extend(batch, sum(map(len, batch)) + extra * len(batch))
                     batch = []
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
+    tracked = _tracked_below(ctx.workspace.root, start, plan, stamped, deadline)
+    found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
     files, _ = found.result()  # plain string order, as sorted() gives
     paths = [lead + rel for rel in files] if lead else files
     return paths, max(found.seen, len(paths))
@@ -554,15 +608,25 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
         lines, _ = one.result()
         return Answer([(shown, n, t) for n, t in lines], one.seen)
     start = plan.start(root, base)
-    if start is None:
-        return Answer([], 0)
     lead = prefix + "".join(d + "/" for d in plan.dirs)
     extra = len(lead) + 36  # {"path": "", "line": N, "text": ""} and the runner's 2, less the digits
-    search = _Search(regex, plan, Reach(root, start) if plan.kind == "path" else None, _stamped(root, start),
+    search = _Search(regex, plan, Reach(root, start) if plan.kind == "path" and start else None,
+                     _stamped(root, start) if start else None,
                      FirstItems(max_results, budget, lambda hit: len(hit[0]) + len(hit[2]) + extra), extra, deadline)
     rg = None if python else rg_binary()
+    if start is None:  # a folder no walk reaches: only the tracked files .gitignore rules match can lie there
+        start = _ignored_start(base, plan)
+        tracked = _tracked_below(root, start, plan, None, deadline, walked=False)
+        if not tracked or start is None:
+            return Answer([], 0)
+        if not python and not regex_worker.interruptible() and (rg is None or not _rg_can_run(pattern)):
+            return _in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
+        search.tracked(rg, start, tracked, ignore_case)
+        hits, _ = search.found.result()
+        return Answer([(lead + rel, n, t) for rel, n, t in hits], max(search.found.seen, len(hits)))
     parents = _rg_parents(root, start) if rg and _rg_can_run(pattern) else None
     done = rg is not None and parents is not None and search.ripgrep(rg, start, ignore_case, parents)
+    tracked = _tracked_below(root, start, plan, search.stamped, deadline)
     if not done:
         if not python and not regex_worker.interruptible():
             return _in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
@@ -573,6 +637,8 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
                 if search.accepts(rel):
                     deadline.check("grep", "searching files")
                     search.file(start / rel, rel, 1 << 62)  # every match counted: the note tells the real total
+    if tracked:
+        search.tracked(rg if done else None, start, tracked, ignore_case)
     hits, _ = search.found.result()
     total = search.found.seen if search.total is None else search.total
     return Answer([(lead + rel, n, t) for rel, n, t in hits], max(total, len(hits)), search.total_exact)
@@ -749,6 +815,34 @@ class _Search:
             return self._first_files([*cmd, "--count", "--null", *query], start)
         finally:
             self.named = self.matcher.kind == "all"
+
+    def tracked(self, rg: str | None, start: Path, names: list[str], ignore_case: bool) -> None:
+        """Search ``names`` (below ``start``: tracked files .gitignore rules match, which no walk reaches) too:
+        given to ripgrep by name (``rg``), else in Python (where the deadline can stop it)."""
+        found = self.found
+        before, saved = found.seen, (list(found.items), found.held, found.limit)
+        reach, named = self.reach, self.named
+        self.reach, self.named = None, True  # chosen already: the names match, and git does not ignore them
+        try:
+            texts = [rel for rel in names if not _binary_file(start / rel)]  # ripgrep reads a named binary file
+            done = False
+            if rg is not None and texts:
+                cmd = [rg, "--no-config", "--no-messages", *(["--ignore-case"] if ignore_case else []),
+                       "--no-heading", "--with-filename", "--line-number", "--null", "--color", "never",
+                       "--max-columns", str(LONG_COLUMNS), "--regexp", self.regex.pattern, "--", *texts]
+                try:
+                    done = self._lines(cmd, start, 1 << 62)
+                except (_Unknown, _Flood):  # read again in Python, from where it was
+                    found.seen, (found.items, found.held, found.limit) = before, saved
+            if not done:
+                with self.deadline.interrupting("grep", "searching files"):
+                    for rel in texts:
+                        self.deadline.check("grep", "searching files")
+                        self.file(start / rel, rel, 1 << 62)
+        finally:
+            self.reach, self.named = reach, named
+        if self.total is not None:
+            self.total += self.found.seen - before
 
     def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
         """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
