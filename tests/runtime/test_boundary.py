@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codeact import paths
-from codeact.core import boundary
+from codeact.core import beneath, boundary
 from codeact.core.boundary import Workspace, check_workspace, workspace_refusal
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
@@ -731,11 +731,11 @@ def test_open_beneath_opens_only_plain_paths_and_what_the_kernel_would(tmp_path:
                 "out_link/secret.txt", "src/pkg/to_secret", "fifo", "src/../small.py", "../ws/small.py",
                 "small.py/x", "missing", "src/missing/mod.py", str(root / "small.py"), "/etc/passwd",
                 "src/./pkg/./mod.py", "a\x00b", "in_link/pkg/mod.py/"]:
-        got = space.open_beneath(raw)
+        got = beneath._open_beneath(str(root), raw, beneath.READ, strict=False)
         if got is None:
             opened[raw] = None
             continue
-        fd, stat, shown = got
+        fd, stat, shown, _ = got
         try:
             want = os.path.realpath(root / raw)
             assert os.path.samestat(stat, os.stat(want)), raw
@@ -745,13 +745,12 @@ def test_open_beneath_opens_only_plain_paths_and_what_the_kernel_would(tmp_path:
         finally:
             os.close(fd)
         opened[raw] = shown
-    assert opened == {"small.py": "small.py", "./small.py": "small.py", "src//pkg/mod.py": "src/pkg/mod.py",
-                      "src/pkg/": "src/pkg", "src": "src", "fifo": "fifo", "src/./pkg/./mod.py": "src/pkg/mod.py",
-                      **{raw: None for raw in opened if raw not in {"small.py", "./small.py", "src//pkg/mod.py",
-                                                                   "src/pkg/", "src", "fifo", "src/./pkg/./mod.py"}}}
+    plain = {"small.py": "small.py", "./small.py": "small.py", "src//pkg/mod.py": "src/pkg/mod.py",
+             "src/pkg/": "src/pkg", "src": "src", "fifo": "fifo", "src/./pkg/./mod.py": "src/pkg/mod.py", ".": "."}
+    assert opened == {**plain, **{raw: None for raw in opened if raw not in plain}}
     for raw in ("small.py/", "src/pkg/mod.py/", "small.py/.", "src/pkg/mod.py//./"):
         with pytest.raises(NotADirectoryError, match="is a file"):
-            space.open_beneath(raw)
+            space.open_inside(raw)
     ctx = ToolContext(workspace=space, limits=Limits())
     # a file named as a folder is refused on both of view's paths (a link or `..` on the way: the fallback)
     for raw in ("small.py/", "small.py/.", "in_link/pkg/mod.py/", "src/../small.py/", f"{root}/small.py/"):
@@ -764,7 +763,7 @@ def test_open_beneath_opens_only_plain_paths_and_what_the_kernel_would(tmp_path:
     # a folder on the way swapped for a link to outside: nothing opened through it (no check to race)
     os.rename(root / "src", root / "src.old")
     (root / "src").symlink_to(tmp_path)
-    assert space.open_beneath("src/secret.txt") is None
+    assert beneath._open_beneath(str(root), "src/secret.txt", beneath.READ, strict=False) is None
     with pytest.raises(PolicyError):
         files.view(ctx, path="src/secret.txt")
 
@@ -808,20 +807,22 @@ def test_view_reads_only_what_the_check_passed_and_only_regular_files(tmp_path: 
         assert files._small_file(fd, 5, 1 << 20, "grown.txt") is None
     finally:
         os.close(fd)
-    # the check saw a plain file; a link to outside was put in its place before the open
-    real, seen = ctx.workspace.resolve_stat("grown.txt")
-    os.replace(root / "grown.txt", root / "old.txt")
-    (root / "grown.txt").symlink_to(tmp_path / "secret.txt")
-    with pytest.raises(ToolError, match="changed while view opened it"):
-        files._open_vetted(real, seen, str(ctx.workspace.root), "grown.txt", False)
-    # another file now at the path (a folder on its way swapped): not the inode the walk saw
-    (root / "grown.txt").unlink()
-    (root / "grown.txt").write_text("other\n")
-    with pytest.raises(ToolError, match="changed while view opened it"):
-        files._open_vetted(real, seen, str(ctx.workspace.root), "grown.txt", False)
-    # a path the kernel resolved (no stat): its descriptor must lie under the root
-    with pytest.raises(ToolError, match="changed while view opened it"):
-        files._open_vetted(str(tmp_path / "secret.txt"), None, str(ctx.workspace.root), "x", False)
+    # a path resolved through a link, whose real path (or a folder on its way) was swapped for a link to outside
+    # before the open: its real path is opened part by part with no link followed, so the open is refused
+    (root / "sub").mkdir()
+    (root / "sub/f.txt").write_text("inside\n")
+    (root / "to_sub").symlink_to("sub")
+    real, _ = ctx.workspace.resolve_stat("to_sub/f.txt")
+    assert real == str(ctx.workspace.root / "sub/f.txt")
+    os.replace(root / "sub", root / "sub.old")
+    (root / "sub").symlink_to(tmp_path)
+    (tmp_path / "f.txt").write_text("the secret\n")
+    with pytest.raises(ToolError, match="changed while it was opened"):
+        beneath._open_beneath(str(ctx.workspace.root), "sub/f.txt", beneath.READ, strict=True)
+    os.replace(root / "sub.old/f.txt", root / "sub.old/g.txt")
+    (root / "sub.old/f.txt").symlink_to(tmp_path / "secret.txt")
+    with pytest.raises(ToolError, match="changed while it was opened"):
+        beneath._open_beneath(str(ctx.workspace.root), "sub.old/f.txt", beneath.READ, strict=True)
     sock.close()
 
 

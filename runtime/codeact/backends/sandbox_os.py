@@ -2,8 +2,9 @@
 
 Models write ``open(p)``, ``Path(p).read_text()``, ``os.walk(".")``, ``Path("src").rglob("*.py")``. pydantic-monty
 hands each such call to the host as an OS call (``Path.exists``, ``open``, ``Path.scan``, ...); :class:`WorkspaceOS`
-answers them over the workspace, resolving every path with :meth:`codeact.core.boundary.Workspace.resolve` (the
-boundary rule of ``view`` and ``glob``: nothing outside the workspace, symbolic links followed before the check).
+answers them over the workspace, opening every path as ``view`` does (:mod:`codeact.core.beneath`: part by part
+below the root, no link followed on the way, links inside resolved first: nothing outside the workspace, however
+the tree changes meanwhile).
 The program's working directory is the workspace root, so ``os.getcwd()`` and relative paths are what CPython run
 there would give. Writes are refused with a hint naming the write tools (their safe-write path is the only one);
 the environment stays closed.
@@ -14,14 +15,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from ..core import notices
+from ..core.beneath import Opened
 from ..core.boundary import Workspace
 from ..core.pathnames import quote, unquote
-from ..errors import PolicyError
+from ..errors import PolicyError, ToolError
 
 MAX_SCAN_ENTRIES = 200_000  # one os.walk / rglob reply; past it the call fails loudly (never a part of the tree)
+_MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
 MAX_READ = 64 * 1024 * 1024  # one file read whole (monty reads a file whole, even for readline); past it: refused
 
 _WRITES = {"Path.write_text", "Path.write_bytes", "Path.append_text", "Path.append_bytes", "Path.mkdir",
@@ -71,25 +75,55 @@ class WorkspaceOS:
         except PolicyError as exc:
             raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
 
-    def _existing(self, path: Any) -> str:
-        real = self._real(path)
-        if not os.path.exists(real):
+    def _opened(self, path: Any, *, look: bool = False) -> Opened:
+        """A descriptor of ``path`` opened as ``view`` opens one (:mod:`codeact.core.beneath`: part by part below
+        the root, no link followed, so nothing swapped in meanwhile leads out); the caller closes it."""
+        try:
+            return self.workspace.open_inside(str(_path_of(path)), look=look)
+        except PolicyError as exc:
+            raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
+        except FileNotFoundError:
+            raise FileNotFoundError(f"[Errno 2] No such file or directory: {self._shown(path)!r}") from None
+        except ToolError as exc:
+            raise OSError(str(exc)) from None
+
+    def _look(self, path: Any) -> os.stat_result | None:
+        """The ``stat`` of ``path`` (links inside followed), ``None`` where nothing is there."""
+        try:
+            opened = self._opened(path, look=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if opened.fd >= 0:
+            os.close(opened.fd)
+        return opened.stat
+
+    def _existing(self, path: Any) -> os.stat_result:
+        found = self._look(path)
+        if found is None:
             raise FileNotFoundError(f"[Errno 2] No such file or directory: {self._shown(path)!r}")
-        return real
+        return found
 
     # ----------------------------------------------------------------------------------------------- calls
     def _exists(self, path: Any) -> bool:
-        return os.path.exists(self._real(path))
+        return self._look(path) is not None
 
     def _is_file(self, path: Any) -> bool:
-        return os.path.isfile(self._real(path))
+        found = self._look(path)
+        return found is not None and S_ISREG(found.st_mode)
 
     def _is_dir(self, path: Any) -> bool:
-        return os.path.isdir(self._real(path))
+        found = self._look(path)
+        return found is not None and S_ISDIR(found.st_mode)
 
     def _is_symlink(self, path: Any) -> bool:
-        self._real(os.path.dirname(str(_path_of(path))) or "/")  # the folder it lies in must be inside
-        return os.path.islink(unquote(str(_path_of(path))))
+        given = _path_of(path)
+        folder = self._opened(given.parent, look=True)  # the folder it lies in must be inside
+        try:
+            return S_ISLNK(os.stat(unquote(given.name), dir_fd=folder.fd, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
+        finally:
+            os.close(folder.fd)
 
     def _open(self, path: Any, mode: str = "r", *_rest: Any) -> Any:
         import pydantic_monty as pm
@@ -97,22 +131,32 @@ class WorkspaceOS:
         if any(c in mode for c in "wax+"):
             raise PermissionError(f"open({self._shown(path)!r}, {mode!r}): the sandbox does not write files "
                                   f"directly; {WRITE_HINT}")
-        real = self._existing(path)
-        if os.path.isdir(real):
+        if S_ISDIR(self._existing(path).st_mode):
             raise IsADirectoryError(f"[Errno 21] Is a directory: {self._shown(path)!r}")
-        return pm.MontyFileHandle(str(_path_of(path)), mode)
+        return pm.MontyFileHandle(str(_path_of(path)), mode)  # its reads come back as Path.read_text/read_bytes
 
     def _read_bytes(self, path: Any) -> bytes:
-        real = self._existing(path)
-        if os.path.isdir(real):
-            raise IsADirectoryError(f"[Errno 21] Is a directory: {self._shown(path)!r}")
-        size = os.path.getsize(real)
-        if size > MAX_READ:
-            raise OSError(f"{self._shown(path)!r} is {size:,} bytes: the sandbox reads a file whole, and at most "
-                          f"{MAX_READ:,} bytes; read parts of it with view(path=..., view_range=[first, last]) or "
-                          "search it with grep(pattern=..., path=...)")
-        with open(real, "rb") as handle:
-            return handle.read(MAX_READ + 1)
+        opened = self._opened(path)
+        try:
+            if S_ISDIR(opened.stat.st_mode):
+                raise IsADirectoryError(f"[Errno 21] Is a directory: {self._shown(path)!r}")
+            if not S_ISREG(opened.stat.st_mode):
+                raise OSError(f"{self._shown(path)!r} is no regular file (a FIFO, socket or device): the sandbox "
+                              "reads regular files")
+            size = opened.stat.st_size
+            if size > MAX_READ:
+                raise OSError(f"{self._shown(path)!r} is {size:,} bytes: the sandbox reads a file whole, and at "
+                              f"most {MAX_READ:,} bytes; read parts of it with view(path=..., view_range=[first, "
+                              "last]) or search it with grep(pattern=..., path=...)")
+            data = b""
+            while len(data) <= MAX_READ:  # what fstat says, then on to the end (it may have grown, or read short)
+                more = os.read(opened.fd, max(size + 1 - len(data), 1 << 16))
+                if not more:
+                    return data
+                data += more
+            raise OSError(f"{self._shown(path)!r} grew past {MAX_READ:,} bytes while it was read")
+        finally:
+            os.close(opened.fd)
 
     def _read_text(self, path: Any, *_rest: Any) -> str:
         data = self._read_bytes(path)
@@ -120,62 +164,89 @@ class WorkspaceOS:
         return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
     def _iterdir(self, path: Any) -> list[PurePosixPath]:
-        real = self._existing(path)
-        if not os.path.isdir(real):
-            raise NotADirectoryError(f"[Errno 20] Not a directory: {self._shown(path)!r}")
+        opened = self._opened(path)
+        try:
+            if not S_ISDIR(opened.stat.st_mode):
+                raise NotADirectoryError(f"[Errno 20] Not a directory: {self._shown(path)!r}")
+            names = os.listdir(opened.fd)
+        finally:
+            os.close(opened.fd)
         base = _path_of(path)
-        return [base / quote(name) for name in os.listdir(real)]
+        return [base / quote(name) for name in names]
 
     def _scan(self, path: Any, *, max_depth: int | None = None, follow_symlinks: bool = False,
               **_glob: Any) -> list[Any]:
         """``path`` and everything below it to ``max_depth`` (os.walk, os.scandir, Path.glob/rglob), each folder's
-        entries in the order the file system lists them, as ``os.scandir`` gives them to CPython."""
+        entries in the order the file system lists them, as ``os.scandir`` gives them to CPython. Each folder is
+        opened as ``view`` opens one (no link followed on the way), and a link is followed only to what lies
+        inside."""
         from pydantic_monty import ScanEntry
 
         if not self.workspace.contains(str(_path_of(path))):
             # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
             notices.note("files", f"{self._shown(path)!r} was not listed: it is outside the workspace (or a link "
                          "leads out of it); list the workspace's own folders")
-        real = self._existing(path)
-        entries = [ScanEntry("", os.path.isdir(real), os.path.isfile(real), os.path.islink(real))]
+        top = self._existing(path)
+        entries = [ScanEntry("", S_ISDIR(top.st_mode), S_ISREG(top.st_mode), False)]
         if not entries[0].is_dir:
             return entries
-        pending: list[tuple[str, str, int]] = [(real, "", 0)]
+        # (the folder as the program names it, its path below it, depth, links followed on the way)
+        pending: list[tuple[str, str, int, int]] = [(str(_path_of(path)), "", 0, 0)]
         while pending:
-            folder, relative, depth = pending.pop(0)
+            folder, relative, depth, links = pending.pop(0)
             if max_depth is not None and depth >= max_depth:
                 continue
             try:
-                with os.scandir(folder) as listing:
-                    children = list(listing)
+                children = self._listed(folder)
             except OSError:
                 if depth == 0:
                     raise
                 continue  # as CPython's os.walk does with an unreadable sub-folder
             below = []
-            for child in children:
-                name = quote(child.name)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+            for raw_name, link, is_dir, is_file in children:
+                name = quote(raw_name)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
                 rel = f"{relative}/{name}" if relative else name
-                link = child.is_symlink()
-                inside = not link or self.workspace.contains(child.path)
-                try:
-                    is_dir, is_file = inside and child.is_dir(), inside and child.is_file()
-                except OSError as exc:  # a link loop (ELOOP) or a vanished entry: listed, not followed, and said
-                    is_dir = is_file = False
-                    notices.note("files", f"{rel!r} was listed but not followed: {exc.strerror or exc}")
+                if link:
+                    is_dir, is_file = self._link_kind(f"{folder}/{name}", rel, links)
                 entries.append(ScanEntry(rel, is_dir, is_file, link))
                 if len(entries) > MAX_SCAN_ENTRIES:
                     raise RuntimeError(f"{self._shown(path)!r} holds more than {MAX_SCAN_ENTRIES:,} entries; walk a "
                                        "smaller folder, or list files with glob(pattern=..., path=...)")
                 if is_dir and (follow_symlinks or not link):
-                    below.append((child.path, rel, depth + 1))
+                    below.append((f"{folder}/{name}", rel, depth + 1, links + link))
             pending[0:0] = below  # depth first, each folder's sub-folders in listing order (os.walk's order)
         return entries
+
+    def _listed(self, folder: str) -> list[tuple[str, bool, bool, bool]]:
+        """A folder's entries through its descriptor: (name, is a link, is a folder, is a file), no link followed."""
+        opened = self._opened(folder)
+        try:
+            if not S_ISDIR(opened.stat.st_mode):
+                raise NotADirectoryError(f"[Errno 20] Not a directory: {self._shown(folder)!r}")
+            with os.scandir(opened.fd) as listing:
+                return [(child.name, child.is_symlink(), child.is_dir(follow_symlinks=False),
+                         child.is_file(follow_symlinks=False)) for child in listing]
+        finally:
+            os.close(opened.fd)
+
+    def _link_kind(self, where: str, rel: str, links: int) -> tuple[bool, bool]:
+        """(is a folder, is a file) of what the link at ``where`` leads to: nothing outside the workspace; past the
+        kernel's 40 links on a path, listed but not followed (ELOOP), as CPython's walk meets it."""
+        if links >= _MAX_LINKS:
+            notices.note("files", f"{rel!r} was listed but not followed: Too many levels of symbolic links")
+            return False, False
+        try:
+            found = self._look(where)
+        except OSError as exc:  # outside, a loop, a vanished entry: listed, not followed
+            if not isinstance(exc, PermissionError):
+                notices.note("files", f"{rel!r} was listed but not followed: {exc.strerror or exc}")
+            return False, False
+        return (False, False) if found is None else (S_ISDIR(found.st_mode), S_ISREG(found.st_mode))
 
     def _stat(self, path: Any) -> Any:
         from pydantic_monty import StatResult
 
-        info = os.stat(self._existing(path))
+        info = self._existing(path)
         return StatResult(info.st_mode, info.st_ino, info.st_dev, info.st_nlink, info.st_uid, info.st_gid, info.st_size,
                           info.st_atime, info.st_mtime, info.st_ctime)
 

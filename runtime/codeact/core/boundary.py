@@ -8,13 +8,14 @@ import subprocess
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from stat import S_ISLNK, S_ISREG
+from stat import S_ISLNK
 from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
 from ..fastos import real_path
 from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
+from .beneath import Opened, open_inside
 from .pathnames import quote, unquote
 from .winnames import has_stream, short_name_of, windows_name
 
@@ -419,80 +420,6 @@ def _walk_plain(root: str, raw: str) -> tuple[str, os.stat_result] | None:
     return found, st
 
 
-_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_BENEATH_DIR = (getattr(os, "O_PATH", os.O_RDONLY) | _DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
-                | getattr(os, "O_CLOEXEC", 0))
-_BENEATH_LAST = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-                 | getattr(os, "O_NOCTTY", 0))
-# each part opened relative to the one before, none followed if a link: needs ``openat`` and ``O_NOFOLLOW``
-_CAN_OPEN_BENEATH = os.open in os.supports_dir_fd and hasattr(os, "O_NOFOLLOW") and os.sep == "/"
-
-
-def _open_beneath(root: str, raw: str) -> tuple[int, os.stat_result, str] | None:
-    """``raw``'s parts opened one by one below ``root``, each relative to the folder before and none followed if it
-    is a link: a descriptor that lies under ``root`` however the tree changes meanwhile (the check and the open
-    are the same system calls), its ``fstat`` and the relative path; ``None`` for anything else (``..``, an
-    absolute path, a link on the way, a missing part, a socket): ask :meth:`Workspace.resolve_stat`. A trailing
-    ``/`` or ``/.`` on a file is :class:`NotADirectoryError`, as the kernel says. (The first part is opened by its whole
-    path: ``root`` is a real path, and what lies above it is the user's, not the program's, to change.)"""
-    if raw.startswith("/"):
-        return None
-    parts = raw.split("/")
-    if "" in parts or "." in parts or ".." in parts:
-        parts = [part for part in parts if part and part != "."]
-        if not parts or ".." in parts:
-            return None
-    shown = "/".join(parts)
-    last = parts.pop()
-    flags = _BENEATH_LAST | (_DIRECTORY if names_folder(raw) else 0)
-    folder, at_last = None, not parts
-    try:
-        if parts:
-            folder = os.open(root + "/" + parts[0], _BENEATH_DIR)
-            for part in parts[1:]:
-                inner = os.open(part, _BENEATH_DIR, dir_fd=folder)
-                os.close(folder)
-                folder = inner
-            at_last = True
-            fd = os.open(last, flags, dir_fd=folder)
-        else:
-            fd = os.open(root + "/" + last, flags)
-    except NotADirectoryError:  # the last part a file named with a trailing ``/``, or a link on the way
-        if at_last and flags & _DIRECTORY and _is_file(root if folder is None else folder, last):
-            raise not_a_folder(shown) from None
-        return None
-    except (OSError, ValueError):
-        return None
-    finally:
-        if folder is not None:
-            os.close(folder)
-    try:
-        return fd, os.fstat(fd), quote(shown)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def names_folder(raw: str) -> bool:
-    """Whether the path ``raw`` can only name a folder, as the kernel reads it: a trailing ``/`` or ``/.``."""
-    return raw.endswith(("/", "/.")) or raw == "."
-
-
-def not_a_folder(shown: str) -> NotADirectoryError:
-    """The error for a file named as a folder (``f.txt/``), as the program sees it."""
-    return NotADirectoryError(f"not a folder: {shown} is a file (drop the trailing '/')")
-
-
-def _is_file(folder: str | int, name: str) -> bool:
-    """Whether ``name`` in ``folder`` (a path, or a descriptor of the folder) is a regular file, no link followed."""
-    try:
-        if isinstance(folder, int):
-            return S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
-        return S_ISREG(os.lstat(folder + "/" + name).st_mode)
-    except OSError:
-        return False
-
-
 def _under(root: str, candidate: str) -> str | None:
     """``candidate`` relative to ``root`` with ``/`` separators (``.`` for the root), else ``None``."""
     if candidate == root:
@@ -540,7 +467,7 @@ class Workspace(NamedTuple):
             raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")
         if "\x00" in raw:
             raise PolicyError("path contains a NUL byte")
-        root = str(self.root)  # strings, not pathlib: every tool call resolves its paths (~40 us less a call)
+        root = str(self.root)  # strings, not pathlib: every tool call resolves its paths (cheaper on the hot path)
         if os.sep == "/" and not raw.startswith("/"):
             walked = _walk_plain(root, raw)
             if walked is not None:
@@ -552,13 +479,10 @@ class Workspace(NamedTuple):
             raise FileNotFoundError(f"no such file or folder: {self.display(found)}")
         return found, None
 
-    def open_beneath(self, path: str | os.PathLike[str]) -> tuple[int, os.stat_result, str] | None:
-        """A read-only descriptor of the plain relative ``path`` (every part a name, none a link), its ``fstat`` and
-        the path as the program sees it; the caller closes it. Opened part by part below the root with no link
-        followed, it cannot lead outside the workspace whatever is swapped in meanwhile. ``None`` where that
-        cannot be (a link on the way, ``..``, an absolute or missing path, a socket, no ``openat``): resolve the
-        path with :meth:`resolve_stat` and open what it gives."""
-        return _open_beneath(str(self.root), unquote(os.fspath(path))) if _CAN_OPEN_BENEATH else None
+    def open_inside(self, path: str | os.PathLike[str], *, look: bool = False) -> Opened:
+        """A read-only descriptor of ``path`` that cannot lie outside the workspace whatever is swapped in
+        meanwhile (see :func:`codeact.core.beneath.open_inside`); the caller closes it."""
+        return open_inside(self, path, look=look)
 
     def contains(self, path: str) -> bool:
         """Whether ``path`` resolves inside the workspace (links followed), as :meth:`resolve` would accept it."""

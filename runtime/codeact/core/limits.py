@@ -13,7 +13,7 @@ from ..errors import ToolTimeout, UsageError
 MiB = 1024 * 1024
 
 
-# Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs ~1 ms to create.
+# Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs more to create.
 class _LimitValues(NamedTuple):
     timeout: float = 30.0  # wall time of the whole run, seconds
     memory: int = 256 * MiB  # sandbox heap, bytes
@@ -163,7 +163,7 @@ class _Alarm:
             self.armed = False
 
 
-_CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost 0.3 ms
+_CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost more at start-up
 
 
 def truncate(text: str, cap: int) -> str:

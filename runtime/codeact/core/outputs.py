@@ -81,7 +81,7 @@ def said_after(error: ErrorInfo | None, notes: Any = ()) -> str:
 class WindowCut:
     """What a window left out: ``bytes`` and whole ``lines`` not shown, from ``first_line``; ``run`` is the stored
     run's ID (``None`` if the store could not take it, ``why`` then says why). A plain class: this module is on the
-    start-up path, and a NamedTuple costs ~0.2 ms to define."""
+    start-up path, and a NamedTuple costs more to define."""
 
     __slots__ = ("bytes", "lines", "first_line", "run", "why")
 

@@ -246,7 +246,7 @@ def _walk_error(exc: OSError, part: str, fd: int, where: str) -> Exception:
 
 @contextmanager
 def _locked(folder: os.stat_result, name: str, where: str) -> Iterator[None]:
-    import hashlib  # ~5 ms to load OpenSSL: only when writing
+    import hashlib  # loading OpenSSL is slow: only when writing
 
     key = hashlib.sha256(f"{folder.st_dev}:{folder.st_ino}:{name.casefold()}".encode("utf-8", "surrogatepass"))
     path = private_dir() / "locks" / f"{int.from_bytes(key.digest()[:4], 'big') % _BUCKETS:03x}"

@@ -2,17 +2,14 @@
 time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
-import errno
 import os
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
-from ..core.boundary import names_folder, not_a_folder
 from ..core.pathnames import quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
-from ..fastos import is_dir
 from . import atomic
 
 
@@ -26,25 +23,13 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     ``view_range``. A range that starts after the last line raises IndexError naming the file's line count (an
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
-    beneath = ctx.workspace.open_beneath(path)  # the common case: a plain path, opened part by part, no link
-    if beneath is not None:
-        fd, opened, shown = beneath
-        folder = S_ISDIR(opened.st_mode)
-        if not (folder or S_ISREG(opened.st_mode)):
-            os.close(fd)
-            raise _not_readable(shown, opened.st_mode)
-    else:
-        real, seen = ctx.workspace.resolve_stat(path, must_exist=True)
-        root = str(ctx.workspace.root)
-        # a walked path (``seen``) is already plain below the root: shown without display()'s normalising
-        shown = (quote(real[len(root) + 1:]) if seen is not None and len(real) > len(root)
-                 else ctx.workspace.display(real))
-        folder = S_ISDIR(seen.st_mode) if seen is not None else is_dir(real)
-        if not folder and names_folder(os.fspath(path)):  # `f.txt/`: the kernel says ENOTDIR, and so does view
-            raise not_a_folder(shown)
-        if folder and os.scandir not in os.supports_fd:  # Windows: no folder descriptors, the path's check stands
-            return _listing(real)
-        fd, opened = _open_vetted(real, seen, root, shown, folder)
+    fd, opened, shown, real = ctx.workspace.open_inside(path)  # part by part below the root: no link followed
+    folder = S_ISDIR(opened.st_mode)
+    if fd < 0:  # Windows: no folder descriptors, the path's check stands
+        return _listing(real)
+    if not (folder or S_ISREG(opened.st_mode)):
+        os.close(fd)
+        raise _not_readable(shown, opened.st_mode)
     try:
         if folder:
             return _listing(fd)  # the descriptor: the folder the check passed, whatever the path says now
@@ -57,7 +42,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             if small is not None:
                 return small
             os.lseek(fd, 0, os.SEEK_SET)
-        # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs ~4 us a call)
+        # unbuffered for a whole file: its size is known, so a read or two (a buffered reader costs more a call)
         handle = open(fd, "rb", buffering=0 if view_range is None else -1, closefd=False)
         size = opened.st_size
         # at most what fstat says plus a byte: read(keep) would allocate (and fault in) a 1 MiB buffer every call
@@ -84,54 +69,6 @@ def _listing(folder: int | str) -> str:
         entries = sorted(it, key=lambda e: e.name)
     return "\n".join(quote(e.name) + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
                      for e in entries if e.name != ".git")
-
-
-_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
-# the path's last part is no link once resolved (a link there now was swapped in: refused); a FIFO does not block
-_VETTED = _READ | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-def _open_vetted(real: str, seen: os.stat_result | None, root: str, shown: str, folder: bool
-                 ) -> tuple[int, os.stat_result]:
-    """A descriptor of what the boundary check passed, and its fstat: the very file or folder the walk saw
-    (``seen``: same device and inode) and, below a sub-folder, one whose open descriptor lies under ``root``; a
-    path swapped for a link, or a folder on its way, since the check is refused, and so is anything but a regular
-    file or a folder (a FIFO would block the run, a device is no text)."""
-    try:
-        fd = os.open(real, _VETTED | (getattr(os, "O_DIRECTORY", 0) if folder else 0))
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise ToolError(f"{shown} changed while view opened it (a link put in its place?); nothing was read; "
-                            "try again") from None
-        if exc.errno == errno.ENXIO:  # a socket (or a device with no driver) cannot be opened at all
-            raise ToolError(f"{shown} is a socket or device, not a file: view reads regular files and folders") from None
-        raise
-    try:
-        opened = os.fstat(fd)
-        # a part of the root itself (one name below it) cannot be redirected: the walk saw it, and O_NOFOLLOW
-        # refuses a link there now; deeper, a folder on the way may have been swapped for a link meanwhile
-        direct = seen is not None and "/" not in real[len(root) + 1:]
-        same = ((seen is None or (opened.st_dev, opened.st_ino) == (seen.st_dev, seen.st_ino))
-                and (direct or _under_root(fd, root)))
-        if not same:
-            raise ToolError(f"{shown} changed while view opened it (a link put in a folder on its way?); nothing "
-                            "was read; try again")
-        if not (S_ISDIR(opened.st_mode) if folder else S_ISREG(opened.st_mode)):
-            raise _not_readable(shown, opened.st_mode)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, opened
-
-
-def _under_root(fd: int, root: str) -> bool:
-    """Whether the open descriptor ``fd`` lies under ``root`` (Linux: its ``/proc/self/fd`` link; elsewhere, with
-    no such link to ask, the check made on the path stands)."""
-    try:
-        where = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        return True
-    return where == root or where.startswith(root + os.sep)
 
 
 def _not_readable(shown: str, mode: int) -> ToolError:

@@ -258,7 +258,7 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
     except LookupError:
         text = raw.decode("utf-8", "replace")
     if is_html:
-        from .html_text import html_to_text  # html.parser costs ~5 ms: only for a page that is HTML
+        from .html_text import html_to_text  # html.parser is slow to load: only for a page that is HTML
 
         text = html_to_text(text, base_url=final_url)
     if cut_bytes:

@@ -1,0 +1,72 @@
+"""Red team, round 5 (issue 40): each test is one attempt that broke through, run as the attacker ran it, and the
+ordinary use next to it that must keep working."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+from test_edit_safety import _SWAPPER, _can_exchange
+
+from codeact.backends.sandbox_os import WorkspaceOS
+from codeact.core.boundary import Workspace
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, descriptors and processes: POSIX")
+
+
+# ------------------------------------------------------------------ item 4: the file idioms under a swapped folder
+def _idioms(files: WorkspaceOS, root: Path) -> dict[str, Callable[[], Any]]:
+    """Every file idiom of the sandbox on ``sub`` (a folder a host process swaps for a link to outside)."""
+    f, sub = PurePosixPath(root / "sub/f.txt"), PurePosixPath(root / "sub")
+    return {
+        "read_text": lambda: files.answer("Path.read_text", (f,), {}),
+        "read_bytes": lambda: files.answer("Path.read_bytes", (f,), {}).decode(),
+        "iterdir": lambda: " ".join(p.name for p in files.answer("Path.iterdir", (sub,), {})),
+        "scan": lambda: " ".join(e.path for e in files.answer("Path.scan", (sub,), {})),
+        "stat": lambda: str(files.answer("Path.stat", (f,), {}).st_size),
+        "is_symlink": lambda: str(files.answer("Path.is_symlink", (PurePosixPath(root / "sub/f.txt"),), {})),
+    }
+
+
+def test_the_file_idioms_never_read_outside_while_a_folder_is_swapped_for_a_link(fixture_workspace: Path,
+                                                                                  tmp_path: Path) -> None:
+    """The idioms resolved a path, then opened the resolved string: with ``sub`` swapped for a link to outside
+    meanwhile, 8 to 304 of 4,000 reads returned the outside file. Each now opens the path part by part below the
+    root, no link followed, as ``view`` does: the outside file, name or size is never seen."""
+    if not _can_exchange(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("OUTSIDE-SECRET-CONTENT\n")
+    (outside / "outside-only-name").write_text("")
+    sub = fixture_workspace / "sub"
+    sub.mkdir()
+    (sub / "f.txt").write_text("inside\n")
+    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    files = WorkspaceOS(Workspace.at(fixture_workspace))
+    idioms = _idioms(files, fixture_workspace)
+    assert idioms["read_text"]() == "inside\n" and idioms["iterdir"]() == "f.txt"
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "4"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    leaked: dict[str, int] = {}
+    read: dict[str, int] = {}
+    try:
+        while swapper.poll() is None:
+            for name, call in idioms.items():
+                try:
+                    got = call()
+                except OSError:  # refused, or "changed while it was opened": never the outside content
+                    continue
+                read[name] = read.get(name, 0) + 1
+                if "OUTSIDE" in got or "outside-only-name" in got or got == str(len("OUTSIDE-SECRET-CONTENT\n")):
+                    leaked[name] = leaked.get(name, 0) + 1
+    finally:
+        swapper.wait(timeout=30)
+    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
+    assert not leaked, f"outside content through the idioms: {leaked} (of {read})"
+    assert all(read.get(name) for name in ("read_text", "iterdir", "scan")), read  # they did run meanwhile
