@@ -9,9 +9,9 @@ and the table shows medians. Targets (issue 5): off <= 1.5x, nudge and exclusive
 
 Two entries are measured: the one the repo-scope hooks file (template/{{ hooks_file }}.jinja) registers, and the
 sourced form `. .codeact/hooks/pre-tool-use.sh`, which saves the process(es) the shebang costs. The exit status is 1
-when the registered entry misses a target. The hook is rendered from template/{{ codeact_dir }}/hooks/
-pre-tool-use.sh.jinja with Jinja (it depends on a few answers only: enforcement, tools, the scope and its launcher
-command and hook path) into a temporary repository, with session-start.sh and post-tool-use.sh beside it (issue 13:
+when the registered entry misses a target. The hook is rendered from the enforcement spec
+(codeact.enforcement.render.hook_template, as the stamp does) with Jinja (it depends on a few answers only:
+enforcement, tools, the scope and its launcher command and hook path) into a temporary repository, with session-start.sh and post-tool-use.sh beside it (issue 13:
 the same targets; postToolUse runs after every call, sessionStart once per session).
 """
 from __future__ import annotations
@@ -22,14 +22,17 @@ import os
 import platform
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import jinja2
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
+from codeact.enforcement import render  # noqa: E402 - the runtime of this checkout, put on the path above
+
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = ROOT / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
 # The scripts of the other events, by the event the hooks file registers them for.
 EVENT_SCRIPTS = {"preToolUse": "pre-tool-use", "postToolUse": "post-tool-use", "sessionStart": "session-start"}
 HOOKS_FILE = ROOT / "template/{{ hooks_file }}.jinja"
@@ -81,8 +84,8 @@ def make_repo(base: Path) -> Path:
     repo = base / "repo"
     (repo / HOOK).parent.mkdir(parents=True)
     for name in EVENT_SCRIPTS.values():
-        template = TEMPLATE.with_name(f"{name}.sh.jinja")
-        text = jinja2.Environment(keep_trailing_newline=True).from_string(template.read_text()).render(
+        template = render.hook_template(f"{name}.sh")
+        text = jinja2.Environment(keep_trailing_newline=True).from_string(template).render(
             enforcement="off", launcher_command=LAUNCHER, scope="repo", hook_script=HOOK,
             tools=["view", "create", "edit", "glob", "grep", "bash", "sql"], hooks_file=".github/hooks/codeact.json")
         hook = repo / ".codeact/hooks" / f"{name}.sh"

@@ -302,3 +302,21 @@ class CodeactExtension(Extension):
             local_source=local_source,
             copier_on_path=copier_on_path,
         )
+
+
+# --- hooks rendered when the template is stamped (issue 46.3) --------------------------------------------------------
+# Each hook file under template/{{ codeact_dir }}/hooks/ is one call of this global: the runtime of THIS template copy
+# renders the script from its enforcement spec, and the result is rendered as Jinja with the copy's answers.
+@pass_context
+def codeact_hook(context: Any, name: str) -> str:
+    """The hook script ``name`` (pre-tool-use.sh, pre-tool-use.ps1, session-start.sh, post-tool-use.sh)."""
+    text = _submodule("enforcement.render").hook_template(name)
+    return str(context.environment.from_string(text).render(context.get_all()))
+
+
+class HooksExtension(Extension):
+    """Registers :func:`codeact_hook` as a Jinja global."""
+
+    def __init__(self, environment: Any) -> None:
+        super().__init__(environment)
+        environment.globals["codeact_hook"] = codeact_hook

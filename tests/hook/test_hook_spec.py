@@ -1,15 +1,15 @@
-"""The enforcement spec is the one source of both hooks: the committed hooks are exactly what it renders, its
+"""The enforcement spec is the one source of every hook: the stamped hooks are exactly what it renders, its
 patterns stay in the subset bash (POSIX ERE) and .NET share, and the stamped hooks stay small."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
+from codeact import layout
 from codeact.enforcement import render, spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -18,19 +18,39 @@ PATTERNS = [f.pattern for f in spec.FORMS] + [f.body_forbid for f in spec.FORMS 
                                                   spec.smart_quote_escapes()]
 
 
-def test_the_committed_hooks_are_what_the_spec_renders() -> None:
-    proc = subprocess.run([sys.executable, "-m", "codeact.enforcement.render", "--check", "--root", str(REPO_ROOT)],
-                          cwd=REPO_ROOT / "runtime", capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+@pytest.mark.parametrize("scope", ["repo", "global", "plugin"])
+def test_the_stamped_hooks_are_what_the_spec_renders(scope: str, stamped: Callable[..., Path]) -> None:
+    """Issue 46.3: no generated hook is committed; the stamp renders each from the spec with the copy's answers."""
+    import jinja2
+
+    answers = {"scope": scope, "enforcement": "exclusive"} | ({"plugin_owner": "Acme"} if scope == "plugin" else {})
+    repo = stamped(**answers)
+    folder = {"repo": ".codeact", "global": ".codeact", "plugin": "plugins/codeact"}[scope]
+    recorded = yaml.safe_load((repo / ".codeact/.copier-answers.yml").read_text()) | layout.for_scope(scope).paths()
+    for name in render.HOOK_NAMES:
+        path = repo / folder / "hooks" / name
+        if name.endswith(".ps1") and scope != "repo":
+            assert not path.exists()
+            continue
+        want = jinja2.Environment(keep_trailing_newline=True).from_string(render.hook_template(name)).render(recorded)
+        assert path.read_text() == want, name
+        assert render.GENERATED in want and "{{" not in want.split("\n", 3)[3][:200]
 
 
-def test_check_reports_a_hand_edited_hook(tmp_path: Path) -> None:
-    for rel, text in render.outputs().items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    assert render.main(["--check", "--root", str(tmp_path)]) == 0
-    (tmp_path / render.SH_FILE).write_text(render.render_sh().replace("nudge_after=3", "nudge_after=30"))
-    assert render.main(["--check", "--root", str(tmp_path)]) == 1
+def test_the_template_commits_no_generated_hook() -> None:
+    hooks = REPO_ROOT / "template" / "{{ codeact_dir }}" / "hooks"
+    for path in hooks.iterdir():
+        name = path.name.removesuffix(".jinja").replace("{% if scope == 'repo' %}", "").replace("{% endif %}", "")
+        assert path.read_text() == f'{{{{ codeact_hook("{name}") }}}}', path.name
+
+
+def test_render_prints_a_hook_template_and_names_the_hooks_it_knows(capsys: pytest.CaptureFixture[str]) -> None:
+    assert render.main(["pre-tool-use.sh"]) == 0
+    assert capsys.readouterr().out == render.hook_template("pre-tool-use.sh")
+    with pytest.raises(SystemExit):
+        render.main(["nope.sh"])
+    with pytest.raises(ValueError, match="no hook named 'nope.sh'"):
+        render.hook_template("nope.sh")
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
@@ -62,30 +82,3 @@ def test_the_stamped_hooks_total_at_most_780_lines(stamped: Callable[..., Path])
     total = sum(len((repo / ".codeact/hooks" / name).read_text().splitlines())
                 for name in ("pre-tool-use.sh", "pre-tool-use.ps1"))
     assert total <= 780, total
-
-
-def test_render_writes_into_the_template_repository_from_any_folder(tmp_path):
-    """`python -m codeact.enforcement.render --check` run from outside the repository (or in runtime/, as
-    docs/enforcement.md says) checks this template's hooks, not the folder it runs in."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    runtime = Path(__file__).resolve().parents[2] / "runtime"
-    for cwd in (runtime, tmp_path):
-        done = subprocess.run([sys.executable, "-m", "codeact.enforcement.render", "--check"], cwd=cwd,
-                              env={"PYTHONPATH": str(runtime), "PATH": "/usr/bin:/bin"}, capture_output=True,
-                              text=True)
-        assert done.returncode == 0, (cwd, done.stderr)
-
-
-def test_enforcement_doc_names_every_read_tool_and_run_option():
-    from pathlib import Path
-
-    from codeact.enforcement import spec
-
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "enforcement.md").read_text(encoding="utf-8")
-    missing = [t for t in spec.READ_TOOLS if t not in doc]
-    missing += [o for o in ("--json", "--timeout N", "--backend", "--workspace DIR", "--file PATH", "--session NAME")
-                if o not in doc]
-    assert missing == []

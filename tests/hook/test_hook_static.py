@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.enforcement import spec
+from codeact.enforcement import render, spec
 from tests.hook.helpers import (
     ALL_TOOLS,
     HOOK_PS1,
@@ -26,7 +26,11 @@ from tests.hook.helpers import (
     run_sh,
 )
 
-HOOK_TEMPLATE = Path(__file__).resolve().parents[2] / "template/{{ codeact_dir }}/hooks/pre-tool-use.sh.jinja"
+
+class HOOK_TEMPLATE:  # noqa: N801 - the bash hook's Jinja template, as the stamp renders it (issue 46.3)
+    @staticmethod
+    def read_text() -> str:
+        return render.hook_template("pre-tool-use.sh")
 
 
 @pytest.mark.parametrize("mode", ["off", "nudge", "exclusive"])

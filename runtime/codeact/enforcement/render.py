@@ -1,15 +1,18 @@
-"""Generate the two preToolUse hooks (bash and PowerShell) from :mod:`.spec`.
+"""Render the hook scripts (the preToolUse hooks in bash and PowerShell, sessionStart, postToolUse) from :mod:`.spec`.
 
 The hand-written part of each hook (reading the payload, the nudge counter, the state folder) lives beside this
 module as ``hook.sh.in`` / ``hook.ps1.in``; everything the hooks decide on (tool classes, command forms, reasons)
-comes from the spec as data. ``python -m codeact.enforcement.render --write`` rewrites the template's hook files;
-``--check`` exits 1 when they differ from what the spec gives (tests and CI run it). The sessionStart and
-postToolUse hooks (``session-start.sh``, ``post-tool-use.sh``) share one skeleton, ``event.sh.in``: they only add
-context for the model, never deny.
+comes from the spec as data. The sessionStart and postToolUse hooks (``session-start.sh``, ``post-tool-use.sh``)
+share one skeleton, ``event.sh.in``: they only add context for the model, never deny.
+
+Rendered when the template is stamped: each hook file of the template is one call of the Jinja global
+``codeact_hook(NAME)`` (extensions/codeact.py), which renders :func:`hook_template` with the copy's answers.
+``python -m codeact.enforcement.render NAME`` prints that Jinja template, to read or diff.
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -18,12 +21,9 @@ from pathlib import Path
 from . import spec
 
 HERE = Path(__file__).resolve().parent
-HOOKS_DIR = Path("template") / "{{ codeact_dir }}" / "hooks"
-SH_FILE = HOOKS_DIR / "pre-tool-use.sh.jinja"
-PS_FILE = HOOKS_DIR / "{% if scope == 'repo' %}pre-tool-use.ps1{% endif %}.jinja"
 # The other events' scripts: file name -> the event the CLI names it by.
 EVENT_FILES = {"session-start": "sessionStart", "post-tool-use": "postToolUse"}
-GENERATED = "GENERATED from runtime/codeact/enforcement/spec.py by `python -m codeact.enforcement.render --write`"
+GENERATED = "GENERATED from runtime/codeact/enforcement/spec.py when the template is stamped"
 
 
 def json_text(text: str) -> str:
@@ -250,36 +250,30 @@ def render_ps() -> str:
     return PS_HEADER.format(generated=GENERATED) + body.rstrip("\n") + "{% endraw %}\n"
 
 
-def outputs() -> dict[Path, str]:
-    events = {HOOKS_DIR / f"{name}.sh.jinja": render_event(name) for name in EVENT_FILES}
-    return {SH_FILE: render_sh(), PS_FILE: render_ps(), **events}
+def _templates() -> dict[str, Callable[[], str]]:
+    events = {f"{name}.sh": functools.partial(render_event, name) for name in EVENT_FILES}
+    return {"pre-tool-use.sh": render_sh, "pre-tool-use.ps1": render_ps, **events}
 
 
-def template_root() -> Path:
-    """The template repository this runtime belongs to (the folder above ``runtime/`` holding ``copier.yml``), so
-    that ``--write`` works from wherever it is run; ``.`` for a stamped runtime."""
-    root = Path(__file__).resolve().parents[3]
-    return root if (root / "copier.yml").is_file() else Path(".")
+HOOK_NAMES = ("pre-tool-use.sh", "pre-tool-use.ps1", *(f"{name}.sh" for name in EVENT_FILES))
+
+
+def hook_template(name: str) -> str:
+    """The Jinja template of the hook script ``name`` (one of :data:`HOOK_NAMES`): the stamp renders it with the
+    answers (enforcement, scope, tools, hook_script)."""
+    try:
+        make = _templates()[name]
+    except KeyError:
+        raise ValueError(f"no hook named {name!r}: one of {', '.join(HOOK_NAMES)}") from None
+    return make()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m codeact.enforcement.render", description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=str(template_root()),
-                        help="the template repository (default: the one holding this runtime, else here)")
-    mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="write the hook templates")
-    mode.add_argument("--check", action="store_true", help="exit 1 if a hook template differs from the spec")
+    parser.add_argument("name", choices=HOOK_NAMES, help="the hook whose Jinja template to print")
     args = parser.parse_args(argv)
-    stale = []
-    for rel, text in outputs().items():
-        target = Path(args.root) / rel
-        if args.write:
-            target.write_text(text, encoding="utf-8")
-        elif not target.is_file() or target.read_text(encoding="utf-8") != text:
-            stale.append(str(rel))
-    for name in stale:
-        print(f"{name} differs from the spec: run python -m codeact.enforcement.render --write", file=sys.stderr)
-    return 1 if stale else 0
+    sys.stdout.write(hook_template(args.name))
+    return 0
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ The hooks do not parse a shell language. In exclusive mode a shell call is allow
 one of a few exact forms (:data:`FORMS`): the launcher as the instructions give it (a literal prefix), an allowed
 subcommand, options from a closed set, and the program in single quotes, in double quotes holding nothing that
 expands, or in a quoted heredoc / literal here-string. Everything else is denied with a reason that shows the
-accepted form. `python -m codeact.enforcement.render --write` regenerates the hooks; a test checks for no diff.
+accepted form. The stamp renders the hooks from it (render.hook_template); nothing generated is committed.
 
 Patterns are written in the subset that POSIX ERE (bash's ``=~``) and .NET regular expressions share: no ``\\d``,
 ``\\s`` or ``\\b``, no lazy or possessive quantifiers, no look-around. A line break is a literal newline character;
