@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import os
 import shutil
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,7 +99,7 @@ def tree(tmp_path: Path) -> Path:
         ".gitignore": "ignored/\n",
         "ignored/hidden.py": "def hidden():\n    pass\n",
         "node_modules/dep/x.py": "def dep():\n    pass\n",
-        "scripts/tool": "def script():\n    pass\n",
+        "scripts/tool": "#!/usr/bin/env python3\ndef script():\n    pass\n",
     }
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -135,7 +135,7 @@ def test_outline_narrows_by_path_and_glob(ctx):
     assert outline(ctx, path="pkg", glob="mod.py") == MOD_ITEMS
     assert outline(ctx, path="pkg/mod.py") == MOD_ITEMS
     assert outline(ctx, path="pkg/mod.py", glob="*.pyi") == []
-    assert [i["qualname"] for i in outline(ctx, path="scripts/tool", glob="*")] == ["script"]  # named: parsed
+    assert [i["qualname"] for i in outline(ctx, path="scripts/tool", glob="*")] == ["script"]  # a python script
     assert {i["path"] for i in outline(ctx, glob="**/*.py")} == {"big.py", "nul.py", "pkg/broken.py", "pkg/deco.py",
                                                                  "pkg/mod.py", "win.py"}
 
@@ -258,9 +258,9 @@ def test_outline_filters_on_the_host_and_says_what_it_skipped(tree, make_ctx, tm
     assert classes == [broken, item("pkg/deco.py", "class", "D", "D", 2, 3, decorators=["dataclass(frozen=True)"]),
                        *[i for i in MOD_ITEMS if i["kind"] == "class"]]
     assert [i["qualname"] for i in named] == [None, "top"]  # the error item is kept; `name` matches whole
-    assert collector.items == ["outline(): 1 of 3 files were not parsed (pkg/broken.py; each has a kind='error' item "
-                               f"saying why: a syntax Python {sys.version_info[0]}.{sys.version_info[1]} does not "
-                               "read, over 1 MiB, unreadable)"]
+    assert collector.items == ["outline(): 1 of 3 files have a kind='error' item (pkg/broken.py): not parsed (a syntax "
+                               f"Python {sys.version_info[0]}.{sys.version_info[1]} does not read, over 1 MiB, "
+                               "unreadable) or read past a parse error; its docstring says why"]
     with pytest.raises(ToolError, match="kind must be one of"):
         outline(ctx, kind="klass")
 
@@ -277,7 +277,7 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
             os.utime(path, (old, old))
     first = outline(ctx)
     cache = tmp_path / "cache" / "codeact" / "outline"
-    assert cache.stat().st_mode & 0o777 == 0o700 and len(list(cache.iterdir())) == 1
+    assert cache.stat().st_mode & 0o777 == 0o700 and len([f for f in cache.iterdir() if f.suffix == ".sqlite"]) == 1
     parsed: list[str] = []
     real = outline_mod.outline_file
 
@@ -298,8 +298,11 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
                                                                 bases=["B", "metaclass=M"])]
     (tree / "pkg" / "deco.py").unlink()
     outline(ctx)  # the whole workspace: a deleted file leaves the cache
-    (kept,) = cache.iterdir()
-    assert "pkg/deco.py" not in json.loads(kept.read_text())["files"] and "pkg/mod.py" in kept.read_text()
+    (kept,) = [f for f in cache.iterdir() if f.suffix == ".sqlite"]
+    with sqlite3.connect(kept) as db:
+        cached = {bytes(row[0]).decode() for row in db.execute("SELECT path FROM files")}
+    assert "pkg/deco.py" not in cached and "pkg/mod.py" in cached
+    assert kept.stat().st_mode & 0o777 == 0o600
 
 
 def test_many_files_are_parsed_by_worker_processes_alike(tree, make_ctx, tmp_path, monkeypatch):

@@ -87,45 +87,43 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          'searched.\n'
          'A line longer than 2000 characters is cut, with a note saying how much.'),
     'outline':
-        ('Python definitions and imports: ``[{"path", "kind", "name", "qualname", "line", "end_line", "docstring",',
+        ('Types, functions, methods and imports of Python, JS/TS, Go, Rust, Java, C#, C, C++, Ruby, PHP, Kotlin '
+         'files.',
          {'type': 'object',
           'properties': {'path': {'type': 'string', 'default': '.'},
-                         'glob': {'type': 'string', 'default': '*.py'},
+                         'glob': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None},
                          'kind': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None},
                          'name': {'anyOf': [{'type': 'string'}, {'type': 'null'}], 'default': None}},
           'additionalProperties': False},
          'list[dict]',
-         'Python definitions and imports: ``[{"path", "kind", "name", "qualname", "line", "end_line", '
-         '"docstring",\n'
-         '"bases", "decorators"}]``.\n'
+         'Types, functions, methods and imports of Python, JS/TS, Go, Rust, Java, C#, C, C++, Ruby, PHP, Kotlin '
+         'files.\n'
          '\n'
-         'One item per class, function, method or import in the files matching ``glob`` under ``path``, sorted by '
-         'path\n'
-         "and line, parsed with the host's ``ast``. ``kind``: ``class``, ``function``, ``method`` (a function "
-         'directly in\n'
-         'a class body), ``import`` or ``error``. ``name`` of an import is the module (``os.path``; ``.core`` for\n'
-         "``from .core import x``), one item per module of the statement. ``qualname`` is Python's "
-         '``__qualname__``\n'
-         "(``Cls.meth``, ``outer.<locals>.inner``; an import's is its module after its scope's qualname). ``line`` "
-         'is\n'
-         'the line of ``def``/``class`` (not of a decorator), 1-based, inclusive with ``end_line``. ``docstring`` '
-         'is the\n'
-         'docstring\'s first line, else ``None``. ``bases``: a class\'s bases as written (``["Base", '
-         '"Generic[T]"]``;\n'
-         "keywords such as ``metaclass=M`` too), else ``[]``; ``decorators``: a class's or function's decorators "
-         'as\n'
-         'written (``["dataclass(frozen=True)"]``), else ``[]``. A file that does not parse gives one ``error`` '
-         'item\n'
-         "(``name`` and ``qualname`` ``None``, the error's lines, ``docstring`` the SyntaxError message; a note "
-         'says how\n'
-         'many); a file over 1 MiB gives an ``error`` item with ``line`` ``None``. A ``path`` naming a file is '
-         'parsed\n'
-         'whatever its name (if it matches ``glob``); otherwise only ``.py``, ``.pyi`` and ``.pyw`` files are '
-         'read.\n'
-         'The filters run here, so a whole-repository question fits the result: ``kind="class"`` keeps one kind '
-         '(errors are\n'
-         'always kept), ``name=r"Test\\w*"`` keeps items whose ``name`` matches the regular expression whole.\n'
-         'Files parsed once are remembered by path, size and modification time in your cache folder.'),
+         'Returns ``[{"path", "kind", "name", "qualname", "line", "end_line", "docstring", "bases", '
+         '"decorators"}]``,\n'
+         'sorted by path and line. Languages are told by file ending (a script by its ``#!`` line); by default '
+         'every\n'
+         'such file under ``path`` is read, or those matching ``glob`` (``*.go``; ``src/**/*.ts``). ``kind``:\n'
+         '``class``, ``struct``, ``interface``, ``trait``, ``enum``, ``type`` (an alias), ``module`` (a '
+         'namespace),\n'
+         '``function``, ``method`` (a function that belongs to a type), ``import`` or ``error``. ``qualname``: the '
+         'owning\n'
+         "types and the name (``Cls.meth``; Python's ``outer.<locals>.inner``; a Go method's receiver type, a Rust "
+         "one's\n"
+         '``impl`` type). ``name`` of an import is what it imports (``os.path``, ``./util``, ``fmt``). ``line`` '
+         'and\n'
+         "``end_line``: 1-based, inclusive (a Python ``def`` line, not its decorator's). ``docstring`` (a Python\n"
+         "docstring's first line), ``bases`` and ``decorators`` are Python's (as written), else ``None``/``[]``. A "
+         'file that\n'
+         'does not parse gives an ``error`` item (``docstring`` says why; Python: no other item; other languages: '
+         'the\n'
+         "parser's best reading follows); one over 1 MiB an ``error`` item with ``line`` ``None``. A file of a "
+         'language\n'
+         'outline does not read is named in a note. ``kind=`` keeps one kind (errors are always kept), '
+         '``name=r"Test\\w*"``\n'
+         'keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered by '
+         'path, size\n'
+         'and modification time in your cache folder.'),
     'bash':
         ('Run ``command`` with ``bash -c`` in the workspace root: ``{"stdout", "stderr", "exit_code"}``.',
          {'type': 'object',
