@@ -47,6 +47,9 @@ SECTIONS: list[Section] = [
             ["bench_runtime.py"], ["bench_runtime.py", "--quick", "--no-peers"]),
     Section("search", "`codeact run` grep and glob against `rg`, whole process trees, 50,000 files (warm <= 1.5x)",
             ["bench_search.py"], ["bench_search.py", "--quick"]),
+    Section("outline", "`outline` over 60,000 files of twelve languages against the parsers run directly (uncached <= "
+                       "1.5x; cached <= 2 s), the grammars' install size", ["bench_outline.py"],
+            ["bench_outline.py", "--files", "3000"]),
     Section("mcp", "MCP on the user's path (warm one-tool run <= 1.5x a warm trivial run; per call <= 1.2x a direct "
                    "SDK client; discovery of 5 servers <= 1.3x one)",
             ["bench_mcp.py"], ["bench_mcp.py", "--quick"]),

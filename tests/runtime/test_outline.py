@@ -169,9 +169,10 @@ def test_outline_is_a_default_builtin():
     tool = builtin_tool("outline", None)
     nullable = {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}
     assert tool.parameters["properties"] == {"path": {"type": "string", "default": "."},
-                                             "glob": {"type": "string", "default": "*.py"}, "kind": nullable,
+                                             "glob": nullable, "kind": nullable,
                                              "name": nullable}
-    assert tool.returns == "list[dict]" and "qualname" in tool.description
+    assert tool.returns == "list[dict]" and "qualname" in tool.doc
+    assert tool.description.endswith(".") and "Kotlin" in tool.description  # one whole sentence (issue 42.2)
 
 
 @pytest.mark.parametrize("module_name", ["jinja2.utils", "jinja2.lexer", "copier._main"])

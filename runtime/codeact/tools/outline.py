@@ -23,7 +23,7 @@ from ..core.limits import Deadline
 from ..core.pathnames import quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
-from .outline_cache import OutlineCache
+from .outline_cache import KIND_CODES, FileItems, OutlineCache
 from .outline_langs import BY_ENDING, KINDS, LANGUAGES, Item, language_of
 from .outline_python import SUFFIXES as PYTHON_SUFFIXES
 from .outline_python import error_item, outline_python
@@ -73,39 +73,60 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         listed = grep_glob.matching_files(ctx, glob or EVERY_LANGUAGE, path)[0]
     files = [rel for rel in listed if rel.lower().endswith(ENDINGS) or _interpreter(root / rel) is not None]
     _say_what_was_not_read(listed, files, path, glob)
-    clock = ctx.run_deadline()
     cache = OutlineCache.for_workspace(root, ctx.environ)
-    parsed = _parse_in_workers(root, [rel for rel in files if not cache.fresh(root / rel, rel)], clock)
-
-    def parse(file: Path, rel: str) -> list[Item]:
-        found = parsed.pop(rel, None)
-        return outline_file(file, rel) if found is None else found
-
-    picked: list[tuple[str, list[Item]]] = []
-    errors: list[str] = []
     try:
-        for done, rel in enumerate(files):
-            if done % 256 == 0:
-                clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-            found = cache.items(root / rel, rel, parse)
-            if found and found[0][0] == "error":
-                errors.append(quote(rel))
-            if kind is not None or wanted is not None:
-                found = [i for i in found if i[0] == "error" or ((kind is None or i[0] == kind) and
-                         (wanted is None or wanted.fullmatch(i[1] or "") is not None))]
-            if found:
-                picked.append((quote(rel), found))
+        picked, errors = _read(root, files, cache, ctx.run_deadline(), kind, wanted)
         if base == root and glob is None:
             cache.keep_only(set(files))  # deleted files leave the cache
+        if errors:
+            shown = ", ".join(errors[:5]) + (f" and {len(errors) - 5} more" if len(errors) > 5 else "")
+            notices.note("outline()", f"{len(errors)} of {len(files)} files have a kind='error' item ({shown}): "
+                                      f"not parsed (a syntax Python {sys.version_info[0]}.{sys.version_info[1]} does "
+                                      "not read, over 1 MiB, unreadable) or read past a parse error; its docstring "
+                                      "says why")
+        picked.sort(key=lambda entry: entry[0])
+        return _fitting(picked, int(ctx.limits.tool_result))
     finally:
         cache.save()
-    if errors:
-        shown = ", ".join(errors[:5]) + (f" and {len(errors) - 5} more" if len(errors) > 5 else "")
-        notices.note("outline()", f"{len(errors)} of {len(files)} files have a kind='error' item ({shown}): not "
-                                  f"parsed (a syntax Python {sys.version_info[0]}.{sys.version_info[1]} does not "
-                                  "read, over 1 MiB, unreadable) or read past a parse error; its docstring says why")
-    picked.sort(key=lambda entry: entry[0])
-    return _fitting(picked, int(ctx.limits.tool_result))
+
+
+Picked = tuple[str, FileItems, "list[int] | None"]  # a file as shown, its items, those the filters keep (None: all)
+
+
+def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, kind: str | None,
+          wanted: re.Pattern[str] | None) -> tuple[list[Picked], list[str]]:
+    """Each file's items (kept ones from the cache, the rest parsed, by workers when many) that pass the filters,
+    by path as shown; and the files with an ``error`` item. Filtered on the kinds and names alone: the items
+    themselves are read back only when returned (:func:`_fitting`)."""
+    prefix = str(root) + "/"
+    known: list[tuple[str, os.stat_result | None, FileItems | None]] = []
+    for rel in files:
+        try:
+            info: os.stat_result | None = os.lstat(prefix + rel)
+        except OSError:
+            info = None
+        known.append((rel, info, None if info is None else cache.lookup(rel, info)))
+    parsed = _parse_in_workers(root, [rel for rel, _, found in known if found is None], clock)
+    code = KIND_CODES.get(kind or "")
+    picked: list[Picked] = []
+    errors: list[str] = []
+    for done, (rel, info, found) in enumerate(known):
+        if found is None:
+            if rel not in parsed and done % 16 == 0:
+                clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
+            found = parsed.pop(rel, None) or FileItems.of(outline_file(prefix + rel, rel))
+            if info is not None:
+                cache.store(rel, info, found)
+        if found.kinds.startswith("!"):
+            errors.append(quote(rel))
+        keep: list[int] | None = None
+        if code is not None or wanted is not None:
+            names = found.names.split("\0")
+            keep = [i for i, letter in enumerate(found.kinds) if letter == "!" or (
+                (code is None or letter == code) and (wanted is None or wanted.fullmatch(names[i]) is not None))]
+        if found.kinds if keep is None else keep:
+            picked.append((quote(rel), found, keep))
+    return picked, errors
 
 
 def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob: str | None) -> None:
@@ -123,22 +144,28 @@ def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob:
                                   f"language outline reads, by ending: {kinds}; it reads {', '.join(LANGUAGE_NAMES)}")
 
 
-def _fitting(picked: list[tuple[str, list[Item]]], cap: int) -> list[dict[str, Any]]:
+def _fitting(picked: list[Picked], cap: int) -> list[dict[str, Any]]:
     """The items as dicts, each file's in line order, as many as fit the tool-result limit; a note when not all do
-    (the rest are only counted, never made into dicts)."""
+    (the rest are only counted, never read back)."""
+    total = sum(len(found.kinds) if keep is None else len(keep) for _, found, keep in picked)
     out: list[dict[str, Any]] = []
-    size, total, full = 2, 0, False
-    for rel, found in picked:
-        total += len(found)
-        if full:
+    size, full = 2, False
+    for rel, found, keep in picked:
+        items = found.items()
+        chosen = items if keep is None else [items[i] for i in keep]
+        entries = [{"path": rel, **dict(zip(FIELDS, item))} for item in sorted(chosen, key=lambda i: i[3] or 0)]
+        whole = len(json.dumps(entries))  # one measure a file; item by item only where the limit falls
+        if size + whole <= cap:
+            out += entries
+            size += whole
             continue
-        for item in sorted(found, key=lambda i: i[3] or 0):
-            entry = {"path": rel, **dict(zip(FIELDS, item))}
+        for entry in entries:
             size += len(json.dumps(entry)) + 2
             if size > cap:
-                full = True
                 break
             out.append(entry)
+        full = True
+        break
     if full:
         notices.note("outline()", f"returned {len(out):,} of {total:,} items, the first in path order (the {cap:,}-"
                                   "byte tool-result limit); narrow with kind= (e.g. kind='class'), name= (a regular "
@@ -150,7 +177,7 @@ PARALLEL_MIN = 64  # files to parse before worker processes pay for their start
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.outline import main; main()"
 
 
-def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str, list[Item]]:
+def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str, FileItems]:
     """The items of many files parsed by worker processes, one per CPU (at most 8), each killed at the deadline;
     ``{}`` when there are too few files or CPUs (the files are then parsed here, one by one)."""
     workers = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
@@ -163,7 +190,7 @@ def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str,
 
     runtime = str(Path(__file__).resolve().parents[2])
 
-    def one(part: list[str]) -> dict[str, list[Item]]:
+    def one(part: list[str]) -> dict[str, FileItems]:
         with tempfile.NamedTemporaryFile("wb", prefix="codeact-outline-", suffix=".bin") as spec:
             marshal.dump((str(root), part), spec)
             spec.flush()
@@ -174,22 +201,22 @@ def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str,
             with child:
                 data = b"".join(child)
         try:
-            found: dict[str, list[Item]] = marshal.loads(data)
-            return found
+            return {rel: FileItems(*entry) for rel, entry in marshal.loads(data).items()}
         except (ValueError, EOFError, TypeError):
             return {}  # a worker that failed: its files are parsed here
 
     with ThreadPoolExecutor(workers) as pool:
-        found: dict[str, list[Item]] = {}
+        found: dict[str, FileItems] = {}
         for part in pool.map(one, [rels[i::workers] for i in range(workers)]):
             found.update(part)
     return found
 
 
 def main() -> None:
-    """An outline worker: the files named in the marshal file ``argv[2]``, parsed; ``{rel: items}`` on stdout."""
+    """An outline worker: the files named in the marshal file ``argv[2]``, parsed; ``{rel: (kinds, names, items)}``
+    (:class:`FileItems`) on stdout."""
     root, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
-    out = marshal.dumps({rel: outline_file(Path(root) / rel, rel) for rel in rels})
+    out = marshal.dumps({rel: FileItems.of(outline_file(Path(root) / rel, rel))[:3] for rel in rels})
     view = memoryview(out)
     while view:
         view = view[os.write(1, view):]
@@ -213,15 +240,20 @@ def _interpreter(source: Path | bytes) -> str | None:
     return _BY_INTERPRETER[found[1]] if found else None
 
 
+_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
 def outline_file(file: os.PathLike[str] | str, rel: str) -> list[Item]:
     """The items of one file, in source order (an ``error`` item first); ``rel`` names it in messages."""
     try:  # no link followed: the walk lists none, and a file swapped for one since is refused here
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-        with os.fdopen(fd, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+        fd = os.open(file, _READ)
+        try:
+            size = os.fstat(fd).st_size
             if size > MAX_FILE_BYTES:
                 return [error_item(None, f"skipped: {size} bytes is over the {MAX_FILE_BYTES} byte (1 MiB) limit")]
-            data = handle.read()
+            data = os.read(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return [error_item(None, f"cannot read: {exc.strerror}")]
     lang = language_of(rel)

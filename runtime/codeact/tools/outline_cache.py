@@ -17,10 +17,34 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-FORMAT = 3  # the items' shape; a change makes older caches unused
+FORMAT = 4  # the items' shape; a change makes older caches unused
 RACY = 2.0  # seconds: a file modified this recently is parsed, never kept
+
+
+KIND_CODES = {"class": "c", "struct": "s", "interface": "i", "trait": "t", "enum": "e", "type": "y", "module": "m",
+              "function": "f", "method": "d", "import": "p", "error": "!"}
+
+
+class FileItems(NamedTuple):
+    """One file's items as kept: a letter a kind (:data:`KIND_CODES`) and the names (``\\0``-joined), enough to
+    filter and count without reading the items back, and the items in ``marshal`` form, read only when returned."""
+
+    kinds: str
+    names: str
+    blob: bytes | None  # None: still in the cache, read by ``fetch``
+    fetch: Callable[[], bytes] | None = None
+
+    @classmethod
+    def of(cls, items: list[Any]) -> FileItems:
+        return cls("".join(KIND_CODES[item[0]] for item in items), "\0".join(item[1] or "" for item in items),
+                   marshal.dumps(items))
+
+    def items(self) -> list[Any]:
+        blob = self.blob if self.blob is not None else self.fetch() if self.fetch is not None else b"[\0\0\0\0"
+        found: list[Any] = marshal.loads(blob)
+        return found
 
 
 def _key(rel: str) -> bytes:
@@ -28,31 +52,36 @@ def _key(rel: str) -> bytes:
 
 
 class OutlineCache:
-    """The cached items of one workspace; :meth:`items` parses what is missing, :meth:`save` writes what changed."""
+    """The cached items of one workspace: :meth:`lookup` and :meth:`store` by file, :meth:`save` writes what
+    changed. Only each file's size, time, kinds and names are read at first; its items when they are returned."""
 
     def __init__(self, file: Path | None) -> None:
         self.file = file
-        self.entries: dict[bytes, tuple[int, int, bytes]] = {}  # key -> (size, mtime_ns, marshalled items)
-        self.new: dict[bytes, tuple[int, int, bytes]] = {}
+        self.entries: dict[bytes, tuple[int, int, str, str]] = {}  # key -> (size, mtime_ns, kinds, names)
+        self.new: dict[bytes, tuple[int, int, FileItems]] = {}
         self.gone: list[bytes] = []
+        self.db: Any = None
         if file is not None and file.is_file():
             try:
-                db = self._connect()
-                try:
-                    self.entries = {key: (size, mtime, blob) for key, size, mtime, blob in
-                                    db.execute("SELECT path, size, mtime, items FROM files")}
-                finally:
-                    db.close()
+                self.db = self._connect()
+                self.entries = {key: (size, mtime, kinds, names) for key, size, mtime, kinds, names in
+                                self.db.execute("SELECT path, size, mtime, kinds, names FROM files")}
             except Exception:  # noqa: BLE001 - sqlite3.Error, or no sqlite3 at all: parse instead
+                self.close()
                 self.entries = {}
 
     def _connect(self) -> Any:
         import sqlite3
 
-        db = sqlite3.connect(str(self.file), timeout=2.0, isolation_level=None)
+        db = sqlite3.connect(str(self.file), timeout=2.0, isolation_level=None, check_same_thread=False)
         db.execute("CREATE TABLE IF NOT EXISTS files (path BLOB PRIMARY KEY, size INTEGER, mtime INTEGER, "
-                   "items BLOB) WITHOUT ROWID")
+                   "kinds TEXT, names TEXT, items BLOB) WITHOUT ROWID")
         return db
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
 
     @classmethod
     def for_workspace(cls, root: Path, environ: Mapping[str, str] | None) -> OutlineCache:
@@ -69,33 +98,25 @@ class OutlineCache:
         key = hashlib.sha256(f"{root}\0{sys.version_info[:2]}\0{FORMAT}".encode("utf-8", "surrogateescape"))
         return cls(folder / f"{key.hexdigest()[:24]}.sqlite")
 
-    def fresh(self, file: Path, rel: str) -> bool:
-        """Whether the items kept for ``file`` are still its own."""
-        entry = self.entries.get(_key(rel))
-        if entry is None:
-            return False
-        try:
-            info = os.lstat(file)
-        except OSError:
-            return False
-        return entry[0] == info.st_size and entry[1] == info.st_mtime_ns
-
-    def items(self, file: Path, rel: str, parse: Callable[[Path, str], list[Any]]) -> list[Any]:
-        """The items ``parse`` gives for ``file`` (reported as ``rel``): kept ones while its size and time are the
-        same."""
-        try:
-            info = os.lstat(file)
-        except OSError:
-            return parse(file, rel)
+    def lookup(self, rel: str, info: os.stat_result) -> FileItems | None:
+        """What is kept for ``rel``, if its size and time (``info``, its ``lstat``) are still the same."""
         key = _key(rel)
         entry = self.entries.get(key)
-        if entry is not None and entry[0] == info.st_size and entry[1] == info.st_mtime_ns:
-            kept: list[Any] = marshal.loads(entry[2])
-            return kept
-        found = parse(file, rel)
+        if entry is None or entry[0] != info.st_size or entry[1] != info.st_mtime_ns:
+            return None
+        return FileItems(entry[2], entry[3], None, lambda: self._blob(key))
+
+    def _blob(self, key: bytes) -> bytes:
+        try:
+            row = self.db.execute("SELECT items FROM files WHERE path = ?", (key,)).fetchone()
+        except Exception:  # noqa: BLE001 - the cache changed under us: nothing, as for a file gone
+            row = None
+        return bytes(row[0]) if row is not None else marshal.dumps([])
+
+    def store(self, rel: str, info: os.stat_result, found: FileItems) -> None:
+        """Keep ``found`` for ``rel`` (``info``: its ``lstat`` when read), unless it changed too recently."""
         if self.file is not None and time.time() - info.st_mtime >= RACY:
-            self.new[key] = (info.st_size, info.st_mtime_ns, marshal.dumps(found))
-        return found
+            self.new[_key(rel)] = (info.st_size, info.st_mtime_ns, found)
 
     def keep_only(self, rels: set[str]) -> None:
         """Forget the files not in ``rels`` (an outline of the whole workspace saw every file there is)."""
@@ -104,6 +125,7 @@ class OutlineCache:
 
     def save(self) -> None:
         """Write the files parsed anew and delete the ones gone, in one transaction, in the cache's 0700 folder."""
+        self.close()
         if self.file is None or not (self.new or self.gone):
             return
         folder = self.file.parent
@@ -115,8 +137,9 @@ class OutlineCache:
                 db = self._connect()
                 try:
                     db.execute("BEGIN IMMEDIATE")
-                    db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)",
-                                   [(key, *entry) for key, entry in self.new.items()])
+                    db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+                                   [(key, size, mtime, found.kinds, found.names, found.blob)
+                                    for key, (size, mtime, found) in self.new.items()])
                     db.executemany("DELETE FROM files WHERE path = ?", [(key,) for key in self.gone])
                     db.execute("COMMIT")
                 finally:
@@ -128,4 +151,4 @@ class OutlineCache:
         self.new, self.gone = {}, []
 
 
-__all__ = ["OutlineCache"]
+__all__ = ["KIND_CODES", "FileItems", "OutlineCache"]
