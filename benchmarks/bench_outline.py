@@ -185,7 +185,7 @@ def install_size() -> tuple[int, list[str]]:
             names.append(f"{name}=={dist.version}")
             for file in dist.files or []:
                 try:
-                    total += os.path.getsize(dist.locate_file(file))
+                    total += os.path.getsize(str(dist.locate_file(file)))
                 except OSError:
                     pass
     return total, sorted(names)
