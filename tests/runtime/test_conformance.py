@@ -752,7 +752,7 @@ def test_a_builtin_the_program_rebinds_is_not_replaced():
 
     code = 'def sorted(xs, key=None):\n    return list(xs)\nsorted([2, 1], key=lambda x: view(path="a"))\n'
     assert rewrite(code) == code
-    assert rewrite('sorted([2, 1], key=lambda x: x)\n').startswith("(lambda _v, key, reverse=False:")
+    assert rewrite('sorted([2, 1], key=lambda x: x)\n').startswith("codeact_sorted(")
     assert rewrite('sorted([2, 1], key=len)\n') == 'sorted([2, 1], key=len)\n'  # a built-in key needs nothing
 
 
@@ -826,3 +826,8 @@ def test_a_slow_host_module_call_stops_at_the_runs_deadline(run_program, backend
     result = _monty(run_program, backend_name)(code, limits=Limits(timeout=3))
     assert not result.ok and result.error.type in ("TimeoutError", "LimitExceeded"), result.error
     assert __import__("time").monotonic() - started < 20
+
+
+def test_an_error_inside_a_prelude_helper_reports_the_programs_line(run_program, backend_name):
+    result = _monty(run_program, backend_name)('import heapq\nh = []\nx = 1\nheapq.heappop(h)\n')
+    assert (result.error.type, result.error.line) == ("IndexError", 4), result.error

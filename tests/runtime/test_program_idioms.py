@@ -137,6 +137,47 @@ VALID = {
     "statistics": 'import statistics\n(statistics.mean([1, 2, 4]), statistics.median([3, 1, 2]))',
     "callable": 'def f():\n    return 1\n[callable(f), callable(len), callable("s")]',
     "glob module": 'import glob\nsorted(glob.glob("src/**/*.py", recursive=True))[:3]',
+    # issue 45 item 1: answers the sandbox gave differently with exit 0
+    "re.sub \\1_": 'import re\n[re.sub(r"([a-z])([A-Z])", r"\\1_\\2", n).lower() for n in ("camelCase", "getHTTPResponse")]',
+    "re $ and \\Z": 'import re\n[bool(re.search(p, "ab\\n")) for p in (r"b$", r"b\\Z", r"(?m)b$", r"^a.$")]',
+    "re $ dynamic": 'import re\npats = [r"b$", r"\\w+\\Z"]\n[re.findall(p, "ab\\n") for p in pats]',
+    "re.ASCII": 'import re\n(re.findall(r"\\w+", "café au lait", re.ASCII), re.findall(r"(?a)\\bé", "é"))',
+    "compiled sub": 'import re\nc = re.compile(r"(\\d+)")\nc.sub(r"<\\1>", "a1b22")',
+    "re.sub function": 'import re\nre.sub(r"\\d+", lambda m: str(int(m[0]) * 2), "a1b22")',
+    "set of ints": 'list({3, 1, 2}), {10, 2, 33}, sorted({3, 1})',
+    "1 and True": '({1: "a", True: "b"}, {0: "x", False: "y", 1.0: "z"}, {True, 1})',
+    # item 2
+    "read_text(encoding=)": 'from pathlib import Path\nlen(Path("README.md").read_text(encoding="utf-8"))',
+    "open(errors=)": 'with open("README.md", errors="replace") as f:\n    n = len(f.read())\nn',
+    "open(encoding=latin-1)": 'open("README.md", encoding="latin-1").read()[:8]',
+    # item 3
+    "textwrap": 'import textwrap\n(textwrap.dedent("  a\\n  b"), textwrap.fill("word " * 20, width=30))',
+    "difflib": 'import difflib\n"".join(difflib.unified_diff(["a\\n", "b\\n"], ["a\\n", "c\\n"], "x", "y"))',
+    "heapq": 'import heapq\nh = []\nfor v in (5, 1, 4, 1):\n    heapq.heappush(h, v)\n([heapq.heappop(h) for _ in range(4)], '
+             'heapq.nlargest(2, [3, 9, 4]))',
+    "configless modules": 'import shlex, string, html\nfrom urllib.parse import quote, urlencode\n(shlex.split("a \'b c\'"), '
+                          'string.ascii_lowercase[:3], html.escape("<a>"), quote("a b"), urlencode({"q": "x y"}))',
+    "io.StringIO": 'import io\nbuf = io.StringIO()\nbuf.write("a")\nprint("b", end="")\nbuf.getvalue()',
+    "pprint": 'import pprint\npprint.pprint({"k": list(range(30))})',
+    "functools": 'from functools import cmp_to_key\nsorted(["b", "a", "c"], key=cmp_to_key(lambda x, y: (x < y) - (x > y)))',
+    "ChainMap": 'from collections import ChainMap\ncm = ChainMap({"a": 1}, {"a": 2, "b": 3})\n(cm["a"], cm["b"], sorted(cm))',
+    "TypedDict": 'from typing import TypedDict\nclass Hit(TypedDict):\n    path: str\n    line: int\nh = Hit(path="a", line=1)\nh',
+    # item 4
+    "dataclass order": 'from dataclasses import dataclass, replace, fields, asdict\n@dataclass(order=True)\nclass V:\n'
+                       '    major: int\n    minor: int = 0\nvs = [V(1, 2), V(0, 9), V(1, 0)]\n'
+                       '(sorted(vs), max(vs), V(1) < V(2), replace(vs[0], minor=5), [f.name for f in fields(V(1))], '
+                       'asdict(vs[1]))',
+    "__lt__ and __len__": 'class Job:\n    def __init__(self, n):\n        self.n = n\n    def __lt__(self, other):\n'
+                          '        return self.n < other.n\n    def __len__(self):\n        return self.n\n'
+                          'jobs = [Job(3), Job(1)]\n([j.n for j in sorted(jobs)], len(jobs[0]), min(jobs).n)',
+    "vars": 'from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\n    y: str\nvars(P(1, "a"))',
+    # item 5
+    "dict.fromkeys with key=len": 'msgs = ["b", "a", "b"]\nlongest = max(msgs, key=len)\nlist(dict.fromkeys(msgs))',
+    "str.maketrans": '"hello".translate(str.maketrans("el", "ip")), "a-b".translate(str.maketrans({"-": "_"}))',
+    "key=os.path.getsize": 'import os\nsorted(["README.md", "setup.py"], key=os.path.getsize)',
+    # item 6
+    "tool argument from mixed dicts": 'files = [{"path": "README.md", "n": 1}, {"path": "setup.py", "n": 2}]\n'
+                                      '[(f["n"], len(view(path=f["path"]))) for f in files]',
 }
 
 
@@ -149,8 +190,6 @@ def test_valid_programs_run_and_answer_as_cpython(project, env, name):
 HINTED = {
     "operator": ('import operator\nsorted([(1, "b"), (0, "a")], key=operator.itemgetter(1))', "lambda t: t[1]",
                  'sorted([(1, "b"), (0, "a")], key=lambda t: t[1])'),
-    "io.StringIO": ('import io\nbuf = io.StringIO()\nbuf.write("a")\nbuf.getvalue()', "''.join(parts)",
-                    'parts = []\nparts.append("a")\n"".join(parts)'),
     "OrderedDict": ('from collections import OrderedDict\nOrderedDict(a=1)', "plain dict", 'dict(a=1)'),
     "sys.exit": ('import sys\nsys.exit(0)', "RuntimeError('why')", 'raise RuntimeError("why")'),
     "json default": ('import json\njson.dumps({"a": {1, 2}}, default=list)', "convert the values first",
@@ -161,12 +200,8 @@ HINTED = {
     "partial(view)": ('from functools import partial\nread = partial(view)\nlen(read(path="README.md"))',
                       "can only be called, not held as a value",
                       'def read(p):\n    return view(path=p)\nlen(read("README.md"))'),
-    "open(encoding=)": ('open("README.md", encoding="latin-1").read()[:8]', "drop encoding=",
-                        'open("README.md").read()[:8]'),
     "glob module without import": ('sorted(glob.glob("src/requests/a*.py"))', "write `import glob` first",
                                    'import glob\nsorted(glob.glob("src/requests/a*.py"))'),
-    "module textwrap": ('import textwrap\ntextwrap.dedent(" a")', "'\\n'.join('    ' + line",
-                              '"\\n".join("    " + line for line in "a".splitlines())'),
 }
 
 
@@ -182,6 +217,21 @@ def test_hints_tell_the_truth_and_their_rewrite_is_accepted(project, env, name):
         assert rc == 1 and shown["error"]["message"] == "why"  # the suggested way to fail, failing as asked
         return
     same_as_cpython(project, env, fixed)
+
+
+def test_a_refused_glob_call_is_answered_by_a_call_that_runs(project, env):
+    rc, shown = codeact(project, env, 'len(glob("src/**/*.py", recursive=True))')
+    assert rc == 1 and 'write glob(pattern="src/**/*.py")' in shown["error"]["hint"], shown["error"]
+    assert "recursive" not in shown["error"]["hint"].split(":")[1].split(")")[0]
+    same_as_cpython(project, env, 'import glob\nlen(glob.glob("src/**/*.py", recursive=True))')
+    rc, fixed = codeact(project, env, 'len(glob(pattern="src/**/*.py"))')
+    assert rc == 0 and fixed["result"] > 10
+
+
+def test_a_runaway_loop_is_told_it_loops(project, env):
+    rc, shown = codeact(project, env, 'n = 0\nwhile n >= 0:\n    n += 1\n', "--timeout", "1")
+    assert rc == 1 and shown["error"]["type"] == "TimeoutError"
+    assert "while loop on line 2" in shown["error"]["hint"]
 
 
 # ------------------------------------------------------------------------------------ rule 5: the held-out corpus

@@ -102,24 +102,29 @@ class MontyBackend:
                 cpu.release()
 
     def _run(self, pool: Any, program: Program, monty_limits: dict[str, Any], cpu: OneCpu) -> Any:
-        from ..core import sessions
-        from ..core.rewrite import rewrite
+        from ..core import prelude, sessions
+        from ..core.rewrite import rewrite_for_sandbox
 
         # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
         # own functions): a program that can make neither runs unchecked (the check costs ~25 ms a run).
         checking = _worth_checking(program.code, program.tools)
         # same lines; bound methods as values, tools inside key= functions; packed list[str] answers where no
         # checker reads the code (it knows no packed names)
-        code = rewrite(program.code, frozenset() if checking else _packable(program.tools))
+        code, helpers, differences = rewrite_for_sandbox(program.code,
+                                                         frozenset() if checking else _packable(program.tools))
+        stubs = program.stubs + prelude.stubs_for(prelude.names_in(code)) if helpers else program.stubs
         seen = _ResultKeys()
         notes: list[tuple[int, str]] = []
+        _give_notes(program, differences, None)
         for type_check in (True, False) if checking else (False,):
             try:
                 with pool.checkout(limits=monty_limits, type_check=type_check,
-                                   type_check_stubs=program.stubs, type_check_format="concise") as session:
+                                   type_check_stubs=stubs, type_check_format="concise") as session:
                     cpu.worker_pid = session.worker_pid
                     if program.state:
                         session.feed_run(sessions.prelude(program.state))
+                    if helpers:  # the prelude's helpers the rewritten code calls (codeact.core.prelude)
+                        session.feed_run(helpers, skip_type_check=True)
                     value = self._drive(session, program, code, cpu, seen)
                     if program.on_state is not None:
                         program.on_state(sessions.plain(session.feed_run(sessions.harvest(program.code,
@@ -481,7 +486,7 @@ def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[tuple
     unpacked = _unpacked_lines(program.code)
     # the checker cannot know what ``grep(**opts)`` passes (it guesses from the dict's value types): the call is
     # checked when it runs, by the tool's own signature
-    findings = [f for f in findings if not (f.code in _CALL_CODES and f.line in unpacked)]
+    findings = [f for f in findings if not (f.code in _CALL_CODES and f.line in unpacked) and not _may_fit(f)]
     refused = [(f, tool) for f in findings if (tool := _tool_of(f, program, spaces, lines)) is not None]
     if refused:  # the first bad call; on its line, the finding that says most (a positional call lacks a keyword)
         first = min(f.line for f, _ in refused)
@@ -493,6 +498,18 @@ def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[tuple
             if note not in notes:
                 notes.append(note)
     return None, notes
+
+
+def _may_fit(f: _Finding) -> bool:
+    """Whether an argument's type, as the checker guesses it, may still be the one expected: a value from a list
+    of mixed dicts is ``str | int`` to it (``f["path"]``), which the tool checks when the call runs."""
+    if f.code != "invalid-argument-type":
+        return False
+    types = re.search(r"Expected `([^`]+)`, found `([^`]+)`", f.message)
+    if not types or "|" not in types[2]:
+        return False
+    expected = {t.strip() for t in types[1].split("|")}
+    return any(t.strip() in expected or t.strip().startswith("Unknown") for t in types[2].split("|"))
 
 
 def _unpacked_lines(code: str) -> set[int]:
@@ -537,7 +554,7 @@ def _is_noise(f: _Finding) -> bool:
     if f.code == "unresolved-reference":
         name = re.search(r"`([\w]+)`", f.message)
         return bool(name and name[1] in _BUILTIN_NAMES)
-    return any(f"`{n}`" in f.message for n in ("_r", "_s", "_c", "_n", "_d"))  # about the rewrite's own lambdas
+    return "`codeact_" in f.message or any(f"`{n}`" in f.message for n in ("_r", "_s", "_c", "_n", "_d"))  # the rewrite's
 
 
 def _refusal(f: _Finding, tool: str, program: Program) -> ErrorInfo:
@@ -583,16 +600,21 @@ def _runtime_error(exc: Any, program: Program, seen: _ResultKeys) -> ErrorInfo:
     for pattern, kind, template in _LIMIT_MESSAGES:
         if re.search(pattern, text):
             lim = program.limits
+            hint = None
+            if kind == "TimeoutError":
+                from ..core.hints import timeout_hint
+
+                hint = timeout_hint(program.code)
             return ErrorInfo(kind, template.format(timeout=lim.timeout, memory_mib=lim.memory / 1048576,
-                                                   tool_calls=lim.tool_calls), None, None)
+                                                   tool_calls=lim.tool_calls), None, hint)
     kind, _, message = text.partition(": ")
     if not message:
         kind, message = "Error", text
     line = None
     try:
         frames = [f for f in exc.traceback() if f.filename != "repl_type_stubs.pyi"]
-        while len(frames) > 1 and _in_rewrite(frames[-1]):
-            frames.pop()  # the error is the caller's: report the line that called the bound method
+        while len(frames) > 1 and (_in_rewrite(frames[-1]) or frames[-1].filename != frames[0].filename):
+            frames.pop()  # the error is the caller's: the line that called the bound method or a prelude helper
         if frames:
             line = frames[-1].line
     except Exception:  # noqa: BLE001 - a traceback is a nicety

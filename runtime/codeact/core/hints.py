@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 _AVAILABLE = ("json, re, math, statistics, datetime, tomllib, collections, itertools, functools, typing, pathlib, os, "
-              "os.path, glob, fnmatch, random, time, hashlib, base64, copy, csv, sys, dataclasses")
+              "os.path, glob, fnmatch, random, time, hashlib, base64, copy, csv, sys, dataclasses, textwrap, "
+              "difflib, heapq, shlex, string, io (StringIO), html, urllib.parse, pprint")
 # Modules the subset lacks, and what to use instead.
 _MODULES: dict[str, str] = {
     "ast": "the sandbox has no `ast`: use the outline tool where it is enabled (definitions, imports, docstrings "
@@ -18,22 +19,17 @@ _MODULES: dict[str, str] = {
     "tempfile": "programs do not write files directly: keep data in variables, or create(path=..., "
                 "file_text=...) a file in the workspace",
     "enum": "use plain constants or a dict: COLORS = {'RED': 1, 'GREEN': 2}",
-    "string": "write the characters out: 'abcdefghijklmnopqrstuvwxyz', '0123456789'",
-    "textwrap": "wrap or indent with str methods: '\\n'.join('    ' + line for line in text.splitlines())",
     "operator": "write the function out: key=lambda t: t[1] for itemgetter(1), key=lambda o: o.name for "
                 "attrgetter('name'), lambda a, b: a + b for operator.add",
-    "difflib": "compare with sets and loops: sorted(set(a) - set(b))",
-    "pprint": "print json.dumps(value, indent=2) instead",
     "abc": "write plain classes (no inheritance) or functions",
-    "io": "for io.StringIO, collect the pieces in a list and join them: parts.append(text), then "
-          "''.join(parts); read files with open(path) or view(path=...)",
-    "urllib": "fetch with the web tool (if enabled)",
+    "urllib.request": "fetch with the web tool (if enabled)",
     "requests": "fetch with the web tool (if enabled)",
-    "shlex": "split with str.split() or re.findall(r'\"[^\"]*\"|\\S+', text)",
     "inspect": "read the source with view(path=...)",
     "yaml": "the sandbox has no YAML parser: read the file with view(path=...) and pick lines with re",
     "toml": "use tomllib: tomllib.loads(view(path='pyproject.toml'))",
 }
+
+_LONGEST = 4096  # characters of an error message the hints read
 
 _HINTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"class inheritance"), "Class inheritance is not supported: use a plain class, a dict or functions; "
@@ -91,6 +87,7 @@ def hint_for(kind: str, message: str, tools: Mapping[str, Any] | None = None, *,
 
     ``result_keys`` (tool name -> keys of the dicts it returned) lets a KeyError on a tool's result list the keys.
     """
+    message = message[:_LONGEST]  # a program's own message may be huge: the hints read its start
     text = f"{kind}: {message}"
     module = re.search(r"No module named '([\w.]+)'", text)
     if module:
@@ -170,10 +167,17 @@ def tool_call_hint(code: str, tool: str, line: int, program: str, tools: Mapping
     the tool's signature."""
     spec = tools.get(tool)
     if code == "too-many-positional-arguments" and spec is not None:
-        fixed = _keyword_call(program, line, tool, spec)
+        fixed, dropped = _keyword_call(program, line, tool, spec)
         if fixed:
-            return f"Tools take keyword arguments only: write {fixed}"
+            return f"Tools take keyword arguments only: write {fixed}{_dropped(tool, dropped)}"
         return "Tools take keyword arguments only, e.g. view(path='README.md')."
+    from .stubs import signature
+
+    if code == "unknown-argument" and spec is not None:
+        fixed, dropped = _keyword_call(program, line, tool, spec)
+        required = spec.parameters.get("required") or []
+        if fixed and dropped and all(f"{name}=" in fixed for name in required):
+            return f"Write {fixed}{_dropped(tool, dropped)}. Call it as {signature(spec)}."
     if spec is None:  # an unknown tool or namespace member
         import difflib
 
@@ -181,30 +185,54 @@ def tool_call_hint(code: str, tool: str, line: int, program: str, tools: Mapping
         available = ", ".join(sorted(tools)[:20])
         return (f"Did you mean {close[0]}()? " if close else f"No tool named {tool}. ") + \
             f"Available tools: {available}."
-    from .stubs import signature
-
     return f"Call it as {signature(spec)}."
 
 
-def _keyword_call(program: str, line: int, tool: str, spec: Any) -> str | None:
-    """The first call of ``tool`` on ``line`` with its positional arguments given their parameter names."""
+def _dropped(tool: str, names: list[str]) -> str:
+    """What a rewritten call left out, and why."""
+    if not names:
+        return ""
+    why = " (its ** pattern always spans folders)" if tool == "glob" and "recursive" in names else ""
+    return f": {tool}() has no {', '.join(names)} parameter{'s' if len(names) > 1 else ''}{why}"
+
+
+def _keyword_call(program: str, line: int, tool: str, spec: Any) -> tuple[str | None, list[str]]:
+    """The first call of ``tool`` on ``line`` with its positional arguments given their parameter names and the
+    keywords it does not take left out, and the names left out."""
     import ast
 
     try:
         tree = ast.parse(program)
-    except (SyntaxError, ValueError):
-        return None
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None, []
     props = list(spec.parameters.get("properties") or {})
     required = set(spec.parameters.get("required") or [])
     order = [n for n in props if n in required] + [n for n in props if n not in required]
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
-                and ast.unparse(node.func) == tool and node.args):
+                and ast.unparse(node.func) == tool):
             continue
         if len(node.args) > len(order) or any(isinstance(a, ast.Starred) for a in node.args):
-            return None
+            return None, []
         parts = [f"{name}={ast.get_source_segment(program, arg) or ast.unparse(arg)}"
                  for name, arg in zip(order, node.args)]
-        parts += [ast.get_source_segment(program, kw) or ast.unparse(kw) for kw in node.keywords]
-        return f"{tool}({', '.join(parts)})"
-    return None
+        open_ended = spec.parameters.get("additionalProperties") not in (False, None)
+        dropped = [kw.arg for kw in node.keywords if kw.arg is not None and kw.arg not in props and not open_ended]
+        parts += [ast.get_source_segment(program, kw) or ast.unparse(kw) for kw in node.keywords
+                  if kw.arg not in dropped]
+        return f"{tool}({', '.join(parts)})", dropped
+    return None, []
+
+
+def timeout_hint(program: str) -> str:
+    """The hint of a run stopped at its time limit: a loop that never ends is the usual cause."""
+    import ast
+
+    loops: list[int] = []
+    try:
+        loops = sorted(n.lineno for n in ast.walk(ast.parse(program)) if isinstance(n, ast.While))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        pass
+    where = f" (the while loop on line {loops[0]}?)" if loops else ""
+    return (f"If the program loops without end{where}, make sure its condition turns false or it breaks, and that "
+            "it does not grow the list it iterates; otherwise do less per run, or raise the limit with --timeout.")

@@ -36,6 +36,7 @@ from typing import Any
 _TYPE_NAMES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int", "float", "bool", "Counter",
                "defaultdict", "deque", "Match", "Pattern")
 _TYPES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int", "float")
+_CONSTRUCTORS = frozenset({"fromkeys", "maketrans", "fromhex", "from_bytes"})  # class and static methods
 # Attribute names followed by something other than "(": a cheap test before the host's ``ast`` is imported.
 _CANDIDATE = re.compile(r"\.\s*([a-z_][a-z0-9_]*)\b(?!\s*\()")
 PACKED_PREFIX = "__codeact_packed_"  # a packed call's name: the tool's name after it
@@ -55,7 +56,6 @@ def method_names() -> frozenset[str]:
 
 
 _ATTR_CALL = re.compile(r"\b(?:hasattr|getattr|callable)\s*\(")
-_CALLABLE_TYPES = ("builtin_function_or_method", "function", "type", "partial", "method")
 
 
 @lru_cache(maxsize=1)
@@ -81,10 +81,19 @@ def types_having(attr: str) -> tuple[str, ...]:
 
 
 def rewrite(code: str, packed: frozenset[str] = frozenset()) -> str:
-    """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there:
-    built-in bound methods taken as values (:func:`bind_methods`) and functions that ``sorted``, ``min``, ``max``,
-    ``map`` or ``filter`` call back, which may then call tools (:func:`_callback_edits`); and the direct calls of the
-    tools in ``packed`` (``list[str]`` answers) made packed calls (:func:`_packed_edits`).
+    """``code`` rewritten, line for line (see :func:`rewrite_for_sandbox`, which also gives the prelude)."""
+    return rewrite_for_sandbox(code, packed)[0]
+
+
+def rewrite_for_sandbox(code: str, packed: frozenset[str] = frozenset()
+                        ) -> tuple[str, str, list[tuple[int, str]]]:
+    """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there, and the
+    prelude source the rewritten code needs ('' when none), and notes (line, text) on differences no rewrite
+    closes (codeact.core.prelude_edits.set_order_notes): built-in bound methods taken as values
+    (:func:`bind_methods`), functions that ``sorted``, ``min``, ``max``, ``map`` or ``filter`` call back, which may
+    then call tools (:func:`_callback_edits`), the sandbox's gaps the prelude covers
+    (codeact.core.prelude_edits); and the direct calls of the tools in ``packed`` (``list[str]`` answers) made
+    packed calls (:func:`_packed_edits`).
 
     Returns ``code`` unchanged when there is nothing to do or the host's Python cannot parse it (a newer syntax
     the sandbox may still accept).
@@ -94,37 +103,48 @@ def rewrite(code: str, packed: frozenset[str] = frozenset()) -> str:
                  or (_PATHS.search(code) is not None and _USES_PATHLIB.search(code) is not None)
                  or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None)
                  or (_OPENS.search(code) is not None and "newline" in code))
+    gaps = _SETS.search(code) is not None or _PRELUDE_GAPS.search(code) is not None
     packs = bool(packed) and any(name + "(" in code or name + " (" in code for name in packed)
-    if not candidates and not callbacks and not packs:
-        return code  # most programs: nothing to look up
-    idioms = callbacks or not candidates.isdisjoint(method_names())
+    if not candidates and not callbacks and not packs and not gaps:
+        return code, "", []  # most programs: nothing to look up
+    idioms = callbacks or gaps or not candidates.isdisjoint(method_names())
     if not idioms and not packs:
-        return code  # no ast import, no parse
+        return code, "", []  # no ast import, no parse
     import ast
+
+    from . import prelude, prelude_edits
 
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return code
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return code, "", []
     bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     bound |= {a.arg for n in ast.walk(tree) if isinstance(n, ast.arguments)
               for a in (*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg) if a is not None}
     defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
-    edits = []
+    edits: list[tuple[int, int, int, str]] = []
+    ordered: tuple[str, ...] = ()
+    notes: list[tuple[int, str]] = []
     if idioms:
-        edits = (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts)
-                 + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts))
+        source = prelude_edits.Source(tree, bound, lambda line, col: _offset(starts, line, col), code)
+        edits, ordered = prelude_edits.prelude_edits(source)
+        notes = prelude_edits.set_order_notes(source)
+        compares = prelude_edits.compares(source, ordered)
+        edits += (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts, compares)
+                  + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts, compares))
     if packs:
         edits += _packed_edits(tree, bound, starts, packed)
     if not edits:
-        return code
+        return code, "", notes
     data = code.encode("utf-8")
     # from the end; at one offset the deeper (inner) edit first, so the outer prefix lands left of it
     for start, end, _depth, text in sorted(edits, key=lambda e: (e[0], e[1], e[2]), reverse=True):
         data = data[:start] + text.encode("utf-8") + data[end:]
-    return data.decode("utf-8")
+    new = data.decode("utf-8")
+    names = prelude.names_in(new)
+    return new, prelude.source_for(names, ordered) if names else "", notes
 
 
 bind_methods = rewrite  # the name the first version had
@@ -182,6 +202,8 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
             continue
         receiver = node.value
         if (isinstance(receiver, ast.Name) and receiver.id in _TYPES and receiver.id not in bound):
+            if node.attr in _CONSTRUCTORS:
+                continue  # dict.fromkeys(...), str.maketrans(...): made from the type, not called on a value
             # str.lower: a method taken from the type, called or not
             at = _offset(starts, node.lineno, node.col_offset)
             end = _offset(starts, node.end_lineno, node.end_col_offset)
@@ -210,24 +232,16 @@ _PATHS = re.compile(r"\bsorted\s*\(")
 _USES_PATHLIB = re.compile(r"\bpathlib\b|\bPath\b")
 _FILE_ITERATION = re.compile(r"\b(?:enumerate|zip|list|tuple)\s*\(")
 _OPENS = re.compile(r"\bopen\s*\(")
-_STAND_INS = {
-    "sorted": ("(lambda _v, key, reverse=False: [_t[1] for _t in sorted([(key(_e), _e) for _e in _v], "
-               "key=lambda _t: _t[0], reverse=reverse)])"),
-    "min": ("(lambda _v, key, **_d: (lambda _p: min(_p, key=lambda _t: _t[0])[1] if _p or not _d "
-            "else _d['default'])([(key(_e), _e) for _e in _v]))"),
-    "max": ("(lambda _v, key, **_d: (lambda _p: max(_p, key=lambda _t: _t[0])[1] if _p or not _d "
-            "else _d['default'])([(key(_e), _e) for _e in _v]))"),
-    "map": "(lambda _f, _v: [_f(_e) for _e in _v])",
-    "filter": "(lambda _f, _v: [_e for _e in _v if _f(_e)])",
-}
+_SETS = re.compile(r"\bset\s*\(|\bfrozenset\s*\(|\{[^{}:]*\bfor\b[^{}:]*\}")  # sets built at run time
+# a cheap test for the gaps the prelude covers (codeact.core.prelude_edits) before a parse
+_PRELUDE_GAPS = re.compile(r"\bre\b|read_text|\bopen\s*\(|maketrans|\.translate\b|heapq|\bio\b|ChainMap|cmp_to_key|"
+                           r"total_ordering|TypedDict|dataclass|__(?:len|lt|gt|le|ge)__|\bvars\s*\(|"
+                           r"\{[^{}]*\b(?:True|False)\b|\{\s*-?[\d.]+\s*,")
+_STAND_INS = {name: f"codeact_{name}" for name in ("sorted", "min", "max", "map", "filter")}  # codeact.core.prelude
 
 
-_LIST_SORT = ("(lambda _l, **_kw: (lambda _s: _l.clear() or _l.extend(_s))(" + _STAND_INS["sorted"] +
-              "(_l, **_kw)) if type(_l).__name__ == 'list' else _l.sort(**_kw))")
-
-
-def _callback_edits(tree: Any, bound: set[str], defs: set[str],
-                    starts: list[int]) -> list[tuple[int, int, int, str]]:
+def _callback_edits(tree: Any, bound: set[str], defs: set[str], starts: list[int],
+                    compares: bool = False) -> list[tuple[int, int, int, str]]:
     """Edits that replace ``sorted``/``min``/``max``/``map``/``filter`` by a stand-in where the function they
     would call back is the program's own (a lambda or a ``def``), which may call tools."""
     import ast
@@ -236,10 +250,19 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
                for t in n.targets if isinstance(t, ast.Name)}
 
     def own(node: Any) -> bool:
+        """The program's own function, or an OS function (``os.path.getsize``): either may suspend."""
+        if isinstance(node, ast.Attribute):
+            root: Any = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            return isinstance(root, ast.Name) and root.id in ("os", "Path", "pathlib") and root.id not in bound
         return isinstance(node, ast.Lambda) or (isinstance(node, ast.Name) and node.id in defs | lambdas)
 
     edits: list[tuple[int, int, int, str]] = []
     for node in ast.walk(tree):
+        if compares and isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and getattr(
+                node.func, "id", getattr(node.func, "attr", "")) in ("sorted", "min", "max", "sort"):
+            continue  # the prelude's comparisons take these (codeact.core.prelude_edits)
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sort"
                 and not node.args and node.keywords and "type" not in bound and "sorted" not in bound
                 and {k.arg for k in node.keywords} <= {"key", "reverse"}
@@ -250,7 +273,7 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
             first = node.keywords[0]
             arg = _offset(starts, first.lineno, first.col_offset)
             if receiver.end_lineno == first.lineno:
-                edits.append((at, at, 0, _LIST_SORT + "("))
+                edits.append((at, at, 0, "codeact_list_sort("))
                 edits.append((tail, arg, 0, ", "))
             continue
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _STAND_INS
@@ -273,22 +296,8 @@ def _callback_edits(tree: Any, bound: set[str], defs: set[str],
 
 # Paths sort by their parts in CPython; the sandbox's paths do not compare at all. Files iterate by line in CPython;
 # the sandbox's only in a for loop. These stand-ins give CPython's answer and leave other values to the built-in.
-_PATH_TYPES = ("PosixPath", "PurePosixPath", "Path", "PurePath", "WindowsPath")
-_SORTED_PLAIN = ("(lambda _v, **_k: sorted(_v, key=lambda _e: tuple(_e.parts) if type(_e).__name__ in "
-                 f"{_PATH_TYPES!r} else _e, **_k))")
-_NEXT = "(lambda _l, *_d: _l[0] if _l else _d[0] if _d else next(iter(_l)))"
-_LINES = "(lambda _f: _f.readlines() if type(_f).__name__ == 'TextIOWrapper' else _f)"
-# int() of a text raises ValueError quoting it: the one way an expression can raise a message of ours in the sandbox
-_NEWLINE = ("(lambda _n: _n if _n is None else int(\"open(newline=...) is not supported here: text is read with "
-            "universal newlines ('\\\\r\\\\n' becomes '\\\\n'); to keep line endings read bytes, "
-            "open(path, 'rb').read().decode()\"))")
-_RELATIVE_TO = ("(lambda _p, _b: _p.relative_to(_b) if type(_p).__name__ not in " + repr(_PATH_TYPES) + " else "
-                "(_p if str(_b) in ('.', '') else type(_p)('.') if str(_p) == str(_b) else "
-                "type(_p)(str(_p)[len(str(_b).rstrip('/')) + 1:]) if str(_p).startswith(str(_b).rstrip('/') + '/') "
-                "else _p.relative_to(_b)))")
-
-
-def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
+def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int],
+                       compares: bool = False) -> list[tuple[int, int, int, str]]:
     """``sorted(paths)``, ``p.relative_to(base)`` and ``enumerate(f)``/``zip(f, ...)``/``list(f)`` over an open
     file, rewritten to stand-ins that answer as CPython does."""
     import ast
@@ -302,20 +311,21 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
             continue
         func = node.func
         if (isinstance(func, ast.Name) and func.id == "sorted" and "sorted" not in bound and len(node.args) == 1
+                and not compares
                 and {k.arg for k in node.keywords} <= {"reverse"} and not isinstance(node.args[0], ast.Starred)):
             at = _offset(starts, func.lineno, func.col_offset)
-            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _SORTED_PLAIN))
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, "codeact_sorted"))
         elif (isinstance(func, ast.Name) and func.id == "next" and "next" not in bound and 1 <= len(node.args) <= 2
               and isinstance(node.args[0], ast.GeneratorExp) and not node.keywords):
             # a generator expression is a list in the sandbox (monty#364): its first item, as next() would give
             at = _offset(starts, func.lineno, func.col_offset)
-            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, _NEXT))
+            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0, "codeact_next"))
         elif (isinstance(func, ast.Name) and func.id in ("enumerate", "zip", "list", "tuple")
               and func.id not in bound and node.args and isinstance(node.args[0], ast.Name)
               and node.args[0].id in files):
             first = node.args[0]
             at = _offset(starts, first.lineno, first.col_offset)
-            edits.append((at, at, 1, _LINES + "("))
+            edits.append((at, at, 1, "codeact_lines("))
             stop = _offset(starts, first.end_lineno, first.end_col_offset)
             edits.append((stop, stop, 1, ")"))
         elif isinstance(func, ast.Name) and func.id == "open" and "open" not in bound:
@@ -324,7 +334,7 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
                 value = keyword.value
                 if keyword.arg == "newline" and not (isinstance(value, ast.Constant) and value.value is None):
                     at = _offset(starts, value.lineno, value.col_offset)
-                    edits.append((at, at, 1, _NEWLINE + "("))
+                    edits.append((at, at, 1, "codeact_newline("))
                     stop = _offset(starts, value.end_lineno, value.end_col_offset)
                     edits.append((stop, stop, 1, ")"))
         elif (isinstance(func, ast.Attribute) and func.attr == "relative_to" and len(node.args) == 1
@@ -333,7 +343,7 @@ def _sandbox_gap_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tu
             at = _offset(starts, receiver.lineno, receiver.col_offset)
             tail = _offset(starts, receiver.end_lineno, receiver.end_col_offset)
             arg = _offset(starts, node.args[0].lineno, node.args[0].col_offset)
-            edits.append((at, at, 0, _RELATIVE_TO + "("))
+            edits.append((at, at, 0, "codeact_relative_to("))
             edits.append((tail, arg, 0, ", "))
     return edits
 
@@ -370,7 +380,7 @@ def _builtin_attr_edits(tree: Any, bound: set[str], starts: list[int]) -> list[t
         name, args = node.func.id, node.args
         text = None
         if name == "callable" and len(args) == 1:
-            text = f"(lambda _c: type(_c).__name__ in {_CALLABLE_TYPES!r})"
+            text = "codeact_callable"
         elif (name == "hasattr" and len(args) == 2
               and not (isinstance(args[1], ast.Constant) and isinstance(args[1].value, str))):
             # a computed name: CPython's attribute names of the built-in types, by type, as data in the program
