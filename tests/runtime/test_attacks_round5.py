@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
 from test_edit_safety import _SWAPPER, _can_exchange
 
 from codeact.backends.sandbox_os import WorkspaceOS
@@ -70,3 +71,42 @@ def test_the_file_idioms_never_read_outside_while_a_folder_is_swapped_for_a_link
     assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert not leaked, f"outside content through the idioms: {leaked} (of {read})"
     assert all(read.get(name) for name in ("read_text", "iterdir", "scan")), read  # they did run meanwhile
+
+
+# ------------------------------------------- also found: a refused workspace starts no server; stop reaches any
+def _servers_for(workspace: Path) -> list[int]:
+    """The pids of warm servers serving ``workspace`` (their command line names it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--workspace" in argv and os.fsencode(workspace) in argv and any(b"server.daemon" in a for a in argv):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["home", ".git"])
+def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refused(launcher: Launcher,
+                                                                                  tmp_path: Path, where: str) -> None:
+    """``--workspace $HOME`` (or ``.git``) was refused, but the thin client had started a warm server for it first,
+    which lingered for its idle time, and ``server stop --workspace $HOME`` refused to stop it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    target = home if where == "home" else launcher.root / ".git"
+    env = {**launcher.env, "HOME": str(home)}
+    codeact = str(launcher.root / ".codeact/bin/codeact")
+    done = subprocess.run([codeact, "run", "--workspace", str(target), "--code", "print(1)"], cwd=launcher.root,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "is refused" in done.stderr, (done.returncode, done.stderr)
+    assert _servers_for(target) == [], "a warm server was started for a refused workspace"
+    for action in ("status", "stop"):
+        shown = subprocess.run([codeact, "server", action, "--workspace", str(target)], cwd=launcher.root, env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert shown.returncode in (0, 1) and "no server runs" in shown.stderr, (action, shown.stderr)
+    start = subprocess.run([codeact, "server", "start", "--workspace", str(target)], cwd=launcher.root, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert start.returncode == 2 and "is refused" in start.stderr, start.stderr
+    assert _servers_for(target) == []

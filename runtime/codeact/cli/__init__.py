@@ -53,6 +53,8 @@ def check_paths(args: argparse.Namespace) -> None:
         return
     from ..core.boundary import SANDBOX_COMMANDS, check_program_file, check_workspace
 
+    if args.command == "server" and args.action != "start" and workspace:
+        return  # status and stop run nothing there: they must reach a server whatever its workspace
     if workspace is not None and args.command not in SANDBOX_COMMANDS:
         args.workspace = str(check_workspace(workspace, sandbox=False))
     elif workspace == "":

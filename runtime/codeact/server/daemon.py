@@ -351,6 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", required=True, help="the Unix socket to listen on")
     parser.add_argument("--workspace", required=True, help="the workspace it serves")
     args = parser.parse_args(argv)
+    from ..core.boundary import workspace_refusal
+
+    refused = workspace_refusal(args.workspace)  # a refused workspace gets no server (the run says why, exit 2)
+    if refused:
+        print(f"codeact server: {refused}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         client.private_folder(os.path.dirname(args.socket))
     except client.Unreachable as exc:
