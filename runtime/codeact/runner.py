@@ -232,6 +232,13 @@ def _execute(backend_impl: backends.Backend, program: backends.Program, space: W
         return backend_impl.execute(program), None
     except ProgramError as exc:
         return None, exc.info._replace(message=space.scrub(exc.info.message))
+    except (RecursionError, MemoryError):  # the host's own parsing of a program nested too deeply
+        from .backends.program import nesting_error
+
+        nested = nesting_error(program.code)
+        if nested is None:
+            raise
+        return None, nested
     except Exception:
         if interrupted:  # the worker got the same Ctrl-C and died: not a crash to report
             raise KeyboardInterrupt from None

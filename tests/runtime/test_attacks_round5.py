@@ -2,6 +2,7 @@
 ordinary use next to it that must keep working."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -110,3 +111,40 @@ def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refu
                            capture_output=True, text=True, timeout=60)
     assert start.returncode == 2 and "is refused" in start.stderr, start.stderr
     assert _servers_for(target) == []
+
+
+# ------------------------------------------------------------- item 10: a program nested deeper than any parser
+@pytest.mark.parametrize("depth", [1_000, 3_000, 100_000])
+def test_a_deeply_nested_program_gets_a_clean_error_and_valid_json(tmp_path: Path, fixture_workspace: Path,
+                                                                  user_config: Path, depth: int) -> None:
+    """``not not ... True`` 100,000 deep ended with a host traceback (MemoryError in the host's ``ast.parse``;
+    RecursionError at 1,000 and 3,000) and no JSON with ``--json``: it is a SyntaxError, as the sandbox's parser
+    gives one past its own depth."""
+    from conftest import base_environ
+
+    program = tmp_path / "deep.py"
+    program.write_text("x = " + "not " * depth + "True\nprint(x)\n")
+    env = base_environ(user_config, CODEACT_SERVER="0", CODEACT_BACKEND="monty",
+                       PYTHONPATH=str(Path(__file__).resolve().parents[2] / "runtime"))
+    done = subprocess.run([sys.executable, "-m", "codeact", "run", "--json", "--workspace", str(fixture_workspace),
+                           "--file", str(program)], env=env, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 1, (done.returncode, done.stderr[-500:])
+    shown = json.loads(done.stdout)
+    assert shown["ok"] is False and shown["error"]["type"] == "SyntaxError", shown["error"]
+    assert "too deeply nested" in shown["error"]["message"], shown["error"]
+
+
+@pytest.mark.slow
+def test_a_deeply_nested_program_through_the_warm_server(launcher: Launcher, tmp_path: Path) -> None:
+    program = tmp_path / "deep.py"
+    program.write_text("not " * 100_000 + "True\n")
+    for warm in (True, False):
+        env = {**launcher.env, **({} if warm else {"CODEACT_SERVER": "0"})}
+        done = subprocess.run([str(launcher.root / ".codeact/bin/codeact"), "run", "--json", "--file", str(program)],
+                              cwd=launcher.root, env=env, capture_output=True, text=True, timeout=120)
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-2000:]
+        shown = json.loads(done.stdout)
+        assert shown["error"]["type"] == "SyntaxError" and "too deeply nested" in shown["error"]["message"]
+    again = launcher.run("print(6 * 7)", warm=True)
+    assert again.returncode == 0 and again.stdout == "42\n", again.stderr

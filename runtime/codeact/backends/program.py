@@ -7,6 +7,9 @@ from typing import Any, NamedTuple, Protocol
 from ..core.boundary import Workspace
 from ..core.limits import Limits
 from ..core.tool import Tool
+from ..errors import ErrorInfo
+
+MAX_NESTING = 200  # the sandbox's parser refuses a program nested deeper ("Source is too deeply nested")
 
 
 class Program(NamedTuple):
@@ -37,4 +40,32 @@ class Backend(Protocol):
     def execute(self, program: Program) -> Any: ...
 
 
-__all__ = ["Backend", "Program"]
+def nesting_error(code: str) -> ErrorInfo | None:
+    """The error of a program nested too deeply for the host's own parsing (CPython's ``ast`` raises MemoryError
+    or RecursionError, and the runtime's walks of the tree recurse): a SyntaxError as the sandbox's parser gives
+    one; ``None`` when the program is not that deep (the failure had another cause). Called only after a run
+    failed that way: a depth walk on every run would cost each run its time."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except (MemoryError, RecursionError):
+        deepest = None
+    except (SyntaxError, ValueError):
+        return None
+    else:
+        deepest = 0
+        stack = [(tree, 1)]
+        while stack:  # iterative: a recursive walk is what failed
+            node, depth = stack.pop()
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        if deepest <= MAX_NESTING:
+            return None
+    levels = "more levels than CPython's parser allows" if deepest is None else f"{deepest:,} levels"
+    return ErrorInfo("SyntaxError", f"Source is too deeply nested: the program nests expressions {levels}, and the "
+                                    f"sandbox parses at most about {MAX_NESTING}; compute it in steps (a loop, or "
+                                    "one variable per step)", None, None)
+
+
+__all__ = ["MAX_NESTING", "Backend", "Program", "nesting_error"]
