@@ -90,8 +90,8 @@ def _servers_for(workspace: Path) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["home", ".git"])
-def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refused(launcher: Launcher,
-                                                                                  tmp_path: Path, where: str) -> None:
+def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refused(  # noqa: F811
+        launcher: Launcher, tmp_path: Path, where: str) -> None:
     """``--workspace $HOME`` (or ``.git``) was refused, but the thin client had started a warm server for it first,
     which lingered for its idle time, and ``server stop --workspace $HOME`` refused to stop it."""
     home = tmp_path / "home"
@@ -136,7 +136,7 @@ def test_a_deeply_nested_program_gets_a_clean_error_and_valid_json(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_deeply_nested_program_through_the_warm_server(launcher: Launcher, tmp_path: Path) -> None:
+def test_a_deeply_nested_program_through_the_warm_server(launcher: Launcher, tmp_path: Path) -> None:  # noqa: F811
     program = tmp_path / "deep.py"
     program.write_text("not " * 100_000 + "True\n")
     for warm in (True, False):

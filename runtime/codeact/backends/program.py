@@ -55,7 +55,7 @@ def nesting_error(code: str) -> ErrorInfo | None:
         return None
     else:
         deepest = 0
-        stack = [(tree, 1)]
+        stack: list[tuple[ast.AST, int]] = [(tree, 1)]
         while stack:  # iterative: a recursive walk is what failed
             node, depth = stack.pop()
             deepest = max(deepest, depth)
