@@ -90,8 +90,8 @@ def _servers_for(workspace: Path) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["home", ".git"])
-def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refused(  # noqa: F811
-        launcher: Launcher, tmp_path: Path, where: str) -> None:
+def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refused(
+        launcher: Launcher, tmp_path: Path, where: str) -> None:  # noqa: F811
     """``--workspace $HOME`` (or ``.git``) was refused, but the thin client had started a warm server for it first,
     which lingered for its idle time, and ``server stop --workspace $HOME`` refused to stop it."""
     home = tmp_path / "home"
