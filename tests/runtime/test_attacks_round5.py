@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
 from test_edit_safety import _SWAPPER, _can_exchange
+from test_tool_bounds import assert_bounded, config, measured_run, trickle, workspace  # noqa: F401 - fixtures
 
 from codeact.backends.sandbox_os import WorkspaceOS
 from codeact.core.boundary import Workspace
@@ -148,3 +149,19 @@ def test_a_deeply_nested_program_through_the_warm_server(launcher: Launcher, tmp
         assert shown["error"]["type"] == "SyntaxError" and "too deeply nested" in shown["error"]["message"]
     again = launcher.run("print(6 * 7)", warm=True)
     assert again.returncode == 0 and again.stdout == "42\n", again.stderr
+
+
+# ------------------------------------------------------------------- item 8: github_api's reads end by the deadline
+@pytest.mark.parametrize("route", ["/page", "/headers"])
+def test_github_api_of_a_trickling_reply_ends_by_the_deadline(workspace: Path, config: Path,  # noqa: F811
+                                                            trickle: str, route: str) -> None:  # noqa: F811
+    """One ``read(65536)`` kept going on a body arriving a byte at a time, past the deadline (each byte came within
+    the socket's timeout): the program never got its TimeoutError. Every socket of the call is now shut at the
+    run's deadline, as web_fetch's are."""
+    run = measured_run(f'github_api(endpoint="{route}")', workspace, config, timeout=3,
+                       env={"CODEACT_TOOLS": "github_api", "GITHUB_API_URL": trickle, "GH_TOKEN": "t0ken"})
+    assert not run.data["ok"], run.data
+    assert run.data["error"]["type"] == "TimeoutError", run.data
+    assert run.data["error"]["message"].startswith(f"github_api() was stopped at the run's deadline while GET "
+                                                   f"{route}"), run.data["error"]
+    assert_bounded(run, 3)

@@ -181,6 +181,38 @@ def _guarded_opener(allow_hosts: tuple[str, ...], watch: _Watchdog | None = None
     return opener
 
 
+def _watched_opener(watch: _Watchdog) -> Any:
+    """``github_api``'s opener: urllib's own (the user's proxy settings kept, no address check: GitHub Enterprise may
+    be on a private address), the token dropped on a redirect to another host, and every socket it makes, a
+    proxy's too, shut down at the run's deadline."""
+    import http.client
+    import socket
+    import urllib.request
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        return watch.register(socket.create_connection(*args, **kwargs))
+
+    class Conn(http.client.HTTPConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = watched  # the connection's own hook: a proxy tunnel goes through it too
+
+    class SecureConn(http.client.HTTPSConnection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = watched
+
+    class Plain(urllib.request.HTTPHandler):
+        def http_open(self, req: Any) -> Any:
+            return self.do_open(Conn, req)
+
+    class Secure(urllib.request.HTTPSHandler):
+        def https_open(self, req: Any) -> Any:
+            return self.do_open(SecureConn, req, context=self._context)  # type: ignore[attr-defined]
+
+    return urllib.request.build_opener(Plain(), Secure(), _redirects(drop_auth_across_hosts=True))
+
+
 def _redirects(*, drop_auth_across_hosts: bool) -> Any:
     import urllib.parse
     import urllib.request
@@ -331,6 +363,7 @@ def github_api(ctx: ToolContext, *, endpoint: str, method: str = "GET",
     The token comes from COPILOT_GITHUB_TOKEN, GH_TOKEN or GITHUB_TOKEN, else ``gh auth token``. One page per call:
     page with ``per_page`` and ``page``. GITHUB_API_URL points it at GitHub Enterprise.
     """
+    import http.client
     import urllib.error
     import urllib.parse
     import urllib.request
@@ -349,30 +382,35 @@ def github_api(ctx: ToolContext, *, endpoint: str, method: str = "GET",
         data = json.dumps(body).encode("utf-8")
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=data, method=verb, headers=headers)
-    opener = urllib.request.build_opener(_redirects(drop_auth_across_hosts=True))
     shown = f"{verb} {url[len(base):] or '/'}"
     deadline = ctx.run_deadline()
     deadline.check("github_api", shown)
     timeout = max(0.05, min(30.0, deadline.remaining()))  # each wait; the run's deadline bounds the whole call
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            parts, size = [], 0
-            while size <= MAX_BODY:
-                deadline.check("github_api", shown)
-                part = response.read(min(1 << 16, MAX_BODY + 1 - size))
-                if not part:
-                    break
-                parts.append(part)
-                size += len(part)
-            raw = b"".join(parts)
-    except urllib.error.HTTPError as exc:
-        raise ToolError(_github_error(shown, exc)) from None
-    except urllib.error.URLError as exc:
-        raise ToolError(f"GitHub API {shown}: cannot connect to {base} ({exc.reason})") from None
-    except (TimeoutError, OSError) as exc:
-        if deadline.expired():
-            raise deadline.stopped("github_api", shown) from None
-        raise ToolError(f"GitHub API {shown}: {exc or 'timed out'}") from None
+    with _Watchdog(deadline) as watch:  # a reply trickling in is cut at the deadline, whatever each read waits
+        opener = _watched_opener(watch)
+        try:
+            with opener.open(request, timeout=timeout) as response:
+                parts, size = [], 0
+                while size <= MAX_BODY:
+                    deadline.check("github_api", shown)
+                    part = response.read(min(1 << 16, MAX_BODY + 1 - size))
+                    if not part:
+                        break
+                    parts.append(part)
+                    size += len(part)
+                raw = b"".join(parts)
+        except urllib.error.HTTPError as exc:
+            if watch.fired or deadline.expired():
+                raise deadline.stopped("github_api", shown) from None
+            raise ToolError(_github_error(shown, exc)) from None
+        except (urllib.error.URLError, TimeoutError, OSError, http.client.HTTPException) as exc:
+            if watch.fired or deadline.expired():
+                raise deadline.stopped("github_api", shown) from None
+            if isinstance(exc, urllib.error.URLError):
+                raise ToolError(f"GitHub API {shown}: cannot connect to {base} ({exc.reason})") from None
+            raise ToolError(f"GitHub API {shown}: {exc or 'timed out'}") from None
+        if watch.fired:  # the read ended because the socket was shut
+            raise deadline.stopped("github_api", shown)
     if len(raw) > MAX_BODY:
         raise ToolError(f"GitHub API {shown}: the reply is larger than {MAX_BODY >> 20} MiB; ask for less "
                         "(per_page, fewer fields)")
