@@ -76,15 +76,15 @@ def test_the_file_idioms_never_read_outside_while_a_folder_is_swapped_for_a_link
 
 
 # ------------------------------------------- also found: a refused workspace starts no server; stop reaches any
-def _servers_for(workspace: Path) -> list[int]:
-    """The pids of warm servers serving ``workspace`` (their command line names it)."""
+def _servers_for(folder: Path) -> list[int]:
+    """The pids of warm servers serving ``folder`` (their command line names it)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"--workspace" in argv and os.fsencode(workspace) in argv and any(b"server.daemon" in a for a in argv):
+        if b"--workspace" in argv and os.fsencode(folder) in argv and any(b"server.daemon" in a for a in argv):
             found.append(int(entry.name))
     return found
 
