@@ -54,6 +54,11 @@ GAP_PROGRAMS: dict[str, tuple[str, Any, Any]] = {
     "codeact_cmp_to_key": ("from functools import cmp_to_key", "error", None),
     "codeact_total_ordering": ("from functools import total_ordering", "error", None),
     "codeact_TypedDict": ("from typing import TypedDict", "error", None),
+    "codeact_ConfigParser": ("import configparser", "error", None),
+    "codeact_urlparse": ("import urllib.parse", "error", None),
+    "codeact_Template": ("from string import Template", "error", None),
+    "codeact_set_method": ("{1, 2}.union({3}, {4})", "error", {1, 2, 3, 4}),
+    "codeact_set_call": ("set.intersection({1, 2}, {2})", "error", {2}),
 }
 
 

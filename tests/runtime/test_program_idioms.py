@@ -175,9 +175,24 @@ VALID = {
     "dict.fromkeys with key=len": 'msgs = ["b", "a", "b"]\nlongest = max(msgs, key=len)\nlist(dict.fromkeys(msgs))',
     "str.maketrans": '"hello".translate(str.maketrans("el", "ip")), "a-b".translate(str.maketrans({"-": "_"}))',
     "key=os.path.getsize": 'import os\nsorted(["README.md", "setup.py"], key=os.path.getsize)',
+    "configparser": 'import configparser\ncp = configparser.ConfigParser()\ncp.read_string("[a]\\nX = 1\\ny = %(x)s2\\n[b]\\nz: on")\n'
+                    '(cp.sections(), cp.get("a", "y"), cp["a"]["x"], cp.getboolean("b", "z"), cp.has_option("b", "q"), '
+                    'sorted(cp["a"]))',
+    "urlparse": 'from urllib.parse import urlparse\nu = urlparse("https://user@example.com:8080/p/a?q=1#f")\n'
+                '(u.scheme, u.netloc, u.hostname, u.port, u.path, u.query, u.fragment, u[1])',
+    "string.Template": 'from string import Template\nt = Template("$who likes ${what}; $$5")\n'
+                       '(t.substitute(who="tim", what="py"), t.safe_substitute(who="x"))',
+    "set methods": 'groups = [[1, 2, 3], [2, 3], [3, 2, 9]]\n(sorted(set.intersection(*(set(g) for g in groups))), '
+                   'sorted({1}.union({2}, {3})))',
+    "field(compare=False)": 'from dataclasses import dataclass, field\n@dataclass(order=True)\nclass M:\n    n: int\n'
+                            '    name: str = field(compare=False)\nms = [M(2, "a"), M(1, "z"), M(2, "b")]\n'
+                            'ms.sort(reverse=True)\n[m.name for m in ms]',
+    "vars of a plain object": 'class S:\n    def __init__(self):\n        self.files = 3\n        self.lines = [1]\nvars(S())',
     # item 6
     "tool argument from mixed dicts": 'files = [{"path": "README.md", "n": 1}, {"path": "setup.py", "n": 2}]\n'
                                       '[(f["n"], len(view(path=f["path"]))) for f in files]',
+    "view_range from mixed dicts": 'ts = [{"path": "README.md", "a": 1, "b": 2}]\n'
+                                   '[view(path=t["path"], view_range=[t["a"], t["b"]]) for t in ts]',
 }
 
 

@@ -35,6 +35,8 @@ _FUNCTIONS: dict[str, tuple[str, ...]] = {
     "difflib": ("unified_diff", "context_diff", "ndiff", "get_close_matches"),
     "pprint": ("pformat", "pprint", "pp", "saferepr", "isreadable", "isrecursive"),
     "string": ("capwords",),
+    # what the sandbox prelude's stand-ins (codeact.core.prelude) ask of CPython
+    "codeact_host": ("vars", "configparse", "urlparts"),
 }
 _CONSTANTS: dict[str, tuple[str, ...]] = {
     "string": ("ascii_letters", "ascii_lowercase", "ascii_uppercase", "digits", "hexdigits", "octdigits",
@@ -134,6 +136,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
         kwargs.pop("stream", None)
         return pprint.pformat(*args, **kwargs) + "\n"
+    if module == "codeact_host":
+        return _HOST_HELPERS[member](*args, **kwargs)
     function: Callable[..., Any] = getattr(importlib.import_module(module), member)
     try:
         value = function(*args, **kwargs)
@@ -145,6 +149,53 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if module == "fnmatch":
             _forget_patterns(args, kwargs)
     return list(value) if isinstance(value, tuple) and module == "statistics" else value
+
+
+def _vars(value: Any) -> dict[str, Any]:
+    """``vars(obj)`` of an instance of the program's class: its attributes (the sandbox cannot list them)."""
+    attributes = getattr(value, "attributes", None)
+    if attributes is None:
+        raise TypeError("vars() argument must have __dict__ attribute")
+    return dict(attributes)
+
+
+def _configparse(text: str, defaults: dict[str, Any] | None = None) -> list[Any]:
+    """``text`` read by CPython's ``configparser.ConfigParser``: ``[defaults, [[section, {option: value}], ...]]``,
+    each value interpolated as ``get`` would give it (the raw value where interpolation fails)."""
+    import configparser
+
+    parser = configparser.ConfigParser(defaults)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from None
+    sections = []
+    for section in parser.sections():
+        values = {}
+        for option in parser.options(section):
+            try:
+                values[option] = parser.get(section, option)
+            except configparser.Error:
+                values[option] = parser.get(section, option, raw=True)
+        sections.append([section, values])
+    return [dict(parser.defaults()), sections]
+
+
+def _urlparts(url: str, kind: str = "urlparse", scheme: str = "", allow_fragments: bool = True) -> dict[str, Any]:
+    """``urllib.parse.urlparse``/``urlsplit`` of ``url`` as plain data: its fields, and its properties."""
+    from urllib import parse
+
+    split = parse.urlsplit if kind == "urlsplit" else parse.urlparse
+    found = split(url, scheme, allow_fragments)
+    try:
+        port = found.port
+    except ValueError:
+        port = None
+    return {"fields": list(found), "names": list(found._fields), "hostname": found.hostname, "port": port,
+            "username": found.username, "password": found.password, "url": found.geturl()}
+
+
+_HOST_HELPERS: dict[str, Callable[..., Any]] = {"vars": _vars, "configparse": _configparse, "urlparts": _urlparts}
 
 
 def _size(value: Any, budget: int) -> int:

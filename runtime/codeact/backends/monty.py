@@ -502,14 +502,17 @@ def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[tuple
 
 def _may_fit(f: _Finding) -> bool:
     """Whether an argument's type, as the checker guesses it, may still be the one expected: a value from a list
-    of mixed dicts is ``str | int`` to it (``f["path"]``), which the tool checks when the call runs."""
+    of mixed dicts is ``str | int`` to it (``f["path"]``), ``[a, b]`` taken from one is ``list[str | int]``; the
+    tool checks such a call when it runs."""
     if f.code != "invalid-argument-type":
         return False
     types = re.search(r"Expected `([^`]+)`, found `([^`]+)`", f.message)
-    if not types or "|" not in types[2]:
+    if not types or ("|" not in types[2] and "Unknown" not in types[2]):
         return False
-    expected = {t.strip() for t in types[1].split("|")}
-    return any(t.strip() in expected or t.strip().startswith("Unknown") for t in types[2].split("|"))
+    expected = [t.strip() for t in re.split(r"\|(?![^\[]*\])", types[1])]
+    found = [t.strip() for t in re.split(r"\|(?![^\[]*\])", types[2])]
+    outer = {t.split("[")[0] for t in expected}
+    return any(t in expected or t.startswith("Unknown") or ("[" in t and t.split("[")[0] in outer) for t in found)
 
 
 def _unpacked_lines(code: str) -> set[int]:

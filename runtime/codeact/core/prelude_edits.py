@@ -31,7 +31,12 @@ _MODULES: dict[str, tuple[str | None, dict[str, str]]] = {
     "typing": (None, {"TypedDict": "codeact_TypedDict"}),
     "dataclasses": (None, {n: f"codeact_dataclasses().{n}" for n in (
         "fields", "asdict", "astuple", "replace", "is_dataclass")}),
+    "configparser": ("codeact_configparser()", {"ConfigParser": "codeact_ConfigParser",
+                                                "RawConfigParser": "codeact_ConfigParser"}),
+    "urllib.parse": (None, {"urlparse": "codeact_urlparse", "urlsplit": "codeact_urlsplit"}),
+    "string": (None, {"Template": "codeact_Template"}),
 }
+_SET_METHODS_MANY = ("union", "intersection", "difference", "symmetric_difference")
 _COMPARE_DUNDERS = {"__lt__", "__gt__", "__le__", "__ge__"}
 
 
@@ -214,6 +219,18 @@ def _str_edits(src: Source) -> list[Edit]:
         if func.attr == "maketrans" and isinstance(func.value, ast.Name) and func.value.id in ("str", "bytes"):
             start, end = src.span(func)
             edits.append((start, end, 0, "codeact_maketrans"))
+        elif (func.attr in _SET_METHODS_MANY and isinstance(func.value, ast.Name) and func.value.id in (
+                "set", "frozenset") and func.value.id not in src.bound):
+            start, end = src.span(func)  # set.intersection(*sets): the method taken from the type
+            edits.append((start, end, 0, f"codeact_set_call({func.attr!r})"))
+        elif (func.attr in _SET_METHODS_MANY and len(node.args) > 1 and not node.keywords
+              and not any(isinstance(a, ast.Starred) for a in node.args)
+              and func.value.end_lineno == node.args[0].lineno):
+            start = src.offset(func.value.lineno, func.value.col_offset)
+            receiver_end = src.offset(func.value.end_lineno, func.value.end_col_offset)
+            edits.append((start, start, 0, "codeact_set_method("))
+            edits.append((receiver_end, src.offset(node.args[0].lineno, node.args[0].col_offset), 0,
+                          f", {func.attr!r}, "))
         elif (func.attr == "translate" and len(node.args) == 1 and not node.keywords
               and func.value.end_lineno == node.args[0].lineno):
             start = src.offset(func.value.lineno, func.value.col_offset)
@@ -258,9 +275,10 @@ def _import_edits(src: Source) -> list[Edit]:
             parts += [f"{a.asname or a.name} = {members[a.name]}" for a in ours]
             edits.append(_statement(src, node, "; ".join(parts)))
     for node in ast.walk(src.tree):  # module.member -> the stand-in, where the program imported the module
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in module_names
-                and _MODULES[module_names[node.value.id]][0] is None):
-            members = _MODULES[module_names[node.value.id]][1]
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute))
+                and ast.unparse(node.value) in module_names
+                and _MODULES[module_names[ast.unparse(node.value)]][0] is None):
+            members = _MODULES[module_names[ast.unparse(node.value)]][1]
             if node.attr in members:
                 start, end = src.span(node)
                 edits.append((start, end, 2, members[node.attr]))
@@ -290,10 +308,16 @@ def _typed_dict_classes(src: Source) -> list[Edit]:
 # ------------------------------------------------------------------------------------------------------------ objects
 def _ordered_dataclasses(src: Source) -> tuple[tuple[str, ...], list[Edit]]:
     """Classes declared ``@dataclass(order=True)``: the option dropped (the sandbox refuses it) and the class named
-    so that the prelude's comparisons order it by its fields."""
+    so that the prelude's comparisons order it by its fields (``"Name"``, or ``"Name-field-field"`` less the
+    fields declared ``field(compare=False)``, an argument the sandbox refuses too and is dropped)."""
     ordered: list[str] = []
     edits: list[Edit] = []
     for node in ast.walk(src.tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "field"
+                and any(k.arg == "compare" for k in node.keywords) and node.lineno == node.end_lineno):
+            kept = ast.Call(func=node.func, args=node.args, keywords=[k for k in node.keywords if k.arg != "compare"])
+            start, end = src.span(node)
+            edits.append((start, end, 0, ast.unparse(kept)))
         if not isinstance(node, ast.ClassDef):
             continue
         for decorator in node.decorator_list:
@@ -301,7 +325,7 @@ def _ordered_dataclasses(src: Source) -> tuple[tuple[str, ...], list[Edit]]:
                     and any(k.arg == "order" for k in decorator.keywords)):
                 order = next(k.value for k in decorator.keywords if k.arg == "order")
                 if isinstance(order, ast.Constant) and order.value is True:
-                    ordered.append(node.name)
+                    ordered.append("-".join([node.name, *_not_compared(node)]))
                 kept = ast.Call(func=decorator.func, args=decorator.args,
                                 keywords=[k for k in decorator.keywords if k.arg != "order"])
                 start, end = src.span(decorator)
@@ -314,6 +338,19 @@ def compares(src: Source, ordered: tuple[str, ...]) -> bool:
     dataclass or uses ``cmp_to_key`` (then the prelude takes its comparisons and sorts)."""
     defined = {n.name for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef)}
     return bool(defined & _COMPARE_DUNDERS) or bool(ordered) or "cmp_to_key" in src.code
+
+
+def _not_compared(node: Any) -> list[str]:
+    """The fields of a dataclass declared ``field(compare=False)``."""
+    found = []
+    for item in node.body:
+        value = item.value if isinstance(item, ast.AnnAssign) else None
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field"
+                and isinstance(item.target, ast.Name) and any(
+                    k.arg == "compare" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in value.keywords)):
+            found.append(item.target.id)
+    return found
 
 
 def _object_edits(src: Source, ordered: tuple[str, ...]) -> list[Edit]:

@@ -37,6 +37,7 @@ _TYPE_NAMES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int
                "defaultdict", "deque", "Match", "Pattern")
 _TYPES = ("str", "bytes", "list", "dict", "set", "frozenset", "tuple", "int", "float")
 _CONSTRUCTORS = frozenset({"fromkeys", "maketrans", "fromhex", "from_bytes"})  # class and static methods
+_SET_MANY = frozenset({"union", "intersection", "difference", "symmetric_difference"})
 # Attribute names followed by something other than "(": a cheap test before the host's ``ast`` is imported.
 _CANDIDATE = re.compile(r"\.\s*([a-z_][a-z0-9_]*)\b(?!\s*\()")
 PACKED_PREFIX = "__codeact_packed_"  # a packed call's name: the tool's name after it
@@ -202,8 +203,8 @@ def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[i
             continue
         receiver = node.value
         if (isinstance(receiver, ast.Name) and receiver.id in _TYPES and receiver.id not in bound):
-            if node.attr in _CONSTRUCTORS:
-                continue  # dict.fromkeys(...), str.maketrans(...): made from the type, not called on a value
+            if node.attr in _CONSTRUCTORS or (receiver.id in ("set", "frozenset") and node.attr in _SET_MANY):
+                continue  # dict.fromkeys(...), str.maketrans(...): from the type; set.union(...): the prelude's
             # str.lower: a method taken from the type, called or not
             at = _offset(starts, node.lineno, node.col_offset)
             end = _offset(starts, node.end_lineno, node.end_col_offset)
@@ -235,7 +236,8 @@ _OPENS = re.compile(r"\bopen\s*\(")
 _SETS = re.compile(r"\bset\s*\(|\bfrozenset\s*\(|\{[^{}:]*\bfor\b[^{}:]*\}")  # sets built at run time
 # a cheap test for the gaps the prelude covers (codeact.core.prelude_edits) before a parse
 _PRELUDE_GAPS = re.compile(r"\bre\b|read_text|\bopen\s*\(|maketrans|\.translate\b|heapq|\bio\b|ChainMap|cmp_to_key|"
-                           r"total_ordering|TypedDict|dataclass|__(?:len|lt|gt|le|ge)__|\bvars\s*\(|"
+                           r"total_ordering|TypedDict|dataclass|__(?:len|lt|gt|le|ge)__|\bvars\s*\(|configparser|Template|"
+                           r"urlparse|urlsplit|\.(?:union|intersection|difference|symmetric_difference)\s*\(|"
                            r"\{[^{}]*\b(?:True|False)\b|\{\s*-?[\d.]+\s*,")
 _STAND_INS = {name: f"codeact_{name}" for name in ("sorted", "min", "max", "map", "filter")}  # codeact.core.prelude
 

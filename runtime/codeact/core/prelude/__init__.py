@@ -48,6 +48,11 @@ GAPS: dict[str, str] = {
     "codeact_cmp_to_key": "functools.cmp_to_key is missing",
     "codeact_total_ordering": "functools.total_ordering is missing",
     "codeact_TypedDict": "typing.TypedDict is missing (and a class cannot inherit from it)",
+    "codeact_ConfigParser": "the configparser module is missing",
+    "codeact_urlparse": "urllib.parse is missing (urlparse/urlsplit give objects with attributes)",
+    "codeact_Template": "string.Template is missing",
+    "codeact_set_method": "set.union/intersection/difference take one argument only",
+    "codeact_set_call": "set.intersection(*sets) (a set method taken from the type) is missing",
 }
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 # --------------------------------------------------------------------------------------------------- objects
-codeact_ordered: tuple[str, ...] = ()  # classes declared @dataclass(order=True): set by the rewrite
+# classes declared @dataclass(order=True), as "Name" or "Name-field-field" (the fields not compared): the rewrite
+# sets it (codeact.core.prelude_edits)
+codeact_ordered: tuple[str, ...] = ()
 codeact_PATHS = ("PosixPath", "PurePosixPath", "Path", "PurePath", "WindowsPath")
 
 
@@ -14,8 +16,14 @@ def codeact_is_object(value: Any) -> bool:
     return hasattr(value, "__dataclass_fields__") or hasattr(value, "__lt__") or hasattr(value, "__gt__")
 
 
-def codeact_fields_tuple(value: Any) -> tuple[Any, ...]:
-    return tuple([getattr(value, name) for name in value.__dataclass_fields__])
+def codeact_order_of(value: Any) -> Any:
+    """The fields an ordered dataclass compares, or ``None`` when ``value``'s class is not ordered."""
+    name = type(value).__name__
+    for entry in codeact_ordered:
+        parts = entry.split("-")
+        if parts[0] == name:
+            return tuple([getattr(value, f) for f in value.__dataclass_fields__ if f not in parts[1:]])
+    return None
 
 
 def codeact_less(a: Any, b: Any) -> bool:
@@ -25,8 +33,8 @@ def codeact_less(a: Any, b: Any) -> bool:
         return bool(a.__lt__(b))
     if hasattr(b, "__gt__"):
         return bool(b.__gt__(a))
-    if type(a).__name__ in codeact_ordered and type(a).__name__ == type(b).__name__:
-        return codeact_fields_tuple(a) < codeact_fields_tuple(b)
+    if type(a).__name__ == type(b).__name__ and codeact_order_of(a) is not None:
+        return bool(codeact_order_of(a) < codeact_order_of(b))
     if type(a).__name__ in codeact_PATHS and type(b).__name__ in codeact_PATHS:
         return tuple(a.parts) < tuple(b.parts)
     if isinstance(a, tuple) and isinstance(b, tuple):
@@ -213,11 +221,13 @@ class codeact_dataclasses:
 
 
 def codeact_vars(value: Any = None) -> dict[str, Any]:
-    """``vars(obj)`` of a dataclass instance: its fields and their values."""
+    """``vars(obj)``: a dataclass's fields, or the attributes of another object of the program's classes (read on
+    the host, which sees them; a copy, not the live ``__dict__``)."""
     if hasattr(value, "__dataclass_fields__"):
         return {name: getattr(value, name) for name in value.__dataclass_fields__}
-    raise TypeError("vars() works here on dataclass instances only: make the class a @dataclass, or keep the "
-                    "values in a dict")
+    import codeact_host
+
+    return codeact_host.vars(value)  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------------------------- built-in callbacks
