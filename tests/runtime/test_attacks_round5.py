@@ -17,6 +17,8 @@ from test_tool_bounds import assert_bounded, config, measured_run, trickle, work
 
 from codeact.backends.sandbox_os import WorkspaceOS
 from codeact.core.boundary import Workspace
+from codeact.core.tool import ToolContext
+from codeact.tools import shell
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, descriptors and processes: POSIX")
 
@@ -165,3 +167,39 @@ def test_github_api_of_a_trickling_reply_ends_by_the_deadline(workspace: Path, c
     assert run.data["error"]["message"].startswith(f"github_api() was stopped at the run's deadline while GET "
                                                    f"{route}"), run.data["error"]
     assert_bounded(run, 3)
+
+
+# ----------------------------------------------- item 9: nothing a bash call started outlives it, setsid included
+def _running(marker: str) -> list[int]:
+    """Processes whose command line holds ``marker`` (a sleep of an unusual length)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in argv and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+@pytest.mark.parametrize("form", ["setsid sleep {n} &", "(setsid sleep {n} &);", "env -i setsid sleep {n} &",
+                                  "setsid sh -c 'sleep {n} & sleep {n}' &", "nohup setsid sleep {n} >/dev/null 2>&1 &"])
+@pytest.mark.parametrize("timeout", [None, 1.0], ids=["returns", "times-out"])
+def test_a_process_that_leaves_the_group_does_not_outlive_the_bash_call(ctx: ToolContext, form: str,
+                                                                       timeout: float | None) -> None:
+    """``setsid`` puts a child in a session of its own: killing bash's process group missed it, and it ran on after
+    the run (docs/security.md said bash's children die with its group)."""
+    import random
+
+    marker = str(random.randrange(1_000_000, 9_000_000))  # sleep's argument: unique to this test
+    command = form.format(n=marker) + " echo started" + ("; sleep 30" if timeout else "")
+    result = shell.bash(ctx, command=command, **({"timeout": timeout} if timeout else {}))
+    assert result["stdout"] == "started\n", result
+    assert result["exit_code"] == (shell.TIMEOUT_EXIT_CODE if timeout else 0), result
+    left = _running(marker)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == [], f"{form!r} outlived the call"

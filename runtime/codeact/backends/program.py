@@ -1,4 +1,5 @@
 """What a backend is handed (:class:`Program`) and what it must offer (:class:`Backend`)."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping

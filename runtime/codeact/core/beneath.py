@@ -11,14 +11,22 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 from stat import S_ISDIR, S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..errors import ToolError
 from .pathnames import quote, unquote
 
-if TYPE_CHECKING:
-    from .boundary import Workspace
+
+class Resolving(Protocol):
+    """What :func:`open_inside` needs of a workspace (:class:`codeact.core.boundary.Workspace`)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    def resolve_stat(self, path: str | os.PathLike[str], *, must_exist: bool = False
+                     ) -> tuple[str, os.stat_result | None]: ...
 
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_PATH = getattr(os, "O_PATH", 0)
@@ -42,7 +50,7 @@ class Opened(NamedTuple):
     real: str
 
 
-def open_inside(workspace: Workspace, path: str | os.PathLike[str], *, look: bool = False) -> Opened:
+def open_inside(workspace: Resolving, path: str | os.PathLike[str], *, look: bool = False) -> Opened:
     """A read-only descriptor of ``path`` (relative to the workspace root, or absolute) that cannot lie outside the
     workspace. ``look``: only to ``fstat`` it (Linux: ``O_PATH``, so an unreadable file or a socket can be
     looked at). Raises :class:`PolicyError` (outside), :class:`FileNotFoundError`, :class:`NotADirectoryError`

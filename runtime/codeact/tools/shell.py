@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -34,10 +35,12 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     limit = min(float(timeout), run_left)
     cap = int(ctx.limits.tool_result)
     proc = subprocess.Popen(
-        ["bash", "-c", command], cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
+        _argv(command), cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     out, err = _Capture(cap), _Capture(cap)
     timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
+    if SUPERVISED and timed_out:  # the supervisor stops what left the group, then exits
+        _stop_supervised(proc)
     _stop_group(proc, graceful=timed_out)
     for stream in (proc.stdout, proc.stderr):
         stream.close()  # type: ignore[union-attr]
@@ -56,6 +59,28 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
                                    f"{capture.kept + capture.dropped:,} bytes (the tool-result limit); filter in the "
                                    "command (grep, head, tail, wc -l) or write to a file and view it by view_range")
     return {"stdout": out.text(), "stderr": stderr, "exit_code": code}
+
+
+# Linux: bash runs under a child subreaper that kills what left its process group (setsid, a double fork) when the
+# call ends (codeact/tools/bash_reaper.py); elsewhere bash runs alone and its process group is what is stopped
+SUPERVISED = sys.platform.startswith("linux")
+_REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bash_reaper.py")
+
+
+def _argv(command: str) -> list[str]:
+    return [sys.executable, "-S", "-I", _REAPER, command] if SUPERVISED else ["bash", "-c", command]
+
+
+def _stop_supervised(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the supervisor (and the group), then the supervisor's time to stop every process it has."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    try:
+        proc.wait(timeout=2 * _GRACE + 1)
+    except subprocess.TimeoutExpired:
+        pass  # _stop_group kills the group; what left it is the supervisor's and dies with it only if it can
 
 
 def _shown(command: str) -> str:
