@@ -3,16 +3,16 @@
 The hook runs before EVERY tool call of the Copilot CLI, so its cost is paid per call. Each scenario spawns what the
 CLI spawns for a hook's `bash` entry (`/bin/bash --norc --noprofile -c ENTRY`, cwd = the repository, the payload on
 stdin) and the baseline spawns the same with `exit 0`; runs are interleaved (baseline, then every scenario, repeated)
-and the table shows medians. Targets (issue 5): off <= 1.5x, nudge and exclusive <= 3x.
+and the table shows medians. The budget is 10 ms a call (bench_budgets.py measures it with the slowest scenario).
 
     python benchmarks/bench_hook.py [--runs 200] [--json results.json]
 
 Two entries are measured: the one the repo-scope hooks file (template/{{ hooks_file }}.jinja) registers, and the
 sourced form `. .codeact/hooks/pre-tool-use.sh`, which saves the process(es) the shebang costs. The exit status is 1
-when the registered entry misses a target. The hook is rendered from the enforcement spec
+when the registered entry misses the budget. The hook is rendered from the enforcement spec
 (codeact.enforcement.render.hook_template, as the stamp does) with Jinja (it depends on a few answers only:
 enforcement, tools, the scope and its launcher command and hook path) into a temporary repository, with session-start.sh and post-tool-use.sh beside it (issue 13:
-the same targets; postToolUse runs after every call, sessionStart once per session).
+the same budget; postToolUse runs after every call, sessionStart once per session).
 """
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EVENT_SCRIPTS = {"preToolUse": "pre-tool-use", "postToolUse": "post-tool-use", "sessionStart": "session-start"}
 HOOKS_FILE = ROOT / "template/{{ hooks_file }}.jinja"
 HOOK = ".codeact/hooks/pre-tool-use.sh"
-TARGETS = {"off": 1.5, "nudge": 3.0, "exclusive": 3.0}
+MODES = ("off", "nudge", "exclusive")
+BUDGET_MS = 10.0  # per hook call
 LAUNCHER = ".codeact/bin/codeact"
 PROGRAM = 'for p in glob(pattern="src/**/*.py"):\n    print(p, len(view(path=p)))\n' * 3
 
@@ -61,7 +62,7 @@ SCENARIOS: dict[str, tuple[str, bytes, str]] = {
     "exclusive, --workspace path": ("exclusive", payload("bash", {
         "command": f"{LAUNCHER} run --workspace src --code 'print(1)'", "description": "run"}), "resolves a path"),
     "off, 1 MB create": ("off", payload("create", {"path": "big.txt", "file_text": "x" * 1_000_000}),
-                         "reads 1 MB of stdin (not held to the target)"),
+                         "reads 1 MB of stdin (not held to the budget)"),
 }
 POST_VIEW = json.dumps({"sessionId": "bench-session", "timestamp": 1795988347236, "cwd": "/repo", "toolName": "view",
                         "toolArgs": {"path": "README.md"},
@@ -132,7 +133,7 @@ def main() -> int:
         (base / "state").mkdir()
         env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
         env.update(XDG_RUNTIME_DIR=str(base / "state"), LC_ALL="C.UTF-8")
-        envs = {mode: {**env, "CODEACT_MODE": mode} for mode in TARGETS}
+        envs = {mode: {**env, "CODEACT_MODE": mode} for mode in MODES}
         runs = [("baseline", "", cli_bash + ["exit 0"], SCENARIOS["off, view"][1], env)]
         for name, (mode, stdin, _) in SCENARIOS.items():
             for entry, command in entries_for(name).items():
@@ -148,12 +149,12 @@ def main() -> int:
     base_ms = statistics.median(times[("baseline", "")]) * 1000
     rows = []
     for name, (mode, _, what) in SCENARIOS.items():
-        target = None if "1 MB" in name else TARGETS[mode]
-        row: dict[str, object] = {"scenario": name, "mode": mode, "target": target, "what": what}
+        budget = None if "1 MB" in name else BUDGET_MS
+        row: dict[str, object] = {"scenario": name, "mode": mode, "budget_ms": budget, "what": what}
         for entry in entries:
             ms = statistics.median(times[(name, entry)]) * 1000
             row[entry] = {"median_ms": round(ms, 3), "ratio": round(ms / base_ms, 2),
-                          "ok": None if target is None else ms / base_ms <= target}
+                          "ok": None if budget is None else ms <= budget}
         rows.append(row)
 
     bash_version = subprocess.run(cli_bash + ["echo $BASH_VERSION"], capture_output=True, text=True).stdout.strip()
@@ -162,7 +163,7 @@ def main() -> int:
     print(f"registered = the template's entry (preToolUse: `{entries['registered']}`; the other events likewise); "
           f"sourced = `{entries['sourced']}`; each run "
           f"as the CLI runs it: `{' '.join(cli_bash)} ENTRY`.\n")
-    print("| scenario | registered | ratio | sourced | ratio | target |")
+    print("| scenario | registered | ratio | sourced | ratio | budget |")
     print("|---|---:|---:|---:|---:|---:|")
     print(f"| baseline `bash -c 'exit 0'` | {base_ms:.2f} ms | 1.00x | | | |")
 
@@ -171,7 +172,7 @@ def main() -> int:
         return f"{result['median_ms']:.2f} ms | {result['ratio']:.2f}x{flag}"
 
     for row in rows:
-        shown = f"<= {row['target']}x" if row["target"] else "-"
+        shown = f"<= {row['budget_ms']:g} ms" if row["budget_ms"] else "-"
         print(f"| {row['scenario']} | {cell(row['registered'])} | {cell(row['sourced'])} | {shown} |")  # type: ignore
     if args.json:
         args.json.write_text(json.dumps({"runs": args.runs, "baseline_ms": round(base_ms, 3), "entries": entries,

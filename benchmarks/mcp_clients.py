@@ -1,4 +1,4 @@
-"""Two direct clients of one stdio MCP server, the floors of bench_mcp.py: the official SDK and raw stdlib JSON-RPC.
+"""Two direct clients of one stdio MCP server, bench_budgets.py's MCP baseline: the official SDK and raw stdlib JSON-RPC.
 
     python mcp_clients.py sdk|raw CALLS ROUNDS SERVER_COMMAND...
 

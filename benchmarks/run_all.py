@@ -1,13 +1,13 @@
 """Run every benchmark and write its figures — figures are never typed by hand.
 
-    python benchmarks/run_all.py [--only hook,runtime,search,mcp,fleet,corpus,heldout,codeact_vs_baseline] [--quick]
+    python benchmarks/run_all.py [--only budgets,hook,fleet,corpus,heldout,codeact_vs_baseline] [--quick]
 
 The sections are :data:`SECTIONS`, one line each.
 
-Each benchmark prints a Markdown table; this runs them one after another (they measure ratios side by side, so a
-shared machine's noise mostly cancels), stores each table in benchmarks/results/NAME.md, writes them all to
-benchmarks/RESULTS.md and rewrites the headline between the `benchmark-figures` markers in README.md (one row per
-benchmark and target, and the CodeAct-vs-baseline headline that its own script writes).
+Each benchmark prints a Markdown table; this runs them one after another, stores each table in
+benchmarks/results/NAME.md, writes them all to benchmarks/RESULTS.md (the user budgets first) and rewrites the
+README's one figure between the `benchmark-figures` markers (the CodeAct-vs-baseline headline of the run with MCP
+servers configured, which its own script writes).
 `--headline-only` rebuilds RESULTS.md and the README headline from the stored tables without running anything.
 """
 from __future__ import annotations
@@ -38,21 +38,15 @@ class Section(NamedTuple):
 
 
 # In the order they run and RESULTS.md shows them. A new benchmark is one line here: a script whose main() prints a
-# Markdown table (`TABLE_HEAD` rows from userpath.row for a target to reach the README headline).
+# Markdown table.
 SECTIONS: list[Section] = [
-    Section("hook", "Hook latency (off <= 1.5x, nudge/exclusive <= 3x a bare bash)",
+    Section("budgets", "The user budgets on the user's path, with the peers side by side",
+            ["bench_budgets.py"], ["bench_budgets.py", "--quick", "--no-peers"]),
+    Section("hook", "Hook latency per scenario (the budget: <= 10 ms, in the table above)",
             ["bench_hook.py"], ["bench_hook.py", "--runs", "60"]),
-    Section("runtime", "Start-up and per call on the user's path (warm <= 2x `python -S -c pass`; cold <= 1.3x the "
-                       "monty import; view <= 1.3x the bare monty loop; ahead of the PyPI peers)",
-            ["bench_runtime.py"], ["bench_runtime.py", "--quick", "--no-peers"]),
-    Section("search", "`codeact run` grep and glob against `rg`, whole process trees, 50,000 files (warm <= 1.5x)",
-            ["bench_search.py"], ["bench_search.py", "--quick"]),
     Section("outline", "`outline` over 60,000 files of twelve languages against the parsers run directly (uncached <= "
                        "1.5x; cached <= 2 s), the grammars' install size", ["bench_outline.py"],
             ["bench_outline.py", "--files", "3000"]),
-    Section("mcp", "MCP on the user's path (warm one-tool run <= 1.5x a warm trivial run; per call <= 1.2x a direct "
-                   "SDK client; discovery of 5 servers <= 1.3x one)",
-            ["bench_mcp.py"], ["bench_mcp.py", "--quick"]),
     Section("fleet", "`copier update` across a fleet of repositories (per-repo time stays flat)",
             ["bench_fleet.py", "--sizes", "5,20"], ["bench_fleet.py", "--sizes", "3,6"]),
     Section("corpus", "Held-out programs through the stamped launcher: CPython's answer on the first try",
@@ -98,7 +92,7 @@ def main() -> int:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         sys.stderr.write(done.stderr[-2000:])
         table = done.stdout.strip()
-        status = "" if done.returncode == 0 else f"\n\n(exit {done.returncode}: a target above is not met)"
+        status = "" if done.returncode == 0 else f"\n\n(exit {done.returncode}: a budget above is not met)"
         if section.stored and not args.quick:
             (RESULTS / f"{name}.md").write_text(f"### {section.title}\n\n{table}{status}\n")
         print(f"    {time.perf_counter() - started:.0f} s, exit {done.returncode}", file=sys.stderr)
@@ -128,36 +122,6 @@ def write_results() -> None:
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         readme.write_text(head + "\n".join(parts) + rest.split(END, 1)[1])
-
-
-def headline_rows(table: str) -> dict[str, tuple[int, str, bool]]:
-    """Per target of a result table: (how many rows have it, the worst measured value, whether all meet it).
-
-    A row's measured value is its first ratio cell (``1.30x``), else the cell just before its target cell. Whether
-    it meets its target is its own verdict cell (``PASS``, ``FAIL``: judged on the unrounded ratio, so a ``1.50x``
-    shown for 1.502 is no pass), else the shown value against the target."""
-    import re
-
-    rows: dict[str, tuple[int, str, bool]] = {}
-    for line in table.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        targets = [i for i, c in enumerate(cells) if re.fullmatch(r"<= ?[0-9.]+x?", c)]
-        if not line.startswith("|") or not targets:
-            continue
-        t = targets[0]
-        ratios = [c for c in cells[1:t] if re.match(r"[0-9.]+x\b", c)]
-        value = (ratios[0].split()[0] if ratios else cells[t - 1])
-        try:
-            number, limit = float(value.rstrip("x")), float(cells[t].lstrip("<= ").rstrip("x"))
-        except ValueError:
-            continue
-        verdict = cells[t + 1] if len(cells) > t + 1 else ""
-        passed = verdict == "PASS" if verdict in ("PASS", "FAIL") else number <= limit
-        count, worst, met = rows.get(cells[t], (0, "", True))
-        if not worst or number > float(worst.rstrip("x")):
-            worst = value
-        rows[cells[t]] = (count + 1, worst, met and passed)
-    return rows
 
 
 if __name__ == "__main__":

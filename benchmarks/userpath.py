@@ -1,6 +1,6 @@
 """The path a user runs: a git repository stamped by the real ``copier copy``, driven through its launcher.
 
-Shared by bench_runtime.py, bench_mcp.py and bench_search.py. Everything goes through ``.codeact/bin/codeact``
+Shared by bench_budgets.py, bench_corpus.py and bench_heldout.py. Everything goes through ``.codeact/bin/codeact``
 (the venv prepared once by its ``setup``), so the benchmarks do not depend on the runtime's module layout.
 Two modes per measurement: ``cold`` (``CODEACT_SERVER=0``: everything in the launched process) and ``warm`` (a
 server started by ``codeact server start`` before timing), where the runtime has a server; where it has none the
@@ -31,7 +31,6 @@ from tests.conftest import TEMPLATE_VERSION, VENV_CACHE, git, make_repo, snapsho
 
 LAUNCHER = Path(".codeact") / "bin" / "codeact"
 DEMO_SERVER = ROOT / "tests" / "mcp" / "servers" / "demo_server.py"
-NO_SERVER = "n/a (no server in this runtime)"
 
 
 @dataclass
@@ -279,11 +278,6 @@ def row(name: str, measured: str, baseline: str, ratio: float | None, target: fl
     shown = f"{ratio:.2f}x" if ratio is not None else ""
     met = verdict(ratio, target) if ratio is not None and target is not None else ""
     return f"| {name} | {measured} | {baseline} | {shown} | {goal} | {met} |"
-
-
-def na_row(name: str, target: float | None) -> str:
-    """A warm row where the runtime has no server."""
-    return row(name, NO_SERVER, "", None, target)
 
 
 TABLE_HEAD = "| measurement | measured | baseline | ratio | target | verdict |\n|---|---:|---:|---:|---|---|"

@@ -1,4 +1,4 @@
-"""Smoke tests of benchmarks/bench_codeact_vs_baseline.py (no full run).
+"""Smoke tests of benchmarks/bench_budgets.py and benchmarks/bench_codeact_vs_baseline.py (no full run).
 
 Without the CLI: the task registry (every task has the three baselines), the workspace's issue-18 files, the edit
 check, and the report's schema rules (``against``, one ``best_baseline`` per task and CodeAct strategy, the
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +24,7 @@ from codeact_bench.replay import Ctx, bash_output  # noqa: E402
 from codeact_bench.session import Session  # noqa: E402
 from codeact_bench.task import BASELINES, Task, TaskCheckError, changed_files, restore, sh  # noqa: E402
 from codeact_bench.workspace import write_workspace  # noqa: E402
+from tests.benchmarks.test_bench_userpath import BENCH, table_rows
 from tests.conftest import VENV_CACHE, git
 from tests.copilot.conftest import find_copilot
 
@@ -248,3 +250,24 @@ def test_real_mcp_servers_name_each_instance_and_say_what_to_install(tmp_path: P
     servers = bench.real_mcp_servers(tmp_path, 2)
     assert sorted(servers) == sorted(f"{name}{i}" for i in range(2) for name in (*bench.REAL_NPM_SERVERS, "time"))
     assert servers["filesystem1"]["args"] == ["."]
+
+
+# ============================================================================================ the budgets
+
+BUDGETS = ("warm trivial run", "cold trivial run", "a tool call (`view`), warm", "a tool call (`view`), cold",
+           "the hook (slowest: ", "an MCP call, warm", "grep TODO, ", "grep `import os` in *.py, ", "grep -i, no match, ",
+           "glob **/*.py, ")
+
+
+@pytest.mark.slow
+def test_bench_budgets_quick_prints_every_budget_with_a_verdict() -> None:
+    done = subprocess.run([sys.executable, str(BENCH / "bench_budgets.py"), "--quick", "--no-peers"],
+                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a budget missed on this (shared) machine
+    rows = table_rows(done.stdout)
+    for budget in BUDGETS:
+        cells = next((cells for label, cells in rows.items() if label.startswith(budget)), None)
+        assert cells, f"no row for {budget!r} in {list(rows)}"
+        assert re.fullmatch(r"-?[0-9.]+ (ms|µs)|noise \(.*\)", cells[1]) and cells[2].startswith("<= "), cells
+        assert cells[3] in ("PASS", "FAIL") and cells[4:] == ["not run (--no-peers)"] * 3, cells
+    assert (done.returncode == 0) == all(cells[3] == "PASS" for cells in rows.values())
