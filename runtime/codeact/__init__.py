@@ -25,7 +25,7 @@ cycles):
 6. ``cli``: the command line, one module per subcommand.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
-TYPE_CHECKING = False  # not `typing`: the launcher's thin client imports this package, ~10 ms less
+TYPE_CHECKING = False  # not `typing`: the launcher's thin client imports this package
 
 __version__ = "0.1.0"
 

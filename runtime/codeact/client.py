@@ -1,8 +1,7 @@
 """The launcher's thin client: hand ``codeact run`` to this workspace's warm server, or run it here.
 
-The launcher execs this module under ``python -S`` (no site-packages), so a warm run costs little more than an
-interpreter start: it imports only modules the interpreter has built in (``posix`` through :mod:`codeact.fastos`,
-``_socket``, ``marshal``, ``_sha256``), not even ``os`` (~1 ms) or ``__future__``; tests/server/test_client_start.py
+The launcher execs this module under ``python -S`` (no site-packages): it imports the standard library's small
+modules (``os``, ``_socket``, ``marshal``, ``_sha256``) and the runtime's leaves; tests/server/test_client_start.py
 holds it to that. Everything else (``codeact.cli``, pydantic-monty, the MCP SDK) is imported only on the path that
 runs in this process.
 
@@ -27,19 +26,20 @@ answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``
 ``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
-import _socket as socket  # the C module: `socket` imports selectors, enum and more (~5 ms at every start)
+import _socket as socket  # the C module: `socket` imports selectors and enum, which the client does not use
 import marshal
+import os
+import stat
 import sys
+from os.path import dirname, join, lexists, realpath
 
 from . import cmdline
-from .fastos import IS_POSIX, S_ISSOCK, dirname, environ, join, lexists, realpath, sysos
 from .privatedir import ensure_private_dir
 from .rundir import server_folder
 from .sigint import honour_ctrl_c
 
-TYPE_CHECKING = False  # not `typing`, nor `os` (~1 ms at every start: codeact.fastos has what the hot path needs)
+TYPE_CHECKING = False  # not `typing` at run time
 if TYPE_CHECKING:
-    import os
     from collections.abc import MutableMapping
     from typing import Any
 
@@ -148,10 +148,10 @@ def connect(path: str, timeout: float | None = None) -> socket.socket:
     """A connection to the server at ``path``, after checking the socket belongs to this user; raises
     :class:`Unreachable`."""
     try:
-        st = sysos.lstat(path)
+        st = os.lstat(path)
     except OSError:
         raise Unreachable("no server listens") from None
-    if not S_ISSOCK(st.st_mode) or st.st_uid != sysos.getuid():
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.getuid():
         raise Refused(f"{path} is not a socket of this user; refusing it")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -185,7 +185,7 @@ def peer_is_this_user(sock: socket.socket) -> bool:
         ids = peer_ids(sock)
     except OSError:
         return False
-    return ids is None or ids[1] == sysos.getuid()
+    return ids is None or ids[1] == os.getuid()
 
 
 def request(path: str, message: "Frame", timeout: float = 5.0) -> "Frame | None":
@@ -209,7 +209,6 @@ def request(path: str, message: "Frame", timeout: float = 5.0) -> "Frame | None"
 def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: float = START_WAIT_S) -> None:
     """Start the server for ``workspace`` in the background (its own session and process group, detached from
     this terminal) and wait until it listens; raises :class:`Unreachable` when it does not."""
-    import os
     import time
 
     folder = os.path.dirname(path)
@@ -362,7 +361,6 @@ def peer_pid(sock: socket.socket) -> int:
 def kill_server(sock: socket.socket) -> int:
     """Kill the server at the other end of ``sock`` (this user's, checked at connect) and its process group (its
     Monty workers, the tools it started); its pid."""
-    import os
     import signal
 
     pid = peer_pid(sock)
@@ -379,7 +377,6 @@ def kill_server(sock: socket.socket) -> int:
 
 def _quiet(*streams: "object") -> None:
     """Point closed standard streams at /dev/null, so that the interpreter's exit does not fail flushing them."""
-    import os
 
     null = os.open(os.devnull, os.O_WRONLY)
     for stream in streams:
@@ -408,7 +405,6 @@ def restore_pythonpath(env: "MutableMapping[str, str]") -> None:
 
 def _in_process(argv: "list[str]", program: "str | None" = None) -> int:
     """The full command line in this process: site-packages first (the launcher started Python with -S)."""
-    import os
     import site
 
     restore_pythonpath(os.environ)
@@ -425,7 +421,7 @@ SERVED = tuple(cmdline.OPTIONS)  # the subcommands a server answers; only `run` 
 
 def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") -> bool:
     """Whether this invocation goes to the warm server."""
-    if not (argv and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and IS_POSIX
+    if not (argv and argv[0] in SERVED and environ.get("CODEACT_SERVER", "1") != "0" and os.name == "posix"
             and hasattr(socket, "AF_UNIX")):
         return False
     parsed = cmdline.parse(argv)
@@ -435,10 +431,10 @@ def use_server(argv: "list[str]", environ: "dict[str, str] | os._Environ[str]") 
 def main(argv: "list[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     program = None
-    env = environ()
+    env = dict(os.environ)
     restore_pythonpath(env)
     try:
-        cwd = sysos.getcwd()
+        cwd = os.getcwd()
     except OSError:  # the folder was deleted or moved away under the shell: no workspace can be found from it
         sys.stderr.write("codeact: the current folder no longer exists (deleted or moved); cd into your repository "
                          "and run the command again\n")
@@ -485,7 +481,7 @@ def exit_now(code: int) -> None:
                 stream.flush()
         except (OSError, ValueError):
             code = 120
-    sysos._exit(code)
+    os._exit(code)
 
 
 __all__ = ["SERVER_STOPPED", "Refused", "Unreachable", "connect", "entry", "exit_now", "hand_over", "kill_server", "main", "peer_ids",

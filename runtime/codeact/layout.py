@@ -30,8 +30,7 @@ SCOPES = ("repo", "global", "plugin")
 
 
 class ScopeLayout(NamedTuple):
-    """Where one scope puts each kind of file (relative to the destination folder; "" = not in this scope).
-    A NamedTuple, not a dataclass: the write policy reads it on the start-up path of every run."""
+    """Where one scope puts each kind of file (relative to the destination folder; "" = not in this scope)."""
 
     scope: str
     codeact_dir: str        # runtime, launcher, hook scripts, settings.json, requirements

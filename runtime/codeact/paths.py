@@ -95,5 +95,30 @@ def venv_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     return tuple(found)
 
 
-__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "user_config_dir",
-           "venv_folders", "xdg_dir"]
+_O_PATH = getattr(os, "O_PATH", 0)
+
+
+def real_path(path: str) -> tuple[str, bool]:
+    """``os.path.realpath(path)``, and whether the kernel saw it exist: for a path that exists, asked of the kernel
+    (Linux: opened ``O_PATH``, its ``/proc/self/fd`` link read: three system calls, where ``os.path.realpath`` makes
+    an ``lstat`` a component in Python), else ``os.path.realpath`` itself (``False``: a file to create, a dangling
+    link, a loop, or no ``O_PATH`` here)."""
+    if _O_PATH:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            fd = -1
+        if fd >= 0:
+            try:
+                found = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                found = ""
+            finally:
+                os.close(fd)
+            if found.startswith("/") and not found.endswith(" (deleted)"):
+                return found, True
+    return os.path.realpath(path), False
+
+
+__all__ = ["XDG_DEFAULTS", "codeact_cache_dir", "copilot_home", "home", "homes", "passwd_home", "real_path",
+           "user_config_dir", "venv_folders", "xdg_dir"]

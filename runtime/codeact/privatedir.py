@@ -2,15 +2,14 @@
 user's. One rule for every private per-user folder (the server's socket folder, the output store, the write locks,
 the sessions, the provider hub's state).
 
-A leaf module on :mod:`codeact.fastos` (built-in modules only, not ``os``): the launcher's thin client imports it
-under ``python -S``, at every start. Its error (:class:`codeact.errors.PrivateFolderError`, an ``OSError``) is imported only to be raised.
+A leaf module: the launcher's thin client imports it under ``python -S``, at every start. Its error (:class:`codeact.errors.PrivateFolderError`, an ``OSError``) is imported only to be raised.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
-from .fastos import S_IMODE, S_ISDIR, sysos
+import os
+from stat import S_IMODE, S_ISDIR
 
-TYPE_CHECKING = False  # not `typing` (~5 ms) nor `os` (~1 ms) the thin client does not pay
+TYPE_CHECKING = False  # not `typing` at run time
 if TYPE_CHECKING:
-    import os
     from typing import NoReturn
 
 _OTHERS = 0o077  # group and world bits
@@ -30,32 +29,30 @@ def ensure_private_dir(path: "str | os.PathLike[str]", *, what: str = "folder", 
     if create:
         try:
             if parents:
-                import os
-
                 parent = os.path.dirname(os.path.abspath(path))
                 os.makedirs(parent, exist_ok=True)
-            sysos.mkdir(path, 0o700)
+            os.mkdir(path, 0o700)
         except FileExistsError:
             pass
         except OSError as exc:
-            _refuse(f"cannot create the {what} {sysos.fspath(path)}: {exc.strerror}")
+            _refuse(f"cannot create the {what} {os.fspath(path)}: {exc.strerror}")
     try:
-        info = sysos.lstat(path)
+        info = os.lstat(path)
     except OSError as exc:
-        _refuse(f"no {what} {sysos.fspath(path)}: {exc.strerror}")
-    refused = f"the {what} {sysos.fspath(path)} is not a private folder of this user"
+        _refuse(f"no {what} {os.fspath(path)}: {exc.strerror}")
+    refused = f"the {what} {os.fspath(path)} is not a private folder of this user"
     if not S_ISDIR(info.st_mode):  # lstat: a link to a folder is a link
         _refuse(f"{refused}: it is not a folder (a link?)")
-    if not hasattr(sysos, "geteuid"):  # pragma: no cover - Windows
+    if not hasattr(os, "geteuid"):  # pragma: no cover - Windows
         return
-    if info.st_uid != sysos.geteuid():
+    if info.st_uid != os.geteuid():
         _refuse(f"{refused}: it belongs to another user (uid {info.st_uid})")
     mode = S_IMODE(info.st_mode)
     if mode & _OTHERS and not tighten:
         _refuse(f"{refused}: others may enter it (mode {mode:o}); remove it")
     if mode != 0o700 and tighten:
         try:
-            sysos.chmod(path, 0o700)
+            os.chmod(path, 0o700)
         except OSError as exc:
             _refuse(f"{refused}: its mode is {mode:o} and it cannot be made 0700: {exc.strerror}")
 

@@ -1,8 +1,8 @@
-"""Where this user's warm servers listen: a leaf (built-in modules only, no pathlib nor os), shared by the launcher's thin
+"""Where this user's warm servers listen: a leaf shared by the launcher's thin
 client (codeact.client) and the workspace boundary (codeact.core.boundary, which never lets a program write there)."""
-from .fastos import fsencode, is_dir, join, sysos
+import os
 
-TYPE_CHECKING = False  # not `typing` nor `os`: the thin client imports this module
+TYPE_CHECKING = False  # not `typing` at run time
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -15,11 +15,11 @@ def server_folder(environ: "Mapping[str, str]") -> str:
     (no such folder, or one so deep that a socket path in it would be too long) ``/tmp/codeact-UID``."""
     runtime = environ.get("XDG_RUNTIME_DIR") or ""
     tmp = environ.get("TMPDIR") or ""
-    for base, name in ((runtime, "codeact"), (tmp, f"codeact-{sysos.getuid()}")):
-        folder = join(base, name)
-        if base.startswith("/") and is_dir(base) and len(fsencode(folder)) + _SOCKET_NAME <= _MAX_SOCKET_PATH:
+    for base, name in ((runtime, "codeact"), (tmp, f"codeact-{os.getuid()}")):
+        folder = os.path.join(base, name)
+        if base.startswith("/") and os.path.isdir(base) and len(os.fsencode(folder)) + _SOCKET_NAME <= _MAX_SOCKET_PATH:
             return folder
-    return f"/tmp/codeact-{sysos.getuid()}"
+    return f"/tmp/codeact-{os.getuid()}"
 
 
 __all__ = ["server_folder"]

@@ -656,7 +656,7 @@ def test_the_workspace_root_itself_never_becomes_a_git_directory(repo):
 
 def _kernel_answer(space: Workspace, raw: str) -> str | type[BaseException]:
     """What resolving ``raw`` gave before the plain-name walk: the kernel's real path, checked against the root."""
-    from codeact.fastos import real_path
+    from codeact.paths import real_path
 
     found, exists = real_path(os.path.join(str(space.root), raw))
     root = str(space.root)

@@ -8,8 +8,7 @@ The runtime has one direction. Its packages (and top-level modules) sit in ``LAY
 imports from its own layer or below. An arrow from a package to one in a higher layer is an UPWARD arrow: only those
 in ``UPWARD`` remain, each with its reason.
 
-0. base: ``fastos`` (the thin client's os calls on built-in modules), ``errors``, ``paths``, ``privatedir``,
-   ``cmdline``, ``rundir``, ``layout`` (where the template puts things),
+0. base: ``errors``, ``paths``, ``privatedir``, ``cmdline``, ``rundir``, ``sigint``, ``layout`` (where the template puts things),
    ``enforcement`` (the hooks' rules as data and their generator).
 1. ``core``: what one run is made of: limits, the workspace policy, outputs, stubs, the rewrite, hints, settings,
    what a tool is (``core.tool``) and the catalog of built-in tools (``core.catalog``).
@@ -35,7 +34,7 @@ TREES = ((ROOT / "runtime", ROOT / "runtime" / "codeact"), (ROOT / "extensions",
          (ROOT / "benchmarks", ROOT / "benchmarks"))
 
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "fastos errors paths privatedir cmdline rundir sigint layout enforcement",
+    "errors paths privatedir cmdline rundir sigint layout enforcement",
     "core",
     "backends mcp providers",
     "tools",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from codeact.core.boundary import Workspace
-from codeact.fastos import real_path
+from codeact.paths import real_path
 from codeact.runner import _cap_result
 
 

@@ -132,8 +132,8 @@ def test_a_ready_venv_is_exec_d_by_the_shell_alone_under_any_folder_name(project
     (shared / "any-name").symlink_to(ready, target_is_directory=True)
     (shared / "stale").mkdir()
     (shared / "stale/.codeact-requirements.txt").write_text("other\n")
-    # no python3 or python, nor cmp or cat, on PATH: the shell alone compares the stamps
-    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "git")), "CODEACT_VENV": str(shared)}
+    # no python3 or python on PATH: the shell (with cmp) compares the stamps, no Python runs before the exec
+    env = {"PATH": str(tool_bin(tmp_path / "bin", "sh", "git", "cmp")), "CODEACT_VENV": str(shared)}
     result = launch(project, "run", "--code", "1 + 1", env=env)
     assert result.returncode == 0 and result.stdout == "2\n" and result.stderr == "", result.stderr
     traced = subprocess.run(["sh", "-x", str(project / ".codeact/bin/codeact"), "run", "--code", "1"], cwd=project,
@@ -142,11 +142,11 @@ def test_a_ready_venv_is_exec_d_by_the_shell_alone_under_any_folder_name(project
 
 
 def test_a_stamp_one_byte_off_is_not_ready(project, tmp_path):
-    """The shell's own comparison of the stamps is byte for byte: a stamp with no final newline, an extra blank
+    """The shell's comparison of the stamps (cmp) is byte for byte: a stamp with no final newline, an extra blank
     line, a trailing space or a CRLF is another requirements file (the venv would be re-synced, here: no Python
     on PATH to do it, exit 3); the exact one is exec'd."""
     requirements = (project / ".codeact/requirements.txt").read_bytes()
-    env_bin = tool_bin(tmp_path / "bin", "sh", "git")
+    env_bin = tool_bin(tmp_path / "bin", "sh", "git", "cmp")
     near = (requirements.rstrip(b"\n"), requirements + b"\n", requirements.replace(b"\n", b" \n", 1),
             requirements.replace(b"\n", b"\r\n"), b"")
     for i, stamp in enumerate((*near, requirements)):

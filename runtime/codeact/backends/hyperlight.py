@@ -303,7 +303,7 @@ def sandbox_options(limits: Limits, environ: Mapping[str, str] | None = None) ->
 def materialised_guest(environ: Mapping[str, str] | None = None) -> str | None:
     """The Python guest's AOT file where ``python_guest`` already copied it, if that copy is current.
 
-    Importing ``python_guest.path`` re-reads and compares 44 MB on every import (60-120 ms per run); when its cached
+    Importing ``python_guest.path`` re-reads and compares its 44 MB guest file on every import; when its cached
     copy has the packaged file's size and is newer than it, the sandbox is pointed at the copy instead.
     """
     env = os.environ if environ is None else environ

@@ -79,7 +79,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
 @functools.cache
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The command line; with ``command``, only that subcommand is built (each costs ~1 ms at start-up). Made once
+    """The command line; with ``command``, only that subcommand is built (a run builds only its own). Made once
     per process: the warm server parses every run's arguments with it (parsing does not change a parser)."""
     _Parser = _parser_class()
     parser = _Parser(

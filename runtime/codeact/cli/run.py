@@ -49,8 +49,8 @@ def add_parser(sub: Any) -> None:
 
 
 def read_fast(argv: list[str]) -> Any:
-    """``codeact run ARGV`` as argparse would read it, read by :func:`codeact.cmdline.parse` (argparse's import and
-    the parser's making cost ~4 ms of a cold run): the namespace argparse gives, or ``None`` when argparse must read
+    """``codeact run ARGV`` as argparse would read it, read by :func:`codeact.cmdline.parse` (the table the thin client
+    reads it with too): the namespace argparse gives, or ``None`` when argparse must read
     it itself (help, a command line it refuses, a value its type or choices refuse: its message is the one shown)."""
     from types import SimpleNamespace
 

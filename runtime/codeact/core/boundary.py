@@ -13,8 +13,8 @@ from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
-from ..fastos import real_path
 from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
+from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, unquote
 from .winnames import has_stream, short_name_of, windows_name
@@ -461,7 +461,7 @@ class Workspace(NamedTuple):
         """:meth:`resolve_text`, and the ``lstat`` of what it found where the resolution made one (``None``: not
         known). A relative path whose every part is a plain name is walked below the (real) root with one ``lstat``
         a part: no part a symbolic link means the path is its own real path. Any other path (a link on the way,
-        ``..``, a missing part, an absolute path) asks the kernel (:func:`codeact.fastos.real_path`)."""
+        ``..``, a missing part, an absolute path) asks the kernel (:func:`codeact.paths.real_path`)."""
         raw = unquote(os.fspath(path))  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
         if not raw:
             raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")

@@ -5,7 +5,7 @@ a direct call with keyword arguments whose values are literals (``view(path="a.p
 ``grep(pattern="x", max_results=10**6)``: whole-number arithmetic on literals counts as one) and every such call is
 valid for its schema — no positional argument, no unknown keyword, every required one given, every value of the type
 the schema asks for — there is nothing left for the checker to refuse, and the run can skip
-it (~20 ms). Anything else (a value computed at run time, a tool passed around as a value, a schema this module
+it (a warm run's budget could not hold the checker's time). Anything else (a value computed at run time, a tool passed around as a value, a schema this module
 does not read) answers ``False``, and the checker decides, with its own messages.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ class Watchdog:
     """Ends this process unless :meth:`close` comes within the run's ``timeout`` plus :data:`WATCHDOG_GRACE_S`:
     ``faulthandler``'s timer, a C thread that needs no interpreter lock, prints ``Timeout (H:MM:SS)!`` and every
     thread's stack (the tool that holds the interpreter on top) on stderr, then exits 1. It costs nothing a run (a
-    watchdog process cost ~20 ms of CPU)."""
+    watchdog process would cost one more process a run)."""
 
     def __init__(self, timeout: float) -> None:
         try:
