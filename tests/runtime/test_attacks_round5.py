@@ -203,3 +203,72 @@ def test_a_process_that_leaves_the_group_does_not_outlive_the_bash_call(ctx: Too
     for pid in left:
         os.kill(pid, 9)
     assert left == [], f"{form!r} outlived the call"
+
+
+# ---------------------------------------------- item 7: unauthenticated peers of the live-provider hub are bounded
+@pytest.fixture
+def provider_hub() -> Any:
+    pytest.importorskip("websockets", reason="websockets is not installed (template requirements.txt pins it)")
+    from codeact.providers.hub import ProviderHub
+
+    hub = ProviderHub(token="s3cret-token", reserved=lambda: (), max_result=1000)
+    url = hub.start()
+    yield hub, url
+    hub.stop()
+
+
+def test_the_hub_reads_no_large_frame_before_authentication(provider_hub: Any) -> None:
+    """A token-less peer's first frame was read up to 4 MiB: 60 of them grew the server by 550 MB."""
+    from websockets.exceptions import ConnectionClosed
+    from websockets.sync.client import connect
+
+    from codeact.providers import hub as hub_mod
+
+    _, url = provider_hub
+    with connect(url, open_timeout=5, proxy=None, max_size=None) as conn:
+        conn.send("x" * 60_000)  # within what an authenticated provider may send (its results), not before
+        with pytest.raises(ConnectionClosed) as closed:
+            conn.recv(timeout=5)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # message too big, before auth
+    assert hub_mod.PRE_AUTH_MAX_SIZE <= 1 << 14
+    with connect(url, open_timeout=5, proxy=None, additional_headers={"Authorization": "Bearer s3cret-token"}) as conn:
+        conn.send(json.dumps({"type": "hello", "role": "provider", "name": "big", "tools": []}))
+        assert json.loads(conn.recv(timeout=5))["type"] == "hello.ack"
+        conn.send("x" * 3000)  # larger than the pre-auth limit: an authenticated peer may send it
+        assert json.loads(conn.recv(timeout=5))["type"] == "error"
+
+
+def test_the_hub_caps_pending_connections_and_ends_them_at_a_short_deadline(provider_hub: Any) -> None:
+    """Any number of token-less connections were accepted and each held a thread (8 -> 188 threads, for good)."""
+    import socket
+    import threading
+    import time
+    from urllib.parse import urlsplit
+
+    from websockets.sync.client import connect
+
+    from codeact.providers import hub as hub_mod
+
+    _, url = provider_hub
+    where = urlsplit(url)
+    before = threading.active_count()
+    idle = [socket.create_connection((where.hostname, where.port)) for _ in range(40)]  # no handshake at all
+    quiet = []
+    for _ in range(20):  # a handshake, then no auth frame
+        try:
+            quiet.append(connect(url, open_timeout=5, proxy=None))
+        except Exception:  # noqa: BLE001 - refused once the cap is reached
+            pass
+    time.sleep(0.5)
+    grown = threading.active_count() - before
+    assert grown <= 2 * hub_mod.MAX_PENDING + 2, f"{grown} threads for 60 unauthenticated peers"
+    assert hub_mod.AUTH_TIMEOUT <= 5
+    time.sleep(hub_mod.AUTH_TIMEOUT + 1.5)
+    assert threading.active_count() - before <= 2, "unauthenticated peers outlived the auth deadline"
+    for sock in idle:
+        sock.close()
+    for conn in quiet:
+        conn.close()
+    with connect(url, open_timeout=5, proxy=None, additional_headers={"Authorization": "Bearer s3cret-token"}) as conn:
+        conn.send(json.dumps({"type": "hello", "role": "provider", "name": "after", "tools": []}))
+        assert json.loads(conn.recv(timeout=5))["type"] == "hello.ack"

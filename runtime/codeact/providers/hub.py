@@ -33,7 +33,9 @@ if TYPE_CHECKING:
     from websockets.sync.server import Server, ServerConnection
 
 PATH = "/providers"
-AUTH_TIMEOUT = 10.0  # seconds a connection without an Authorization header has to send its auth frame
+AUTH_TIMEOUT = 3.0  # seconds a connection has for its handshake and, without an Authorization header, its auth frame
+PRE_AUTH_MAX_SIZE = 4096  # bytes of a frame before the peer has authenticated (an auth frame is a few dozen)
+MAX_PENDING = 16  # connections not yet authenticated at once (each holds a thread); more are closed at once
 DEFAULT_CALL_TIMEOUT = 60.0  # a call made outside any run (no Deadline.current()) waits this long
 LIVE: Source = "live"  # the tools a live provider offers (core.tool.Source)
 _BUILTIN_NAMES = frozenset(dir(builtins))
@@ -101,6 +103,7 @@ class ProviderHub:
         self._lock = threading.Lock()
         self._providers: dict[str, _Provider] = {}
         self._connections: set[ServerConnection] = set()
+        self._pending: set[int] = set()  # ids of the connections not yet authenticated
         self._ids = itertools.count(1)
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -115,7 +118,8 @@ class ProviderHub:
         if not port and self._state is not None:
             port = self._state.port
         options: dict[str, Any] = {"process_request": self._check_request, "server_header": None,
-                                   "max_size": self._max_result * 4 + (1 << 16),  # an oversized result is refused
+                                   "max_size": PRE_AUTH_MAX_SIZE, "open_timeout": AUTH_TIMEOUT,
+                                   "create_connection": self._connection_class(),
                                    "compression": None}  # by us, with a reason, not by the library's close
         try:
             server = serve(self._handle, host, port, **options)
@@ -276,7 +280,43 @@ class ProviderHub:
                 self._drop(provider)
             connection.close()
 
+    def _connection_class(self) -> type[ServerConnection]:
+        """The hub's connections: at most :data:`MAX_PENDING` unauthenticated at once (one more is closed before
+        its handshake is read); each leaves the count once it authenticates or closes."""
+        from websockets.sync.server import ServerConnection
+
+        hub = self
+
+        class Connection(ServerConnection):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                with hub._lock:
+                    if len(hub._pending) >= MAX_PENDING:
+                        raise ConnectionRefusedError("too many unauthenticated connections")
+                    hub._pending.add(id(self))
+                super().__init__(*args, **kwargs)
+
+            def close_socket(self) -> None:
+                hub._authenticated(self)
+                super().close_socket()
+
+        return Connection
+
+    def _authenticated(self, connection: ServerConnection) -> None:
+        """``connection`` no longer counts as pending: it authenticated, or it is closing."""
+        with self._lock:
+            self._pending.discard(id(connection))
+
     def _authenticate(self, connection: ServerConnection) -> bool:
+        try:
+            if not self._check_token(connection):
+                return False
+        finally:
+            self._authenticated(connection)
+        # authenticated: frames up to an oversized result (refused by us, with a reason, not by the library)
+        connection.protocol.max_message_size = self._max_result * 4 + (1 << 16)
+        return True
+
+    def _check_token(self, connection: ServerConnection) -> bool:
         header = connection.request.headers.get("Authorization") if connection.request else None
         if header is not None:
             scheme, _, token = header.partition(" ")
