@@ -486,6 +486,8 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
         whole = len(_json_str("\0".join(paths))) - 2 * len(paths) + 4 if paths else 0  # each NUL: 6; quotes and 2
         kept = (len(paths) if whole <= budget
                 else _fitting([len(_json_str(p)) + 2 for p in paths], budget))
+    if not total:
+        notices.note("glob()", f"no file matches pattern={pattern!r} under path={path!r}")
     if kept < total:
         notices.note("glob()", f"returned {kept:,} of {total:,} files, the first in path order (the rest pass the "
                                f"{budget:,}-byte tool-result limit); narrow pattern= or path= (one folder at "
@@ -574,7 +576,16 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
     budget = int(ctx.limits.tool_result)
     answer = search_answer(ctx.workspace.root, base, prefix, pattern, glob, ignore_case, max_results, budget,
                            deadline)
+    if not answer.hits and glob is not None and not _any_file(ctx, base, glob, path):
+        notices.note("grep()", f"no file matches glob={glob!r} under path={path!r}: nothing was searched")
     return _returned(answer, max_results, budget)
+
+
+def _any_file(ctx: ToolContext, base: Path, glob: str, path: str) -> bool:
+    """Whether ``glob`` names any file under ``path`` (a file ``path``: whether its name matches)."""
+    if base.is_file():
+        return Glob(glob).matches(base.name)
+    return bool(matching_files(ctx, glob, path, 256)[0])
 
 
 def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
