@@ -46,7 +46,7 @@ class Source:
     def __init__(self, tree: Any, bound: set[str], offset: Callable[[int | None, int | None], int],
                  code: str) -> None:
         self.tree, self.bound, self.offset, self.code = tree, bound, offset, code
-        self.lines = code.splitlines(keepends=True)
+        self.nodes = list(ast.walk(tree))  # walked once: every edit below looks at them
 
     def span(self, node: Any) -> tuple[int, int]:
         return (self.offset(node.lineno, node.col_offset), self.offset(node.end_lineno, node.end_col_offset))
@@ -74,7 +74,7 @@ def _re_names(src: Source) -> tuple[set[str], dict[str, str]]:
     """The names the program gives the ``re`` module, and those it imports from it (local name -> function)."""
     modules: set[str] = set()
     functions: dict[str, str] = {}
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, ast.Import):
             modules |= {a.asname or a.name for a in node.names if a.name == "re"}
         elif isinstance(node, ast.ImportFrom) and node.module == "re":
@@ -117,7 +117,7 @@ def _re_edits(src: Source) -> list[Edit]:
     if not modules and not functions:
         return []
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if not isinstance(node, ast.Call):
             continue
         func, name = node.func, None
@@ -179,7 +179,7 @@ def _file_edits(src: Source) -> list[Edit]:
     """``p.read_text(encoding=...)`` and ``open(p, errors=...)`` (or an encoding other than UTF-8), which the
     sandbox refuses, through the prelude's readers."""
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if not isinstance(node, ast.Call) or any(k.arg is None for k in node.keywords):
             continue
         func = node.func
@@ -212,7 +212,7 @@ def _str_edits(src: Source) -> list[Edit]:
     if "str" in src.bound:
         return []
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         func = node.func
@@ -246,7 +246,7 @@ def _import_edits(src: Source) -> list[Edit]:
     stand-ins on the same line."""
     edits: list[Edit] = []
     module_names: dict[str, str] = {}  # local name -> module, for `module.member`
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, ast.Import) and any(a.name in _MODULES for a in node.names):
             parts = []
             for alias in node.names:
@@ -274,7 +274,7 @@ def _import_edits(src: Source) -> list[Edit]:
                         a.name + (f" as {a.asname}" if a.asname else "") for a in theirs))
             parts += [f"{a.asname or a.name} = {members[a.name]}" for a in ours]
             edits.append(_statement(src, node, "; ".join(parts)))
-    for node in ast.walk(src.tree):  # module.member -> the stand-in, where the program imported the module
+    for node in src.nodes:  # module.member -> the stand-in, where the program imported the module
         if (isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute))
                 and ast.unparse(node.value) in module_names
                 and _MODULES[module_names[ast.unparse(node.value)]][0] is None):
@@ -296,7 +296,7 @@ def _typed_dict_classes(src: Source) -> list[Edit]:
     """``class Movie(TypedDict): ...`` (a class the sandbox cannot derive) becomes ``Movie = codeact_TypedDict``: its
     instances are dicts, as in CPython."""
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, ast.ClassDef) and any(
                 (isinstance(b, ast.Name) and b.id == "TypedDict") or (isinstance(b, ast.Attribute)
                                                                       and b.attr == "TypedDict")
@@ -312,7 +312,7 @@ def _ordered_dataclasses(src: Source) -> tuple[tuple[str, ...], list[Edit]]:
     fields declared ``field(compare=False)``, an argument the sandbox refuses too and is dropped)."""
     ordered: list[str] = []
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "field"
                 and any(k.arg == "compare" for k in node.keywords) and node.lineno == node.end_lineno):
             kept = ast.Call(func=node.func, args=node.args, keywords=[k for k in node.keywords if k.arg != "compare"])
@@ -336,7 +336,7 @@ def _ordered_dataclasses(src: Source) -> tuple[tuple[str, ...], list[Edit]]:
 def compares(src: Source, ordered: tuple[str, ...]) -> bool:
     """Whether the program orders objects of its own classes: it defines a comparison method, declares an ordered
     dataclass or uses ``cmp_to_key`` (then the prelude takes its comparisons and sorts)."""
-    defined = {n.name for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef)}
+    defined = {n.name for n in src.nodes if isinstance(n, ast.FunctionDef)}
     return bool(defined & _COMPARE_DUNDERS) or bool(ordered) or "cmp_to_key" in src.code
 
 
@@ -357,10 +357,10 @@ def _object_edits(src: Source, ordered: tuple[str, ...]) -> list[Edit]:
     """Where the program defines comparison methods (or ordered dataclasses, or uses cmp_to_key): comparisons,
     ``sorted``, ``min``, ``max`` and ``list.sort`` through the prelude; where it defines ``__len__``: ``len``;
     ``vars(obj)`` always."""
-    defined = {n.name for n in ast.walk(src.tree) if isinstance(n, ast.FunctionDef)}
+    defined = {n.name for n in src.nodes if isinstance(n, ast.FunctionDef)}
     ordering = compares(src, ordered)
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in src.bound:
             name = node.func.id
             stand_in = {"len": "codeact_len" if "__len__" in defined else None, "vars": "codeact_vars"}.get(name)
@@ -405,7 +405,7 @@ def _literal_edits(src: Source) -> list[Edit]:
     (the sandbox: as written), is written in CPython's order; a dict or set whose literal
     keys CPython finds equal (``1`` and ``True``) keeps CPython's first key."""
     edits: list[Edit] = []
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set"
                 and "set" not in src.bound and len(node.args) == 1 and not node.keywords
                 and not isinstance(node.args[0], ast.Starred)):
@@ -460,11 +460,11 @@ def set_order_notes(src: Source) -> list[tuple[int, str]]:
             return is_set(node.left) or is_set(node.right)
         return False
 
-    empty = {t.id for n in ast.walk(src.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+    empty = {t.id for n in src.nodes if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
              and isinstance(n.value.func, ast.Name) and n.value.func.id == "set" and not n.value.args
              for t in n.targets if isinstance(t, ast.Name)}
     for _ in range(2):  # names bound to sets, then names bound to expressions of those
-        for node in ast.walk(src.tree):
+        for node in src.nodes:
             if isinstance(node, ast.Assign) and is_set(node.value):
                 sets |= {t.id for t in node.targets if isinstance(t, ast.Name)}
             elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and is_set(node.value):
@@ -479,7 +479,7 @@ def set_order_notes(src: Source) -> list[tuple[int, str]]:
 def _iterations(src: Source, is_set: Callable[[Any], bool]) -> list[tuple[int, str]]:
     """The note on the first line that iterates a set ``is_set`` picks out."""
     lines: set[int] = set()
-    for node in ast.walk(src.tree):
+    for node in src.nodes:
         if isinstance(node, (ast.For, ast.comprehension)) and is_set(node.iter):
             lines.add(node.iter.lineno)
         elif (isinstance(node, ast.Call) and node.args and is_set(node.args[0]) and (
