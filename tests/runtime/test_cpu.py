@@ -148,3 +148,40 @@ def test_overlapping_runs_in_one_process_restore_the_shared_threads(tmp_path):
     assert [r.result for r in results] == [2, 2], [r.error for r in results]
     shared = _io_threads()
     assert shared and all(os.sched_getaffinity(t) == before for t in shared)
+
+
+def test_concurrent_runs_land_on_different_cpus_and_a_single_run_keeps_its_cpu(tmp_path):
+    """Issue 44.3: runs in flight at the same time (the warm server's) each get a CPU of their own while there are
+    CPUs to spare; one run alone stays on the CPU its process id names."""
+    own = os.sched_getaffinity(0)
+    barrier = threading.Barrier(2, timeout=60)
+    seen: dict[str, set[int]] = {}
+
+    def where(label: str) -> int:
+        """Wait until both runs are in flight, then note the CPUs this run's thread may use."""
+        barrier.wait()
+        seen[label] = os.sched_getaffinity(0)
+        barrier.wait()
+        return len(seen[label])
+
+    tools = {"where": tool_from_function(where, source="user")._replace(in_process=True)}
+    environ = {"CODEACT_CONFIG_DIR": str(tmp_path / "config"), "PATH": os.environ.get("PATH", "")}
+    results = {}
+
+    def one(label: str) -> None:
+        results[label] = run(f"where(label={label!r})", workspace=tmp_path, backend="monty", tools=tools,
+                             settings=Settings(), environ=environ)
+
+    threads = [threading.Thread(target=one, args=(label,)) for label in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert all(r.ok and r.result == 1 for r in results.values()), results
+    assert seen["a"] != seen["b"] and seen["a"] | seen["b"] <= own
+    alone = threading.Barrier(1)
+    barrier = alone  # one party: the single run does not wait
+    result = run("where(label='alone')", workspace=tmp_path, backend="monty", tools=tools, settings=Settings(),
+                 environ=environ)
+    assert result.ok, result.error
+    assert seen["alone"] == {sorted(own)[os.getpid() % len(own)]}

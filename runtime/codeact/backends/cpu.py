@@ -1,19 +1,18 @@
 """Keeping a program's host loop and its sandbox worker on one CPU (Linux).
 
 Every tool call is a round trip between this process and the Monty worker over a pipe. When the two sides (and the
-client's I/O threads) sit on different CPUs, each round trip pays cross-CPU wake-ups: 130 µs a call measured on a
-2-CPU virtual machine, 32 µs with everything on one CPU. The program and the host never compute at the same time
-(each waits for the other), so sharing a CPU costs nothing. Tools run with this thread's original CPUs restored, so
-what they start (ripgrep, bash, MCP servers) may use every CPU.
+client's I/O threads) sit on different CPUs, each round trip pays cross-CPU wake-ups; with everything on one CPU it
+does not, and the program and the host never compute at the same time (each waits for the other), so sharing a CPU
+costs nothing (benchmarks/bench_runtime.py measures a tool call). Tools run with this thread's original CPUs
+restored, so what they start (ripgrep, bash, MCP servers) may use every CPU.
 
-A tool that starts a process only on some calls (an MCP tool starts its server on the first call; later calls go
-to the open session) is marked ``in_process`` and widens the thread itself, only around a call that starts one:
-:func:`all_cpus`. An MCP call on an open session stays on the run's CPU: the run's thread drives the SDK's event
-loop itself, and the server (started with every CPU) answers wherever the kernel puts it. Measured side by side in
-benchmarks/bench_mcp.py, four runs each: 1.10-1.18x the direct SDK client a call cold, 1.02-1.09x warm, against
-1.16-1.24x and 1.11-1.26x when the run was widened at its first MCP call and left wide (each sandbox round trip
-then pays cross-CPU wake-ups). (An earlier measurement found the one-CPU way slowest by far, when the SDK's event
-loop still ran in a background thread: codeact.mcp.session_pool's doc says why a run's calls now drive it.)
+Runs at the same time (the warm server's) each get a CPU of their own while there are CPUs to spare: a run takes the
+CPU the fewest runs of this process hold now, the one its process id names first (:meth:`OneCpu.pin`). The pool
+client's I/O threads, which every run shares, are kept on the CPUs the runs in flight hold.
+
+A tool that starts a process only on some calls (an MCP tool starts its server on the first call) is marked
+``in_process``: its calls stay on the run's CPU. The MCP sessions live on their own event-loop thread, made with every
+CPU (:func:`all_cpus`), so the servers it starts are not confined to a run's CPU.
 
 ``CODEACT_PIN_CPU=0`` turns it off. Elsewhere than Linux, or where the calls are refused, it does nothing.
 """
@@ -24,14 +23,16 @@ import os
 import threading
 from collections.abc import Iterator
 
-_TASKS = "/proc/{pid}/task"
-
+from ..processes import comm as _comm
+from ..processes import named_children as _children
+from ..processes import threads as _threads
 
 # The pool client's I/O threads are shared by every run of this process: the first run to pin them saves their CPUs,
-# the last to finish restores them (runs of one process all use the same CPU, chosen from the process id).
+# each run keeps them on the CPUs the runs in flight hold, the last to finish restores them.
 _shared_lock = threading.Lock()
 _shared: dict[str, dict[int, set[int]]] = {}  # thread name -> {tid: CPUs before the first run pinned it}
 _shared_users: dict[str, int] = {}
+_held: dict[int, int] = {}  # CPU -> the runs of this process pinned to it now
 _pinned: dict[int, OneCpu] = {}  # native thread id -> the OneCpu holding that thread on one CPU (for all_cpus)
 
 
@@ -57,7 +58,7 @@ class OneCpu:
             return
         if len(own) > 1:
             self._own = own
-            self._cpu = {sorted(own)[os.getpid() % len(own)]}
+            self._cpu = {sorted(own)[os.getpid() % len(own)]}  # chosen again at pin(), among the CPUs free then
             self._workers_before = set() if warm else set(_children(os.getpid(), worker))
 
     def pin(self) -> None:
@@ -69,12 +70,14 @@ class OneCpu:
         if self._cpu is None:
             return
         self._caller = threading.get_native_id()
-        if not _set(self._caller, self._cpu):
-            self._caller = None
-            return
-        _pinned[self._caller] = self
-        me, name = os.getpid(), self._thread_name
         with _shared_lock:
+            self._cpu = {_least_held(self._own or self._cpu)}
+            if not _set(self._caller, self._cpu):
+                self._caller = None
+                return
+            _held[next(iter(self._cpu))] = _held.get(next(iter(self._cpu)), 0) + 1
+            _pinned[self._caller] = self
+            me, name = os.getpid(), self._thread_name
             saved = _shared.setdefault(name, {})
             _shared_users[name] = _shared_users.get(name, 0) + 1
             for tid in _threads(me):
@@ -83,8 +86,7 @@ class OneCpu:
                         saved[tid] = os.sched_getaffinity(tid)
                     except OSError:
                         continue
-                if tid in saved:
-                    _set(tid, self._cpu)
+            _pin_shared(name)
         self.pin_workers()
 
     def pin_workers(self) -> None:
@@ -120,10 +122,34 @@ class OneCpu:
         self._wide = False
         name = self._thread_name
         with _shared_lock:
+            cpu = next(iter(self._cpu or ()), None)
+            if cpu is not None and _held.get(cpu):
+                _held[cpu] -= 1
+                if not _held[cpu]:
+                    del _held[cpu]
             _shared_users[name] -= 1
             if _shared_users[name] == 0:
                 for tid, cpus in _shared.pop(name, {}).items():
                     _set(tid, cpus)
+            else:
+                _pin_shared(name)
+
+
+def _least_held(cpus: set[int]) -> int:
+    """The CPU of ``cpus`` the fewest runs hold now; among those, the first from the one this process id names
+    (one run at a time keeps the CPU it always had). Called with ``_shared_lock`` held."""
+    ordered = sorted(cpus)
+    start = os.getpid() % len(ordered)
+    ordered = ordered[start:] + ordered[:start]
+    return min(ordered, key=lambda cpu: _held.get(cpu, 0))
+
+
+def _pin_shared(name: str) -> None:
+    """The shared threads named ``name`` onto the CPUs the runs in flight hold (with ``_shared_lock`` held)."""
+    cpus = set(_held)
+    if cpus:
+        for tid in _shared.get(name, {}):
+            _set(tid, cpus)
 
 
 @contextlib.contextmanager
@@ -150,12 +176,6 @@ def _set(tid: int, cpus: set[int] | None) -> bool:
         return False  # a thread that ended, or one we may not move
 
 
-def _threads(pid: int) -> list[int]:
-    try:
-        return [int(tid) for tid in os.listdir(_TASKS.format(pid=pid))]
-    except OSError:
-        return []
-
 
 # The names of this process's threads seen so far (tid -> name): a run reads the name of new threads only (a warm
 # server has dozens of threads, and a thread's name is a file of /proc to open). Pruned to the threads alive.
@@ -177,23 +197,3 @@ def _thread_name(pid: int, tid: int) -> str:
                 del _names[gone]
         name = _names[tid] = _comm(pid, tid)
     return name
-
-
-def _children(pid: int, name: str) -> list[int]:
-    found: list[int] = []
-    for tid in _threads(pid):
-        try:
-            with open(f"{_TASKS.format(pid=pid)}/{tid}/children", encoding="ascii") as handle:
-                found += [int(child) for child in handle.read().split()]
-        except OSError:
-            continue
-    return [child for child in found if _comm(child) == name]
-
-
-def _comm(pid: int, tid: int | None = None) -> str:
-    try:
-        where = f"/proc/{pid}/comm" if tid is None else f"{_TASKS.format(pid=pid)}/{tid}/comm"
-        with open(where, encoding="utf-8", errors="replace") as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
