@@ -14,7 +14,8 @@ cycles):
    built-in tools' names and modules).
 2. ``backends``: the sandboxes (``monty``, ``hyperlight``) and the choice between them, with hyperlight's checks
    (``precheck``, ``probe``). ``mcp``: MCP servers: configuration, discovery and lock, ``exposure`` (what is offered
-   under which Python name), ``bindings`` (MCP tools as sandbox tools), ``session_pool`` (their sessions).
+   under which Python name), ``bindings`` (MCP tools as sandbox tools), ``sessions`` (opening one), ``session_pool`` (a run's
+   sessions, on one event-loop thread), ``results`` (what a call returns, as plain data).
    ``providers``: live tools.
 3. ``tools``: the built-in tools, the user's own (``user``) and the set a run offers (``assemble``).
 4. ``runner``: the run loop (a backend, the assembled tools, the limits, the result).

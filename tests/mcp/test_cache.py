@@ -263,7 +263,7 @@ def test_a_server_that_fails_where_it_worked_keeps_its_tools_marked(workspace, e
 def test_a_servers_configuration_is_checked_once_a_run_and_a_mismatch_at_every_call() -> None:
     from codeact.mcp.bindings import _resolver
     from codeact.mcp.config import LoadedConfig, ServerConfig
-    from codeact.mcp.session_pool import ServerUnavailable
+    from codeact.mcp.sessions import ServerUnavailable
 
     good = ServerConfig(name="demo", transport="stdio", source=".mcp.json", scope="workspace", command=PY)
     moved = ServerConfig(name="moved", transport="stdio", source=".mcp.json", scope="workspace", command=PY)

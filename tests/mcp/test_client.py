@@ -11,7 +11,8 @@ import pytest
 from mcp_helpers import PY, RAW, demo, starts
 
 from codeact.mcp.config import load_servers
-from codeact.mcp.session_pool import ServerUnavailable, SessionPool
+from codeact.mcp.session_pool import SessionPool
+from codeact.mcp.sessions import ServerUnavailable
 
 
 def pool_for(tmp_path: Path, servers: dict, **kw) -> SessionPool:
@@ -79,4 +80,4 @@ def test_dropping_the_pool_closes_its_sessions(tmp_path: Path) -> None:
     state = pool._state
     del pool
     gc.collect()
-    assert state.closed and state.loop is not None and state.loop.is_closed()
+    assert state.closed and all(c.task is not None and c.task.done() for c in state.connections.values())

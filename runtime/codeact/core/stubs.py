@@ -61,25 +61,43 @@ def _checked_return(annotation: str) -> str:
     return "Any" if "|" in annotation else annotation
 
 
-def stub_source(tools: Iterable[Tool]) -> str:
-    """Stub declarations for Monty's type checker: keyword-only functions, MCP servers as namespaces."""
+def stub_source(tools: Iterable[Tool], code: str | None = None) -> str:
+    """Stub declarations for Monty's type checker: keyword-only functions, MCP servers as namespaces; given the
+    program's ``code``, only for the tools whose name (an MCP tool's server) it mentions: a run's cost then does not
+    grow with tools it never names, and the checker reads no other name."""
     lines = ["from typing import Any, Literal", ""]
     namespaces: dict[str, list[Tool]] = {}
     for tool in tools:
+        if code is not None and tool.name.split(".", 1)[0] not in code:
+            continue
         if "." in tool.name:
             server, _ = tool.name.split(".", 1)
             namespaces.setdefault(server, []).append(tool)
             continue
-        params = _params(tool, typed=True)
-        star = "*, " if params and not params[0].startswith("**") else ""
-        lines.append(f"def {tool.name}({star}{', '.join(params)}) -> {_checked_return(tool.returns)}: ...")
+        lines.append(_stub_line(tool, tool.name, ""))
     for server, members in sorted(namespaces.items()):
         lines.append(f"class _{server}_tools:")
         for tool in members:
-            params = _params(tool, typed=True)
-            star = "*, " if params and not params[0].startswith("**") else ""
-            method = tool.name.split(".", 1)[1]
             # positional-only receiver, so a tool parameter may be called "self"
-            lines.append(f"    def {method}(_self, /, {star}{', '.join(params)}) -> {_checked_return(tool.returns)}: ...")
+            lines.append("    " + _stub_line(tool, tool.name.split(".", 1)[1], "_self, /, "))
         lines.append(f"{server}: _{server}_tools")
     return "\n".join(lines) + "\n"
+
+
+# (name, returns, receiver, id(parameters)) -> (parameters, line): a tool whose schema is the same object as at an
+# earlier run (MCP tools built once per lock: codeact.mcp.bindings) gets its line again without a schema walk
+_LINES: dict[tuple[str, str, str, int], tuple[object, str]] = {}
+
+
+def _stub_line(tool: Tool, name: str, receiver: str) -> str:
+    key = (name, tool.returns, receiver, id(tool.parameters))
+    kept = _LINES.get(key)
+    if kept is not None and kept[0] is tool.parameters:
+        return kept[1]
+    params = _params(tool, typed=True)
+    star = "*, " if params and not params[0].startswith("**") else ""
+    line = f"def {name}({receiver}{star}{', '.join(params)}) -> {_checked_return(tool.returns)}: ..."
+    if len(_LINES) > 8192:  # bounded: start over rather than grow
+        _LINES.clear()
+    _LINES[key] = (tool.parameters, line)
+    return line

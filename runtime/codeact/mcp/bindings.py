@@ -61,7 +61,8 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
         except ConfigError as exc:
             note(f"MCP tools unavailable: {exc}")
             return {}
-    catalog = build_catalog(lock, exclude=(exclude,) if isinstance(exclude, str) else exclude)
+    built = _built(lock or {}, (exclude,) if isinstance(exclude, str) else tuple(exclude))
+    catalog = built.catalog
     if not catalog.tools:
         return {}
     for message in catalog.warnings:
@@ -73,12 +74,42 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
                        call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
     tools: dict[str, Tool] = {}
     cap = int(ctx.limits.tool_result)
-    for exposed in catalog.tools:
-        tools[exposed.name] = as_tool(exposed, _noting_cuts(mcp_caller(pool, exposed), exposed.name, cap))
+    for exposed, tool in zip(catalog.tools, built.tools):
+        tools[exposed.name] = tool._replace(call=_noting_cuts(mcp_caller(pool, exposed), exposed.name, cap))
     generic = _generic_tool(pool, catalog, lock)
     tools[GENERIC_TOOL] = generic._replace(call=_noting_cuts(generic.call, GENERIC_TOOL, cap))
     tools[RESOURCE_TOOL] = _resource_tool(pool, catalog)
     return tools
+
+
+class _Built:
+    """What a lock yields, whatever the run: its catalog and a :class:`Tool` per exposed tool (its ``call`` is bound
+    to each run's session pool)."""
+
+    def __init__(self, lock: Mapping[str, Any], exclude: tuple[str, ...]) -> None:
+        self.lock = lock  # held: the cache is keyed on its identity
+        self.catalog = build_catalog(lock, exclude=exclude)
+        self.tools = [as_tool(exposed, _unbound) for exposed in self.catalog.tools]
+
+
+_BUILT: dict[tuple[int, tuple[str, ...]], _Built] = {}
+
+
+def _built(lock: Mapping[str, Any], exclude: tuple[str, ...]) -> _Built:
+    """The catalog and tools of ``lock``, built once per lock object: a lock read again only when its file changed
+    (:func:`codeact.mcp.lock.read_lock_kept`) gives the same object, so a warm server builds them once per version
+    of the lock, and a run's fixed cost does not grow with the tools configured."""
+    key = (id(lock), exclude)
+    built = _BUILT.get(key)
+    if built is None or built.lock is not lock:
+        if len(_BUILT) > 8:
+            _BUILT.clear()
+        built = _BUILT[key] = _Built(lock, exclude)
+    return built
+
+
+def _unbound(**_kwargs: Any) -> Any:
+    raise AssertionError("an MCP tool called before it was bound to a run's session pool")
 
 
 def mcp_caller(pool: SessionPool, exposed: ExposedTool) -> Callable[..., Any]:
@@ -188,7 +219,7 @@ def _resolver(loaded: LoadedConfig, environ: Mapping[str, str], lock: Mapping[st
         return config
 
     def check(name: str) -> Any:
-        from .session_pool import ServerUnavailable
+        from .sessions import ServerUnavailable
 
         config, entry = servers.get(name), entries.get(name) or {}
         if config is None and unreadable:

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..paths import codeact_cache_dir, copilot_home, home
 from .config import USER_FILE, LoadedConfig, ServerConfig, config_files, load_servers
-from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock, server_entry
+from .lock import dumps, empty_lock, lock_path, parse_lock, read_lock_kept, server_entry
 
 RETRY_AFTER = 600.0  # seconds before a failed server is tried again by a run
 MAX_AGE = 86400.0  # seconds before a working server is listed again (servers started from `@latest` change)
@@ -152,7 +152,7 @@ def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[
     committed: dict[str, Any] | None = None
     if lock_path(workspace).is_file():
         try:
-            committed = read_lock(workspace)
+            committed = read_lock_kept(workspace)  # kept while unchanged: mcp_tools keys its tools on it
         except ConfigError as exc:
             note(f"MCP tools unavailable: {exc}")
     if not (copilot_home(environ) / USER_FILE).is_file():
@@ -176,7 +176,7 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
     import asyncio
 
     from .discovery import DEFAULT_TIMEOUT, discover_servers, outcome_line
-    from .session_pool import in_helper_thread, loop_running_here
+    from .sessions import in_helper_thread, loop_running_here
 
     def go() -> dict[str, Any]:
         return asyncio.run(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,

@@ -241,7 +241,7 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
     """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation).
 
     ``on_listed`` hears the listing before the session is closed (stopping a server takes a while)."""
-    from .session_pool import open_session
+    from .sessions import open_session
 
     options = {"sampling_callback": _refuse, "elicitation_callback": _refuse} if as_cli else None
     listing = _Listing()
@@ -271,7 +271,7 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
     client connects (what a program can call), then declaring sampling and elicitation as the Copilot CLI does;
     what only the second listing has is ``cli_only``. ``listed`` is set as soon as the second one has listed,
     before its server is stopped; ``listed_at`` is when the first one had (the server's start-up time)."""
-    from .session_pool import describe_failure, stderr_tail
+    from .sessions import describe_failure, stderr_tail
 
     loop = asyncio.get_running_loop()
     began = loop.time()
@@ -336,7 +336,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
 
 
 def _outcome_of(task: asyncio.Future[_Listing], config: ServerConfig) -> Outcome:
-    from .session_pool import describe_failure, is_connection_closed
+    from .sessions import describe_failure, is_connection_closed
 
     name = config.name
     exc = task.exception()

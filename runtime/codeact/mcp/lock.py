@@ -28,6 +28,7 @@ server output gives identical bytes. Excluded servers (``mcp_exclude``) are not 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,32 @@ def read_lock(workspace: Path | str) -> dict[str, Any] | None:
     except OSError as exc:
         raise ConfigError(f"{LOCK_FILE}: cannot read ({exc.strerror})") from None
     return parse_lock(text, str(LOCK_FILE))
+
+
+_READ: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}  # path -> (its stat when read, the lock)
+
+
+def read_lock_kept(workspace: Path | str) -> dict[str, Any] | None:
+    """:func:`read_lock`, parsed again only when the file changed (its inode, size, modification or change time):
+    a long-lived process (the warm server) reads an unchanged lock once. The same object is returned while the
+    file is unchanged, so the caller must not change it (and may key what it builds from it on its identity)."""
+    path = lock_path(workspace)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return read_lock(workspace)  # says why it cannot be read
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    kept = _READ.get(str(path))
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    lock = read_lock(workspace)
+    if lock is not None:
+        if len(_READ) > 32:  # many workspaces: start over rather than grow
+            _READ.clear()
+        _READ[str(path)] = (stamp, lock)
+    return lock
 
 
 def parse_lock(text: str, shown: str = str(LOCK_FILE)) -> dict[str, Any]:
@@ -138,4 +165,4 @@ def differences(lock: Mapping[str, Any] | None, servers: Mapping[str, ServerConf
 
 
 __all__ = ["LOCK_FILE", "LOCK_VERSION", "differences", "dumps", "empty_lock", "lock_path", "parse_lock",
-           "read_lock", "server_entry", "write_lock"]
+           "read_lock", "read_lock_kept", "server_entry", "write_lock"]

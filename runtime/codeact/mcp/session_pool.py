@@ -1,239 +1,109 @@
-"""MCP client sessions with the official ``mcp`` SDK: stdio, streamable HTTP and SSE.
+"""The MCP session pool: one session per server for a run, or for every run of the warm server.
 
-:class:`SessionPool` gives a run ONE session per server, opened on first use and closed when the pool closes.
-The runner and the sandbox loop are synchronous, so the pool owns one asyncio event loop that holds every session,
-and each call runs that loop in the calling thread until the call completes (``run_until_complete``); between
-calls the loop rests. An earlier version kept the loop running in a background thread and submitted calls with
-``run_coroutine_threadsafe``: that costs two thread wake-ups per call, which measured +0.45 to +1.3 ms on a
-~2 ms call on a busy 2-core machine (1.37x to 1.58x a direct SDK call; see benchmarks/bench_mcp.py). A caller
-whose thread already runs an event loop gets the background-thread path for its calls (``in_helper_thread``).
+:class:`SessionPool` gives a run ONE session per server, opened on first use (:func:`codeact.mcp.sessions.
+open_session`) and closed when the pool closes. Every session of this process lives on one asyncio event loop run by
+one daemon thread (:class:`_LoopThread`); a run's thread submits each call to it and waits for the answer
+(:func:`asyncio.run_coroutine_threadsafe`), so runs on several threads call through it at once with no hand-off of
+their own. The thread keeps every CPU the process has: a server a call starts is spawned from it.
 
 On the warm server (:func:`share_sessions`) the sessions outlive the run: one pool state per working folder and
 environment (a local server inherits the environment of the run that started it), shared by the runs that match,
-reopened by the next run when one died, stopped when idle or with the server. Parallel runs call through the same
-loop: whichever thread finds it resting drives it; a call from another thread meanwhile joins the running loop.
-
-The SDK costs about a second to import: this module imports it only inside the functions that open a
-connection, so importing ``codeact.mcp.session_pool`` is free and a run that calls no MCP tool never loads it.
+reopened by the next run when one died, stopped when idle or with the server. The environment is compared without
+the variables a shell changes by itself and no server is meant to read (:data:`SHELL_VARIABLES`): a ``cd`` between
+two runs starts no server, while any other change (a token, ``PYTHONPATH``) starts the servers again in that
+environment, and the sessions it replaced are closed once no run uses them.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import asyncio
 import atexit
-import base64
 import concurrent.futures
-import contextlib
 import os
 import sys
 import tempfile
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from ..backends.cpu import all_cpus
-from ..errors import ToolError, ToolTimeout
-from .config import START_TIMEOUT, ServerConfig
+from ..processes import children, process_running
+from .config import ServerConfig
+from .results import not_supported, resource_contents, result_value
+from .sessions import (
+    DEFAULT_CONNECT_TIMEOUT,
+    MCPError,
+    RunOutOfTime,
+    ServerUnavailable,
+    describe_failure,
+    is_connection_closed,
+    is_request_timeout,
+    open_session,
+    stderr_tail,
+)
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
 T = TypeVar("T")
 
-# Start-up (process start and handshake) has its own bound, as in the Copilot CLI 1.0.102: a server's "timeout"
-# bounds each call, not its start (a server answering initialize after 6 s with "timeout": 2000 is loaded there).
-DEFAULT_CONNECT_TIMEOUT = START_TIMEOUT
 PROGRESS_EVERY = 5.0  # seconds between "still waiting for the server" lines on stderr
-NOT_SUPPORTED = {"Sampling not supported": "sampling (it asked the client's model to write text)",
-                 "Elicitation not supported": "elicitation (it asked the user a question)"}
 _CLOSE_TIMEOUT = 10.0  # seconds the pool waits for every session to shut down
-
+# Variables a shell sets by itself at a `cd`, a nested shell or each command, which no server is meant to read: a
+# change in them keeps the warm server's sessions (docs/mcp.md lists them).
+SHELL_VARIABLES = frozenset({"OLDPWD", "PWD", "SHLVL", "_", "COLUMNS", "LINES"})
 
 _UNKNOWN: Any = object()  # SessionPool.call: no output schema given (the SDK lists the tools to learn it)
 
 
-class MCPError(ToolError):
-    """An MCP server or tool failed; the program sees it as a ``RuntimeError`` it can catch."""
+class _LoopThread:
+    """One asyncio event loop, run by a daemon thread for the life of the process: every MCP session lives on it."""
 
+    def __init__(self) -> None:
+        from ..backends.cpu import all_cpus
 
-class ServerUnavailable(MCPError):
-    """A server could not be started, did not answer, or stopped during the run."""
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="codeact-mcp", daemon=True)
+        with all_cpus():  # a pinned run's thread makes it: the servers it spawns get every CPU, not the run's one
+            self.thread.start()
 
+    def here(self) -> bool:
+        return threading.current_thread() is self.thread
 
-class ToolCallError(MCPError):
-    """A tool ran and reported an error (``isError``)."""
-
-
-class RunOutOfTime(MCPError, ToolTimeout):
-    """The run's time ran out while a server was still starting (start-up counts in the run's deadline); the
-    program sees a ``TimeoutError`` with this message."""
-
-
-@contextlib.asynccontextmanager
-async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cwd: Path | None = None,
-                       environ: Mapping[str, str] | None = None, session_options: Mapping[str, Any] | None = None
-                       ) -> AsyncIterator[ClientSession]:
-    """An initialised ``ClientSession`` to ``config``'s server; closes it (and stops a local server) on exit.
-
-    A local server inherits ``environ`` (the calling run's environment; ``os.environ`` when ``None``) plus its own
-    ``env``, as under the Copilot CLI: tokens, proxies and the like reach it. ``session_options``: more
-    ``ClientSession`` arguments (discovery's sampling/elicitation callbacks, to list tools as the CLI sees them).
-    """
-    from mcp import ClientSession
-
-    async with contextlib.AsyncExitStack() as stack:
-        if config.transport == "stdio":
-            from mcp import StdioServerParameters
-            from mcp.client.stdio import stdio_client
-
-            inherited = dict(os.environ if environ is None else environ)
-            params = StdioServerParameters(command=config.command or "", args=list(config.args),
-                                           env={**inherited, **config.env}, cwd=config.cwd or cwd)
-            streams = await stack.enter_async_context(stdio_client(params, errlog=errlog or _devnull()))
-        elif config.transport == "http":
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
-
-            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(config.headers) or None))
-            streams = await stack.enter_async_context(streamable_http_client(config.url or "", http_client=http))
-        else:
-            from mcp.client.sse import sse_client
-
-            streams = await stack.enter_async_context(sse_client(config.url or "", headers=dict(config.headers)))
-        read, write = streams[0], streams[1]
-        session = await stack.enter_async_context(ClientSession(read, write, **(session_options or {})))
-        await session.initialize()
-        yield session
-
-
-def _devnull() -> TextIO:
-    return open("/dev/null", "w")  # noqa: SIM115 - lives as long as the server process
-
-
-def stderr_tail(errlog: TextIO | None, limit: int = 300) -> str:
-    """The last non-empty line a local server wrote to stderr, for error messages ('' if none)."""
-    if errlog is None or errlog.closed:
-        return ""
-    try:
-        errlog.flush()
-        errlog.seek(0)
-        lines = [ln.strip() for ln in errlog.read().splitlines() if ln.strip()]
-    except (OSError, ValueError):
-        return ""
-    return lines[-1][-limit:] if lines else ""
-
-
-def describe_failure(exc: BaseException) -> str:
-    """A one-line reason for a failed connection or call, without the SDK's exception-group noise."""
-    leaves = list(_leaves(exc))
-    # Prefer the most telling leaf: a process that could not start, a closed connection, then anything else.
-    leaf = next((e for e in leaves if isinstance(e, OSError)), None) or leaves[0]
-    text = str(leaf).strip() or type(leaf).__name__
-    if isinstance(leaf, FileNotFoundError) and leaf.filename:
-        text = f"command not found: {leaf.filename}"
-    errors = getattr(leaf, "errors", None)
-    if callable(errors) and type(leaf).__name__ == "ValidationError":  # pydantic: say what was invalid
+    def submit(self, coro: Coroutine[Any, Any, T], progress: Callable[[float], str | None] | None = None) -> T:
+        """Run ``coro`` on the loop and wait for its result in the calling thread; ``progress(seconds)``, asked
+        every :data:`PROGRESS_EVERY` seconds, gives a line to print on stderr meanwhile (the caller's stderr: the
+        warm server routes each run's prints by thread). An interrupt cancels the call."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        began = time.monotonic()
         try:
-            first = errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ()))
-            return f"{text.splitlines()[0]}: {where}: {first.get('msg', '')}"
-        except Exception:  # noqa: BLE001 - fall back to the first line
-            pass
-    return text.splitlines()[0]
+            while True:
+                try:
+                    return future.result(timeout=PROGRESS_EVERY if progress is not None else None)
+                except concurrent.futures.TimeoutError:
+                    if future.done():  # the call's own TimeoutError (the same class since Python 3.11)
+                        raise
+                    line = progress(time.monotonic() - began) if progress is not None else None
+                    if line:
+                        print(line, file=sys.stderr, flush=True)
+        except BaseException:
+            future.cancel()
+            raise
 
 
-if sys.version_info < (3, 11):  # anyio brings the backport there
-    from exceptiongroup import BaseExceptionGroup
+_LOOP: _LoopThread | None = None
+_LOOP_LOCK = threading.Lock()
 
 
-def _leaves(exc: BaseException) -> Iterator[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        for sub in exc.exceptions:
-            yield from _leaves(sub)
-    else:
-        yield exc
-
-
-def is_connection_closed(exc: BaseException) -> bool:
-    return any(getattr(e, "code", None) == -32000 or "Connection closed" in str(e) for e in _leaves(exc))
-
-
-def is_request_timeout(exc: BaseException) -> bool:
-    return any(getattr(e, "code", None) == -32001 for e in _leaves(exc))
-
-
-def result_value(result: Any, *, unwrap: bool = False, label: str = "tool") -> Any:
-    """A ``CallToolResult`` as the program sees it, as plain data.
-
-    Structured content, if present, as data (``unwrap`` returns ``structured["result"]`` for the SDK's wrapped
-    primitive results, ``{"result": 3}``). Else, when every item is text (or an embedded text resource), the text.
-    Else a list with one dict per item: ``{"type": "text", "text"}``, ``{"type": "image"|"audio", "mime_type",
-    "data"}`` (base64), ``{"type": "resource", "uri", "mime_type", "text"|"blob"}`` (blob: base64) and
-    ``{"type": "resource_link", "uri", "name", "mime_type", "description"}`` (read it with ``mcp_resource``).
-    A result flagged ``isError`` raises :class:`ToolCallError` with the server's text.
-    """
-    if result.is_error:
-        raise ToolCallError(f"{label} failed: {not_supported(_text(result.content)) or 'the server reported an error'}")
-    data = result.structured_content
-    if data is not None:
-        if unwrap and isinstance(data, dict) and set(data) == {"result"}:
-            return data["result"]
-        return data
-    items = [content_item(item) for item in result.content or []]
-    if all(i["type"] == "text" or (i["type"] == "resource" and "text" in i) for i in items):
-        return "\n".join(i["text"] for i in items)
-    return items
-
-
-def content_item(item: Any) -> dict[str, Any]:
-    """One MCP content block (or resource contents) as a plain dict (binary data stays base64 text)."""
-    kind = getattr(item, "type", None)
-    if kind == "text":
-        return {"type": "text", "text": item.text}
-    if kind in ("image", "audio"):
-        return {"type": kind, "mime_type": getattr(item, "mime_type", None), "data": getattr(item, "data", "")}
-    if kind == "resource_link":
-        return {"type": "resource_link", "uri": str(item.uri), "name": getattr(item, "name", None),
-                "mime_type": getattr(item, "mime_type", None), "description": getattr(item, "description", None)}
-    if kind == "resource":
-        return {"type": "resource", **resource_contents(item.resource)}
-    return {"type": str(kind or "unknown"), "value": item.model_dump(mode="json") if hasattr(item, "model_dump")
-            else str(item)}
-
-
-def resource_contents(contents: Any) -> dict[str, Any]:
-    """``TextResourceContents`` / ``BlobResourceContents`` as ``{"uri", "mime_type", "text" | "blob"}``."""
-    out: dict[str, Any] = {"uri": str(contents.uri), "mime_type": getattr(contents, "mime_type", None)}
-    if hasattr(contents, "text"):
-        out["text"] = contents.text
-    else:
-        blob = getattr(contents, "blob", "")
-        out["blob"] = blob if isinstance(blob, str) else base64.b64encode(blob).decode("ascii")
-    return out
-
-
-def not_supported(text: str) -> str:
-    """A server's error text, with the SDK's "Sampling/Elicitation not supported" made plain for the model."""
-    for marker, what in NOT_SUPPORTED.items():
-        if marker in text:
-            return f"the server needs {what}, which is not supported by CodeAct; its other tools still work " \
-                   f"({text.strip()})"
-    return text
-
-
-def _text(content: list[Any]) -> str:
-    parts = []
-    for item in content or []:
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            parts.append(item.text)
-        elif kind == "resource" and hasattr(getattr(item, "resource", None), "text"):
-            parts.append(item.resource.text)
-    return "\n".join(parts)
+def _loop_thread() -> _LoopThread:
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or not _LOOP.thread.is_alive():
+            _LOOP = _LoopThread()
+        return _LOOP
 
 
 @dataclass
@@ -258,80 +128,55 @@ class _PoolState:
         self.environ = environ
         self.connect_timeout = connect_timeout
         self.shared = shared  # the warm server's sessions (SharedSessions): kept across runs, closed by the server
-        self.lock = threading.Lock()  # guards creating and closing the loop
-        self.drive = threading.RLock()  # one thread runs the loop at a time
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()  # guards starting and closing
+        self.runner: _LoopThread | None = None
         self.connections: dict[str, _Connection] = {}
         self.starts: dict[str, int] = {}
         self.closed = False
+        self.users = 0  # the pools (runs) using this state now (SharedSessions closes a replaced one at 0)
+        self.replaced = False
 
-    def ensure_loop(self) -> asyncio.AbstractEventLoop:
+    def ensure_loop(self) -> _LoopThread:
         with self.lock:
             if self.closed:
                 raise MCPError("the MCP session pool is closed")
-            if self.loop is None:
-                self.loop = asyncio.new_event_loop()
+            if self.runner is None:
+                self.runner = _loop_thread()
                 if not self.shared:
                     atexit.register(self.close)
-            return self.loop
+            return self.runner
 
-    def submit(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the pool's loop until it completes, and return its result.
+    def submit(self, coro: Coroutine[Any, Any, T], config: ServerConfig | None = None,
+               run_left: float | None = None) -> T:
+        """Run ``coro`` on the loop thread and return its result; while ``config``'s server is starting, a
+        progress line on the caller's stderr every :data:`PROGRESS_EVERY` seconds."""
+        runner = self.ensure_loop()
+        progress = None
+        if config is not None and not self.is_open(config, None):
+            wait = min(self.connect_timeout, run_left) if run_left is not None else self.connect_timeout
 
-        The loop runs in the CALLING thread while a call is in flight and rests in between (the sessions' reader
-        tasks simply resume with the next call). A call therefore costs what a direct SDK call costs: no
-        wake-up of another thread in either direction. A caller whose thread already runs an event loop (async
-        code calling the synchronous runner) cannot run a second one there, so its call is driven from a helper
-        thread instead. While one thread drives the loop, a call from another thread (parallel runs on the warm
-        server) is handed to the running loop and goes on at once; its thread waits, and drives the loop itself
-        once it is free.
-        """
-        if loop_running_here():
-            return in_helper_thread(lambda: self._drive(coro))
-        return self._drive(coro)
-
-    def _drive(self, coro: Coroutine[Any, Any, T]) -> T:
-        loop = self.loop
-        assert loop is not None
-        if self.drive.acquire(blocking=False):  # the common case: nobody else drives the loop
-            try:
-                return loop.run_until_complete(coro)
-            finally:
-                self.drive.release()
-        future = asyncio.run_coroutine_threadsafe(coro, loop)  # runs now, in the loop another thread drives
-        while True:
-            try:
-                return future.result(timeout=0.005)
-            except concurrent.futures.TimeoutError:
-                pass
-            if self.drive.acquire(blocking=False):  # that thread's call ended: drive the loop until ours does
-                try:
-                    if not future.done():
-                        loop.run_until_complete(asyncio.wrap_future(future, loop=loop))
-                finally:
-                    self.drive.release()
+            def progress(seconds: float) -> str | None:
+                conn = self.connections.get(config.name)
+                if conn is None or conn.ready is None or conn.ready.done():
+                    return None
+                return f"codeact: waiting for MCP server {config.name!r} to start ({seconds:.0f} s, up to {wait:g} s)"
+        return runner.submit(coro, progress)
 
     def close(self) -> None:
         with self.lock:
             if self.closed:
                 return
             self.closed = True
-            loop = self.loop
-        if loop is None:
+            runner = self.runner
+        if runner is None:
             return
         if not self.shared:
             atexit.unregister(self.close)
-
-        def shut() -> None:
-            with self.drive:
-                try:
-                    loop.run_until_complete(self._close_all())
-                    loop.run_until_complete(loop.shutdown_asyncgens())
-                finally:
-                    loop.close()
-
+        if runner.here():  # a finalizer run by the loop's own thread: it cannot wait for itself
+            runner.loop.create_task(self._close_all())
+            return
         try:
-            in_helper_thread(shut) if loop_running_here() else shut()
+            runner.submit(self._close_all())
         except Exception:  # noqa: BLE001 - closing is best effort (this may run from a finalizer or at exit)
             pass
 
@@ -353,8 +198,7 @@ class _PoolState:
         died in an earlier run is opened again; one that died in this run stays failed for the rest of it.
         Start-up is awaited up to the pool's ``connect_timeout`` (the CLI's 60 s), and never past ``run_left``, the
         time left in the calling run: start-up counts in the run's deadline (:class:`RunOutOfTime` then)."""
-        state = self
-        conn = state.connections.get(config.name)
+        conn = self.connections.get(config.name)
         if conn is not None and self.shared and used_here is not None and config.name not in used_here:
             used_here.add(config.name)  # a run's first call: a local server that exited since is started again
             if conn.pid is not None and not process_running(conn.pid):
@@ -370,8 +214,8 @@ class _PoolState:
                 if config.transport == "stdio" else None
             conn = _Connection(config, errlog, ready=asyncio.get_running_loop().create_future())
             conn.ready.add_done_callback(lambda f: f.cancelled() or f.exception())  # never "not retrieved"
-            state.connections[config.name] = conn
-            state.starts[config.name] = state.starts.get(config.name, 0) + 1
+            self.connections[config.name] = conn
+            self.starts[config.name] = self.starts.get(config.name, 0) + 1
             conn.task = asyncio.create_task(self.serve(conn), name=f"mcp:{config.name}")
         if conn.dead is not None:
             raise conn.dead
@@ -382,36 +226,29 @@ class _PoolState:
         wait = min(limit, run_left) if run_left is not None else limit
         loop = asyncio.get_running_loop()
         began = loop.time()
-        deadline = began + wait
-        while True:
-            left = deadline - loop.time()
-            try:
-                return await asyncio.wait_for(asyncio.shield(conn.ready), max(0.0, min(left, PROGRESS_EVERY)))
-            except asyncio.TimeoutError:
-                if loop.time() < deadline - 0.01:
-                    print(f"codeact: waiting for MCP server {config.name!r} to start "
-                          f"({loop.time() - began:.0f} s, up to {wait:g} s)", file=sys.stderr, flush=True)
-                    continue
-            if by_run:
-                error: MCPError = RunOutOfTime(
-                    f"MCP server {config.name!r} was still starting when the run's time ran out (after "
-                    f"{loop.time() - began:.1f} s; start-up counts in the run's --timeout): raise --timeout, or "
-                    "call it again in a later run")
-                if self.shared:  # the warm server: it goes on starting for the next run
-                    raise error from None
-            else:
-                error = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s (start-up "
-                                          "has its own bound, as in the Copilot CLI: 60 s, whatever its "
-                                          "\"timeout\", which bounds each call)")
-            conn.dead = error  # type: ignore[assignment]
-            if conn.task is not None:
-                conn.task.cancel()
-            raise error from None
+        try:
+            return await asyncio.wait_for(asyncio.shield(conn.ready), wait)
+        except asyncio.TimeoutError:
+            pass
+        if by_run:
+            error: MCPError = RunOutOfTime(
+                f"MCP server {config.name!r} was still starting when the run's time ran out (after "
+                f"{loop.time() - began:.1f} s; start-up counts in the run's --timeout): raise --timeout, or "
+                "call it again in a later run")
+            if self.shared:  # the warm server: it goes on starting for the next run
+                raise error from None
+        else:
+            error = ServerUnavailable(f"MCP server {config.name!r} did not start within {limit:g} s (start-up "
+                                      "has its own bound, as in the Copilot CLI: 60 s, whatever its "
+                                      "\"timeout\", which bounds each call)")
+        conn.dead = error  # type: ignore[assignment]
+        if conn.task is not None:
+            conn.task.cancel()
+        raise error from None
 
     def is_open(self, config: ServerConfig, used_here: set[str] | None) -> bool:
-        """Whether a call to ``config``'s server goes to a session already open, which :meth:`session` returns as
-        it is (no process starts). Read from the calling thread, outside the loop: a stale answer costs only CPU
-        placement (:func:`codeact.backends.cpu.all_cpus`)."""
+        """Whether a call to ``config``'s server goes to a session already open (no process starts). Read from the
+        calling thread: a stale answer costs only a progress line not printed."""
         conn = self.connections.get(config.name)
         if conn is None or conn.dead is not None or conn.ready is None or not conn.ready.done():
             return False
@@ -424,12 +261,12 @@ class _PoolState:
     async def serve(self, conn: _Connection) -> None:
         """Owns one connection for its whole life (anyio scopes must open and close in the same task)."""
         name = conn.config.name
-        before = _children() if self.shared else set()
+        before = children() if self.shared else set()
         try:
             async with open_session(conn.config, errlog=conn.errlog, cwd=self.cwd, environ=self.environ) as session:
                 if self.shared:
                     claimed = {c.pid for c in self.connections.values() if c is not conn}
-                    conn.pid = min((p for p in _children() - before if p not in claimed), default=None)
+                    conn.pid = min((p for p in children() - before if p not in claimed), default=None)
                 if not conn.ready.done():
                     conn.ready.set_result(session)
                 await conn.stop.wait()
@@ -511,33 +348,6 @@ class _PoolState:
         return [resource_contents(c) for c in result.contents]
 
 
-def loop_running_here() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def in_helper_thread(func: Callable[[], T]) -> T:
-    """``func()`` run in a short-lived thread (for callers whose own thread already runs an event loop)."""
-    value: list[T] = []
-    error: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            value.append(func())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            error.append(exc)
-
-    thread = threading.Thread(target=target, name="codeact-mcp")
-    thread.start()
-    thread.join()
-    if error:
-        raise error[0]
-    return value[0]
-
-
 class SessionPool:
     """One MCP session per server for the life of the pool (one run), opened lazily, closed by :meth:`close`.
 
@@ -553,9 +363,11 @@ class SessionPool:
         self._call_timeout = call_timeout
         self._failed: set[str] = set()  # servers that failed during this pool's run
         self._used: set[str] = set()  # servers this pool's run has called
-        if _SHARED is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
-            self._state = _SHARED.state(cwd, connect_timeout, environ)
-            self._finalizer = weakref.finalize(self, lambda: None)
+        shared = _SHARED
+        self._finalizer: weakref.finalize[Any, Any]
+        if shared is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
+            state = self._state = shared.state(cwd, connect_timeout, environ)
+            self._finalizer = weakref.finalize(self, lambda: shared.release(state))
         else:
             self._state = _PoolState(cwd, connect_timeout, environ)
             self._finalizer = weakref.finalize(self, self._state.close)
@@ -580,11 +392,7 @@ class SessionPool:
         known = output_schema is not _UNKNOWN
         call = self._state.call(config, tool, arguments or {}, limit, output_schema if known else None, known,
                                 self._failed, self._used, run_left)  # enforces timeouts
-        if self._state.is_open(config, self._used):  # the common case: nothing starts, the run keeps its CPU
-            result = self._state.submit(call)
-        else:  # the server this call may start gets every CPU, not the run's one (unless another run's thread
-            with all_cpus():  # drives the shared loop at that moment: the server then gets that thread's CPUs)
-                result = self._state.submit(call)
+        result = self._state.submit(call, config, run_left)
         return result_value(result, unwrap=unwrap, label=f"{server}.{tool}()")
 
     def read_resource(self, server: str, uri: str) -> list[dict[str, Any]]:
@@ -595,10 +403,7 @@ class SessionPool:
         run_left = self._run_limit()
         limit = min((t for t in (config.call_timeout, run_left) if t), default=None)
         read = self._state.read_resource(config, uri, limit, self._failed, self._used, run_left)
-        if self._state.is_open(config, self._used):
-            return self._state.submit(read)
-        with all_cpus():  # as in call
-            return self._state.submit(read)
+        return self._state.submit(read, config, run_left)
 
     def _say_warnings(self, config: ServerConfig) -> None:
         """In the run that starts ``config``'s server, a note for each variable of its entry that is not set."""
@@ -629,40 +434,12 @@ class SessionPool:
         self.close()
 
 
-def process_running(pid: int) -> bool:
-    """Whether process ``pid`` still runs (an exited child not yet reaped does not)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            return handle.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
+def session_key(environ: Mapping[str, str]) -> str:
+    """What a local server's session is kept for: the digest of ``environ`` without :data:`SHELL_VARIABLES`."""
+    import hashlib
 
-
-def _children() -> set[int]:
-    """This process's child processes (Linux ``/proc``; empty elsewhere)."""
-    me, found = str(os.getpid()).encode(), set[int]()
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return found
-    for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as handle:
-                    fields = handle.read().rsplit(b")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == me:
-                found.add(int(entry))
-    return found
+    kept = sorted((k, v) for k, v in environ.items() if k not in SHELL_VARIABLES)
+    return hashlib.sha256(repr(kept).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class SharedSessions:
@@ -672,17 +449,36 @@ class SharedSessions:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._states: dict[tuple[str, str], _PoolState] = {}
+        self._closing: list[_PoolState] = []  # replaced states no run uses, closed outside the lock
 
     def state(self, cwd: Path | None, connect_timeout: float, environ: Mapping[str, str] | None) -> _PoolState:
-        import hashlib
-
+        """The sessions for runs in ``cwd`` under ``environ`` (taken by a pool until :meth:`release`); a state of
+        ``cwd`` made for another environment is replaced, and closed once no run uses it."""
         env = dict(os.environ if environ is None else environ)
-        key = (str(cwd), hashlib.sha256(repr(sorted(env.items())).encode("utf-8", "surrogatepass")).hexdigest())
+        key = (str(cwd), session_key(env))
         with self._lock:
             state = self._states.get(key)
             if state is None or state.closed:
                 state = self._states[key] = _PoolState(cwd, connect_timeout, env, shared=True)
-            return state
+                for other_key, other in list(self._states.items()):
+                    if other_key[0] == key[0] and other is not state:
+                        other.replaced = True
+                        del self._states[other_key]
+                        if other.users == 0:
+                            self._closing.append(other)
+            state.users += 1
+            closing, self._closing = self._closing, []
+        for old in closing:
+            old.close()
+        return state
+
+    def release(self, state: _PoolState) -> None:
+        """A run is done with ``state``: a replaced state no run uses any more is closed (its servers stop)."""
+        with self._lock:
+            state.users -= 1
+            done = state.replaced and state.users == 0
+        if done:
+            state.close()
 
     def sessions(self) -> list[dict[str, Any]]:
         """``[{"server", "pid"}]`` of every open session."""
@@ -694,7 +490,7 @@ class SharedSessions:
     def close_idle(self, idle_s: float) -> None:
         """Stop the sessions no run has used for ``idle_s`` seconds."""
         with self._lock:
-            states = [s for s in self._states.values() if s.loop is not None and not s.closed]
+            states = [s for s in self._states.values() if s.runner is not None and not s.closed]
         for state in states:
             try:
                 state.submit(state.close_idle(idle_s))
@@ -732,5 +528,5 @@ def close_shared_sessions() -> None:
         shared.close()
 
 
-__all__ = ["MCPError", "RunOutOfTime", "ServerUnavailable", "SessionPool", "ToolCallError", "content_item", "open_session",
-           "process_running", "result_value", "SharedSessions", "close_shared_sessions", "share_sessions", "shared_sessions"]
+__all__ = ["PROGRESS_EVERY", "SHELL_VARIABLES", "SessionPool", "SharedSessions", "close_shared_sessions", "session_key",
+           "share_sessions", "shared_sessions"]

@@ -38,7 +38,7 @@ class Target:
     def silent_pid(self) -> int:
         """The pid of a server that holds this socket but did not answer (0: none runs): the pid its lock file
         names, when that process still runs the server of this socket."""
-        from ..mcp.session_pool import process_running
+        from ..processes import process_running
 
         try:
             with open(self.socket[:-len(".sock")] + ".lock", encoding="ascii") as handle:
@@ -82,7 +82,7 @@ def start(target: Target) -> None:
 def stop(target: Target) -> int | None:
     """Stop the target's server (kill a stuck one) and wait for its process to end: its pid (0: unknown), or
     None when none ran."""
-    from ..mcp.session_pool import process_running
+    from ..processes import process_running
 
     reply = target.ask("stop")
     if reply is None and target.silent_pid():  # stuck: it cannot hear a stop

@@ -136,12 +136,25 @@ def current_tools(workspace: str | None = None, environ: Mapping[str, str] | Non
 def _has_servers(lock_file: Path) -> bool:
     """Whether the committed lock names any MCP server (a stamp writes one with none; codeact.mcp is not imported
     for it: hot path). An unreadable lock counts as one with servers, so that codeact.mcp says what is wrong."""
-    if not lock_file.is_file():
-        return False
     try:
-        return bool(json.loads(lock_file.read_text(encoding="utf-8")).get("servers"))
+        st = os.stat(lock_file)
+    except OSError:
+        return False
+    stamp = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    kept = _HAS_SERVERS.get(str(lock_file))
+    if kept is not None and kept[0] == stamp:  # unchanged since the last run read it (the warm server)
+        return kept[1]
+    try:
+        found = bool(json.loads(lock_file.read_text(encoding="utf-8")).get("servers"))
     except (OSError, ValueError, AttributeError):
         return True
+    if len(_HAS_SERVERS) > 32:
+        _HAS_SERVERS.clear()
+    _HAS_SERVERS[str(lock_file)] = (stamp, found)
+    return found
+
+
+_HAS_SERVERS: dict[str, tuple[tuple[int, int, int, int], bool]] = {}  # lock file -> (its stat, has servers)
 
 
 def _user_mcp_config(env: Mapping[str, str]) -> bool:

@@ -1,0 +1,58 @@
+"""Issue 44.1: what a lock yields (its catalog, every tool and stub) is kept while ``tools.lock.json`` is unchanged,
+and built again as soon as it changes."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mcp_helpers import PY, RAW
+
+from codeact import run
+from codeact.core.boundary import Workspace
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
+from codeact.core.tool import Tool, ToolContext
+from codeact.mcp.discovery import discover
+from codeact.mcp.lock import lock_path
+from codeact.tools.assemble import assemble
+
+SETTINGS = Settings(tools=("view",))
+
+
+def offered(root: Path, environ: dict[str, str]) -> dict[str, Tool]:
+    ctx = ToolContext(workspace=Workspace.at(root, environ=environ), limits=Limits(), environ=environ)
+    return assemble(ctx, SETTINGS, environ, user_config={})
+
+
+def test_the_tools_of_an_unchanged_lock_are_built_once_and_a_changed_lock_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"big": {
+        "command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "3"}}}}))
+    home = tmp_path / "home"
+    home.mkdir()
+    environ = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "PATH": os.environ.get("PATH", "")}
+    assert discover(root, timeout=30, environ=environ).outcomes["big"].status == "ok"
+
+    first, second = offered(root, environ), offered(root, environ)
+    assert first["big.tool_0001"].parameters is second["big.tool_0001"].parameters  # built once
+    assert first["big.tool_0001"].call is not second["big.tool_0001"].call  # each run its own session pool
+    assert "big.tool_0003" not in second
+
+    # the lock changes (the same size: only a description's digit): the next run reads it again
+    path = lock_path(root)
+    text = path.read_text()
+    assert "Tool number 1: handles word1." in text
+    path.write_text(text.replace("Tool number 1: handles word1.", "Tool number 1: handles word9."))
+    third = offered(root, environ)
+    assert third["big.tool_0001"].description == "Tool number 1: handles word9."
+    assert third["big.tool_0001"].parameters is not second["big.tool_0001"].parameters
+
+    # a discovery that lists more tools: the next run offers them, and calls them
+    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"big": {
+        "command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "5"}}}}))
+    assert discover(root, timeout=30, environ=environ).outcomes["big"].status == "ok"
+    assert "big.tool_0004" in offered(root, environ)
+    result = run("big.tool_0004(n=4)", workspace=root, settings=SETTINGS, environ=environ)
+    assert result.ok, result.error
