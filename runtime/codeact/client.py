@@ -20,20 +20,17 @@ The path taken:
   run fails; the next run starts a fresh server.
 - The command line is read by :mod:`codeact.cmdline`, as argparse reads it; one argparse would refuse runs here.
 
-The wire format (both ends are this venv's Python): frames of a 4-byte big-endian length and a ``marshal``-ed value
-(only ``dict``, ``list``, ``str``, ``int``, ``bytes``, ``None``, ``bool``). The client sends one request; the server
-answers ``{"accepted": True, "wall_s": SECONDS}`` (or ``{"retry": REASON}`` / ``{"refused": REASON}``), then
-``{"out": TEXT}`` and ``{"err": TEXT}`` frames, then ``{"exit": CODE}``.
+The wire protocol (frames, their types and their checks) is :mod:`codeact.frames`.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 import _socket as socket  # the C module: `socket` imports selectors and enum, which the client does not use
-import marshal
 import os
 import stat
 import sys
 from os.path import dirname, join, lexists, realpath
 
 from . import cmdline
+from .frames import PROTOCOL, BadFrame, check_reply, receive, send
 from .privatedir import ensure_private_dir
 from .rundir import server_folder
 from .sigint import honour_ctrl_c
@@ -41,16 +38,13 @@ from .sigint import honour_ctrl_c
 TYPE_CHECKING = False  # not `typing` at run time
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
-    from typing import Any
 
-    Frame = dict[str, Any]  # one message on the wire: marshal-able plain data
+    from .frames import Reply, Request
 
 SERVER_STOPPED = "the CodeAct server stopped during this run; tools may already have run"
-PROTOCOL = 1
 START_WAIT_S = 30.0  # how long a client waits for a server it started to listen
 ACCEPT_WAIT_S = 1.0  # how long a client waits for a server to accept its run (a healthy one answers in milliseconds)
 KILL_MARGIN_S = 0.5  # past the server's own abandonment (its wall_s): the client stops waiting, and the server goes
-_MAX_FRAME = 1 << 30
 
 
 class Unreachable(Exception):
@@ -105,45 +99,6 @@ def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
     return join(folder, key[:24] + ".sock")
 
 
-# ---- frames ----------------------------------------------------------------------------------------------------
-
-def send(sock: socket.socket, value: "Frame") -> None:
-    data = marshal.dumps(value)
-    sock.sendall(len(data).to_bytes(4, "big") + data)
-
-
-def receive(sock: socket.socket) -> "Frame | None":
-    """The next frame, or ``None`` when the peer closed the connection (at a frame boundary or not); raises
-    ``TimeoutError`` when the socket's timeout passes first."""
-    head = _exactly(sock, 4)
-    if head is None:
-        return None
-    size = int.from_bytes(head, "big")
-    if size > _MAX_FRAME:
-        return None
-    body = _exactly(sock, size)
-    if body is None:
-        return None
-    value = marshal.loads(body)
-    return value if isinstance(value, dict) else None
-
-
-def _exactly(sock: socket.socket, size: int) -> "bytes | None":
-    chunks, got = [], 0
-    while got < size:
-        try:
-            chunk = sock.recv(min(size - got, 1 << 20))
-        except TimeoutError:
-            raise
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
-
-
 def connect(path: str, timeout: float | None = None) -> socket.socket:
     """A connection to the server at ``path``, after checking the socket belongs to this user; raises
     :class:`Unreachable`."""
@@ -188,8 +143,9 @@ def peer_is_this_user(sock: socket.socket) -> bool:
     return ids is None or ids[1] == os.getuid()
 
 
-def request(path: str, message: "Frame", timeout: float = 5.0) -> "Frame | None":
-    """One request answered by one frame (status, stop); ``None`` when no server answers."""
+def request(path: str, message: "Request", kinds: "tuple[str, ...]", timeout: float = 5.0) -> "Reply | None":
+    """One request answered by one frame of one of ``kinds`` (ping, status, stop); ``None`` when no server answers
+    (or one answers with a frame that is not one of them: it is not a server of this protocol)."""
     try:
         sock = connect(path, timeout)
     except Unreachable:
@@ -197,8 +153,8 @@ def request(path: str, message: "Frame", timeout: float = 5.0) -> "Frame | None"
     try:
         sock.settimeout(timeout)
         send(sock, message)
-        return receive(sock)
-    except OSError:
+        return check_reply(receive(sock), kinds)
+    except (OSError, BadFrame):
         return None
     finally:
         sock.close()
@@ -232,15 +188,14 @@ def start_server(path: str, workspace: str, environ: "dict[str, str]", wait: flo
     pause = 0.002
     while time.monotonic() < until:
         if os.path.exists(path):
-            reply = request(path, {"op": "ping", "protocol": PROTOCOL}, timeout=2.0)
-            if reply and reply.get("pong"):
+            if request(path, {"op": "ping", "protocol": PROTOCOL}, ("pong",), timeout=2.0) is not None:
                 return
         try:
             done, status = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             done, status = pid, 0
         if done:  # it exited: another client's server won the lock (then it listens soon), or it failed
-            if os.path.exists(path) and request(path, {"op": "ping", "protocol": PROTOCOL}, timeout=2.0):
+            if os.path.exists(path) and request(path, {"op": "ping", "protocol": PROTOCOL}, ("pong",), timeout=2.0):
                 return
             if os.waitstatus_to_exitcode(status) != 0:
                 raise Unreachable(f"the server did not start (exit {os.waitstatus_to_exitcode(status)}; see {log})")
@@ -263,8 +218,8 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
     folder = private_folder(server_folder(environ))
     workspace = workspace_of(parsed.value("--workspace"), cwd)
     path = socket_path(folder, workspace)
-    message = {"op": "run", "protocol": PROTOCOL, "argv": argv, "cwd": cwd, "env": environ, "stdin": program,
-               "workspace": workspace}
+    message: Request = {"op": "run", "protocol": PROTOCOL, "argv": argv, "cwd": cwd, "env": environ,
+                        "stdin": program, "workspace": workspace}
     for attempt in range(3):
         try:
             sock = connect(path)
@@ -287,29 +242,41 @@ def hand_over(argv: "list[str]", environ: "dict[str, str]", cwd: str, program: "
                     raise Unreachable(f"the server did not accept the run within {ACCEPT_WAIT_S:g} s") from None
             except OSError as exc:
                 raise Unreachable(f"lost the server before it accepted the run ({exc})") from None
-            if first is None or "retry" in first:  # not accepted: a superseded server, or one that just exited
-                if not start:
-                    raise Unreachable("no server serves this configuration")
-                continue
-            if "refused" in first:
-                raise Unreachable(str(first["refused"]))
-            # accepted: from here on nothing may run it again (no Unreachable)
-            wall = first.get("wall_s")
-            until = began + float(wall) + KILL_MARGIN_S if isinstance(wall, (int, float)) else None
-            return _follow(sock, until)
+            except BadFrame as exc:
+                raise Unreachable(f"the server answered with a malformed frame ({exc})") from None
+            wall = _accepted(first, start)  # None: not accepted by this server (retry with a fresh one)
+            if wall is not None:  # from here on nothing may run it again (no Unreachable)
+                return _follow(sock, began + wall + KILL_MARGIN_S)
         finally:
             sock.close()
     raise Unreachable("the server kept asking for a restart")
 
 
-def _withdraw(sock: socket.socket) -> "Frame | None":
+def _accepted(first: "dict[str, object] | None", start: bool) -> "float | None":
+    """The run's wall limit when the server's first answer accepted it; ``None`` when the run goes to a fresh
+    server (a superseded one, one that just exited: ``retry`` or nothing); :class:`Unreachable` when it is refused,
+    malformed, or no fresh server may be started."""
+    try:
+        answer = None if first is None else check_reply(first, ("accepted", "retry", "refused"))
+    except BadFrame as exc:  # not accepted: nothing ran, it may run here
+        raise Unreachable(f"the server answered with a malformed frame ({exc})") from None
+    if answer is not None and "accepted" in answer:
+        return float(answer["wall_s"])
+    if answer is not None and "refused" in answer:
+        raise Unreachable(answer["refused"])
+    if not start:
+        raise Unreachable("no server serves this configuration")
+    return None
+
+
+def _withdraw(sock: socket.socket) -> "dict[str, object] | None":
     """Take back a run the server has not accepted in time: from now on its writes to this connection fail, so it
     can never start the run. The answer it gave just before, if any (then the run was accepted)."""
     try:
         sock.shutdown(socket.SHUT_RD)  # the peer's sends now fail (EPIPE): it never gets to run it
         sock.setblocking(False)
         return receive(sock)  # an "accepted" already here
-    except OSError:
+    except (OSError, BadFrame):
         return None
 
 
@@ -323,7 +290,8 @@ def _follow(sock: socket.socket, until: "float | None" = None) -> int:
         try:
             if until is not None:
                 sock.settimeout(max(until - time.monotonic(), 0.001))
-            frame = receive(sock)
+            raw = receive(sock)
+            got = None if raw is None else check_reply(raw, ("out", "err", "exit"))
         except TimeoutError:
             pid = kill_server(sock)
             err.write(f"codeact: the run did not end by its deadline (its time limit plus the server's grace): the "
@@ -331,22 +299,27 @@ def _follow(sock: socket.socket, until: "float | None" = None) -> int:
                       "a fresh one\n")
             err.flush()
             return 1
-        if frame is None:
+        except BadFrame as exc:
+            err.write(f"codeact: the server sent a malformed frame during the run ({exc}); tools may already have "
+                      "run\n")
+            err.flush()
+            return 1
+        if got is None:
             err.write(f"codeact: {SERVER_STOPPED}\n")
             err.flush()
             return 1
         try:
-            if "out" in frame:
-                out.write(frame["out"])
+            if "out" in got:
+                out.write(got["out"])
                 out.flush()
-            if "err" in frame:
-                err.write(frame["err"])
+            elif "err" in got:
+                err.write(got["err"])
                 err.flush()
         except OSError:  # our own stdout or stderr closed (`| head`): the run goes on; it must not run again here
             _quiet(out, err)
             return 1
-        if "exit" in frame:
-            return int(frame["exit"])
+        if "exit" in got:
+            return got["exit"]
 
 
 def peer_pid(sock: socket.socket) -> int:

@@ -40,8 +40,8 @@ def test_the_thin_client_imports_only_its_leaves() -> None:
     heavy = sorted(name for name in loaded if name in NEVER or any(name.startswith(n + ".") for n in NEVER))
     assert heavy == [], f"the thin client's start imports {heavy}: every warm run pays for them"
     ours = sorted(name for name in loaded if name.startswith("codeact"))
-    assert ours == ["codeact", "codeact.client", "codeact.cmdline", "codeact.privatedir", "codeact.rundir",
-                    "codeact.sigint"]
+    assert ours == ["codeact", "codeact.client", "codeact.cmdline", "codeact.frames", "codeact.privatedir",
+                    "codeact.rundir", "codeact.sigint"]
 
 
 def _workers_marked(marker: str) -> list[int]:

@@ -7,9 +7,12 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import client
+
+if TYPE_CHECKING:
+    from ..frames import Reply, Request, Status
 
 STATUS_KEYS = ("running", "pid", "socket", "workspace", "config_hash", "started_at", "idle_timeout_s", "mcp_sessions",
                "providers", "active_runs", "responding", "stuck")
@@ -27,13 +30,13 @@ class Target:
         self.folder = client.server_folder(self.environ)
         self.socket = client.socket_path(self.folder, self.workspace)
 
-    def ask(self, op: str) -> dict[str, Any] | None:
-        """The server's answer to ``op`` (None: none answers)."""
+    def ask(self, message: Request, answer: str) -> Reply | None:
+        """The server's ``answer`` (a kind of :data:`codeact.frames.REPLIES`) to ``message`` (None: none answers)."""
         try:
             client.private_folder(self.folder, create=False)
         except client.Unreachable:
             return None
-        return client.request(self.socket, {"op": op})
+        return client.request(self.socket, message, (answer,))
 
     def silent_pid(self) -> int:
         """The pid of a server that holds this socket but did not answer (0: none runs): the pid its lock file
@@ -58,12 +61,16 @@ class Target:
 def status(target: Target) -> dict[str, Any]:
     """The ``server status --json`` object: ``running`` only when the server serves the current configuration;
     ``responding`` false and ``stuck`` saying why when a server holds the socket but does not answer."""
-    reply = target.ask("status") or {}
-    shown = {key: reply.get(key) for key in STATUS_KEYS}
-    shown.update(running=bool(reply) and reply.get("config_hash") == target.current_hash(), socket=target.socket,
-                 workspace=reply.get("workspace") or target.workspace, mcp_sessions=reply.get("mcp_sessions") or [],
-                 responding=bool(reply), stuck=reply.get("stuck") or [])
-    if not reply:
+    reply = target.ask({"op": "status"}, "running")
+    status: Status | None = reply if reply is not None and "running" in reply else None
+    shown: dict[str, Any] = {key: None for key in STATUS_KEYS}
+    if status is not None:
+        shown.update(status)
+    shown.update(running=status is not None and status["config_hash"] == target.current_hash(),
+                 socket=target.socket, workspace=status["workspace"] if status else target.workspace,
+                 mcp_sessions=status["mcp_sessions"] if status else [], responding=status is not None,
+                 stuck=status["stuck"] if status else [])
+    if status is None:
         from .daemon import idle_timeout
 
         shown["idle_timeout_s"] = idle_timeout(target.environ)
@@ -84,17 +91,17 @@ def stop(target: Target) -> int | None:
     None when none ran."""
     from ..processes import process_running
 
-    reply = target.ask("stop")
-    if reply is None and target.silent_pid():  # stuck: it cannot hear a stop
+    reply = target.ask({"op": "stop"}, "stopping")
+    if reply is not None and "stopping" in reply:
+        pid = reply["pid"]
+    elif target.silent_pid():  # stuck: it cannot hear a stop
         pid = target.silent_pid()
         try:
             os.killpg(pid, signal.SIGKILL) if os.getpgid(pid) == pid else os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
-        reply = {"pid": pid}
-    if reply is None:
+    else:
         return None
-    pid = int(reply.get("pid") or 0)
     until = time.monotonic() + STOP_WAIT_S
     while pid and time.monotonic() < until and process_running(pid):
         time.sleep(0.02)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import client
+from .. import client, frames
 from ..errors import EXIT_OK, EXIT_USAGE
 
 DEFAULT_IDLE_S = 600.0
@@ -153,46 +153,47 @@ class Server:
     def _handle(self, conn: socket.socket) -> None:
         try:
             if not client.peer_is_this_user(conn):
-                client.send(conn, {"refused": "the server serves only its own user"})
+                frames.send(conn, {"refused": "the server serves only its own user"})
                 return
-            message = client.receive(conn)
-            if message is None:
+            try:
+                raw = frames.receive(conn)
+                if raw is None:
+                    return
+                if raw.get("op") == "run" and raw.get("protocol") != frames.PROTOCOL:
+                    self.retire()  # first: the client that reads "retry" must find the socket gone and start anew
+                    frames.send(conn, {"retry": "another protocol version"})
+                    return
+                message = frames.check_request(raw)
+            except frames.BadFrame as exc:
+                frames.send(conn, {"refused": f"malformed request: {exc}"})
                 return
-            op = message.get("op")
-            if op == "ping":
-                client.send(conn, {"pong": True, "pid": os.getpid()})
-            elif op == "status":
-                client.send(conn, self.status())
-            elif op == "stop":
-                client.send(conn, {"stopping": True, "pid": os.getpid()})
+            if message["op"] == "ping":
+                frames.send(conn, {"pong": True, "pid": os.getpid()})
+            elif message["op"] == "status":
+                frames.send(conn, self.status())
+            elif message["op"] == "stop":
+                frames.send(conn, {"stopping": True, "pid": os.getpid()})
                 self.stop()
-            elif op == "run":
-                self._run(conn, message)
             else:
-                client.send(conn, {"refused": f"unknown request {op!r}"})
+                self._run(conn, message)
         except OSError:
             pass  # the client went away
         finally:
             conn.close()
 
-    def _run(self, conn: socket.socket, message: dict[str, Any]) -> None:
+    def _run(self, conn: socket.socket, message: frames.RunRequest) -> None:
         from .confighash import config_hash
 
-        env = message.get("env")
-        if message.get("protocol") != client.PROTOCOL or not isinstance(env, dict):
-            self.retire()  # first: the client that reads "retry" must find the socket gone and start a fresh server
-            client.send(conn, {"retry": "another protocol version"})
+        if message["workspace"] != str(self.workspace):
+            frames.send(conn, {"refused": f"this server serves {self.workspace}"})
             return
-        if message.get("workspace") != str(self.workspace):
-            client.send(conn, {"refused": f"this server serves {self.workspace}"})
-            return
-        if self.retired or config_hash(self.workspace, env) != self.config_hash:
+        if self.retired or config_hash(self.workspace, message["env"]) != self.config_hash:
             self.retire()
-            client.send(conn, {"retry": "the configuration changed"})
+            frames.send(conn, {"retry": "the configuration changed"})
             return
         from .runs import execute, wall_limit
 
-        run = _Run(conn, time.monotonic(), wall_limit(message), str((message.get("argv") or ["?"])[0]))
+        run = _Run(conn, time.monotonic(), wall_limit(message), (message["argv"] or ["?"])[0])
         with self._lock:
             self.active += 1
             self.runs[id(run)] = run
@@ -200,7 +201,7 @@ class Server:
         try:
             # the client gives up on its own a little after `wall_s`: a run stuck holding this interpreter (a tool
             # in C that keeps the GIL) stops this whole process, which no thread here could then notice
-            client.send(conn, {"accepted": True, "wall_s": run.limit})
+            frames.send(conn, {"accepted": True, "wall_s": run.limit})
             # in this connection's thread: a run stuck past its limit in code no deadline interrupts (SIGALRM reaches
             # only the main thread) is answered and abandoned by the deadline watcher (_watch_deadlines)
             code = execute(message, run.writer("out"), run.writer("err"))
@@ -248,7 +249,7 @@ class Server:
             time.sleep(0.02)
         self.stopping.set()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> frames.Status:
         """What ``codeact server status --json`` prints (``running`` is the caller's to add)."""
         from .warm import mcp_sessions
 
@@ -316,17 +317,20 @@ class _Run:
             if text:
                 with self.lock:
                     if not self.over:
-                        client.send(self.conn, {key: text})
+                        frame: frames.Reply = {"out": text}
+                        if key == "err":
+                            frame = {"err": text}
+                        frames.send(self.conn, frame)
         return write
 
-    def finish(self, frames: list[dict[str, Any]]) -> None:
-        """Send the run's last ``frames``, unless it was answered already."""
+    def finish(self, last: list[frames.Reply]) -> None:
+        """Send the run's ``last`` frames, unless it was answered already."""
         with self.lock:
             if self.over:
                 return
             self.over = True
-            for frame in frames:
-                client.send(self.conn, frame)
+            for frame in last:
+                frames.send(self.conn, frame)
 
 
 def _iso(stamp: float) -> str:
