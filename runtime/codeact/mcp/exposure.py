@@ -60,31 +60,45 @@ class ExposedTool:
     def parameters(self) -> dict[str, Any]:
         """The input schema as the sandbox offers it: an optional parameter whose schema refuses ``null`` also
         takes ``None`` (shown ``head: float | None = None``), which means "not given" (:meth:`arguments`)."""
-        props = self.input_schema.get("properties")
-        omit = self.omit_if_none
-        if not omit or not isinstance(props, dict):
-            return dict(self.input_schema)
-        # a parameter with a default keeps its signature (``limit: int = 10``); one without is shown ``= None``
-        widened = {n: ({"anyOf": [p, {"type": "null"}]} if n in omit and "default" not in p else p)
-                   for n, p in props.items()}
-        return {**self.input_schema, "properties": widened}
+        return optional_takes_none(self.input_schema, self.omit_if_none)
 
     @functools.cached_property  # read at every call (arguments): the schema is walked once
     def omit_if_none(self) -> frozenset[str]:
         """Optional parameters whose schema refuses ``null``: ``None`` for one of them is left out of the call."""
-        props = self.input_schema.get("properties")
-        if not isinstance(props, dict):
-            return frozenset()
-        required = set(self.input_schema.get("required") or [])
-        return frozenset(n for n, p in props.items() if n not in required and not _accepts_null(p))
+        return refusing_null(self.input_schema)
 
     def arguments(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """The call's arguments as the server takes them: ``None`` for an optional parameter means it is left out
         (a server checks ``"head": null`` against ``number`` and refuses it)."""
-        omit = self.omit_if_none
-        if not omit:
-            return dict(kwargs)
-        return {k: v for k, v in kwargs.items() if not (v is None and k in omit)}
+        return without_none(kwargs, self.omit_if_none)
+
+
+def refusing_null(schema: Mapping[str, Any]) -> frozenset[str]:
+    """The optional parameters of an input ``schema`` whose own schema refuses ``null``."""
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return frozenset()
+    required = set(schema.get("required") or [])
+    return frozenset(n for n, p in props.items() if n not in required and not _accepts_null(p))
+
+
+def optional_takes_none(schema: Mapping[str, Any], omit: frozenset[str]) -> dict[str, Any]:
+    """``schema`` with each parameter of ``omit`` (:func:`refusing_null`) also taking ``None``: a Python caller
+    writes ``None`` for "not given" (MCP tools and live providers alike)."""
+    props = schema.get("properties")
+    if not omit or not isinstance(props, dict):
+        return dict(schema)
+    # a parameter with a default keeps its signature (``limit: int = 10``); one without is shown ``= None``
+    widened = {n: ({"anyOf": [p, {"type": "null"}]} if n in omit and "default" not in p else p)
+               for n, p in props.items()}
+    return {**schema, "properties": widened}
+
+
+def without_none(kwargs: Mapping[str, Any], omit: frozenset[str]) -> dict[str, Any]:
+    """The call's arguments without ``None`` for a parameter of ``omit``: left out, as "not given"."""
+    if not omit:
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if not (v is None and k in omit)}
 
 
 def _accepts_null(schema: Any) -> bool:
@@ -197,4 +211,4 @@ def build_catalog(lock: Mapping[str, Any] | None, *, exclude: Iterable[str] = ()
 
 
 __all__ = ["Catalog", "ExposedTool", "GENERIC_TOOL", "RESERVED", "RESOURCE_TOOL", "build_catalog", "identifier",
-           "result_type"]
+           "optional_takes_none", "refusing_null", "result_type", "without_none"]

@@ -184,10 +184,13 @@ class ProviderHub:
     # -- calls from run threads -------------------------------------------------------------------------------
 
     def _tool(self, provider: _Provider, py_name: str, spec: wire.ToolSpec) -> Tool:
+        from ..mcp.exposure import optional_takes_none, refusing_null, without_none
+
         name, wire_tool, hub = f"{provider.name}.{py_name}", spec.name, self
+        omit = refusing_null(spec.parameters)  # None for an optional parameter means "not given", as for MCP tools
 
         def call(**kwargs: Any) -> Any:
-            return hub.call(provider.name, wire_tool, kwargs)
+            return hub.call(provider.name, wire_tool, without_none(kwargs, omit))
 
         lines = [spec.description or "(the provider gives no description)", "",
                  f"Live tool {wire_tool!r} of provider {provider.wire_name!r}, lent by a running process over the "
@@ -197,7 +200,7 @@ class ProviderHub:
         if provider.context:
             lines += ["", f"`codeact describe {provider.name}` shows what the provider says about itself."]
         first = spec.description.strip().splitlines()
-        return Tool(name=name, description=first[0] if first else "", parameters=dict(spec.parameters),
+        return Tool(name=name, description=first[0] if first else "", parameters=optional_takes_none(spec.parameters, omit),
                     returns="Any", call=call, source=LIVE, doc="\n".join(lines),
                     original_name=None if py_name == wire_tool else f"{provider.name}.{wire_tool}")
 
