@@ -276,3 +276,17 @@ def test_a_servers_configuration_is_checked_once_a_run_and_a_mismatch_at_every_c
     for _ in range(2):  # a refusal is never remembered as a pass
         with pytest.raises(ServerUnavailable, match="changed since its tools were listed"):
             resolve("moved")
+
+
+def test_a_runs_discovery_prints_one_short_line_naming_its_log(workspace, environ, capfd) -> None:
+    """Issue 43.5: the lines of a discovery a run makes (global and plugin scope) go to a log file beside the lock;
+    the run's output carries one short line that names it."""
+    root = workspace({"raw": raw(), "other": raw(), "broken": {"command": str(root_missing := "/no/such/server")}})
+    lock, path = cache.cached_lock(root, environ)
+    err = capfd.readouterr().err
+    log = cache.discovery_log(path)
+    assert err == (f"codeact: MCP servers discovered for this repository: 2 of 3 ok, 2 tool(s) (details: {log})\n")
+    text = log.read_text()
+    assert "discovering 3 MCP server(s)" in text and root_missing in text
+    cache.cached_lock(root, environ)  # known now: nothing discovered, nothing said
+    assert capfd.readouterr().err == ""

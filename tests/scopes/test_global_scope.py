@@ -5,6 +5,7 @@ uninstall` removes the links and owned files but never a file it did not create.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -108,7 +109,10 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
     launcher = str(copilot_home / "codeact/bin/codeact")
     cache_env = {**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}
     untrusted = run([launcher, "tools", "--json"], work, cache_env)  # Copilot does not trust `work` yet
-    assert "not starting this repository's MCP server(s) demo" in untrusted.stderr, untrusted.stderr
+    # a run's discovery says one short line; the details go to the log file it names (issue 43.5)
+    assert "1 not started (Copilot does not trust the folder) (details: " in untrusted.stderr, untrusted.stderr
+    (log,) = (tmp_path / "cache" / "codeact" / "mcp").glob("work-*.discover.log")
+    assert "not starting this repository's MCP server(s) demo" in log.read_text()
     assert {"mine.echo"} <= {t["name"] for t in json.loads(untrusted.stdout)}
     # what the CLI's "trust this folder for future sessions" writes, in its own file (`//` comments, then JSON)
     cli_config = copilot_home / "config.json"
@@ -117,7 +121,10 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
     first = run([launcher, "run", "--code", 'print(demo.add(a=2, b=3), mine.echo(text="hi", upper=True))'], work,
                 cache_env)
     assert first.returncode == 0 and first.stdout == "5 HI\n", first.stderr
-    assert "discovering 1 MCP server(s)" in first.stderr and ": demo" in first.stderr, first.stderr
+    said = [line for line in first.stderr.splitlines() if "discover" in line]
+    assert len(said) == 1 and re.fullmatch(r"codeact: MCP servers discovered for this repository: 1 of 1 ok, "
+                                           rf"\d+ tool\(s\) \(details: {re.escape(str(log))}\)", said[0]), first.stderr
+    assert "discovering 1 MCP server(s)" in log.read_text() and ": demo" in log.read_text()
     (cached,) = (tmp_path / "cache" / "codeact" / "mcp").glob("work-*.lock.json")
     assert set(json.loads(cached.read_text())["servers"]) == {"demo", "mine"}
     listed = run([launcher, "tools", "--json"], work, cache_env)

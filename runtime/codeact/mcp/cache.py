@@ -93,8 +93,9 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     servers): only the user's servers, in a cache file of their own. ``timeout``: for servers that set none. ``loaded``: the configuration
     already read for this run (:func:`~codeact.mcp.config.load_servers`), read here when not given.
     """
-    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     path = cache_path(workspace, environ, user_only=user_only)
+    log: list[str] = []  # a run's discovery: its lines go to a log file, one short line to stderr (_summary)
+    say = progress or log.append
     skip = set(exclude)
     loaded = load_servers(workspace, environ) if loaded is None else loaded
     servers = {n: c for n, c in loaded.servers.items()
@@ -135,6 +136,9 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
         lock["servers"] = dict(sorted(lock["servers"].items()))
     if stale or set(known) != set(lock["servers"]):
         _write(path, lock)
+    if log:
+        print(_summary(log, path, {n: lock["servers"].get(n) for n in stale}, held_back), file=sys.stderr,
+              flush=True)
     lock["trusted"] = trusted  # not written: how this run may start the servers (codeact.mcp.bindings)
     return lock, path
 
@@ -184,6 +188,27 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
                                             progress=lambda line: say(f"codeact: {line.strip()}")))
 
     return in_helper_thread(go) if loop_running_here() else go()  # a caller already inside an event loop
+
+
+def discovery_log(lock: Path) -> Path:
+    """Where a run's discovery for the machine-local lock ``lock`` writes its lines (beside it)."""
+    return lock.with_name(lock.name.removesuffix(".lock.json") + ".discover.log")
+
+
+def _summary(lines: list[str], lock: Path, found: Mapping[str, Any], held_back: list[str]) -> str:
+    """The one short line a run prints about a discovery it made: counts, and the log file holding the rest."""
+    log = discovery_log(lock)
+    try:
+        log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    except OSError:
+        log = lock  # the lock's folder is written just before; if not, the line still says what happened
+    ok = [e for e in found.values() if e and e.get("status") == "ok" and e.get("failed_at") is None]
+    tools = sum(len(e.get("tools") or []) for e in ok)
+    parts = [f"MCP servers discovered for this repository: {len(ok)} of {len(found)} ok, {tools} tool(s)"] \
+        if found else []
+    if held_back:
+        parts.append(f"{len(held_back)} not started (Copilot does not trust the folder)")
+    return f"codeact: {'; '.join(parts)} (details: {log})"
 
 
 def _same_config(entry: Mapping[str, Any], config: ServerConfig) -> bool:
