@@ -365,7 +365,15 @@ def test_runs_with_different_environments_get_their_own_mcp_session(repo: Repo, 
         assert done.returncode == 0, done.stderr
         outputs.setdefault(value, set()).add(done.stdout.strip())
     assert outputs == {"first": {"first"}, "second": {"second"}}
-    assert starts(counter) == 2, "one session per environment, reused"
+    # issue 44.2: each change of environment starts the server afresh in it, and the session it replaced is closed
+    # once no run uses it: the server holds one session, not one per environment seen
+    assert starts(counter) == 3
+    deadline = time.monotonic() + 15
+    while len(repo.status()["mcp_sessions"]) != 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [s["server"] for s in repo.status()["mcp_sessions"]] == ["demo"]
+    done = repo("run", "--code", "print(demo.env(name='MARKER'))", env={"MARKER": "first", "OLDPWD": "/elsewhere"})
+    assert (done.returncode, done.stdout.strip()) == (0, "first") and starts(counter) == 3  # a cd: no start
 
 
 def test_a_host_tool_tripping_its_bound_fails_alone(repo: Repo, tmp_path: Path) -> None:
