@@ -9,6 +9,13 @@ from codeact.providers.hub import ProviderHub
 from codeact.providers.state import open_state, read_status
 
 
+def wait_connected(hub: ProviderHub, seconds: float = 10.0) -> None:
+    """Until a provider is connected to ``hub`` (or ``seconds`` pass: the assertion after says what failed)."""
+    until = time.monotonic() + seconds
+    while not hub.connected and time.monotonic() < until:
+        time.sleep(0.02)
+
+
 def test_the_token_is_random_private_and_kept(tmp_path):
     folder = tmp_path / "state"
     first = open_state(folder)
@@ -47,10 +54,7 @@ def test_a_restarted_hub_keeps_token_and_port_and_the_helper_reconnects(tmp_path
         assert (again.token, again.port) == (state.token, status["port"])
         hub = ProviderHub(token=again.token, reserved=tuple, state_dir=folder, state_name="srv")
         assert hub.start() == url  # the port was free: the same URL
-        for _ in range(500):  # the helper retries every 0.05 s
-            if hub.connected:
-                break
-            time.sleep(0.02)
+        wait_connected(hub)  # the helper retries every 0.05 s
         assert run_program("echo.say(text='two')", hub.tools()).result == "two"
     finally:
         app.stop()
@@ -110,10 +114,7 @@ def test_the_documented_serve_state_dir_serves_every_server_of_the_folder(tmp_pa
         hubs.append(ProviderHub(token=late.token, reserved=tuple, state_dir=folder, state_name="codeact-three"))
         hubs[-1].start()
         for hub in hubs:
-            for _ in range(500):
-                if hub.connected:
-                    break
-                time.sleep(0.02)
+            wait_connected(hub)
             assert run_program("both.ping()", hub.tools()).result == "pong"
     finally:
         app.stop()
