@@ -9,6 +9,7 @@ cycles):
 0. ``errors``, ``paths``, ``privatedir``, ``cmdline``, ``rundir``: leaves (the error hierarchy; home, Copilot's
    home, the XDG folders; private folders; the command line the client and server share; a run's folder).
    ``layout``: where the template puts things, per scope. ``enforcement``: the hooks' spec and their generator.
+   ``frames``: the warm server's wire protocol. ``processes``: processes and threads as ``/proc`` shows them.
 1. ``core``: what one run is made of: ``limits``, ``outputs``, ``stubs``, ``rewrite``, ``hints``, ``config`` (the
    stamped settings), ``boundary`` (the workspace boundary), ``secrets``, ``tool`` (what a tool is), ``catalog`` (the
    built-in tools' names and modules).
