@@ -263,7 +263,9 @@ def test_the_hub_caps_pending_connections_and_ends_them_at_a_short_deadline(prov
     grown = threading.active_count() - before
     assert grown <= 2 * hub_mod.MAX_PENDING + 2, f"{grown} threads for 60 unauthenticated peers"
     assert hub_mod.AUTH_TIMEOUT <= 5
-    time.sleep(hub_mod.AUTH_TIMEOUT + 1.5)
+    until = time.monotonic() + hub_mod.AUTH_TIMEOUT + 10  # a loaded machine: their threads end soon after it
+    while threading.active_count() - before > 2 and time.monotonic() < until:
+        time.sleep(0.1)
     assert threading.active_count() - before <= 2, "unauthenticated peers outlived the auth deadline"
     for sock in idle:
         sock.close()
