@@ -1,7 +1,6 @@
 """The run loop: one program, the tools it may call, the limits it runs under, the result it gives back."""
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping
@@ -13,7 +12,7 @@ from . import backends
 from .core import notices
 from .core.boundary import Workspace, find_workspace
 from .core.config import Settings, load_user_config
-from .core.limits import Deadline, Limits, truncate
+from .core.limits import Deadline, Limits, truncate, within
 from .core.outputs import KEEP_PRINTED, jsonable
 from .core.stubs import stub_source
 from .core.tool import Cut, Tool, ToolContext
@@ -291,11 +290,12 @@ def _cap_result(value: Any, cap: int) -> tuple[Any, int]:
         return value, dropped + extra
     if isinstance(value, str):  # a character is at most 4 UTF-8 bytes: most results need no encoding to measure
         return (value if len(value) <= cap >> 2 else truncate(value, cap)), 0
-    if isinstance(value, list) and value and len(json.dumps(value, default=str)) > cap:
+    if isinstance(value, list) and value and not within(value, cap)[1]:  # never encoded whole (it may be huge)
         keep, total = [], 0
         for item in value:
-            total += len(json.dumps(item, default=str)) + 2
-            if total > cap:
+            text, whole, _ = within(item, cap - total)
+            total += len(text) + 2
+            if not whole or total > cap:
                 break
             keep.append(item)
         return keep, len(value) - len(keep)

@@ -274,3 +274,60 @@ def test_the_hub_caps_pending_connections_and_ends_them_at_a_short_deadline(prov
     with connect(url, open_timeout=5, proxy=None, additional_headers={"Authorization": "Bearer s3cret-token"}) as conn:
         conn.send(json.dumps({"type": "hello", "role": "provider", "name": "after", "tools": []}))
         assert json.loads(conn.recv(timeout=5))["type"] == "hello.ack"
+
+
+# ------------------------------------------------ item 5: a huge last value or session state is never encoded whole
+HUGE = 's = "x" * 100_000\nbig = [[[s] * 100] * 100] * 100\n'  # 100 GB as JSON, a few MB in the sandbox
+
+
+def _two_gib() -> None:
+    """The child's address space capped (a shared machine: the old code grew without bound)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+
+def _peak_mib(proc: subprocess.Popen[str]) -> tuple[str, str, float]:
+    import time
+
+    peak = 0.0
+    while proc.poll() is None:
+        try:
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]) / 1024)
+        except OSError:
+            pass
+        time.sleep(0.02)
+    out, err = proc.communicate()
+    return out, err, peak
+
+
+@pytest.mark.parametrize("form", ["value", "json", "session"])
+def test_a_huge_value_is_encoded_within_a_budget(tmp_path: Path, fixture_workspace: Path, user_config: Path,
+                                                form: str) -> None:
+    """The run's last value was JSON-encoded whole before the 16 KiB cut: ``[[[s]*100]*100]*100`` drove the
+    warm server to 2.4 GB. It is encoded up to the cut, and the cut is said."""
+    from conftest import base_environ
+
+    code = HUGE + ("big" if form in ("value", "json") else "print(len(big))")
+    args = ["--json"] if form == "json" else ["--session", "huge"] if form == "session" else []
+    env = base_environ(user_config, CODEACT_SERVER="0", CODEACT_BACKEND="monty",
+                       PYTHONPATH=str(Path(__file__).resolve().parents[2] / "runtime"),
+                       XDG_STATE_HOME=str(tmp_path / "state"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.Popen([sys.executable, "-m", "codeact", "run", *args, "--timeout", "60", "--workspace",
+                             str(fixture_workspace), "--code", code], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_two_gib)
+    out, err, peak = _peak_mib(proc)
+    assert "Traceback" not in err, err[-2000:]
+    assert peak < 1024, f"the host grew to {peak:.0f} MiB"
+    if form == "json":
+        shown = json.loads(out)
+        assert shown["result"] is None and shown["cut"] is not None, shown
+    elif form == "value":
+        assert proc.returncode == 0 and out.startswith('[[["xxxx'), (out[:200], err[-500:])
+        assert "[cut:" in out + err
+    elif form == "session":  # s (100 kB) is kept, big is not
+        assert proc.returncode == 0, err[-500:]
+        assert "session 'huge': not kept" in err and "big" in err, err[-500:]
+        assert err.split("not kept", 1)[1].split("MiB):", 1)[1].split()[0] == "big", err[-500:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from ..errors import ToolTimeout, UsageError
@@ -173,3 +173,72 @@ def truncate(text: str, cap: int) -> str:
         return text
     kept = data[:cap].decode("utf-8", "ignore")
     return f"{kept}\n... [truncated {len(data) - cap} more bytes; narrow your query]"
+
+
+class _Full(Exception):
+    """The text being made passed its budget."""
+
+
+def within(value: Any, budget: int) -> tuple[str, bool, bool]:
+    """``value`` as JSON (its ``repr`` where it is not JSON), made piece by piece and stopped once it passes
+    ``budget`` characters: ``(text, whole, is_json)``, ``text`` at most ``budget`` long. A value is never
+    encoded whole first (``[[[s] * 100] * 100] * 100`` is a few MB in the sandbox and 100 GB as JSON)."""
+    import json
+
+    pieces: list[str] = []
+    size = 0
+
+    def put(piece: str) -> None:
+        nonlocal size
+        pieces.append(piece)
+        size += len(piece)
+        if size > budget:
+            raise _Full
+
+    is_json = True
+    try:
+        try:
+            for chunk in json.JSONEncoder(ensure_ascii=False).iterencode(value):  # lazy: the Python encoder
+                put(chunk)
+        except (TypeError, ValueError):
+            pieces.clear()
+            size, is_json = 0, False
+            _repr_into(value, put)
+    except _Full:
+        return "".join(pieces)[:budget], False, is_json
+    except RecursionError:  # nested deeper than the encoder recurses: what was made so far
+        return "".join(pieces)[:budget], False, is_json
+    return "".join(pieces), True, is_json
+
+
+def _repr_into(value: Any, put: Callable[[str], None]) -> None:
+    """``repr(value)`` given to ``put`` piece by piece (containers, and a value of the program's own class, opened
+    up; anything else as its ``repr``)."""
+    if isinstance(value, (list, tuple)):
+        put("[" if isinstance(value, list) else "(")
+        for index, item in enumerate(value):
+            put(", " if index else "")
+            _repr_into(item, put)
+        put("]" if isinstance(value, list) else ",)" if len(value) == 1 else ")")
+    elif isinstance(value, dict):
+        put("{")
+        for index, (key, item) in enumerate(value.items()):
+            put(", " if index else "")
+            _repr_into(key, put)
+            put(": ")
+            _repr_into(item, put)
+        put("}")
+    elif isinstance(value, (set, frozenset)) and value:
+        put("{" if isinstance(value, set) else "frozenset({")
+        for index, item in enumerate(value):
+            put(", " if index else "")
+            _repr_into(item, put)
+        put("}" if isinstance(value, set) else "})")
+    elif hasattr(value, "fields") and hasattr(value, "name") and isinstance(value.fields, dict):
+        put(f"{value.name}(")  # codeact.backends.monty.DataclassValue
+        for index, (key, item) in enumerate(value.fields.items()):
+            put(f"{', ' if index else ''}{key}=")
+            _repr_into(item, put)
+        put(")")
+    else:
+        put(repr(value))

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..errors import ErrorInfo, ToolError
 from ..privatedir import ensure_private_dir
+from .limits import within
 
 MiB = 1024 * 1024
 KEEP_RUNS = 20  # runs kept per workspace
@@ -40,13 +41,14 @@ NOT_STORED_LINE = "[cut: {bytes} more bytes, {lines} lines; the output store is 
 
 
 # ------------------------------------------------------------------------------------------------ what is printed
+VALUE_BUDGET = KEEP_BYTES  # characters of a run's last value made as text: the store keeps no more of a run
+
+
 def jsonable(value: Any) -> Any:
-    """``value`` if it serialises as JSON, else its ``repr``."""
-    try:
-        json.dumps(value)
-        return value
-    except (TypeError, ValueError):
-        return repr(value)
+    """``value`` if it serialises as JSON, else its ``repr``; ``None`` when either passes :data:`VALUE_BUDGET`
+    (the plain output's value line shows its start and says it was cut)."""
+    text, whole, is_json = within(value, VALUE_BUDGET)
+    return None if not whole else value if is_json else text
 
 
 def plain_streams(stdout: str, result: Any, error: ErrorInfo | None, notes: Any = (),
@@ -63,8 +65,10 @@ def value_line(result: Any) -> str:
     """The line that shows a run's last value (empty when there is none)."""
     if result is None:
         return ""
-    value = jsonable(result)
-    return (value if isinstance(value, str) and value is not result else json.dumps(value, ensure_ascii=False)) + "\n"
+    text, whole, _ = within(result, VALUE_BUDGET)  # JSON, or the repr of what is not JSON
+    if not whole:
+        text += f" ... [the value is longer than {VALUE_BUDGET:,} characters; print the part you need]"
+    return text + "\n"
 
 
 def said_after(error: ErrorInfo | None, notes: Any = ()) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 from .. import paths
 from ..errors import UsageError
 from ..privatedir import ensure_private_dir
+from .limits import within
 
 
 @functools.lru_cache(maxsize=1)
@@ -66,16 +67,16 @@ def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping
     kept ("" when all was). The state lies in private folders (:func:`codeact.privatedir.ensure_private_dir`):
     a sessions folder that is a link or another user's keeps nothing."""
     path = state_file(workspace, name, environ)
-    text = json.dumps(dict(values), ensure_ascii=False)
+    text, whole, _ = within(dict(values), MAX_STATE_BYTES)  # never encoded whole: it may be 100 GB as JSON
     note = ""
-    if len(text.encode()) > MAX_STATE_BYTES:
-        sizes = sorted(values, key=lambda k: len(json.dumps(values[k])), reverse=True)
+    if not whole or len(text.encode()) > MAX_STATE_BYTES:
+        sizes = {key: len(within(value, MAX_STATE_BYTES)[0].encode()) for key, value in values.items()}
         kept = dict(values)
-        for key in sizes:
+        for key in sorted(sizes, key=sizes.__getitem__, reverse=True):
             kept.pop(key)
-            text = json.dumps(kept, ensure_ascii=False)
-            if len(text.encode()) <= MAX_STATE_BYTES:
+            if sum(sizes[k] + len(k) + 6 for k in kept) <= MAX_STATE_BYTES:
                 break
+        text = json.dumps(kept, ensure_ascii=False)
         note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
             k for k in values if k not in kept)
     try:
