@@ -1,6 +1,6 @@
 """Run every benchmark and write its figures — figures are never typed by hand.
 
-    python benchmarks/run_all.py [--only budgets,hook,fleet,corpus,heldout,codeact_vs_baseline] [--quick]
+    python benchmarks/run_all.py [--only budgets,hook,fleet,corpus,heldout,heldout4,codeact_vs_baseline] [--quick]
 
 The sections are :data:`SECTIONS`, one line each.
 
@@ -69,6 +69,9 @@ SECTIONS: list[Section] = [
     Section("heldout", "Round-3 held-out programs on flask, zod and ujson through the stamped launcher: first try, "
                        "loud, silent",
             ["bench_heldout.py"], ["bench_heldout.py", "--workspace", "zod"]),
+    Section("heldout4", "Round-4 held-out programs on attrs, commander and tree-sitter-json through the stamped "
+                        "launcher: first try, loud, silent, right after one rewrite",
+            ["bench_heldout.py", "--round", "4"], ["bench_heldout.py", "--round", "4", "--workspace", "tsjson"]),
     Section("codeact_vs_baseline", "CodeAct vs the strongest realistic baseline",
             ["bench_codeact_vs_baseline.py"], ["bench_codeact_vs_baseline.py"], stored=False),
 ]
