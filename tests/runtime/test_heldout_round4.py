@@ -16,8 +16,8 @@ from tests.runtime.fixtures.heldout_round3.program import STYLES
 from tests.runtime.fixtures.heldout_round4.programs import PROGRAMS, REWRITES
 from tests.runtime.fixtures.heldout_round4.workspaces import PACKAGES
 
-FIRST_TRY_FLOOR = 0.0  # the share identical on the first try (measured at merge: see the slow test's table)
-AFTER_REWRITE_FLOOR = 0.0  # the share identical on the first try or after the one stored rewrite
+FIRST_TRY_FLOOR = 0.95  # the share identical on the first try (the goal; 147 of 152 at merge)
+AFTER_REWRITE_FLOOR = 0.99  # identical on the first try or after the one stored rewrite (152 of 152 at merge)
 
 
 def test_the_corpus_covers_three_languages_and_several_styles():
