@@ -63,3 +63,69 @@ def test_difflib_ndiff_of_two_long_lines_stops_at_the_run_deadline(tmp_path: Pat
             "(__import__('random').Random(1))")
     shown, took = _host_call("difflib.ndiff", args, "{}", memory=256 << 20, timeout=1, wall=120)
     assert "RAISED TimeoutError" in shown and took < 5, (shown, took)
+
+
+# --------------------------------------------------------------------- import glob: a link named as a quoted form
+def _workspace_with_quoted_link(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace holding a symbolic link named ``"d"`` (quotes included: a name any pull request can commit)
+    that leads to an outside folder with a secret tree."""
+    outside = tmp_path / "outside"
+    (outside / "deeper").mkdir(parents=True)
+    (outside / "private-key.txt").write_text("TOPSECRET\n")
+    (outside / "deeper" / "id_rsa").write_text("KEY\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# demo\n")
+    (ws / '"d"').symlink_to(outside, target_is_directory=True)
+    return ws.resolve(), outside
+
+
+@pytest.mark.parametrize(("pattern", "recursive"), [('"d"/*', False), ("*/*", False), ('"d"/**', True),
+                                                    ('"d"/deeper/id_rsa', False)])
+def test_import_glob_never_lists_the_folder_a_link_named_as_a_quoted_form_leads_to(tmp_path: Path, pattern: str,
+                                                                                   recursive: bool) -> None:
+    """confined_glob._Walk._step asks ``workspace.contains(parent/name)`` and then follows ``realpath`` of the
+    same string; ``contains`` unquotes it first (codeact.core.pathnames: ``"d"`` reads as ``d``, inside, existing
+    or not) while ``realpath`` follows the real link ``"d"`` outside, and ``_open_folder`` then walks the relative
+    path ``../outside`` part by part (``..`` is no link, O_NOFOLLOW does not stop it). Through the stamped
+    launcher, warm and CODEACT_SERVER=0: glob.glob('"d"/**', recursive=True) listed the outside tree."""
+    from codeact.backends.confined_glob import glob as confined
+    from codeact.core.boundary import Workspace
+
+    ws, _ = _workspace_with_quoted_link(tmp_path)
+    found = confined(Workspace.at(ws), pattern, recursive=recursive)
+    leaked = [p for p in found if "private-key" in p or "id_rsa" in p or "deeper" in p]
+    assert not leaked, found
+
+
+# ------------------------------------------------------------------------------ sandbox os: is_symlink of a quoted form
+@pytest.mark.parametrize("call", ["os.path.islink", "Path(...).is_symlink"])
+def test_is_symlink_of_a_quoted_path_tells_nothing_about_outside_links(tmp_path: Path, call: str) -> None:
+    """sandbox_os._is_symlink checks only the folder of the path *as given* (``"..\\057x"`` has none: the root),
+    then asks os.path.islink of the *unquoted* path (``../x``) relative to the host process's working folder:
+    an oracle for every symbolic link outside the workspace (True for one, False for none), warm and cold alike."""
+    from codeact.core.config import Settings
+    from codeact.runner import run
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text("# demo\n")
+    (tmp_path / "outside_link").symlink_to("/nonexistent-target")
+    expr = {"os.path.islink": "os.path.islink(q)", "Path(...).is_symlink": "Path(q).is_symlink()"}[call]
+    code = ("import os\nfrom pathlib import Path\nout = []\n"
+            "for name in ['outside_link', 'not_there']:\n"
+            "    q = '\"..\\\\057' + name + '\"'\n"
+            "    try:\n"
+            f"        out.append({expr})\n"
+            "    except Exception as exc:\n"
+            "        out.append(type(exc).__name__)\n"
+            "print(out)\n")
+    cwd = os.getcwd()
+    os.chdir(ws)  # the launcher's host process works in the repository
+    try:
+        result = run(code, workspace=ws, backend="monty", settings=Settings(),
+                     environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                              "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
+    finally:
+        os.chdir(cwd)
+    assert result.stdout.strip() != "[True, False]", result
