@@ -129,3 +129,19 @@ def test_is_symlink_of_a_quoted_path_tells_nothing_about_outside_links(tmp_path:
     finally:
         os.chdir(cwd)
     assert result.stdout.strip() != "[True, False]", result
+
+
+def test_os_walk_following_links_never_enters_the_folder_a_link_named_as_a_quoted_form_leads_to(
+        tmp_path: Path) -> None:
+    """The same root cause in sandbox_os.WorkspaceOS._scan: ``inside = ... workspace.contains(child.path)`` reads
+    the host's real entry ``.../"d"`` as the quoted form of ``d`` (inside), then scandir follows the real link
+    ``"d"`` outside: os.walk('.', followlinks=True) listed the outside tree (names of private-key.txt, id_rsa)."""
+    from codeact.core.config import Settings
+    from codeact.runner import run
+
+    ws, _ = _workspace_with_quoted_link(tmp_path)
+    code = "import os\nfor top, dirs, files in os.walk('.', followlinks=True):\n    print(top, dirs, files)\n"
+    result = run(code, workspace=ws, backend="monty", settings=Settings(),
+                 environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                          "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert "private-key" not in result.stdout and "id_rsa" not in result.stdout, result.stdout
