@@ -145,3 +145,21 @@ def test_os_walk_following_links_never_enters_the_folder_a_link_named_as_a_quote
                  environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
                           "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
     assert "private-key" not in result.stdout and "id_rsa" not in result.stdout, result.stdout
+
+
+# ------------------------------------------------------------------------- non-UTF-8: the workspace's own path
+def test_a_workspace_whose_own_path_is_not_utf8_gives_a_clean_answer(tmp_path: Path) -> None:
+    """Names that are not UTF-8 inside the workspace reach programs quoted, but a workspace that lies in such a
+    folder (a clone under a Latin-1 user folder; ``--workspace`` naming a committed ``sub\\xff``) ends every run
+    with a bare host ``UnicodeEncodeError ... while processing 'cwd'`` (monty's feed_start gets the root as cwd):
+    a host traceback through the launcher, warm and CODEACT_SERVER=0 (no JSON with --json)."""
+    from codeact.core.config import Settings
+    from codeact.runner import run
+
+    ws = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9"))
+    ws.mkdir()
+    (ws / "ok.py").write_text("x = 1\n")
+    result = run("print(open('ok.py').read())", workspace=ws, backend="monty", settings=Settings(),
+                 environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+                          "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
+    assert result.ok or result.error is not None, result
