@@ -163,3 +163,33 @@ def test_a_workspace_whose_own_path_is_not_utf8_gives_a_clean_answer(tmp_path: P
                  environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
                           "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
     assert result.ok or result.error is not None, result
+
+
+# --------------------------------------------------------------------------- import glob: memory of a link loop
+def test_recursive_glob_over_a_committed_link_loop_stays_within_the_run_memory(tmp_path: Path) -> None:
+    """``L...L -> .`` (a 100-character name; any repository may commit it) and 50 empty files: ``**`` follows the
+    loop (each step's realpath is inside) down to Python's recursion limit, and every level's spelled paths grow
+    by 101 characters. MAX_ENTRIES (200,000 names) bounds the names, not their length: the host keeps every
+    path in ``found``, ``reals`` and ``dirs`` (~50 x 100 x 990^2 characters), and the call hit a 1.5 GiB address
+    space cap here (MemoryError after 15 s) for a run whose memory limit is 256 MiB; on the warm server (no cap)
+    it is the server that grows."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for i in range(50):
+        (ws / f"f{i}").touch()
+    (ws / ("L" * 100)).symlink_to(".", target_is_directory=True)
+    script = (f"import sys, resource; sys.path.insert(0, {str(RUNTIME)!r})\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (1500 << 20, 1500 << 20))\n"
+              "from codeact.backends.host_modules import HostModules\n"
+              "from codeact.core.boundary import Workspace\n"
+              f"hm = HostModules(Workspace.at({str(ws.resolve())!r}), memory=256 << 20, timeout=60)\n"
+              "try:\n"
+              "    r = hm.call('glob.glob', ('**',), {'recursive': True})\n"
+              "    print('RAN', len(r))\n"
+              "except BaseException as exc:\n"
+              "    print('RAISED', type(exc).__name__)\n"
+              "print('MAXRSS_MB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
+    shown = done.stdout + done.stderr
+    assert "MAXRSS_MB" in shown and int(shown.split("MAXRSS_MB")[1].split()[0]) < 700, shown
+    assert "RAISED MemoryError" not in shown, shown
