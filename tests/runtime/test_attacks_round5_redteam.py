@@ -193,3 +193,27 @@ def test_recursive_glob_over_a_committed_link_loop_stays_within_the_run_memory(t
     shown = done.stdout + done.stderr
     assert "MAXRSS_MB" in shown and int(shown.split("MAXRSS_MB")[1].split()[0]) < 700, shown
     assert "RAISED MemoryError" not in shown, shown
+
+
+@pytest.mark.parametrize(("name", "args_src"), [
+    ("fnmatch.fnmatch", "('b' * 10, '*a' * 100000)"),  # 200 kB of pattern: 'small', compiled for ~10 s here
+    ("glob.glob", "('*a' * 100000,)"),
+], ids=["fnmatch", "glob"])
+def test_a_long_fnmatch_pattern_stops_at_the_run_deadline(tmp_path: Path, name: str, args_src: str) -> None:
+    """fnmatch.translate + re.compile of a long pattern costs far more than its length, which is all _work
+    counts: the call runs in the host process past the deadline (warm: the run is abandoned and the server
+    restarts; CODEACT_SERVER=0: faulthandler's host traceback)."""
+    script = (f"import sys, time; sys.path.insert(0, {str(RUNTIME)!r})\n"
+              "from codeact.backends.host_modules import HostModules\n"
+              "from codeact.core.boundary import Workspace\n"
+              f"hm = HostModules(Workspace.at({str(tmp_path.resolve())!r}), memory=256 << 20, timeout=1)\n"
+              "t = time.monotonic()\n"
+              "try:\n"
+              f"    hm.call({name!r}, {args_src}, {{}})\n"
+              "    print('RAN', round(time.monotonic() - t, 1))\n"
+              "except BaseException as exc:\n"
+              "    print('RAISED', type(exc).__name__, round(time.monotonic() - t, 1))\n")
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
+    took = time.monotonic() - start
+    assert "RAISED TimeoutError" in done.stdout and took < 5, (done.stdout, done.stderr[-300:], took)
