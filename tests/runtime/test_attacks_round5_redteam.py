@@ -98,6 +98,15 @@ def test_import_glob_never_lists_the_folder_a_link_named_as_a_quoted_form_leads_
     assert not leaked, found
 
 
+def test_import_glob_root_dir_never_leads_through_a_link_named_as_a_quoted_form(tmp_path: Path) -> None:
+    """The same hole through ``root_dir=``: glob.glob('*', root_dir='"d"') listed the outside folder."""
+    from codeact.backends.confined_glob import glob as confined
+    from codeact.core.boundary import Workspace
+
+    ws, _ = _workspace_with_quoted_link(tmp_path)
+    assert "private-key.txt" not in confined(Workspace.at(ws), "*", root_dir='"d"')
+
+
 # ------------------------------------------------------------------------------ sandbox os: is_symlink of a quoted form
 @pytest.mark.parametrize("call", ["os.path.islink", "Path(...).is_symlink"])
 def test_is_symlink_of_a_quoted_path_tells_nothing_about_outside_links(tmp_path: Path, call: str) -> None:
