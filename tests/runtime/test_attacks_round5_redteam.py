@@ -44,7 +44,9 @@ def _host_call(name: str, args_src: str, kwargs_src: str, *, memory: int, timeou
     ("pprint.pformat", "([0] * 2000,)", "{'indent': 100000, 'width': 1}"),
     # urlencode(doseq=True) repeats the key once per value: a 1 MB key x 300 values = 300 MB
     ("urllib.parse.urlencode", "({'k' * 1000000: [''] * 300},)", "{'doseq': True}"),
-], ids=["pprint-indent", "urlencode-doseq-key"])
+    # textwrap expands every tab to `tabsize` spaces first: 1,000 tabs x 200,000 = 200 MB (and ~9 s) from 2 kB
+    ("textwrap.fill", "('\\t' * 1000 + 'x',)", "{'tabsize': 200000, 'width': 10**9}"),
+], ids=["pprint-indent", "urlencode-doseq-key", "textwrap-tabsize"])
 def test_a_host_module_call_cannot_make_more_than_the_run_memory_in_the_host(name: str, args_src: str,
                                                                            kwargs_src: str) -> None:
     """_work estimates ~16 kB / ~1 MB for these, so they run in the host process with no limit; through the
