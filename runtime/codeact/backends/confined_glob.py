@@ -7,6 +7,11 @@ are refused from the pattern's text alone (so the refusal says nothing about wha
 link whose target lies outside is listed by its name but never followed (it is neither a folder nor a match of a
 folder-only step). The answers are CPython's otherwise: the same order (the folder's listing order), hidden names,
 ``recursive=True``'s ``**``, a trailing ``/`` for folders only, and the pattern's own spelling kept in each path.
+
+Names cross the boundary as everywhere else (codeact.core.pathnames): the pattern and ``root_dir`` are the program's,
+so a quoted form in them reads as the name it stands for; the walk itself holds only the host's real names, and the
+answer quotes each name that needs it. A path through more than the kernel's 40 links is not followed (ELOOP, as
+CPython meets a link loop), and the answer's total length is bounded as its count is.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -18,6 +23,8 @@ import time
 from ..core.boundary import Workspace
 
 MAX_ENTRIES = 200_000  # names one call may list; past it the call fails loudly (never a part of the answer)
+MAX_CHARS = 32 * 1024 * 1024  # characters of the paths one call may give (a link loop spells ever longer ones)
+_MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
 _MAGIC = re.compile(r"[*?[]")
 
 
@@ -30,8 +37,9 @@ class _Walk:
 
     def __init__(self, workspace: Workspace, base: str, deadline: float) -> None:
         self.workspace, self.root, self.base, self.deadline = workspace, str(workspace.root), base, deadline
-        self.listed = 0
+        self.listed = self.chars = 0
         self.reals: dict[str, str | None] = {}
+        self.links: dict[str, int] = {}  # links followed on the way to a spelled path (absent: none)
         self.dirs: dict[str, bool] = {}
 
     def real(self, spelled: str) -> str | None:
@@ -45,11 +53,12 @@ class _Walk:
         else:
             parent = self.real(head) if head and head != spelled else (self.root if spelled.startswith("/")
                                                                          else self.base)
-            found = None if parent is None else self._step(parent, name)
+            found = None if parent is None else self._step(parent, name, head, spelled)
         self.reals[spelled] = found
         return found
 
-    def _step(self, parent: str, name: str) -> str | None:
+    def _step(self, parent: str, name: str, head: str, spelled: str) -> str | None:
+        """The real path of the host name ``name`` in the real folder ``parent`` (``head`` spelled)."""
         if name in ("", "."):
             return parent
         if name == "..":
@@ -57,7 +66,11 @@ class _Walk:
         path = os.path.join(parent, name)
         if not os.path.islink(path):
             return path if os.path.lexists(path) else None
-        return os.path.realpath(path) if self.workspace.contains(path) else None
+        links = self.links.get(head.rstrip("/"), 0) + 1
+        if links > _MAX_LINKS:
+            return None
+        self.links[spelled.rstrip("/")] = links
+        return self.workspace.real_inside(path)  # a host name: never read as a quoted form
 
     def listdir(self, spelled: str, dironly: bool) -> list[str]:
         """The names in the folder ``spelled`` (only the folders' with ``dironly``), in the listing's order."""
@@ -76,10 +89,16 @@ class _Walk:
                     if not self.listed % 1000 and time.monotonic() > self.deadline:
                         raise TimeoutError("glob was stopped at the run's deadline")
                     child = os.path.join(spelled, entry.name) if spelled else entry.name
+                    self.chars += len(child)
+                    if self.chars > MAX_CHARS:
+                        raise RuntimeError(f"glob's answer grew past {MAX_CHARS:,} characters; give a narrower "
+                                           "pattern or use the glob tool, glob(pattern=..., path=...)")
                     if entry.is_symlink():
                         is_dir = self.is_dir(child)
                     else:
                         self.reals[child] = os.path.join(folder, entry.name)
+                        if spelled.rstrip("/") in self.links:
+                            self.links[child] = self.links[spelled.rstrip("/")]
                         is_dir = entry.is_dir(follow_symlinks=False)
                         self.dirs[child] = is_dir
                     if not dironly or is_dir:
@@ -93,13 +112,18 @@ class _Walk:
     def _open_folder(self, real: str) -> int | None:
         """A descriptor of the real folder ``real``, opened part by part from the root with no link followed: a
         folder swapped for a link meanwhile fails (ELOOP) rather than leading out."""
-        rest = "" if real == self.root else os.path.relpath(real, self.root)
+        if real != self.root and not real.startswith(self.root + "/"):
+            return None
+        rest = real[len(self.root) + 1:]
         flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
             fd = os.open(self.root, flags)
         except OSError:
             return None
         for part in rest.split("/") if rest else ():
+            if part in ("", ".", ".."):
+                os.close(fd)
+                return None
             try:
                 below = os.open(part, flags, dir_fd=fd)
             except OSError:
@@ -129,12 +153,14 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
          include_hidden: bool = False, deadline: float | None = None) -> list[str]:
     """The paths matching ``pathname`` as CPython's ``glob.glob`` gives them, reached inside ``workspace`` only.
     Raises :class:`GlobRefused` when the pattern's text or ``root_dir`` leads out of the workspace."""
+    from ..core.pathnames import quote_all, unquote
+
     root = str(workspace.root)
-    pathname = os.fspath(pathname)
+    pathname = unquote(os.fspath(pathname))  # the program's quoted forms, read as the names they stand for
     _check_text(pathname, root, recursive, "pattern")
     base = root
     if root_dir is not None:
-        given = os.fspath(root_dir)
+        given = unquote(os.fspath(root_dir))
         _check_text(given, root, False, "root_dir")
         folder = _Walk(workspace, root, float("inf")).real(given)
         if folder is None:
@@ -147,7 +173,7 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
     found = _iglob(walk, pathname, recursive, False, include_hidden)
     if recursive and pathname[:2] == "**" and found[:1] == [""]:
         del found[0]  # CPython skips the empty match of a leading '**' (the folder itself)
-    return found
+    return quote_all(found)  # a name that is not UTF-8 (or holds a quote), as git quotes it
 
 
 def _check_text(text: str, root: str, recursive: bool, what: str) -> None:

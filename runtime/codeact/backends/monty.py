@@ -12,6 +12,7 @@ import re
 import sys
 from typing import Any
 
+from ..core.pathnames import quote
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from .cpu import OneCpu
 from .host_modules import HostModules
@@ -159,7 +160,8 @@ class MontyBackend:
         files = WorkspaceOS(program.workspace) if program.workspace is not None and os.name != "nt" else None
         modules = HostModules(program.workspace, memory=int(program.limits.memory),
                               timeout=float(program.limits.timeout), on_print=program.on_print)
-        cwd = files.root if files is not None else None
+        # the sandbox holds UTF-8 only: a root that is not (a Latin-1 user folder) reaches it quoted, as any name
+        cwd = quote(files.root) if files is not None else None
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
         if not isinstance(snap, _pm.MontyComplete):  # a host call: from here on, host and worker share one CPU (a
             cpu.pin()  # program that makes none pays nothing); the worker has started all its threads by now

@@ -116,10 +116,15 @@ class WorkspaceOS:
         return found is not None and S_ISDIR(found.st_mode)
 
     def _is_symlink(self, path: Any) -> bool:
-        given = _path_of(path)
-        folder = self._opened(given.parent, look=True)  # the folder it lies in must be inside
+        # the program's path read as a real one first (``"..\\057x"`` is ``../x``), then split: its folder must be
+        # inside, opened as every idiom opens one, and the last name is looked at in that folder only
+        head, name = os.path.split(unquote(str(_path_of(path))))
+        if name in ("", ".", ".."):  # ``x/``, ``.``, ``x/..``: a folder, never a link; outside is refused
+            self._look(path)
+            return False
+        folder = self._opened(quote(head) if head else ".", look=True)
         try:
-            return S_ISLNK(os.stat(unquote(given.name), dir_fd=folder.fd, follow_symlinks=False).st_mode)
+            return S_ISLNK(os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode)
         except OSError:
             return False
         finally:

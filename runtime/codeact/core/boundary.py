@@ -485,12 +485,19 @@ class Workspace(NamedTuple):
         return open_inside(self, path, look=look)
 
     def contains(self, path: str) -> bool:
-        """Whether ``path`` resolves inside the workspace (links followed), as :meth:`resolve` would accept it."""
+        """Whether ``path``, a path the program gives (quoted forms read as the names they stand for), resolves
+        inside the workspace (links followed), as :meth:`resolve` would accept it."""
         try:
             self.resolve(path)
             return True
         except PolicyError:
             return False
+
+    def real_inside(self, path: str) -> str | None:
+        """Where the host path ``path`` leads (its names as the file system holds them: never read as a quoted
+        form), links followed, when that lies inside the workspace; else ``None``."""
+        found = real_path(path)[0]
+        return found if _under(str(self.root), found) is not None else None
 
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
         """Like :meth:`resolve`, and also refuses what a program must not write (see :func:`protection`): the rules
