@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 
 from ..core.boundary import Workspace
 
@@ -35,8 +36,10 @@ class GlobRefused(PermissionError):
 class _Walk:
     """One ``glob`` call: real folders by the path the pattern spells, and a budget of names and time."""
 
-    def __init__(self, workspace: Workspace, base: str, deadline: float) -> None:
+    def __init__(self, workspace: Workspace, base: str, deadline: float,
+                 matcher: Callable[[list[str], str], list[str]] | None = None) -> None:
         self.workspace, self.root, self.base, self.deadline = workspace, str(workspace.root), base, deadline
+        self.matcher = matcher or _fnmatch_filter
         self.listed = self.chars = 0
         self.reals: dict[str, str | None] = {}
         self.links: dict[str, int] = {}  # links followed on the way to a spelled path (absent: none)
@@ -150,9 +153,11 @@ class _Walk:
 
 
 def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, recursive: bool = False,
-         include_hidden: bool = False, deadline: float | None = None) -> list[str]:
+         include_hidden: bool = False, deadline: float | None = None,
+         matcher: Callable[[list[str], str], list[str]] | None = None) -> list[str]:
     """The paths matching ``pathname`` as CPython's ``glob.glob`` gives them, reached inside ``workspace`` only.
-    Raises :class:`GlobRefused` when the pattern's text or ``root_dir`` leads out of the workspace."""
+    Raises :class:`GlobRefused` when the pattern's text or ``root_dir`` leads out of the workspace. ``matcher``:
+    ``fnmatch.filter`` as the caller bounds it (a long pattern part costs far more than its text to compile)."""
     from ..core.pathnames import quote_all, unquote
 
     root = str(workspace.root)
@@ -166,7 +171,7 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
         if folder is None:
             return []
         base = folder
-    walk = _Walk(workspace, base, time.monotonic() + 3600 if deadline is None else deadline)
+    walk = _Walk(workspace, base, time.monotonic() + 3600 if deadline is None else deadline, matcher)
     if pathname.startswith("/"):
         walk.reals["/"] = None  # only the root's own spelling leads in (checked above)
         walk.reals[root] = root
@@ -227,13 +232,17 @@ def _hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def _glob1(walk: _Walk, folder: str, pattern: str, dironly: bool, include_hidden: bool) -> list[str]:
+def _fnmatch_filter(names: list[str], pattern: str) -> list[str]:
     import fnmatch
 
+    return fnmatch.filter(names, pattern)
+
+
+def _glob1(walk: _Walk, folder: str, pattern: str, dironly: bool, include_hidden: bool) -> list[str]:
     names = walk.listdir(folder, dironly)
     if not include_hidden and not _hidden(pattern):
         names = [n for n in names if not _hidden(n)]
-    return fnmatch.filter(names, pattern)
+    return walk.matcher(names, pattern)
 
 
 def _glob0(walk: _Walk, folder: str, basename: str) -> list[str]:

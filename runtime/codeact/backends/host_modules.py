@@ -6,20 +6,27 @@ data, CPython's own function computes the answer, and it crosses back. Only pure
 sandbox a host object or a callback. Modules with classes or in-place changes (heapq, io.StringIO, ChainMap, ...)
 live in the sandbox instead (codeact.core.prelude).
 
-Every call is bounded in memory and time as a tool is: :func:`_work` estimates from the arguments alone what the
-call will make or go through (``statistics.quantiles(n=10**9)`` makes a billion cut points; ``difflib`` compares
-every line with every other). A small call runs here; a large one runs in a child Python (:func:`_in_child`) with
-the run's memory limit as its address-space limit, killed at the run's deadline; one whose own output could not fit
-the run's memory is refused before it starts.
+Every call is bounded in memory and time as a tool is: :func:`_work` bounds from the arguments alone what the
+call will make or go through, counting the parameters that multiply it (``statistics.quantiles(n=10**9)`` makes a
+billion cut points, ``pprint``'s ``indent`` and ``textwrap``'s ``tabsize`` pad every line, ``urlencode(doseq=True)``
+repeats a key per value, ``difflib.ndiff`` compares the characters of every pair of lines, a regular expression
+costs far more than its text). Only a call whose bound is small runs here; any other runs in a child Python
+(:func:`_in_child`) with the run's memory limit as its address-space limit, killed at the run's deadline; one whose
+own output could not fit the run's memory is refused before it starts. CPython's caches that a call here fills
+(fnmatch's, re's, urllib.parse's) are emptied of a program's long values after it, so nothing stays on the warm
+server.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
 
-from ..core.boundary import Workspace
+TYPE_CHECKING = False  # not `typing`: the child Python (:func:`_in_child`) loads this file alone, and fast
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from ..core.boundary import Workspace
 
 _STATISTICS = ("mean", "fmean", "geometric_mean", "harmonic_mean", "median", "median_low", "median_high",
                "median_grouped", "mode", "multimode", "quantiles", "pstdev", "pvariance", "stdev", "variance")
@@ -43,7 +50,9 @@ _CONSTANTS: dict[str, tuple[str, ...]] = {
                "punctuation", "printable", "whitespace"),
 }
 _GENERATORS = {"difflib.unified_diff", "difflib.context_diff", "difflib.ndiff"}  # CPython gives an iterator: a list
-IN_PROCESS_WORK = 2_000_000  # a call estimated to touch more items or characters than this runs in a child
+IN_PROCESS_WORK = 2_000_000  # a call bounded to more steps (items, characters, compared pairs) runs in a child
+_PATTERN_STEPS = 2000  # steps counted per character of a pattern: compiling one costs far more than reading it
+_PAIR_STEPS = 16  # steps counted per pair of lines or characters difflib compares
 _CHILD_HEADROOM = 256 * 1024 * 1024  # a child Python's own address space, above the run's memory limit
 
 
@@ -120,7 +129,8 @@ class HostModules:
         try:
             return confined(self.workspace, pattern, root_dir=kwargs.get("root_dir"),
                             recursive=bool(kwargs.get("recursive", False)),
-                            include_hidden=bool(kwargs.get("include_hidden", False)), deadline=self.deadline)
+                            include_hidden=bool(kwargs.get("include_hidden", False)), deadline=self.deadline,
+                            matcher=lambda names, part: self.call("fnmatch.filter", (names, part), {}))
         except GlobRefused as exc:
             raise PermissionError(f"glob.{member}(): {exc}") from None
 
@@ -146,8 +156,8 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     except ValueError as exc:  # statistics.StatisticsError: a class the sandbox does not know
         raise ValueError(str(exc)) from None
     finally:
-        if module == "fnmatch":
-            _forget_patterns(args, kwargs)
+        if module in ("fnmatch", "urllib.parse"):
+            _forget_patterns(module, args, kwargs)
     return list(value) if isinstance(value, tuple) and module == "statistics" else value
 
 
@@ -200,18 +210,36 @@ _HOST_HELPERS: dict[str, Callable[..., Any]] = {"vars": _vars, "configparse": _c
 
 def _size(value: Any, budget: int) -> int:
     """Items and characters in ``value`` (plain data), counted up to just past ``budget``."""
-    total, stack = 0, [value]
+    return _size_depth(value, budget)[0]
+
+
+def _size_depth(value: Any, budget: int) -> tuple[int, int]:
+    """:func:`_size`, and how deep ``value``'s containers nest."""
+    total, deepest, stack = 0, 0, [(value, 0)]
     while stack and total <= budget:
-        item = stack.pop()
+        item, depth = stack.pop()
         total += 1
+        deepest = max(deepest, depth)
         if isinstance(item, (str, bytes)):
             total += len(item)
         elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+            stack.extend((key, depth + 1) for key in item)
+            stack.extend((entry, depth + 1) for entry in item.values())
         elif isinstance(item, (list, tuple, set, frozenset)):
-            stack.extend(item)
-    return total
+            stack.extend((entry, depth + 1) for entry in item)
+    return total, deepest
+
+
+def _text_length(value: Any) -> int:
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, (list, tuple)):
+        return sum(len(v) if isinstance(v, (str, bytes)) else 1 for v in value)
+    return 1
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], at: int, name: str, default: Any) -> Any:
+    return args[at] if len(args) > at else kwargs.get(name, default)
 
 
 def _number(value: Any, default: int) -> int:
@@ -233,17 +261,58 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         made = size + lines * (len(prefix) if isinstance(prefix, str) else 1)
         return made, made
     if name in ("textwrap.wrap", "textwrap.fill", "textwrap.shorten"):
+        # every tab becomes `tabsize` spaces first; every line may get the indents (a line per character at most)
+        text = _argument(args, kwargs, 0, "text", "")
+        tabs = text.count("\t") if isinstance(text, str) else 0
+        expanded = size + tabs * max(_number(kwargs.get("tabsize", 8), 8), 0)
         indents = sum(len(v) for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str))
-        return size * (2 + indents), size * (2 + indents)
+        return expanded * (2 + indents), expanded * (2 + indents)
+    if name == "urllib.parse.urlencode":
+        made = _urlencoded(_argument(args, kwargs, 0, "query", ()), bool(_argument(args, kwargs, 1, "doseq", False)))
+        return size + made, size + made
+    if name == "difflib.ndiff":  # every pair of lines may be compared character by character
+        first, second = _argument(args, kwargs, 0, "a", ()), _argument(args, kwargs, 1, "b", ())
+        chars = _text_length(first) * _text_length(second)
+        return size * 4, size + chars * _PAIR_STEPS
     if name.startswith("difflib."):
         first, second = (list(args) + [kwargs.get("a", kwargs.get("word", "")),
                                        kwargs.get("b", kwargs.get("possibilities", ""))])[:2]
         pairs = (len(first) if isinstance(first, (list, str)) else 1) * (
             len(second) if isinstance(second, (list, str)) else 1)
-        return size * 4, size + pairs * 16
+        if name == "difflib.get_close_matches":  # the word's characters against each possibility's
+            pairs = _text_length(first) * _text_length(second)
+        return size * 4, size + pairs * _PAIR_STEPS
     if name.startswith("pprint."):
-        return size * 8, size * 8  # indentation of nested values
+        # a line per item or character at most, each padded by `indent` per level of nesting
+        at = 1 if name in ("pprint.pformat", "pprint.saferepr") else 2
+        indent = max(_number(_argument(args, kwargs, at, "indent", 1), 1), 1) if name in (
+            "pprint.pformat", "pprint.pprint", "pprint.pp") else 1
+        depth = _size_depth(args[0] if args else kwargs.get("object"), budget)[1]
+        made = size * ((depth + 2) * indent + 8)
+        return made, made
+    if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
+        pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
+            args, kwargs, 0, "pat", "")
+        steps = (len(pattern) if isinstance(pattern, str) else 1) * _PATTERN_STEPS
+        return size, size + steps
     return size, size
+
+
+def _urlencoded(query: Any, doseq: bool) -> int:
+    """A bound on the characters ``urlencode`` makes: each pair quoted (a character up to 12 as ``%XX`` of its
+    UTF-8), and with ``doseq`` the key once per value."""
+    pairs = list(query.items()) if isinstance(query, dict) else list(query) if isinstance(query, (list, tuple)) else []
+    total = 0
+    for pair in pairs:
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            continue
+        key, value = pair
+        key_size = _size(key, 1 << 40)
+        if doseq and isinstance(value, (list, tuple, set, frozenset)):
+            total += len(value) * (key_size + 2) + _size(value, 1 << 40)
+        else:
+            total += key_size + _size(value, 1 << 40) + 2
+    return total * 12
 
 
 def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: int, deadline: float) -> Any:
@@ -254,11 +323,12 @@ def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: 
     import sys
     from pathlib import Path
 
-    runtime = str(Path(__file__).resolve().parents[2])
-    boot = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.backends.host_modules import child; child()"
+    boot = ("import sys, importlib.util as u; s = u.spec_from_file_location('codeact_host_call', sys.argv[1]); "
+            "m = u.module_from_spec(s); s.loader.exec_module(m); m.child()")  # this file alone: no package to import
     request = pickle.dumps((name, args, kwargs, memory), protocol=5)
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", boot, runtime], input=request, capture_output=True,
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", boot, str(Path(__file__).resolve())], input=request,
+                              capture_output=True,
                               timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"{name}() was stopped at the run's deadline (the run's time limit; raise it with "
@@ -316,13 +386,21 @@ _KEPT_PATTERNS = 256  # compiled fnmatch patterns the host keeps between calls
 _LONG_PATTERN = 1024
 
 
-def _forget_patterns(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """fnmatch and re cache every pattern they compile (fnmatch up to 32,768, each ~18x its text): on the warm
-    server those caches live across runs, so a program's patterns must not stay there. Short ones are kept while
-    few; a long one is dropped at once."""
+def _forget_patterns(module: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """fnmatch and re cache every pattern they compile (fnmatch up to 32,768, each ~18x its text), urllib.parse
+    its last 128 split URLs and ``safe=`` sets: on the warm server those caches live across runs, so a program's
+    values must not stay there. Short ones are kept while few; a long one is dropped at once."""
     import fnmatch
     import re
 
+    if module == "urllib.parse":
+        if _size((args, kwargs), _LONG_PATTERN) > _LONG_PATTERN:
+            import urllib.parse
+
+            for cached in (getattr(urllib.parse, "urlsplit", None), getattr(urllib.parse, "_byte_quoter_factory", None)):
+                if cached is not None and hasattr(cached, "cache_clear"):
+                    cached.cache_clear()
+        return
     long = any(isinstance(a, str) and len(a) > _LONG_PATTERN for a in (*args, *kwargs.values()))
     compiled = getattr(fnmatch, "_compile_pattern", None)
     if compiled is not None and hasattr(compiled, "cache_clear") and (
