@@ -51,7 +51,8 @@ _CONSTANTS: dict[str, tuple[str, ...]] = {
 }
 _GENERATORS = {"difflib.unified_diff", "difflib.context_diff", "difflib.ndiff"}  # CPython gives an iterator: a list
 IN_PROCESS_WORK = 2_000_000  # a call bounded to more steps (items, characters, compared pairs) runs in a child
-_PATTERN_STEPS = 2000  # steps counted per character of a pattern: compiling one costs far more than reading it
+_PATTERN_STEPS = 16  # steps counted per character of a pattern: compiling one costs far more than reading it
+_STAR_STEPS = 64  # and per `*` more (each becomes a group the expression tries at every position)
 _PAIR_STEPS = 16  # steps counted per pair of lines or characters difflib compares
 _CHILD_HEADROOM = 256 * 1024 * 1024  # a child Python's own address space, above the run's memory limit
 
@@ -293,7 +294,12 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
     if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
         pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
             args, kwargs, 0, "pat", "")
-        steps = (len(pattern) if isinstance(pattern, str) else 1) * _PATTERN_STEPS
+        if not isinstance(pattern, str):
+            return size, size
+        stars = pattern.count("*")
+        names = 0 if name == "fnmatch.translate" else _text_length(
+            _argument(args, kwargs, 0, "names" if name == "fnmatch.filter" else "name", ()))
+        steps = len(pattern) * _PATTERN_STEPS + stars * _STAR_STEPS + names * (stars + 1)
         return size, size + steps
     return size, size
 
