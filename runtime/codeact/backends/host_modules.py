@@ -148,7 +148,10 @@ def _call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         kwargs.pop("stream", None)
         return pprint.pformat(*args, **kwargs) + "\n"
     if module == "codeact_host":
-        return _HOST_HELPERS[member](*args, **kwargs)
+        try:
+            return _HOST_HELPERS[member](*args, **kwargs)
+        finally:
+            _forget_patterns("urllib.parse", args, kwargs)  # urlparts fills urlsplit's cache
     function: Callable[..., Any] = getattr(importlib.import_module(module), member)
     try:
         value = function(*args, **kwargs)
@@ -290,6 +293,10 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
             "pprint.pformat", "pprint.pprint", "pprint.pp") else 1
         depth = _size_depth(args[0] if args else kwargs.get("object"), budget)[1]
         made = size * ((depth + 2) * indent + 8)
+        return made, made
+    if name == "codeact_host.configparse":  # `%(name)s` may repeat a value in a value, ten levels deep
+        text = _argument(args, kwargs, 0, "text", "")
+        made = size * (1024 if isinstance(text, str) and "%(" in text else 2)
         return made, made
     if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
         pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
