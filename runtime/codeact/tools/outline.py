@@ -90,7 +90,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         cache.save()
 
 
-Picked = tuple[str, FileItems, "list[int] | None"]  # a file as shown, its items, those the filters keep (None: all)
+Picked = tuple[str, FileItems, "list[int] | None"]  # a file, its items, those the filters keep (None: all)
 
 
 def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, kind: str | None,
@@ -121,11 +121,11 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
             errors.append(quote(rel))
         keep: list[int] | None = None
         if code is not None or wanted is not None:
-            names = found.names.split("\0")
+            names = found.all_names() if wanted is not None else []
             keep = [i for i, letter in enumerate(found.kinds) if letter == "!" or (
                 (code is None or letter == code) and (wanted is None or wanted.fullmatch(names[i]) is not None))]
         if found.kinds if keep is None else keep:
-            picked.append((quote(rel), found, keep))
+            picked.append((rel, found, keep))  # quoted when returned
     return picked, errors
 
 
@@ -153,7 +153,8 @@ def _fitting(picked: list[Picked], cap: int) -> list[dict[str, Any]]:
     for rel, found, keep in picked:
         items = found.items()
         chosen = items if keep is None else [items[i] for i in keep]
-        entries = [{"path": rel, **dict(zip(FIELDS, item))} for item in sorted(chosen, key=lambda i: i[3] or 0)]
+        shown = quote(rel)
+        entries = [{"path": shown, **dict(zip(FIELDS, item))} for item in sorted(chosen, key=lambda i: i[3] or 0)]
         whole = len(json.dumps(entries))  # one measure a file; item by item only where the limit falls
         if size + whole <= cap:
             out += entries

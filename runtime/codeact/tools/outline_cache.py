@@ -32,9 +32,14 @@ class FileItems(NamedTuple):
     filter and count without reading the items back, and the items in ``marshal`` form, read only when returned."""
 
     kinds: str
-    names: str
+    names: str | None  # None: still in the cache, read by ``fetch_names``
     blob: bytes | None  # None: still in the cache, read by ``fetch``
     fetch: Callable[[], bytes] | None = None
+    fetch_names: Callable[[], str] | None = None
+
+    def all_names(self) -> list[str]:
+        names = self.names if self.names is not None else self.fetch_names() if self.fetch_names else ""
+        return names.split("\0")
 
     @classmethod
     def of(cls, items: list[Any]) -> FileItems:
@@ -51,21 +56,26 @@ def _key(rel: str) -> bytes:
     return rel.encode("utf-8", "surrogateescape")  # a name that is not UTF-8 is a key too
 
 
+def _rel(key: bytes) -> str:
+    return bytes(key).decode("utf-8", "surrogateescape")
+
+
 class OutlineCache:
     """The cached items of one workspace: :meth:`lookup` and :meth:`store` by file, :meth:`save` writes what
     changed. Only each file's size, time, kinds and names are read at first; its items when they are returned."""
 
     def __init__(self, file: Path | None) -> None:
         self.file = file
-        self.entries: dict[bytes, tuple[int, int, str, str]] = {}  # key -> (size, mtime_ns, kinds, names)
+        self.entries: dict[str, tuple[int, int, str]] = {}  # path -> (size, mtime_ns, kinds)
+        self.names: dict[str, str] | None = None  # path -> names, read when a filter needs them
         self.new: dict[bytes, tuple[int, int, FileItems]] = {}
         self.gone: list[bytes] = []
         self.db: Any = None
         if file is not None and file.is_file():
             try:
                 self.db = self._connect()
-                self.entries = {key: (size, mtime, kinds, names) for key, size, mtime, kinds, names in
-                                self.db.execute("SELECT path, size, mtime, kinds, names FROM files")}
+                self.entries = {_rel(key): (size, mtime, kinds) for key, size, mtime, kinds in
+                                self.db.execute("SELECT path, size, mtime, kinds FROM files")}
             except Exception:  # noqa: BLE001 - sqlite3.Error, or no sqlite3 at all: parse instead
                 self.close()
                 self.entries = {}
@@ -100,11 +110,18 @@ class OutlineCache:
 
     def lookup(self, rel: str, info: os.stat_result) -> FileItems | None:
         """What is kept for ``rel``, if its size and time (``info``, its ``lstat``) are still the same."""
-        key = _key(rel)
-        entry = self.entries.get(key)
+        entry = self.entries.get(rel)
         if entry is None or entry[0] != info.st_size or entry[1] != info.st_mtime_ns:
             return None
-        return FileItems(entry[2], entry[3], None, lambda: self._blob(key))
+        return FileItems(entry[2], None, None, lambda: self._blob(_key(rel)), lambda: self._names(rel))
+
+    def _names(self, rel: str) -> str:
+        if self.names is None:
+            try:
+                self.names = {_rel(key): names for key, names in self.db.execute("SELECT path, names FROM files")}
+            except Exception:  # noqa: BLE001 - the cache changed under us: no names, as for a file gone
+                self.names = {}
+        return self.names.get(rel, "")
 
     def _blob(self, key: bytes) -> bytes:
         try:
@@ -120,8 +137,7 @@ class OutlineCache:
 
     def keep_only(self, rels: set[str]) -> None:
         """Forget the files not in ``rels`` (an outline of the whole workspace saw every file there is)."""
-        wanted = {_key(rel) for rel in rels}
-        self.gone = [key for key in self.entries if key not in wanted]
+        self.gone = [_key(rel) for rel in self.entries if rel not in rels]
 
     def save(self) -> None:
         """Write the files parsed anew and delete the ones gone, in one transaction, in the cache's 0700 folder."""
