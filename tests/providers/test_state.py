@@ -91,32 +91,3 @@ def test_the_helper_finds_the_servers_status_file_by_its_stem(tmp_path, run_prog
         app.stop()
         hub.stop()
 
-
-def test_the_documented_serve_state_dir_serves_every_server_of_the_folder(tmp_path, run_program):
-    """Issue 43.6: with several CodeAct servers (one per workspace) in the folder, ``serve(state_dir=...)`` lends
-    the tools to each of them, and to a server that starts later (it refused with AMBIGUOUS before)."""
-    folder = tmp_path / "state"
-    hubs = []
-    for stem in ("codeact-one", "codeact-two"):
-        state = open_state(folder, stem)
-        hubs.append(ProviderHub(token=state.token, reserved=tuple, state_dir=folder, state_name=stem))
-        hubs[-1].start()
-    app = Provider("both")
-
-    @app.tool
-    def ping() -> str:
-        """Pong."""
-        return "pong"
-
-    try:
-        app.start(state_dir=folder, retry=0.05)
-        late = open_state(folder, "codeact-three")
-        hubs.append(ProviderHub(token=late.token, reserved=tuple, state_dir=folder, state_name="codeact-three"))
-        hubs[-1].start()
-        for hub in hubs:
-            wait_connected(hub)
-            assert run_program("both.ping()", hub.tools()).result == "pong"
-    finally:
-        app.stop()
-        for hub in hubs:
-            hub.stop()

@@ -51,7 +51,7 @@ class Provider:
         self._specs: dict[str, wire.ToolSpec] = {}
         self._stopping = threading.Event()
         self._registered = threading.Event()
-        self._connections: set[Any] = set()  # one per server served (several: serve(state_dir=...))
+        self._connection: Any = None
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None  # why a background serve ended
 
@@ -76,48 +76,16 @@ class Provider:
         :class:`ProviderRefused` when the server refuses the token, the name or the tools."""
         if state_dir is None and (url is None or token is None):
             raise ValueError("give url and token, or state_dir")
-        if state_dir is not None and url is None and len(_stems(Path(state_dir))) > 1:
-            self._serve_every(Path(state_dir), token, reconnect, retry)
-            return
-        self._serve_one(url, token, state_dir, None, reconnect, retry)
-
-    def _serve_one(self, url: str | None, token: str | None, state_dir: Path | str | None, stem: str | None,
-                   reconnect: bool, retry: float) -> None:
         while not self._stopping.is_set():
             try:
-                self._session(*_endpoint(url, token, state_dir, stem))
+                self._session(*_endpoint(url, token, state_dir))
             except ProviderRefused:
                 raise
             except (OSError, EOFError, ValueError, RuntimeError):  # no server yet, or it went away
                 pass
-            if not self._connections:
-                self._registered.clear()
+            self._registered.clear()
             if not reconnect or self._stopping.wait(retry):
                 return
-
-    def _serve_every(self, folder: Path, token: str | None, reconnect: bool, retry: float) -> None:
-        """Serve each CodeAct server whose status is in ``folder`` (one per workspace), each in a thread of its own,
-        and the servers that start later, until :meth:`stop`."""
-        threads: dict[str, threading.Thread] = {}
-        refused: list[ProviderRefused] = []
-
-        def one(stem: str) -> None:
-            try:
-                self._serve_one(None, token, folder, stem, reconnect, retry)
-            except ProviderRefused as exc:
-                refused.append(exc)
-
-        while not self._stopping.is_set() and not refused:
-            for stem in _stems(folder):
-                if stem not in threads or (reconnect and not threads[stem].is_alive()):
-                    threads[stem] = threading.Thread(target=one, args=(stem,), daemon=True,
-                                                     name=f"codeact-provider-{self.name}-{stem[:8]}")
-                    threads[stem].start()
-            if not reconnect and not any(t.is_alive() for t in threads.values()):
-                break
-            self._stopping.wait(retry)
-        if refused:
-            raise refused[0]
 
     def start(self, url: str | None = None, token: str | None = None, *, state_dir: Path | str | None = None,
               timeout: float = 10.0, **options: Any) -> Provider:
@@ -145,7 +113,8 @@ class Provider:
     def stop(self) -> None:
         """Say goodbye and stop serving."""
         self._stopping.set()
-        for connection in list(self._connections):
+        connection = self._connection
+        if connection is not None:
             try:
                 connection.send(wire.goodbye())
                 connection.close()
@@ -159,7 +128,7 @@ class Provider:
 
         with connect(url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=5,
                      max_size=None, compression=None, proxy=None) as connection:
-            self._connections.add(connection)
+            self._connection = connection
             try:
                 connection.send(wire.hello(self.name, list(self._specs.values()), self.context))
                 for frame in connection:
@@ -172,7 +141,7 @@ class Provider:
                         threading.Thread(target=self._answer, args=(connection, message), daemon=True,
                                          name=f"codeact-provider-call-{message.id}").start()
             finally:
-                self._connections.discard(connection)
+                self._connection = None
 
     def _answer(self, connection: Any, call: wire.ToolCall) -> None:
         func = self._functions.get(call.tool)
@@ -188,27 +157,24 @@ class Provider:
             pass
 
 
-def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None,
-              stem: str | None = None) -> tuple[str, str]:
+def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None) -> tuple[str, str]:
     if state_dir is None:
         return str(url), str(token)
-    status = read_status(state_dir, _stem(Path(state_dir)) if stem is None else stem)
+    status = read_status(state_dir, _stem(Path(state_dir)))
     if not status.get("url") or not status.get("token_file"):
         raise OSError(f"no provider hub status in {state_dir} (is the CodeAct server running with providers on?)")
     return url or str(status["url"]), token or Path(status["token_file"]).read_text(encoding="utf-8").strip()
 
 
-def _stems(folder: Path) -> list[str]:
-    """The stems of the status files in ``folder``: "" for ``providers.json``, else each ``STEM.providers.json``
-    there (a server names its files after its socket: one per workspace)."""
-    if (folder / STATUS_FILE).exists():
-        return [""]
-    return sorted(p.name[:-len(STATUS_FILE) - 1] for p in folder.glob(f"*.{STATUS_FILE}"))
-
-
 def _stem(folder: Path) -> str:
-    """The one status file's stem in ``folder`` ("" when there is none yet)."""
-    found = _stems(folder)
+    """The status file's stem in ``folder``: "" for ``providers.json``, else that of the one ``STEM.providers.json``
+    there (the server names its files after its socket)."""
+    if (folder / STATUS_FILE).exists():
+        return ""
+    found = sorted(p.name[:-len(STATUS_FILE) - 1] for p in folder.glob(f"*.{STATUS_FILE}"))
+    if len(found) > 1:
+        raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of several servers ({', '.join(found)}); "
+                              "give the URL and token file instead")
     return found[0] if found else ""
 
 
