@@ -66,8 +66,8 @@ def for_ps1(expected: str) -> str:
 
 
 def deny_json(reason: str) -> str:
-    """Exactly what the hook prints to deny: one JSON object on one line."""
-    return '{"permissionDecision":"deny","permissionDecisionReason":' + json.dumps(reason, ensure_ascii=False) + "}\n"
+    """Exactly what the hook prints to deny: one JSON object on one line, in the shape of each client (spec.OUTPUT)."""
+    return spec.OUTPUT["deny"].replace("{text}", json.dumps(reason, ensure_ascii=False)[1:-1]) + "\n"
 
 
 # The reasons of exclusive mode's command-line checks, by their key in the spec.
@@ -117,7 +117,11 @@ class Result:
 
     @property
     def reason(self) -> str:
-        return json.loads(self.out)["permissionDecisionReason"]
+        decision = json.loads(self.out)
+        # every client's shape says the same (VS Code reads hookSpecificOutput; the CLI the top level)
+        assert decision["hookSpecificOutput"] == {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                                  "permissionDecisionReason": decision["permissionDecisionReason"]}
+        return str(decision["permissionDecisionReason"])
 
 
 def hook_env(state: Path, mode: str | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:

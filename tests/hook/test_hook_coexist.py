@@ -29,8 +29,9 @@ from tests.hook.helpers import CLI_BASH, Result, hook_env
 
 GLOBAL = '"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"'
 ROOTED = '"$(git rev-parse --show-toplevel)/.codeact/bin/codeact"'
-GLOBAL_ENTRY = '. "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh" || exit 0'
-PLUGIN_ENTRY = '. "${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh" || exit 0'
+GLOBAL_ENTRY = ('[ ! -f "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh" ] || '
+                '. "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh"')
+PLUGIN_ENTRY = '[ ! -f "${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh" ] || . "${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh"'
 REPO_ENTRY = ". .codeact/hooks/pre-tool-use.sh"
 
 

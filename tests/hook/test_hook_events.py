@@ -49,8 +49,9 @@ def run_event(repo: Path, event: str, stdin: str, env: dict[str, str], cwd: Path
     return proc.stdout.decode()
 
 
-def context(text: str) -> str:
-    return json.dumps({"additionalContext": text}, ensure_ascii=False, separators=(",", ":")) + "\n"
+def context(text: str, event: str = "sessionStart") -> str:
+    """What the hook prints: the context in every client's shape (spec.OUTPUT; VS Code reads hookSpecificOutput)."""
+    return spec.OUTPUT[event].replace("{text}", json.dumps(text, ensure_ascii=False)[1:-1]) + "\n"
 
 
 def filled(text: str, launcher: str = SHOWN, tools: list[str] = DEFAULT_TOOLS) -> str:
@@ -89,7 +90,8 @@ def test_the_pointer_comes_after_the_third_read_and_the_fourth_is_not_denied(sta
     for _ in range(7):
         pre = run_sh(repo, payload("view", {"path": "README.md"}), env)
         seen.append((pre.out, run_event(repo, "postToolUse", post("view"), env)))
-    assert seen == [("", ""), ("", ""), ("", context(POINTER)), ("", ""), ("", ""), ("", context(POINTER)),
+    pointer = context(POINTER, "postToolUse")
+    assert seen == [("", ""), ("", ""), ("", pointer), ("", ""), ("", ""), ("", pointer),
                     ("", "")]
     assert POINTER.startswith("CodeAct: 3 file reads in a row.") and EXAMPLE_SH in POINTER
     assert POINTER.endswith(functions(DEFAULT_TOOLS))

@@ -51,6 +51,10 @@ ALLOWED = [
     f"{L} search weather",
     f"{L} search 'current time' --json",
     f"{L} run --code '{'x' * 5000}'",
+    # issue 43.3: the launcher however it is named
+    f"./{L} run --code 'print(1)'",
+    f"{ROOT}/{L} run --code 'print(1)'",
+    f"{ROOT}/{L} tools",
 ]
 
 DENIED = [
@@ -111,12 +115,13 @@ DENIED = [
     (f"bash -c '{L} run --code x'", "not_launcher"),
     (f"time {L} run --code 'x'", "not_launcher"),
     (f"exec {L} run --code 'x'", "not_launcher"),
-    (f"./{L} run --code 'x'", "not_launcher"),
     (f"/tmp/other/{L} run --code 'x'", "not_launcher"),
-    (f"{ROOT}/{L} tools", "not_launcher"),
     (f"{L}-evil run --code 'x'", "not_launcher"),
     (f"x{L} run --code 'x'", "not_launcher"),
     (".codeact/bin/../bin/codeact run --code 'x'", "not_launcher"),
+    (f"{ROOT}/../x/{L} run --code 'x'", "not_launcher"),
+    (f"{ROOT}/{L} run; id", "form"),  # the launcher by its absolute path: what follows is still checked
+    (f"./{L} discover", "user_command"),
     (f"{L}.ps1 run --code 'x'", "not_launcher"),
     ('"$(git rev-parse --show-toplevel)/.codeact/bin/codeact"x run', "not_launcher"),
     ('"$(git rev-parse --show-toplevel; id)/.codeact/bin/codeact" run', "not_launcher"),

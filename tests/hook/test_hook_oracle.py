@@ -52,7 +52,7 @@ def executed(repo: Path, command: str) -> tuple[list[str], list[str]]:
 def assert_one_launcher_call(repo: Path, command: str) -> None:
     traced, calls = executed(repo, command)
     assert len(calls) == 1 and calls[0] in spec.MODEL_SUBCOMMANDS, (command, traced, calls)
-    others = [t for t in traced if not t.startswith((LAUNCHER, f"{repo}/{LAUNCHER}"))]
+    others = [t for t in traced if not t.startswith((LAUNCHER, f"./{LAUNCHER}", f"{repo}/{LAUNCHER}"))]
     assert others in ([], ["git rev-parse --show-toplevel"]), (command, traced)
     if others:
         assert command.startswith(ROOTED)

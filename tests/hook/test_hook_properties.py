@@ -78,8 +78,9 @@ def test_no_mode_fails_and_any_output_is_one_deny(mode: str, stdin: bytes, repo:
     if result.out:
         assert result.out.endswith("}\n") and result.out.count("\n") == 1
         decision = json.loads(result.out)
-        assert list(decision) == ["permissionDecision", "permissionDecisionReason"]
+        assert list(decision) == ["permissionDecision", "permissionDecisionReason", "hookSpecificOutput"]
         assert decision["permissionDecision"] == "deny"
+        assert result.reason  # the same decision in VS Code's shape (Result.reason checks it)
         assert len(decision["permissionDecisionReason"]) <= 640
 
 

@@ -100,18 +100,19 @@ def render_sh_data() -> str:
         f"housekeeping={sh_quote(' ' + ' '.join(spec.HOUSEKEEPING_TOOLS) + ' ')}",
         f"nudge_after={spec.NUDGE_AFTER} pointer_mark={sh_quote(spec.POINTER_MARK)}",
         f"max_command_bytes={spec.MAX_COMMAND_BYTES}",
+        f"output_deny={sh_quote(spec.OUTPUT['deny'])}",
         *_installs_data(),
         "shell_of() { # shell_of TOOL: shell = sh, ps, or '' for a tool that is not a shell",
         "  case $1 in",
     ]
     for shell in ("sh", "ps"):
-        names = " | ".join(name for name, s in spec.SHELL_TOOLS.items() if s == shell)
-        lines.append(f"    {names}) shell='{shell}' ;;")
+        names = [name for name, s in spec.SHELL_TOOLS.items() if s == shell]
+        names += list(spec.TERMINAL_TOOLS) if shell == "sh" else []  # the terminal is this hook's own shell
+        lines.append(f"    {' | '.join(names)}) shell='{shell}' ;;")
     lines += ["    *) shell='' ;;", "  esac", "}", "case $scope in"]
     for scope, forms in spec.LAUNCHERS.items():
         sh = " ".join(sh_quote(f) for f in forms["sh"])
-        ps = " ".join(sh_quote(f) for f in forms["ps"])
-        lines.append(f"  {scope}) sh_launchers=({sh}) ps_launchers=({ps}) "
+        lines.append(f"  {scope}) sh_launchers=({sh}) "
                      f"turn_off_text={sh_quote(json_text(spec.TURN_OFF[scope]))} ;;")
     lines.append("esac")
     for key in ("shell", "name", "pattern", "forbid"):
@@ -139,7 +140,9 @@ def render_ps_data() -> str:
         f"$NudgeAfter = {spec.NUDGE_AFTER}",
         f"$MaxCommandBytes = {spec.MAX_COMMAND_BYTES}",
         f"$MaxPayloadRead = {spec.MAX_PAYLOAD_READ}",
-        "$ShellOf = @{ " + "; ".join(f"{ps_quote(k)} = {ps_quote(v)}" for k, v in spec.SHELL_TOOLS.items()) + " }",
+        "$ShellOf = @{ " + "; ".join(f"{ps_quote(k)} = {ps_quote(v)}" for k, v in {
+            **spec.SHELL_TOOLS, **dict.fromkeys(spec.TERMINAL_TOOLS, "ps")}.items()) + " }",
+        f"$OutputDeny = {ps_quote(spec.OUTPUT['deny'])}",
         "$Launchers = @{",
     ]
     for scope, forms in spec.LAUNCHERS.items():
@@ -199,7 +202,7 @@ $ToolsList = '{{{{ tools | join(", ") }}}}'{{% raw %}}
 
 def render_event_data(event: str) -> str:
     """The data block of the sessionStart / postToolUse script for ``event``."""
-    lines = [f"event={sh_quote(event)}",
+    lines = [f"event={sh_quote(event)}", f"output_event={sh_quote(spec.OUTPUT[event])}",
              f"read_tools={sh_quote(' ' + ' '.join(spec.READ_TOOLS) + ' ')}",
              f"full_run={sh_quote('x' * spec.NUDGE_AFTER)} pointer_mark={sh_quote(spec.POINTER_MARK)}",
              *_installs_data(),

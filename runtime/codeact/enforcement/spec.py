@@ -18,13 +18,21 @@ from typing import NamedTuple
 MODES = ("off", "nudge", "exclusive")  # the stamped answer; CODEACT_MODE overrides it per session
 
 # --- tools ---------------------------------------------------------------------------------------------------------
+# Each client's own names (docs/enforcement.md, "Clients"): the Copilot CLI and the cloud agent (`bash`, `view`...,
+# GitHub's hooks reference), the CLI's PascalCase/Claude payload (`Bash`, `Read`...), VS Code agent mode
+# (`run_in_terminal`, `read_file`..., microsoft/vscode-copilot-chat src/extension/tools/common/toolNames.ts).
 SHELL_TOOLS = {"bash": "sh", "Bash": "sh", "powershell": "ps", "PowerShell": "ps"}
+# VS Code's terminal tool runs the user's terminal shell: a Unix shell where VS Code runs the `bash` entry (Linux,
+# macOS), PowerShell where it runs the `powershell` one (Windows). Each hook takes it as its own shell.
+TERMINAL_TOOLS = ("run_in_terminal",)
 # Tools that read files or list them: nudge mode counts a run of these.
-READ_TOOLS = ("view", "glob", "grep", "rg", "read_file", "file_search", "list_dir", "Read", "Glob", "Grep", "LS",
-              "NotebookRead")
+READ_TOOLS = ("view", "glob", "grep", "rg", "Read", "Glob", "Grep", "LS", "NotebookRead",
+              "read_file", "file_search", "grep_search", "list_dir", "semantic_search", "get_search_view_results",
+              "search_workspace_symbols", "list_code_usages", "read_project_structure", "test_search")
 # Tools that reach no file and no network: allowed in exclusive mode; neither a read nor a break in nudge mode.
 HOUSEKEEPING_TOOLS = ("report_intent", "update_todo", "TodoWrite", "skill", "Skill", "read_bash", "list_bash",
-                      "stop_bash", "BashOutput", "KillShell", "KillBash", "ask_user")
+                      "stop_bash", "BashOutput", "KillShell", "KillBash", "ask_user",
+                      "manage_todo_list", "get_terminal_output")
 NUDGE_AFTER = 3  # reads in a row allowed; the next one is denied
 
 # --- the launcher's command line -------------------------------------------------------------------------------------
@@ -97,10 +105,14 @@ def _case_insensitive(text: str) -> str:
 # folder (absolute) in plugin scope. The deny reasons show the first form that bash reads back as that very path (a
 # space or a quote in the path rules a form out); a hook only runs when the CLI started in the repository's root, so
 # the short relative form works there. The instructions give the root-anchored form, which works in any subfolder.
+# {abs} is the install folder's absolute path (as the hook reaches it, and with every link resolved): the launcher
+# is the launcher however it is named (issue 43.3).
 LAUNCHERS: dict[str, dict[str, tuple[str, ...]]] = {
-    "repo": {"sh": ("{dir}/bin/codeact", '"$(git rev-parse --show-toplevel)/{dir}/bin/codeact"'),
-             "ps": ("& {dir}/bin/codeact.ps1", '& "$(git rev-parse --show-toplevel)/{dir}/bin/codeact.ps1"')},
-    "global": {"sh": ('"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"',), "ps": ()},
+    "repo": {"sh": ("{dir}/bin/codeact", '"$(git rev-parse --show-toplevel)/{dir}/bin/codeact"', "./{dir}/bin/codeact",
+                    "{abs}/bin/codeact"),
+             "ps": ("& {dir}/bin/codeact.ps1", '& "$(git rev-parse --show-toplevel)/{dir}/bin/codeact.ps1"',
+                    "& ./{dir}/bin/codeact.ps1", "& {abs}/bin/codeact.ps1")},
+    "global": {"sh": ('"${COPILOT_HOME:-$HOME/.copilot}/codeact/bin/codeact"', "{abs}/bin/codeact"), "ps": ()},
     # plugin: also as reached from the skill's base directory, which the skill arrives with
     "plugin": {"sh": ("{dir}/bin/codeact", "'{dir}/bin/codeact'", "{dir}/skills/codeact/../../bin/codeact"),
                "ps": ()},
@@ -116,6 +128,19 @@ LAUNCHER_MARK = "# codeact launcher (owned by the codeact Copier template"
 SPEAKER_ORDER = ("global", "plugin", "repo")
 # A JSON escape for U+0000 in the raw command text (an even run of backslashes before it is literal backslashes).
 NUL_ESCAPE = "(^|[^\\\\])(\\\\\\\\)*\\\\u0000"
+
+# --- what each client reads --------------------------------------------------------------------------------------------
+# The CLI and the cloud agent read the top-level fields (a `hookSpecificOutput` alone is ignored: seen on 1.0.102);
+# VS Code reads only `hookSpecificOutput` (its hooks reference and ChatHookService). Every hook prints both, from
+# these templates; {text} is JSON string text (the reason, or the context for the model).
+OUTPUT = {
+    "deny": '{"permissionDecision":"deny","permissionDecisionReason":"{text}","hookSpecificOutput":'
+            '{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"{text}"}}',
+    "sessionStart": '{"additionalContext":"{text}","hookSpecificOutput":'
+                    '{"hookEventName":"SessionStart","additionalContext":"{text}"}}',
+    "postToolUse": '{"additionalContext":"{text}","hookSpecificOutput":'
+                   '{"hookEventName":"PostToolUse","additionalContext":"{text}"}}',
+}
 
 # --- what the model is told ------------------------------------------------------------------------------------------
 # {launcher} is the launcher as the model must type it; {tools} the enabled tools; {turn_off} how the user turns
