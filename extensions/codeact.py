@@ -314,9 +314,14 @@ def codeact_hook(context: Any, name: str) -> str:
     return str(context.environment.from_string(text).render(context.get_all()))
 
 
+def agent_tools() -> list[str]:
+    """The custom agent's `tools:`, the terminal tool of every client (issue 43.2), from the enforcement spec."""
+    return list(_submodule("enforcement.spec").AGENT_TOOLS)
+
+
 class HooksExtension(Extension):
-    """Registers :func:`codeact_hook` as a Jinja global."""
+    """Registers :func:`codeact_hook` and :func:`agent_tools` as Jinja globals."""
 
     def __init__(self, environment: Any) -> None:
         super().__init__(environment)
-        environment.globals["codeact_hook"] = codeact_hook
+        environment.globals.update(codeact_hook=codeact_hook, agent_tools=agent_tools)

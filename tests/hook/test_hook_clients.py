@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from codeact.enforcement import spec
-from tests.hook.helpers import CLI_BASH, DEFAULT_TOOLS, Result, hook_env, reason_command, reason_nudge, \
-    reason_tool_off
+from tests.hook.helpers import CLI_BASH, DEFAULT_TOOLS, Result, hook_env, reason_command, reason_nudge, reason_tool_off
 
 FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "client_payloads.json").read_text())
 CLIENTS = [name for name in FIXTURES if not name.startswith("_")]

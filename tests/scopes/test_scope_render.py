@@ -11,6 +11,7 @@ import frontmatter
 import pytest
 import yaml
 
+from codeact.enforcement import spec
 from codeact.layout import LAYOUTS, SCOPES, for_scope
 from tests.conftest import REPO_ROOT, git, make_repo
 from tests.scopes.conftest import clean_env, run, schema_errors, status
@@ -132,14 +133,19 @@ def test_scopes_share_one_text(projects: dict[str, Path]) -> None:
         text = re.sub(r"<!-- codeact:mcp-tools:(begin|end)[^\n]*-->\n", "", text)  # repo scope: MCP from the lock
         return re.sub(r"## MCP tools\n.*?(?=\n## |\Z)", "## MCP tools\n", text, flags=re.S)
 
-    for rel, start in (("{skills}/codeact/SKILL.md", "Run a program"), ("{agents}/codeact.agent.md", "## Tools"),
+    for rel, start in (("{skills}/codeact/SKILL.md", "Run a program"),
                        ("{skills}/codeact/references/patterns.md", "")):
         texts = {scope: _section(normalised(scope, rel), start) for scope in SCOPES}
         assert texts["repo"] == texts["global"] == texts["plugin"], rel
+    # the agent: repo and global scope load the instructions with it, so it does not repeat them (issue 43.7); the
+    # plugin, which has no instructions, carries the whole text
+    agents = {scope: _section(normalised(scope, "{agents}/codeact.agent.md"), "Plan the whole task") for scope in SCOPES}
+    assert agents["repo"] == agents["global"] and "## Tools" not in agents["repo"]
+    assert "## Tools" in agents["plugin"] and "## Python subset" in agents["plugin"]
     skill = (projects["plugin"] / "plugins/codeact/skills/codeact/SKILL.md").read_text()
     assert "Base directory for this skill:" in skill and "<plugin>/bin/codeact run - <<'PY'" in skill
     agent = frontmatter.load(projects["plugin"] / "plugins/codeact/agents/codeact.agent.md")
-    assert agent["name"] == "codeact" and agent["tools"] == ["bash"]
+    assert agent["name"] == "codeact" and agent["tools"] == list(spec.AGENT_TOOLS)
     assert "load the `codeact` skill" in agent.content
     assert "are namespaces in the sandbox" in agent.content and "first run in a repository discovers" in agent.content
 

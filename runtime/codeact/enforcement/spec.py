@@ -129,6 +129,14 @@ SPEAKER_ORDER = ("global", "plugin", "repo")
 # A JSON escape for U+0000 in the raw command text (an even run of backslashes before it is literal backslashes).
 NUL_ESCAPE = "(^|[^\\\\])(\\\\\\\\)*\\\\u0000"
 
+# --- the custom agent's tools (issue 43.2) ---------------------------------------------------------------------------
+# The tool each client's documentation gives a custom agent for running a terminal command: GitHub's custom agents
+# configuration (the CLI and the cloud agent: `execute`, aliases shell/Bash/powershell, mapped to bash/powershell)
+# and VS Code's tools reference (`execute/runInTerminal`, with `execute/getTerminalOutput` for its output). Every
+# client ignores the names it does not know, so the one agent file lists them all.
+AGENT_TERMINAL_TOOL = {"cli": "execute", "cloud-agent": "execute", "vscode": "execute/runInTerminal"}
+AGENT_TOOLS = ("execute", "execute/runInTerminal", "execute/getTerminalOutput")
+
 # --- what each client reads --------------------------------------------------------------------------------------------
 # The CLI and the cloud agent read the top-level fields (a `hookSpecificOutput` alone is ignored: seen on 1.0.102);
 # VS Code reads only `hookSpecificOutput` (its hooks reference and ChatHookService). Every hook prints both, from
