@@ -306,7 +306,10 @@ def test_decisions_equal_the_clis(scope: str, stamped_installs: dict[str, Instal
             proc = subprocess.run(CLI_BASH + [entry], cwd=cwd, input=payload, capture_output=True, text=True,
                                   env=hook_env(cli_state, mode, extra), timeout=10)
             assert proc.returncode == 0, proc.stderr
-            expected.append(json.loads(proc.stdout) if proc.stdout.strip() else None)
+            decision = json.loads(proc.stdout) if proc.stdout.strip() else None
+            if decision:  # the SDK takes the CLI's top-level fields; VS Code's copy is for VS Code (spec.OUTPUT)
+                assert decision.pop("hookSpecificOutput")["permissionDecision"] == decision["permissionDecision"]
+            expected.append(decision)
         inputs = [{"sessionId": f"s-{mode}", "timestamp": TS, "workingDirectory": str(install.work),
                    "toolName": tool, "toolArgs": args} for tool, args in calls + [("view", {"path": "a"})] * 4]
         env = hook_env(sdk_state, mode, {"COPILOT_HOME": str(install.home)} if install.home else {})
