@@ -3,7 +3,7 @@
     python benchmarks/bench_fleet.py [--sizes 5,20] [--json PATH] [--markdown PATH]
 
 Builds a template repo with two tags (this working tree as v0.1.0 and an older layout as v0.0.9), stamps N repos
-at v0.0.9, then runs `copier update -a .codeact/.copier-answers.yml --trust --defaults --skip-tasks` in each, one
+at v0.0.9, then runs `copier update -a .copier-answers.codeact.yml --trust --defaults --skip-tasks` in each, one
 after another as a fleet job would. Prints the per-repo median, the ratio of the largest fleet to the smallest, and
 whether per-repo time stayed flat (largest fleet's median within 1.25x of the smallest's).
 """
@@ -50,7 +50,7 @@ def update_fleet(repos: list[Path]) -> list[float]:
     times = []
     for repo in repos:
         t0 = time.perf_counter()
-        subprocess.run(["copier", "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+        subprocess.run(["copier", "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                         "--skip-tasks", "--quiet"], cwd=repo, check=True, env=ENV, capture_output=True)
         times.append(time.perf_counter() - t0)
     return times

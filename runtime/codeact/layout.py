@@ -20,10 +20,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-ANSWERS_FILE = ".codeact/.copier-answers.yml"  # the same in every scope: `copier update -a` needs a fixed place
+# Copier's record of the template source, version and answers: at the root of the destination, where Copier runs
+# (Renovate's copier manager runs Copier in the answers file's folder, and Copier writes only below that folder).
+ANSWERS_FILE = ".copier-answers.codeact.yml"
+# Where stamps before the move recorded it; the next update moves it (extensions/after_update.py), whichever path
+# that update names.
+LEGACY_ANSWERS_FILE = ".codeact/.copier-answers.yml"
+UPDATE_COMMAND = f"copier update -a {ANSWERS_FILE} --trust --defaults"
 LOCK_FILE = ".codeact/tools.lock.json"
 # What this install stamped, rendered by the template from the answers (so `copier update` keeps it current); read
-# by `codeact uninstall` and by the write policy. Beside the answers file in every scope. Format: see manifest().
+# by `codeact uninstall` and by the write policy. In `.codeact/` in every scope. Format: see manifest().
 MANIFEST_FILE = ".codeact/manifest.json"
 MANIFEST_FORMAT = 1
 SCOPES = ("repo", "global", "plugin")
@@ -98,6 +104,7 @@ LAYOUTS: dict[str, ScopeLayout] = {
             ".github/skills/codeact-update/",
             CLI_SETTINGS,
             *_WORKFLOWS,
+            ANSWERS_FILE,
         ),
         seeded=(".github/instructions/codeact.local.instructions.md", _PRECOMMIT),
     ),
@@ -122,6 +129,7 @@ LAYOUTS: dict[str, ScopeLayout] = {
             "skills/codeact/",
             "skills/codeact-update/",
             *_WORKFLOWS,
+            ANSWERS_FILE,
         ),
         seeded=("instructions/codeact.local.instructions.md", _PRECOMMIT),
         links=(
@@ -148,10 +156,11 @@ LAYOUTS: dict[str, ScopeLayout] = {
         launcher_command="<plugin>/bin/codeact",
         hook_script='"${COPILOT_PLUGIN_ROOT}/hooks/pre-tool-use.sh"',
         owned=(
-            ".codeact/",  # only the answers file: nothing runs from here
+            ".codeact/",  # only the manifest: nothing runs from here
             "plugins/codeact/",
             ".github/plugin/marketplace.json",
             *_WORKFLOWS,
+            ANSWERS_FILE,
         ),
         seeded=(_PRECOMMIT,),
     ),
@@ -160,7 +169,7 @@ LAYOUTS: dict[str, ScopeLayout] = {
 # Every seeded path of every scope: copier.yml's `_skip_if_exists`.
 SEEDED_ANY: tuple[str, ...] = tuple(sorted({p for layout in LAYOUTS.values() for p in layout.seeded}))
 # Never compared for drift: machine-local or recorded by Copier itself.
-NOT_RENDERED = (".codeact/.venv/", ".codeact/cache/", ANSWERS_FILE, LOCK_FILE)
+NOT_RENDERED = (".codeact/.venv/", ".codeact/cache/", ANSWERS_FILE, LEGACY_ANSWERS_FILE, LOCK_FILE)
 
 _SCOPE_LINE = re.compile(r"^scope:\s*['\"]?(\w+)['\"]?\s*$", re.M)
 
@@ -172,10 +181,23 @@ def for_scope(scope: str) -> ScopeLayout:
         raise ValueError(f"unknown scope {scope!r}; valid: {', '.join(SCOPES)}") from None
 
 
+def answers_file(project: Path) -> str:
+    """Where ``project`` records its answers: :data:`ANSWERS_FILE`, or the legacy place of a stamp not updated since
+    the move (:data:`ANSWERS_FILE` when neither exists)."""
+    if not (project / ANSWERS_FILE).is_file() and (project / LEGACY_ANSWERS_FILE).is_file():
+        return LEGACY_ANSWERS_FILE
+    return ANSWERS_FILE
+
+
+def has_answers(folder: Path) -> bool:
+    """Whether ``folder`` is the root of a stamped install (either place of the answers file)."""
+    return (folder / ANSWERS_FILE).is_file() or (folder / LEGACY_ANSWERS_FILE).is_file()
+
+
 def scope_of(project: Path) -> str:
     """The scope recorded in ``project``'s answers file ("repo" when there is none or it does not say)."""
     try:
-        text = (project / ANSWERS_FILE).read_text(encoding="utf-8")
+        text = (project / answers_file(project)).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return "repo"
     match = _SCOPE_LINE.search(text)

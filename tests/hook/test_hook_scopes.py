@@ -126,7 +126,7 @@ def test_global_reason_shows_the_quoted_launcher(global_install: tuple[Path, Pat
         "CodeAct exclusive mode: the view tool is off in this repository. Do the work in ONE Python program, "
         f"run by a shell call that is only the launcher:\n{GLOBAL_LAUNCHER} {EXAMPLE_TAIL}\nNothing before or after "
         f"it. Functions in the program: {', '.join(DEFAULT_TOOLS)} ({GLOBAL_LAUNCHER} tools "
-        "lists all). The user can switch this off: CODEACT_MODE=off, or copier update -a .codeact/.copier-answers.yml"
+        "lists all). The user can switch this off: CODEACT_MODE=off, or copier update -a .copier-answers.codeact.yml"
         " --trust --defaults -d enforcement=off in the folder ~/.copilot/codeact links to")
 
 

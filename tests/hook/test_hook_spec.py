@@ -26,7 +26,7 @@ def test_the_stamped_hooks_are_what_the_spec_renders(scope: str, stamped: Callab
     answers = {"scope": scope, "enforcement": "exclusive"} | ({"plugin_owner": "Acme"} if scope == "plugin" else {})
     repo = stamped(**answers)
     folder = {"repo": ".codeact", "global": ".codeact", "plugin": "plugins/codeact"}[scope]
-    recorded = yaml.safe_load((repo / ".codeact/.copier-answers.yml").read_text()) | layout.for_scope(scope).paths()
+    recorded = yaml.safe_load((repo / ".copier-answers.codeact.yml").read_text()) | layout.for_scope(scope).paths()
     for name in render.HOOK_NAMES:
         path = repo / folder / "hooks" / name
         if name.endswith(".ps1") and scope != "repo":

@@ -173,12 +173,12 @@ def test_copier_update_writes_and_keeps_the_manifest_current(tmp_path, venv_dir)
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact v0.0.8")
     assert not (project / ".codeact/manifest.json").exists()
-    copier("update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults", "--skip-tasks")
+    copier("update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults", "--skip-tasks")
     first = json.loads((project / ".codeact/manifest.json").read_text())
     assert ".github/workflows/codeact-drift.yml" in first["owned"] and ".pre-commit-config.yaml" not in first["seeded"]
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact v0.1.0")
-    copier("update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults", "--skip-tasks",
+    copier("update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults", "--skip-tasks",
            "-d", "drift_workflow=false", "-d", "precommit_hook=true")
     text = (project / ".codeact/manifest.json").read_text()
     assert "<<<<<<<" not in text and not list(project.rglob("*.rej"))

@@ -59,7 +59,7 @@ def test_copy_discovers_servers_and_update_refreshes_after_a_server_is_added(sta
     assert any(d["kind"] == "stale-lock" for d in json.loads(stale.stdout)["drift"])
 
     # The project's one update command refreshes the lock, the instructions and the agent.
-    result = subprocess.run(["copier", "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults"],
+    result = subprocess.run(["copier", "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults"],
                             cwd=project, capture_output=True, text=True, env=env, timeout=600)
     assert result.returncode == 0, result.stderr
     lock = json.loads((project / ".codeact/tools.lock.json").read_text())

@@ -14,7 +14,7 @@ import yaml
 from tests.conftest import GIT_ENV, git, make_repo
 
 TOOLS = '["view","create","edit","glob","grep"]'
-ANSWERS = ".codeact/.copier-answers.yml"
+ANSWERS = ".copier-answers.codeact.yml"
 UPDATE = ["update", "-a", ANSWERS, "--trust", "--defaults", "--skip-tasks"]
 POLICY = "enforcement: exclusive\ntools:\n  forbidden: [bash]\n  required: [view]\nbackend: [monty, hyperlight]\n"
 
@@ -82,7 +82,7 @@ def test_post_copy_message_prints_an_update_command_that_needs_no_terminal(templ
     result = stamp(template_src, tmp_path / "p", f"tools={TOOLS}")
     assert result.returncode == 0, result.stderr
     updates = [line for line in result.stderr.splitlines() if "copier update" in line]
-    assert updates[0] == "Update later with: copier update -a .codeact/.copier-answers.yml --trust --defaults"
+    assert updates[0] == "Update later with: copier update -a .copier-answers.codeact.yml --trust --defaults"
     commit_all(tmp_path / "p")
     command = updates[0].split(": ", 1)[1].split()
     ran = subprocess.run(command, cwd=tmp_path / "p", capture_output=True, text=True, stdin=subprocess.DEVNULL,
@@ -95,7 +95,7 @@ def test_a_local_template_path_with_a_workflow_warns_at_copy_and_says_what_to_do
     assert result.returncode == 0, result.stderr
     assert f"WARNING: the template source {template_src} is a folder of this machine" in result.stderr
     assert "drift workflow clones it on a CI runner" in result.stderr and "can never pass" in result.stderr
-    assert "copier copy --trust --defaults --overwrite -a .codeact/.copier-answers.yml URL ." in result.stderr
+    assert "copier copy --trust --defaults --overwrite -a .copier-answers.codeact.yml URL ." in result.stderr
     quiet = stamp(template_src, tmp_path / "q", f"tools={TOOLS}", "drift_workflow=false", "update_workflow=false")
     assert quiet.returncode == 0 and "WARNING" not in quiet.stderr
 

@@ -87,11 +87,11 @@ def test_upgrade_keeps_seeded_edits_and_never_hides_a_conflict(two_versions, tmp
     agent.write_text(agent.read_text().replace(OLD_AGENT_LINE, "You are OUR agent."))
     git(project, "commit", "-qam", "team edits")
 
-    result = copier(project, "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+    result = copier(project, "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                     "--skip-tasks", "--conflict", "inline")
     assert result.returncode == 0, result.stderr  # Copier exits 0 even with conflicts...
     assert local.read_text().endswith("Prefer grep over view for searches.\n")
-    answers = yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
+    answers = yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())
     assert answers["_commit"] == "v0.1.0"
     assert "<<<<<<<" in agent.read_text()
     report = drift(project)  # ...so the drift check must catch it
@@ -104,11 +104,11 @@ def test_upgrade_keeps_seeded_edits_and_never_hides_a_conflict(two_versions, tmp
 def test_versioned_migration_renames_an_old_answer(two_versions, tmp_path):
     project = stamp_old(two_versions, tmp_path / "p", "enforcement=warn")
     assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "warn"
-    result = copier(project, "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+    result = copier(project, "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                     "--skip-tasks")
     assert result.returncode == 0, result.stderr
     assert "enforcement 'warn' is now called 'nudge'" in result.stderr
-    assert yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())["enforcement"] == "nudge"
+    assert yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())["enforcement"] == "nudge"
     assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "nudge"
 
 
@@ -118,11 +118,11 @@ def test_backend_switch_changes_exactly_the_dependent_files(template_src, tmp_pa
                   f"tools={TOOLS}", str(template_src), ".").returncode == 0
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact")
-    result = copier(project, "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+    result = copier(project, "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                     "--skip-tasks", "-d", "backend=monty")
     assert result.returncode == 0, result.stderr
     assert status(project) == sorted([
-        " M .codeact/.copier-answers.yml",
+        " M .copier-answers.codeact.yml",
         " M .codeact/settings.json",
         " M .github/agents/codeact.agent.md",
         " M .github/instructions/codeact.instructions.md",
@@ -138,9 +138,9 @@ def test_renovate_command_updates_a_stamped_repo(two_versions, tmp_path):
     project = stamp_old(two_versions, tmp_path / "p")
     # renovatebot/renovate lib/modules/manager/copier/artifacts.ts, self-hosted with allowScripts (adds --trust)
     result = copier(project, "update", "--skip-answered", "--defaults", "--trust", "--answers-file",
-                    ".codeact/.copier-answers.yml", "--vcs-ref", "v0.1.0")
+                    ".copier-answers.codeact.yml", "--vcs-ref", "v0.1.0")
     assert result.returncode == 0, result.stderr
-    assert yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())["_commit"] == "v0.1.0"
+    assert yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())["_commit"] == "v0.1.0"
     assert NEW_AGENT_LINE in (project / ".github/agents/codeact.agent.md").read_text()
     git(project, "add", "-A")
     git(project, "commit", "-qm", "renovate")
@@ -159,7 +159,7 @@ def test_organisation_defaults_from_a_data_file_are_honoured_and_kept(template_s
                         "tools": ["view", "glob", "grep"]}
     git(project, "add", "-A")
     git(project, "commit", "-qm", "codeact")
-    again = copier(project, "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+    again = copier(project, "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                    "--skip-answered", "--skip-tasks")
     assert again.returncode == 0, again.stderr
     assert json.loads((project / ".codeact/settings.json").read_text()) == settings
@@ -186,7 +186,7 @@ def test_locked_answers_in_an_org_fork_are_not_asked(template_src, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "backend" not in result.stderr.lower() or "Validation" not in result.stderr
     assert json.loads((project / ".codeact/settings.json").read_text())["backend"] == "monty"
-    assert "backend" not in yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
+    assert "backend" not in yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())
 
 
 def test_the_answers_record_the_tag_asked_for_when_a_commit_has_two(template_src, tmp_path):
@@ -198,9 +198,9 @@ def test_the_answers_record_the_tag_asked_for_when_a_commit_has_two(template_src
             result = copier(project, "copy", "--trust", "--defaults", "--skip-tasks", "--vcs-ref", tag,
                             str(template_src), ".")
             assert result.returncode == 0, result.stderr
-            assert yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())["_commit"] == tag
+            assert yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())["_commit"] == tag
         latest = make_repo(tmp_path / "latest")
         assert copier(latest, "copy", "--trust", "--defaults", "--skip-tasks", str(template_src), ".").returncode == 0
-        assert yaml.safe_load((latest / ".codeact/.copier-answers.yml").read_text())["_commit"] == "v1!0.1.0"
+        assert yaml.safe_load((latest / ".copier-answers.codeact.yml").read_text())["_commit"] == "v1!0.1.0"
     finally:
         git(template_src, "tag", "-d", "v1!0.1.0")

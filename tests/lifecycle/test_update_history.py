@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import GIT_ENV, REPO_ROOT, git, make_repo
+from tests.conftest import GIT_ENV, git, make_repo
+from tests.lifecycle.conftest import history_template
 
-ANSWERS = ".codeact/.copier-answers.yml"
+ANSWERS = ".copier-answers.codeact.yml"
+LEGACY_ANSWERS = ".codeact/.copier-answers.yml"  # where these versions recorded them
 LOCAL = ".github/instructions/codeact.local.instructions.md"
 PRECOMMIT = ".pre-commit-config.yaml"
 # Earlier versions that stamp: before the MCP exclusions moved (52ea148), the last before the manifest (15e63a6),
@@ -34,37 +36,6 @@ def copier(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def _env(venv_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
     monkeypatch.setenv("COPILOT_HOME", str(tmp_path / "copilot-home"))
-
-
-def history_template(dest: Path, commit: str) -> Path:
-    """A template repository: ``commit`` of this repository tagged v0.0.1, this working tree on top tagged v0.1.0."""
-    found = subprocess.run(["git", "cat-file", "-e", f"{commit}^{{commit}}"], cwd=REPO_ROOT, capture_output=True)
-    if found.returncode != 0:
-        pytest.skip(f"commit {commit} is not in this clone's history (a shallow clone?); `git fetch --unshallow`")
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPO_ROOT, capture_output=True,
-                             check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    git(dest, "init", "-q")
-    git(dest, "add", "-A")
-    git(dest, "commit", "-qm", f"template at {commit}")
-    git(dest, "tag", "v0.0.1")
-    git(dest, "rm", "-rq", ".")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO_ROOT, check=True,
-                           capture_output=True).stdout.decode().split("\0")
-    for rel in filter(None, files):
-        src = REPO_ROOT / rel
-        if src.is_symlink() or src.is_file():
-            target = dest / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if src.is_symlink():
-                target.symlink_to(os.readlink(src))
-            else:
-                target.write_bytes(src.read_bytes())
-    git(dest, "add", "-A")
-    git(dest, "commit", "-qm", "this working tree")
-    git(dest, "tag", "v0.1.0")
-    return dest
 
 
 def deleted_in_report(stderr: str) -> list[str]:
@@ -94,12 +65,14 @@ def test_update_from_an_earlier_version_keeps_edited_seeded_files_and_lists_dele
     git(project, "commit", "-qm", f"codeact at {commit}, seeded files edited")
 
     # Switching the hook off: the old version rendered .pre-commit-config.yaml into its copy, the new one does not.
-    result = copier(project, "update", "-a", ANSWERS, "--trust", "--defaults", "--skip-tasks",
+    # The command these versions documented: the update moves the answers file to the root.
+    result = copier(project, "update", "-a", LEGACY_ANSWERS, "--trust", "--defaults", "--skip-tasks",
                     "-d", "precommit_hook=false")
     assert result.returncode == 0, result.stderr
     for rel in (LOCAL, PRECOMMIT):
         assert (project / rel).is_file() and (project / rel).read_text().endswith("# the team's own line\n"), \
             f"the update from {commit} deleted or changed {rel}"
+    assert (project / ANSWERS).is_file() and "_commit: v0.1.0" in (project / ANSWERS).read_text()
     status = git(project, "status", "--porcelain").splitlines()
     assert not [line for line in status if line[3:] in (LOCAL, PRECOMMIT)]
     deleted = sorted(line[3:] for line in status if "D" in line[:2])

@@ -74,13 +74,13 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
 
     # `copier update` switches enforcement; the user moved their own agent away, so the update links ours too.
     mine.rename(tmp_path / "my-agent.md")
-    update = run(["copier", "update", "-a", ".codeact/.copier-answers.yml", "--trust", "--defaults",
+    update = run(["copier", "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
                   "-d", "enforcement=exclusive"], dest, env)
     assert update.returncode == 0, update.stderr
     assert "stamped_mode='exclusive'" in (copilot_home / "codeact/hooks/pre-tool-use.sh").read_text()
     assert json.loads((copilot_home / "codeact/settings.json").read_text())["enforcement"] == "exclusive"
     assert mine.is_symlink() and mine.resolve() == (dest / "agents/codeact.agent.md").resolve()
-    assert status(dest) == [" M .codeact/.copier-answers.yml", " M .codeact/hooks/post-tool-use.sh",
+    assert status(dest) == [" M .copier-answers.codeact.yml", " M .codeact/hooks/post-tool-use.sh",
                             " M .codeact/hooks/pre-tool-use.sh", " M .codeact/hooks/session-start.sh",
                             " M .codeact/settings.json"], status(dest)
     git(dest, "commit", "-qam", "codeact: exclusive")

@@ -57,7 +57,7 @@ def test_each_scope_stamps_exactly_its_layout(scope: str, projects: dict[str, Pa
     assert (projects[scope] / layout.codeact_dir / "hooks/pre-tool-use.sh").stat().st_mode & 0o111
     settings = json.loads((projects[scope] / layout.codeact_dir / "settings.json").read_text())
     assert settings["scope"] == scope
-    answers = yaml.safe_load((projects[scope] / ".codeact/.copier-answers.yml").read_text())
+    answers = yaml.safe_load((projects[scope] / ".copier-answers.codeact.yml").read_text())
     assert answers["scope"] == scope
     assert not {"codeact_dir", "launcher_command", "hook_script"} & set(answers), "computed answers are not recorded"
     for rel in files:
@@ -193,7 +193,7 @@ def test_plugin_and_global_drift_and_uninstall(stamp, tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         deleted = {line[3:] for line in status(project)}
         assert all(line.startswith(" D ") for line in status(project))
-        assert deleted == {p for p in tracked if layout.is_owned(p) or p == ".codeact/.copier-answers.yml"}
+        assert deleted == {p for p in tracked if layout.is_owned(p) or p == ".copier-answers.codeact.yml"}
         assert (project / ".pre-commit-config.yaml").exists() and (project / "README.md").exists()
         if scope == "global":
             assert (project / "instructions/codeact.local.instructions.md").exists(), "seeded file kept"

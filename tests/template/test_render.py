@@ -14,7 +14,7 @@ from tests.conftest import REPO_ROOT, make_repo
 
 # The stamped files every repo-scope project has, OWNED by the template (regenerated on update).
 OWNED = {
-    ".codeact/.copier-answers.yml",
+    ".copier-answers.codeact.yml",
     ".codeact/.gitignore",
     ".codeact/bin/codeact",
     ".codeact/bin/codeact.ps1",
@@ -83,7 +83,7 @@ def test_every_backend_and_mode_renders_valid_files(stamp, tmp_path, backend, en
     settings = json.loads((project / ".codeact/settings.json").read_text())
     assert settings == {"backend": backend, "enforcement": enforcement, "scope": "repo", "mcp_exclude": [],
                         "tools": ["view", "create", "edit", "glob", "grep", "outline", "bash", "sql"]}
-    answers = yaml.safe_load((project / ".codeact/.copier-answers.yml").read_text())
+    answers = yaml.safe_load((project / ".copier-answers.codeact.yml").read_text())
     assert answers["backend"] == backend and answers["enforcement"] == enforcement
 
     meta = check_frontmatter(project / ".github/instructions/codeact.instructions.md", ("applyTo",))
@@ -130,7 +130,7 @@ def test_output_is_deterministic(stamp, tmp_path):
     a = stamp(tmp_path / "a", enforcement="nudge", tools=["view", "grep"])
     b = stamp(tmp_path / "b", enforcement="nudge", tools=["view", "grep"])
     for rel in stamped_files(a):
-        if rel == ".codeact/.copier-answers.yml":
+        if rel == ".copier-answers.codeact.yml":
             continue  # records the template's source path, which differs per test folder only in name
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
 
@@ -151,7 +151,7 @@ def test_copier_config_lists_seeded_files_and_answers_file():
     config = yaml.safe_load((REPO_ROOT / "copier.yml").read_text())
     # every scope's seeded files (global scope seeds its local instructions under instructions/)
     assert set(config["_skip_if_exists"]) == SEEDED | SEEDED_ON_REQUEST | {"instructions/codeact.local.instructions.md"}
-    assert config["_answers_file"] == ".codeact/.copier-answers.yml"
+    assert config["_answers_file"] == ".copier-answers.codeact.yml"
     for name in ("scope", "backend", "tools", "enforcement"):
         assert config[name].get("help"), f"question {name} needs help text"
 

@@ -13,7 +13,7 @@ from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
-from ..layout import ANSWERS_FILE, LAYOUTS, for_scope, manifest, project_of, read_manifest, scope_of
+from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read_manifest, scope_of
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, unquote
@@ -203,8 +203,8 @@ def work_trees(path: Path) -> list[Path]:
 
 
 def installs(path: Path, running: Path | None = None) -> list[Path]:
-    """The stamped installs ``path`` lies in (folders with ``.codeact/.copier-answers.yml``), and ``running``."""
-    found = [folder for folder in _ancestors(path) if (folder / ANSWERS_FILE).is_file()]
+    """The stamped installs ``path`` lies in (folders with an answers file, layout.has_answers), and ``running``."""
+    found = [folder for folder in _ancestors(path) if has_answers(folder)]
     if running is not None and running not in found and (path == running or path.is_relative_to(running)):
         found.append(running)
     return found
@@ -259,7 +259,7 @@ def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple
     the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json)."""
     for anchor in anchors:
         names = list(_ANCHORED_NAMES)
-        if (anchor / ANSWERS_FILE).is_file() or anchor == running:
+        if has_answers(anchor) or anchor == running:
             names += [item.rstrip("/") for item in owned_entries(anchor)]
         for name in names:
             link = anchor / name

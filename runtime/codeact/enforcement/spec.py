@@ -158,7 +158,7 @@ EXAMPLE = {
     "ps": "{launcher} run --code @'\nfor p in glob(pattern=\"**/*.md\"):\n    print(p, len(view(path=p)))\n'@",
 }
 FUNCTIONS = "Functions in the program: {tools} ({launcher} tools lists all)."
-UPDATE = "copier update -a .codeact/.copier-answers.yml --trust --defaults -d enforcement=off"
+UPDATE = "copier update -a .copier-answers.codeact.yml --trust --defaults -d enforcement=off"  # layout.UPDATE_COMMAND
 TURN_OFF = {
     "repo": "The user can switch this off: CODEACT_MODE=off, or " + UPDATE,
     "global": "The user can switch this off: CODEACT_MODE=off, or " + UPDATE + " in the folder ~/.copilot/codeact "

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..layout import UPDATE_COMMAND
+
 BEGIN = "<!-- codeact:mcp-tools:begin (generated from .codeact/tools.lock.json by `codeact refresh`) -->"
 END = "<!-- codeact:mcp-tools:end -->"
 # Files (relative to the project) that carry the section, per scope.
@@ -36,7 +38,7 @@ def mcp_section(lock: Mapping[str, Any] | None, launcher: str, exclude: Iterable
     servers = [n for n in ((lock or {}).get("servers") or {}) if n not in set(exclude)]
     if not servers:
         body = ["None configured (`.mcp.json`, else `.github/mcp.json`); after adding a server run "
-                "`copier update -a .codeact/.copier-answers.yml --trust --defaults`."]
+                f"`{UPDATE_COMMAND}`."]
         return "\n".join(head + body + [END])
     intro = ["Each server is a namespace in the sandbox: `server.tool(arg=...)`, or `mcp_call(server=..., "
              "tool=..., arguments={...})`; chain calls in one program instead of one per turn. Results are plain "

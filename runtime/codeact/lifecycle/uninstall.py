@@ -31,7 +31,7 @@ from typing import NamedTuple
 from ..core.boundary import find_workspace
 from ..core.winnames import windows_name
 from ..errors import CodeactError
-from ..layout import ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
+from ..layout import ANSWERS_FILE, LEGACY_ANSWERS_FILE, NOT_RENDERED, for_scope, project_of, read_manifest, scope_of
 
 
 class Stamped(NamedTuple):
@@ -69,10 +69,10 @@ def stamped(project: Path, scope: str | None = None) -> Stamped:
 
 def existed_before_stamp(project: Path, items: tuple[str, ...]) -> set[str]:
     """Those of ``items`` that git history in ``project`` holds from before the stamp commit (the first commit
-    adding the answers file; all of history when the stamp is not committed yet). Empty without git."""
+    adding the answers file, in either of its places; all of history when the stamp is not committed yet). Empty without git."""
     if not items:
         return set()
-    adds = _git(project, "log", "--format=%H", "--diff-filter=A", "--", ANSWERS_FILE)
+    adds = _git(project, "log", "--format=%H", "--diff-filter=A", "--", ANSWERS_FILE, LEGACY_ANSWERS_FILE)
     if adds is None:
         return set()  # not a repository (or no git): nothing to compare with
     commits = [c for c in adds if c]

@@ -23,10 +23,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from ..layout import ANSWERS_FILE, MANIFEST_FILE, for_scope, scope_of
+from ..layout import ANSWERS_FILE, LEGACY_ANSWERS_FILE, MANIFEST_FILE, answers_file, for_scope, has_answers, scope_of
 
 _MARKER = re.compile(rb"^(<{7} |>{7} )", re.M)
-UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
 
 
 def _git(dst: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -35,7 +34,9 @@ def _git(dst: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 def is_real_destination(dst_path: object) -> bool:
     """Whether ``dst_path`` is the project being updated (its answers file is tracked there), not a temporary copy."""
-    return _git(Path(str(dst_path)), "ls-files", "--error-unmatch", "--", ANSWERS_FILE).returncode == 0
+    dst = Path(str(dst_path))
+    return any(_git(dst, "ls-files", "--error-unmatch", "--", name).returncode == 0
+               for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE))
 
 
 def _head_has(dst: Path, path: str) -> bool:
@@ -122,9 +123,16 @@ def _answers(text: str) -> dict[str, object]:
 def update_report(dst_path: object) -> str:
     """The message after ``copier update``: the version and answers that changed, the files, and any conflicts."""
     dst = Path(str(dst_path))
-    old = _answers(_git(dst, "show", f"HEAD:./{ANSWERS_FILE}").stdout.decode("utf-8", "replace"))
+    if not has_answers(dst) and has_answers(dst.parent):
+        dst = dst.parent  # Copier ran inside .codeact/ and the after-update migration updated the root instead
+    old = {}
+    for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE):
+        shown = _git(dst, "show", f"HEAD:./{name}")
+        if shown.returncode == 0:
+            old = _answers(shown.stdout.decode("utf-8", "replace"))
+            break
     try:
-        new = _answers((dst / ANSWERS_FILE).read_text(encoding="utf-8"))
+        new = _answers((dst / answers_file(dst)).read_text(encoding="utf-8"))
     except OSError:
         new = {}
     lines = []

@@ -303,9 +303,10 @@ def _owned(root: Path) -> tuple[str, ...]:
             return tuple(owned)
     except (OSError, ValueError, KeyError):
         pass
-    if not (codeact / ".copier-answers.yml").is_file():
+    from ..layout import for_scope, has_answers, scope_of  # only for an install stamped before the manifest existed
+
+    if not has_answers(root):
         return ()
-    from ..layout import for_scope, scope_of  # only for an install stamped before the manifest existed
 
     return for_scope(scope_of(root)).owned
 

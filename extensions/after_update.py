@@ -1,0 +1,52 @@
+"""Copier's after-update migration: runs in the real project after EVERY update, with the runtime of the template
+version just applied (``runtime/`` beside this folder).
+
+Usage (from the folder Copier updated): python after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER
+
+1. An update run INSIDE ``.codeact/`` of a stamp that still records its answers there (Renovate's copier manager runs
+   Copier in the answers file's folder: ``cd .codeact && copier update --answers-file .copier-answers.yml ...``)
+   renders the template into ``.codeact/`` itself, where none of it belongs, and changes only ``_commit``. Undo that and
+   run the same update from the install's root instead (see ``codeact.lifecycle.legacy``).
+2. Give back every file of the user's that the update deleted or changed (``codeact.lifecycle.update``).
+3. Move a legacy ``.codeact/.copier-answers.yml`` to the root (``.copier-answers.codeact.yml``).
+4. Refresh what depends on outside state (repo: the MCP tool lock; global: the links in $COPILOT_HOME). Never fails
+   the update: a failure says what to run later.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
+
+from codeact.lifecycle.legacy import in_folder_root, move_legacy_answers, update_from_root  # noqa: E402
+from codeact.lifecycle.update import keep_user_files  # noqa: E402 - after the path above
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 4:
+        print("usage: after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER", file=sys.stderr)
+        return 2
+    answers, version_to, scope, launcher = argv
+    here = Path.cwd()
+    root = in_folder_root(here, answers)
+    if root is not None:
+        return int(update_from_root(here, root, version_to))
+    for rel in keep_user_files(here):
+        print(f"codeact: kept {rel}: the update had deleted or changed it, and it is yours (the template does "
+              "not own it)", file=sys.stderr)
+    moved = move_legacy_answers(here)
+    if moved:
+        print(f"codeact: {moved}", file=sys.stderr)
+    action = {"repo": "refresh", "global": "link"}.get(scope)
+    if action:
+        done = subprocess.run([str(here / launcher), action], cwd=here, check=False)
+        if done.returncode != 0:
+            what = "MCP refresh" if action == "refresh" else "linking"
+            print(f"codeact: {what} failed; run {launcher} {action} later", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
