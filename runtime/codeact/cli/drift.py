@@ -29,6 +29,11 @@ def add_parser(sub: Any) -> None:
                                                               "at the recorded version; fails when the answers' "
                                                               "_src_path is not SRC. Run it with the organisation's "
                                                               "runtime and --repo, not the repository's launcher")
+    drift_p.add_argument("--base", metavar="REV", default="HEAD",
+                         help="the revision whose answers name the trusted template source (default HEAD; CI "
+                              "passes the pull request's base): a different _src_path, or a _commit that is "
+                              "neither a tag nor on the source's default branch, fails the check and is never "
+                              "rendered")
     drift_p.add_argument("--repo", "--workspace", dest="workspace", metavar="PATH",
                          help="the repository to check (default: the git top-level of the current folder)")
     drift_p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -39,7 +44,8 @@ def main(args: argparse.Namespace) -> int:
     from ..lifecycle.drift import check
 
     project = find_workspace(args.workspace)
-    drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=args.policy_from)
+    drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=args.policy_from,
+                   base=args.base)
     if args.json:
         text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
     elif drifts:

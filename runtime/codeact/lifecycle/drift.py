@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CodeactError, ConfigError
-from ..layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, for_scope, scope_of
+from ..layout import ANSWERS_FILE, LOCK_FILE, NOT_RENDERED, UPDATE_COMMAND, answers_file, for_scope, scope_of
 
 _MARKER = re.compile(r"^(<{7} |>{7} |={7}$)", re.M)
-UPDATE_COMMAND = "copier update -a .codeact/.copier-answers.yml --trust --defaults"
 # Restores every template-owned file of the recorded version (hand edits to them are lost; seeded files are kept).
-RECOPY_COMMAND = ("copier recopy -a .codeact/.copier-answers.yml --trust --defaults --overwrite --skip-tasks "
-                  "--vcs-ref=:current:")
+RECOPY_COMMAND = f"copier recopy -a {ANSWERS_FILE} --trust --defaults --overwrite --skip-tasks --vcs-ref=:current:"
 COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier --with copier-template-extensions` "
               "(or `pipx install copier && pipx inject copier copier-template-extensions`)")
 
@@ -81,12 +79,13 @@ def render_expected(project: Path, copier: str, source: str | None = None) -> Pa
     """Render the recorded template version with the recorded answers into a temporary folder: from ``source``
     when given (the organisation's template, whatever ``_src_path`` the repository records), else ``_src_path``."""
     tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
-    for rel in (ANSWERS_FILE, LOCK_FILE):
+    recorded = answers_file(project)
+    for rel in (recorded, LOCK_FILE):
         if (project / rel).is_file():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(project / rel, tmp / rel)
     if source:
-        answers = tmp / ANSWERS_FILE
+        answers = tmp / recorded
         text = answers.read_text(encoding="utf-8")
         line = f"_src_path: {json.dumps(source)}"
         answers.write_text(_SRC_LINE.sub(lambda _m: line, text, count=1) if _SRC_LINE.search(text)
@@ -96,7 +95,7 @@ def render_expected(project: Path, copier: str, source: str | None = None) -> Pa
     subprocess.run(["git", "init", "-q"], cwd=tmp, check=True, env=env)
     result = subprocess.run(
         [copier, "recopy", "--trust", "--skip-tasks", "--defaults", "--overwrite", "--quiet",
-         "--vcs-ref=:current:", "-a", ANSWERS_FILE, "."],
+         "--vcs-ref=:current:", "-a", recorded, "."],
         cwd=tmp, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -149,14 +148,15 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
     """Answers that break the organisation's policy: of the recorded template version, or of ``policy_from``."""
     from .orgpolicy import fetch_policy, load_answers, same_source
 
-    answers = load_answers((project / ANSWERS_FILE).read_text(encoding="utf-8"))
+    recorded = answers_file(project)
+    answers = load_answers((project / recorded).read_text(encoding="utf-8"))
     src, commit = answers.get("_src_path"), answers.get("_commit")
     found = []
     if policy_from:
         if not isinstance(src, str) or not same_source(src, policy_from):
-            found.append(Drift("source", ANSWERS_FILE, f"_src_path is {src!r}, not the organisation's template "
+            found.append(Drift("source", recorded, f"_src_path is {src!r}, not the organisation's template "
                                                        f"{policy_from}; move to it, keeping the answers: copier copy --trust "
-                                                       f"--defaults --overwrite -a {ANSWERS_FILE} {policy_from} ."))
+                                                       f"--defaults --overwrite -a {recorded} {policy_from} ."))
         policy = fetch_policy(policy_from, None)
     elif isinstance(src, str) and isinstance(commit, str):
         policy = fetch_policy(src, commit)
@@ -164,7 +164,7 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
         return found
     for name, why in policy.violations(answers):
         fix = f"{UPDATE_COMMAND} -d {shlex.quote(name + '=' + _cli_value(policy.default(name, answers[name])))}"
-        found.append(Drift("policy", ANSWERS_FILE, f"answer '{name}': {why}; put the policy's value back with "
+        found.append(Drift("policy", recorded, f"answer '{name}': {why}; put the policy's value back with "
                                                    f"`{fix}` (a plain `{UPDATE_COMMAND}` takes the policy's "
                                                    "default)"))
     return found
@@ -198,23 +198,30 @@ def live_lock(project: Path) -> list[Drift]:
 
 
 def newer_template(project: Path, copier: str) -> list[Drift]:
-    result = subprocess.run([copier, "check-update", "--quiet", "-a", ANSWERS_FILE], cwd=project,
+    result = subprocess.run([copier, "check-update", "--quiet", "-a", answers_file(project)], cwd=project,
                             capture_output=True, text=True)
     if result.returncode == 2:
-        return [Drift("newer-template", ANSWERS_FILE, f"a newer template version exists; run `{UPDATE_COMMAND}`")]
+        return [Drift("newer-template", answers_file(project), f"a newer template version exists; run `{UPDATE_COMMAND}`")]
     return []
 
 
 def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None,
-          policy_from: str | None = None) -> list[Drift]:
-    """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run."""
-    if not (project / ANSWERS_FILE).is_file():
+          policy_from: str | None = None, base: str = "HEAD") -> list[Drift]:
+    """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run. The template is
+    rendered only when its source and version are verified against ``base`` (provenance.py)."""
+    if not (project / answers_file(project)).is_file():
         raise ConfigError(f"{ANSWERS_FILE} not found in {project}: this is not a codeact-stamped repository")
     copier = copier or shutil.which("copier")
     if not copier:
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
     found += policy_drift(project, policy_from)
+    from .provenance import source_errors
+
+    unverified = source_errors(project, base, policy_from)
+    if unverified:
+        return found + [Drift("source", answers_file(project), why + "; the template was not rendered, so the "
+                              "owned files are unchecked") for why in unverified]
     source = policy_from
     if source:
         from .orgpolicy import is_local_source
@@ -228,7 +235,7 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
             raise
         # The organisation's template cannot render what the repository records (e.g. a version it never had):
         # nothing of the repository's can be trusted as the template's, so that alone fails the check.
-        return found + [Drift("unrendered", ANSWERS_FILE, f"{exc} from the organisation's template {policy_from}; "
+        return found + [Drift("unrendered", answers_file(project), f"{exc} from the organisation's template {policy_from}; "
                                                           "the launcher, runtime, hooks and instructions are "
                                                           "unchecked until the repository records a version of it")]
     try:

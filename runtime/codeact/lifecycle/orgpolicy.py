@@ -21,7 +21,8 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -247,21 +248,31 @@ def _canonical(src: str) -> str:
     return str(Path(url).expanduser().resolve())
 
 
+GIT_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never ask for a password: CI has no terminal
+
+
+@contextmanager
+def template_repository(src: str) -> Iterator[str]:
+    """A git repository of the template ``src`` to read with git (never to render): the folder itself for a local
+    source, else a blob-less clone in a temporary folder (its HEAD is the source's default branch)."""
+    url = git_url(src)
+    local = Path(url).expanduser()
+    with tempfile.TemporaryDirectory(prefix="codeact-template-") as tmp:
+        if local.is_dir():
+            yield str(local)
+            return
+        clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", url, tmp],
+                               capture_output=True, text=True, env=GIT_ENV, timeout=300)
+        if clone.returncode != 0:
+            raise ConfigError(f"cannot read the template {src}: "
+                              + (clone.stderr.strip().splitlines() or ["git clone failed"])[-1])
+        yield tmp
+
+
 def fetch_policy(src: str, ref: str | None = None) -> Policy:
     """The policy a template repository ships at ``ref`` (default: its default branch), read with git."""
-    url = git_url(src)
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    local = Path(url).expanduser()
-    with tempfile.TemporaryDirectory(prefix="codeact-policy-") as tmp:
-        if local.is_dir():
-            repo = str(local)
-        else:
-            repo = tmp
-            clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", url, tmp],
-                                   capture_output=True, text=True, env=env, timeout=300)
-            if clone.returncode != 0:
-                raise ConfigError(f"cannot read the template {src}: "
-                                  + (clone.stderr.strip().splitlines() or ["git clone failed"])[-1])
+    env = GIT_ENV
+    with template_repository(src) as repo:
         rev = ref or "HEAD"
         exists = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
                                 capture_output=True, text=True, env=env)

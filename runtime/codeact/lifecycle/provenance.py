@@ -1,0 +1,92 @@
+"""Whether the template source an answers file records may be rendered with ``--trust`` (issue 40).
+
+`codeact drift` renders the recorded template with Copier, and the template's Jinja extensions and tasks run on the
+host, with the CI job's template token in their environment. A pull request can change ``_src_path`` and
+``_commit`` in two lines, so neither is taken from the checked tree alone:
+
+- ``_src_path`` must be the source the BASE records (the pull request's base in CI, ``--base``; HEAD locally) —
+  or, with ``--policy-from SRC``, the organisation's SRC, which is what renders then;
+- ``_commit`` must be a tag of that source, or a commit its default branch holds (Renovate and the update workflow
+  move it to a newer tag: that is no drift).
+
+Both are read with git only (a blob-less clone; nothing of the template runs). A source that fails either is
+reported as ``source`` drift and never rendered.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from ..layout import ANSWERS_FILE, LEGACY_ANSWERS_FILE, answers_file
+
+
+def _git(project: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=project, capture_output=True, check=False)
+
+
+def base_source(project: Path, base: str) -> str | None:
+    """The ``_src_path`` the revision ``base`` records (either place of the answers file), or None."""
+    from .orgpolicy import load_answers
+
+    for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE):
+        shown = _git(project, "show", f"{base}:{name}")
+        if shown.returncode == 0:
+            src = load_answers(shown.stdout.decode("utf-8", "replace")).get("_src_path")
+            return src if isinstance(src, str) else None
+    return None
+
+
+def commit_error(src: str, commit: str) -> str:
+    """Why ``commit`` is not a version of the template ``src`` that may render: "" when it is a tag of ``src`` or
+    a commit its default branch holds."""
+    from ..errors import ConfigError
+    from .orgpolicy import GIT_ENV, template_repository
+
+    if commit.startswith("-"):
+        return f"_commit {commit!r} is not a version name"
+    try:
+        with template_repository(src) as repo:
+            def git(*args: str) -> subprocess.CompletedProcess[str]:
+                return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, env=GIT_ENV,
+                                      timeout=120)
+
+            if git("rev-parse", "--verify", "-q", f"refs/tags/{commit}^{{commit}}").returncode == 0:
+                return ""
+            resolved = git("rev-parse", "--verify", "-q", f"{commit}^{{commit}}")
+            if resolved.returncode != 0:
+                return f"_commit {commit!r} is no version of {src}"
+            sha = resolved.stdout.strip()
+            if git("merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+                return ""
+            branch = git("symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or "HEAD"
+            return (f"_commit {commit!r} ({sha[:12]}) is neither a tag of {src} nor a commit of its default branch "
+                    f"{branch}")
+    except (ConfigError, OSError, subprocess.SubprocessError) as exc:
+        return f"cannot check _commit {commit!r} against {src}: {exc}"
+
+
+def source_errors(project: Path, base: str, policy_from: str | None) -> list[str]:
+    """Why the recorded template may not be rendered with ``--trust``; empty when it may. With ``policy_from``
+    the organisation's source renders (a different ``_src_path`` is reported by the policy check)."""
+    from .orgpolicy import load_answers, same_source
+
+    answers = load_answers((project / answers_file(project)).read_text(encoding="utf-8"))
+    src, commit = answers.get("_src_path"), answers.get("_commit")
+    if not isinstance(src, str) or not isinstance(commit, str):
+        return ["the answers record no template source (_src_path) or version (_commit)"]
+    errors = []
+    if policy_from:
+        src = policy_from
+    else:
+        trusted = base_source(project, base)
+        if trusted is None:
+            return [f"{base} records no template source to check _src_path {src!r} against (a first stamp: "
+                    "the check runs once the stamp is committed, or on the pull request after it is merged)"]
+        if not same_source(src, trusted):
+            return [f"_src_path is {src!r}, but {base} records {trusted!r}: a changed template source is never "
+                    "rendered (its code would run here); change it back, or make the move in its own reviewed "
+                    "commit on the base branch"]
+    why = commit_error(src, commit)
+    if why:
+        errors.append(why)
+    return errors

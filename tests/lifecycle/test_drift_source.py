@@ -1,0 +1,126 @@
+"""`codeact drift` never renders, with --trust, a template source the checked tree changed (issue 40, item 2).
+
+A pull request that points `_src_path` at another template, or `_commit` at an unreleased commit, would otherwise
+run that template's Jinja extension on the host (with the CI job's template token). The hostile template here
+writes a marker file from its extension: the marker must never appear, and drift must exit 1 naming the source.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from copier import run_copy
+
+from tests.conftest import GIT_ENV, git, make_repo
+
+ANSWERS = ".copier-answers.codeact.yml"
+EVIL = '''from pathlib import Path
+
+from jinja2.ext import Extension
+
+
+class Evil(Extension):
+    def __init__(self, environment):
+        super().__init__(environment)
+        Path({marker!r}).write_text("the template's code ran on the host")
+'''
+
+
+def hostile_template(dest: Path, marker: Path) -> Path:
+    """A Copier template whose Jinja extension writes ``marker`` as soon as Copier loads it."""
+    (dest / "extensions").mkdir(parents=True)
+    (dest / "extensions/evil.py").write_text(EVIL.format(marker=str(marker)))
+    (dest / "copier.yml").write_text("_subdirectory: template\n_answers_file: .copier-answers.codeact.yml\n"
+                                     "_jinja_extensions:\n  - copier_template_extensions.TemplateExtensionLoader\n"
+                                     "  - extensions/evil.py:Evil\n")
+    (dest / "template").mkdir()
+    (dest / "template/README.md").write_text("nothing to see\n")
+    git(dest, "init", "-q")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-qm", "hostile")
+    git(dest, "tag", "v9.9.9")
+    return dest
+
+
+def drift(project: Path, *args: str) -> tuple[int, list[dict[str, str]], str]:
+    env = {**os.environ, **GIT_ENV, "PYTHONPATH": str(project / ".codeact/runtime")}
+    done = subprocess.run([sys.executable, "-m", "codeact", "drift", "--json", *args], cwd=project,
+                          capture_output=True, text=True, env=env, timeout=300)
+    drifts = json.loads(done.stdout)["drift"] if done.stdout.strip().startswith("{") else []
+    return done.returncode, drifts, done.stdout + done.stderr
+
+
+def set_answers(project: Path, **values: str) -> None:
+    path = project / ANSWERS
+    answers = yaml.safe_load(path.read_text())
+    answers.update(values)
+    path.write_text(yaml.safe_dump(answers))
+
+
+@pytest.fixture
+def stamped(template_src: Path, tmp_path: Path, venv_dir: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    project = make_repo(tmp_path / "project")
+    run_copy(str(template_src), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact")
+    return project
+
+
+def test_a_changed_source_is_reported_and_never_rendered(stamped, tmp_path):
+    marker = tmp_path / "pwned"
+    evil = hostile_template(tmp_path / "evil", marker)
+    set_answers(stamped, _src_path=str(evil), _commit="v9.9.9")
+    # Locally (the pre-commit hook): HEAD records the trusted source.
+    code, drifts, out = drift(stamped)
+    assert not marker.exists(), "drift rendered the changed template with --trust"
+    assert code == 1 and [d["kind"] for d in drifts if d["kind"] == "source"] == ["source"], out
+    assert str(evil) in drifts[-1]["detail"] and "never rendered" in drifts[-1]["detail"]
+    # In CI: the pull request's commit, checked against its base.
+    git(stamped, "commit", "-qam", "a two-line pull request")
+    code, drifts, out = drift(stamped, "--base", "HEAD~1")
+    assert not marker.exists() and code == 1 and any(d["kind"] == "source" for d in drifts), out
+
+
+def test_an_unreleased_commit_of_the_same_source_is_not_rendered(template_src, tmp_path, venv_dir, monkeypatch):
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    marker = tmp_path / "pwned"
+    source = tmp_path / "source"
+    git(tmp_path, "clone", "-q", str(template_src), str(source))
+    project = make_repo(tmp_path / "project")
+    run_copy(str(source), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact")
+    # A branch of the template (a pull request to it, never merged) that adds an extension.
+    git(source, "switch", "-qc", "unmerged")
+    (source / "extensions/evil.py").write_text(EVIL.format(marker=str(marker)))
+    config = source / "copier.yml"
+    config.write_text(config.read_text().replace("  - extensions/codeact.py:CodeactExtension\n",
+                                                 "  - extensions/codeact.py:CodeactExtension\n"
+                                                 "  - extensions/evil.py:Evil\n"))
+    git(source, "add", "-A")
+    git(source, "commit", "-qm", "evil")
+    sha = git(source, "rev-parse", "HEAD").strip()
+    git(source, "switch", "-q", "-")
+    set_answers(project, _commit=sha)
+    code, drifts, out = drift(project)
+    assert not marker.exists(), "drift rendered an unreleased commit with --trust"
+    assert code == 1 and "neither a tag" in drifts[-1]["detail"], out
+
+
+def test_a_newer_tag_of_the_same_source_is_no_source_drift(stamped):
+    answers = yaml.safe_load((stamped / ANSWERS).read_text())
+    # The same source, one release later (as Renovate and the update workflow move it).
+    git(Path(answers["_src_path"]), "tag", "v0.1.1")
+    try:
+        set_answers(stamped, _commit="v0.1.1")
+        git(stamped, "commit", "-qam", "renovate: v0.1.1")
+        code, drifts, out = drift(stamped, "--base", "HEAD~1")
+        assert code == 0 and drifts == [], out
+    finally:
+        git(Path(answers["_src_path"]), "tag", "-d", "v0.1.1")
