@@ -89,7 +89,7 @@ def test_uninstall_removes_owned_files_and_keeps_seeded_ones(project):
     assert all(line.startswith(" D ") for line in status(project).splitlines())
     tracked_before = subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True).stdout.split()
     expected = {p for p in tracked_before if p.startswith(".codeact/") or p in {
-        ".github/agents/codeact.agent.md", ".github/hooks/codeact.json",
+        ".copier-answers.codeact.yml", ".github/agents/codeact.agent.md", ".github/hooks/codeact.json",
         ".github/instructions/codeact.instructions.md", ".github/workflows/codeact-drift.yml"}
         or p.startswith(".github/skills/codeact")}
     assert deleted == expected

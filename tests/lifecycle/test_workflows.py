@@ -149,7 +149,7 @@ def test_copier_reads_a_private_template_with_a_token_scoped_to_it(workflows, na
         assert step["env"]["TEMPLATE_REPO"] == "${{ steps.template.outputs.repo }}"
 
     answers = tmp_path / ".copier-answers.codeact.yml"
-    answers.parent.mkdir()
+    answers.parent.mkdir(exist_ok=True)
     for src, repo in [("gh:acme/copier-codeact", "acme/copier-codeact"),
                       ("https://github.com/acme/copier-codeact.git", "acme/copier-codeact"),
                       ("git@github.com:acme/copier-codeact.git", "acme/copier-codeact"),
