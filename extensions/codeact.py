@@ -87,15 +87,6 @@ def mcp_servers_found(dst_path: Any) -> list[str]:
 
 
 
-def cli_settings(dst_path: Any, exclude: list[str]) -> str:
-    """The Copilot CLI settings exclusive mode stamps (the runtime's lifecycle/clisettings.py), from the lock."""
-    try:
-        lock = _submodule("mcp.lock").read_lock(Path(str(dst_path)))
-    except Exception:  # noqa: BLE001 - an unreadable lock renders as "none"; `codeact refresh` rewrites it
-        lock = None
-    return str(_submodule("lifecycle.clisettings").render(lock, exclude or ()))
-
-
 def mcp_section(dst_path: Any, exclude: list[str], launcher: str) -> str:
     """The generated MCP section, from the destination's tool lock (empty section when there is none yet)."""
     try:
@@ -274,6 +265,27 @@ def copilot_home_clash(dst_path: Any) -> str:
     return ""
 
 
+def repo_root_error(dst_path: Any) -> str:
+    """Why a repo-scope COPY into ``dst_path`` is refused: a subfolder of a git repository ("" otherwise)."""
+    if copier_operation() != "copy":
+        return ""
+    return str(_submodule("lifecycle.gitrules").repo_root_error(Path(str(dst_path))))
+
+
+def stamp_warnings(dst_path: Any, scope: str) -> str:
+    """Lines for the message after copy: owned files the repository's ignore rules hide, and a repo-scope stamp
+    outside a git work tree."""
+    gitrules = _submodule("lifecycle.gitrules")
+    dst = Path(str(dst_path))
+    if gitrules.top_level(dst) is None:
+        return ("WARNING: this folder is not a git work tree: the instructed command runs "
+                "`git rev-parse --show-toplevel`, and Copilot reads .github/ only in one. Run `git init` here "
+                "(then commit), or stamp into your repository's top level.") if scope == "repo" else ""
+    lines = [f"WARNING: {path} is ignored by git; {gitrules.ignored_fix(path, rule)}"
+             for path, rule in gitrules.ignored_owned(dst)]
+    return "\n".join(lines)
+
+
 class CodeactExtension(Extension):
     """Registers the functions above as Jinja globals."""
 
@@ -288,7 +300,6 @@ class CodeactExtension(Extension):
             runtime_version=runtime_version,
             limits=limits(),
             mcp_servers_found=mcp_servers_found,
-            cli_settings=cli_settings,
             mcp_section=mcp_section,
             scope_paths=scope_paths,
             install_manifest=install_manifest,
@@ -301,6 +312,8 @@ class CodeactExtension(Extension):
             recorded_answers=recorded_answers,
             local_source=local_source,
             copier_on_path=copier_on_path,
+            repo_root_error=repo_root_error,
+            stamp_warnings=stamp_warnings,
         )
 
 

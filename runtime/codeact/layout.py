@@ -80,7 +80,9 @@ def _matches(path: str, items: tuple[str, ...]) -> bool:
 
 _WORKFLOWS = (".github/workflows/codeact-drift.yml", ".github/workflows/codeact-update.yml")
 _PRECOMMIT = ".pre-commit-config.yaml"
-# Exclusive mode only: the repository's MCP servers in the CLI's disabledMcpServers (docs/context.md).
+# Exclusive mode only: the repository's MCP servers in the CLI's disabledMcpServers (docs/context.md). The user's
+# file (personal, usually git-ignored): neither owned nor seeded; `codeact refresh` merges CodeAct's entries into it
+# and takes out only those (lifecycle/clisettings.py).
 CLI_SETTINGS = ".github/copilot/settings.local.json"
 
 LAYOUTS: dict[str, ScopeLayout] = {
@@ -102,7 +104,6 @@ LAYOUTS: dict[str, ScopeLayout] = {
             ".github/instructions/codeact.instructions.md",
             ".github/skills/codeact/",
             ".github/skills/codeact-update/",
-            CLI_SETTINGS,
             *_WORKFLOWS,
             ANSWERS_FILE,
         ),
@@ -224,8 +225,7 @@ def manifest(scope: str, answers: Mapping[str, Any]) -> dict[str, Any]:
     """
     layout = for_scope(scope)
     workflows = {_WORKFLOWS[0]: bool(answers.get("drift_workflow")),
-                 _WORKFLOWS[1]: bool(answers.get("update_workflow")),
-                 CLI_SETTINGS: answers.get("enforcement") == "exclusive"}
+                 _WORKFLOWS[1]: bool(answers.get("update_workflow"))}
     owned = [p for p in layout.owned if workflows.get(p, True)]
     seeded = [p for p in layout.seeded if p != _PRECOMMIT or answers.get("precommit_hook")]
     return {"format": MANIFEST_FORMAT, "scope": scope, "owned": sorted(owned), "seeded": sorted(seeded),

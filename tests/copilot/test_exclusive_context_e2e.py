@@ -38,9 +38,10 @@ def files() -> dict[str, str]:
     return {"README.md": "# demo\n", ".mcp.json": mcp_json()}
 
 
-def test_the_stamp_disables_the_excluded_servers_before_any_discovery(stamp: Callable[..., Path]) -> None:
-    repo = stamp(files=files(), enforcement="exclusive", mcp_exclude=["slow"])
-    assert json.loads((repo / SETTINGS).read_text()) == {"disabledMcpServers": ["slow"]}
+def test_the_stamp_disables_the_excluded_servers_too(stamp: Callable[..., Path]) -> None:
+    repo = stamp(files=files(), enforcement="exclusive", mcp_exclude=["slow"], tasks=True)
+    assert json.loads((repo / SETTINGS).read_text()) == {
+        "disabledMcpServers": sorted([*json.loads(mcp_json())["mcpServers"], "slow"])}
 
 
 @pytest.mark.parametrize("answers", [{"enforcement": "off"}, {"enforcement": "nudge"},

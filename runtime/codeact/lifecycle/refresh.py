@@ -94,4 +94,4 @@ def refresh(project: Path, *, timeout: float, launcher: str | None = None,
                           read_exclusions(project), context_budget(project))
     changed = [rel for rel in DOC_FILES if rewrite(project / rel, section)]
     from . import clisettings
-    return changed + ([CLI_SETTINGS] if clisettings.rewrite(project) else [])
+    return changed + ([CLI_SETTINGS] if clisettings.sync(project) else [])
