@@ -270,6 +270,43 @@ def template_checks() -> tuple[list[Check], str | None]:
     return checks, str(found["copier"])
 
 
+def stamp_checks(project: Path | None = None) -> list[Check]:
+    """The install this runtime belongs to, as git sees it: stamped at the repository's top level (repo scope), and
+    no owned file hidden by the repository's ignore rules."""
+    from ..core.boundary import running_install
+    from ..layout import scope_of
+    from .gitrules import ignored_fix, ignored_owned, top_level
+
+    group = "stamp"
+    project = project or running_install()
+    if project is None:
+        return []
+    top = top_level(project)
+    if top is None:
+        return [Check(group, "git", False if scope_of(project) == "repo" else None,
+                      f"{project} is not in a git work tree", "git init, then commit the stamp")]
+    from .interrupted import interrupted
+
+    checks = []
+    cut_short = interrupted(project)
+    checks.append(Check(group, "update", not cut_short, cut_short.split(";")[0] if cut_short
+                        else "no update was cut short", cut_short.split("recover: ", 1)[-1] if cut_short else None))
+    if scope_of(project) == "repo" and top != project.resolve():
+        checks.append(Check(group, "top level", False, f"stamped in {project}, a subfolder of the repository {top}: "
+                            "the Copilot CLI reads .github/ only at the top level",
+                            f"uninstall here (`{project}/.codeact/bin/codeact uninstall`), then stamp from {top}"))
+    from .update import missing_seeded
+
+    checks += [Check(group, "seeded", False, f"{rel} is missing (it is yours: no update re-creates it)", fix)
+               for rel, fix in missing_seeded(project)]
+    hidden = ignored_owned(project)
+    checks += [Check(group, "ignored", False, f"{path} is ignored by git", ignored_fix(path, rule))
+               for path, rule in hidden]
+    if not hidden:
+        checks.append(Check(group, "ignored", True, "no file of the stamp is hidden by the ignore rules"))
+    return checks
+
+
 # --- the report ---------------------------------------------------------------------------------------------------
 
 def collect(refresh: bool = False, environ: Mapping[str, str] | None = None, *, template: bool = True) -> Report:
@@ -283,7 +320,7 @@ def collect(refresh: bool = False, environ: Mapping[str, str] | None = None, *, 
     copier = None
     if template:
         found, copier = template_checks()
-        checks += found
+        checks += found + stamp_checks()
     versions = {"codeact": __version__, "python": sys.version.split()[0],
                 "pydantic-monty": _version("pydantic-monty-client") or _version("pydantic-monty"),
                 "hyperlight-sandbox": _version("hyperlight-sandbox"), "copier": copier}
