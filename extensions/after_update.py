@@ -7,9 +7,11 @@ Usage (from the folder Copier updated): python after_update.py ANSWERS_FILE VERS
    Copier in the answers file's folder: ``cd .codeact && copier update --answers-file .copier-answers.yml ...``)
    renders the template into ``.codeact/`` itself, where none of it belongs, and changes only ``_commit``. Undo that and
    run the same update from the install's root instead (see ``codeact.lifecycle.legacy``).
-2. Give back every file of the user's that the update deleted or changed (``codeact.lifecycle.update``).
+2. Give back every file of the user's that the update deleted or changed (``codeact.lifecycle.update``); a file
+   the old scope owned is not the user's, and a switch away from global scope removes its $COPILOT_HOME links.
 3. Move a legacy ``.codeact/.copier-answers.yml`` to the root (``.copier-answers.codeact.yml``).
-4. Refresh what depends on outside state (repo: the MCP tool lock; global: the links in $COPILOT_HOME). Never fails
+4. Clear the mark of a running update (``codeact.lifecycle.interrupted``; once every file is written).
+5. Refresh what depends on outside state (repo: the MCP tool lock; global: the links in $COPILOT_HOME). Never fails
    the update: a failure says what to run later.
 """
 from __future__ import annotations
@@ -20,8 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "runtime"))
 
+from codeact.lifecycle.interrupted import end  # noqa: E402
 from codeact.lifecycle.legacy import in_folder_root, move_legacy_answers, update_from_root  # noqa: E402
-from codeact.lifecycle.update import keep_user_files  # noqa: E402 - after the path above
+from codeact.lifecycle.update import head_scope, keep_user_files  # noqa: E402 - after the path above
 
 
 def main(argv: list[str]) -> int:
@@ -32,13 +35,21 @@ def main(argv: list[str]) -> int:
     here = Path.cwd()
     root = in_folder_root(here, answers)
     if root is not None:
+        end(here.parent, scope)
         return int(update_from_root(here, root, version_to))
     for rel in keep_user_files(here):
         print(f"codeact: kept {rel}: the update had deleted or changed it, and it is yours (the template does "
               "not own it)", file=sys.stderr)
+    if head_scope(here) == "global" and scope != "global":
+        from codeact.lifecycle.links import copilot_home, unlink
+
+        removed, warnings = unlink(here, copilot_home())
+        for line in [*(f"removed link {p} (the install left global scope)" for p in removed), *warnings]:
+            print(f"codeact: {line}", file=sys.stderr)
     moved = move_legacy_answers(here)
     if moved:
         print(f"codeact: {moved}", file=sys.stderr)
+    end(here, scope)  # before the launcher, which refuses to run while the mark is there
     action = {"repo": "refresh", "global": "link"}.get(scope)
     if action:
         done = subprocess.run([str(here / launcher), action], cwd=here, check=False)

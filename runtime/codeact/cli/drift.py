@@ -44,8 +44,11 @@ def main(args: argparse.Namespace) -> int:
     from ..lifecycle.drift import check
 
     project = find_workspace(args.workspace)
+    notes: list[str] = []
     drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=args.policy_from,
-                   base=args.base)
+                   base=args.base, notes=notes)
+    for note in notes:
+        print(f"codeact drift: {note}", file=sys.stderr)
     if args.json:
         text = json.dumps({"ok": not drifts, "drift": [d.to_json() for d in drifts]}, indent=2)
     elif drifts:

@@ -34,7 +34,7 @@ COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier
 @dataclass(frozen=True)
 class Drift:
     kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | unrendered | stale-lock
-    # | newer-template | unreadable
+    # | newer-template | unreadable | ignored | mode | interrupted
     path: str
     detail: str
 
@@ -130,18 +130,43 @@ def rendered_differences(project: Path, expected: Path) -> list[Drift]:
         if not mine.exists():
             found.append(Drift("deleted", rel, "owned by the template but missing; restore it with: "
                                                + restore_command(project, rel, path.read_bytes())))
-        elif mine.read_bytes() != path.read_bytes():
+        elif mine.read_bytes() != path.read_bytes() and not _same_blob(project, rel, mine, path):
             found.append(Drift("edited", rel, "differs from what the template renders; move your change to "
                                               "codeact.local.instructions.md or the template, then restore it: "
                                               + restore_command(project, rel, path.read_bytes())))
+        elif os.access(path, os.X_OK) and _index_mode(project, rel) == "100644":
+            found.append(Drift("mode", rel, "committed without its executable bit (a fresh clone cannot run it: "
+                                            f"exit 126); fix: git update-index --chmod=+x -- {shlex.quote(rel)} "
+                                            "&& git commit"))
     folders = tuple(item for item in layout.owned if item.endswith("/"))
+    tracked = set(_git_files(project, "-c", "--", *folders))
     for rel in sorted(set(_git_files(project, "-co", "--exclude-standard", "--", *folders))):
         if rel in rendered or _not_rendered(rel) or rel.endswith(".rej") or layout.is_seeded(rel):
             continue
         if (project / rel).is_file() or (project / rel).is_symlink():
+            remove = f"git rm -f -- {shlex.quote(rel)}" if rel in tracked else f"rm -- {shlex.quote(rel)}"
             found.append(Drift("extra", rel, "inside a folder the template owns, but the template does not render "
-                                             f"it; delete it (`git rm -f -- {rel}`) or move it out of that folder"))
+                                             f"it; delete it (`{remove}`) or move it out of that folder"))
     return found
+
+
+def _same_blob(project: Path, rel: str, mine: Path, expected: Path) -> bool:
+    """Whether git would store the same content for both (its line-ending rules for ``rel`` applied to each): a
+    clone with core.autocrlf=true holds CRLF in the working tree and still commits the template's bytes."""
+    hashes = []
+    for file in (mine, expected):
+        done = subprocess.run(["git", "hash-object", f"--path={rel}", str(file)], cwd=project, capture_output=True,
+                              text=True, check=False)
+        if done.returncode != 0:
+            return False
+        hashes.append(done.stdout.strip())
+    return hashes[0] == hashes[1]
+
+
+def _index_mode(project: Path, rel: str) -> str:
+    listed = subprocess.run(["git", "ls-files", "-s", "--", rel], cwd=project, capture_output=True, text=True,
+                            check=False).stdout.split()
+    return listed[0] if listed else ""
 
 
 def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
@@ -179,6 +204,13 @@ def _cli_value(value: object) -> str:
     return str(value)
 
 
+def _refresh_fix(project: Path) -> str:
+    """The command that rewrites the lock, as a person pastes it (the launcher's full path: `codeact` is not on
+    PATH)."""
+    launcher = project / for_scope(scope_of(project)).project_launcher
+    return f"; fix: {shlex.quote(str(launcher))} refresh, then commit {LOCK_FILE} and the files it rewrote"
+
+
 def stale_lock(project: Path) -> list[Drift]:
     """The tool lock against the configured MCP servers, without starting any server."""
     try:
@@ -186,7 +218,8 @@ def stale_lock(project: Path) -> list[Drift]:
     except ImportError:
         return []
     try:
-        return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock(project)]
+        return [Drift("stale-lock", LOCK_FILE, difference + _refresh_fix(project))
+                for difference in check_lock(project)]
     except CodeactError as exc:  # e.g. settings.json holds conflict markers: report it, keep checking the rest
         return [Drift("unreadable", LOCK_FILE, f"cannot compare the MCP configuration with the lock: {exc}")]
 
@@ -194,7 +227,8 @@ def stale_lock(project: Path) -> list[Drift]:
 def live_lock(project: Path) -> list[Drift]:
     """Re-discover every server (starts them) and compare their tools with the lock."""
     from ..mcp.discovery import check_lock_live
-    return [Drift("stale-lock", LOCK_FILE, difference) for difference in check_lock_live(project)]
+    return [Drift("stale-lock", LOCK_FILE, difference + _refresh_fix(project))
+            for difference in check_lock_live(project)]
 
 
 def newer_template(project: Path, copier: str) -> list[Drift]:
@@ -205,20 +239,42 @@ def newer_template(project: Path, copier: str) -> list[Drift]:
     return []
 
 
+def _local_checks(project: Path, live: bool) -> list[Drift]:
+    """What needs no template: owned files hidden by the ignore rules, and the tool lock."""
+    from .gitrules import ignored_fix, ignored_owned
+
+    found = [Drift("ignored", path, ignored_fix(path, rule)) for path, rule in ignored_owned(project)]
+    if scope_of(project) == "repo":
+        found += live_lock(project) if live else stale_lock(project)
+    return found
+
+
 def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None,
-          policy_from: str | None = None, base: str = "HEAD") -> list[Drift]:
+          policy_from: str | None = None, base: str = "HEAD", notes: list[str] | None = None) -> list[Drift]:
     """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run. The template is
-    rendered only when its source and version are verified against ``base`` (provenance.py)."""
+    rendered only when its source and version are verified against ``base`` (provenance.py). Outside CI (no
+    ``CI`` variable) an unreachable template is skipped with a line in ``notes`` (the pre-commit hook works
+    offline); in CI it fails the check."""
     if not (project / answers_file(project)).is_file():
         raise ConfigError(f"{ANSWERS_FILE} not found in {project}: this is not a codeact-stamped repository")
+    from .interrupted import interrupted
+
+    cut_short = interrupted(project)
+    if cut_short:  # the owned files are half-written: per-file advice would mislead
+        return [Drift("interrupted", answers_file(project), cut_short)]
     copier = copier or shutil.which("copier")
     if not copier:
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
     found += policy_drift(project, policy_from)
-    from .provenance import source_errors
+    from .provenance import UNREACHABLE, source_errors
 
     unverified = source_errors(project, base, policy_from)
+    if unverified and notes is not None and not os.environ.get("CI") and not policy_from \
+            and all(why.startswith(UNREACHABLE) for why in unverified):
+        notes.append(f"skipped the owned files: {unverified[0]} (offline?); conflicts, ignored files and the tool "
+                     "lock were checked")
+        return found + _local_checks(project, live)
     if unverified:
         return found + [Drift("source", answers_file(project), why + "; the template was not rendered, so the "
                               "owned files are unchecked") for why in unverified]
@@ -242,8 +298,12 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         found += rendered_differences(project, expected)
     finally:
         shutil.rmtree(expected, ignore_errors=True)
-    if scope_of(project) == "repo":
-        found += live_lock(project) if live else stale_lock(project)
+    found += _local_checks(project, live)
+    if notes is not None:
+        from .update import missing_seeded
+
+        notes += [f"{rel} is missing (yours, never drift, and no update re-creates it); get it back: {fix}"
+                  for rel, fix in missing_seeded(project)]
     if check_newer:
         found += newer_template(project, copier)
     return found

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from ..layout import ANSWERS_FILE, LEGACY_ANSWERS_FILE, answers_file
 
+UNREACHABLE = "cannot reach the template"  # how an error that is about the network (not the answers) begins
+
 
 def _git(project: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=project, capture_output=True, check=False)
@@ -62,7 +64,7 @@ def commit_error(src: str, commit: str) -> str:
             return (f"_commit {commit!r} ({sha[:12]}) is neither a tag of {src} nor a commit of its default branch "
                     f"{branch}")
     except (ConfigError, OSError, subprocess.SubprocessError) as exc:
-        return f"cannot check _commit {commit!r} against {src}: {exc}"
+        return f"{UNREACHABLE} {src} to check _commit {commit!r}: {exc}"
 
 
 def source_errors(project: Path, base: str, policy_from: str | None) -> list[str]:

@@ -175,11 +175,15 @@ def _rendered(project: Path) -> tuple[set[str], str]:
     """The files the recorded template version renders with the recorded answers, and why that set is empty when
     it cannot be rendered (no Copier, or the template unreachable)."""
     from .drift import render_expected
+    from .provenance import source_errors
 
     copier = shutil.which("copier")
     if not copier:
         return set(), "`copier` is not on PATH"
     try:
+        unverified = source_errors(project, "HEAD", None)
+        if unverified:  # never render, with --trust, a source the working tree changed (as drift)
+            return set(), unverified[0]
         expected = render_expected(project, copier)
     except (CodeactError, OSError, subprocess.SubprocessError) as exc:
         return set(), str(exc)
@@ -224,6 +228,72 @@ def uninstall(project: Path, *, everything: bool = False, dry_run: bool = False,
     for item in [*planned.entries, *planned.files, *layout.owned, *layout.seeded]:
         tidy(project / item.rstrip("/"), project)
     return planned
+
+
+PRECOMMIT = ".pre-commit-config.yaml"
+PRECOMMIT_HOOK_ID = "codeact-drift"
+
+
+def _without_hook(data: object) -> object:
+    """``data`` (a parsed pre-commit config) without CodeAct's hook, and without a repo it leaves with no hooks."""
+    if not isinstance(data, dict) or not isinstance(data.get("repos"), list):
+        return data
+    repos = []
+    for repo in data["repos"]:
+        hooks = repo.get("hooks") if isinstance(repo, dict) else None
+        if isinstance(hooks, list):
+            kept = [h for h in hooks if not (isinstance(h, dict) and h.get("id") == PRECOMMIT_HOOK_ID)]
+            if not kept and len(kept) != len(hooks):
+                continue
+            repo = {**repo, "hooks": kept}
+        repos.append(repo)
+    return {**data, "repos": repos}
+
+
+def _drop_lines(text: str) -> str:
+    """``text`` without the lines of the hook ``- id: codeact-drift`` (and its repo block when it was the only
+    hook): comments and layout of everything else stay as they are."""
+    lines = text.splitlines(keepends=True)
+
+    def indent(line: str) -> int:
+        return len(line) - len(line.lstrip(" "))
+
+    for i, line in enumerate(lines):
+        if line.strip() in (f"- id: {PRECOMMIT_HOOK_ID}", f'- id: "{PRECOMMIT_HOOK_ID}"'):
+            start, depth = i, indent(line)
+            end = i + 1
+            while end < len(lines) and (not lines[end].strip() or indent(lines[end]) > depth):
+                end += 1
+            del lines[start:end]
+            break
+    return "".join(lines)
+
+
+def drop_precommit_hook(path: Path, *, dry_run: bool = False) -> str:
+    """Take CodeAct's drift hook out of the user's pre-commit config (the rest is theirs): kept after uninstall,
+    it would run the removed launcher and block every commit. What was done, or ""."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ""
+    wanted = _without_hook(data)
+    if wanted == data:
+        return ""
+    edited = _drop_lines(text)
+    try:
+        lean = yaml.safe_load(edited)
+    except yaml.YAMLError:
+        lean = None
+    if _without_hook(lean) != wanted or lean != wanted:
+        # the line edit did not give the same config (an unusual layout): write the config itself
+        edited = yaml.safe_dump(wanted, sort_keys=False)
+    if not dry_run:
+        path.write_text(edited, encoding="utf-8")
+    verb = "would remove" if dry_run else "removed"
+    return f"{verb} the {PRECOMMIT_HOOK_ID} hook from {path.name} (it ran the removed launcher); the rest is yours"
 
 
 def tidy(path: Path, top: Path) -> None:
@@ -293,4 +363,12 @@ def remove_install(project: Path, *, everything: bool = False, dry_run: bool = F
         warnings.append(f"left alone: the manifest lists {item}, {why}" if not why.startswith(("lies", "a link"))
                         else f"left alone: {item} {why}")
     kept_seeded = [item for item in found.seeded if (project / item).exists()]
+    if not dry_run:
+        from .clisettings import sync
+
+        sync(project, exclusive=False)  # CodeAct's entries out of the user's CLI settings (the file stays theirs)
+    if (project / PRECOMMIT).is_file():
+        dropped = drop_precommit_hook(project / PRECOMMIT, dry_run=dry_run)
+        if dropped:
+            warnings.append(dropped)
     return Removal(project, scope, found, done, links, warnings, kept_in, kept_seeded)

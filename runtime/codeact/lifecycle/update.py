@@ -69,21 +69,77 @@ def seed_here(dst_path: object, operation: str, path: str) -> bool:
     return not _seeded_before(dst, path)
 
 
+def missing_seeded(project: Path) -> list[tuple[str, str]]:
+    """``(path, how to get it back)`` for each seeded file the install's manifest lists that is gone (an update
+    through this template's 94480b3 deleted the local instructions; no later update re-creates a seeded file the
+    user may have deleted on purpose)."""
+    from ..layout import read_manifest
+
+    stamped = read_manifest(project)
+    found = []
+    for rel in stamped.seeded if stamped else ():
+        if (project / rel).exists():
+            continue
+        gone = _git(project, "log", "-1", "--format=%H", "--diff-filter=D", "--", rel).stdout.decode().strip()
+        if gone:
+            found.append((rel, f"git restore --source={gone[:12]}^ -- {rel}  (its last committed text)"))
+        elif _git(project, "cat-file", "-e", f"HEAD:./{rel}").returncode == 0:
+            found.append((rel, f"git restore --source=HEAD --worktree -- {rel}"))
+    return found
+
+
+def head_scope(dst: Path) -> str:
+    """The scope the install recorded in HEAD (before this update), "" when HEAD records none."""
+    for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE):
+        shown = _git(dst, "show", f"HEAD:./{name}")
+        if shown.returncode == 0:
+            scope = _answers(shown.stdout.decode("utf-8", "replace")).get("scope", "repo")
+            return scope if isinstance(scope, str) else "repo"
+    return ""
+
+
+def _head_owned(dst: Path) -> tuple[str, ...]:
+    """What the install in HEAD owned: its manifest's entries, and its scope's layout (a scope switch renders
+    another layout; the old scope's files are the template's, not the user's)."""
+    owned: list[str] = []
+    shown = _git(dst, "show", f"HEAD:./{MANIFEST_FILE}")
+    if shown.returncode == 0:
+        try:
+            listed = json.loads(shown.stdout.decode("utf-8")).get("owned")
+        except (ValueError, AttributeError):
+            listed = None
+        if isinstance(listed, list):
+            owned += [p for p in listed if isinstance(p, str)]
+    scope = head_scope(dst)
+    if scope:
+        try:
+            owned += for_scope(scope).owned
+        except ValueError:
+            pass
+    return tuple(owned)
+
+
 def keep_user_files(dst: Path) -> list[str]:
     """Give back, from HEAD, every tracked file the update deleted or changed that the template does not own (a
     seeded file, a file of the user's); returns them. Copier refuses a dirty project, so HEAD holds what the user
-    had before the update."""
+    had before the update. Owned means owned by the new version or by what HEAD's install stamped: a scope switch
+    removes every file of the old scope."""
     layout = for_scope(scope_of(dst))
+    before = _head_owned(dst)
     listed = _git(dst, "status", "--porcelain=v1", "-z", "--untracked-files=no").stdout.decode("utf-8", "replace")
     touched = [entry[3:] for entry in listed.split("\0")
                if len(entry) > 3 and "U" not in entry[:2] and ("D" in entry[:2] or "M" in entry[:2])]
     kept = []
     for rel in touched:
-        if layout.is_owned(rel) or not _head_has(dst, rel):
+        if layout.is_owned(rel) or _owned_by(rel, before) or not _head_has(dst, rel):
             continue
         if _git(dst, "restore", "--source=HEAD", "--staged", "--worktree", "--", rel).returncode == 0:
             kept.append(rel)
     return kept
+
+
+def _owned_by(path: str, items: tuple[str, ...]) -> bool:
+    return any(path == item or (item.endswith("/") and path.startswith(item)) for item in items)
 
 
 def recorded_commit(src_path: object, described: str | None, asked: str | None) -> str | None:
