@@ -85,8 +85,10 @@ def test_uninstall_removes_owned_files_and_keeps_seeded_ones(project):
     assert result.returncode == 0, result.stderr
     assert "removed .codeact/" in result.stdout and "kept your own files" in result.stdout
     assert local.exists() and (project / ".pre-commit-config.yaml").exists()
-    deleted = {line[3:] for line in status(project).splitlines()}
-    assert all(line.startswith(" D ") for line in status(project).splitlines())
+    lines = [line for line in status(project).splitlines() if line[3:] != ".pre-commit-config.yaml"]
+    deleted = {line[3:] for line in lines}
+    assert all(line.startswith(" D ") for line in lines)
+    assert "codeact-drift" not in (project / ".pre-commit-config.yaml").read_text(), "its hook ran the launcher"
     tracked_before = subprocess.run(["git", "ls-files"], cwd=project, capture_output=True, text=True).stdout.split()
     expected = {p for p in tracked_before if p.startswith(".codeact/") or p in {
         ".copier-answers.codeact.yml", ".github/agents/codeact.agent.md", ".github/hooks/codeact.json",

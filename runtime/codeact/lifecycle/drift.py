@@ -266,12 +266,16 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     if not copier:
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
-    found += policy_drift(project, policy_from)
     from .provenance import UNREACHABLE, source_errors
 
+    may_skip = notes is not None and not os.environ.get("CI") and not policy_from
+    try:
+        found += policy_drift(project, policy_from)
+    except ConfigError as exc:
+        if not (may_skip and "cannot read the template" in str(exc)):
+            raise
     unverified = source_errors(project, base, policy_from)
-    if unverified and notes is not None and not os.environ.get("CI") and not policy_from \
-            and all(why.startswith(UNREACHABLE) for why in unverified):
+    if unverified and notes is not None and may_skip and all(why.startswith(UNREACHABLE) for why in unverified):
         notes.append(f"skipped the owned files: {unverified[0]} (offline?); conflicts, ignored files and the tool "
                      "lock were checked")
         return found + _local_checks(project, live)

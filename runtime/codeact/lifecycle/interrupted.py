@@ -10,7 +10,7 @@ import shlex
 import time
 from pathlib import Path
 
-from ..layout import UPDATE_COMMAND, for_scope, scope_of
+from ..layout import SCOPES, UPDATE_COMMAND, for_scope, scope_of
 
 MARK = ".update-in-progress"  # in codeact_dir; ignored by the stamped .gitignore (the launcher checks this name)
 
@@ -31,7 +31,9 @@ def begin(project: Path, scope: str) -> None:
 
 
 def end(project: Path, scope: str) -> None:
-    mark_path(project, scope).unlink(missing_ok=True)
+    """Clear the mark, wherever a scope puts it (a scope switch marked the old scope's folder)."""
+    for name in {scope, *SCOPES}:
+        mark_path(project, name).unlink(missing_ok=True)
 
 
 def unwritable(project: Path, scope: str) -> list[str]:

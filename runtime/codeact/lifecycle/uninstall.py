@@ -357,16 +357,18 @@ def remove_install(project: Path, *, everything: bool = False, dry_run: bool = F
         links, warnings = unlink(project, home, dry_run=dry_run)
         for link in links if not dry_run else ():
             tidy(Path(link).parent, home)
+    if not dry_run:  # before the runtime itself goes with .codeact/
+        from .clisettings import sync
+
+        sync(project, exclusive=False)  # CodeAct's entries out of the user's CLI settings (the file stays theirs)
+    import yaml  # noqa: F401 - loaded now, for drop_precommit_hook after .codeact/ is gone
+
     done = uninstall(project, everything=everything, dry_run=dry_run, force=force, scope=scope, found=found)
     kept_in = {item for item in found.owned if item.endswith("/") and any(f.startswith(item) for f in done.yours)}
     for item, why in done.refused:
         warnings.append(f"left alone: the manifest lists {item}, {why}" if not why.startswith(("lies", "a link"))
                         else f"left alone: {item} {why}")
     kept_seeded = [item for item in found.seeded if (project / item).exists()]
-    if not dry_run:
-        from .clisettings import sync
-
-        sync(project, exclusive=False)  # CodeAct's entries out of the user's CLI settings (the file stays theirs)
     if (project / PRECOMMIT).is_file():
         dropped = drop_precommit_hook(project / PRECOMMIT, dry_run=dry_run)
         if dropped:
