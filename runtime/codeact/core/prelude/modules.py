@@ -2,6 +2,8 @@
 place: heapq, io.StringIO, ChainMap, cmp_to_key, total_ordering, TypedDict (see codeact.core.prelude)."""
 from __future__ import annotations
 
+# Imports inside functions are lazy: this code runs inside the sandbox, where codeact_host (and re) are
+# names the sandbox offers, not modules the host imports.
 from typing import Any
 
 from .objects import codeact_less, codeact_sorted
