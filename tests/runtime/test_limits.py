@@ -168,3 +168,41 @@ def test_bad_limits_are_refused(bad):
     from codeact.errors import UsageError
     with pytest.raises(UsageError):
         Limits().merged(bad) if "tool_calls" in bad else Limits(**bad)
+
+
+def test_a_run_writes_no_more_than_its_write_limit_and_says_so(run_program, fixture_workspace):
+    """A runaway write loop stops at the run's ``writes`` limit (issue 40: one run filled a 64 MB disk in 2.2 s):
+    the call past it is refused with a catchable error, a note says so, and what was written before stays whole."""
+    program = """
+written = 0
+try:
+    for i in range(100):
+        create(path=f"out/f{i}.txt", file_text="x" * 1000)
+        written += 1
+except Exception as error:
+    print("stopped:", error)
+written
+"""
+    result = run_program(program, limits=Limits(writes=10_500))
+    assert result.ok, result.error
+    assert result.result == 10
+    assert "past its write limit of 10,500 bytes" in result.stdout and "CODEACT_WRITES" in result.stdout
+    assert any("write limit" in note for note in result.notes)
+    assert sorted(p.name for p in (fixture_workspace / "out").iterdir()) == sorted(f"f{i}.txt" for i in range(10))
+    assert all(p.read_text() == "x" * 1000 for p in (fixture_workspace / "out").iterdir())
+
+
+def test_edits_count_against_the_write_limit_per_run(run_program, fixture_workspace):
+    (fixture_workspace / "grow.txt").write_text("a\n")
+    grow = 'for _ in range(3):\n    edit(path="grow.txt", old_str="a\\n", new_str="a\\n" + "b" * 400)\n'
+    # an edit writes the whole file again: 402 + 802 bytes fit in 1,300, the third (1,202 more) does not
+    refused = run_program(grow, limits=Limits(writes=1300))
+    assert not refused.ok and "write limit of 1,300 bytes" in refused.error.message
+    assert (fixture_workspace / "grow.txt").read_text().count("b") == 800
+    again = run_program('edit(path="grow.txt", old_str="a\\n", new_str="a\\n")', limits=Limits(writes=1300))
+    assert again.ok, again.error  # a new run has its own budget
+
+
+def test_the_write_limit_is_raised_from_the_environment():
+    assert Limits.from_env({"CODEACT_WRITES": "1048576"}).writes == 1024 * 1024
+    assert Limits().described()["writes"] == "128 MiB"

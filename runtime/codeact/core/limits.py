@@ -21,6 +21,7 @@ class _LimitValues(NamedTuple):
     tool_calls: int = 10_000  # tool calls per run
     output: int = 16 * 1024  # what `codeact run` prints (stdout + stderr), bytes; the rest is stored (outputs.py)
     tool_result: int = 1 * MiB  # one tool result, bytes; longer text is cut visibly
+    writes: int = 128 * MiB  # what create() and edit() may write in one run, bytes (a runaway loop cannot fill a disk)
 
 
 class Limits(_LimitValues):
@@ -64,7 +65,8 @@ class Limits(_LimitValues):
             return f"{n:,} bytes"
 
         return {"timeout": f"{self.timeout:g} s", "memory": size(self.memory), "recursion": f"{self.recursion:,}",
-                "tool_calls": f"{self.tool_calls:,}", "output": size(self.output), "tool_result": size(self.tool_result)}
+                "tool_calls": f"{self.tool_calls:,}", "output": size(self.output), "tool_result": size(self.tool_result),
+                "writes": size(self.writes)}
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
@@ -81,11 +83,19 @@ class Deadline:
     from now. A tool asks :meth:`remaining` for what it may wait and raises :meth:`stopped` when it runs out.
     """
 
-    __slots__ = ("timeout", "at")
+    __slots__ = ("timeout", "at", "written")
 
     def __init__(self, timeout: float) -> None:
         self.timeout = float(timeout)
         self.at = time.monotonic() + self.timeout
+        self.written = 0  # bytes the write tools wrote in this run (the ``writes`` limit; see :meth:`charge_write`)
+
+    def charge_write(self, size: int, limit: int) -> bool:
+        """Count ``size`` bytes against the run's write limit: False (nothing counted) when they would pass it."""
+        if self.written + size > limit:
+            return False
+        self.written += size
+        return True
 
     def start(self) -> Deadline:
         """Begin the run's time now."""

@@ -187,6 +187,16 @@ def _binary(shown: str, size: int) -> ToolError:
                      "can inspect it: e.g. file, xxd | head)")
 
 
+def _charge_write(ctx: ToolContext, tool: str, size: int, where: str) -> None:
+    """Count a write against the run's ``writes`` limit; past it the call is refused and the run says so in a note."""
+    limit = int(ctx.limits.writes)
+    if not ctx.run_deadline().charge_write(size, limit):
+        text = (f"{tool}({where}) was refused: it would take this run past its write limit of {limit:,} bytes "
+                "(what create() and edit() may write in one run); write less, or raise CODEACT_WRITES")
+        notices.note(f"{tool}()", text)
+        raise ToolError(text)
+
+
 def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
     """Create a new file with ``file_text`` (parent folders too); refuses to overwrite an existing file."""
     real = ctx.workspace.resolve_for_write(path)
@@ -195,6 +205,7 @@ def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
         raise FileExistsError(f"{where} already exists; use edit() to change it")
     ctx.workspace.check_secrets(file_text, real)
     data = file_text.encode("utf-8")
+    _charge_write(ctx, "create", len(data), where)
     with atomic.slot(ctx.workspace.root, real.relative_to(ctx.workspace.root), where, make_parents=True) as target:
         target.create(data)  # fails if another run created it since the check above
     return f"created {where}"
@@ -228,5 +239,7 @@ def edit(ctx: ToolContext, *, path: str, old_str: str, new_str: str) -> str:
                             "whitespace included")
         updated = text.replace(old_str, new_str, 1)
         ctx.workspace.check_secrets(updated, real, before=text)  # the result: a secret split over two edits too
-        target.replace(updated.encode("utf-8"), info)
+        encoded = updated.encode("utf-8")
+        _charge_write(ctx, "edit", len(encoded), where)
+        target.replace(encoded, info)
     return f"edited {where}"
