@@ -1,0 +1,61 @@
+"""Red team 2, round 5 (issue 40): each test is one attempt that broke through a round-5 fix, as the attacker ran
+it. They fail until the hole is closed."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_edit_safety import _SWAPPER, _can_exchange
+
+from codeact.core.tool import ToolContext
+from codeact.tools import grep_glob
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links and renameat2: POSIX")
+
+
+def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(ctx: ToolContext,
+                                                                               fixture_workspace: Path,
+                                                                               tmp_path: Path) -> None:
+    """Item 4 made every file idiom and ``view`` open paths part by part below the root; ``grep`` and ``glob`` still
+    resolve ``path=`` to a string and hand it to ripgrep (or walk it) afterwards. A host process exchanging ``sub``
+    with a link to an outside folder (renameat2, in a loop) made, in 400 rounds through the launcher, ``grep`` return
+    the outside file's lines (path='sub/f.txt': 7, path='sub': 6) and ``glob`` list outside-only names (8)."""
+    if not _can_exchange(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("OUTSIDE-SECRET-CONTENT\n")
+    (outside / "outside-only-name.txt").write_text("x OUTSIDE\n")
+    sub = fixture_workspace / "sub"
+    sub.mkdir()
+    (sub / "f.txt").write_text("inside\n")
+    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    calls: dict[str, Callable[[], Any]] = {
+        "grep file": lambda: grep_glob.grep(ctx, pattern="OUTSIDE|inside", path="sub/f.txt"),
+        "grep folder": lambda: grep_glob.grep(ctx, pattern="OUTSIDE|inside|x", path="sub"),
+        "glob path=": lambda: grep_glob.glob(ctx, pattern="**", path="sub"),
+        "glob pattern": lambda: grep_glob.glob(ctx, pattern="sub/*"),
+    }
+    assert "inside" in str(calls["grep file"]()) and "sub/f.txt" in str(calls["glob pattern"]())
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "8"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    leaked: dict[str, int] = {}
+    try:
+        while swapper.poll() is None:
+            for name, call in calls.items():
+                try:
+                    got = str(call())
+                except OSError:  # refused: fine, never the outside content
+                    continue
+                if "OUTSIDE" in got or "outside-only-name" in got:
+                    leaked[name] = leaked.get(name, 0) + 1
+    finally:
+        swapper.wait(timeout=30)
+    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
+    assert not leaked, f"outside content or names through grep/glob: {leaked}"
