@@ -2,6 +2,7 @@
 it. They fail until the hole is closed."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
 from test_edit_safety import _SWAPPER, _can_exchange
 
 from codeact.core.tool import ToolContext
@@ -59,3 +61,21 @@ def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(c
         swapper.wait(timeout=30)
     assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert not leaked, f"outside content or names through grep/glob: {leaked}"
+
+
+# ------------------------------------------------------- item 10: a deep value the program ends with
+DEEP_LAST_VALUE = "x = []\nfor i in range(100000):\n    x = [x]\nx"
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_deeply_nested_last_value_is_a_clean_error_not_a_host_traceback(launcher: Launcher, warm: bool) -> None:
+    """Item 10 bounded the parsers; a program may still BUILD a value 100,000 lists deep at run time (a loop, no
+    deep source) and end with it. The host turns the last value into Python (``backends/monty.py`` ``_as_python``,
+    recursive): RecursionError escapes as "internal error in the server: Traceback ..." (warm) or a client traceback
+    (cold), and ``--json`` prints nothing on stdout."""
+    done = launcher.run(DEEP_LAST_VALUE, warm=warm, args=("--json", "--timeout", "30"))
+    assert "Traceback" not in done.stderr, done.stderr[-800:]
+    shown = json.loads(done.stdout)
+    assert shown["ok"] is False and "RecursionError" in json.dumps(shown), shown
+    again = launcher.run("print(41 + 1)", warm=warm)
+    assert again.returncode == 0 and "42" in again.stdout, again.stderr
