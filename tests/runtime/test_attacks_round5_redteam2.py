@@ -79,3 +79,23 @@ def test_a_deeply_nested_last_value_is_a_clean_error_not_a_host_traceback(launch
     assert shown["ok"] is False and "RecursionError" in json.dumps(shown), shown
     again = launcher.run("print(41 + 1)", warm=warm)
     assert again.returncode == 0 and "42" in again.stdout, again.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: Launcher, warm: bool) -> None:
+    """``x = [1, 1, ... 10**6 times]``: monty's compiler takes ~115 s and ~1.4 GB to say "SyntaxError: function too
+    large" and the step is not interrupted by the run's deadline. With ``--timeout 10`` the warm server is killed
+    ("does not answer, a tool holds it") and the in-process run ends in a faulthandler "Timeout ... Thread 0x..." dump;
+    ``--json`` prints nothing on stdout in both."""
+    code = "x = [" + ",".join(["1"] * 1_000_000) + "]\nprint(len(x))"
+    before = launcher.server_pid() if warm else None
+    if warm and before is None:
+        launcher.run("print(1)", warm=True)
+        before = launcher.server_pid()
+    done = launcher.run(code, warm=warm, args=("--json", "--timeout", "10"), timeout=200)
+    assert "Traceback" not in done.stderr and "Thread 0x" not in done.stderr, done.stderr[-600:]
+    shown = json.loads(done.stdout)
+    assert shown["ok"] is False and shown["error"]["type"] in ("SyntaxError", "TimeoutError", "MemoryError"), shown
+    if warm:
+        assert launcher.server_pid() == before, "the warm server was stopped"
