@@ -93,7 +93,11 @@ def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: La
     if warm and before is None:
         launcher.run("print(1)", warm=True)
         before = launcher.server_pid()
-    done = launcher.run(code, warm=warm, args=("--json", "--timeout", "10"), timeout=200)
+    program = launcher.root.parent / "million.py"
+    program.write_text(code)
+    env = {**launcher.env, **({} if warm else {"CODEACT_SERVER": "0"})}
+    done = subprocess.run([str(launcher.root / ".codeact/bin/codeact"), "run", "--json", "--timeout", "10", "--file",
+                           str(program)], cwd=launcher.root, env=env, capture_output=True, text=True, timeout=200)
     assert "Traceback" not in done.stderr and "Thread 0x" not in done.stderr, done.stderr[-600:]
     shown = json.loads(done.stdout)
     assert shown["ok"] is False and shown["error"]["type"] in ("SyntaxError", "TimeoutError", "MemoryError"), shown
