@@ -103,3 +103,55 @@ def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: La
     assert shown["ok"] is False and shown["error"]["type"] in ("SyntaxError", "TimeoutError", "MemoryError"), shown
     if warm:
         assert launcher.server_pid() == before, "the warm server was stopped"
+
+
+# ------------------------------------------------ item 7: a silent unauthenticated peer holds its slot 13 s, not 3 s
+@pytest.fixture
+def provider_hub() -> Any:
+    pytest.importorskip("websockets", reason="websockets is not installed (template requirements.txt pins it)")
+    from codeact.providers.hub import ProviderHub
+
+    hub = ProviderHub(token="s3cret-token", reserved=lambda: (), max_result=1000)
+    url = hub.start()
+    yield hub, url
+    hub.stop()
+
+
+def _silent_peer(host: str, port: int) -> Any:
+    """A raw WebSocket handshake, then nothing: no auth frame, and never an answer to the close frame."""
+    import base64
+    import socket
+
+    sock = socket.create_connection((host, port), timeout=5)
+    key = base64.b64encode(os.urandom(16))
+    sock.sendall(b"GET /providers HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                 b"Sec-WebSocket-Key: " + key + b"\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    assert b" 101 " in sock.recv(1000)
+    return sock
+
+
+def test_a_silent_unauthenticated_peer_is_gone_by_the_auth_deadline(provider_hub: Any) -> None:
+    """docs/providers.md: "its handshake and its auth frame must come within 3 s" and at most 16 may wait. The hub
+    sends its error and close frame at 3 s, then waits websockets' close_timeout (10 s) for the peer's answer: a peer
+    that never answers keeps its socket, thread and pending slot 13 s. 16 such peers, renewed every 13 s, lock a
+    provider holding the token out 10 s in every 13 (it is closed before its handshake is read), not 0 s in 3."""
+    import time
+    from urllib.parse import urlsplit
+
+    from websockets.sync.client import connect
+
+    from codeact.providers import hub as hub_mod
+
+    _, url = provider_hub
+    where = urlsplit(url)
+    assert where.hostname is not None and where.port is not None
+    peers = [_silent_peer(where.hostname, where.port) for _ in range(hub_mod.MAX_PENDING)]
+    try:
+        time.sleep(hub_mod.AUTH_TIMEOUT + 2)  # every peer is past its deadline
+        with connect(url, open_timeout=5, proxy=None,
+                     additional_headers={"Authorization": "Bearer s3cret-token"}) as conn:
+            conn.send(json.dumps({"type": "hello", "role": "provider", "name": "late", "tools": []}))
+            assert json.loads(conn.recv(timeout=5))["type"] == "hello.ack"
+    finally:
+        for peer in peers:
+            peer.close()
