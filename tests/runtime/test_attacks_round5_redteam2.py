@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
+from test_attacks_round5 import _running
 from test_edit_safety import _SWAPPER, _can_exchange
 
 from codeact.core.tool import ToolContext
-from codeact.tools import grep_glob
+from codeact.tools import grep_glob, shell
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links and renameat2: POSIX")
 
@@ -155,3 +156,23 @@ def test_a_silent_unauthenticated_peer_is_gone_by_the_auth_deadline(provider_hub
     finally:
         for peer in peers:
             peer.close()
+
+
+# ------------------------------------------- item 9: the command stops or kills its own supervisor first
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+@pytest.mark.parametrize("form", ["kill -9 $PPID", "kill -STOP $PPID"], ids=["KILL", "STOP"])
+def test_a_command_that_ends_its_supervisor_leaves_nothing_running(ctx: ToolContext, form: str) -> None:
+    """The supervisor (``tools/bash_reaper.py``) is bash's parent and runs as the same user: the command can SIGKILL
+    or SIGSTOP it (``$PPID``). A ``setsid`` child then re-parents to init (KILL) or is never swept (STOP) and runs on
+    after the call and the run, warm server and CODEACT_SERVER=0 alike (seen with ``ps``: ``sleep`` with PPID 1)."""
+    import random
+    import time
+
+    marker = str(random.randrange(1_000_000, 9_000_000))
+    command = f"setsid sleep {marker} >/dev/null 2>&1 </dev/null & sleep 0.2; {form}; echo started; sleep 30"
+    shell.bash(ctx, command=command, timeout=3)
+    time.sleep(1)
+    left = _running(marker)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == [], f"{form!r}: a setsid child outlived the call"
