@@ -69,7 +69,7 @@ DEEP_LAST_VALUE = "x = []\nfor i in range(100000):\n    x = [x]\nx"
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_deeply_nested_last_value_is_a_clean_error_not_a_host_traceback(launcher: Launcher, warm: bool) -> None:
+def test_a_deeply_nested_last_value_is_a_clean_error_not_a_host_traceback(launcher: Launcher, warm: bool) -> None:  # noqa: F811
     """Item 10 bounded the parsers; a program may still BUILD a value 100,000 lists deep at run time (a loop, no
     deep source) and end with it. The host turns the last value into Python (``backends/monty.py`` ``_as_python``,
     recursive): RecursionError escapes as "internal error in the server: Traceback ..." (warm) or a client traceback
@@ -84,7 +84,7 @@ def test_a_deeply_nested_last_value_is_a_clean_error_not_a_host_traceback(launch
 
 @pytest.mark.slow
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: Launcher, warm: bool) -> None:
+def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: Launcher, warm: bool) -> None:  # noqa: F811
     """``x = [1, 1, ... 10**6 times]``: monty's compiler takes ~115 s and ~1.4 GB to say "SyntaxError: function too
     large" and the step is not interrupted by the run's deadline. With ``--timeout 10`` the warm server is killed
     ("does not answer, a tool holds it") and the in-process run ends in a faulthandler "Timeout ... Thread 0x..." dump;
