@@ -438,16 +438,25 @@ class DataclassValue:
     __hash__ = None  # type: ignore[assignment]
 
 
-def _as_python(value: Any) -> Any:
-    """The program's last value with the proxies of its own classes made into :class:`DataclassValue`."""
+VALUE_DEPTH = 200  # nesting the program's last value may have: printing and JSON recurse through it
+
+
+def _as_python(value: Any, depth: int = 0) -> Any:
+    """The program's last value with the proxies of its own classes made into :class:`DataclassValue`; one nested
+    deeper than :data:`VALUE_DEPTH` is refused as CPython refuses to print one, not with a host traceback."""
+    if isinstance(value, (_pm.MontyClassProxy, list, tuple, dict)) and depth >= VALUE_DEPTH:
+        raise ProgramError(ErrorInfo("RecursionError", f"maximum recursion depth exceeded: the program's last value "
+                                     f"is nested more than {VALUE_DEPTH} deep; end with a flatter value or print it "
+                                     "in parts", None, None))
+    inner = depth + 1
     if isinstance(value, _pm.MontyClassProxy):
-        return DataclassValue(value.name, {k: _as_python(v) for k, v in dict(value.attributes).items()})
+        return DataclassValue(value.name, {k: _as_python(v, inner) for k, v in dict(value.attributes).items()})
     if isinstance(value, list):
-        return [_as_python(v) for v in value]
+        return [_as_python(v, inner) for v in value]
     if isinstance(value, tuple):
-        return tuple(_as_python(v) for v in value)
+        return tuple(_as_python(v, inner) for v in value)
     if isinstance(value, dict):
-        return {k: _as_python(v) for k, v in value.items()}
+        return {k: _as_python(v, inner) for k, v in value.items()}
     return value
 
 
