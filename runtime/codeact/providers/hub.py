@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 PATH = "/providers"
 AUTH_TIMEOUT = 3.0  # seconds a connection has for its handshake and, without an Authorization header, its auth frame
+REFUSED_CLOSE_TIMEOUT = 0.5  # seconds a refused peer has to answer our close frame before its socket is cut
 PRE_AUTH_MAX_SIZE = 4096  # bytes of a frame before the peer has authenticated (an auth frame is a few dozen)
 MAX_PENDING = 16  # connections not yet authenticated at once (each holds a thread); more are closed at once
 DEFAULT_CALL_TIMEOUT = 60.0  # a call made outside any run (no Deadline.current()) waits this long
@@ -343,8 +344,10 @@ class ProviderHub:
             return self._refuse(connection, wire.AUTH_FAILED, "wrong token (read it from the token file again)")
         return True
 
-    @staticmethod
-    def _refuse(connection: ServerConnection, code: str, message: str) -> bool:
+    def _refuse(self, connection: ServerConnection, code: str, message: str) -> bool:
+        self._authenticated(connection)  # the slot is free now, not after the close handshake
+        # a refused peer that never answers the close frame would hold its socket and thread close_timeout (10 s)
+        connection.close_timeout = REFUSED_CLOSE_TIMEOUT
         connection.send(wire.error(code, message))
         connection.close(1008, code)
         return False
