@@ -37,6 +37,7 @@ import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from itertools import groupby
 from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
 from operator import itemgetter
@@ -48,7 +49,7 @@ from ..core.limits import Deadline
 from ..core.pathnames import quote, quote_all
 from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
-from . import regex_worker
+from . import confine, regex_worker
 from .proc import Child
 from .textfile import MAX_LINE_CHARS, LineCursor, clip, search_file
 from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, Reach, may_ignore, name_ends, walk
@@ -116,6 +117,11 @@ def _anchored_above(root: Path, start: Path) -> bool:
             if rule and not line.startswith("#") and "/" in rule:
                 return True
     return False
+
+
+def _rg_reads(rg: str) -> tuple[str, ...]:
+    """What a confined ripgrep reads outside the workspace (:mod:`codeact.tools.confine`): itself, our ignore file."""
+    return rg, str(SKIP_IGNORE_FILE)
 
 
 def _rg_command(rg: str, glob: Glob | None, parents: Sequence[str] = (),
@@ -377,7 +383,7 @@ def _rg_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Ca
     # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
     threads = str(min(12, max(8, os.cpu_count() or 1)))
     child = Child.start([*_rg_command(rg, glob, parents, overrides), "--files", "--null", "--threads", threads],
-                        start, deadline, "glob", "listing files")
+                        start, deadline, "glob", "listing files", confined=_rg_reads(rg))
     if child is None:
         return False
     rest, got = b"", False
@@ -499,6 +505,11 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
 def matching_files(ctx: ToolContext, pattern: str, path: str, budget: int = 1 << 62) -> tuple[list[str], int]:
     """The files ``glob`` lists, their real workspace-relative paths sorted (at least those that fit in ``budget``
     bytes as the runner counts them), and how many match in all."""
+    with confine.reads_below(ctx.workspace.root):
+        return _matching_files(ctx, pattern, path, budget)
+
+
+def _matching_files(ctx: ToolContext, pattern: str, path: str, budget: int) -> tuple[list[str], int]:
     deadline = ctx.run_deadline()
     base, prefix = _base(ctx, path)
     if not base.is_dir():
@@ -575,11 +586,27 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
         raise ToolError(f"max_results must be a positive integer, got {max_results!r}")
     base, prefix = _base(ctx, path)
     budget = int(ctx.limits.tool_result)
-    answer = search_answer(ctx.workspace.root, base, prefix, pattern, glob, ignore_case, max_results, budget,
-                           deadline)
+    with confine.reads_below(ctx.workspace.root), _opened_file(base) as opened:
+        answer = search_answer(ctx.workspace.root, base, prefix, pattern, glob, ignore_case, max_results, budget,
+                               deadline, opened=opened)
     if not answer.hits and glob is not None and not _any_file(ctx, base, glob, path):
         notices.note("grep()", f"no file matches glob={glob!r} under path={path!r}: nothing was searched")
     return _returned(answer, max_results, budget)
+
+
+@contextmanager
+def _opened_file(base: Path) -> Iterator[Path | None]:
+    """The file ``base`` opened and checked to lie below the root (:func:`codeact.tools.confine.open_below`), as a
+    path any process of ours reads it by (``/proc/PID/fd/N``): a folder swapped for a link since ``base`` was
+    resolved is not followed. ``None`` for a folder (or what is no regular file), or where the platform has no such path."""
+    if not sys.platform.startswith("linux") or not base.is_file():
+        yield None
+        return
+    fd = confine.open_below(base, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        yield Path(f"/proc/{os.getpid()}/fd/{fd}")
+    finally:
+        os.close(fd)
 
 
 def _any_file(ctx: ToolContext, base: Path, glob: str, path: str) -> bool:
@@ -597,7 +624,8 @@ def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
 
 
 def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str | None, ignore_case: bool,
-                  max_results: int, budget: int, deadline: Deadline, *, python: bool = False) -> Answer:
+                  max_results: int, budget: int, deadline: Deadline, *, python: bool = False,
+                  opened: Path | None = None) -> Answer:
     """grep's search, by ripgrep where it can answer and Python's ``re`` otherwise (``python``: Python only, the
     regex worker's way). The Python search of a pattern ripgrep cannot run is only made where the deadline can
     interrupt it (see :mod:`codeact.tools.regex_worker`)."""
@@ -607,14 +635,15 @@ def search_answer(root: Path, base: Path, prefix: str, pattern: str, glob: str |
         if glob is not None and not Glob(glob).matches(base.name):
             return Answer([], 0)
         shown = prefix.rstrip("/")
+        read = opened or base  # ``opened``: the file's descriptor, as a path (the name was checked above)
         if not python and not regex_worker.interruptible():
-            by_rg = _rg_one_file(base, shown, regex, ignore_case, max_results, budget, deadline)
+            by_rg = _rg_one_file(read, shown, regex, ignore_case, max_results, budget, deadline)
             if by_rg is not None:
                 return by_rg
-            return _in_worker(root, base, prefix, pattern, glob, ignore_case, max_results, budget, deadline)
+            return _in_worker(root, read, prefix, pattern, None, ignore_case, max_results, budget, deadline)
         one = FirstItems(max_results, budget, lambda hit: len(hit[1]) + len(shown) + 36)
         with deadline.interrupting("grep", f"searching {shown}"):  # a regex may backtrack for ever
-            binary = not search_file(base, regex, 1 << 62, deadline, one.add)
+            binary = not search_file(read, regex, 1 << 62, deadline, one.add)
         if binary:
             raise ToolError(f"{quote(shown)} is a binary file; grep searches text files")
         lines, _ = one.result()
@@ -858,7 +887,8 @@ class _Search:
 
     def _lines(self, cmd: list[str], start: Path, flood: int) -> bool:
         """Read ripgrep's ``path NUL line:text`` records; raises _Flood past ``flood`` of them."""
-        child = Child.start(cmd, start, self.deadline, "grep", "searching with ripgrep", stream=True)
+        child = Child.start(cmd, start, self.deadline, "grep", "searching with ripgrep", stream=True,
+                            confined=_rg_reads(cmd[0]))
         if child is None:
             return False
         file = _FileMatches(self, start)
@@ -891,7 +921,8 @@ class _Search:
     def _first_files(self, cmd: list[str], start: Path) -> bool:
         """The first matches in path order: the files that match and their counts (ripgrep, in parallel), sorted,
         then searched one by one until enough are found. The counts give the total."""
-        child = Child.start(cmd, start, self.deadline, "grep", "counting the lines that match", stream=True)
+        child = Child.start(cmd, start, self.deadline, "grep", "counting the lines that match", stream=True,
+                            confined=_rg_reads(cmd[0]))
         if child is None:
             return False
         names: list[str] = []
@@ -1128,9 +1159,10 @@ def _first_in_files_in_worker(start: Path, names: list[str], regex: re.Pattern[s
 
 def worker_search(request: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
     """The regex worker's side of :func:`_in_worker`."""
-    answer = search_answer(Path(request["root"]), Path(request["base"]), request["prefix"], request["pattern"],
-                           request["glob"], request["ignore_case"], request["max_results"], request["budget"],
-                           deadline, python=True)
+    with confine.reads_below(Path(request["root"])):
+        answer = search_answer(Path(request["root"]), Path(request["base"]), request["prefix"], request["pattern"],
+                               request["glob"], request["ignore_case"], request["max_results"], request["budget"],
+                               deadline, python=True)
     return {"hits": answer.hits, "total": answer.total, "exact": answer.exact}
 
 
@@ -1139,6 +1171,7 @@ def worker_first_in_files(request: dict[str, Any], deadline: Deadline) -> dict[s
     extra = request["extra"]
     found = FirstItems(request["count"], request["budget"], lambda hit: len(hit[0]) + len(hit[2]) + extra)
     search = _Search(re.compile(request["pattern"], request["flags"]), Glob("**"), None, None, found, extra, deadline)
-    search.first_in_files(Path(request["start"]), request["names"])
+    with confine.reads_below(Path(request["start"])):
+        search.first_in_files(Path(request["start"]), request["names"])
     hits, _ = search.found.result()
     return {"hits": hits}

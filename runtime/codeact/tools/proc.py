@@ -43,17 +43,23 @@ class Child:
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str,
-              stream: bool = False) -> Child | None:
+              stream: bool = False, confined: tuple[str, ...] | None = None) -> Child | None:
         """``stream``: the child writes much, a little at a time (see :data:`STREAM_PIPE`); its output is read in
-        batches, never more than :data:`STREAM_PIPE` bytes at once."""
+        batches, never more than :data:`STREAM_PIPE` bytes at once. ``confined``: the child reads nothing outside
+        the :func:`codeact.tools.confine.reads_below` root but these files (where the kernel can hold it)."""
         import subprocess  # not at start-up: most runs never search
 
+        from . import confine
+
         deadline.check(tool, detail)
+        fence = None if confined is None else confine.preexec(confined)
         try:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, bufsize=0)
+                                    stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=fence)
         except OSError:
             return None
+        finally:
+            confine.close(fence)
         return cls(proc, deadline, tool, detail, stream)
 
     def __iter__(self) -> Iterator[bytes]:

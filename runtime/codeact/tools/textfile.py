@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ..core.limits import Deadline
+from . import confine
 
 MAX_LINE_CHARS = 2000  # a matched line longer than this is cut, visibly
 LONG_LINE = 1 << 20  # characters of one line the Python search matches against; the rest is counted, not kept
@@ -136,7 +137,7 @@ def search_file(file: Path, regex: re.Pattern[str], max_count: int, deadline: De
     lines."""
     found = 0
     try:
-        with open(file, "rb") as handle:
+        with open(confine.open_below(file), "rb") as handle:  # never a file outside, through a swapped folder
             reader = TextReader(handle, deadline, "grep")
             for number, text, more in reader.lines():
                 if regex.search(text):
@@ -164,7 +165,7 @@ class LineCursor:
         """Line ``number`` cut as grep returns it; ``None`` when it cannot be read (gone, changed, binary)."""
         try:
             if self._lines is None:
-                self._handle = open(self.file, "rb")
+                self._handle = open(confine.open_below(self.file), "rb")
                 self._lines = TextReader(self._handle, self.deadline, "grep", keep=MAX_LINE_CHARS + 1).lines()
             for n, text, more in self._lines:
                 if n == number:

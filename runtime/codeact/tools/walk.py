@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ToolError
+from . import confine
 
 # .codeact holds the vendored CodeAct runtime: noise in every search of the user's code.
 SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact", ".codeact-cache")
@@ -409,11 +410,17 @@ def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
     stack: list[tuple[Path, str, list[Level], int]] = [(base, "", ignore_chain(root, base, include_base=False), 1)]
     while stack:
         folder, rel_dir, chain, depth = stack.pop()
+        try:  # by a descriptor checked to lie below the root: a folder swapped for a link is not listed
+            fd = confine.open_below(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
         try:
-            with os.scandir(folder) as it:
+            with os.scandir(fd) as it:
                 entries = list(it)
         except OSError:
             continue
+        finally:
+            os.close(fd)
         level = read_level(folder, base_rel + rel_dir, {e.name for e in entries})
         if level:
             chain = [*chain, level]
@@ -434,7 +441,7 @@ def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
             if chain and ignored(chain, base_rel + rel, is_dir):
                 continue
             if is_dir:
-                stack.append((Path(entry.path), rel + "/", chain, depth + 1))
+                stack.append((folder / entry.name, rel + "/", chain, depth + 1))
             else:
                 yield rel
 

@@ -1,0 +1,136 @@
+"""A search child (ripgrep) that can read nothing outside the workspace, however the tree changes while it runs.
+
+ripgrep walks and opens by path: a folder swapped for a link to an outside folder between its listing and its open is
+followed. Where the kernel has Landlock (Linux 5.13+), the child is confined before it runs: it may read files and list
+folders below the workspace root only (Landlock rules hold to the folders themselves, so a link leads nowhere outside),
+and read, not list, the system libraries its loader needs. Where Landlock is missing the child runs unconfined, and
+the limit is said in docs/security.md.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import stat
+import struct
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
+_RULE_PATH_BENEATH = 1
+_READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+_PR_SET_NO_NEW_PRIVS = 38
+_LIBRARIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache")
+
+_root: contextvars.ContextVar[str | None] = contextvars.ContextVar("codeact_confine_root", default=None)
+_libc: Any = None  # ctypes.CDLL, loaded when first needed
+
+
+@contextmanager
+def reads_below(root: Path) -> Iterator[None]:
+    """Within the block, the children :func:`preexec` is given to read only below ``root``."""
+    token = _root.set(str(root))
+    try:
+        yield
+    finally:
+        _root.reset(token)
+
+
+def preexec(extra: tuple[str, ...] = ()) -> Callable[[], None] | None:
+    """A ``preexec_fn`` confining the child to the current :func:`reads_below` root (plus the files ``extra``
+    names), or ``None`` where there is no root or no Landlock. The ruleset is built here, in the parent: the child
+    only applies it."""
+    root = _root.get()
+    if root is None or not sys.platform.startswith("linux"):
+        return None
+    ruleset = _ruleset(root, extra)
+    if ruleset is None:
+        return None
+    libc = _libc
+    assert libc is not None
+
+    def confine() -> None:
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
+            os._exit(126)  # never run unconfined once confinement was meant to hold
+
+    confine.ruleset = ruleset  # type: ignore[attr-defined]  # the caller closes it once the child started
+    return confine
+
+
+def close(fn: Callable[[], None] | None) -> None:
+    """Close the ruleset descriptor of a :func:`preexec` function (after the child started)."""
+    ruleset = getattr(fn, "ruleset", None)
+    if ruleset is not None:
+        os.close(ruleset)
+
+
+def _ruleset(root: str, extra: tuple[str, ...]) -> int | None:
+    import ctypes
+
+    global _libc
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            return None
+    libc = _libc
+    libc.syscall.restype = ctypes.c_long
+    attr = struct.pack("=Q", _READ_FILE | _READ_DIR)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return None  # no Landlock here (ENOSYS, EOPNOTSUPP)
+    try:
+        if not _allow(libc, ruleset, root, _READ_FILE | _READ_DIR):
+            os.close(ruleset)
+            return None
+        for path in (*_LIBRARIES, *extra):
+            _allow(libc, ruleset, path, _READ_FILE)
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return int(ruleset)
+
+
+def _allow(libc: Any, ruleset: int, path: str, access: int) -> bool:
+    import ctypes
+
+    try:
+        fd = os.open(path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            access &= _READ_FILE  # a file rule may hold only file rights
+        rule = struct.pack("=Qi", access, fd)
+        return bool(libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH),
+                            ctypes.c_char_p(rule), ctypes.c_uint32(0)) == 0)
+    finally:
+        os.close(fd)
+
+
+def outside(fd: int) -> bool:
+    """Whether the open ``fd`` lies outside the current :func:`reads_below` root: what the kernel opened, not the
+    path it was opened by (a folder on the way swapped for a link is seen). ``False`` with no root, or where the
+    platform cannot tell (no ``/proc``)."""
+    root = _root.get()
+    if root is None:
+        return False
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return False
+    return real != root and not real.startswith(root.rstrip("/") + "/")
+
+
+def open_below(path: str | os.PathLike[str], flags: int = os.O_RDONLY) -> int:
+    """``path`` opened (``O_NOFOLLOW``) and checked with :func:`outside`: :class:`PermissionError` if it lies out."""
+    named = os.fspath(path)
+    magic = named.startswith("/proc/")  # a descriptor's own path (/proc/PID/fd/N): a link to follow by design
+    fd = os.open(named, flags | (0 if magic else getattr(os, "O_NOFOLLOW", 0)) | getattr(os, "O_CLOEXEC", 0))
+    if outside(fd):
+        os.close(fd)
+        raise PermissionError(f"{os.fspath(path)} lies outside the workspace now (a folder on its way was swapped "
+                              "for a link); it was not read")
+    return fd
