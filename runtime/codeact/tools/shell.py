@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core import notices
 from ..core.tool import ToolContext
+from . import orphans
 
 TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
 _GRACE = 0.5  # seconds the rest of the group may keep writing after the shell exits, or may take to stop on SIGTERM
@@ -34,6 +35,7 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     run_left = deadline.remaining()
     limit = min(float(timeout), run_left)
     cap = int(ctx.limits.tool_result)
+    before = orphans.children() if SUPERVISED and orphans.become_subreaper() else set()
     proc = subprocess.Popen(
         _argv(command), cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
@@ -45,6 +47,8 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     for stream in (proc.stdout, proc.stderr):
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
+    if SUPERVISED:  # what a command that killed or stopped its supervisor left (codeact.tools.orphans)
+        orphans.sweep(before)
     stderr = err.text()
     if timed_out and limit >= run_left:
         raise deadline.stopped("bash", f"running {_shown(command)} (it and every process it started were killed)")
