@@ -3,7 +3,7 @@
 ripgrep walks and opens by path: a folder swapped for a link to an outside folder between its listing and its open is
 followed. Where the kernel has Landlock (Linux 5.13+), the child is confined before it runs: it may read files and list
 folders below the workspace root only (Landlock rules hold to the folders themselves, so a link leads nowhere outside),
-and read, not list, the system libraries its loader needs. Where Landlock is missing the child runs unconfined, and
+and read, not list, the system libraries its loader needs and the system's programs. Where Landlock is missing the child runs unconfined, and
 the limit is said in docs/security.md.
 """
 from __future__ import annotations
@@ -22,7 +22,9 @@ _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers o
 _RULE_PATH_BENEATH = 1
 _READ_FILE, _READ_DIR = 1 << 2, 1 << 3
 _PR_SET_NO_NEW_PRIVS = 38
-_LIBRARIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache")
+# read, not listed: the loader's libraries, and the programs a wrapper script of ripgrep may run (exec reads them)
+_LIBRARIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache", "/bin",
+              "/usr/bin", "/usr/local/bin")
 
 _root: contextvars.ContextVar[str | None] = contextvars.ContextVar("codeact_confine_root", default=None)
 _libc: Any = None  # ctypes.CDLL, loaded when first needed
