@@ -123,7 +123,7 @@ def test_a_deeply_nested_program_gets_a_clean_error_and_valid_json(tmp_path: Pat
     """``not not ... True`` 100,000 deep ended with a host traceback (MemoryError in the host's ``ast.parse``;
     RecursionError at 1,000 and 3,000) and no JSON with ``--json``: it is a SyntaxError, as the sandbox's parser
     gives one past its own depth."""
-    from conftest import base_environ
+    from tests.runtime.conftest import base_environ
 
     program = tmp_path / "deep.py"
     program.write_text("x = " + "not " * depth + "True\nprint(x)\n")
@@ -310,7 +310,7 @@ def test_a_huge_value_is_encoded_within_a_budget(tmp_path: Path, fixture_workspa
                                                 form: str) -> None:
     """The run's last value was JSON-encoded whole before the 16 KiB cut: ``[[[s]*100]*100]*100`` drove the
     warm server to 2.4 GB. It is encoded up to the cut, and the cut is said."""
-    from conftest import base_environ
+    from tests.runtime.conftest import base_environ
 
     code = HUGE + ("big" if form in ("value", "json") else "print(len(big))")
     args = ["--json"] if form == "json" else ["--session", "huge"] if form == "session" else []
