@@ -73,6 +73,7 @@ class MontyBackend:
                 "its venv, or: pip install pydantic-monty==1.4.0")
 
     def execute(self, program: Program) -> Any:
+        _refuse_huge(program.code)
         limits = program.limits
         monty_limits = {
             "max_feed_duration_secs": float(limits.timeout),
@@ -436,6 +437,31 @@ class DataclassValue:
         return isinstance(other, DataclassValue) and (self.name, self.fields) == (other.name, other.fields)
 
     __hash__ = None  # type: ignore[assignment]
+
+
+MAX_ITEMS = 100_000  # comma-separated items a program's source may hold: the compiler is outside the deadline
+
+
+def _refuse_huge(code: str) -> None:
+    """Refuse, before anything parses it, a program with more than :data:`MAX_ITEMS` comma-separated items (a
+    literal of 10**6 elements): the sandbox's compiler would take minutes and gigabytes outside the run's time and
+    memory limits. Commas inside strings are not counted (the exact count, by tokens, is made only past the cap)."""
+    if code.count(",") <= MAX_ITEMS:
+        return
+    import io
+    import tokenize
+
+    count = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type == tokenize.OP and token.string == ",":
+                count += 1
+    except (tokenize.TokenError, SyntaxError):
+        pass  # the parser says what is wrong, below
+    if count > MAX_ITEMS:
+        raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: {count:,} comma-separated "
+                                     f"items, at most {MAX_ITEMS:,} (docs/tool-limits.md); read large data from a "
+                                     "file, or build it in a loop", None, None))
 
 
 VALUE_DEPTH = 200  # nesting the program's last value may have: printing and JSON recurse through it
