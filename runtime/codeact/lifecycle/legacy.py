@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,9 @@ def _undo_in_folder_render(here: Path) -> None:
                 parent.rmdir()
             except OSError:
                 break
+    nested = here / _CODEACT_DIR  # the install rendered into itself: what its own .gitignore hid is left there
+    if nested.is_dir() and not nested.is_symlink() and not _git(here, "ls-tree", "HEAD", "--", _CODEACT_DIR).stdout:
+        shutil.rmtree(nested)
 
 
 def update_from_root(here: Path, root: Path, version_to: str) -> int:
