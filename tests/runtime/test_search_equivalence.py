@@ -114,6 +114,7 @@ contents = st.lists(st.sampled_from(PIECES), max_size=30).map(b"".join)
 @given(files=st.lists(st.tuples(st.sampled_from(["", "\ufeff"]), contents), min_size=1, max_size=5),
        pattern=st.sampled_from(["a|x|é", "TODO", "é", "x$", "^$", "Omitted", "b\\r$", "(?=T)O"]),
        max_results=st.sampled_from([1, 3, 1000]), cap=st.sampled_from([300, 5000, 1 << 20]))
+@example(files=[("", "é".encode() * 2500)], pattern="é", max_results=1, cap=5000)  # grep sized é as \u00e9: dropped
 def test_grep_reads_content_alike_and_cuts_alike(files, pattern, max_results, cap):
     from codeact.runner import _cap_result
 

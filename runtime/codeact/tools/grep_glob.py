@@ -39,7 +39,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import groupby
-from json.encoder import encode_basestring_ascii as _json_str  # type: ignore[attr-defined]  # C speed
+from json.encoder import encode_basestring as _json_str  # type: ignore[attr-defined]  # as the runner counts
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
