@@ -6,6 +6,7 @@ files may be half-written), and drift and doctor print the recovery.
 """
 from __future__ import annotations
 
+# Imports inside functions are lazy: each is needed only on the path that imports it.
 import shlex
 import time
 from pathlib import Path

@@ -14,6 +14,7 @@ reported as ``source`` drift and never rendered.
 """
 from __future__ import annotations
 
+# Imports inside functions are lazy: each is needed only on the path that imports it.
 import subprocess
 from pathlib import Path
 

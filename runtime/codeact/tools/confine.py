@@ -8,6 +8,7 @@ the limit is said in docs/security.md.
 """
 from __future__ import annotations
 
+# Imports inside functions are lazy: each is needed only on the path that imports it.
 import contextvars
 import os
 import stat

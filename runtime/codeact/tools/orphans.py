@@ -9,6 +9,7 @@ its session and are never touched.
 """
 from __future__ import annotations
 
+# Imports inside functions are lazy: each is needed only on the path that imports it.
 import os
 import signal
 import sys
