@@ -43,16 +43,23 @@ def _head_has(dst: Path, path: str) -> bool:
     return _git(dst, "cat-file", "-e", f"HEAD:./{path}").returncode == 0
 
 
+def _head_manifest_list(dst: Path, key: str) -> list[str] | None:
+    """The list ``key`` of the manifest HEAD holds (its strings), or None when HEAD has no readable one."""
+    shown = _git(dst, "show", f"HEAD:./{MANIFEST_FILE}")
+    if shown.returncode != 0:
+        return None
+    try:
+        listed = json.loads(shown.stdout.decode("utf-8")).get(key)
+    except (ValueError, AttributeError):
+        return None
+    return [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else None
+
+
 def _seeded_before(dst: Path, path: str) -> bool:
     """Whether the install recorded in HEAD seeded ``path`` (its manifest), else whether git ever held it."""
-    shown = _git(dst, "show", f"HEAD:./{MANIFEST_FILE}")
-    if shown.returncode == 0:
-        try:
-            seeded = json.loads(shown.stdout.decode("utf-8")).get("seeded")
-        except (ValueError, AttributeError):
-            seeded = None
-        if isinstance(seeded, list):
-            return path in seeded
+    seeded = _head_manifest_list(dst, "seeded")
+    if seeded is not None:
+        return path in seeded
     history = _git(dst, "log", "-1", "--format=%H", "HEAD", "--", path)
     return history.returncode == 0 and bool(history.stdout.strip())
 
@@ -101,15 +108,7 @@ def head_scope(dst: Path) -> str:
 def _head_owned(dst: Path) -> tuple[str, ...]:
     """What the install in HEAD owned: its manifest's entries, and its scope's layout (a scope switch renders
     another layout; the old scope's files are the template's, not the user's)."""
-    owned: list[str] = []
-    shown = _git(dst, "show", f"HEAD:./{MANIFEST_FILE}")
-    if shown.returncode == 0:
-        try:
-            listed = json.loads(shown.stdout.decode("utf-8")).get("owned")
-        except (ValueError, AttributeError):
-            listed = None
-        if isinstance(listed, list):
-            owned += [p for p in listed if isinstance(p, str)]
+    owned: list[str] = list(_head_manifest_list(dst, "owned") or [])
     scope = head_scope(dst)
     if scope:
         try:
