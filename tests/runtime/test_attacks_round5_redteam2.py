@@ -176,3 +176,27 @@ def test_a_command_that_ends_its_supervisor_leaves_nothing_running(ctx: ToolCont
     for pid in left:
         os.kill(pid, 9)
     assert left == [], f"{form!r}: a setsid child outlived the call"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+def test_a_bash_call_ending_leaves_concurrent_calls_and_session_leaders_alone(ctx: ToolContext) -> None:
+    """The warm server runs several calls at once, and the MCP SDK starts servers in sessions of their own. A call
+    that ends sweeps only its own command's processes: a longer call that began during it still answers (it lost
+    its supervisor and printed nothing), and a session leader this process started during it lives on."""
+    import threading
+    import time
+
+    answers: dict[str, dict[str, Any]] = {}
+    short = threading.Thread(target=lambda: answers.update(short=shell.bash(ctx, command="sleep 0.6")))
+    short.start()
+    time.sleep(0.15)
+    own = subprocess.Popen(["sleep", "30"], start_new_session=True)  # as the MCP SDK starts a stdio server
+    try:
+        answers["long"] = shell.bash(ctx, command="sleep 1.2; echo finished")
+        short.join()
+        assert answers["short"]["exit_code"] == 0
+        assert answers["long"] == {"stdout": "finished\n", "stderr": "", "exit_code": 0}
+        assert own.poll() is None, "a session leader this process started was killed by a bash call's sweep"
+    finally:
+        own.kill()
+        own.wait()

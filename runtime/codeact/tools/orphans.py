@@ -4,8 +4,10 @@ The supervisor (:mod:`codeact.tools.bash_reaper`) runs as the user, so the comma
 process that calls ``bash`` (the warm server, or the run itself) is therefore a child subreaper too: a process of the
 command orphaned so is re-parented to it, not to init. After each call, :func:`sweep` kills and reaps the children
 that appeared during the call in a session other than this process's own (the command's: the supervisor starts a new
-session, a ``setsid`` child another); the helpers this process starts itself (ripgrep, the sandbox's workers) stay in
-its session and are never touched.
+session, a ``setsid`` child another) and carry the call's mark (:data:`CALL_VARIABLE` in their environment, which
+they inherit). The warm server runs several calls at once and starts MCP servers in sessions of their own: a child
+without this call's mark (another call's supervisor, an MCP server) is never touched, nor are the helpers this
+process starts in its own session (ripgrep, the sandbox's workers).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
+CALL_VARIABLE = "CODEACT_BASH_CALL"  # the environment variable that marks one call's processes
 SWEEP_S = 5.0  # at most this long killing (a fork bomb re-parents faster than one kill a round would catch)
 _became = False
 
@@ -49,17 +52,24 @@ def children() -> set[int]:
     return found
 
 
-def sweep(before: set[int]) -> None:
-    """Kill and reap the children not in ``before`` that lie outside this process's session, until none is left."""
+def mark() -> str:
+    """A fresh mark for one call: ``CALL_VARIABLE=<mark>`` goes into its command's environment."""
+    return os.urandom(8).hex()
+
+
+def sweep(before: set[int], call: str) -> None:
+    """Kill and reap the children not in ``before`` that lie outside this process's session and carry the mark
+    ``call``, until none is left."""
     if not _became:
         return
     own = os.getsid(0)
+    token = f"{CALL_VARIABLE}={call}".encode()
     until = time.monotonic() + SWEEP_S
     while time.monotonic() < until:
         strays = []
         for pid in children() - before:
             try:
-                if os.getsid(pid) != own:
+                if os.getsid(pid) != own and _marked(pid, token):
                     strays.append(pid)
             except OSError:
                 continue
@@ -75,3 +85,12 @@ def sweep(before: set[int]) -> None:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+
+
+def _marked(pid: int, token: bytes) -> bool:
+    """Whether process ``pid`` started with ``token`` in its environment."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return token in handle.read().split(b"\0")
+    except OSError:
+        return False

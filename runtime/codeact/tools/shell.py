@@ -36,8 +36,10 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     limit = min(float(timeout), run_left)
     cap = int(ctx.limits.tool_result)
     before = orphans.children() if SUPERVISED and orphans.become_subreaper() else set()
+    call = orphans.mark()
+    environ = {**(ctx.environ or os.environ), orphans.CALL_VARIABLE: call}
     proc = subprocess.Popen(
-        _argv(command), cwd=ctx.workspace.root, env=ctx.environ or None, stdin=subprocess.DEVNULL,
+        _argv(command), cwd=ctx.workspace.root, env=environ, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     out, err = _Capture(cap), _Capture(cap)
     timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
@@ -48,7 +50,7 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
     if SUPERVISED:  # what a command that killed or stopped its supervisor left (codeact.tools.orphans)
-        orphans.sweep(before)
+        orphans.sweep(before, call)
     stderr = err.text()
     if timed_out and limit >= run_left:
         raise deadline.stopped("bash", f"running {_shown(command)} (it and every process it started were killed)")
