@@ -203,15 +203,15 @@ def test_first_items_keeps_the_prefix_the_runner_would_return():
 
 
 def test_grep_hit_sizes_are_what_the_runner_counts():
-    """grep sizes its hits in a few C-speed passes: exactly each hit's JSON (ensure_ascii) plus 2, as the runner
-    counts them."""
+    """grep sizes its hits in a few C-speed passes: exactly each hit's JSON (non-ASCII as itself, as
+    ``within`` encodes it) plus 2, as the runner counts them."""
     rng = random.Random(7)
     alphabet = ["a", "é", "\"", "\\", "\t", "\x01", "\u2028", "\U0001f600", "/", " ", "\ufffd"]
     for _ in range(200):
         paths = ["".join(rng.choices(alphabet, k=rng.randint(1, 6))) for _ in range(rng.randint(1, 4))]
         hits = sorted((rng.choice(paths), rng.randint(1, 10**rng.randint(0, 7)),
                        "".join(rng.choices(alphabet, k=rng.randint(0, 20)))) for _ in range(rng.randint(1, 30)))
-        sizes = [len(json.dumps({"path": p, "line": n, "text": t})) + 2 for p, n, t in hits]
+        sizes = [len(json.dumps({"path": p, "line": n, "text": t}, ensure_ascii=False)) + 2 for p, n, t in hits]
         assert search._hit_sizes(hits) == sizes
         assert search._hits_size(hits) == sum(sizes)
 
