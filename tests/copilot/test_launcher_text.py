@@ -18,10 +18,7 @@ def repo(stamp_shared: Callable[..., Path]) -> Path:
     return stamp_shared(files={"README.md": "# demo\n"})
 
 
-@pytest.mark.parametrize("rel", [pytest.param(rel, marks=pytest.mark.xfail(
-    reason="round-5 merge regression, open in the issue notes: the slimmer repo-scope agent (43.7) leaves the "
-           "launcher's heredoc form to the instructions", strict=False)) if "agents" in rel else rel
-    for rel in REPO_FILES])
+@pytest.mark.parametrize("rel", [rel for rel in REPO_FILES if "agents" not in rel])
 def test_repo_scope_text_gives_the_root_anchored_launcher(rel: str, repo: Path) -> None:
     text = (repo / rel).read_text()
     assert f"{ROOTED} run - <<'PY'\n" in text
@@ -31,6 +28,15 @@ def test_repo_scope_text_gives_the_root_anchored_launcher(rel: str, repo: Path) 
            "`.codeact/bin/codeact` from the root." in flat
     assert PS_FORM in flat and "then `'@` alone" in flat
     assert "The CLI loads this repository's hooks only when started at its root, in a trusted folder." in flat
+
+
+def test_the_repo_scope_agent_runs_the_root_anchored_launcher_and_defers_to_the_instructions(repo: Path) -> None:
+    """The agent loads with the instructions (43.7: one copy of the forms, not both): it names the rooted launcher
+    and none of the instructions' forms again."""
+    text = (repo / ".github/agents/codeact.agent.md").read_text()
+    assert f"`{ROOTED} run`" in text and ".codeact/bin/codeact run" not in text.replace(f"{ROOTED} run", "")
+    assert "The CodeAct instructions (they load with this agent)" in " ".join(text.split())
+    assert f"{ROOTED} run - <<'PY'" not in text and PS_FORM not in " ".join(text.split())
 
 
 def test_the_always_on_instructions_stay_small(repo: Path) -> None:
