@@ -211,16 +211,21 @@ def test_one_session_note_names_every_install(installs: dict[str, Path], state: 
     repo, home, plugin = installs["repo"], installs["home"], installs["plugin"]
     env = env_for(state, home, repo, CODEACT_VENV=str(state))
     # the CLI runs the user's sessionStart hooks first (seen on 1.0.102): the repository's has not run yet, so the
-    # user's note names only the installs the user made
+    # user's note names only the installs the user made; the repository's hook, next, adds the list with itself in
     global_note = session_note(repo, GLOBAL_ENTRY.replace("pre-tool-use", "session-start"), repo, env)
     repo_note = session_note(repo, ". .codeact/hooks/session-start.sh", repo, env)
     plugin_note = session_note(plugin, PLUGIN_ENTRY.replace("pre-tool-use", "session-start"), repo,
                                {**env, "COPILOT_PLUGIN_ROOT": str(plugin)})
-    assert repo_note == "" and plugin_note == "", (repo_note, plugin_note)  # the global install speaks
+    assert plugin_note == "", plugin_note  # the global install speaks
     assert global_note.startswith("CodeAct (exclusive mode)"), global_note
     assert f"global (exclusive): {GLOBAL}" in global_note
     assert "repo (exclusive)" not in global_note
     assert f"plugin (exclusive): {plugin}/bin/codeact" in global_note
+    assert repo_note.startswith("CodeAct installs in force here") and "(exclusive mode)" not in repo_note, repo_note
+    for named in ("repo (exclusive): .codeact/bin/codeact", f"global (exclusive): {GLOBAL}",
+                  f"plugin (exclusive): {plugin}/bin/codeact"):
+        assert named in repo_note, repo_note
+    assert session_note(repo, ". .codeact/hooks/session-start.sh", repo, env) == repo_note  # no note names it yet
     # once the repository's hook recorded the session (a resumed session), the note names it too
     again = session_note(repo, GLOBAL_ENTRY.replace("pre-tool-use", "session-start"), repo, env)
     assert "repo (exclusive): .codeact/bin/codeact" in again, again
