@@ -109,7 +109,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
                          environ=env)
     clock = Deadline(limits.timeout)  # every tool call ends by it (started when the program starts)
     if tools is None:
-        tools = _default_tools(space, limits, settings, env, clock)
+        tools = _default_tools(space, limits, settings, env, clock, code)
     choice, backend_impl = _backend_for(backend, backend_impl, settings, env)
 
     output = _Output(KEEP_PRINTED)
@@ -139,12 +139,12 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
 
 
 def _default_tools(space: Workspace, limits: Limits, settings: Settings, env: Mapping[str, str],
-                   clock: Deadline) -> Mapping[str, Tool]:
-    """Every tool the settings, the user's config and the environment enable, bound to this run."""
+                   clock: Deadline, code: str) -> Mapping[str, Tool]:
+    """Every tool the settings, the user's config and the environment enable, bound to this run of ``code``."""
     user_config = load_user_config(env)
     ctx = ToolContext(workspace=space, limits=limits, allow_hosts=tuple(user_config.get("allow_hosts", ())),
                       environ=dict(env), deadline=clock)
-    return assemble(ctx, settings, env, user_config=user_config)
+    return assemble(ctx, settings, env, user_config=user_config, program=code)
 
 
 def _backend_for(backend: str | None, backend_impl: backends.Backend | None, settings: Settings,

@@ -290,3 +290,29 @@ def test_a_runs_discovery_prints_one_short_line_naming_its_log(workspace, enviro
     assert "discovering 3 MCP server(s)" in text and root_missing in text
     cache.cached_lock(root, environ)  # known now: nothing discovered, nothing said
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("scope", ["global", "plugin"])
+def test_a_program_that_names_no_mcp_server_starts_none(workspace, environ, scope: str, capfd) -> None:
+    """Issue 43.5: discovery happens only for a program that calls an MCP tool. A first run whose program names no
+    server starts none, says nothing and writes no lock; the first program that names one discovers them."""
+    root = workspace({"demo": demo(), "my-raw": raw()})
+    settings = Settings(scope=scope, tools=("view",))
+    path = cache.cache_path(root, environ)
+    quiet = run("print(6 * 7)", workspace=root, settings=settings, environ=environ, backend="monty")
+    assert quiet.ok and quiet.stdout == "42\n", quiet.error
+    assert capfd.readouterr().err == "" and not path.exists()
+    named = run("print(demo.add(a=40, b=2))", workspace=root, settings=settings, environ=environ, backend="monty")
+    assert named.ok and named.stdout == "42\n", named.error
+    assert "MCP servers discovered for this repository: 2 of 2 ok" in capfd.readouterr().err and path.is_file()
+
+
+def test_what_names_an_mcp_server() -> None:
+    from codeact.tools.assemble import names_mcp
+
+    servers = ["demo", "my-raw", "class"]
+    for program in ("demo.add(a=1, b=2)", "x = my_raw.thing(x=1)", "class_.go()", "mcp_call('demo', 'add')",
+                    "print(mcp_resource(server='demo', uri='x'))", "f = demo\nf.add(a=1, b=2)"):
+        assert names_mcp(program, servers), program
+    for program in ("print(6 * 7)", "demos = 1", "view(path='README.md')", "x = undemo.add()"):
+        assert not names_mcp(program, servers), program

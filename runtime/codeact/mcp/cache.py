@@ -82,7 +82,8 @@ def _trusted_folders(path: Path) -> list[str]:
 
 def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
                 timeout: float | None = None, force: bool = False, progress: Callable[[str], None] | None = None,
-                user_only: bool = False, loaded: LoadedConfig | None = None) -> tuple[dict[str, Any], Path]:
+                user_only: bool = False, loaded: LoadedConfig | None = None,
+                discover: bool = True) -> tuple[dict[str, Any], Path]:
     """The lock of every server configured for ``workspace`` and not excluded, discovering those not known.
 
     ``force`` (``codeact discover``) lists every server again. Otherwise the repository's own servers are started
@@ -91,7 +92,8 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
     Never raises for a failing server (it is recorded as failed, with the reason); raises :class:`ConfigError` only
     when the cache cannot be written. ``user_only`` (repo scope, whose committed lock holds the repository's own
     servers): only the user's servers, in a cache file of their own. ``timeout``: for servers that set none. ``loaded``: the configuration
-    already read for this run (:func:`~codeact.mcp.config.load_servers`), read here when not given.
+    already read for this run (:func:`~codeact.mcp.config.load_servers`), read here when not given. ``discover``
+    false (a program that names no MCP server): the servers known already, nothing started, said or written.
     """
     path = cache_path(workspace, environ, user_only=user_only)
     log: list[str] = []  # a run's discovery: its lines go to a log file, one short line to stderr (_summary)
@@ -115,6 +117,9 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
             held_back.append(name)
         else:
             stale[name] = config
+    if not discover:
+        lock["trusted"] = trusted
+        return lock, path
     if held_back:
         say(f"codeact: not starting this repository's MCP server(s) {', '.join(held_back)}: Copilot does not trust "
             f"{workspace} (its trusted folders, or COPILOT_ALLOW_ALL=true); `codeact discover` lists them on request")
@@ -144,13 +149,14 @@ def cached_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterabl
 
 
 def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[str] = (),
-              warn: Callable[[str], None] | None = None, loaded: LoadedConfig | None = None) -> dict[str, Any] | None:
+              warn: Callable[[str], None] | None = None, loaded: LoadedConfig | None = None,
+              discover: bool = True) -> dict[str, Any] | None:
     """Repo scope: the committed lock, plus this machine's lock of the user's own servers
     (``$COPILOT_HOME/mcp-config.json``), which the committed lock never holds; ``None`` when there is neither.
 
     The user's servers are callable as in global scope (discovered once, kept in the cache); they never reach the
     committed lock, instructions or agent, only ``codeact tools``. A few ``stat`` calls when there are none.
-    ``loaded``: as :func:`cached_lock`'s.
+    ``loaded`` and ``discover``: as :func:`cached_lock`'s.
     """
     note = warn or (lambda _m: None)
     committed: dict[str, Any] | None = None
@@ -163,7 +169,8 @@ def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[
         return committed
     taken = set((committed or {}).get("servers", {}))
     try:
-        mine, _path = cached_lock(workspace, environ, exclude=set(exclude) | taken, user_only=True, loaded=loaded)
+        mine, _path = cached_lock(workspace, environ, exclude=set(exclude) | taken, user_only=True, loaded=loaded,
+                                  discover=discover)
     except Exception as exc:  # noqa: BLE001 - the user's servers must not stop a program that may not need them
         note(f"your MCP servers ($COPILOT_HOME/{USER_FILE}) are unavailable: {exc}")
         return committed

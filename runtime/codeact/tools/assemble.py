@@ -6,7 +6,7 @@ import functools
 import importlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,9 +54,11 @@ LIVE_CONTEXTS: list[Callable[[str], str | None]] = []
 
 def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
              *, user_config: Mapping[str, object] | None = None,
-             warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
-    """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems."""
-    tools = _configured(ctx, settings, environ, user_config=user_config, warn=warn)
+             warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool]:
+    """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems.
+    ``program``: the code of the run the tools are for; an install outside the repository discovers MCP servers
+    not yet known only for a program that names an MCP server or tool (issue 43.5)."""
+    tools = _configured(ctx, settings, environ, user_config=user_config, warn=warn, program=program)
     for source in LIVE_SOURCES:
         for name, tool in source().items():
             if name in tools or name.split(".", 1)[0] in tools:
@@ -67,7 +69,7 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
 
 def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
                 *, user_config: Mapping[str, object] | None = None,
-                warn: Callable[[str], None] | None = None) -> dict[str, Tool]:
+                warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool]:
     """The built-ins, user tools and MCP tools the configuration offers."""
     env = os.environ if environ is None else environ
     config = load_user_config(env) if user_config is None else user_config
@@ -89,7 +91,7 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
     if settings.scope != "repo":
         # an install outside the repository: this machine's lock for it, never a lock the repository ships (its
         # servers are its own commands, started only where Copilot trusts the folder: codeact.mcp.cache)
-        found = _machine_lock(ctx, env, settings, warn)
+        found = _machine_lock(ctx, env, settings, warn, program)
         if found is None:
             return tools
         lock, mcp_config = found
@@ -99,7 +101,9 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
 
         # without a file of the user's own, repo_lock reads no configuration: mcp_tools reads it if it has tools
         mcp_config = load_servers(ctx.workspace.root, env) if _user_mcp_config(env) else None
-        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn, loaded=mcp_config)
+        discover = program is None or mcp_config is None or names_mcp(program, mcp_config.servers)
+        lock = repo_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, warn=warn, loaded=mcp_config,
+                         discover=discover)
         if lock is None:
             return tools
     else:  # layout.LOCK_FILE and codeact.mcp are not imported: hot path
@@ -112,6 +116,18 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
             continue
         tools[name] = tool
     return tools
+
+
+def names_mcp(program: str, servers: Iterable[str]) -> bool:
+    """Whether ``program`` names an MCP server (as the program calls it: ``server.tool``) or an MCP tool of its own
+    (``mcp_call``, ``mcp_resource``), as a word (with the ``_`` or ``_2`` a clash of names adds). A name in a string
+    or a comment counts too; that costs a discovery, never a tool."""
+    import re
+
+    from ..mcp.exposure import GENERIC_TOOL, RESOURCE_TOOL, identifier
+
+    words = [identifier(name) for name in servers] + [GENERIC_TOOL, RESOURCE_TOOL]
+    return re.search(r"\b(?:" + "|".join(map(re.escape, words)) + r")_?(?:_\d+)?\b", program) is not None
 
 
 def current_tools(workspace: str | None = None, environ: Mapping[str, str] | None = None,
@@ -163,9 +179,11 @@ def _user_mcp_config(env: Mapping[str, str]) -> bool:
 
 
 def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings,
-                  warn: Callable[[str], None] | None) -> tuple[dict[str, Any], LoadedConfig] | None:
+                  warn: Callable[[str], None] | None,
+                  program: str | None = None) -> tuple[dict[str, Any], LoadedConfig] | None:
     """The lock of a repository an install outside it works on (codeact.mcp.cache) and the MCP configuration it
-    was made from; ``None`` without servers."""
+    was made from; ``None`` without servers. Servers not yet known are discovered only for a ``program`` that names
+    one of them or an MCP tool (any, when ``program`` is not given: ``codeact tools``)."""
     from ..mcp.cache import cached_lock, has_config
     from ..mcp.config import load_servers
 
@@ -173,7 +191,9 @@ def _machine_lock(ctx: ToolContext, env: Mapping[str, str], settings: Settings,
         return None
     try:
         config = load_servers(ctx.workspace.root, env)
-        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, loaded=config)
+        discover = program is None or names_mcp(program, config.servers)
+        lock, _path = cached_lock(ctx.workspace.root, env, exclude=settings.mcp_exclude, loaded=config,
+                                  discover=discover)
     except Exception as exc:  # noqa: BLE001 - MCP trouble must not stop a program that may not need it
         (warn or (lambda _m: None))(f"MCP tools unavailable: {exc}")
         return None
