@@ -91,3 +91,46 @@ def test_the_helper_finds_the_servers_status_file_by_its_stem(tmp_path, run_prog
         app.stop()
         hub.stop()
 
+
+
+def test_with_several_servers_the_helper_joins_the_one_of_its_workspace(tmp_path, run_program, monkeypatch):
+    """Issue 43.6: the documented ``serve(state_dir=...)`` works where several CodeAct servers keep their files in
+    one folder (one per workspace): it joins the server of the current folder's repository, or of ``workspace=``;
+    a workspace none of them serves is refused, naming them."""
+    import os
+
+    import pytest
+
+    from codeact.client import socket_path
+    from codeact.providers.helper import ProviderRefused
+
+    folder = tmp_path / "state"
+    repos = {name: tmp_path / name for name in ("alpha", "beta")}
+    hubs = {}
+    for name, repo in repos.items():
+        (repo / ".git").mkdir(parents=True)
+        (repo / "src").mkdir()
+        stem = os.path.basename(socket_path(str(folder), os.path.realpath(repo)))[:-len(".sock")]
+        hubs[name] = ProviderHub(token=open_state(folder, stem).token, reserved=tuple, state_dir=folder,
+                                 state_name=stem)
+        hubs[name].start()
+    apps = []
+    try:
+        monkeypatch.chdir(repos["beta"] / "src")  # the current folder's repository
+        here = Provider("here")
+        here.tool(lambda: "beta", name="where", description="Which server.")
+        here.start(state_dir=folder)
+        named = Provider("named")
+        named.tool(lambda: "alpha", name="where", description="Which server.")
+        named.start(state_dir=folder, workspace=repos["alpha"])
+        apps += [here, named]
+        assert set(hubs["beta"].tools()) == {"here.where"} and set(hubs["alpha"].tools()) == {"named.where"}
+        assert run_program("here.where()", hubs["beta"].tools()).result == "beta"
+        stray = Provider("stray")
+        with pytest.raises(ProviderRefused, match="several servers .* none for"):
+            stray.serve(state_dir=folder, workspace=tmp_path, reconnect=False)
+    finally:
+        for app in apps:
+            app.stop()
+        for hub in hubs.values():
+            hub.stop()

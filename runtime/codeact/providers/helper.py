@@ -70,15 +70,17 @@ class Provider:
     # -- serving ----------------------------------------------------------------------------------------------
 
     def serve(self, url: str | None = None, token: str | None = None, *, state_dir: Path | str | None = None,
-              reconnect: bool = True, retry: float = 1.0) -> None:
+              workspace: Path | str | None = None, reconnect: bool = True, retry: float = 1.0) -> None:
         """Connect and answer calls until :meth:`stop` (or, without ``reconnect``, until the connection ends).
-        ``state_dir`` (the server's folder) gives the URL and token, read again at each reconnection. Raises
-        :class:`ProviderRefused` when the server refuses the token, the name or the tools."""
+        ``state_dir`` (the server's folder) gives the URL and token, read again at each reconnection; where several
+        servers keep their files there, the one serving ``workspace`` (default: the repository of the current
+        folder, as ``codeact run`` finds it). Raises :class:`ProviderRefused` when the server refuses the token, the
+        name or the tools, or when no server there serves that workspace (``AMBIGUOUS``)."""
         if state_dir is None and (url is None or token is None):
             raise ValueError("give url and token, or state_dir")
         while not self._stopping.is_set():
             try:
-                self._session(*_endpoint(url, token, state_dir))
+                self._session(*_endpoint(url, token, state_dir, workspace))
             except ProviderRefused:
                 raise
             except (OSError, EOFError, ValueError, RuntimeError):  # no server yet, or it went away
@@ -88,12 +90,12 @@ class Provider:
                 return
 
     def start(self, url: str | None = None, token: str | None = None, *, state_dir: Path | str | None = None,
-              timeout: float = 10.0, **options: Any) -> Provider:
+              workspace: Path | str | None = None, timeout: float = 10.0, **options: Any) -> Provider:
         """:meth:`serve` in a background thread; returns once registered (``TimeoutError`` if not within
         ``timeout`` s, with the server's refusal as its cause)."""
         def target() -> None:
             try:
-                self.serve(url, token, state_dir=state_dir, **options)
+                self.serve(url, token, state_dir=state_dir, workspace=workspace, **options)
             except BaseException as exc:  # noqa: BLE001 - kept for start() and the caller
                 self.error = exc
 
@@ -157,25 +159,36 @@ class Provider:
             pass
 
 
-def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None) -> tuple[str, str]:
+def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None,
+              workspace: Path | str | None = None) -> tuple[str, str]:
     if state_dir is None:
         return str(url), str(token)
-    status = read_status(state_dir, _stem(Path(state_dir)))
+    status = read_status(state_dir, _stem(Path(state_dir), workspace))
     if not status.get("url") or not status.get("token_file"):
         raise OSError(f"no provider hub status in {state_dir} (is the CodeAct server running with providers on?)")
     return url or str(status["url"]), token or Path(status["token_file"]).read_text(encoding="utf-8").strip()
 
 
-def _stem(folder: Path) -> str:
+def _stem(folder: Path, workspace: Path | str | None = None) -> str:
     """The status file's stem in ``folder``: "" for ``providers.json``, else that of the one ``STEM.providers.json``
-    there (the server names its files after its socket)."""
+    there, or where there are several, that of the server for ``workspace`` (the server names its files after its
+    socket, one per install and workspace: :func:`codeact.client.socket_path`)."""
+    import os
+
+    from ..client import socket_path, workspace_of
+
     if (folder / STATUS_FILE).exists():
         return ""
     found = sorted(p.name[:-len(STATUS_FILE) - 1] for p in folder.glob(f"*.{STATUS_FILE}"))
-    if len(found) > 1:
-        raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of several servers ({', '.join(found)}); "
-                              "give the URL and token file instead")
-    return found[0] if found else ""
+    if len(found) <= 1:
+        return found[0] if found else ""
+    served = workspace_of(None if workspace is None else os.fspath(workspace), os.getcwd())
+    mine = os.path.basename(socket_path(str(folder), served))[:-len(".sock")]
+    if mine in found:
+        return mine
+    raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of several servers ({', '.join(found)}), none "
+                          f"for {served}: pass workspace= (--workspace) naming the repository the server works in, "
+                          "or the URL and token file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -184,6 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("name", help="the provider's name: programs call NAME.function(...)")
     parser.add_argument("file", help="a Python file; its public functions become the tools")
     parser.add_argument("--state-dir", help="the CodeAct server's folder (gives the URL and token file)")
+    parser.add_argument("--workspace", help="with --state-dir: the repository whose server to join, where several "
+                                            "servers keep their files there (default: the current folder's)")
     parser.add_argument("--url", help="the hub's URL (codeact server status --json: providers.url)")
     parser.add_argument("--token-file", help="the file holding the token (providers.token_file)")
     parser.add_argument("--context", help="what `codeact describe NAME` shows about this provider")
@@ -197,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             provider.tool(value)
     token = Path(args.token_file).read_text(encoding="utf-8").strip() if args.token_file else None
     try:
-        provider.serve(args.url, token, state_dir=args.state_dir)
+        provider.serve(args.url, token, state_dir=args.state_dir, workspace=args.workspace)
     except ProviderRefused as exc:
         print(f"codeact provider: {exc}", file=sys.stderr)
         return 1
