@@ -316,3 +316,15 @@ def test_what_names_an_mcp_server() -> None:
         assert names_mcp(program, servers), program
     for program in ("print(6 * 7)", "demos = 1", "view(path='README.md')", "x = undemo.add()"):
         assert not names_mcp(program, servers), program
+
+
+def test_the_discover_fix_names_the_launcher_by_its_full_path(workspace, environ) -> None:
+    """Issue 41.7: `codeact` is not on PATH; a printed fix names this install's launcher so it can be pasted."""
+    from codeact.core.config import codeact_home
+
+    root = workspace({"raw": raw()})
+    settings = Settings(scope="global", tools=("view",))
+    done = run('mcp_call(server="nope", tool="thing", arguments={"x": 1})', workspace=root, settings=settings,
+               environ=environ, backend="monty")
+    assert not done.ok and "no MCP server 'nope' here" in done.error.message, done.error
+    assert f"`{codeact_home() / 'bin' / 'codeact'} discover`" in done.error.message, done.error.message

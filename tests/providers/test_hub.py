@@ -66,7 +66,7 @@ def test_a_python_providers_tools_are_called_from_a_program(hub, url, run_progra
         assert sorted(tools) == ["notes.fail", "notes.search"]
         search = tools["notes.search"]
         assert search.source == "live" and search.description == "Find notes containing query."
-        assert "provider 'notes'" in search.doc and "codeact describe notes" in search.doc
+        assert "provider 'notes'" in search.doc and "/bin/codeact describe notes`" in search.doc
         assert search.parameters["required"] == ["query"]
         assert hub.context("notes") == "The user's notes app; notes are short texts."
         assert hub.connected == 1 and hub.status()["providers"] == [{"name": "notes", "tools": ["fail", "search"]}]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.boundary import find_workspace
-from ..core.config import Settings
+from ..core.config import Settings, launcher_invocation
 from ..errors import EXIT_OK, EXIT_PROGRAM_ERROR
 from ..lifecycle.discover import LockCheck, check_machine_lock, check_repo_lock, discover_machine_lock, discover_repo
 from ..mcp.config import USER_FILE, load_servers
@@ -97,6 +97,6 @@ def _report_check(result: LockCheck, as_json: bool) -> int:
             print(f"differs: {line}")
         if result.failed_in_lock:
             _err(f"note: the lock records failed server(s): {', '.join(result.failed_in_lock)}")
-        print(f"{result.shown} is out of date; run `codeact discover`" if not result.ok
+        print(f"{result.shown} is out of date; run {launcher_invocation('discover')}" if not result.ok
               else f"{result.shown} matches the configured MCP servers")
     return EXIT_OK if result.ok else EXIT_PROGRAM_ERROR

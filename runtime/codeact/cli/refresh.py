@@ -32,8 +32,10 @@ def main(args: argparse.Namespace) -> int:
     try:
         changed = refresh(project, timeout=args.timeout, progress=say)
     except Exception as exc:  # noqa: BLE001 - a refresh must never break `copier update`
+        from ..core.config import launcher_invocation
+
         say(f"codeact refresh: could not refresh the MCP tools ({exc}); the drift check will report the lock as "
-            "stale until `codeact refresh` succeeds")
+            f"stale until {launcher_invocation('refresh')} succeeds")
         return EXIT_OK
     say("codeact refresh: " + (f"updated {', '.join(changed)}" if changed else "instructions already up to date"))
     return EXIT_OK

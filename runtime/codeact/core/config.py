@@ -28,6 +28,14 @@ def codeact_home() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
+def launcher_invocation(arguments: str) -> str:
+    """``ARGUMENTS`` given to this install's launcher, as a person or the model pastes it: the launcher by its full
+    path, quoted for the shell (``codeact`` is not on PATH), in backquotes."""
+    import shlex
+
+    return f"`{shlex.quote(str(codeact_home() / 'bin' / 'codeact'))} {arguments}`"
+
+
 class Settings(NamedTuple):
     """The stamped answers, as ``.codeact/settings.json`` records them."""
 

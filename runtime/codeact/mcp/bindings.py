@@ -136,15 +136,21 @@ def _noting_cuts(call: Callable[..., Any], name: str, cap: int) -> Callable[...,
     return noted
 
 
+def _discover_command() -> str:
+    from ..core.config import launcher_invocation
+
+    return launcher_invocation("discover")
+
+
 def _unknown(server: str, catalog: Catalog, lock: Mapping[str, Any] | None) -> str:
     """Why ``server`` has no tools here, and what to do about it."""
     entry = ((lock or {}).get("servers") or {}).get(server)
     if entry is not None and entry.get("status") != "ok":
         return f"MCP server {server!r} is unavailable ({entry.get('reason') or 'failed'}); fix it, then run " \
-               "`codeact discover`"
+               f"{_discover_command()}"
     names = sorted(set(catalog.servers) | set(catalog.servers.values()))
     return (f"no MCP server {server!r} here (servers: {', '.join(names) or 'none'}); a server added to .mcp.json or "
-            "$COPILOT_HOME/mcp-config.json since the tools were listed needs `codeact discover`")
+            f"$COPILOT_HOME/mcp-config.json since the tools were listed needs {_discover_command()}")
 
 
 def _generic_tool(pool: SessionPool, catalog: Catalog, lock: Mapping[str, Any] | None = None) -> Tool:
@@ -224,13 +230,13 @@ def _resolver(loaded: LoadedConfig, environ: Mapping[str, str], lock: Mapping[st
         config, entry = servers.get(name), entries.get(name) or {}
         if config is None and unreadable:
             raise ServerUnavailable(f"MCP server {name!r} cannot start: {'; '.join(unreadable)}; fix the file (the "
-                                    "Copilot CLI skips it as well), then run `codeact discover`")
+                                    f"Copilot CLI skips it as well), then run {_discover_command()}")
         if config is None:
             raise ServerUnavailable(f"MCP server {name!r} has tools in the lock but is no longer configured; run "
-                                    "`codeact discover`")
+                                    f"{_discover_command()}")
         if entry.get("config_hash") != config.config_hash() or entry.get("transport") != config.transport:
             raise ServerUnavailable(f"MCP server {name!r}: its configuration ({config.source}) changed since its "
-                                    "tools were listed; run `codeact discover` (or the update command)")
+                                    f"tools were listed; run {_discover_command()} (or the update command)")
         return config
 
     return resolve

@@ -199,7 +199,10 @@ class ProviderHub:
                  "answer until the run's deadline; it fails (RuntimeError) when the provider reports an error or "
                  "is no longer connected."]
         if provider.context:
-            lines += ["", f"`codeact describe {provider.name}` shows what the provider says about itself."]
+            from ..core.config import launcher_invocation
+
+            lines += ["", f"{launcher_invocation('describe ' + provider.name)} shows what the provider says about "
+                          "itself."]
         first = spec.description.strip().splitlines()
         return Tool(name=name, description=first[0] if first else "", parameters=optional_takes_none(spec.parameters, omit),
                     returns="Any", call=call, source=LIVE, doc="\n".join(lines),
