@@ -108,11 +108,13 @@ def _not_rendered(rel: str) -> bool:
     return any(rel == n or (n.endswith("/") and rel.startswith(n)) for n in NOT_RENDERED)
 
 
-def restore_command(project: Path, rel: str, expected: bytes) -> str:
-    """A command that gives back the template's ``rel``: from HEAD when HEAD holds exactly that, else a recopy."""
-    shown = subprocess.run(["git", "show", f"HEAD:./{rel}"], cwd=project, capture_output=True, check=False)
-    if shown.returncode == 0 and shown.stdout == expected:
-        return f"git restore --source=HEAD --staged --worktree -- {rel}"
+def restore_command(project: Path, rel: str, expected: Path) -> str:
+    """A command that gives back the template's ``rel``: from HEAD when HEAD holds exactly that (as git stores it:
+    a ``*.ps1`` rendered with CRLF is committed with LF under the owned .gitattributes), else a recopy."""
+    head = subprocess.run(["git", "rev-parse", "-q", "--verify", f"HEAD:./{rel}"], cwd=project, capture_output=True,
+                          text=True, check=False)
+    if head.returncode == 0 and head.stdout.strip() == _blob_id(project, rel, expected):
+        return f"git restore --source=HEAD --staged --worktree -- {shlex.quote(rel)}"
     return f"{RECOPY_COMMAND} (commit first; then `git status` shows what it restored)"
 
 
@@ -129,11 +131,11 @@ def rendered_differences(project: Path, expected: Path) -> list[Drift]:
         mine = project / rel
         if not mine.exists():
             found.append(Drift("deleted", rel, "owned by the template but missing; restore it with: "
-                                               + restore_command(project, rel, path.read_bytes())))
+                                               + restore_command(project, rel, path)))
         elif mine.read_bytes() != path.read_bytes() and not _same_blob(project, rel, mine, path):
             found.append(Drift("edited", rel, "differs from what the template renders; move your change to "
                                               "codeact.local.instructions.md or the template, then restore it: "
-                                              + restore_command(project, rel, path.read_bytes())))
+                                              + restore_command(project, rel, path)))
         elif os.access(path, os.X_OK) and _index_mode(project, rel) == "100644":
             found.append(Drift("mode", rel, "committed without its executable bit (a fresh clone cannot run it: "
                                             f"exit 126); fix: git update-index --chmod=+x -- {shlex.quote(rel)} "
@@ -153,14 +155,15 @@ def rendered_differences(project: Path, expected: Path) -> list[Drift]:
 def _same_blob(project: Path, rel: str, mine: Path, expected: Path) -> bool:
     """Whether git would store the same content for both (its line-ending rules for ``rel`` applied to each): a
     clone with core.autocrlf=true holds CRLF in the working tree and still commits the template's bytes."""
-    hashes = []
-    for file in (mine, expected):
-        done = subprocess.run(["git", "hash-object", f"--path={rel}", str(file)], cwd=project, capture_output=True,
-                              text=True, check=False)
-        if done.returncode != 0:
-            return False
-        hashes.append(done.stdout.strip())
-    return hashes[0] == hashes[1]
+    theirs = _blob_id(project, rel, expected)
+    return bool(theirs) and _blob_id(project, rel, mine) == theirs
+
+
+def _blob_id(project: Path, rel: str, file: Path) -> str:
+    """The blob id git would store for ``file`` committed as ``rel`` (its line-ending rules applied); "" on error."""
+    done = subprocess.run(["git", "hash-object", f"--path={rel}", str(file)], cwd=project, capture_output=True,
+                          text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
 def _index_mode(project: Path, rel: str) -> str:
@@ -193,6 +196,14 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
                                                    f"`{fix}` (a plain `{UPDATE_COMMAND}` takes the policy's "
                                                    "default)"))
     return found
+
+
+def _unrendered_move(moved: Drift, unverified: list[str]) -> Drift:
+    """The policy check's ``source`` finding, saying why nothing was rendered (the move command stays last)."""
+    head, sep, move = moved.detail.partition("; move to it")
+    why = "; ".join(unverified)
+    return Drift(moved.kind, moved.path, f"{head} ({why}; the template was not rendered, so the owned files are "
+                                         f"unchecked until the move){sep}{move}")
 
 
 def _cli_value(value: object) -> str:
@@ -279,6 +290,9 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         notes.append(f"skipped the owned files: {unverified[0]} (offline?); conflicts, ignored files and the tool "
                      "lock were checked")
         return found + _local_checks(project, live)
+    if unverified and policy_from and any(d.kind == "source" for d in found):
+        # The policy check already names the other template and the move that fixes both: one finding, not two.
+        return [_unrendered_move(d, unverified) if d.kind == "source" else d for d in found]
     if unverified:
         return found + [Drift("source", answers_file(project), why + "; the template was not rendered, so the "
                               "owned files are unchecked") for why in unverified]
