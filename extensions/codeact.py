@@ -324,7 +324,12 @@ class CodeactExtension(Extension):
 def codeact_hook(context: Any, name: str) -> str:
     """The hook script ``name`` (pre-tool-use.sh, pre-tool-use.ps1, session-start.sh, post-tool-use.sh)."""
     text = _submodule("enforcement.render").hook_template(name)
-    return str(context.environment.from_string(text).render(context.get_all()))
+    script = str(context.environment.from_string(text).render(context.get_all()))
+    if name.endswith(".ps1"):
+        # As the owned .gitattributes checks it out (`*.ps1 text eol=crlf`): an LF render differs from every
+        # checkout, and `copier update` then merges a CRLF file with LF versions (a whole-file conflict).
+        script = script.replace("\r\n", "\n").replace("\n", "\r\n")
+    return script
 
 
 def agent_tools() -> list[str]:

@@ -151,7 +151,6 @@ def test_drift_names_each_answer_that_breaks_the_recorded_policy(fork, tmp_path)
     assert any("'enforcement'" in d["detail"] for d in policy) and any("'backend'" in d["detail"] for d in policy)
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: the printed fix's update leaves nothing to commit after the answers-file move (41.1)", strict=False)
 def test_an_answers_file_edited_to_break_the_policy_is_repaired_by_the_printed_fix_and_by_a_plain_update(
         fork, tmp_path):
     """Issue 27: both failed with "Validation error" (the old version's copy re-validated the recorded answers)."""
@@ -192,7 +191,6 @@ def test_an_answers_file_edited_to_break_the_policy_is_repaired_by_the_printed_f
     assert drift_kinds(plain) == (0, [])
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: drift reports the source finding twice (provenance check 40.2 and the policy check)", strict=False)
 def test_policy_from_the_org_template_catches_a_repo_that_points_at_upstream(template_src, fork, tmp_path):
     project = tmp_path / "p"
     assert stamp(template_src, project, "enforcement=off").returncode == 0  # upstream: no policy
@@ -345,7 +343,6 @@ def test_extra_files_in_owned_folders_are_drift_but_ignored_caches_are_not(templ
     assert extra == [".codeact/runtime/codeact/evil_extra.py", ".github/skills/codeact/references/old-patterns.md"]
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: drift prints a recopy command for the .ps1 launcher where git restore works (line endings, 41.4)", strict=False)
 def test_drift_gives_a_restore_command_that_works(template_src, tmp_path):
     project = tmp_path / "p"
     assert stamp(template_src, project, f"tools={TOOLS}").returncode == 0
