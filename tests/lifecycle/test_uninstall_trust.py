@@ -104,7 +104,6 @@ def test_uninstall_keeps_your_untracked_files_inside_the_install_unless_forced(p
     assert not (project / ".codeact").exists() and not (project / ".github/skills").exists()
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: uninstall calls the new owned .gitattributes/.gitignore files the user's (41.4, 42.1)", strict=False)
 def test_uninstall_of_an_uncommitted_stamp_tells_the_template_files_from_yours(stamp, tmp_path):
     """Nothing is tracked yet: what the recorded template version renders is recomputed (Copier renders it)."""
     project = stamp(tmp_path / "fresh", tools=TOOLS)

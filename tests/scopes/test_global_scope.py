@@ -30,7 +30,6 @@ LINKED = ["instructions/codeact.instructions.md", "instructions/codeact.local.in
           "agents/codeact.agent.md", "skills/codeact", "skills/codeact-update", "hooks/codeact.json", "codeact"]
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: a global-scope update leaves the stamp-time-rendered hooks and settings.json modified (46.3 with 41)", strict=False)
 def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path: Path, venv_dir: Path,
                                                    copilot_cli: Callable[..., subprocess.CompletedProcess[str]],
                                                    run_copilot: Callable[..., CopilotRun]) -> None:
@@ -81,9 +80,9 @@ def test_global_scope_links_updates_and_uninstalls(template_src: Path, tmp_path:
     assert "stamped_mode='exclusive'" in (copilot_home / "codeact/hooks/pre-tool-use.sh").read_text()
     assert json.loads((copilot_home / "codeact/settings.json").read_text())["enforcement"] == "exclusive"
     assert mine.is_symlink() and mine.resolve() == (dest / "agents/codeact.agent.md").resolve()
-    assert status(dest) == [" M .copier-answers.codeact.yml", " M .codeact/hooks/post-tool-use.sh",
-                            " M .codeact/hooks/pre-tool-use.sh", " M .codeact/hooks/session-start.sh",
-                            " M .codeact/settings.json"], status(dest)
+    assert status(dest) == sorted([" M .copier-answers.codeact.yml", " M .codeact/hooks/post-tool-use.sh",
+                                   " M .codeact/hooks/pre-tool-use.sh", " M .codeact/hooks/session-start.sh",
+                                   " M .codeact/settings.json"]), status(dest)
     git(dest, "commit", "-qam", "codeact: exclusive")
 
     # A session in another repository: the linked hook denies `view` and lets the quoted launcher run.

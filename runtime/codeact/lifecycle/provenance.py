@@ -39,6 +39,12 @@ def base_source(project: Path, base: str) -> str | None:
     return None
 
 
+def _records_answers(project: Path, base: str) -> bool:
+    """Whether the revision ``base`` holds an answers file (either place); False without ``base``."""
+    return any(_git(project, "cat-file", "-e", f"{base}:{name}").returncode == 0
+               for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE))
+
+
 def commit_error(src: str, commit: str) -> str:
     """Why ``commit`` is not a version of the template ``src`` that may render: "" when it is a tag of ``src`` or
     a commit its default branch holds."""
@@ -68,9 +74,12 @@ def commit_error(src: str, commit: str) -> str:
         return f"{UNREACHABLE} {src} to check _commit {commit!r}: {exc}"
 
 
-def source_errors(project: Path, base: str, policy_from: str | None) -> list[str]:
+def source_errors(project: Path, base: str, policy_from: str | None, *, first_stamp: bool = False) -> list[str]:
     """Why the recorded template may not be rendered with ``--trust``; empty when it may. With ``policy_from``
-    the organisation's source renders (a different ``_src_path`` is reported by the policy check)."""
+    the organisation's source renders (a different ``_src_path`` is reported by the policy check). With
+    ``first_stamp``, a ``base`` that records no answers file at all (a stamp not committed yet) takes the working
+    tree's source, still checking ``_commit`` against it: `codeact uninstall` on the user's machine renders the
+    template that user's own `copier copy` just ran, where no reviewed base exists to compare with."""
     from .orgpolicy import load_answers, same_source
 
     answers = load_answers((project / answers_file(project)).read_text(encoding="utf-8"))
@@ -82,6 +91,8 @@ def source_errors(project: Path, base: str, policy_from: str | None) -> list[str
         src = policy_from
     else:
         trusted = base_source(project, base)
+        if trusted is None and first_stamp and not _records_answers(project, base):
+            trusted = src
         if trusted is None:
             return [f"{base} records no template source to check _src_path {src!r} against (a first stamp: "
                     "the check runs once the stamp is committed, or on the pull request after it is merged)"]

@@ -181,7 +181,7 @@ def _rendered(project: Path) -> tuple[set[str], str]:
     if not copier:
         return set(), "`copier` is not on PATH"
     try:
-        unverified = source_errors(project, "HEAD", None)
+        unverified = source_errors(project, "HEAD", None, first_stamp=True)
         if unverified:  # never render, with --trust, a source the working tree changed (as drift)
             return set(), unverified[0]
         expected = render_expected(project, copier)
@@ -350,6 +350,15 @@ def remove_install(project: Path, *, everything: bool = False, dry_run: bool = F
     found = stamped(project, scope)  # before anything goes: the manifest is removed with .codeact/
     warnings: list[str] = []
     links: list[str] = []
+    # Everything the removal imports is loaded before anything goes: this runtime's own files go with .codeact/,
+    # and a global install runs it through the $COPILOT_HOME link that unlink() removes first.
+    import yaml  # noqa: F401 - for drop_precommit_hook
+
+    from . import drift, orgpolicy, provenance  # noqa: F401 - for users_files (recomputes what the template renders)
+    if not dry_run:
+        from .clisettings import sync
+
+        sync(project, exclusive=False)  # CodeAct's entries out of the user's CLI settings (the file stays theirs)
     if layout.links:  # first the links, while their targets still exist
         from .links import copilot_home, unlink
 
@@ -357,12 +366,6 @@ def remove_install(project: Path, *, everything: bool = False, dry_run: bool = F
         links, warnings = unlink(project, home, dry_run=dry_run)
         for link in links if not dry_run else ():
             tidy(Path(link).parent, home)
-    if not dry_run:  # before the runtime itself goes with .codeact/
-        from .clisettings import sync
-
-        sync(project, exclusive=False)  # CodeAct's entries out of the user's CLI settings (the file stays theirs)
-    import yaml  # noqa: F401 - loaded now, for drop_precommit_hook after .codeact/ is gone
-
     done = uninstall(project, everything=everything, dry_run=dry_run, force=force, scope=scope, found=found)
     kept_in = {item for item in found.owned if item.endswith("/") and any(f.startswith(item) for f in done.yours)}
     for item, why in done.refused:
