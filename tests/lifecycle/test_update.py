@@ -112,7 +112,6 @@ def test_versioned_migration_renames_an_old_answer(two_versions, tmp_path):
     assert json.loads((project / ".codeact/settings.json").read_text())["enforcement"] == "nudge"
 
 
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: a backend switch now also changes files outside the expected set (stamp-time hooks, 46.3)", strict=False)
 def test_backend_switch_changes_exactly_the_dependent_files(template_src, tmp_path):
     project = make_repo(tmp_path / "p")
     assert copier(project, "copy", "--trust", "--defaults", "--vcs-ref", "HEAD", "-d",
@@ -125,7 +124,6 @@ def test_backend_switch_changes_exactly_the_dependent_files(template_src, tmp_pa
     assert status(project) == sorted([
         " M .copier-answers.codeact.yml",
         " M .codeact/settings.json",
-        " M .github/agents/codeact.agent.md",
         " M .github/instructions/codeact.instructions.md",
         " M .github/skills/codeact/SKILL.md",
     ])
