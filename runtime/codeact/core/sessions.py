@@ -106,8 +106,9 @@ def assigned(code: str) -> list[str]:
     names: dict[str, None] = {}
     scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
               ast.DictComp, ast.GeneratorExp)
-
-    def visit(node: ast.AST) -> None:
+    pending: list[ast.AST] = list(reversed(tree.body))  # a stack, not recursion: a program may nest thousands deep
+    while pending:
+        node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names[node.name] = None
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -115,11 +116,7 @@ def assigned(code: str) -> list[str]:
         elif isinstance(node, ast.alias):
             names[(node.asname or node.name).split(".")[0]] = None
         if not isinstance(node, scopes):
-            for child in ast.iter_child_nodes(node):
-                visit(child)
-
-    for statement in tree.body:
-        visit(statement)
+            pending.extend(reversed(list(ast.iter_child_nodes(node))))
     return list(names)
 
 
