@@ -9,7 +9,8 @@ and ``CODEACT_ALLOW_SECRETS`` are not hashed: they travel with each request.
 Checked at every run by what changed, never by reading or walking again: the runtime tree through inotify on its
 folders where Linux offers it (one ``read`` a run; elsewhere one ``stat`` per file and folder), each input file by
 its ``stat`` (inode, size, modification and change time) with its content digest kept until that changes, and the
-list of inputs kept for the variables and folder states it was made from.
+list of inputs kept for the variables and folder states it was made from. The server's connection threads hash one
+at a time (one lock); under inotify, the bytecode folders (``__pycache__``) a server writes there are no change.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -18,6 +19,7 @@ import functools
 import hashlib
 import os
 import sys
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -145,12 +147,15 @@ class _FolderWatch:
     def quiet(self) -> bool:
         if self._changed or self._fd is None:
             return False
-        try:
-            os.read(self._fd, 65536)
-        except BlockingIOError:
-            return True
-        except OSError:
-            pass
+        while True:
+            try:
+                events = os.read(self._fd, 65536)
+            except BlockingIOError:
+                return True
+            except OSError:
+                break
+            if not all(name == b"__pycache__" for name in _event_names(events)):
+                break  # the server writing bytecode makes a __pycache__ folder: not a change of the tree
         self._changed = True
         return False
 
@@ -158,6 +163,18 @@ class _FolderWatch:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _event_names(events: bytes) -> Iterable[bytes]:
+    """The names of the inotify events in ``events`` (``struct inotify_event``: wd, mask, cookie, len, then the
+    name, NUL-padded); ``b""`` for one about the watched folder itself or the queue's overflow."""
+    at = 0
+    while at + 16 <= len(events):
+        size = int.from_bytes(events[at + 12:at + 16], sys.byteorder)
+        yield events[at + 16:at + 16 + size].rstrip(b"\0")
+        at += 16 + size
+    if at != len(events) or not events:
+        yield b""  # a cut or empty read: taken for a change
 
 
 def _folders(root: Path) -> list[str]:
@@ -176,6 +193,9 @@ def _mtime(path: str) -> int:
 
 
 _STAMP: RuntimeStamp | None = None  # this process's runtime, stamped at its first hash (the server: at start)
+# The server hashes in every connection's thread: one at a time, or two threads that both find the stamp stale
+# close its inotify descriptor twice, the second time closing whatever took that number since (a client's socket).
+_LOCK = threading.RLock()
 
 
 @functools.lru_cache(maxsize=1)
@@ -191,11 +211,12 @@ def runtime_digest(runtime: Path | None = None) -> bytes:
     package = _package()
     if runtime is not None and runtime != package:
         return RuntimeStamp(runtime).digest()
-    if _STAMP is None or not _STAMP.holds():
-        if _STAMP is not None:
-            _STAMP.close()
-        _STAMP = RuntimeStamp(package)
-    return _STAMP.digest()
+    with _LOCK:
+        if _STAMP is None or not _STAMP.holds():
+            if _STAMP is not None:
+                _STAMP.close()
+            _STAMP = RuntimeStamp(package)
+        return _STAMP.digest()
 
 
 # What the list of inputs depends on besides the workspace and the files' states: these variables.
@@ -250,12 +271,13 @@ def config_hash(workspace: Path, environ: Mapping[str, str], runtime: Path | Non
     if runtime is not None and runtime != _package():
         return _combined(runtime_digest(runtime), [str(p) for p in inputs(workspace, environ)], environ)
     key = (str(workspace), *(environ.get(name) for name in _KEY_VARIABLES))
-    kept = _HASHED.get(key)
-    if kept is None or not kept.holds():
-        if len(_HASHED) > 64:  # many environments: start over rather than grow
-            _HASHED.clear()
-        kept = _HASHED[key] = _Hashed(workspace, environ)
-    return kept.value
+    with _LOCK:
+        kept = _HASHED.get(key)
+        if kept is None or not kept.holds():
+            if len(_HASHED) > 64:  # many environments: start over rather than grow
+                _HASHED.clear()
+            kept = _HASHED[key] = _Hashed(workspace, environ)
+        return kept.value
 
 
 def _combined(runtime: bytes, files: list[str], environ: Mapping[str, str]) -> str:
