@@ -252,6 +252,34 @@ def test_real_mcp_servers_name_each_instance_and_say_what_to_install(tmp_path: P
     assert servers["filesystem1"]["args"] == ["."]
 
 
+
+def _context_row(servers: str, mode: str, kind: str, fixed: int, tools: int, mcp: int) -> dict[str, Any]:
+    return {"mcp_servers": servers, "mode": mode, "kind": kind, "session": f"{mode} {kind}", "fixed_bytes": fixed,
+            "tools": tools, "mcp_tools": mcp}
+
+
+def test_context_only_flags_suspect_figures_under_its_table() -> None:
+    rows = [_context_row("16 servers", "none", "bare", 130_000, 159, 142)]
+    for mode in bench.MODES:
+        tools, mcp = (17, 0) if mode == "exclusive" else (159, 142)
+        rows += [_context_row("16 servers", mode, "default", 60_000, tools, mcp),
+                 _context_row("16 servers", mode, "agent", 35_000, 6, 0)]
+    assert bench.context_problems(rows) == []
+    rows[3]["mcp_tools"] = 140  # nudge's default agent lost a server's tools
+    rows[-1]["fixed_bytes"] = 70_000  # exclusive's --agent codeact larger than its default agent
+    problems = bench.context_problems(rows)
+    assert len(problems) == 2 and "nudge" in problems[0] and "140" in problems[0] and "exclusive" in problems[1]
+    md = bench.context_only_markdown({"command": "c", "generated": "d", "copilot": "v", "rows": rows,
+                                      "problems": problems})
+    assert md.count("| 16 servers |") == 7 and md.count("**Suspect:**") == 2
+
+
+def test_context_only_needs_the_real_servers() -> None:
+    with pytest.raises(SystemExit) as exc:
+        bench.main(["--context-only"])
+    assert exc.value.code == 2
+
+
 # ============================================================================================ the budgets
 
 BUDGETS = ("warm trivial run", "cold trivial run", "a tool call (`view`), warm", "a tool call (`view`), cold",
