@@ -94,3 +94,16 @@ def _ended(pid: int | None, wait: float = 15.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_a_run_that_calls_no_mcp_tool_leaves_the_sessions_alone(project: dict[str, Any]) -> None:
+    """A run under another environment that calls no MCP tool (a limit raised for one heavy run) takes no session
+    set: the warm session of the other runs stays open, and their next call starts no server."""
+    assert env_of_server(project) == "one"
+    before = starts(project["counter"])
+    (first,) = [s["pid"] for s in shared_sessions()]
+    quiet = run("print(6 * 7)", workspace=project["root"], settings=SETTINGS,
+                environ={**project["environ"], "CODEACT_MEMORY": str(64 << 20)})
+    assert quiet.ok and quiet.stdout == "42\n", quiet.error
+    assert [s["pid"] for s in shared_sessions()] == [first] and process_running(first)
+    assert env_of_server(project) == "one" and starts(project["counter"]) == before

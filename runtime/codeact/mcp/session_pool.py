@@ -363,19 +363,30 @@ class SessionPool:
         self._call_timeout = call_timeout
         self._failed: set[str] = set()  # servers that failed during this pool's run
         self._used: set[str] = set()  # servers this pool's run has called
-        shared = _SHARED
-        self._finalizer: weakref.finalize[Any, Any]
-        if shared is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
-            state = self._state = shared.state(cwd, connect_timeout, environ)
-            self._finalizer = weakref.finalize(self, lambda: shared.release(state))
-        else:
-            self._state = _PoolState(cwd, connect_timeout, environ)
-            self._finalizer = weakref.finalize(self, self._state.close)
+        self._opening = (cwd, connect_timeout, environ)
+        self._taken: _PoolState | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+
+    @property
+    def _state(self) -> _PoolState:
+        """The sessions this pool uses, taken at its first MCP call or read: a run that calls no MCP tool never
+        replaces the warm server's sessions kept for another environment."""
+        if self._taken is None:
+            cwd, connect_timeout, environ = self._opening
+            shared = _SHARED
+            if shared is not None:  # the warm server: sessions outlive the run, shared by runs with this environment
+                state = shared.state(cwd, connect_timeout, environ)
+                self._finalizer = weakref.finalize(self, shared.release, state)
+            else:
+                state = _PoolState(cwd, connect_timeout, environ)
+                self._finalizer = weakref.finalize(self, state.close)
+            self._taken = state
+        return self._taken
 
     @property
     def starts(self) -> dict[str, int]:
         """How many sessions were opened per server (one per server per run is the contract)."""
-        return dict(self._state.starts)
+        return dict(self._taken.starts) if self._taken is not None else {}
 
     def call(self, server: str, tool: str, arguments: dict[str, Any] | None = None, *,
              unwrap: bool = False, timeout: float | None = None, output_schema: Any = _UNKNOWN) -> Any:
@@ -425,7 +436,8 @@ class SessionPool:
 
     def close(self) -> None:
         """Close every session and stop every local server this pool started."""
-        self._finalizer()
+        if self._finalizer is not None:
+            self._finalizer()
 
     def __enter__(self) -> SessionPool:
         return self
