@@ -21,7 +21,7 @@ class _LimitValues(NamedTuple):
     tool_calls: int = 10_000  # tool calls per run
     output: int = 16 * 1024  # what `codeact run` prints (stdout + stderr), bytes; the rest is stored (outputs.py)
     tool_result: int = 1 * MiB  # one tool result, bytes; longer text is cut visibly
-    writes: int = 128 * MiB  # what create() and edit() may write in one run, bytes (a runaway loop cannot fill a disk)
+    writes: int = 128 * MiB  # what create(), edit() and sql() may write in one run, bytes (no runaway loop fills a disk)
 
 
 class Limits(_LimitValues):

@@ -163,10 +163,53 @@ def _endpoint(url: str | None, token: str | None, state_dir: Path | str | None,
               workspace: Path | str | None = None) -> tuple[str, str]:
     if state_dir is None:
         return str(url), str(token)
-    status = read_status(state_dir, _stem(Path(state_dir), workspace))
+    folder = Path(state_dir)
+    _trusted_folder(folder)
+    status = read_status(folder, _stem(folder, workspace))
     if not status.get("url") or not status.get("token_file"):
         raise OSError(f"no provider hub status in {state_dir} (is the CodeAct server running with providers on?)")
-    return url or str(status["url"]), token or Path(status["token_file"]).read_text(encoding="utf-8").strip()
+    return url or _loopback(str(status["url"]), folder), token or _token(Path(str(status["token_file"])), folder)
+
+
+def _trusted_folder(folder: Path) -> None:
+    """Refuse a state folder another user could have written (a link, another user's, or open to others): its
+    status file names where the token is sent and which file is the token."""
+    from ..privatedir import ensure_private_dir
+
+    try:
+        ensure_private_dir(folder, what="provider state folder", create=False, tighten=False)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise ProviderRefused("UNTRUSTED", f"{exc}; the server's own state folder is private to you") from None
+
+
+def _loopback(url: str, folder: Path) -> str:
+    """The hub's URL from a status file: the hub listens on this machine's loopback only."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme != "ws" or parts.hostname not in ("127.0.0.1", "::1", "localhost"):
+        raise ProviderRefused("UNTRUSTED", f"the status file in {folder} names {url!r}; a CodeAct hub listens on "
+                                           "ws://127.0.0.1 only")
+    return url
+
+
+def _token(path: Path, folder: Path) -> str:
+    """The token from the file a status file names: a regular file of this user inside the state folder."""
+    import os
+    import stat
+
+    try:
+        st = os.lstat(path)
+    except OSError:
+        raise OSError(f"the provider token file {path} is missing (is the CodeAct server running?)") from None
+    inside = os.path.realpath(path.parent) == os.path.realpath(folder)
+    mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    if not (stat.S_ISREG(st.st_mode) and inside and mine):
+        raise ProviderRefused("UNTRUSTED", f"the status file in {folder} names {path} as the token file: not a file "
+                                           "of yours in that folder")
+    return path.read_text(encoding="utf-8").strip()
 
 
 def _stem(folder: Path, workspace: Path | str | None = None) -> str:
@@ -180,15 +223,15 @@ def _stem(folder: Path, workspace: Path | str | None = None) -> str:
     if (folder / STATUS_FILE).exists():
         return ""
     found = sorted(p.name[:-len(STATUS_FILE) - 1] for p in folder.glob(f"*.{STATUS_FILE}"))
-    if len(found) <= 1:
+    if len(found) <= 1 and workspace is None:  # one server: the one to join (workspace= asks for a given one)
         return found[0] if found else ""
     served = workspace_of(None if workspace is None else os.fspath(workspace), os.getcwd())
     mine = os.path.basename(socket_path(str(folder), served))[:-len(".sock")]
     if mine in found:
         return mine
-    raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of several servers ({', '.join(found)}), none "
-                          f"for {served}: pass workspace= (--workspace) naming the repository the server works in, "
-                          "or the URL and token file")
+    raise ProviderRefused("AMBIGUOUS", f"{folder} holds the status of {len(found)} server(s) "
+                          f"({', '.join(found) or 'none'}), none for {served}: pass workspace= (--workspace) naming "
+                          "the repository the server works in, or the URL and token file")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

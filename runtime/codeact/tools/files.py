@@ -192,7 +192,7 @@ def _charge_write(ctx: ToolContext, tool: str, size: int, where: str) -> None:
     limit = int(ctx.limits.writes)
     if not ctx.run_deadline().charge_write(size, limit):
         text = (f"{tool}({where}) was refused: it would take this run past its write limit of {limit:,} bytes "
-                "(what create() and edit() may write in one run); write less, or raise CODEACT_WRITES")
+                "(what create(), edit() and sql() may write in one run); write less, or raise CODEACT_WRITES")
         notices.note(f"{tool}()", text)
         raise ToolError(text)
 

@@ -43,8 +43,15 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
         raise ValueError("query holds no SQL statement")
     refused: list[str] = []
     deadline.check("sql", "opening the database")
+    before = _size(target)
     conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
     try:
+        if target != ":memory:":  # the file may grow by what is left of the run's write limit, no more (set
+            # before the authorizer, which refuses this PRAGMA to programs)
+            left = max(0, int(ctx.limits.writes) - deadline.written)
+            page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+            pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
+            conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
         _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
         rows: list[dict[str, Any]] = []
         for statement in statements:
@@ -57,6 +64,12 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
             except sqlite3.Error as exc:
                 if refused:
                     raise PolicyError(refused[-1]) from None
+                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc) and target != ":memory:":
+                    text = (f"sql(db={db!r}) was refused: the database would grow past this run's write limit of "
+                            f"{int(ctx.limits.writes):,} bytes (what create(), edit() and sql() may write in one "
+                            "run); write less, or raise CODEACT_WRITES")
+                    notices.note("sql()", text)
+                    raise ToolError(text) from None
                 if deadline.expired() and "interrupt" in str(exc):
                     raise deadline.stopped("sql", "running the query") from None
                 shown = statement.strip().rstrip(";")
@@ -65,6 +78,17 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
         return rows
     finally:
         conn.close()
+        if target != ":memory:":  # what the file grew by counts against the write limit
+            deadline.written += max(0, _size(target) - before)
+
+
+def _size(target: str) -> int:
+    import os
+
+    try:
+        return os.stat(target).st_size
+    except OSError:
+        return 0
 
 
 def split_statements(script: str) -> list[str]:
