@@ -1,10 +1,5 @@
-"""Red team 3, round 5 (issue 40.2): a template source changed by a pull request's own commit is rendered locally.
-
-Locally the base is HEAD. A developer who checks out a pull request (``gh pr checkout``) has the pull request's
-commit as HEAD: a commit that moves ``_src_path`` to the attacker's template (and ``_commit`` to a tag there) is then
-its own "base", and `codeact drift` (the pre-commit hook) and `codeact uninstall` render it with ``--trust`` — seen
-end to end: the attacker's Jinja extension ran on the host. These fail until the check looks past HEAD (the commit
-that changed the source is not a reviewed base)."""
+"""Red team 3, round 5 (issue 40.2): `codeact uninstall` takes the working tree's template source only for a stamp
+nobody committed; a repository must not pass its own source off as one."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,21 +23,6 @@ def _template(path: Path, name: str) -> Path:
 
 def _answers(src: Path) -> str:
     return f"_commit: v1\n_src_path: {src}\nscope: repo\n"
-
-
-def test_a_pull_request_commit_that_moves_the_source_is_no_base(tmp_path: Path) -> None:
-    good, evil = _template(tmp_path / "good", "good"), _template(tmp_path / "evil", "evil")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / ANSWERS).write_text(_answers(good))
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", "stamp")
-    assert source_errors(project, "HEAD", None) == []
-    git(project, "checkout", "-q", "-b", "pr")
-    (project / ANSWERS).write_text(_answers(evil))
-    git(project, "commit", "-qam", "bump the template")  # the pull request's commit, checked out
-    assert source_errors(project, "HEAD", None), "HEAD's own change of _src_path was taken as the reviewed source"
 
 
 def test_answers_in_a_submodule_are_not_a_first_stamp(tmp_path: Path) -> None:

@@ -45,6 +45,16 @@ def _records_answers(project: Path, base: str) -> bool:
                for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE))
 
 
+def _uncommitted_stamp(project: Path, base: str) -> bool:
+    """Whether the stamp in the working tree is one nobody committed: ``base`` holds no answers file and no
+    ``.codeact`` at all, and the index holds no ``.codeact`` submodule (whose answers file a clone would check out
+    with the repository)."""
+    if _records_answers(project, base) or _git(project, "cat-file", "-e", f"{base}:.codeact").returncode == 0:
+        return False
+    staged = _git(project, "ls-files", "--stage", "--", ".codeact").stdout
+    return not any(line.startswith(b"160000 ") for line in staged.splitlines())
+
+
 def commit_error(src: str, commit: str) -> str:
     """Why ``commit`` is not a version of the template ``src`` that may render: "" when it is a tag of ``src`` or
     a commit its default branch holds."""
@@ -91,7 +101,7 @@ def source_errors(project: Path, base: str, policy_from: str | None, *, first_st
         src = policy_from
     else:
         trusted = base_source(project, base)
-        if trusted is None and first_stamp and not _records_answers(project, base):
+        if trusted is None and first_stamp and _uncommitted_stamp(project, base):
             trusted = src
         if trusted is None:
             return [f"{base} records no template source to check _src_path {src!r} against (a first stamp: "
