@@ -294,10 +294,12 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         depth = _size_depth(args[0] if args else kwargs.get("object"), budget)[1]
         made = size * ((depth + 2) * indent + 8)
         return made, made
-    if name == "codeact_host.configparse":  # `%(name)s` may repeat a value in a value, ten levels deep
+    if name == "codeact_host.configparse":
+        # `%(name)s` may repeat a value in a value, ten levels deep: a factor no size of the text bounds (nine
+        # levels of four references make 4**9 copies), so a text that interpolates is read in the child, limited
+        # in memory and time
         text = _argument(args, kwargs, 0, "text", "")
-        made = size * (1024 if isinstance(text, str) and "%(" in text else 2)
-        return made, made
+        return size * 2, (IN_PROCESS_WORK + 1 if isinstance(text, str) and "%(" in text else size * 2)
     if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
         pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
             args, kwargs, 0, "pat", "")
