@@ -70,12 +70,18 @@ def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping
     text, whole, _ = within(dict(values), MAX_STATE_BYTES)  # never encoded whole: it may be 100 GB as JSON
     note = ""
     if not whole or len(text.encode()) > MAX_STATE_BYTES:
-        sizes = {key: len(within(value, MAX_STATE_BYTES)[0].encode()) for key, value in values.items()}
-        kept = dict(values)
-        for key in sorted(sizes, key=sizes.__getitem__, reverse=True):
-            kept.pop(key)
-            if sum(sizes[k] + len(k) + 6 for k in kept) <= MAX_STATE_BYTES:
+        # name by name while they fit, encoding at most twice the limit in all (400 names of one shared 20 MB list
+        # must not mean 400 encodings)
+        kept, left, work = {}, MAX_STATE_BYTES, 2 * MAX_STATE_BYTES
+        for key, value in values.items():
+            if work <= 0:
                 break
+            piece, fits, _ = within(value, min(left, work))
+            work -= len(piece)
+            size = len(piece.encode()) + len(key) + 6
+            if fits and size <= left:
+                kept[key] = value
+                left -= size
         text = json.dumps(kept, ensure_ascii=False)
         note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
             k for k in values if k not in kept)
