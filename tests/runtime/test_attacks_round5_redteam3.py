@@ -157,3 +157,15 @@ def test_saving_a_session_encodes_within_one_budget_not_one_per_name(tmp_path: P
     big = ["x" * 1000] * 20000
     sessions.save(tmp_path, "bomb", {f"a{i}": big for i in range(400)})
     assert encoded[0] <= 4 * sessions.MAX_STATE_BYTES, f"save() encoded {encoded[0]:,} characters"
+
+
+def test_statistics_on_big_integers_runs_in_the_bounded_child() -> None:
+    """``statistics.pvariance`` of 300 integers of ~280k bits was estimated at one step an integer and ran in the
+    server process past the run's deadline (the run was abandoned and the server restarted). A big integer now
+    counts as its words, and exact arithmetic on them as their square: such a call goes to the child, killed at the
+    deadline."""
+    from codeact.backends.host_modules import IN_PROCESS_WORK, _work
+
+    numbers = [(1 << 280_000) + i for i in range(300)]
+    assert _work("statistics.pvariance", (numbers,), {})[1] > IN_PROCESS_WORK
+    assert _work("statistics.mean", ([1, 2, 3],), {})[1] < IN_PROCESS_WORK  # small numbers stay in process

@@ -226,12 +226,28 @@ def _size_depth(value: Any, budget: int) -> tuple[int, int]:
         deepest = max(deepest, depth)
         if isinstance(item, (str, bytes)):
             total += len(item)
+        elif isinstance(item, int):  # a big integer counts as its machine words
+            total += item.bit_length() >> 6
         elif isinstance(item, dict):
             stack.extend((key, depth + 1) for key in item)
             stack.extend((entry, depth + 1) for entry in item.values())
         elif isinstance(item, (list, tuple, set, frozenset)):
             stack.extend((entry, depth + 1) for entry in item)
     return total, deepest
+
+
+def _widest_int(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """The machine words of the widest integer among the arguments (a list's items included), at most 10**6 looked
+    at."""
+    widest, seen = 0, 0
+    for value in (*args, *kwargs.values()):
+        for item in (value if isinstance(value, (list, tuple, set, frozenset)) else (value,)):
+            seen += 1
+            if seen > 1_000_000:
+                return widest
+            if isinstance(item, int):
+                widest = max(widest, item.bit_length() >> 6)
+    return widest
 
 
 def _text_length(value: Any) -> int:
@@ -258,6 +274,8 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
     if name == "statistics.quantiles":
         n = _number(kwargs.get("n", args[1] if len(args) > 1 else 4), 4)
         return size + max(n, 0) * 8, size + max(n, 0)
+    if name.startswith("statistics."):  # exact arithmetic (fractions) on big integers: their words squared
+        return size, size * max(1, _widest_int(args, kwargs))
     if name == "textwrap.indent":
         text = args[0] if args else kwargs.get("text", "")
         prefix = args[1] if len(args) > 1 else kwargs.get("prefix", "")
