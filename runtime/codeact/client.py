@@ -27,12 +27,11 @@ import _socket as socket  # the C module: `socket` imports selectors and enum, w
 import os
 import stat
 import sys
-from os.path import dirname, join, lexists, realpath
 
 from . import cmdline
 from .frames import PROTOCOL, BadFrame, check_reply, receive, send
 from .privatedir import ensure_private_dir
-from .rundir import server_folder
+from .rundir import install_root, server_folder, socket_path, workspace_of  # noqa: F401 - used by callers
 from .sigint import honour_ctrl_c
 
 TYPE_CHECKING = False  # not `typing` at run time
@@ -65,38 +64,6 @@ def private_folder(folder: str, *, create: bool = True) -> str:
     except OSError as exc:
         raise Unreachable(str(exc)) from None
     return folder
-
-
-def workspace_of(named: "str | None", cwd: str) -> str:
-    """The workspace a run names (``--workspace``, relative to ``cwd``), else the nearest folder above ``cwd``
-    holding ``.git``, else ``cwd`` — the same walk as ``codeact.core.boundary.find_workspace`` without its git
-    fallback."""
-    if named is not None:
-        return realpath(join(cwd, named))
-    here = probe = realpath(cwd)
-    while True:
-        if lexists(join(probe, ".git")):
-            return probe
-        parent = dirname(probe)
-        if parent == probe:
-            return here
-        probe = parent
-
-
-def install_root() -> str:
-    """The runtime folder this client belongs to (``.codeact/runtime``), resolved."""
-    return dirname(dirname(realpath(__file__)))
-
-
-def socket_path(folder: str, workspace: str, install: str | None = None) -> str:
-    """The socket of the server for ``workspace`` run by this install (one server per install and workspace)."""
-    try:
-        from _sha256 import sha256  # built in: hashlib loads OpenSSL first
-    except ImportError:  # pragma: no cover - an interpreter built without it
-        from hashlib import sha256
-
-    key = sha256(f"{install or install_root()}\0{workspace}".encode("utf-8", "surrogateescape")).hexdigest()
-    return join(folder, key[:24] + ".sock")
 
 
 def connect(path: str, timeout: float | None = None) -> socket.socket:

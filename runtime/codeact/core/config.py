@@ -5,6 +5,7 @@ Settings that widen access (more tools, secrets, hosts) are read only from the u
 """
 from __future__ import annotations
 
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 import functools
 import json
 import os

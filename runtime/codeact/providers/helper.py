@@ -215,10 +215,10 @@ def _token(path: Path, folder: Path) -> str:
 def _stem(folder: Path, workspace: Path | str | None = None) -> str:
     """The status file's stem in ``folder``: "" for ``providers.json``, else that of the one ``STEM.providers.json``
     there, or where there are several, that of the server for ``workspace`` (the server names its files after its
-    socket, one per install and workspace: :func:`codeact.client.socket_path`)."""
+    socket, one per install and workspace: :func:`codeact.rundir.socket_path`)."""
     import os
 
-    from ..client import socket_path, workspace_of
+    from ..rundir import socket_path, workspace_of
 
     if (folder / STATUS_FILE).exists():
         return ""
