@@ -49,9 +49,12 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
         if target != ":memory:":  # the file may grow by what is left of the run's write limit, no more (set
             # before the authorizer, which refuses this PRAGMA to programs)
             left = max(0, int(ctx.limits.writes) - deadline.written)
-            page = int(conn.execute("PRAGMA page_size").fetchone()[0])
-            pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
-            conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
+            try:
+                page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+                pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
+                conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
+            except sqlite3.Error as exc:  # not a database, locked, ...: as any statement's error
+                raise ToolError(f"SQL error: {exc} (opening {ctx.workspace.display(real)})") from None
         _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
         rows: list[dict[str, Any]] = []
         for statement in statements:
