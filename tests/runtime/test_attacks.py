@@ -14,9 +14,9 @@ from codeact.core.boundary import Workspace
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
 from codeact.errors import PolicyError
-from codeact.tools import files, shell, web
-from codeact.tools import grep_glob as search
+from codeact.tools import files, search, shell, web
 from codeact.tools import sql as sql_mod
+from codeact.tools.search import ripgrep
 from tests.runtime.test_secrets import SAMPLES
 
 
@@ -31,7 +31,7 @@ def outside(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=["rg", "python"])
 def search_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET if request.param == "rg" else None)
+    monkeypatch.setattr(ripgrep, "_rg_cache", ripgrep._RG_UNSET if request.param == "rg" else None)
     if request.param == "rg" and search.rg_binary() is None:
         pytest.skip("ripgrep is not installed here")
     return request.param

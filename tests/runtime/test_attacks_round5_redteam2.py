@@ -16,7 +16,7 @@ from test_attacks_round5 import _running
 from test_edit_safety import _SWAPPER, _can_exchange
 
 from codeact.core.tool import ToolContext
-from codeact.tools import grep_glob, shell
+from codeact.tools import search, shell
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links and renameat2: POSIX")
 
@@ -39,10 +39,10 @@ def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(c
     (sub / "f.txt").write_text("inside\n")
     (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
     calls: dict[str, Callable[[], Any]] = {
-        "grep file": lambda: grep_glob.grep(ctx, pattern="OUTSIDE|inside", path="sub/f.txt"),
-        "grep folder": lambda: grep_glob.grep(ctx, pattern="OUTSIDE|inside|x", path="sub"),
-        "glob path=": lambda: grep_glob.glob(ctx, pattern="**", path="sub"),
-        "glob pattern": lambda: grep_glob.glob(ctx, pattern="sub/*"),
+        "grep file": lambda: search.grep(ctx, pattern="OUTSIDE|inside", path="sub/f.txt"),
+        "grep folder": lambda: search.grep(ctx, pattern="OUTSIDE|inside|x", path="sub"),
+        "glob path=": lambda: search.glob(ctx, pattern="**", path="sub"),
+        "glob pattern": lambda: search.glob(ctx, pattern="sub/*"),
     }
     assert "inside" in str(calls["grep file"]()) and "sub/f.txt" in str(calls["glob pattern"]())
     swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "8"],

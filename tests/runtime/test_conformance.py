@@ -15,9 +15,9 @@ from codeact.core.boundary import Workspace
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
 from codeact.errors import ToolError
-from codeact.tools import files, shell
-from codeact.tools import grep_glob as search
+from codeact.tools import files, search, shell
 from codeact.tools import sql as sql_mod
+from codeact.tools.search import rg_grep, ripgrep
 
 Q3 = '"' * 3
 
@@ -26,11 +26,11 @@ Q3 = '"' * 3
 def search_impl(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test once with ripgrep and once with the pure-Python search."""
     if request.param == "rg":
-        monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
+        monkeypatch.setattr(ripgrep, "_rg_cache", ripgrep._RG_UNSET)
         if search.rg_binary() is None:
             pytest.skip("ripgrep is not installed here")
     else:
-        monkeypatch.setattr(search, "_rg_cache", None)
+        monkeypatch.setattr(ripgrep, "_rg_cache", None)
     return request.param
 
 
@@ -317,7 +317,7 @@ def test_a_nested_repository_and_the_outer_gitignore(tmp_path, root_is_a_reposit
 
 
 def test_ripgrep_is_told_to_skip_the_same_folders():
-    from codeact.tools.walk import SKIP_DIRS, SKIP_IGNORE_FILE
+    from codeact.tools.search.walk import SKIP_DIRS, SKIP_IGNORE_FILE
     # .git without "/": a worktree's or a submodule's .git FILE is skipped too
     assert SKIP_IGNORE_FILE.read_text().split() == [name if name == ".git" else name + "/" for name in SKIP_DIRS]
 
@@ -390,11 +390,11 @@ def test_grep_options(ctx):
     {"pattern": r"\d+", "glob": "**/config/*.json"}, {"pattern": "[\"']", "ignore_case": True},
 ])
 def test_grep_ripgrep_and_python_agree(ctx, monkeypatch, kwargs):
-    monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
+    monkeypatch.setattr(ripgrep, "_rg_cache", ripgrep._RG_UNSET)
     if search.rg_binary() is None:
         pytest.skip("ripgrep is not installed here")
     with_rg = search.grep(ctx, **kwargs)
-    monkeypatch.setattr(search, "_rg_cache", None)
+    monkeypatch.setattr(ripgrep, "_rg_cache", None)
     assert search.grep(ctx, **kwargs) == with_rg
 
 
@@ -420,8 +420,8 @@ def test_grep_text_encodings_and_binary(ctx, fixture_workspace):
 @pytest.mark.usefixtures("search_impl")
 def test_grep_many_matches_keeps_the_first_in_path_order(ctx, fixture_workspace, monkeypatch, flood):
     if flood:  # far more matches than asked for: the matching files are listed, sorted and read in order
-        monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
-        monkeypatch.setattr(search, "FLOOD_MIN", 10)
+        monkeypatch.setattr(rg_grep, "FLOOD_FACTOR", 1)
+        monkeypatch.setattr(rg_grep, "FLOOD_MIN", 10)
     many = fixture_workspace / "many"
     for i in range(30):
         (many / f"d{i % 3}").mkdir(parents=True, exist_ok=True)

@@ -9,8 +9,9 @@ import pytest
 from codeact.core.boundary import Workspace
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
-from codeact.tools import grep_glob as search
-from codeact.tools.walk import may_ignore, name_ends
+from codeact.tools import search
+from codeact.tools.search import rg_listing, ripgrep
+from codeact.tools.search.walk import may_ignore, name_ends
 
 
 @pytest.mark.parametrize(("pattern", "ends"), [
@@ -36,14 +37,14 @@ def test_may_ignore(rules, may):
 def listings(monkeypatch):
     """The ripgrep listings each glob made: ``True`` for one with overrides, ``False`` for one with a file type."""
     made: list[bool] = []
-    real = search._rg_files
+    real = rg_listing.list_files
 
     def recording(*args, **kwargs):
         made.append(kwargs.get("overrides", args[9] if len(args) > 9 else None) is not None)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(search, "_rg_cache", search._RG_UNSET)
-    monkeypatch.setattr(search, "_rg_files", recording)
+    monkeypatch.setattr(ripgrep, "_rg_cache", ripgrep._RG_UNSET)
+    monkeypatch.setattr(rg_listing, "list_files", recording)
     if search.rg_binary() is None:
         pytest.skip("ripgrep is not installed here")
     return made
@@ -59,12 +60,12 @@ def _tree(root: Path) -> None:
 def _both(root: Path, pattern: str = "*.py", where: str = ".") -> list[str]:
     ctx = ToolContext(workspace=Workspace.at(root), limits=Limits())
     fast = search.glob(ctx, pattern=pattern, path=where)
-    saved = search._rg_cache
-    search._rg_cache = None
+    saved = ripgrep._rg_cache
+    ripgrep._rg_cache = None
     try:
         assert fast == search.glob(ctx, pattern=pattern, path=where)  # the pure-Python walk agrees
     finally:
-        search._rg_cache = saved
+        ripgrep._rg_cache = saved
     return fast
 
 
@@ -113,6 +114,6 @@ def test_each_hazard_falls_back_and_keeps_the_rules(tmp_path, listings, hazard):
 ])
 def test_by_ending(pattern, by_ending):
     """grep leaves out its own check of a name ripgrep already filtered only where the two cannot differ."""
-    from codeact.tools.walk import Glob
+    from codeact.tools.search.walk import Glob
 
     assert Glob(pattern).by_ending is by_ending

@@ -123,17 +123,18 @@ def test_edit_accepts_the_quoted_form_and_writes_the_real_file(ws, run_program):
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
 def test_both_search_engines_quote_the_name(ws, make_ctx, monkeypatch, engine):
-    from codeact.tools import grep_glob
+    from codeact.tools import search
+    from codeact.tools.search import ripgrep
 
     if engine == "python":
-        monkeypatch.setattr(grep_glob, "_rg_cache", None)
-    elif grep_glob.rg_binary() is None:
+        monkeypatch.setattr(ripgrep, "_rg_cache", None)
+    elif search.rg_binary() is None:
         pytest.skip("ripgrep is not installed")
     ctx = make_ctx(ws)
-    assert [p for p in grep_glob.glob(ctx, pattern="*") if "\\" in p] == [NESTED_SHOWN, SHOWN]
-    assert [h["path"] for h in grep_glob.grep(ctx, pattern="TODO|import os") if "\\" in h["path"]] == [
+    assert [p for p in search.glob(ctx, pattern="*") if "\\" in p] == [NESTED_SHOWN, SHOWN]
+    assert [h["path"] for h in search.grep(ctx, pattern="TODO|import os") if "\\" in h["path"]] == [
         NESTED_SHOWN, SHOWN]
-    assert grep_glob.grep(ctx, pattern="hello", path=SHOWN) == [{"path": SHOWN, "line": 1, "text": "hello TODO"}]
+    assert search.grep(ctx, pattern="hello", path=SHOWN) == [{"path": SHOWN, "line": 1, "text": "hello TODO"}]
 
 
 def test_a_packed_list_is_quoted_item_by_item():

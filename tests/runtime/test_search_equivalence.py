@@ -14,7 +14,8 @@ from codeact.core.boundary import Workspace
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
 from codeact.errors import ToolError
-from codeact.tools import grep_glob as search
+from codeact.tools import search
+from codeact.tools.search import python_grep, results, rg_grep, ripgrep
 
 pytestmark = pytest.mark.skipif(search.rg_binary() is None, reason="ripgrep is not installed here")
 
@@ -55,14 +56,14 @@ def build(root: Path, files: list[str], root_ignore: str, sub_ignore: str, dot_i
 
 
 def both(fn):
-    saved = search._rg_cache
+    saved = ripgrep._rg_cache
     try:
-        search._rg_cache = search._RG_UNSET
+        ripgrep._rg_cache = ripgrep._RG_UNSET
         with_rg = _outcome(fn)
-        search._rg_cache = None
+        ripgrep._rg_cache = None
         return with_rg, _outcome(fn)
     finally:
-        search._rg_cache = saved
+        ripgrep._rg_cache = saved
 
 
 def noted(fn):
@@ -190,11 +191,11 @@ def _read_records(output: bytes, chunk: int, bulk: bool, count: int, budget: int
     import re as re_module
 
     from codeact.core.limits import Deadline
-    from codeact.tools.walk import Glob
+    from codeact.tools.search.walk import Glob
 
-    found = search.FirstItems(count, budget, lambda hit: len(hit[0]) + len(hit[2]) + 36)
-    grep = search._Search(re_module.compile("x"), Glob("**"), None, None, found, 36, Deadline(60))
-    reader = search._FileMatches(grep, Path(tempfile.gettempdir()))
+    found = results.FirstItems(count, budget, lambda hit: len(hit[0]) + len(hit[2]) + 36)
+    grep = python_grep.Search(re_module.compile("x"), Glob("**"), None, None, found, 36, Deadline(60))
+    reader = rg_grep.FileMatches(grep, Path(tempfile.gettempdir()))
     if not bulk:
         reader.bulk = lambda *_args: None  # type: ignore[method-assign]
     rest, records = b"", 0
@@ -208,7 +209,7 @@ def _read_records(output: bytes, chunk: int, bulk: bool, count: int, budget: int
                 records = reader.each(block.split(b"\n"), False, False, records, 1 << 62) if taken is None \
                     else records + taken
         reader.switch(None, False, False)
-    except (search._Flood, search._Unknown) as exc:
+    except (rg_grep.Flood, rg_grep.Unknown) as exc:
         return type(exc).__name__
     finally:
         reader.close()

@@ -24,7 +24,8 @@ import pytest
 import codeact
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext, tool_from_function
-from codeact.tools import grep_glob as search
+from codeact.tools import search
+from codeact.tools.search import results, ripgrep
 
 RUNTIME = Path(codeact.__file__).resolve().parents[1]  # the runtime under test (its CLI runs in the child)
 MiB = 1024 * 1024
@@ -194,7 +195,7 @@ def test_first_items_keeps_the_prefix_the_runner_would_return():
     for _ in range(200):
         items = rng.sample(range(10_000), rng.randint(0, 300))
         count, budget = rng.choice([1, 7, 50, 10_000]), rng.choice([40, 300, 5000])
-        kept = search.FirstItems(count, budget, lambda i: len(json.dumps(str(i))) + 2)
+        kept = results.FirstItems(count, budget, lambda i: len(json.dumps(str(i))) + 2)
         for item in items:
             kept.add(item)
         got, dropped = kept.result()
@@ -212,8 +213,8 @@ def test_grep_hit_sizes_are_what_the_runner_counts():
         hits = sorted((rng.choice(paths), rng.randint(1, 10**rng.randint(0, 7)),
                        "".join(rng.choices(alphabet, k=rng.randint(0, 20)))) for _ in range(rng.randint(1, 30)))
         sizes = [len(json.dumps({"path": p, "line": n, "text": t}, ensure_ascii=False)) + 2 for p, n, t in hits]
-        assert search._hit_sizes(hits) == sizes
-        assert search._hits_size(hits) == sum(sizes)
+        assert results.hit_sizes(hits) == sizes
+        assert results.hits_size(hits) == sum(sizes)
 
 
 # ------------------------------------------------------------------------------------ the run's deadline
@@ -282,7 +283,7 @@ def slow_rg(tmp_path, monkeypatch):
     fake = tmp_path / "rg"
     fake.write_text("#!/bin/sh\nexec sleep 60\n")
     fake.chmod(0o755)
-    monkeypatch.setattr(search, "_rg_cache", str(fake))
+    monkeypatch.setattr(ripgrep, "_rg_cache", str(fake))
     return fake
 
 
@@ -439,14 +440,14 @@ def stamped(stamp) -> Path:
 
 
 def _both(call):
-    saved = search._rg_cache
+    saved = ripgrep._rg_cache
     try:
-        search._rg_cache = search._RG_UNSET
+        ripgrep._rg_cache = ripgrep._RG_UNSET
         with_rg = call()
-        search._rg_cache = None
+        ripgrep._rg_cache = None
         return with_rg, call()
     finally:
-        search._rg_cache = saved
+        ripgrep._rg_cache = saved
 
 
 def test_searches_of_the_whole_workspace_return_only_the_users_files(stamped):

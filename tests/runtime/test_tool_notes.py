@@ -120,14 +120,15 @@ def test_off_the_main_thread_pythons_re_runs_in_a_process_the_deadline_kills(tmp
 
     from codeact.core.boundary import Workspace
     from codeact.core.tool import ToolContext
-    from codeact.tools import grep_glob as search
+    from codeact.tools import search
+    from codeact.tools.search import rg_grep
 
     root = (tmp_path / "ws").resolve()
     root.mkdir()
     (root / "a.txt").write_text("a" * 30 + "!\n" + "aaa\n" * 3)  # matches follow the line Python chokes on
     (root / "b.txt").write_text("import os\n" * 3)
-    monkeypatch.setattr(search, "FLOOD_FACTOR", 1)
-    monkeypatch.setattr(search, "FLOOD_MIN", 1)  # ripgrep runs (a+)+$ at once; Python backtracks on it for ever
+    monkeypatch.setattr(rg_grep, "FLOOD_FACTOR", 1)
+    monkeypatch.setattr(rg_grep, "FLOOD_MIN", 1)  # ripgrep runs (a+)+$ at once; Python backtracks on it for ever
     ctx = ToolContext(workspace=Workspace.at(root), limits=Limits(timeout=2))
     outcomes: dict[str, object] = {}
 

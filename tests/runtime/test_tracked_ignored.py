@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codeact.tools import grep_glob as search
+from codeact.tools import search
+from codeact.tools.search import ripgrep
 
 FILES = {
     ".gitignore": "**/package.json\nbuild/\n*.log\n!keep.log\n/top-only.txt\ndocs/*.md\n!docs/README.md\n",
@@ -88,7 +89,7 @@ def _oracle(root: Path) -> list[str]:
 @pytest.fixture(params=["ripgrep", "python"], autouse=True)
 def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "python":
-        monkeypatch.setattr(search, "_rg_cache", None)
+        monkeypatch.setattr(ripgrep, "_rg_cache", None)
     elif search.rg_binary() is None:
         pytest.skip("ripgrep is not installed")
     return str(request.param)
@@ -104,7 +105,7 @@ def test_glob_lists_what_git_does_not_ignore(repo, make_ctx):
 @pytest.mark.parametrize("pattern", ["package.json", "*.json", "**/package.json", "packages/**/package.json",
                                      "build/*.py", "*.log", "nested/*.txt", "*.gen", "docs/*.md"])
 def test_each_glob_agrees_with_git(repo, make_ctx, pattern):
-    from codeact.tools.walk import Glob
+    from codeact.tools.search.walk import Glob
 
     plan = Glob(pattern)
     lead = "".join(d + "/" for d in plan.dirs)

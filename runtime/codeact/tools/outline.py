@@ -54,8 +54,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
     keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered by path, size
     and modification time in your cache folder.
     """
-    from . import grep_glob
-    from .walk import Glob
+    from .search import Glob, matching_files
 
     if glob is not None and (not isinstance(glob, str) or not glob.strip()):
         raise ToolError("glob must be a file pattern such as '*.go' or 'src/**/*.ts', or left out (every language)")
@@ -70,7 +69,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
     if base.is_file():
         listed = [base.relative_to(root).as_posix()] if glob is None or Glob(glob).matches(base.name) else []
     else:
-        listed = grep_glob.matching_files(ctx, glob or EVERY_LANGUAGE, path)[0]
+        listed = matching_files(ctx, glob or EVERY_LANGUAGE, path)[0]
     files = [rel for rel in listed if rel.lower().endswith(ENDINGS) or _interpreter(root / rel) is not None]
     _say_what_was_not_read(listed, files, path, glob)
     cache = OutlineCache.for_workspace(root, ctx.environ)

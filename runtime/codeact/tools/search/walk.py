@@ -1,6 +1,6 @@
 """Walking the workspace as ripgrep does: its glob syntax, its ignore files and their precedence, no links.
 
-The pure-Python side of the search tools (codeact.tools.grep_glob), also used to check what ripgrep returns when it
+The pure-Python side of the search tools (codeact.tools.search), also used to check what ripgrep returns when it
 had to be given an override glob. Kept apart so each module stays readable.
 """
 from __future__ import annotations
@@ -11,13 +11,13 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import ToolError
-from . import confine
+from ...errors import ToolError
+from .. import confine
 
 # .codeact holds the vendored CodeAct runtime: noise in every search of the user's code.
 SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".codeact", ".codeact-cache")
 # The same folders as an ignore file, for ripgrep: far cheaper than an override glob (~20 ms on 50,000 files), but
-# an ignore file can re-include them (`!*/`), so what ripgrep lists is checked again (codeact.tools.grep_glob).
+# an ignore file can re-include them (`!*/`), so what ripgrep lists is checked again (codeact.tools.search).
 SKIP_IGNORE_FILE = Path(__file__).with_name("skip.ignore")
 IGNORE_KINDS = (".rgignore", ".ignore", ".gitignore")  # highest precedence first, as ripgrep reads them
 

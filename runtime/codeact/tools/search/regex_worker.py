@@ -4,7 +4,7 @@ A pattern ripgrep cannot run (a look-around, a back-reference) is matched by Pyt
 interpreter while it backtracks: only ``SIGALRM`` interrupts it, and only on the main thread (a run in process). A
 run on a thread (the warm server's) searches in this worker instead: a child Python, killed at the run's deadline,
 so no pattern can hold the server. It imports the runtime only (``-I -S``), calls the handler its request names
-(``"module:function"``, e.g. grep's in codeact.tools.grep_glob) and prints one JSON answer.
+(``"module:function"``, e.g. grep's in codeact.tools.search.grep_lines) and prints one JSON answer.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -17,13 +17,13 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ToolError
+from ...errors import ToolError
 
 if TYPE_CHECKING:
-    from ..core.limits import Deadline
+    from ...core.limits import Deadline
 
-_RUNTIME = str(Path(__file__).resolve().parents[2])  # the folder holding the codeact package
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.regex_worker import main; main()"
+_RUNTIME = str(Path(__file__).resolve().parents[3])  # the folder holding the codeact package
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.search.regex_worker import main; main()"
 _INLINE = 32 * 1024  # a request longer than this goes through a private temporary file (argument size limits)
 
 
@@ -49,7 +49,7 @@ def ask(cwd: Path, handler: str, request: dict[str, Any], deadline: Deadline) ->
 
 
 def _ask(cwd: Path, request: str, deadline: Deadline) -> dict[str, Any]:
-    from .proc import Child
+    from ..proc import Child
 
     child = Child.start([sys.executable, "-I", "-S", "-c", _BOOT, _RUNTIME, request], cwd, deadline, "grep",
                         "searching files")
@@ -70,7 +70,7 @@ def main() -> None:
     """The worker: one request (argv: JSON, or ``@FILE`` holding it) naming its handler, one answer (stdout)."""
     import importlib
 
-    from ..core.limits import Deadline
+    from ...core.limits import Deadline
 
     raw = sys.argv[2]
     request: dict[str, Any] = json.loads(Path(raw[1:]).read_text(encoding="utf-8") if raw.startswith("@") else raw)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..core.limits import Deadline
+from ...core.limits import Deadline
 
 _cache: tuple[object, tuple[str, ...], Deadline] | None = None  # the last question's key, answer and run
 
@@ -51,7 +51,7 @@ def _index_stat(root: Path) -> tuple[int, int, int] | None:
 def _ignored_tracked(repo: Path, prefix: str, deadline: Deadline) -> list[str]:
     import shutil
 
-    from .proc import Child
+    from ..proc import Child
 
     git = shutil.which("git")
     if git is None:
