@@ -178,6 +178,43 @@ def test_a_command_that_ends_its_supervisor_leaves_nothing_running(ctx: ToolCont
     assert left == [], f"{form!r}: a setsid child outlived the call"
 
 
+def _namespace_or_skip() -> None:
+    from codeact.tools import bash_namespace
+
+    if not bash_namespace.prefix({}):
+        pytest.skip("no PID namespace can be made here (util-linux unshare, and root or user namespaces, are needed)")
+
+
+@pytest.mark.parametrize("escape", ["env -i setsid sleep {n}", "env -u CODEACT_BASH_CALL setsid sleep {n}",
+                                    "setsid env -i sh -c 'sleep {n} & sleep {n}'"])
+@pytest.mark.parametrize("form", ["kill -9 $PPID", "kill -STOP $PPID"], ids=["KILL", "STOP"])
+def test_a_command_that_ends_its_supervisor_and_drops_the_mark_leaves_nothing_running(
+        ctx: ToolContext, form: str, escape: str) -> None:
+    """The red team's escape from the mark-based sweep: kill (or stop) the supervisor, then start a process whose
+    environment no longer carries the call's mark. It ran on after the run; in the call's PID namespace the
+    supervisor cannot be signalled from inside and whatever is left dies with it."""
+    import random
+    import time
+
+    _namespace_or_skip()
+    marker = str(random.randrange(1_000_000, 9_000_000))
+    command = (f"{form}; ({escape.format(n=marker)}) >/dev/null 2>&1 </dev/null & sleep 0.3; "
+               "echo started; ps -e -o pid= | wc -l")
+    result = shell.bash(ctx, command=command, timeout=10)
+    time.sleep(0.5)
+    left = _running(marker)
+    for pid in left:
+        os.kill(pid, 9)
+    assert left == [], f"{form!r} + {escape!r} outlived the call"
+    assert result["stdout"].startswith("started\n"), result
+    assert int(result["stdout"].split()[1]) < 10, "the command saw processes outside its namespace"
+
+
+def test_a_signal_that_ends_bash_is_reported_as_a_shell_does(ctx: ToolContext) -> None:
+    """bash killed by a signal: 128 + N, as a shell reports it, namespace or not."""
+    assert shell.bash(ctx, command="kill -9 $$")["exit_code"] == 128 + 9
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
 def test_a_bash_call_ending_leaves_concurrent_calls_and_session_leaders_alone(ctx: ToolContext) -> None:
     """The warm server runs several calls at once, and the MCP SDK starts servers in sessions of their own. A call

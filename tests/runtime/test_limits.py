@@ -117,15 +117,15 @@ def test_bash_output_is_capped_visibly(run_program):
     assert result.result == "z" * 1000 + "\n... [truncated 2000 more bytes; narrow your query]"
 
 
-def test_bash_timeout_kills_the_process_group(ctx, fixture_workspace):
+def test_bash_timeout_kills_the_process_group(ctx):
     started = time.monotonic()
-    result = shell.bash(ctx, command="sleep 30 & echo $! > child.pid; sleep 30; echo never", timeout=1)
+    marker = _unusual_sleep()  # a pid from inside the call may be its namespace's, not the host's: match by argv
+    result = shell.bash(ctx, command=f"sleep {marker} & sleep 30; echo never", timeout=1)
     assert time.monotonic() - started < 1 + MARGIN
     assert result["exit_code"] == 124
     assert result["stdout"] == ""
     assert "did not finish within 1 s and was killed" in result["stderr"]
-    child = int((fixture_workspace / "child.pid").read_text())
-    assert _gone(child), f"child sleep {child} survived its group's kill"
+    assert _none_running(marker), f"the child 'sleep {marker}' survived its group's kill"
 
 
 def test_bash_timeout_is_capped_by_the_run_time_limit(fixture_workspace, make_ctx):
@@ -138,29 +138,41 @@ def test_bash_timeout_is_capped_by_the_run_time_limit(fixture_workspace, make_ct
     assert time.monotonic() - started < 0.5 + MARGIN
 
 
-def test_bash_background_children_are_stopped_when_it_returns(ctx, fixture_workspace):
-    result = shell.bash(ctx, command="(sleep 30 >/dev/null 2>&1 &  echo $! > bg.pid); echo done")
+def test_bash_background_children_are_stopped_when_it_returns(ctx):
+    marker = _unusual_sleep()
+    result = shell.bash(ctx, command=f"(sleep {marker} >/dev/null 2>&1 &); echo done")
     assert result == {"stdout": "done\n", "stderr": "", "exit_code": 0}
-    assert _gone(int((fixture_workspace / "bg.pid").read_text()))
+    assert _none_running(marker), f"the background 'sleep {marker}' outlived the call"
 
 
-def _gone(pid: int, wait: float = 3.0) -> bool:
-    """Whether ``pid`` has exited (a zombie awaiting its new parent counts as gone)."""
+def _unusual_sleep() -> str:
+    """A sleep length no other process uses: what the host's process table is searched for."""
+    import random
+
+    return str(random.randrange(1_000_000, 9_000_000))
+
+
+def _none_running(marker: str, wait: float = 3.0) -> bool:
+    """Whether no live process runs ``sleep <marker>`` (within ``wait`` seconds; a zombie counts as gone)."""
+    import subprocess
+
     end = time.monotonic() + wait
     while time.monotonic() < end:
-        try:
-            with open(f"/proc/{pid}/stat") as handle:
-                if handle.read().split(")", 1)[1].split()[0] == "Z":
-                    return True
-        except FileNotFoundError:
+        found = subprocess.run(["pgrep", "-f", f"^sleep {marker}$"], capture_output=True, text=True).stdout.split()
+        if not [pid for pid in found if not _zombie(int(pid))]:
             return True
-        except OSError:
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                return True
         time.sleep(0.05)
+    for pid in found:
+        os.kill(int(pid), 9)
     return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.parametrize("bad", [{"timeout": 0}, {"memory": -1}, {"tool_calls": "many"}])

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import notices
 from ..core.tool import ToolContext
-from . import orphans
+from . import bash_namespace, orphans
 
 TIMEOUT_EXIT_CODE = 124  # as GNU timeout(1) reports a command it stopped
 _GRACE = 0.5  # seconds the rest of the group may keep writing after the shell exits, or may take to stop on SIGTERM
@@ -23,8 +23,9 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     No input is given (stdin is empty). At ``timeout`` seconds the command and every process it started are
     killed; ``exit_code`` is then 124 and ``stderr`` ends with a line saying so. At the run's deadline, if that comes
     first, they are killed too and the call fails with a TimeoutError saying so.
-    Processes left running in the background are stopped when the command returns. Each stream keeps at most the
-    tool-result limit; the cut is marked. The command runs with your permissions: it is not sandboxed.
+    Processes left running in the background are stopped when the command returns. On Linux the command usually
+    runs in a process namespace of its own: ``ps`` and ``kill`` see only the processes it started. Each stream keeps
+    at most the tool-result limit; the cut is marked. The command runs with your permissions: it is not sandboxed.
     """
     if not isinstance(command, str) or not command.strip():
         raise ValueError("command must be a non-empty string, e.g. bash(command='ls -la')")
@@ -39,7 +40,7 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     call = orphans.mark()
     environ = {**(ctx.environ or os.environ), orphans.CALL_VARIABLE: call}
     proc = subprocess.Popen(
-        _argv(command), cwd=ctx.workspace.root, env=environ, stdin=subprocess.DEVNULL,
+        _argv(command, environ), cwd=ctx.workspace.root, env=environ, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
     out, err = _Capture(cap), _Capture(cap)
     timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
@@ -49,6 +50,8 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     for stream in (proc.stdout, proc.stderr):
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
+    if code < 0:  # as a shell reports a command a signal ended (the supervisor in a namespace reports it so too)
+        code = 128 - code
     if SUPERVISED:  # what a command that killed or stopped its supervisor left (codeact.tools.orphans)
         orphans.sweep(before, call)
     stderr = err.text()
@@ -68,13 +71,16 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
 
 
 # Linux: bash runs under a child subreaper that kills what left its process group (setsid, a double fork) when the
-# call ends (codeact/tools/bash_reaper.py); elsewhere bash runs alone and its process group is what is stopped
+# call ends (codeact/tools/bash_reaper.py), as the init of a PID namespace of its own where one can be made
+# (codeact/tools/bash_namespace.py); elsewhere bash runs alone and its process group is what is stopped
 SUPERVISED = sys.platform.startswith("linux")
 _REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bash_reaper.py")
 
 
-def _argv(command: str) -> list[str]:
-    return [sys.executable, "-S", "-I", _REAPER, command] if SUPERVISED else ["bash", "-c", command]
+def _argv(command: str, environ: dict[str, str]) -> list[str]:
+    if not SUPERVISED:
+        return ["bash", "-c", command]
+    return [*bash_namespace.prefix(environ), sys.executable, "-S", "-I", _REAPER, command]
 
 
 def _stop_supervised(proc: subprocess.Popen[bytes]) -> None:

@@ -137,9 +137,12 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          "killed; ``exit_code`` is then 124 and ``stderr`` ends with a line saying so. At the run's deadline, if "
          'that comes\n'
          'first, they are killed too and the call fails with a TimeoutError saying so.\n'
-         'Processes left running in the background are stopped when the command returns. Each stream keeps at most '
-         'the\n'
-         'tool-result limit; the cut is marked. The command runs with your permissions: it is not sandboxed.'),
+         'Processes left running in the background are stopped when the command returns. On Linux the command '
+         'usually\n'
+         'runs in a process namespace of its own: ``ps`` and ``kill`` see only the processes it started. Each '
+         'stream keeps\n'
+         'at most the tool-result limit; the cut is marked. The command runs with your permissions: it is not '
+         'sandboxed.'),
     'sql':
         ('Run SQLite ``query`` on ``db`` (a workspace path, created if missing; default a fresh in-memory '
          'database).',
