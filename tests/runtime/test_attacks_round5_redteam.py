@@ -259,3 +259,39 @@ def test_host_module_calls_leave_nothing_behind_in_the_host_after_their_runs(nam
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert "KEPT_MB" in done.stdout, done.stderr[-500:]
     assert int(done.stdout.split("KEPT_MB")[1].split()[0]) < 64, done.stdout
+
+
+@pytest.mark.parametrize(("pattern", "root_dir", "recursive"), [("*", "away", False), ("away/*", None, False),
+                                                                ("**", None, True), ("*/*", None, False)])
+def test_import_glob_names_a_link_it_does_not_follow_and_nothing_behind_it(tmp_path: Path, pattern: str,
+                                                                          root_dir: str | None,
+                                                                          recursive: bool) -> None:
+    """A link leading out of the workspace was skipped with no word: ``glob.glob('*', root_dir='away')`` answered
+    ``[]`` where CPython lists the folder (a silent answer). A note now names the link, and says nothing of what it
+    leads to: the same note whether the target exists or not (no existence oracle)."""
+    from codeact.backends.confined_glob import glob as confined
+    from codeact.core import notices
+    from codeact.core.boundary import Workspace
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside"
+    (outside / "deeper").mkdir(parents=True)
+    (outside / "private-key.txt").write_text("secret")
+    (ws / "README.md").write_text("# demo\n")
+    shown = []
+    for target in (outside, tmp_path / "missing"):
+        link = ws / "away"
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(target, target_is_directory=True)
+        notes = notices.Notes()
+        previous = notes.activate()
+        try:
+            found = confined(Workspace.at(ws.resolve()), pattern, root_dir=root_dir, recursive=recursive)
+        finally:
+            notices.restore(previous)
+        assert not [p for p in found if "private-key" in p or "deeper" in p], found
+        shown.append(notes.shown())
+    assert shown[0] == shown[1], "the note differs with what lies outside"
+    assert len(shown[0]) == 1 and "'away': a link that leads out of the workspace was not followed" in shown[0][0]

@@ -44,6 +44,7 @@ class _Walk:
         self.reals: dict[str, str | None] = {}
         self.links: dict[str, int] = {}  # links followed on the way to a spelled path (absent: none)
         self.dirs: dict[str, bool] = {}
+        self.left: list[str] = []  # the spelled links not followed because they lead out of the workspace
 
     def real(self, spelled: str) -> str | None:
         """The real folder or file ``spelled`` (relative to the base, or absolute under the root) leads to, each
@@ -73,7 +74,10 @@ class _Walk:
         if links > _MAX_LINKS:
             return None
         self.links[spelled.rstrip("/")] = links
-        return self.workspace.real_inside(path)  # a host name: never read as a quoted form
+        inside = self.workspace.real_inside(path)  # a host name: never read as a quoted form
+        if inside is None and spelled.rstrip("/") not in self.left:
+            self.left.append(spelled.rstrip("/"))
+        return inside
 
     def listdir(self, spelled: str, dironly: bool) -> list[str]:
         """The names in the folder ``spelled`` (only the folders' with ``dironly``), in the listing's order."""
@@ -167,8 +171,10 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
     if root_dir is not None:
         given = unquote(os.fspath(root_dir))
         _check_text(given, root, False, "root_dir")
-        folder = _Walk(workspace, root, float("inf")).real(given)
+        first = _Walk(workspace, root, float("inf"))
+        folder = first.real(given)
         if folder is None:
+            _say_not_followed(first.left)
             return []
         base = folder
     walk = _Walk(workspace, base, time.monotonic() + 3600 if deadline is None else deadline, matcher)
@@ -178,7 +184,19 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
     found = _iglob(walk, pathname, recursive, False, include_hidden)
     if recursive and pathname[:2] == "**" and found[:1] == [""]:
         del found[0]  # CPython skips the empty match of a leading '**' (the folder itself)
-    return quote_all(found)  # a name that is not UTF-8 (or holds a quote), as git quotes it
+    _say_not_followed(walk.left)
+    return quote_all(found)
+
+
+def _say_not_followed(links: list[str]) -> None:
+    """A note naming the links the walk did not follow (what they lead to is never said): never a silent []."""
+    if links:
+        from ..core import notices
+        from ..core.pathnames import quote_all
+
+        shown = ", ".join(repr(name) for name in quote_all(links[:3])) + (" and more" if len(links) > 3 else "")
+        notices.note("glob.glob()", f"{shown}: a link that leads out of the workspace was not followed (CPython "
+                                    "would list what it leads to); glob the workspace's own folders")  # a name that is not UTF-8 (or holds a quote), as git quotes it
 
 
 def _check_text(text: str, root: str, recursive: bool, what: str) -> None:
