@@ -3,8 +3,8 @@
 In exclusive mode the stamp owns `.github/copilot/settings.local.json`: every MCP server of the repository in
 `disabledMcpServers` (the CLI 1.0.102 reads that setting from `.github/copilot/settings.json`, `settings.local.json`
 and `$COPILOT_HOME/settings.json`, and merges the lists); `codeact refresh` writes it from the lock. The CLI then neither starts those servers nor sends their schemas; CodeAct starts them itself, so a
-program still calls them. Measured on 1.0.102 with 126 tools of real servers (docs/context.md): first request
-130 KB -> 52 KB with the default agent; 31 KB with `--agent codeact`.
+program still calls them. The first request's size with real servers, per mode and agent, is measured by
+benchmarks/bench_codeact_vs_baseline.py --context-only (docs/context.md).
 """
 from __future__ import annotations
 
