@@ -152,7 +152,7 @@ def rows_written(cache: Path) -> int:
 
     (db_file,) = (cache / "codeact" / "outline").glob("*.sqlite")
     with sqlite3.connect(db_file) as db:
-        return int(db.execute("SELECT count(*) FROM files").fetchone()[0])
+        return int(db.execute("SELECT count(*) FROM stamps").fetchone()[0])
 
 
 def startup() -> tuple[float, float]:

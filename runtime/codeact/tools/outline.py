@@ -15,15 +15,16 @@ import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..core import notices
 from ..core.limits import Deadline
 from ..core.pathnames import quote
-from ..core.tool import ToolContext
+from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
-from .outline_cache import KIND_CODES, FileItems, OutlineCache
+from .outline_cache import KIND_CODES, FileItems, OutlineCache, Stamp
 from .outline_langs import BY_ENDING, KINDS, LANGUAGES, Item, language_of
 from .outline_python import SUFFIXES as PYTHON_SUFFIXES
 from .outline_python import error_item, outline_python
@@ -51,8 +52,8 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
     does not parse gives an ``error`` item (``docstring`` says why; Python: no other item; other languages: the
     parser's best reading follows); one over 1 MiB an ``error`` item with ``line`` ``None``. A file of a language
     outline does not read is named in a note. ``kind=`` keeps one kind (errors are always kept), ``name=r"Test\\w*"``
-    keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered by path, size
-    and modification time in your cache folder.
+    keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered in your cache
+    folder until they change; a call stopped at the deadline keeps what it parsed, so the same call again goes on.
     """
     from .search import Glob, matching_files
 
@@ -72,7 +73,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         listed = matching_files(ctx, glob or EVERY_LANGUAGE, path)[0]
     files = [rel for rel in listed if rel.lower().endswith(ENDINGS) or _interpreter(root / rel) is not None]
     _say_what_was_not_read(listed, files, path, glob)
-    cache = OutlineCache.for_workspace(root, ctx.environ)
+    cache = OutlineCache.for_workspace(root, ctx.environ, with_names=wanted is not None)
     try:
         picked, errors = _read(root, files, cache, ctx.run_deadline(), kind, wanted)
         if base == root and glob is None:
@@ -83,48 +84,73 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
                                       f"not parsed (a syntax Python {sys.version_info[0]}.{sys.version_info[1]} does "
                                       "not read, over 1 MiB, unreadable) or read past a parse error; its docstring "
                                       "says why")
-        picked.sort(key=lambda entry: entry[0])
-        return _fitting(picked, int(ctx.limits.tool_result))
+        picked.sort(key=lambda entry: entry[0])  # the listing's order already: one pass
+        return _fitting(picked, cache, str(root) + "/", kind, wanted, int(ctx.limits.tool_result))
     finally:
         cache.save()
 
 
-Picked = tuple[str, FileItems, "list[int] | None"]  # a file, its items, those the filters keep (None: all)
+# A file whose items pass the filters: its path, the stamp its kept items were validated with (None: parsed in this
+# run), its items when parsed in this run, and how many items pass.
+Picked = tuple[str, "Stamp | None", "FileItems | None", int]
 
 
 def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, kind: str | None,
           wanted: re.Pattern[str] | None) -> tuple[list[Picked], list[str]]:
-    """Each file's items (kept ones from the cache, the rest parsed, by workers when many) that pass the filters,
-    by path as shown; and the files with an ``error`` item. Filtered on the kinds and names alone: the items
-    themselves are read back only when returned (:func:`_fitting`)."""
+    """The files (in ``files``' order) with items that pass the filters, and those with an ``error`` item. A file
+    whose stamp is the one kept is counted from the cache's kinds (and names) alone; the rest are parsed, by workers
+    when many, and kept. Items are read back only when returned (:func:`_fitting`)."""
     prefix = str(root) + "/"
-    known: list[tuple[str, os.stat_result | None, FileItems | None]] = []
-    for rel in files:
+    stamps, lstat = cache.stamps, os.lstat
+    listed: list[tuple[str, os.stat_result | None, Stamp | None]] = []
+    stale: list[str] = []
+    for rel in files:  # the hot loop of a cached outline: one lstat and one dict look-up a file
         try:
-            info: os.stat_result | None = os.lstat(prefix + rel)
+            info: os.stat_result | None = lstat(prefix + rel)
         except OSError:
             info = None
-        known.append((rel, info, None if info is None else cache.lookup(rel, info)))
-    parsed = _parse_in_workers(root, [rel for rel, _, found in known if found is None], clock)
+        entry = stamps.get(rel)
+        now = None if info is None else (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+        if entry is None or entry[1:5] != now:
+            stale.append(rel)
+            now = None
+        listed.append((rel, info, now))
+    parsed: dict[str, FileItems] = {}
+    try:
+        _parse_in_workers(root, stale, clock, parsed, f"parsing {len(stale)} files" + (
+            " (those parsed by then are kept: the same call again goes on from there)" if cache.file else ""))
+    finally:  # at the deadline too: what the workers sent is kept, and the next run goes on from there
+        for rel, info, _ in listed:
+            if info is not None and rel in parsed:
+                cache.store(rel, info, parsed[rel])
     code = KIND_CODES.get(kind or "")
     picked: list[Picked] = []
     errors: list[str] = []
-    for done, (rel, info, found) in enumerate(known):
-        if found is None:
-            if rel not in parsed and done % 16 == 0:
-                clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-            found = parsed.pop(rel, None) or FileItems.of(outline_file(prefix + rel, rel))
-            if info is not None:
-                cache.store(rel, info, found)
-        if found.kinds.startswith("!"):
+    for done, (rel, info, kept) in enumerate(listed):
+        found = None
+        if kept is None:
+            found = parsed.get(rel)
+            if found is None:
+                if done % 16 == 0:
+                    clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
+                found = FileItems.of(outline_file(prefix + rel, rel))
+                if info is not None:
+                    cache.store(rel, info, found)
+            kinds = found.kinds
+        else:
+            kinds = stamps[rel][5]
+        if kinds.startswith("!"):
             errors.append(quote(rel))
-        keep: list[int] | None = None
-        if code is not None or wanted is not None:
-            names = found.all_names() if wanted is not None else []
-            keep = [i for i, letter in enumerate(found.kinds) if letter == "!" or (
-                (code is None or letter == code) and (wanted is None or wanted.fullmatch(names[i]) is not None))]
-        if found.kinds if keep is None else keep:
-            picked.append((rel, found, keep))  # quoted when returned
+        if wanted is not None:
+            names = (found.names if found is not None else cache.names.get(rel, "")).split("\0")
+            count = sum(1 for letter, one in zip(kinds, names) if letter == "!" or (
+                (code is None or letter == code) and wanted.fullmatch(one) is not None))
+        elif code is not None:
+            count = kinds.count(code) + (kinds.count("!") if code != "!" else 0)
+        else:
+            count = len(kinds)
+        if count:
+            picked.append((rel, kept, found, count))  # quoted when returned
     return picked, errors
 
 
@@ -143,24 +169,27 @@ def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob:
                                   f"language outline reads, by ending: {kinds}; it reads {', '.join(LANGUAGE_NAMES)}")
 
 
-def _fitting(picked: list[Picked], cap: int) -> list[dict[str, Any]]:
+def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str | None,
+             wanted: re.Pattern[str] | None, cap: int) -> Cut:
     """The items as dicts, each file's in line order, as many as fit the tool-result limit; a note when not all do
-    (the rest are only counted, never read back)."""
-    total = sum(len(found.kinds) if keep is None else len(keep) for _, found, keep in picked)
+    (the rest are only counted, never read back). Sized as the runner counts (JSON, non-ASCII kept), so that the
+    runner need not encode the answer again."""
+    total = sum(count for *_, count in picked)
     out: list[dict[str, Any]] = []
     size, full = 2, False
-    for rel, found, keep in picked:
-        items = found.items()
-        chosen = items if keep is None else [items[i] for i in keep]
+    for rel, items in _items_in_order(picked, cache, prefix):
+        if kind is not None or wanted is not None:
+            items = [item for item in items if item[0] == "error" or ((kind is None or item[0] == kind) and (
+                wanted is None or wanted.fullmatch(item[1] or "") is not None))]
         shown = quote(rel)
-        entries = [{"path": shown, **dict(zip(FIELDS, item))} for item in sorted(chosen, key=lambda i: i[3] or 0)]
-        whole = len(json.dumps(entries))  # one measure a file; item by item only where the limit falls
+        entries = [{"path": shown, **dict(zip(FIELDS, item))} for item in sorted(items, key=lambda i: i[3] or 0)]
+        whole = len(json.dumps(entries, ensure_ascii=False))  # one measure a file; item by item only where the limit falls
         if size + whole <= cap:
             out += entries
             size += whole
             continue
         for entry in entries:
-            size += len(json.dumps(entry)) + 2
+            size += len(json.dumps(entry, ensure_ascii=False)) + 2
             if size > cap:
                 break
             out.append(entry)
@@ -170,19 +199,33 @@ def _fitting(picked: list[Picked], cap: int) -> list[dict[str, Any]]:
         notices.note("outline()", f"returned {len(out):,} of {total:,} items, the first in path order (the {cap:,}-"
                                   "byte tool-result limit); narrow with kind= (e.g. kind='class'), name= (a regular "
                                   "expression), path= or glob=")
-    return out
+    return Cut(out, 0, within=cap)
+
+
+def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> Iterator[tuple[str, list[Item]]]:
+    """Each picked file's items, read from the cache in batches that grow as more are wanted (a file whose kept
+    items changed since its stamp was checked is parsed again)."""
+    start, step = 0, 32
+    while start < len(picked):
+        part = picked[start:start + step]
+        blobs = cache.items((rel, kept) for rel, kept, found, _ in part if found is None and kept is not None)
+        for rel, _, found, _ in part:
+            blob = found.blob if found is not None else blobs.get(rel)
+            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix + rel, rel)
+        start, step = start + step, min(step * 2, 512)
 
 
 PARALLEL_MIN = 64  # files to parse before worker processes pay for their start
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.outline import main; main()"
 
 
-def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str, FileItems]:
-    """The items of many files parsed by worker processes, one per CPU (at most 8), each killed at the deadline;
-    ``{}`` when there are too few files or CPUs (the files are then parsed here, one by one)."""
+def _parse_in_workers(root: Path, rels: list[str], clock: Deadline, found: dict[str, FileItems], detail: str) -> None:
+    """Many files parsed by worker processes, one per CPU (at most 8), into ``found`` as each worker sends them (a
+    batch at a time: what arrived before the deadline killed them is there when the deadline's error is raised).
+    Nothing when there are too few files or CPUs: the caller parses what is not in ``found``, one by one."""
     workers = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
     if workers < 2 or len(rels) < PARALLEL_MIN:
-        return {}
+        return
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
@@ -190,36 +233,44 @@ def _parse_in_workers(root: Path, rels: list[str], clock: Deadline) -> dict[str,
 
     runtime = str(Path(__file__).resolve().parents[2])
 
-    def one(part: list[str]) -> dict[str, FileItems]:
+    def one(part: list[str]) -> None:
         with tempfile.NamedTemporaryFile("wb", prefix="codeact-outline-", suffix=".bin") as spec:
             marshal.dump((str(root), part), spec)
             spec.flush()
             child = Child.start([sys.executable, "-I", "-c", _BOOT, runtime, spec.name], root, clock,
-                                "outline", f"parsing {len(rels)} files")
+                                "outline", detail)
             if child is None:
-                return {}
+                return
             with child:
-                data = b"".join(child)
-        try:
-            return {rel: FileItems(*entry) for rel, entry in marshal.loads(data).items()}
-        except (ValueError, EOFError, TypeError):
-            return {}  # a worker that failed: its files are parsed here
+                pending = bytearray()
+                for data in child:
+                    pending += data
+                    while len(pending) >= 4 and len(pending) >= 4 + (size := int.from_bytes(pending[:4], "little")):
+                        try:
+                            batch = marshal.loads(pending[4:4 + size])
+                            found.update((rel, FileItems(*entry)) for rel, entry in batch.items())
+                        except (ValueError, EOFError, TypeError):
+                            return  # a worker that failed: the rest of its files are parsed here
+                        del pending[:4 + size]
 
     with ThreadPoolExecutor(workers) as pool:
-        found: dict[str, FileItems] = {}
-        for part in pool.map(one, [rels[i::workers] for i in range(workers)]):
-            found.update(part)
-    return found
+        for _ in pool.map(one, [rels[i::workers] for i in range(workers)]):
+            pass
+
+
+WORKER_BATCH = 100  # files a worker sends at once
 
 
 def main() -> None:
-    """An outline worker: the files named in the marshal file ``argv[2]``, parsed; ``{rel: (kinds, names, items)}``
-    (:class:`FileItems`) on stdout."""
+    """An outline worker: the files named in the marshal file ``argv[2]``, parsed; batches of ``{rel: (kinds,
+    names, items)}`` (:class:`FileItems`) on stdout, each a 4-byte little-endian length and its ``marshal`` form."""
     root, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
-    out = marshal.dumps({rel: FileItems.of(outline_file(Path(root) / rel, rel))[:3] for rel in rels})
-    view = memoryview(out)
-    while view:
-        view = view[os.write(1, view):]
+    for start in range(0, len(rels), WORKER_BATCH):
+        out = marshal.dumps({rel: tuple(FileItems.of(outline_file(Path(root) / rel, rel)))
+                             for rel in rels[start:start + WORKER_BATCH]})
+        view = memoryview(len(out).to_bytes(4, "little") + out)
+        while view:
+            view = view[os.write(1, view):]
 
 
 _SHEBANG = re.compile(rb"#!\S*?(?:/env(?:\s+-\S+)*\s+|/)(python|node|ruby|php)[0-9.]*\b")

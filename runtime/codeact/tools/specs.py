@@ -121,9 +121,10 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          'language\n'
          'outline does not read is named in a note. ``kind=`` keeps one kind (errors are always kept), '
          '``name=r"Test\\w*"``\n'
-         'keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered by '
-         'path, size\n'
-         'and modification time in your cache folder.'),
+         'keeps items whose ``name`` matches the regular expression whole. Files parsed once are remembered in '
+         'your cache\n'
+         'folder until they change; a call stopped at the deadline keeps what it parsed, so the same call again '
+         'goes on.'),
     'bash':
         ('Run ``command`` with ``bash -c`` in the workspace root: ``{"stdout", "stderr", "exit_code"}``.',
          {'type': 'object',
