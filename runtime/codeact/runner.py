@@ -16,6 +16,7 @@ from .core.limits import Deadline, Limits, truncate, within
 from .core.outputs import KEEP_PRINTED, jsonable
 from .core.stubs import stub_source
 from .core.tool import Cut, Tool, ToolContext
+from .core.toolset import named_in
 from .errors import BackendUnavailable, ErrorInfo, PolicyError, ProgramError, ToolError, ToolTimeout, UsageError
 from .tools.assemble import assemble
 
@@ -120,7 +121,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
 
     kept: dict[str, Any] = {}
     state = _session_state(session, choice, space, env)
-    program = backends.Program(code=code, tools=tools, stubs=stub_source(tools.values(), code), limits=limits,
+    program = backends.Program(code=code, tools=tools, stubs=stub_source(named_in(tools, code)), limits=limits,
                                call_tool=dispatch, on_print=output.write,
                                pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
                                state=state, on_state=kept.update if session is not None else None, workspace=space,

@@ -14,12 +14,13 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
+from .toolset import offers
+
 _MISSING = object()
 
 
 def all_valid(tree: ast.AST, tools: Mapping[str, Any]) -> bool:
     """Whether every tool mentioned in ``tree`` is called directly, with literal arguments its schema accepts."""
-    spaces = {name.split(".", 1)[0] for name in tools}
     called: set[int] = set()  # ids of the nodes naming a tool in a checked call
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -31,7 +32,7 @@ def all_valid(tree: ast.AST, tools: Mapping[str, Any]) -> bool:
                 if isinstance(node.func, ast.Attribute):
                     called.add(id(node.func.value))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in spaces and id(node) not in called:
+        if isinstance(node, ast.Name) and offers(tools, node.id) and id(node) not in called:
             return False  # a tool (or namespace) used other than in a checked call
     return True
 

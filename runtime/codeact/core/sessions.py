@@ -14,7 +14,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from keyword import iskeyword
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,8 @@ from .. import paths
 from ..errors import UsageError
 from ..privatedir import ensure_private_dir
 from .limits import within
+from .tool import Tool
+from .toolset import offers
 
 
 @functools.lru_cache(maxsize=1)
@@ -126,11 +128,10 @@ def assigned(code: str) -> list[str]:
     return list(names)
 
 
-def harvest(code: str, state: Mapping[str, Any] | None, tools: Iterable[str]) -> str:
+def harvest(code: str, state: Mapping[str, Any] | None, tools: Mapping[str, Tool]) -> str:
     """A program whose value is a dict of the plain-data globals bound by ``code`` or kept in ``state``."""
-    offered = {t.split(".", 1)[0] for t in tools}
     names = [n for n in dict.fromkeys([*(state or {}), *assigned(code)]) if not n.startswith("_") and
-             n not in offered]
+             not offers(tools, n)]
     lines = ["__codeact_state = {}"]
     for name in names:
         lines += ["try:", f"    __codeact_value = {name}",

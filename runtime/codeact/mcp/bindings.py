@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import notices
 from ..core.tool import Tool, ToolContext
+from ..core.toolset import group
 from ..errors import ConfigError
 from .config import LoadedConfig, load_servers
 from .exposure import GENERIC_TOOL, RESOURCE_TOOL, Catalog, ExposedTool, build_catalog
@@ -45,13 +46,14 @@ def as_tool(exposed: ExposedTool, call: Callable[..., Any]) -> Tool:
 
 def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude: Iterable[str] = (),
               lock: Mapping[str, Any] | None = None, warn: Callable[[str], None] | None = None,
-              loaded: LoadedConfig | None = None) -> dict[str, Tool]:
-    """Every MCP tool the lock exposes, plus ``mcp_call``; ``{}`` when there are none (nothing is imported).
-    ``loaded``: the configuration already read for this run (read here when not given); a tool starts its server
-    only as configured there.
+              loaded: LoadedConfig | None = None) -> RunTools | dict[str, Tool]:
+    """Every MCP tool the lock exposes, plus ``mcp_call`` and ``mcp_resource``; ``{}`` when there are none (nothing
+    is imported). ``loaded``: the configuration already read for this run (read here when not given); a tool starts
+    its server only as configured there.
 
     Each tool's ``call`` goes through one lazily-started :class:`~codeact.mcp.session_pool.SessionPool` shared by
-    the returned tools: one session per server for the life of this tool set (one run).
+    the returned tools: one session per server for the life of this tool set (one run). The tools are built once per
+    lock and bound to the pool as the run first uses each: a run pays for the tools it calls, not for every one.
     """
     note = warn or (lambda _m: None)
     root = Path(workspace) if workspace is not None else ctx.workspace.root
@@ -70,26 +72,52 @@ def mcp_tools(ctx: ToolContext, *, workspace: Path | str | None = None, exclude:
     from .session_pool import SessionPool
 
     environ = ctx.environ or dict(os.environ)  # the calling run's environment: servers inherit it
-    pool = SessionPool(_resolver(load_servers(root, environ) if loaded is None else loaded, environ, lock or {}), cwd=root, environ=environ,
+    pool = SessionPool(_resolver(load_servers(root, environ) if loaded is None else loaded, environ, lock or {}),
+                       cwd=root, environ=environ,
                        call_timeout=lambda: ctx.run_deadline().remaining())  # the time left in the run, at each call
-    tools: dict[str, Tool] = {}
-    cap = int(ctx.limits.tool_result)
-    for exposed, tool in zip(catalog.tools, built.tools):
-        tools[exposed.name] = tool._replace(call=_noting_cuts(mcp_caller(pool, exposed), exposed.name, cap))
-    generic = _generic_tool(pool, catalog, lock)
-    tools[GENERIC_TOOL] = generic._replace(call=_noting_cuts(generic.call, GENERIC_TOOL, cap))
-    tools[RESOURCE_TOOL] = _resource_tool(pool, catalog)
-    return tools
+    return RunTools(built, pool, int(ctx.limits.tool_result), lock)
+
+
+class RunTools(Mapping[str, Tool]):
+    """The MCP tools of a lock for one run: each is bound to the run's session pool when the run first uses it.
+    ``spaces``/``top``: the names as :class:`codeact.core.toolset.ToolSet` takes them."""
+
+    def __init__(self, built: _Built, pool: SessionPool, cap: int, lock: Mapping[str, Any] | None) -> None:
+        self._built, self._pool, self._cap = built, pool, cap
+        generic = _generic_tool(pool, built.catalog, lock)
+        self._bound: dict[str, Tool] = {
+            GENERIC_TOOL: generic._replace(call=_noting_cuts(generic.call, GENERIC_TOOL, cap)),
+            RESOURCE_TOOL: _resource_tool(pool, built.catalog)}
+        self.spaces, self.top = built.spaces, (GENERIC_TOOL, RESOURCE_TOOL)
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._bound.get(name)
+        if tool is None:
+            exposed, unbound = self._built.by_name[name]
+            tool = self._bound[name] = unbound._replace(call=_noting_cuts(mcp_caller(self._pool, exposed), name,
+                                                                          self._cap))
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built.by_name or name in self._bound
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._built.by_name
+        yield from self.top
+
+    def __len__(self) -> int:
+        return len(self._built.by_name) + len(self.top)
 
 
 class _Built:
-    """What a lock yields, whatever the run: its catalog and a :class:`Tool` per exposed tool (its ``call`` is bound
-    to each run's session pool)."""
+    """What a lock yields, whatever the run: its catalog, a :class:`Tool` per exposed tool by name (its ``call`` is
+    bound to each run's session pool) and the tools' namespaces."""
 
     def __init__(self, lock: Mapping[str, Any], exclude: tuple[str, ...]) -> None:
         self.lock = lock  # held: the cache is keyed on its identity
         self.catalog = build_catalog(lock, exclude=exclude)
-        self.tools = [as_tool(exposed, _unbound) for exposed in self.catalog.tools]
+        self.by_name = {exposed.name: (exposed, as_tool(exposed, _unbound)) for exposed in self.catalog.tools}
+        self.spaces = group(self.by_name)
 
 
 _BUILT: dict[tuple[int, tuple[str, ...]], _Built] = {}
@@ -242,4 +270,4 @@ def _resolver(loaded: LoadedConfig, environ: Mapping[str, str], lock: Mapping[st
     return resolve
 
 
-__all__ = ["as_tool", "mcp_tools"]
+__all__ = ["RunTools", "as_tool", "mcp_tools"]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.catalog import BUILTINS, IN_PROCESS_TOOLS
 from ..core.config import Settings, enabled_builtins, load_user_config
 from ..core.tool import Tool, ToolContext
+from ..core.toolset import ToolSet
 from ..paths import copilot_home
 from .specs import SPECS
 
@@ -54,7 +55,7 @@ LIVE_CONTEXTS: list[Callable[[str], str | None]] = []
 
 def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
              *, user_config: Mapping[str, object] | None = None,
-             warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool]:
+             warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool] | ToolSet:
     """Every tool offered now, by the name the program calls it. ``warn`` receives non-fatal problems.
     ``program``: the code of the run the tools are for; an install outside the repository discovers MCP servers
     not yet known only for a program that names an MCP server or tool (issue 43.5)."""
@@ -63,14 +64,18 @@ def assemble(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | 
         for name, tool in source().items():
             if name in tools or name.split(".", 1)[0] in tools:
                 continue  # the hub refuses such names; a tool configured since wins
-            tools[name] = tool
+            if isinstance(tools, ToolSet):
+                tools.add(tool)
+            else:
+                tools[name] = tool
     return tools
 
 
 def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str] | None = None,
                 *, user_config: Mapping[str, object] | None = None,
-                warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool]:
-    """The built-ins, user tools and MCP tools the configuration offers."""
+                warn: Callable[[str], None] | None = None, program: str | None = None) -> dict[str, Tool] | ToolSet:
+    """The built-ins, user tools and MCP tools the configuration offers (the MCP tools of a lock are built once per
+    lock and bound to the run as it uses them: :class:`~codeact.core.toolset.ToolSet`)."""
     env = os.environ if environ is None else environ
     config = load_user_config(env) if user_config is None else user_config
     tools: dict[str, Tool] = {name: builtin_tool(name, ctx) for name in enabled_builtins(settings, config, env)}
@@ -108,14 +113,16 @@ def _configured(ctx: ToolContext, settings: Settings, environ: Mapping[str, str]
             return tools
     else:  # layout.LOCK_FILE and codeact.mcp are not imported: hot path
         return tools
-    from ..mcp.bindings import mcp_tools  # reads the lock only; no MCP server starts and the SDK is not imported
-    for name, tool in mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn, loaded=mcp_config).items():
-        if name in tools or name.split(".", 1)[0] in tools:
-            (warn or (lambda _m: None))(f"MCP tool {name!r} is shadowed by the tool {name.split('.', 1)[0]!r}; "
-                                        "skipped")
-            continue
-        tools[name] = tool
-    return tools
+    from ..mcp.bindings import RunTools, mcp_tools  # reads the lock only: no MCP server starts, no SDK is imported
+    shared = mcp_tools(ctx, exclude=settings.mcp_exclude, lock=lock, warn=warn, loaded=mcp_config)
+    if not isinstance(shared, RunTools):  # no MCP tools
+        return tools
+    offered = ToolSet(tools, shared, shared.spaces, shared.top)
+    for name in tools:  # the few names of the run's own that hide MCP tools (each is said)
+        hidden = [f"{name}.{member}" for member in shared.spaces.get(name, ())] + ([name] if name in shared else [])
+        for mcp_name in hidden:
+            (warn or (lambda _m: None))(f"MCP tool {mcp_name!r} is shadowed by the tool {name!r}; skipped")
+    return offered
 
 
 def names_mcp(program: str, servers: Iterable[str]) -> bool:
@@ -131,7 +138,7 @@ def names_mcp(program: str, servers: Iterable[str]) -> bool:
 
 
 def current_tools(workspace: str | None = None, environ: Mapping[str, str] | None = None,
-                  cwd: str | None = None) -> dict[str, Tool]:
+                  cwd: str | None = None) -> dict[str, Tool] | ToolSet:
     """The tools offered now in ``workspace`` (default: the git top-level of ``cwd``, else ``cwd``), with the
     stamped settings and the user's config, as ``codeact tools``/``describe``/``search`` show them; warnings go to
     stderr. ``environ`` and ``cwd`` default to this process's (the warm server passes a request's)."""
