@@ -588,58 +588,7 @@ def test_the_rewrite_keeps_every_line_where_it_was():
     assert (bind_methods(newer) == newer) == (sys.version_info < (3, 12))
 
 
-def test_packed_calls_are_direct_tool_calls_only_and_keep_every_line():
-    from codeact.core.rewrite import PACKED_PREFIX, rewrite
-
-    packed = frozenset({"glob"})
-    code = ('x = glob(pattern="*.py")\nn = len(sorted(glob(\n    pattern="*")))\ns = f"{glob(pattern=\'*\')}"\n'
-            'k = glob(pattern="*").count\n')
-    new = rewrite(code, packed)
-    assert len(new.splitlines()) == len(code.splitlines())
-    lines = new.splitlines()
-    assert lines[0].count(PACKED_PREFIX + "glob(") == 1 and lines[0].endswith('(pattern="*.py"))')
-    assert PACKED_PREFIX + "glob(" in lines[1] and lines[2] == '    pattern="*"))))'  # the call ends where it did
-    assert lines[3] == code.splitlines()[3]  # in an f-string: as written
-    assert PACKED_PREFIX not in lines[4] and 'glob(pattern="*")' in lines[4]  # a receiver of an attribute: too
-    assert PACKED_PREFIX not in rewrite(code)  # nothing packed unless asked
-    for own in ("glob = lambda **k: []\n", "from mylib import glob\n", "def glob(**k):\n    return []\n",
-                "isinstance = 1\n"):
-        assert PACKED_PREFIX not in rewrite(own + code, packed), own  # the program's own `glob`, or `isinstance`
-
-
-def test_a_packed_answer_is_a_nul_joined_string_only_when_it_splits_back():
-    from codeact.backends.monty import _packed
-
-    assert _packed(["a", "b c", "é"]) == "a\0b c\0é"
-    for value in ([], ["a\0b", "c"], ["a", 1], "s", None, ("a", "b")):
-        assert _packed(value) is value  # empty, an item holding a NUL, not all strings, not a list: as it is
-
-
-@pytest.mark.parametrize("code", [
-    'x = glob(pattern="**/*")\n[type(x).__name__, len(x), x == sorted(x), x[:3]]',
-    'glob(pattern="nothing-matches-*")',
-    'len(set(glob(pattern="**/*")) & set(glob(pattern="*.py")))',
-    'print(glob(pattern="*.py")[:2])\nprint("\\n".join(glob(pattern="**/*.md")))',
-])
-def test_a_packed_glob_gives_the_program_the_same_answer(run_program, backend_name, monkeypatch, code):
-    from codeact.backends import monty
-
-    run = _monty(run_program, backend_name)
-    packable, packed = monty._packable, monty._packed
-    monkeypatch.setattr(monty, "_packable", lambda _tools: frozenset())
-    plain = run(code)
-    answers: list[object] = []
-    monkeypatch.setattr(monty, "_packable", packable)
-    monkeypatch.setattr(monty, "_packed", lambda value: answers.append(packed(value)) or answers[-1])
-    result = run(code)
-    assert plain.ok and result.ok, (plain.error, result.error)
-    assert (result.result, result.stdout, result.notes) == (plain.result, plain.stdout, plain.notes)
-    assert len(answers) == code.count("glob(")  # packed, for real: joined, or the empty list as it is
-    assert all(isinstance(a, str) or a == [] for a in answers) and (answers != [[]]) == ("nothing" not in code)
-    assert [call.tool for call in result.tool_calls] == ["glob"] * code.count("glob(")  # its own name
-
-
-def test_a_packed_call_fails_under_its_own_name(run_program, backend_name):
+def test_a_failing_glob_call_fails_on_the_programs_line_under_its_own_name(run_program, backend_name):
     result = _monty(run_program, backend_name)('x = 1\nglob(pattern="*", path="no-such-folder")')
     assert not result.ok and result.error.line == 2 and "__codeact" not in result.error.message
     assert "__codeact" not in (result.error.hint or "")

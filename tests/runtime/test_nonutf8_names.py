@@ -135,8 +135,3 @@ def test_both_search_engines_quote_the_name(ws, make_ctx, monkeypatch, engine):
     assert [h["path"] for h in search.grep(ctx, pattern="TODO|import os") if "\\" in h["path"]] == [
         NESTED_SHOWN, SHOWN]
     assert search.grep(ctx, pattern="hello", path=SHOWN) == [{"path": SHOWN, "line": 1, "text": "hello TODO"}]
-
-
-def test_a_packed_list_is_quoted_item_by_item():
-    bad = os.fsdecode(LEGACY)
-    assert clean("\0".join(["a", bad])) == "\0".join(["a", SHOWN])

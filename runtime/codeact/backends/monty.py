@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import builtins
 import os
-import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.pathnames import quote
+from ..core.toolset import namespaces, offers
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
 from .cpu import OneCpu
 from .host_modules import HostModules
@@ -25,40 +26,7 @@ except ImportError as exc:  # pragma: no cover - exercised by doctor on a broken
     _pm = None  # type: ignore[assignment]
     _IMPORT_ERROR = exc
 
-# Type-check findings that can mean a tool is called wrongly. They block the run (before any tool runs) only when
-# they are about a tool; every other finding is the checker's business, not the program's (see _triage).
-_CALL_CODES = {"missing-argument", "unknown-argument", "too-many-positional-arguments", "invalid-argument-type",
-               "parameter-already-assigned"}
-# Findings shown as a note after the run: likely real mistakes in the program's own calls. The rest are dropped
-# (the checker's builtins and modules are not the sandbox's; "may be None" is the program's call to make).
-_NOTE_CODES = _CALL_CODES | {"call-non-callable", "unresolved-reference"}
-_MAX_NOTES = 3
-_PRIORITY = {"too-many-positional-arguments": 0, "unknown-argument": 1, "parameter-already-assigned": 2,
-             "invalid-argument-type": 3, "missing-argument": 4}
-# Patterns, not compiled ones: they are needed only when the check finds something or the program fails, and `re`
-# compiles each once then (its own cache); compiled here they cost ~1 ms of every cold run.
-_FINDING = r"(?m)^main\.py:(?P<line>\d+):(?P<col>\d+): error\[(?P<code>[\w-]+)\] (?P<msg>.*)$"
-_CALLEE = r"(?:function|bound method) `(?:_(?P<space>\w+)_tools\.)?(?P<name>[\w]+)`"
-_BUILTIN_NAMES = set(dir(builtins))
-
-
-class _Finding:
-    """One finding of the type check (a plain class: a NamedTuple's making costs ~0.3 ms of every cold run)."""
-
-    __slots__ = ("line", "col", "code", "message")
-
-    def __init__(self, line: int, col: int, code: str, message: str) -> None:
-        self.line, self.col, self.code, self.message = line, col, code, message
-
-
-_LIMIT_MESSAGES = [
-    (r"^TimeoutError: feed time limit", "TimeoutError",
-     "the program ran longer than the {timeout:g} s time limit (raise it with --timeout)"),
-    (r"^MemoryError", "MemoryError",
-     "the program used more than the {memory_mib:g} MiB memory limit (CODEACT_MEMORY raises it)"),
-    (r"^RuntimeError: suspension limit", "LimitExceeded",
-     "the program made more than {tool_calls} tool calls (CODEACT_TOOL_CALLS raises it)"),
-]
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class MontyBackend:
@@ -110,12 +78,9 @@ class MontyBackend:
         # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
         # own functions): a program that can make neither runs unchecked (the check costs ~25 ms a run).
         checking = _worth_checking(program.code, program.tools)
-        # same lines; bound methods as values, tools inside key= functions; packed list[str] answers where no
-        # checker reads the code (it knows no packed names)
-        code, helpers, differences = rewrite_for_sandbox(program.code,
-                                                         frozenset() if checking else _packable(program.tools))
+        code, helpers, differences = rewrite_for_sandbox(program.code)  # same lines: see codeact.core.rewrite
         stubs = program.stubs + prelude.stubs_for(prelude.names_in(code)) if helpers else program.stubs
-        seen = _ResultKeys()
+        seen = ResultKeys()
         notes: list[tuple[int, str]] = []
         _give_notes(program, differences, None)
         for type_check in (True, False) if checking else (False,):
@@ -135,28 +100,32 @@ class MontyBackend:
                 _give_notes(program, notes, None)
                 return value
             except _pm.MontyTypingError as exc:
-                blocking, notes = _triage(str(exc), program)
+                from .monty_errors import triage
+
+                blocking, notes = triage(str(exc), program)
                 if blocking:
                     raise ProgramError(blocking) from None
                 continue  # nothing about a tool: run without the checker (its parser or the sandbox's decides)
             except _pm.MontySyntaxError as exc:
-                raise ProgramError(_syntax_error(exc, program)) from None
+                from .monty_errors import syntax_error
+
+                raise ProgramError(syntax_error(exc, program)) from None
             except _pm.MontyRuntimeError as exc:
-                info = _runtime_error(exc, program, seen)
+                from .monty_errors import runtime_error
+
+                info = runtime_error(exc, program, seen)
                 _give_notes(program, notes, info.line)
                 raise ProgramError(info) from None
         raise AssertionError("unreachable")
 
-    def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: _ResultKeys) -> Any:
-        from ..core.rewrite import PACKED_PREFIX
-
+    def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: ResultKeys) -> Any:
         def printer(stream: str, text: str) -> None:
             if stream == "stderr" and program.on_print_err is not None:
                 program.on_print_err(text)
             else:
                 program.on_print(text)
 
-        namespaces = _namespaces(program)
+        spaces = namespaces(program.tools)
         # the sandbox's paths are POSIX ones: on Windows its file calls stay refused
         files = WorkspaceOS(program.workspace) if program.workspace is not None and os.name != "nt" else None
         modules = HostModules(program.workspace, memory=int(program.limits.memory),
@@ -168,16 +137,13 @@ class MontyBackend:
             cpu.pin()  # program that makes none pays nothing); the worker has started all its threads by now
         while not isinstance(snap, _pm.MontyComplete):
             if isinstance(snap, _pm.NameLookupSnapshot):
-                members = namespaces.get(snap.variable_name) if snap.object_id is None else None
+                members = spaces.get(snap.variable_name) if snap.object_id is None else None
                 if members is not None:
                     snap = snap.resume(value=_namespace(snap.variable_name, members))
                 else:
                     snap = snap.resume()  # an undefined name: NameError in the sandbox
                 continue
             name = snap.function_name
-            packs = False
-            if isinstance(name, str) and name.startswith(PACKED_PREFIX):  # a call the rewrite made packed
-                name, packs = name[len(PACKED_PREFIX):], True
             if snap.is_os_function:
                 snap = _resume(snap, _answer_os(name, snap.args, snap.kwargs, files, modules))
                 continue
@@ -197,7 +163,7 @@ class MontyBackend:
             try:
                 value = program.call_tool(name, snap.args, snap.kwargs)  # fresh each snapshot; no tool mutates them
                 seen.add(name, value)
-                answer = {"return_value": _packed(value) if packs else value}
+                answer = {"return_value": value}
             except BaseException as exc:  # noqa: BLE001 - every tool failure is the program's to catch
                 answer = {"exception": exc}
             finally:
@@ -221,24 +187,6 @@ def _resume(snap: Any, answer: dict[str, Any]) -> Any:
         return snap.resume({"return_value": cleaned})
 
 
-def _packable(tools: Any) -> frozenset[str]:
-    """The tools whose calls the rewrite may make packed (codeact.core.rewrite): top-level ones answering a
-    ``list[str]``."""
-    return frozenset(name for name, tool in tools.items() if "." not in name and tool.returns == "list[str]")
-
-
-def _packed(value: Any) -> Any:
-    """A packed call's answer: a list of strings joined by NUL (one object to cross into the sandbox, split there);
-    anything else, an empty list or one whose items hold a NUL, as it is."""
-    if type(value) is not list or not value:
-        return value
-    try:
-        joined = "\0".join(value)
-    except TypeError:  # not all strings
-        return value
-    return joined if joined.count("\0") == len(value) - 1 else value
-
-
 def _worth_checking(code: str, tools: Any) -> bool:
     """Whether the type check can find anything in ``code``: a tool call it cannot vouch for on the host
     (codeact.core.literal_calls: a tool mentioned other than in a direct call with literal arguments its schema
@@ -249,7 +197,6 @@ def _worth_checking(code: str, tools: Any) -> bool:
     from ..core import literal_calls
     from ..core.sessions import assigned
 
-    names = {t.split(".", 1)[0] for t in tools}
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
@@ -257,9 +204,10 @@ def _worth_checking(code: str, tools: Any) -> bool:
     known = set(assigned(code)) | _BUILTIN_NAMES
     mentions = False
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id in names:
+        if isinstance(node, ast.Name) and offers(tools, node.id):
             mentions = True
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known | names:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in known \
+                and not offers(tools, node.func.id):
             return True
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             return True
@@ -347,21 +295,11 @@ def _worker_binary() -> str | None:
     return candidate if os.path.isfile(candidate) else None
 
 
-def _namespaces(program: Program) -> dict[str, list[str]]:
-    """Dotted tools (MCP: ``server.tool``) grouped by namespace; empty, and free, when there are none."""
-    groups: dict[str, list[str]] = {}
-    for name in program.tools:
-        if "." in name:
-            space, member = name.split(".", 1)
-            groups.setdefault(space, []).append(member)
-    return groups
-
-
 class ToolNamespace:
     """The host object behind a tool namespace; the sandbox shows it as ``ToolNamespace(tool=<function ...>)``."""
 
 
-def _namespace(space: str, members: list[str], values: dict[str, Any] | None = None) -> Any:
+def _namespace(space: str, members: Sequence[str], values: dict[str, Any] | None = None) -> Any:
     """A namespace for the sandbox: a host object whose attributes are external functions NAMED ``space.member``,
     so ``space.member(**kw)`` reaches this loop as a call of ``"space.member"`` and goes through
     ``program.call_tool`` like any tool (one place for accounting, caps and errors)."""
@@ -486,7 +424,7 @@ def _as_python(value: Any, depth: int = 0) -> Any:
     return value
 
 
-class _ResultKeys:
+class ResultKeys:
     """The keys of the dicts each tool returned, so a KeyError on a result can list the keys it has."""
 
     def __init__(self) -> None:
@@ -507,187 +445,6 @@ def _give_notes(program: Program, notes: list[tuple[int, str]], error_line: int 
     for line, note in notes:
         if line != error_line and program.on_note is not None:
             program.on_note(note)
-
-
-def _triage(report: str, program: Program) -> tuple[ErrorInfo | None, list[tuple[int, str]]]:
-    """What the type check found: the refusal of a bad tool call (or ``None``), and notes to show after the run.
-
-    A report with a syntax error refuses nothing: the sandbox's parser then says what is wrong, and where.
-    """
-    findings = [_Finding(int(m["line"]), int(m["col"]), m["code"], m["msg"]) for m in re.finditer(_FINDING, report)]
-    if any(f.code == "invalid-syntax" for f in findings):
-        return None, []
-    lines = program.code.splitlines()
-    spaces = {name.split(".", 1)[0] for name in program.tools if "." in name}
-    notes: list[tuple[int, str]] = []
-    unpacked = _unpacked_lines(program.code)
-    # the checker cannot know what ``grep(**opts)`` passes (it guesses from the dict's value types): the call is
-    # checked when it runs, by the tool's own signature
-    findings = [f for f in findings if not (f.code in _CALL_CODES and f.line in unpacked) and not _may_fit(f)]
-    refused = [(f, tool) for f in findings if (tool := _tool_of(f, program, spaces, lines)) is not None]
-    if refused:  # the first bad call; on its line, the finding that says most (a positional call lacks a keyword)
-        first = min(f.line for f, _ in refused)
-        f, tool = min((r for r in refused if r[0].line == first), key=lambda r: _PRIORITY.get(r[0].code, 9))
-        return _refusal(f, tool, program), []
-    for f in findings:
-        if f.code in _NOTE_CODES and not _is_noise(f) and len(notes) < _MAX_NOTES:
-            note = (f.line, f"line {f.line}: {f.message} (found by the type check; the program ran anyway)")
-            if note not in notes:
-                notes.append(note)
-    return None, notes
-
-
-def _may_fit(f: _Finding) -> bool:
-    """Whether an argument's type, as the checker guesses it, may still be the one expected: a value from a list
-    of mixed dicts is ``str | int`` to it (``f["path"]``), ``[a, b]`` taken from one is ``list[str | int]``; the
-    tool checks such a call when it runs."""
-    if f.code != "invalid-argument-type":
-        return False
-    types = re.search(r"Expected `([^`]+)`, found `([^`]+)`", f.message)
-    if not types or ("|" not in types[2] and "Unknown" not in types[2]):
-        return False
-    expected = [t.strip() for t in re.split(r"\|(?![^\[]*\])", types[1])]
-    found = [t.strip() for t in re.split(r"\|(?![^\[]*\])", types[2])]
-    outer = {t.split("[")[0] for t in expected}
-    return any(t in expected or t.startswith("Unknown") or ("[" in t and t.split("[")[0] in outer) for t in found)
-
-
-def _unpacked_lines(code: str) -> set[int]:
-    """The lines of every call that passes ``**mapping`` or ``*sequence`` arguments."""
-    import ast
-
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and (any(k.arg is None for k in node.keywords)
-                                           or any(isinstance(a, ast.Starred) for a in node.args)):
-            found.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-    return found
-
-
-def _tool_of(f: _Finding, program: Program, spaces: set[str], lines: list[str]) -> str | None:
-    """The tool a finding is about (``"view"``, ``"server.tool"``), or ``None`` when it is about something else."""
-    if f.code in _CALL_CODES:
-        callee = re.search(_CALLEE, f.message)
-        if callee:
-            name = f"{callee['space']}.{callee['name']}" if callee["space"] else callee["name"]
-            if name in program.tools:
-                return name
-        return None
-    if f.code == "unresolved-reference":  # an unknown name that is called: an unknown tool
-        name = re.search(r"`([\w]+)`", f.message)
-        if name and name[1] not in _BUILTIN_NAMES and 0 < f.line <= len(lines):
-            if re.search(rf"(?<![\w.]){re.escape(name[1])}\s*\(", lines[f.line - 1]):
-                return name[1]
-        return None
-    if f.code == "unresolved-attribute":  # server.unknown_tool
-        space = re.search(r"type `_(\w+)_tools` has no attribute `(\w+)`", f.message)
-        if space and space[1] in spaces:
-            return f"{space[1]}.{space[2]}"
-    return None
-
-
-def _is_noise(f: _Finding) -> bool:
-    if f.code == "unresolved-reference":
-        name = re.search(r"`([\w]+)`", f.message)
-        return bool(name and name[1] in _BUILTIN_NAMES)
-    return "`codeact_" in f.message or any(f"`{n}`" in f.message for n in ("_r", "_s", "_c", "_n", "_d"))  # the rewrite's
-
-
-def _refusal(f: _Finding, tool: str, program: Program) -> ErrorInfo:
-    from ..core.hints import tool_call_hint  # only when a program fails
-
-    message = re.sub(r"bound method `_(\w+)_tools\.(\w+)`", r"`\1.\2`", f.message)
-    message = re.sub(r"type `_(\w+)_tools`", r"namespace `\1`", message)
-    if f.code == "too-many-positional-arguments":
-        message = f"{tool}() takes keyword arguments only"
-    return ErrorInfo("TypeError", f"{message} (line {f.line}; checked before running, so no tool ran)", f.line,
-                     tool_call_hint(f.code, tool, f.line, program.code, program.tools))
-
-
-def _syntax_error(exc: Any, program: Program) -> ErrorInfo:
-    """The sandbox's parser refused the program: CPython's own message, line and caret where CPython refuses it
-    too (it names the real cause, e.g. ``'(' was never closed``), else the sandbox's."""
-    try:
-        compile(program.code, "<program>", "exec", flags=0x400, dont_inherit=True)  # 0x400: ast.PyCF_ONLY_AST
-    except SyntaxError as err:
-        where = ""
-        if err.text and err.offset:
-            text = err.text.rstrip("\r\n")
-            indent = len(text) - len(text.lstrip())
-            one_line = err.end_lineno in (None, err.lineno)
-            width = max(1, (err.end_offset or err.offset + 1) - err.offset) if one_line else 1
-            where = f"\n    {text.strip()}\n    {' ' * (err.offset - 1 - indent)}{'^' * width}"
-        return ErrorInfo("SyntaxError", f"{err.msg}{where}", err.lineno, None)
-    except (ValueError, OverflowError, RecursionError, MemoryError):
-        pass  # a NUL byte, a nesting too deep for CPython: the sandbox's own message below
-    text = str(exc).strip()
-    line = None
-    try:
-        frames = exc.traceback()
-        line = frames[-1].line if frames else None
-    except Exception:  # noqa: BLE001 - a traceback is a nicety
-        pass
-    return ErrorInfo("SyntaxError", text.splitlines()[-1] if text else "invalid syntax", line,
-                     _hint("SyntaxError", text, program, None))
-
-
-def _runtime_error(exc: Any, program: Program, seen: _ResultKeys) -> ErrorInfo:
-    text = str(exc).strip()
-    for pattern, kind, template in _LIMIT_MESSAGES:
-        if re.search(pattern, text):
-            lim = program.limits
-            hint = None
-            if kind == "TimeoutError":
-                from ..core.hints import timeout_hint
-
-                hint = timeout_hint(program.code)
-            return ErrorInfo(kind, template.format(timeout=lim.timeout, memory_mib=lim.memory / 1048576,
-                                                   tool_calls=lim.tool_calls), None, hint)
-    kind, _, message = text.partition(": ")
-    if not message:
-        kind, message = "Error", text
-    line = None
-    try:
-        frames = [f for f in exc.traceback() if f.filename != "repl_type_stubs.pyi"]
-        while len(frames) > 1 and (_in_rewrite(frames[-1]) or frames[-1].filename != frames[0].filename):
-            frames.pop()  # the error is the caller's: the line that called the bound method or a prelude helper
-        if frames:
-            line = frames[-1].line
-    except Exception:  # noqa: BLE001 - a traceback is a nicety
-        pass
-    if line is None and "exceptions can only be called with" in message:
-        line = _exception_call_line(program.code)  # monty gives no traceback for this one
-    return ErrorInfo(kind, message, line, _hint(kind, message, program, seen))
-
-
-def _exception_call_line(code: str) -> int | None:
-    """The line of the first ``SomeError(...)`` call with more than one argument or one that is not a string."""
-    import ast
-
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return None
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-             and n.func.id.endswith(("Error", "Exception", "Exit")) and (len(n.args) > 1 or any(
-                 isinstance(a, ast.Constant) and not isinstance(a.value, str) for a in n.args))]
-    return min((n.lineno for n in calls), default=None)
-
-
-def _in_rewrite(frame: Any) -> bool:
-    """Whether a traceback frame is inside a lambda that codeact.core.rewrite wrote (``_r.get(...)``)."""
-    source, column = getattr(frame, "source_line", None) or "", getattr(frame, "column", None) or 0
-    return frame.function_name == "<lambda>" and source[max(column - 1, 0):].startswith(("_r.", "_s."))
-
-
-def _hint(kind: str, message: str, program: Program, seen: _ResultKeys | None) -> str | None:
-    from ..core.hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
-
-    return hint_for(kind, message, program.tools, result_keys=seen.by_tool if seen else None)
 
 
 def create() -> MontyBackend:

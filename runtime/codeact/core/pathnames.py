@@ -120,8 +120,6 @@ def clean(value: Any) -> Any:
     if isinstance(value, str):
         if _is_utf8(value):
             return None
-        if "\0" in value:  # a list packed into one string (codeact.backends.monty): its items one by one
-            return "\0".join(map(quote, value.split("\0")))
         return quote(value)
     if isinstance(value, dict):
         pairs = [(clean(key), clean(item)) for key, item in value.items()]

@@ -18,12 +18,6 @@ Nor can the sandbox call a tool from a function that a built-in calls back (``so
 len(view(path=p)))``). Where ``sorted``, ``min``, ``max``, ``map``, ``filter`` or ``list.sort`` get the program's own
 function (a lambda or a ``def``), the built-in's name is replaced by a stand-in that calls the function from a
 comprehension, once per item and in order, with the same result.
-
-A list of strings crosses into the sandbox one object at a time (~0.5 us each: 10,000 paths ~5 ms), one string at
-C speed. So a direct call of a tool named in ``packed`` (``glob``, whose answer is a ``list[str]``) calls it under
-the name :data:`PACKED_PREFIX` + its name instead, wrapped in a lambda that splits a string at NUL; the host answers
-such a call with the list joined by NUL (:func:`codeact.backends.monty`), or with the list itself when it cannot be
-joined (empty, or an item holding a NUL). The program sees the same list.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -40,8 +34,6 @@ _CONSTRUCTORS = frozenset({"fromkeys", "maketrans", "fromhex", "from_bytes"})  #
 _SET_MANY = frozenset({"union", "intersection", "difference", "symmetric_difference"})
 # Attribute names followed by something other than "(": a cheap test before the host's ``ast`` is imported.
 _CANDIDATE = re.compile(r"\.\s*([a-z_][a-z0-9_]*)\b(?!\s*\()")
-PACKED_PREFIX = "__codeact_packed_"  # a packed call's name: the tool's name after it
-_UNPACK = "(lambda _v: _v.split('\\0') if isinstance(_v, str) else _v)("
 
 
 @lru_cache(maxsize=1)
@@ -81,20 +73,18 @@ def types_having(attr: str) -> tuple[str, ...]:
     return tuple(name for name, kind in _builtin_types() if hasattr(kind, attr))
 
 
-def rewrite(code: str, packed: frozenset[str] = frozenset()) -> str:
+def rewrite(code: str) -> str:
     """``code`` rewritten, line for line (see :func:`rewrite_for_sandbox`, which also gives the prelude)."""
-    return rewrite_for_sandbox(code, packed)[0]
+    return rewrite_for_sandbox(code)[0]
 
 
-def rewrite_for_sandbox(code: str, packed: frozenset[str] = frozenset()
-                        ) -> tuple[str, str, list[tuple[int, str]]]:
+def rewrite_for_sandbox(code: str) -> tuple[str, str, list[tuple[int, str]]]:
     """``code`` rewritten, line for line, so that idioms the sandbox cannot run as written run there, and the
     prelude source the rewritten code needs ('' when none), and notes (line, text) on differences no rewrite
     closes (codeact.core.prelude_edits.set_order_notes): built-in bound methods taken as values
     (:func:`bind_methods`), functions that ``sorted``, ``min``, ``max``, ``map`` or ``filter`` call back, which may
     then call tools (:func:`_callback_edits`), the sandbox's gaps the prelude covers
-    (codeact.core.prelude_edits); and the direct calls of the tools in ``packed`` (``list[str]`` answers) made
-    packed calls (:func:`_packed_edits`).
+    (codeact.core.prelude_edits).
 
     Returns ``code`` unchanged when there is nothing to do or the host's Python cannot parse it (a newer syntax
     the sandbox may still accept).
@@ -105,11 +95,9 @@ def rewrite_for_sandbox(code: str, packed: frozenset[str] = frozenset()
                  or (_FILE_ITERATION.search(code) is not None and _OPENS.search(code) is not None)
                  or (_OPENS.search(code) is not None and "newline" in code))
     gaps = _SETS.search(code) is not None or _PRELUDE_GAPS.search(code) is not None
-    packs = bool(packed) and any(name + "(" in code or name + " (" in code for name in packed)
-    if not candidates and not callbacks and not packs and not gaps:
+    if not candidates and not callbacks and not gaps:
         return code, "", []  # most programs: nothing to look up
-    idioms = callbacks or gaps or not candidates.isdisjoint(method_names())
-    if not idioms and not packs:
+    if not callbacks and not gaps and candidates.isdisjoint(method_names()):
         return code, "", []  # no ast import, no parse
     import ast
 
@@ -125,18 +113,12 @@ def rewrite_for_sandbox(code: str, packed: frozenset[str] = frozenset()
     defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     bound |= defs | {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     starts = _line_starts(code)
-    edits: list[tuple[int, int, int, str]] = []
-    ordered: tuple[str, ...] = ()
-    notes: list[tuple[int, str]] = []
-    if idioms:
-        source = prelude_edits.Source(tree, bound, lambda line, col: _offset(starts, line, col), code)
-        edits, ordered = prelude_edits.prelude_edits(source)
-        notes = prelude_edits.set_order_notes(source)
-        compares = prelude_edits.compares(source, ordered)
-        edits += (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts, compares)
-                  + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts, compares))
-    if packs:
-        edits += _packed_edits(tree, bound, starts, packed)
+    source = prelude_edits.Source(tree, bound, lambda line, col: _offset(starts, line, col), code)
+    edits, ordered = prelude_edits.prelude_edits(source)
+    notes = prelude_edits.set_order_notes(source)
+    compares = prelude_edits.compares(source, ordered)
+    edits += (_method_edits(tree, bound, starts) + _callback_edits(tree, bound, defs, starts, compares)
+              + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts, compares))
     if not edits:
         return code, "", notes
     data = code.encode("utf-8")
@@ -149,40 +131,6 @@ def rewrite_for_sandbox(code: str, packed: frozenset[str] = frozenset()
 
 
 bind_methods = rewrite  # the name the first version had
-
-
-def _packed_edits(tree: Any, bound: set[str], starts: list[int], packed: frozenset[str]
-                  ) -> list[tuple[int, int, int, str]]:
-    """Edits that make each direct call of a tool in ``packed`` a packed one (see the module's docstring):
-    ``glob(pattern="*.py")`` -> ``(lambda _v: ...)(__codeact_packed_glob(pattern="*.py"))``. Left as written: a
-    name the program binds or imports, a call inside an f-string, a call whose attribute is taken (``glob(...).x``),
-    and every call when the program binds ``isinstance`` or ``str``."""
-    import ast
-
-    if "isinstance" in bound or "str" in bound:
-        return []
-    imported: set[str] = set()
-    skipped: set[int] = set()  # calls inside an f-string, or a receiver of an attribute
-    calls: list[tuple[Any, Any]] = []  # (the call, its name)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in packed:
-            calls.append((node, node.func))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.JoinedStr):
-            skipped |= {id(n) for n in ast.walk(node)}
-        elif isinstance(node, ast.Attribute):
-            skipped.add(id(node.value))
-    names = packed - bound - imported
-    edits: list[tuple[int, int, int, str]] = []
-    for node, func in calls:
-        if func.id in names and id(node) not in skipped and node.end_lineno is not None:
-            at = _offset(starts, func.lineno, func.col_offset)
-            edits.append((at, _offset(starts, func.end_lineno, func.end_col_offset), 0,
-                          _UNPACK + PACKED_PREFIX + func.id))
-            end = _offset(starts, node.end_lineno, node.end_col_offset)
-            edits.append((end, end, 0, ")"))
-    return edits
 
 
 def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
