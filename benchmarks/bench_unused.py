@@ -9,10 +9,15 @@ All through the stamped launcher in a repository stamped by the real ``copier co
   concurrency  1, 2 and 4 clients at once, each running tool-heavy programs (N ``view`` calls) on the warm
                server: runs per second (grows with the CPUs), and how long a one-call run takes meanwhile against
                the machine idle (<= 2x with fewer long runs than CPUs)
+  output       a warm run printing 256 KiB, 1 MiB and 4 MiB against one printing nothing, and the cost per MiB past
+               1 MiB
+  glob         a warm ``glob`` of 38,400 files against ``rg --files`` (<= 2x rg, or rg + 100 ms where that is more)
   discover     ``codeact discover`` of 1, 10 and 100 servers against max(the slowest server listed alone by the
                SDK client, the servers' own CPU summed / cores) (<= 1.3x)
 
     python benchmarks/bench_unused.py [--runs 5] [--quick] [--json PATH]
+
+Exit 1 when a target is not met.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 
+from bench_budgets import LIMITS, SEARCH_EXTRA_MS, SEARCH_FACTOR, make_tree  # noqa: E402
 from tests.conftest import git  # noqa: E402
 from userpath import (  # noqa: E402
     LAUNCHER,
@@ -78,14 +84,12 @@ def tools_rows(base: UserRepo, runs: int) -> list[str]:
         repo.start_server()
     try:
         cmds = {str(n): (repo.run_cmd("1"), repo.env("warm")) for n, repo in repos.items()}
-        servers = {str(n): repo.server_pid() for n, repo in repos.items()}
-        # each repository is its own workspace: the runs take turns, each on its own warm server
-        timed = {}
-        for n, repo in repos.items():
-            timed.update(time_processes({str(n): cmds[str(n)]}, runs, cwd=repo.repo, check_out={str(n): "1"},
-                                        servers={str(n): servers[str(n)]}))
-        cold = {n: time_processes({"c": (repo.run_cmd("1"), repo.env("cold"))}, runs, cwd=repo.repo)["c"]
-                for n, repo in repos.items() if n in (0, 1000)}
+        # each repository is its own workspace, on its own warm server: the runs take turns across them
+        timed = time_processes(cmds, runs, cwd=base.repo, check_out={str(n): "1" for n in repos},
+                               servers={str(n): repo.server_pid() for n, repo in repos.items()},
+                               cwds={str(n): repo.repo for n, repo in repos.items()})
+        cold = time_processes({str(n): (repos[n].run_cmd("1"), repos[n].env("cold")) for n in (0, 1000)}, runs,
+                              cwd=base.repo, cwds={str(n): repos[n].repo for n in (0, 1000)})
     finally:
         for repo in repos.values():
             repo.stop_server()
@@ -93,8 +97,8 @@ def tools_rows(base: UserRepo, runs: int) -> list[str]:
     out = [row(f"warm trivial run, one server of {n:,} MCP tools configured", ms(timed[str(n)]),
                f"{ms(none)} none configured", timed[str(n)].wall_ms / none.wall_ms,
                TARGET_TOOLS if n == 1000 else None) for n in (1, 10, 100, 1000)]
-    out.append(row("cold trivial run, 1,000 MCP tools configured", ms(cold[1000]), f"{ms(cold[0])} none configured",
-                   cold[1000].wall_ms / cold[0].wall_ms, None))
+    out.append(row("cold trivial run, 1,000 MCP tools configured", ms(cold["1000"]),
+                   f"{ms(cold['0'])} none configured", cold["1000"].wall_ms / cold["0"].wall_ms, None))
     return out
 
 
@@ -172,6 +176,55 @@ def concurrency_rows(base: UserRepo, calls: int, seconds: float) -> list[str]:
         repo.stop_server()
 
 
+def output_rows(base: UserRepo, runs: int) -> list[str]:
+    """A warm run printing 0 bytes to 4 MiB: flat up to 1 MiB, then some milliseconds per MiB (the output store
+    keeps what the model is not shown)."""
+    sizes = {"0": 0, "256k": 256 * 1024, "1M": 2**20, "4M": 4 * 2**20}
+    env = base.env("warm")
+    base.start_server()
+    try:
+        cmds = {name: (base.run_cmd(f"s = 'x' * {size}\nprint(len(s))\nprint(s)"), env)
+                for name, size in sizes.items()}
+        timed = time_processes(cmds, runs, cwd=base.repo, check_out={n: str(s) for n, s in sizes.items()},
+                               servers={name: base.server_pid() for name in sizes})
+    finally:
+        base.stop_server()
+    none = timed["0"]
+    out = [row(f"warm run printing {label}", ms(timed[name]), f"{ms(none)} printing nothing",
+               timed[name].wall_ms / none.wall_ms, None)
+           for name, label in (("256k", "256 KiB"), ("1M", "1 MiB"), ("4M", "4 MiB"))]
+    per_mib = (timed["4M"].wall_ms - timed["1M"].wall_ms) / 3
+    out.append(row("printed output past 1 MiB, per MiB", f"{per_mib:.1f} ms", "(4 MiB - 1 MiB) / 3", None, None))
+    return out
+
+
+def glob_rows(base: UserRepo, runs: int, files: int) -> list[str]:
+    """A warm ``glob`` of every file of a tree of ``files`` files against ``rg --files`` listing the same files
+    (within 2x rg, or rg + 100 ms where that is more: issue 46's budget)."""
+    rg = shutil.which("rg", path=str(base.python.parent)) or shutil.which("rg")
+    if rg is None:
+        raise SystemExit("ripgrep is not installed (the launcher's venv ships it on x86_64 and arm64)")
+    make_tree(base.repo / "globtree", files)
+    base.start_server(LIMITS)
+    try:
+        cmds = {"codeact": (base.run_cmd('print(len(glob(pattern="**/*", path="globtree")))'),
+                            base.env("warm", LIMITS)),
+                "rg": ([rg, "--files", "--hidden", "globtree"], base.env("cold"))}
+        counts = {key: subprocess.run(cmd, cwd=base.repo, env=env, capture_output=True, text=True,
+                                      stdin=subprocess.DEVNULL).stdout for key, (cmd, env) in cmds.items()}
+        found = {"codeact": int(counts["codeact"].strip()), "rg": len(counts["rg"].splitlines())}
+        if found["codeact"] != found["rg"]:
+            raise SystemExit(f"glob and rg --files list different counts: {found}")
+        timed = time_processes(cmds, runs, cwd=base.repo, servers={"codeact": base.server_pid(LIMITS)})
+    finally:
+        base.stop_server(LIMITS)
+        shutil.rmtree(base.repo / "globtree", ignore_errors=True)
+    ours, theirs = timed["codeact"], timed["rg"]
+    target = max(SEARCH_FACTOR, (theirs.wall_ms + SEARCH_EXTRA_MS) / theirs.wall_ms)
+    return [row(f"warm `glob(pattern=\"**/*\")` of {found['rg']:,} files", ms(ours), f"{ms(theirs)} `rg --files`",
+                ours.wall_ms / theirs.wall_ms, round(target, 2))]
+
+
 def server_alone(count: int) -> tuple[float, float]:
     """Wall and CPU seconds of one raw server's process tree when the SDK client starts it and lists its tools."""
     script = (
@@ -220,26 +273,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
     args = parser.parse_args(argv)
     counts: tuple[int, ...] = (1, 10, 100)
-    runs, calls, seconds = args.runs, 1000, 10.0
+    runs, calls, seconds, glob_files = args.runs, 1000, 10.0, 38_400
     if args.quick:
-        runs, calls, seconds, counts = 1, 100, 3.0, (1, 10)
+        runs, calls, seconds, counts, glob_files = 1, 100, 3.0, (1, 10), 2_000
+    began = machine_load()
     root = scratch("codeact-bench-unused-")
     try:
         base = stamp_repo(root)
         if not base.server:
             raise SystemExit("this runtime has no warm server: nothing to measure")
         sections = {"tools": tools_rows(base, runs), "environment": environment_rows(base, runs),
+                    "output": output_rows(base, runs), "glob": glob_rows(base, runs, glob_files),
                     "concurrency": concurrency_rows(base, calls, seconds),
                     "discover": discover_rows(base, max(1, runs // 2), counts)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"The stamped launcher in stamped git repositories; medians of {runs} runs taking turns; {machine_load()}\n")
+    print(f"The stamped launcher in stamped git repositories; medians of {runs} runs taking turns; "
+          f"{began} at the start, {machine_load()} at the end (a loaded machine stretches every figure).\n")
     print(TABLE_HEAD)
     for rows in sections.values():
         print("\n".join(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(sections, indent=2) + "\n")
-    return 0
+    return 1 if any(r.endswith("| FAIL |") for rows in sections.values() for r in rows) else 0
 
 
 if __name__ == "__main__":

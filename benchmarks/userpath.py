@@ -221,13 +221,15 @@ def tree_cpu(pid: int) -> float:
 def time_processes(cmds: Mapping[str, tuple[Sequence[str], Mapping[str, str]]], runs: int, *, cwd: Path,
                    check_out: dict[str, str] | None = None,
                    ok_codes: dict[str, tuple[int, ...]] | None = None,
-                   servers: Mapping[str, int | None] | None = None) -> dict[str, Timing]:
+                   servers: Mapping[str, int | None] | None = None,
+                   cwds: Mapping[str, Path] | None = None) -> dict[str, Timing]:
     """Median wall and CPU time of each whole process tree; the commands take turns so all see the same load.
 
     The first round warms caches and is dropped. ``check_out[name]``, where given, must be in that command's
     stdout (a run that printed the wrong thing is not a measurement); ``ok_codes[name]`` are its accepted exit codes
     (default 0 only). CPU is this process's reaped children (the launcher, its thin client, what they ran) plus,
-    for a command ``servers`` names, what the warm server's whole process tree (:func:`tree_cpu`) spent meanwhile."""
+    for a command ``servers`` names, what the warm server's whole process tree (:func:`tree_cpu`) spent meanwhile.
+    ``cwds[name]``, where given, is the folder that command runs in (another repository), else ``cwd``."""
     walls: dict[str, list[float]] = {name: [] for name in cmds}
     cpus: dict[str, list[float]] = {name: [] for name in cmds}
     for i in range(runs + 1):
@@ -235,7 +237,8 @@ def time_processes(cmds: Mapping[str, tuple[Sequence[str], Mapping[str, str]]], 
             server = (servers or {}).get(name)
             server0 = tree_cpu(server) if server else 0.0
             cpu0, started = _children_cpu(), time.perf_counter()
-            done = subprocess.run(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            done = subprocess.run(list(cmd), cwd=(cwds or {}).get(name, cwd), env=env, stdin=subprocess.DEVNULL,
+                                  capture_output=True)
             wall, cpu = (time.perf_counter() - started) * 1000, (_children_cpu() - cpu0) * 1000
             if server:
                 if not Path(f"/proc/{server}").exists():

@@ -28,15 +28,22 @@ def offered(root: Path, environ: dict[str, str]) -> Mapping[str, Tool]:
     return assemble(ctx, SETTINGS, environ, user_config={})
 
 
-def test_the_tools_of_an_unchanged_lock_are_built_once_and_a_changed_lock_is_read_again(tmp_path: Path) -> None:
+def discovered(tmp_path: Path, tools: int) -> tuple[Path, dict[str, str]]:
+    """A workspace configuring the raw server ``big`` with ``tools`` tools, discovered; its environment."""
     root = tmp_path / "ws"
     (root / ".git").mkdir(parents=True)
     (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"big": {
-        "command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "3"}}}}))
+        "command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": str(tools)}}}}))
     home = tmp_path / "home"
     home.mkdir()
-    environ = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "PATH": os.environ.get("PATH", "")}
+    environ = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "PATH": os.environ.get("PATH", ""),
+               "CODEACT_CONFIG_DIR": str(tmp_path / "config")}
     assert discover(root, timeout=30, environ=environ).outcomes["big"].status == "ok"
+    return root, environ
+
+
+def test_the_tools_of_an_unchanged_lock_are_built_once_and_a_changed_lock_is_read_again(tmp_path: Path) -> None:
+    root, environ = discovered(tmp_path, 3)
 
     first, second = offered(root, environ), offered(root, environ)
     assert first["big.tool_0001"].parameters is second["big.tool_0001"].parameters  # built once
@@ -62,15 +69,7 @@ def test_the_tools_of_an_unchanged_lock_are_built_once_and_a_changed_lock_is_rea
 
 
 def test_a_run_binds_only_the_mcp_tools_it_uses_and_its_own_tools_hide_a_server(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    (root / ".git").mkdir(parents=True)
-    (root / ".mcp.json").write_text(json.dumps({"mcpServers": {"big": {
-        "command": PY, "args": [RAW], "env": {"RAW_SCHEMA": '{"type": "object"}', "RAW_TOOL_COUNT": "40"}}}}))
-    home = tmp_path / "home"
-    home.mkdir()
-    environ = {"HOME": str(home), "COPILOT_HOME": str(home / ".copilot"), "PATH": os.environ.get("PATH", ""),
-               "CODEACT_CONFIG_DIR": str(tmp_path / "config")}
-    assert discover(root, timeout=30, environ=environ).outcomes["big"].status == "ok"
+    root, environ = discovered(tmp_path, 40)
 
     tools = offered(root, environ)
     # view and previous_output; the server's 41 tools (thing, tool_0000...tool_0039); mcp_call and mcp_resource
