@@ -76,7 +76,7 @@ class MontyBackend:
         from ..core.rewrite import rewrite_for_sandbox
 
         # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
-        # own functions): a program that can make neither runs unchecked (the check costs ~25 ms a run).
+        # own functions): a program that can make neither runs unchecked (the check is a large part of a warm run).
         checking = _worth_checking(program.code, program.tools)
         code, helpers, differences = rewrite_for_sandbox(program.code)  # same lines: see codeact.core.rewrite
         stubs = program.stubs + prelude.stubs_for(prelude.names_in(code)) if helpers else program.stubs
@@ -113,7 +113,7 @@ class MontyBackend:
             except _pm.MontyRuntimeError as exc:
                 from .monty_errors import runtime_error
 
-                info = runtime_error(exc, program, seen)
+                info = runtime_error(exc, program, seen.by_tool)
                 _give_notes(program, notes, info.line)
                 raise ProgramError(info) from None
         raise AssertionError("unreachable")
@@ -236,7 +236,7 @@ _EARLY: Any = None  # a pool entered ahead of this process's next run (start_ear
 def start_early() -> None:
     """Enter a one-worker pool now for the run about to come in this process (``codeact run`` without a server):
     the pool spawns its worker in the background, which boots while the run imports and checks what it needs
-    (~5 ms of a cold run's wall time). The next :meth:`MontyBackend.execute` takes it; exit closes it otherwise."""
+    (part of a cold run's wall time). The next :meth:`MontyBackend.execute` takes it; exit closes it otherwise."""
     global _EARLY, _EARLY_WARMING
     if _pm is None or _WARM is not None or _EARLY is not None:
         return
@@ -246,7 +246,7 @@ def start_early() -> None:
     pool = _pm.Monty(max_processes=1, binary_path=_worker_binary())
     pool.__enter__()
     _EARLY = pool
-    # a worker's first program costs ~2 ms more than the next: a throwaway one, in the background (the pool releases
+    # a worker's first program costs more than the next: a throwaway one, in the background (the pool releases
     # the interpreter while it waits), so the run's own checkout finds the worker warm or waits for it
     _EARLY_WARMING = threading.Thread(target=_warm_up, args=(pool,), name="codeact-monty-warm", daemon=True)
     _EARLY_WARMING.start()
@@ -288,7 +288,7 @@ def release_warm() -> None:
 
 def _worker_binary() -> str | None:
     """The ``monty`` worker next to this Python (where pydantic-monty-runtime installs it in a venv), so the pool
-    need not ask ``sysconfig`` (~1 ms at start-up); ``None`` lets pydantic-monty look (and honours ``MONTY_BIN``)."""
+    need not ask ``sysconfig`` at start-up; ``None`` lets pydantic-monty look (and honours ``MONTY_BIN``)."""
     if os.environ.get("MONTY_BIN"):
         return None
     candidate = os.path.join(os.path.dirname(sys.executable), "monty.exe" if os.name == "nt" else "monty")

@@ -4,19 +4,17 @@ tool call (before any tool runs) or notes shown after the run, and the sandbox's
 
 Imported by :mod:`codeact.backends.monty` only when the check finds something or a program fails.
 """
+# Imports inside functions are lazy: each module is imported only when a failure needs it (start-up cost).
 from __future__ import annotations
 
 import builtins
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..core.toolset import namespaces
 from ..errors import ErrorInfo
 from .program import Program
-
-if TYPE_CHECKING:
-    from .monty import ResultKeys
 
 # Type-check findings that can mean a tool is called wrongly. They block the run (before any tool runs) only when
 # they are about a tool; every other finding is the checker's business, not the program's (see _triage).
@@ -179,7 +177,8 @@ def syntax_error(exc: Any, program: Program) -> ErrorInfo:
                      _hint("SyntaxError", text, program, None))
 
 
-def runtime_error(exc: Any, program: Program, seen: ResultKeys) -> ErrorInfo:
+def runtime_error(exc: Any, program: Program, seen: Mapping[str, list[str]]) -> ErrorInfo:
+    """The sandbox's runtime error as the program gets it; ``seen``: the keys of the dicts each tool returned."""
     text = str(exc).strip()
     for pattern, kind, template in _LIMIT_MESSAGES:
         if re.search(pattern, text):
@@ -228,10 +227,10 @@ def _in_rewrite(frame: Any) -> bool:
     return frame.function_name == "<lambda>" and source[max(column - 1, 0):].startswith(("_r.", "_s."))
 
 
-def _hint(kind: str, message: str, program: Program, seen: ResultKeys | None) -> str | None:
-    from ..core.hints import hint_for  # only when a program fails: its patterns cost ~1 ms to compile
+def _hint(kind: str, message: str, program: Program, seen: Mapping[str, list[str]] | None) -> str | None:
+    from ..core.hints import hint_for  # only when a program fails: it compiles many patterns
 
-    return hint_for(kind, message, program.tools, result_keys=seen.by_tool if seen else None)
+    return hint_for(kind, message, program.tools, result_keys=seen)
 
 
 __all__ = ["runtime_error", "syntax_error", "triage"]
