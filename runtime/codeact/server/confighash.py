@@ -6,11 +6,11 @@ reads (``.mcp.json``, ``.github/mcp.json``, ``$COPILOT_HOME/mcp-config.json``, .
 user's ``config.json`` and ``tools/*.py``; and the ``CODEACT_*`` variables that change what a run is offered. Limits
 and ``CODEACT_ALLOW_SECRETS`` are not hashed: they travel with each request.
 
-Checked at every run by what changed, never by reading or walking again: the runtime tree through inotify on its
-folders where Linux offers it (one ``read`` a run; elsewhere one ``stat`` per file and folder), each input file by
-its ``stat`` (inode, size, modification and change time) with its content digest kept until that changes, and the
-list of inputs kept for the variables and folder states it was made from. The server's connection threads hash one
-at a time (one lock); under inotify, the bytecode folders (``__pycache__``) a server writes there are no change.
+Checked at every run by what changed, never by reading or walking again: the runtime tree by one ``stat`` per file
+and folder (a folder whose entries changed is listed again: the bytecode folders, ``__pycache__``, a server writes
+there are no change), each input file by its ``stat`` (inode, size, modification and change time) with its content
+digest kept until that changes, and the list of inputs kept for the variables and folder states it was made from.
+The server's connection threads hash one at a time (one lock).
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -66,15 +66,18 @@ def inputs(workspace: Path, environ: Mapping[str, str]) -> list[Path]:
 
 class RuntimeStamp:
     """The runtime tree's :func:`runtime_tree` entries, taken once, and a cheap exact check that they still hold:
-    where inotify watches the tree's folders, whether it reported anything (one ``read``); else one ``stat`` per
-    file and per folder (a file added, removed or renamed changes its folder's mtime), no walk."""
+    one ``stat`` per file and per folder (a file added, removed or renamed changes its folder's mtime), no walk.
+
+    A stamp whose newest time lies within :data:`RACY_NS` of when it was taken is not trusted: a file may change in
+    the same tick of the filesystem's clock without changing its times (git's "racy" entries); it is taken again."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        folders = _folders(root)
-        self._watch = _FolderWatch.start(folders)  # first: what changes during the walk is seen
-        self.folders = [(folder, _mtime(folder)) for folder in folders]
-        self.files = list(runtime_tree(root))
+        taken = time.time_ns()
+        self.folders = {folder: (_mtime(folder), _entries(folder)) for folder in _folders(root)}  # first: a change
+        self.files = list(runtime_tree(root))  # during the walk changes a folder's mtime or a file's stat
+        newest = max([mtime for mtime, _ in self.folders.values()] + [ctime for *_, ctime in self.files])
+        self.racy = newest >= taken - RACY_NS
         self._digest: bytes | None = None
 
     def digest(self) -> bytes:
@@ -88,13 +91,16 @@ class RuntimeStamp:
 
     def holds(self) -> bool:
         """Whether no runtime file changed, came or went since the stamp was taken."""
-        if self._watch is not None:
-            return self._watch.quiet()
+        if self.racy:
+            return False
         stat = os.stat
         try:
-            for folder, mtime in self.folders:
-                if stat(folder).st_mtime_ns != mtime:
-                    return False
+            for folder, (mtime, entries) in self.folders.items():
+                now = stat(folder).st_mtime_ns
+                if now != mtime:
+                    if _entries(folder) != entries:
+                        return False
+                    self.folders[folder] = (now, entries)  # only a __pycache__ came or went
             for path, size, mtime, ctime in self.files:
                 st = stat(path)
                 if st.st_mtime_ns != mtime or st.st_size != size or st.st_ctime_ns != ctime:
@@ -103,78 +109,8 @@ class RuntimeStamp:
             return False
         return True
 
-    def close(self) -> None:
-        """Stop watching (a stamp replaced by a fresh one)."""
-        if self._watch is not None:
-            self._watch.close()
-            self._watch = None
 
-
-# inotify(7): what changes a folder's entries or a file's content or metadata, or the watched folder itself:
-# IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF, IN_MOVE_SELF
-_IN_EVENTS = 0x2 | 0x4 | 0x8 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-_IN_NONBLOCK, _IN_CLOEXEC = 0o4000, 0o2000000
-
-
-class _FolderWatch:
-    """Linux inotify on a set of folders: :meth:`quiet` says, with one non-blocking ``read``, that nothing in them
-    changed since the watch began (any event, the queue's overflow included, counts as a change)."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-        self._changed = False
-
-    @classmethod
-    def start(cls, folders: list[str]) -> _FolderWatch | None:
-        """A watch on every folder of ``folders``; ``None`` where inotify is missing or refuses one of them."""
-        if not sys.platform.startswith("linux"):
-            return None
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        if fd < 0:
-            return None
-        for folder in folders:
-            if libc.inotify_add_watch(fd, os.fsencode(folder), _IN_EVENTS) < 0:  # e.g. the user's watch limit
-                os.close(fd)
-                return None
-        return cls(fd)
-
-    def quiet(self) -> bool:
-        if self._changed or self._fd is None:
-            return False
-        while True:
-            try:
-                events = os.read(self._fd, 65536)
-            except BlockingIOError:
-                return True
-            except OSError:
-                break
-            if not all(name == b"__pycache__" for name in _event_names(events)):
-                break  # the server writing bytecode makes a __pycache__ folder: not a change of the tree
-        self._changed = True
-        return False
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def _event_names(events: bytes) -> Iterable[bytes]:
-    """The names of the inotify events in ``events`` (``struct inotify_event``: wd, mask, cookie, len, then the
-    name, NUL-padded); ``b""`` for one about the watched folder itself or the queue's overflow."""
-    at = 0
-    while at + 16 <= len(events):
-        size = int.from_bytes(events[at + 12:at + 16], sys.byteorder)
-        yield events[at + 16:at + 16 + size].rstrip(b"\0")
-        at += 16 + size
-    if at != len(events) or not events:
-        yield b""  # a cut or empty read: taken for a change
+RACY_NS = 2_000_000_000  # the coarsest clock of a common filesystem (FAT's, HFS+'s 1 s), with a margin
 
 
 def _folders(root: Path) -> list[str]:
@@ -185,6 +121,14 @@ def _folders(root: Path) -> list[str]:
     return found
 
 
+def _entries(folder: str) -> frozenset[str]:
+    """The names in ``folder`` but a bytecode folder (``__pycache__``), which a server writes: no part of the tree."""
+    try:
+        return frozenset(name for name in os.listdir(folder) if name != "__pycache__")
+    except OSError:
+        return frozenset()
+
+
 def _mtime(path: str) -> int:
     try:
         return os.stat(path).st_mtime_ns
@@ -193,8 +137,7 @@ def _mtime(path: str) -> int:
 
 
 _STAMP: RuntimeStamp | None = None  # this process's runtime, stamped at its first hash (the server: at start)
-# The server hashes in every connection's thread: one at a time, or two threads that both find the stamp stale
-# close its inotify descriptor twice, the second time closing whatever took that number since (a client's socket).
+# The server hashes in every connection's thread: one at a time (one stamp, one table of hashes).
 _LOCK = threading.RLock()
 
 
@@ -213,8 +156,6 @@ def runtime_digest(runtime: Path | None = None) -> bytes:
         return RuntimeStamp(runtime).digest()
     with _LOCK:
         if _STAMP is None or not _STAMP.holds():
-            if _STAMP is not None:
-                _STAMP.close()
             _STAMP = RuntimeStamp(package)
         return _STAMP.digest()
 
