@@ -402,7 +402,7 @@ def entry() -> None:
 def exit_now(code: int) -> None:
     """End the process with ``code`` as ``sys.exit`` would, without the interpreter's teardown.
 
-    Freeing every module and object (pydantic-monty, the tools, ~230 modules) costs a cold run ~25 ms and does nothing
+    Freeing every module and object (pydantic-monty, the tools, ~230 modules) takes a cold run time and does nothing
     a finished command needs. What the teardown does that matters is done first, in its order: the ``atexit``
     callbacks (the monty pool, MCP servers, temporary folders), then flushing stdout and stderr (a failed flush ends
     the process with 120, as Python's own exit does). A Python thread that is not a daemon would be waited for

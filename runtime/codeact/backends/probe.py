@@ -22,7 +22,7 @@ from . import precheck
 # The same pin as template/{{ codeact_dir }}/requirements-hyperlight.txt (tests/hyperlight/test_probe.py checks).
 REQUIREMENT = "hyperlight-sandbox[wasm,python-guest]==0.8.0"
 PACKAGES = ("hyperlight_sandbox", "hyperlight_sandbox_backend_wasm", "python_guest")
-PROBE_TIMEOUT = 10.0  # seconds; a probe takes ~0.2 s where hyperlight works
+PROBE_TIMEOUT = 10.0  # seconds; far above what a probe takes where hyperlight works
 CACHE_FILE = "hyperlight-probe.json"
 CACHE_FORMAT = 1
 

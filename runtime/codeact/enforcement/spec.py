@@ -214,8 +214,8 @@ WHY = (
 )
 WHY_TEXT = {why.key: why.text for why in WHY}
 MAX_COMMAND_BYTES = 131072  # a longer payload is denied (too_long) before any pattern runs
-# The hooks read at most this much of a payload (reading 60 MiB took 7.5 s on a busy machine, past the CLI's 5 s
-# hook timeout, which lets the call through): one byte more than MAX_COMMAND_BYTES tells a payload that is too long.
+# The hooks read at most this much of a payload (reading tens of MiB can outlast the CLI's 5 s hook timeout, which
+# lets the call through): one byte more than MAX_COMMAND_BYTES tells a payload that is too long.
 MAX_PAYLOAD_READ = MAX_COMMAND_BYTES + 1
 
 # --- the other hook events (post-tool-use.sh, session-start.sh): they add context, never deny -------------------------

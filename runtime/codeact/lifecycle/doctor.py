@@ -118,11 +118,11 @@ def monty_smoke() -> Check:
 
 
 def cpu_check(environ: Mapping[str, str]) -> Check:
-    """Whether a run keeps its host loop and the worker on one CPU (codeact.backends.cpu): a tool call costs ~3x
-    more without it on a machine with several CPUs."""
+    """Whether a run keeps its host loop and the worker on one CPU (codeact.backends.cpu): a tool call costs several
+    times more without it on a machine with several CPUs."""
     if environ.get("CODEACT_PIN_CPU") == "0":
         return Check("monty", "cpu", None, "CPU pinning is off (CODEACT_PIN_CPU=0): each tool call pays cross-CPU "
-                                           "wake-ups (about 3x the cost)")
+                                           "wake-ups (several times the CPU a call takes)")
     if not hasattr(os, "sched_getaffinity"):
         return Check("monty", "cpu", None, f"CPU pinning is Linux-only; not used on {sys.platform}")
     cpus = len(os.sched_getaffinity(0))

@@ -179,8 +179,6 @@ class _Hashed:
     """One workspace and environment's hash, with what it was made from: the inputs, their stats, and the states
     that decide the list of inputs (whether ``.mcp.json`` exists, the user's tools folder)."""
 
-    __slots__ = ("files", "probes", "stats", "runtime", "value")
-
     def __init__(self, workspace: Path, environ: Mapping[str, str]) -> None:
         from ..paths import user_config_dir
 

@@ -23,8 +23,6 @@ class FirstItems:
     past: at most about twice that is ever held. ``size(item)`` must not exceed what the runner counts for the
     item (its JSON plus 2), so that what is kept is never less than what the runner would return."""
 
-    __slots__ = ("count", "budget", "size", "items", "held", "seen", "limit", "_hold")
-
     def __init__(self, count: int, budget: int, size: Callable[[Any], int]) -> None:
         self.count, self.budget, self.size = count, budget, size
         self.items: list[Any] = []
