@@ -74,11 +74,6 @@ def other_way(base: UserRepo, dest: Path, piece: Piece) -> UserRepo:
     return replace(base, repo=dest)
 
 
-def trivial(repo: UserRepo) -> list[str]:
-    """``codeact run --code 1`` in ``repo`` from any folder (the runs of all repositories share one)."""
-    return [str(repo.launcher), "run", "--workspace", str(repo.repo), "--code", "1"]
-
-
 def timed_after(repos: dict[str, UserRepo], change: Callable[[UserRepo, int], None], runs: int,
                 mode: str) -> dict[str, Timing]:
     """Median wall time of a trivial run right after ``change(repo, i)``, the repositories taking turns."""
@@ -87,7 +82,7 @@ def timed_after(repos: dict[str, UserRepo], change: Callable[[UserRepo, int], No
         for name, repo in repos.items():
             change(repo, i)
             started = time.perf_counter()
-            done = subprocess.run(trivial(repo), cwd=repo.repo, env=repo.env(mode), capture_output=True,
+            done = subprocess.run(repo.run_cmd("1"), cwd=repo.repo, env=repo.env(mode), capture_output=True,
                                   stdin=subprocess.DEVNULL, timeout=300)
             wall = (time.perf_counter() - started) * 1000
             if done.returncode != 0 or done.stdout.strip() != b"1":
@@ -136,11 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         load_before = machine_load()
         for repo in repos.values():
             repo.start_server()
-        warm = time_processes({name: (trivial(r), r.env("warm")) for name, r in repos.items()}, args.runs,
-                              cwd=root, check_out=dict.fromkeys(repos, "1"),
+        folders = {name: r.repo for name, r in repos.items()}
+        warm = time_processes({name: (r.run_cmd("1"), r.env("warm")) for name, r in repos.items()}, args.runs,
+                              cwd=root, cwds=folders, check_out=dict.fromkeys(repos, "1"),
                               servers={name: r.server_pid() for name, r in repos.items()})
-        cold = time_processes({name: (trivial(r), r.env("cold")) for name, r in repos.items()}, args.runs,
-                              cwd=root, check_out=dict.fromkeys(repos, "1"))
+        cold = time_processes({name: (r.run_cmd("1"), r.env("cold")) for name, r in repos.items()}, args.runs,
+                              cwd=root, cwds=folders, check_out=dict.fromkeys(repos, "1"))
         settings = timed_after(repos, rewrite_settings, args.runs, "warm")
         runtime = timed_after(repos, touch_runtime, args.runs, "warm")
         load_after = machine_load()
