@@ -377,6 +377,52 @@ def test_sql_cannot_take_the_hosts_memory(workspace, config):
     assert_bounded(run, 20)
 
 
+@pytest.mark.parametrize("db", ["t.db", ":memory:"])
+def test_sql_temporary_tables_stay_within_the_run_write_limit(make_ctx, tmp_path: Path, db: str) -> None:
+    """Red team round 6: ``PRAGMA max_page_count`` bounds the main database only, and ``CREATE TEMP TABLE`` went to
+    SQLite's temporary file outside the workspace, unbounded. Temporary tables, indices and sorts are kept in memory
+    now (``temp_store = MEMORY``), so the run's memory limit bounds them: 30 MB of temporary table is refused."""
+    from codeact.core import notices
+    from codeact.errors import PolicyError, ToolError
+    from codeact.tools import sql as sql_mod
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = make_ctx(ws, limits=Limits(writes=1 << 20, memory=16 << 20))
+    query = ("CREATE TEMP TABLE x AS WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 30000) "
+             "SELECT i, randomblob(1000) AS b FROM c; SELECT sum(length(b)) AS s FROM x")
+    notes = notices.Notes()
+    previous = notes.activate()
+    try:
+        with pytest.raises((ToolError, PolicyError)) as caught:
+            rows = sql_mod.sql(ctx, query=query, db=db)
+            pytest.fail(f"30 MB of temporary table under a 1 MiB write limit: {rows}")
+    finally:
+        notices.restore(previous)
+    assert "16 MiB memory limit" in str(caught.value)
+    assert any("16 MiB memory limit" in note for note in notes.items), notes.items
+
+
+@pytest.mark.parametrize("db", ["t.db", ":memory:"])
+def test_sql_sorts_and_small_temporary_tables_stay_in_memory(make_ctx, tmp_path: Path, db: str) -> None:
+    """A small temporary table still works; a sort larger than the memory limit is refused instead of spilling to a
+    temporary file outside the workspace (which nothing would bound)."""
+    from codeact.errors import ToolError
+    from codeact.tools import sql as sql_mod
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ctx = make_ctx(ws, limits=Limits(writes=1 << 20, memory=16 << 20))
+    rows = sql_mod.sql(ctx, query="CREATE TEMP TABLE s(x); INSERT INTO s VALUES (1), (2); SELECT sum(x) AS n FROM s",
+                       db=db)
+    assert rows == [{"n": 3}]
+    sort = ("WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c LIMIT 30000) "
+            "SELECT i FROM (SELECT i, randomblob(1000) AS b FROM c) ORDER BY b LIMIT -1 OFFSET 29999")
+    with pytest.raises(ToolError, match="16 MiB memory limit"):
+        sql_mod.sql(ctx, query=sort, db=db)
+    assert list(ws.iterdir()) in ([], [ws / "t.db"])
+
+
 class _Trickle(BaseHTTPRequestHandler):
     """A page that arrives a byte every 50 ms for a minute; ``/headers`` trickles its headers too."""
 

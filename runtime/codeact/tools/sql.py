@@ -21,7 +21,8 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     ATTACH, DETACH, VACUUM INTO and extension loading are refused: they reach files outside the workspace; so is
     fts3_tokenizer(), which reaches native code in the host. PRAGMAs are limited to the informational ones
     (``PRAGMA table_info(t)``, ``index_list``, ``integrity_check``, reading ``user_version`` ...) and ``foreign_keys``/``recursive_triggers``, which last only for the call.
-    The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit.
+    The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit (temporary
+    tables and sorts are kept in memory, under that limit).
     """
     import sqlite3
 
@@ -62,8 +63,10 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
                 cursor = conn.execute(statement)
                 rows = _fetch(cursor, int(ctx.limits.tool_result)) if cursor.description else []
             except MemoryError:
-                raise ToolError(f"SQL error: the query needs more than the {_heap_limit(ctx) // (1 << 20)} MiB memory "
-                                "limit (CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL") from None
+                text = (f"SQL error: the query needs more than the {_heap_limit(ctx) // (1 << 20)} MiB memory limit "
+                        "(CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL")
+                notices.note("sql()", text + " (temporary tables and sorts are kept in memory, under this limit)")
+                raise ToolError(text) from None
             except sqlite3.Error as exc:
                 if refused:
                     raise PolicyError(refused[-1]) from None
@@ -160,8 +163,11 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
         for arity in (1, 2, 3):
             conn.create_function(name, arity, _refusing(name, why, refused))
     # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
-    # (set before the authorizer, which refuses this PRAGMA to programs)
+    # (set before the authorizer, which refuses these PRAGMAs to programs). Temporary tables, indices and sorts stay
+    # in memory too, under that same limit: on disk they would go to a temporary file outside the workspace, which
+    # neither the write limit (max_page_count bounds the main database only) nor anything else bounds
     conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
+    conn.execute("PRAGMA temp_store = MEMORY")
     blocked = {sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM INTO) reach files outside the workspace",
                sqlite3.SQLITE_DETACH: "DETACH is not needed: ATTACH is refused"}
 
