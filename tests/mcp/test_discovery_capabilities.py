@@ -17,6 +17,29 @@ CAPABILITY = str(SERVERS / "capability_server.py")
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+def test_a_server_listed_as_before_is_started_once_and_keeps_its_cli_only_tools(workspace, tmp_path: Path) -> None:
+    caps, extra = tmp_path / "caps.jsonl", tmp_path / "extra"
+    root = workspace({"cap": {"command": PY, "args": [CAPABILITY], "env": {"CAP_LOG": str(caps),
+                                                                          "CAP_EXTRA": str(extra)}}})
+
+    def discovered() -> tuple[list[str], list[str]]:
+        """A discovery's capability declarations (one per session) and the lock entry it wrote."""
+        before = len(caps.read_text().splitlines()) if caps.exists() else 0
+        assert discover(root, timeout=30).outcomes["cap"].status == "ok"
+        entry = json.loads(lock_path(root).read_text())["servers"]["cap"]
+        assert [d["name"] for d in entry["dropped"]] == ["ask_model", "ask_user"]  # as the CLI would see them
+        return caps.read_text().splitlines()[before:], [t["name"] for t in entry["tools"]]
+
+    sessions, tools = discovered()  # the first discovery lists it twice: as CodeAct connects, then as the CLI does
+    assert len(sessions) == 2 and tools == ["echo"]
+    text = lock_path(root).read_text()
+    sessions, tools = discovered()  # unchanged: its first listing is the lock's, the second is not asked again
+    assert sessions == ["{}"] and lock_path(root).read_text() == text
+    extra.write_text("")  # the server now offers more with the same configuration: listed twice again
+    sessions, tools = discovered()
+    assert len(sessions) == 2 and tools == ["echo", "extra"]
+
+
 def npm_bin(name: str) -> Path | None:
     """``name`` under ``$CODEACT_TEST_NPM_PREFIX`` (an ``npm install --prefix`` folder) or the CI's npm cache."""
     for prefix in filter(None, [os.environ.get("CODEACT_TEST_NPM_PREFIX"), str(REPO_ROOT / ".ci-cache" / "npm")]):

@@ -88,12 +88,15 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
     loaded, servers, excluded = active_servers(root, environ)
     say = progress or (lambda _line: None)
     result: dict[str, Any] = {}
-    previous: Mapping[str, Any] = {}
-    if keep_known:
-        try:
-            previous = (read_lock(root) or empty_lock())["servers"]
-        except ConfigError:
-            previous = {}  # unreadable: written anew
+    try:
+        recorded: Mapping[str, Any] = (read_lock(root) or empty_lock())["servers"]
+    except ConfigError:
+        recorded = {}  # unreadable: written anew
+    previous = recorded if keep_known else {}
+    # a server listed fine before, configured as it was then: its second listing is asked again only if its first
+    # one differs from what the lock holds (see _list_server)
+    known = {name: entry for name, entry in recorded.items() if name in servers and isinstance(entry, dict)
+             and entry.get("status") == "ok" and same_configuration(entry, servers[name])}
 
     def heard(o: Outcome) -> None:
         known = previous.get(o.name)
@@ -119,7 +122,7 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
         say(f"discovering {len(servers)} MCP server(s) in parallel (start-up within {timeout:g} s): "
             f"{', '.join(servers)}")
         asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
-                                     on_outcome=heard, publish=publish, progress=say))
+                                     on_outcome=heard, publish=publish, progress=say, known=known))
     else:
         say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
         publish({})
@@ -130,7 +133,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
                            cwd: Path | None = None, environ: Mapping[str, str] | None = None,
                            on_outcome: Callable[[Outcome], None] | None = None,
                            publish: Callable[[dict[str, Outcome]], None] | None = None,
-                           progress: Callable[[str], None] | None = None) -> dict[str, Outcome]:
+                           progress: Callable[[str], None] | None = None,
+                           known: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Outcome]:
     """List the tools of every server concurrently, each within ``timeout`` seconds (the CLI's 60 s by default):
     start-up has its own bound, whatever a server's ``timeout``, which bounds each call (as in the Copilot CLI).
 
@@ -138,6 +142,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     the timed-out servers have been shut down — so a hung server delays the result by its timeout only.
     ``progress`` hears which servers are still awaited every :data:`PROGRESS_EVERY` seconds. ``environ`` is the
     environment local servers inherit (the calling run's; default ``os.environ``), plus each one's ``env``.
+    ``known``: the lock entries of servers listed before with the same configuration (see :func:`_list_server`).
     """
     import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
     loop = asyncio.get_running_loop()
@@ -146,7 +151,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
     # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
     listed: dict[str, asyncio.Future[_Listing]] = {name: loop.create_future() for name in servers}
-    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout),
+    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout,
+                                                (known or {}).get(name)),
                                    name=f"discover:{name}") for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
     limits = {name: timeout for name in servers}
@@ -264,13 +270,17 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
 
 
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
-                       listed: asyncio.Future[_Listing], deadline: float) -> None:
+                       listed: asyncio.Future[_Listing], deadline: float,
+                       known: Mapping[str, Any] | None = None) -> None:
     """List ``config``'s tools into ``listed`` (its result, or the failure) by ``deadline`` (loop time).
 
     The server is listed twice, one session after the other (a server may hold a file while it runs): as CodeAct's
     client connects (what a program can call), then declaring sampling and elicitation as the Copilot CLI does;
     what only the second listing has is ``cli_only``. ``listed`` is set as soon as the second one has listed,
-    before its server is stopped; ``listed_at`` is when the first one had (the server's start-up time)."""
+    before its server is stopped; ``listed_at`` is when the first one had (the server's start-up time).
+    With ``known``, its lock entry made for this same configuration, a first listing that gives exactly what the
+    entry holds (the same tools, schemas and invalid tools) takes ``cli_only`` from the entry: the server is
+    started once, not twice."""
     from .sessions import describe_failure, stderr_tail
 
     loop = asyncio.get_running_loop()
@@ -289,6 +299,12 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
         if errlog is not None:
             errlog.close()
 
+    if known is not None and _unchanged(listing, known, config):
+        listing.cli_only = sorted(d["name"] for d in known.get("dropped") or [] if d.get("reason") == CLI_ONLY_REASON)
+        if not listed.done():
+            listed.set_result(listing)
+        return
+
     def compare(as_cli: _Listing) -> None:
         plain = {t.name for t in listing} | {n for n, _r in listing.dropped}
         listing.cli_only = sorted({t.name for t in as_cli} - plain)
@@ -304,6 +320,26 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
                                          if isinstance(exc, TimeoutError) else describe_failure(exc))
     if not listed.done():
         listed.set_result(listing)
+
+
+def _unchanged(listing: _Listing, entry: Mapping[str, Any], config: ServerConfig) -> bool:
+    """Whether a server's first listing is what its lock ``entry`` holds: the tools it exposes, as written to the
+    lock, and the tools dropped for a reason other than being offered only to the CLI."""
+    tools: list[dict[str, Any]] = []
+    dropped = [{"name": n, "reason": r} for n, r in listing.dropped if config.exposes(n)]
+    for tool in listing:
+        if config.exposes(tool.name):
+            made, problem = tool_entry(tool)
+            if problem:
+                dropped.append({"name": tool.name, "reason": problem})
+            else:
+                tools.append(made)
+    recorded = [d for d in entry.get("dropped") or [] if d.get("reason") != CLI_ONLY_REASON]
+
+    def by_name(items: list[Any]) -> list[Any]:
+        return sorted(items, key=lambda item: str(item.get("name")))
+
+    return by_name(tools) == by_name(list(entry.get("tools") or [])) and by_name(dropped) == by_name(recorded)
 
 
 async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[tuple[str, str]], str | None]:

@@ -3,7 +3,8 @@
 ``sampling``, ``ask_user`` only for one that declares ``elicitation``, ``list_roots`` only for ``roots``.
 
 ``CAP_LOG`` (a path): each ``initialize``'s ``params.capabilities`` is appended there as one JSON line (what a
-client such as the Copilot CLI declares).
+client such as the Copilot CLI declares). ``CAP_EXTRA`` (a path): while that file exists, ``extra`` is offered too
+(a server whose tools change while its configuration does not).
 """
 import json
 import os
@@ -28,6 +29,8 @@ def answer(msg):
                   "serverInfo": {"name": "capability", "version": "0"}}
     elif method == "tools/list":
         names = ["echo"] + [tool for cap, tool in CONDITIONAL.items() if cap in declared]
+        if os.environ.get("CAP_EXTRA") and os.path.exists(os.environ["CAP_EXTRA"]):
+            names.append("extra")
         result = {"tools": [{"name": n, "description": f"The {n} tool.", "inputSchema": OBJECT} for n in names]}
     elif method == "tools/call":
         result = {"content": [{"type": "text", "text": json.dumps(msg["params"].get("arguments") or {})}]}
