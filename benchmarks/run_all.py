@@ -34,7 +34,7 @@ KEPT = """#### Kept for a budget
 | the kernel's real path, `O_PATH` and `/proc/self/fd` (`codeact.paths.real_path`) | a tool call (<= 100 µs): every path a tool is given is resolved; `os.path.realpath` makes an `lstat` a part in Python |
 | skipping the type check when every tool call's arguments are literals (`codeact.core.literal_calls`) | the warm trivial run (<= 50 ms): the checker's own time is a large part of it |
 | the warm server (`codeact.server`, the thin client `codeact.client`) | the warm trivial run (<= 50 ms) and an MCP call (an open session) |
-| the thin client's own command-line reader (`codeact.cmdline`; a cold run's `codeact.cli.run.read_fast`), not argparse | the warm trivial run (<= 50 ms): argparse under the launcher's `python -S` imports `re`, `enum`, `gettext`, `locale` and `shutil` at every run (measured with and without: the table "What the runtime keeps only for speed" below) |
+| the thin client's own command-line reader (`codeact.cmdline`), not argparse | the warm trivial run (<= 50 ms): argparse under the launcher's `python -S` imports `re`, `enum`, `gettext`, `locale` and `shutil` at every run (measured with and without: the table "What the runtime keeps only for speed" below) |
 
 Removed in issue 46.1, no budget needing them: `codeact.fastos` (the thin client imports `os`), the launcher's shell
 loop comparing the venv stamp byte by byte (`cmp` now), the hand-written `ToolCall` class (a dataclass),

@@ -30,8 +30,6 @@ class Parsed:
     """A command line read by :data:`OPTIONS`: ``command``, the options given (``{"--timeout": "5"}``; a flag's
     value is ``True``), the positionals in order, and whether help was asked for."""
 
-    __slots__ = ("command", "options", "positionals", "help")
-
     def __init__(self, command: str) -> None:
         self.command = command
         self.options: dict[str, str | bool] = {}

@@ -105,17 +105,3 @@ def test_the_servers_abandonment_reads_the_timeout_as_argparse_does(argv: list[s
 def test_the_timeout_variable_when_no_flag() -> None:
     assert wall_limit({"argv": ["run", "--code", "1"], "env": {"CODEACT_TIMEOUT": "4"}}) == 4 + GRACE_S
 
-
-@pytest.mark.parametrize("argv", [a for a in CASES if a[0] == "run"] + [
-    ["run"], ["run", "--timeout", "nope", "--code", "1"], ["run", "--backend", "nope", "--code", "1"],
-    ["run", "--timeout", " 2.5 ", "--code", "1"], ["run", "--help"], ["run", "x"]], ids=lambda a: " ".join(a))
-def test_a_run_read_without_argparse_is_what_argparse_reads(argv: list[str]) -> None:
-    """``codeact run`` is read by codeact.cmdline, not argparse (a cold run does not import it); what argparse
-    would refuse, or answer with help, goes to argparse, whose message is shown."""
-    from codeact.cli.run import read_fast
-
-    fast, want = read_fast(argv), _argparse(argv)
-    if fast is None:
-        assert want is None or {"-h", "--help"} & set(argv)
-        return
-    assert want is not None and repr(vars(fast)) == repr(vars(want))

@@ -66,7 +66,7 @@ def check_paths(args: argparse.Namespace) -> None:
 @functools.lru_cache(maxsize=1)
 def _parser_class() -> type[argparse.ArgumentParser]:
     """The parser of every subcommand: no abbreviated options anywhere (``--works`` for ``--workspace``), since the
-    hook accepts exact option names only. Made on first use: a plain ``run`` never imports argparse."""
+    hook accepts exact option names only."""
     import argparse
 
     class _Parser(argparse.ArgumentParser):
@@ -100,13 +100,11 @@ def main(argv: Sequence[str] | None = None, *, environ: Mapping[str, str] | None
     client's ``stdin``: a subcommand reads them from ``args`` (``args.environ``, ``args.cwd``, ``args.stdin_text``),
     never from this process."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = command_module("run").read_fast(argv) if argv and argv[0] == "run" else None
-    if args is None:  # argparse reads it (and says why it refuses it, or prints the help)
-        parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-        args = parser.parse_args(argv)
-        if not getattr(args, "command", None):
-            parser.print_help()
-            return EXIT_USAGE
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_USAGE
     args.environ, args.cwd, args.stdin_text = environ, cwd, stdin
     if cwd is not None:  # relative paths are the client's, not this process's
         for name in ("workspace", "file"):

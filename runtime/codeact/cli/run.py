@@ -48,31 +48,6 @@ def add_parser(sub: Any) -> None:
             run_p.add_argument(option, **_ARGUMENTS[option], **({} if takes_value else {"action": "store_true"}))
 
 
-def read_fast(argv: list[str]) -> Any:
-    """``codeact run ARGV`` as argparse would read it, read by :func:`codeact.cmdline.parse` (the table the thin client
-    reads it with too): the namespace argparse gives, or ``None`` when argparse must read
-    it itself (help, a command line it refuses, a value its type or choices refuse: its message is the one shown)."""
-    from types import SimpleNamespace
-
-    from ..cmdline import parse
-
-    parsed = parse(argv)
-    if parsed is None or parsed.help or parsed.command != "run":
-        return None
-    timeout = parsed.value("--timeout")
-    backend = parsed.value("--backend")
-    if backend is not None and backend not in BACKENDS:
-        return None
-    try:
-        seconds = float(timeout) if timeout is not None else None  # argparse's type=float
-    except ValueError:
-        return None
-    return SimpleNamespace(command="run", code=parsed.value("--code"), file=parsed.value("--file"),
-                           stdin=parsed.positionals[0] if parsed.positionals else None,
-                           workspace=parsed.value("--workspace"), backend=backend, timeout=seconds,
-                           json=parsed.options.get("--json") is True, session=parsed.value("--session"))
-
-
 def main(args: argparse.Namespace) -> int:
     from ..backends.head_start import start_sandbox_early
     from ..core.limits import Limits

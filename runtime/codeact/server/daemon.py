@@ -304,8 +304,6 @@ class _Run:
     """A run in flight: its connection, when it began, its wall limit (seconds) and subcommand. Once it is answered
     (its exit, or its abandonment) nothing more is sent for it."""
 
-    __slots__ = ("conn", "began", "limit", "command", "over", "lock")
-
     def __init__(self, conn: socket.socket, began: float, limit: float, command: str) -> None:
         self.conn, self.began, self.limit, self.command = conn, began, limit, command
         self.over = False
