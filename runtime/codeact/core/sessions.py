@@ -1,7 +1,8 @@
 """``codeact run --session NAME``: a program's plain-data globals kept for the next run of the same session.
 
 Only plain data survives (numbers, strings, booleans, None, and lists, tuples and dicts of them, as JSON keeps them:
-a tuple comes back as a list); functions, classes and tool results that are not plain data start anew. The state
+a tuple comes back as a list); functions, classes and modules start anew, and any other global not kept (a set, NaN,
+a dict with an int key, nesting past :data:`MAX_DEPTH`, over the size budget) is named in a note of the run. The state
 is a JSON file per workspace and name under ``$XDG_STATE_HOME/codeact/sessions`` (0600), written atomically, so a
 session also survives the warm server's restart and works without it.
 """
@@ -128,45 +129,86 @@ def assigned(code: str) -> list[str]:
     return list(names)
 
 
+OTHERS = " others"  # the harvest's entry naming the globals that are not plain data (not an identifier: no global's)
+# what a program defines rather than computes: these start anew each run, as the docs say, with no note
+_CODE_TYPES = frozenset(("function", "builtin_function_or_method", "method", "module", "type"))
+MAX_DEPTH = 50  # lists and dicts nested deeper are not kept: the next run's prelude must parse
+
+
 def harvest(code: str, state: Mapping[str, Any] | None, tools: Mapping[str, Tool]) -> str:
-    """A program whose value is a dict of the plain-data globals bound by ``code`` or kept in ``state``."""
+    """A program whose value is a dict of the plain-data globals bound by ``code`` or kept in ``state``, and under
+    :data:`OTHERS` the ``[name, type name]`` of each global that is not."""
     names = [n for n in dict.fromkeys([*(state or {}), *assigned(code)]) if not n.startswith("_") and
              not offers(tools, n)]
-    lines = ["__codeact_state = {}"]
+    lines = ["__codeact_state = {}", "__codeact_others = []"]
     for name in names:
         lines += ["try:", f"    __codeact_value = {name}",
                   "    if isinstance(__codeact_value, (int, float, str, bool, list, dict, tuple, type(None))):",
                   f"        __codeact_state[{name!r}] = __codeact_value",
+                  "    else:",
+                  f"        __codeact_others.append([{name!r}, type(__codeact_value).__name__])",
                   "except NameError:", "    pass"]
-    lines.append("__codeact_state")
+    lines += [f"__codeact_state[{OTHERS!r}] = __codeact_others", "__codeact_state"]
     return "\n".join(lines)
 
 
 def plain(value: Any) -> dict[str, Any]:
-    """The entries of ``value`` that are plain data all the way down (what JSON keeps)."""
+    """The entries of ``value`` (a :func:`harvest`) that are plain data all the way down, as JSON keeps them exactly.
+    Each global left out is named in a note of the run (the next run would get NameError for it): a set, a dict
+    with a key that is not a string, NaN, lists nested deeper than :data:`MAX_DEPTH` ..."""
     if not isinstance(value, dict):
         return {}
-    return {k: v for k, v in value.items() if isinstance(k, str) and _plain(v)}
+    kept: dict[str, Any] = {}
+    lost: list[str] = []
+    for key, item in value.items():
+        if key == OTHERS:
+            lost += [f"{entry[0]} (a {entry[1]})" for entry in item if isinstance(entry, list) and len(entry) == 2
+                     and all(isinstance(part, str) for part in entry) and entry[1] not in _CODE_TYPES] \
+                if isinstance(item, list) else []
+            continue
+        if not isinstance(key, str):
+            continue
+        why = _not_plain(item)
+        if why is None:
+            kept[key] = item
+        else:
+            lost.append(f"{key} ({why})")
+    if lost:
+        from . import notices
+
+        notices.note("--session", "not kept for the next run (only plain data JSON keeps exactly): "
+                     + ", ".join(lost) + f"; keep lists, str-keyed dicts, finite numbers, at most {MAX_DEPTH} levels "
+                     "deep (a set as a list, NaN as None)")
+    return kept
 
 
-def _plain(value: Any, depth: int = 0) -> bool:
-    if depth > 50:
-        return False
+def _not_plain(value: Any, depth: int = 0) -> str | None:
+    """Why ``value`` is not plain data JSON keeps exactly, or None when it is."""
+    if depth > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
     if value is None or isinstance(value, (bool, str)):
-        return True
+        return None
     if isinstance(value, int):  # JSON writes an int in decimal: past Python's digit limit it raises ValueError
         try:
             str(value)
         except ValueError:
-            return False
-        return True
+            return "an int too long to write in decimal"
+        return None
     if isinstance(value, float):
-        return math.isfinite(value)
+        return None if math.isfinite(value) else "NaN or infinity"
     if isinstance(value, (list, tuple)):
-        return all(_plain(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
-    return False
+        items: Any = value
+    elif isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return "a dict key that is not a string"
+        items = value.values()
+    else:
+        return f"holds a {type(value).__name__}"
+    for item in items:
+        why = _not_plain(item, depth + 1)
+        if why is not None:
+            return why
+    return None
 
 
-__all__ = ["MAX_STATE_BYTES", "assigned", "harvest", "load", "plain", "prelude", "save", "state_file"]
+__all__ = ["MAX_DEPTH", "MAX_STATE_BYTES", "OTHERS", "assigned", "harvest", "load", "plain", "prelude", "save", "state_file"]
