@@ -131,3 +131,124 @@ def test_with_several_servers_the_helper_joins_the_one_of_its_workspace(tmp_path
             app.stop()
         for hub in hubs.values():
             hub.stop()
+
+
+def _squat(port: int, seconds: float) -> bytes:
+    """What a listener that binds ``port`` gets from whoever connects within ``seconds``."""
+    import socket
+
+    squatter = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    got = b""
+    try:
+        squatter.bind(("127.0.0.1", port))
+        squatter.listen(1)
+        squatter.settimeout(seconds)
+        try:
+            conn, _ = squatter.accept()
+            conn.settimeout(3)
+            while b"\r\n\r\n" not in got:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+            conn.close()
+        except OSError:
+            pass
+    finally:
+        squatter.close()
+    return got
+
+
+def test_a_provider_never_sends_its_token_to_whoever_took_the_hubs_port_after_it_stopped(tmp_path):
+    """Red team round 6: the status file outlived its hub and the provider reconnected each second to the URL it
+    names, token in its headers: whoever bound the freed loopback port got the token. The hub now marks the status
+    file stopped before it closes its port, and the provider re-reads it before each connection."""
+    import threading
+
+    folder = tmp_path / "state"
+    state = open_state(folder)
+    hub = ProviderHub(token=state.token, reserved=lambda: (), state_dir=folder)
+    url = hub.start()
+    port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+    provider = Provider("demo")
+    provider.tool(lambda x: x, name="echo", description="echo")
+    provider.start(state_dir=folder, timeout=20)
+    hub.stop()  # the server ends; the provider starts reconnecting
+    try:
+        got = _squat(port, 5)
+    finally:
+        threading.Thread(target=provider.stop, daemon=True).start()
+    assert state.token.encode() not in got, "the provider sent the hub's token to a listener on the freed port"
+    status = read_status(folder)
+    assert "url" not in status and status["stopped"] is True and status["port"] == port, status
+    again = ProviderHub(token=state.token, reserved=lambda: (), state_dir=folder)
+    try:
+        assert again.start() == url, "the next hub still reuses the port"
+    finally:
+        again.stop()
+
+
+def test_a_provider_sends_no_token_to_a_listener_of_another_user(monkeypatch):
+    """A hub killed outright leaves its status file naming its port; another user who binds it must get nothing:
+    the provider connects, asks the kernel whose the other end is (/proc/net/tcp on Linux), and sends its headers
+    only to its own user's listener. Here the listener is "another user's" because getuid() says so."""
+    import os
+    import socket
+    import threading
+
+    import pytest
+
+    from codeact.providers import peer
+
+    if not all(path.exists() for path in peer.PROC_TABLES):
+        pytest.skip("the owner of a socket is read from /proc/net/tcp, which this system lacks")
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    token = "t" * 40
+    provider = Provider("demo")
+    provider.tool(lambda x: x, name="echo", description="echo")
+    monkeypatch.setattr(peer.os, "getuid", lambda: os.geteuid() + 1)
+    thread = threading.Thread(target=provider.serve, args=(f"ws://127.0.0.1:{port}/providers", token),
+                              kwargs={"reconnect": False}, daemon=True)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(1)
+    listener.settimeout(5)
+    thread.start()
+    conn, _ = listener.accept()  # the provider did connect: only the kernel's table told it whose this is
+    conn.settimeout(2)
+    try:
+        got = conn.recv(4096)
+    except OSError:
+        got = b""
+    conn.close()
+    listener.close()
+    thread.join(5)
+    assert token.encode() not in got and got == b"", got
+
+
+def test_the_kernel_names_this_user_as_the_owner_of_a_hub_it_started():
+    import os
+    import socket
+
+    import pytest
+
+    from codeact.providers import peer
+
+    if not all(path.exists() for path in peer.PROC_TABLES):
+        pytest.skip("the owner of a socket is read from /proc/net/tcp, which this system lacks")
+    for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+        try:
+            listener = socket.socket(family)
+            listener.bind((host, 0))
+        except OSError:
+            continue  # no IPv6 loopback here
+        listener.listen(1)
+        sock = peer.connect_own(host, listener.getsockname()[1], 5)
+        assert peer.peer_uid(sock) == os.getuid()
+        sock.close()
+        listener.close()

@@ -126,9 +126,15 @@ class Provider:
             self._thread.join(5)
 
     def _session(self, url: str, token: str) -> None:
+        from urllib.parse import urlsplit
+
         from websockets.sync.client import connect
 
-        with connect(url, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=5,
+        from .peer import connect_own
+
+        parts = urlsplit(url)  # the token goes only to a listener of this user (codeact.providers.peer)
+        sock = connect_own(parts.hostname or "127.0.0.1", parts.port or 80, 5)
+        with connect(url, sock=sock, additional_headers={"Authorization": f"Bearer {token}"}, open_timeout=5,
                      max_size=None, compression=None, proxy=None) as connection:
             self._connection = connection
             try:

@@ -138,7 +138,10 @@ class ProviderHub:
         return self._url
 
     def stop(self) -> None:
-        """Stop listening, close every connection and fail the calls still waiting."""
+        """Mark the status file stopped, then stop listening, close every connection and fail the calls still
+        waiting (in this order: a provider re-reads the status file before it connects)."""
+        if self._state is not None and self._url is not None and self._server is not None:
+            self._state.retire(self._url)
         server, self._server = self._server, None
         if server is not None:
             server.shutdown()

@@ -35,6 +35,16 @@ class HubState(NamedTuple):
                                                      "pid": os.getpid()}, indent=2) + "\n")
 
 
+    def retire(self, url: str) -> None:
+        """Mark the status file stopped (no ``url``; the port is kept for the next hub) if it is still ``url``'s:
+        a provider reads it before each connection, and must not send the token to whoever binds the port next."""
+        status = read_status(self.folder, self.stem)
+        if status.get("url") == url and status.get("pid") == os.getpid():
+            _write_private(self.status_file, json.dumps({"token_file": str(self.token_file),
+                                                         "port": status.get("port", 0), "stopped": True},
+                                                        indent=2) + "\n")
+
+
 def _named(name: str, stem: str) -> str:
     return f"{stem}.{name}" if stem else name
 
