@@ -63,9 +63,14 @@ class Repo:
     def __init__(self, source: Path, scratch: Path, template: Path) -> None:
         self.name = source.parent.name.replace("+", "/") if source.name == "repo" else source.name
         self.root = scratch / self.name.replace("/", "+")
-        sh(["git", "clone", "-q", str(source), str(self.root)], scratch)
+        sh(["git", "clone", "-q", "--no-checkout", str(source), str(self.root)], scratch)
         self.before = sh(["git", "rev-parse", "HEAD"], self.root).strip()
-        listed = sh(["git", "ls-files"], self.root).splitlines()
+        self.absent = absent_blobs(self.root)
+        if self.absent:  # a mirror may lack its largest files: check out the rest
+            sh(["git", "sparse-checkout", "set", "--no-cone", "/*", *(f"!/{p}" for p in self.absent)], self.root)
+        sh(["git", "checkout", "-q"], self.root)
+        self.todos = self.git_grep(r"\bTODO\b")  # before the stamp
+        listed = self.tracked()
         counts = collections.Counter(os.path.splitext(p)[1] for p in listed if os.path.splitext(p)[1] in ENDINGS)
         self.ending = counts.most_common(1)[0][0]
         self.language = ENDINGS[self.ending]
@@ -106,7 +111,24 @@ class Repo:
             raise SystemExit(f"{self.name}: {exc}: {answer['stdout'][max(0, exc.pos - 200):exc.pos + 100]!r}") from None
 
     def tracked(self, *pattern: str) -> list[str]:
-        return [p for p in sh(["git", "ls-files", *pattern], self.root).splitlines() if not p.startswith(STAMPED)]
+        """Tracked files checked out (a mirror's absent blobs are not), the stamp's own left out."""
+        return [p for p in sh(["git", "ls-files", *pattern], self.root).splitlines()
+                if not p.startswith(STAMPED) and (self.root / p).is_file()]
+
+    def git_grep(self, pattern: str) -> list[str]:
+        """``path:line`` of each matching line of the checked-out tracked files (the stamp's own left out)."""
+        out = sh(["git", "grep", "-n", "-I", "-P", pattern, "--", ".", *(f":!{p}" for p in STAMPED)], self.root)
+        return [":".join(line.split(":", 2)[:2]) for line in out.splitlines()
+                if (self.root / line.split(":", 1)[0]).is_file()]
+
+
+def absent_blobs(root: Path) -> list[str]:
+    """The paths of HEAD whose blobs the clone lacks."""
+    tree = [line.split("\t", 1) for line in sh(["git", "ls-tree", "-r", "HEAD"], root).splitlines()]
+    blobs = [(meta.split()[2], path) for meta, path in tree if meta.split()[1] == "blob"]
+    done = subprocess.run(["git", "cat-file", "--batch-check"], cwd=root, input="".join(f"{sha}\n" for sha, _ in blobs),
+                          capture_output=True, text=True, check=True)
+    return [path for (_, path), line in zip(blobs, done.stdout.splitlines()) if line.endswith(" missing")]
 
 
 def check_files(repo: Repo) -> dict[str, Any]:
@@ -119,8 +141,7 @@ def check_files(repo: Repo) -> dict[str, Any]:
 def check_todos(repo: Repo) -> dict[str, Any]:
     found, notes, took = repo.printed('print(json.dumps([f"{h[\'path\']}:{h[\'line\']}" for h in '
                                       'grep(pattern=r"\\bTODO\\b", max_results=100000)]))')
-    out = sh(["git", "grep", "-n", "-I", "-P", r"\bTODO\b", repo.before], repo.root)
-    expected = [":".join(line.split(":", 3)[1:3]) for line in out.splitlines()]
+    expected = repo.todos
     return row("TODO lines (grep), against git grep before the stamp", f"{len(found)} lines",
                f"git grep: {len(expected)}", sorted(found) == sorted(expected), took, diff(found, expected))
 
@@ -175,8 +196,7 @@ def check_callers(repo: Repo, items: list[dict[str, Any]]) -> dict[str, Any]:
     pattern = rf"\b{re.escape(name)}\("
     found, _, took = repo.printed(f'print(json.dumps([f"{{h[\'path\']}}:{{h[\'line\']}}" for h in '
                                   f'grep(pattern={pattern!r}, max_results=100000)]))')
-    out = sh(["git", "grep", "-n", "-I", "-P", pattern, "HEAD", "--", ".", ":!.codeact", ":!.github"], repo.root)
-    expected = [":".join(line.split(":", 3)[1:3]) for line in out.splitlines()]
+    expected = repo.git_grep(pattern)
     return row(f"callers of {name}() (grep), against git grep", f"{len(found)} lines", f"git grep: {len(expected)}",
                sorted(found) == sorted(expected), took, diff(found, expected))
 
@@ -217,7 +237,8 @@ def evaluate(source: Path, scratch: Path, template: Path) -> dict[str, Any]:
     subprocess.run([str(repo.root / LAUNCHER), "server", "stop"], cwd=repo.root, env=repo.env, capture_output=True,
                    stdin=subprocess.DEVNULL, timeout=60)
     return {"repo": repo.name, "commit": repo.before[:12], "language": repo.language, "files": repo.files,
-            "stamp_s": round(repo.stamp_s, 1), "launcher_committed": repo.launcher_committed, "rows": rows}
+            "stamp_s": round(repo.stamp_s, 1), "launcher_committed": repo.launcher_committed, "absent": repo.absent,
+            "rows": rows}
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
@@ -226,7 +247,9 @@ def markdown(results: list[dict[str, Any]]) -> str:
         lines += [f"#### {result['repo']} ({result['language']}, {result['files']:,} tracked files, commit "
                   f"{result['commit']})", "",
                   f"Stamped with `copier copy --trust --defaults` in {result['stamp_s']} s; `git add -A` committed "
-                  f"the launcher: {'yes' if result['launcher_committed'] else 'NO'}.", "",
+                  f"the launcher: {'yes' if result['launcher_committed'] else 'NO'}."
+                  + (f" Not checked out (the mirror lacks their blobs): {', '.join(result['absent'])}."
+                     if result["absent"] else ""), "",
                   "| task | codeact | independent tool | agree | s | differences |", "|---|---|---|---|---:|---|"]
         for r in result["rows"]:
             cells = [r["task"], r["codeact"], r["independent"], "yes" if r["agree"] else "**no**", f"{r['seconds']}",

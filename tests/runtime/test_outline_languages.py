@@ -165,3 +165,44 @@ def test_a_file_outline_cannot_read_is_named_in_a_note(tmp_path, make_ctx):
     assert collector.items[1] == "outline(): no file matches path='.', glob='*.zig'"
     assert "1 of 2 files matching path='.', glob='*' are in no language outline reads, by ending: .md (1)" in (
         collector.items[2])
+
+
+CSHARP_IF_SPLIT = """\
+class Converter
+{
+    public void Write(object value)
+    {
+        string text;
+        if (value is int number)
+        {
+            text = number.ToString();
+        }
+#if HAVE_OFFSET
+        else if (value is long offset)
+        {
+            text = offset.ToString();
+        }
+#endif
+        else
+        {
+            throw new Exception("unexpected");
+        }
+        Use(text);
+    }
+
+    void Use(string x) { }
+}
+"""
+
+
+def test_a_statement_the_parser_misreads_is_no_definition(tmp_path, make_ctx):
+    """Newtonsoft.Json (real, issue 42's evaluation): an ``#if`` splitting an ``if``/``else if`` chain makes
+    tree-sitter-c-sharp read ``else if (...) { ... }`` as a local function named ``if`` (46 in its main library).
+    The file gets its ``error`` item; no definition is named after a statement keyword; the real ones stay."""
+    from codeact.tools.outline import outline
+
+    (tmp_path / "Converter.cs").write_text(CSHARP_IF_SPLIT)
+    items = outline(make_ctx(tmp_path.resolve()))
+    assert [(i["kind"], i["line"]) for i in items if i["kind"] == "error"] == [("error", 11)]
+    assert [(i["kind"], i["qualname"]) for i in items if i["kind"] != "error"] == [
+        ("class", "Converter"), ("method", "Converter.Write"), ("method", "Converter.Use")]

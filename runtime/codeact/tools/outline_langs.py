@@ -134,6 +134,8 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         named = _name_node(node)
         name = _text(named).rpartition("::")[2] if named is not None and named.type == "qualified_identifier" \
             else _text(named) or None
+        if name in _KEYWORDS and root.has_error:
+            continue  # the parser's misreading near an error: C#'s `else if (...)` after `#if` as a function `if`
         if kind is None or kind in TYPE_KINDS:
             owners_of[node.id] = (name or "<anonymous>", kind or "impl")
         if kind is None:
@@ -147,6 +149,11 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         line = (named if named is not None else node).start_point[0] + 1  # the name's, not an annotation's
         items.append((kind, name, qualname, line, node.end_point[0] + 1, None, [], []))
     return items
+
+
+# Statement keywords no definition can be named: one so named is the parser's error recovery at work
+_KEYWORDS = frozenset(("if", "else", "for", "foreach", "while", "do", "switch", "case", "catch", "return", "using",
+                       "lock", "fixed", "try", "finally", "throw", "new"))
 
 
 def _error_item(lang: Language, root: Any) -> Item:
