@@ -5,8 +5,9 @@ Each repository (a git directory or clone, e.g. what the ``fetch`` tool gives) i
 main language found from ``git ls-files``, stamped with ``copier copy --trust --defaults`` from this template and
 committed (``git add -A``). Then, through ``.codeact/bin/codeact run``, as a model would from the stamped texts:
 
-- files of the main language (``glob``) against ``git ls-files`` (the stamp's own files left out);
-- the repository's TODO lines (``grep``) against ``git grep`` before the stamp (the stamp adds none);
+- files of the main language (``glob``) against ``git ls-files`` (the files the stamp added left out);
+- the repository's TODO lines (``grep``, the stamped texts included) against ``git grep`` before the stamp (the
+  stamp adds none);
 - the types, functions and methods of the busiest folder (``outline``) against ``ctags`` on the same files
   (name and line), the cached outline against the uncached one, and the whole repository outlined;
 - the callers of a function outline found (``grep``) against ``git grep``;
@@ -46,7 +47,6 @@ CALLABLE = {"function", "method"}
 CTAGS_CALLABLE = {"Go": {"func", "methodSpec"}, "Python": {"function", "member"},  # Python's member: a method; Go's: a field
                   "Java": {"method"}, "C#": {"method"}, "Ruby": {"method", "singletonMethod"}}
 OUTPUT = 7 * 2**20  # printed bytes a run shows: whole answers to check (a model pages with previous_output)
-STAMPED = (".codeact/", ".github/", ".copier-answers", ".vscode/", "AGENTS.md")
 
 
 def sh(cmd: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600) -> str:
@@ -63,6 +63,7 @@ class Repo:
     def __init__(self, source: Path, scratch: Path, template: Path) -> None:
         self.name = source.parent.name.replace("+", "/") if source.name == "repo" else source.name
         self.root = scratch / self.name.replace("/", "+")
+        self.stamped: set[str] = set()  # the files the stamp added or changed
         sh(["git", "clone", "-q", "--no-checkout", str(source), str(self.root)], scratch)
         self.before = sh(["git", "rev-parse", "HEAD"], self.root).strip()
         self.absent = absent_blobs(self.root)
@@ -86,6 +87,7 @@ class Repo:
         sh(["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-m",
             "codeact"], self.root)
         self.launcher_committed = bool(sh(["git", "ls-files", str(LAUNCHER)], self.root).strip())
+        self.stamped = set(sh(["git", "diff", "--name-only", self.before, "HEAD"], self.root).splitlines())
 
     def run(self, code: str, timeout: int = 120) -> tuple[dict[str, Any], float]:
         started = time.perf_counter()
@@ -113,13 +115,14 @@ class Repo:
     def tracked(self, *pattern: str) -> list[str]:
         """Tracked files checked out (a mirror's absent blobs are not), the stamp's own left out."""
         return [p for p in sh(["git", "ls-files", *pattern], self.root).splitlines()
-                if not p.startswith(STAMPED) and (self.root / p).is_file()]
+                if p not in self.stamped and (self.root / p).is_file()]
 
     def git_grep(self, pattern: str) -> list[str]:
         """``path:line`` of each matching line of the checked-out tracked files (the stamp's own left out)."""
-        out = sh(["git", "grep", "-n", "-I", "-P", pattern, "--", ".", *(f":!{p}" for p in STAMPED)], self.root)
-        return [":".join(line.split(":", 2)[:2]) for line in out.splitlines()
-                if (self.root / line.split(":", 1)[0]).is_file()]
+        out = sh(["git", "grep", "-n", "-I", "-P", pattern], self.root)
+        paths = [line.split(":", 1)[0] for line in out.splitlines()]
+        return [":".join(line.split(":", 2)[:2]) for path, line in zip(paths, out.splitlines())
+                if path not in self.stamped and (self.root / path).is_file()]
 
 
 def absent_blobs(root: Path) -> list[str]:

@@ -117,6 +117,11 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
 
     parser, query = _parser(lang)
     tree = parser.parse(data)
+    if tree.root_node.has_error and lang.name in _DIRECTIVES:
+        blanked = _DIRECTIVES[lang.name].sub(lambda found: b" " * len(found[0]), data)
+        again = parser.parse(blanked) if blanked != data else tree
+        if not again.root_node.has_error:
+            tree = again  # every branch of each #if read as code: the same lines, and it parses
     root = tree.root_node
     items: list[Item] = []
     if root.has_error:
@@ -150,6 +155,11 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         items.append((kind, name, qualname, line, node.end_point[0] + 1, None, [], []))
     return items
 
+
+# C#'s grammar reads an #if only around whole statements or members: one inside an enum's members or an if/else
+# chain throws the rest of the file off (the methods after it lose their class). Such a file is read again with
+# its directive lines blanked (same lines and columns), and that reading kept where it parses.
+_DIRECTIVES = {"C#": re.compile(rb"(?m)^[ \t]*#[ \t]*(?:if|elif|else|endif|region|endregion)\b[^\n]*")}
 
 # Statement keywords no definition can be named: one so named is the parser's error recovery at work
 _KEYWORDS = frozenset(("if", "else", "for", "foreach", "while", "do", "switch", "case", "catch", "return", "using",
