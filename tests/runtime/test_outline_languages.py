@@ -199,7 +199,7 @@ class Other { void Broken( }
 
 def test_a_statement_the_parser_misreads_is_no_definition(tmp_path, make_ctx):
     """Newtonsoft.Json (real, issue 42's evaluation): an ``#if`` splitting an ``if``/``else if`` chain makes
-    tree-sitter-c-sharp read ``else if (...) { ... }`` as a local function named ``if`` (46 in its main library).
+    tree-sitter-c-sharp read ``else if (...) { ... }`` as a local function named ``if``.
     Where the file does not parse with its directive lines blanked either (``Other`` here), it gets its ``error``
     item; no definition is named after a statement keyword; the real ones stay."""
     from codeact.tools.outline import outline
@@ -238,7 +238,7 @@ namespace N
 
 def test_an_if_directive_inside_an_enum_leaves_the_methods_their_class(tmp_path, make_ctx):
     """Newtonsoft.Json's JsonTextReader (issue 42's evaluation): an ``#if`` among an enum's members threw the rest of
-    the file off (67 of its methods read as functions with no class). Read again with its directive lines blanked,
+    the file off (its later methods read as functions with no class). Read again with its directive lines blanked,
     the file parses: no error item, the methods belong to their class, at their lines."""
     from codeact.tools.outline import outline
 
@@ -247,3 +247,16 @@ def test_an_if_directive_inside_an_enum_leaves_the_methods_their_class(tmp_path,
     assert [(i["kind"], i["qualname"], i["line"]) for i in items] == [
         ("module", "N", 1), ("enum", "N.ReadType", 3), ("class", "N.Reader", 12),
         ("method", "N.Reader.ParseNumber", 15), ("method", "N.Reader.Read", 18)]
+
+
+def test_a_method_of_an_anonymous_class_is_a_method(tmp_path, make_ctx):
+    """gson (issue 42's evaluation): the methods of ``new TypeAdapter<T>() { public T read(...) }`` were
+    ``function`` items; Java has no functions."""
+    from codeact.tools.outline import outline
+
+    (tmp_path / "Factory.java").write_text(
+        "class Factory {\n  Adapter create() {\n    return new Adapter() {\n      public Object read() {\n"
+        "        return null;\n      }\n    };\n  }\n}\n")
+    items = outline(make_ctx(tmp_path.resolve()))
+    assert [(i["kind"], i["name"], i["line"]) for i in items] == [
+        ("class", "Factory", 1), ("method", "create", 2), ("method", "read", 4)]

@@ -148,7 +148,8 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         owners, in_type = _owners(node, owners_of)
         if kind in ("function", "method"):
             receiver = _receiver(node)
-            kind = "method" if in_type or receiver or (owners and lang.name == "Ruby") else "function"
+            kind = "method" if in_type or receiver or node.type in _METHODS or (owners and lang.name == "Ruby") \
+                else "function"
             owners = owners or receiver
         qualname = ".".join([*owners, name]) if name is not None else None
         line = (named if named is not None else node).start_point[0] + 1  # the name's, not an annotation's
@@ -160,6 +161,9 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
 # chain throws the rest of the file off (the methods after it lose their class). Such a file is read again with
 # its directive lines blanked (same lines and columns), and that reading kept where it parses.
 _DIRECTIVES = {"C#": re.compile(rb"(?m)^[ \t]*#[ \t]*(?:if|elif|else|endif|region|endregion)\b[^\n]*")}
+
+# Nodes that are always a method: also in a body that is no named type (Java's `new Adapter<T>() { T read() }`)
+_METHODS = frozenset(("method_declaration", "method_definition"))
 
 # Statement keywords no definition can be named: one so named is the parser's error recovery at work
 _KEYWORDS = frozenset(("if", "else", "for", "foreach", "while", "do", "switch", "case", "catch", "return", "using",
