@@ -166,7 +166,9 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          'fts3_tokenizer(), which reaches native code in the host. PRAGMAs are limited to the informational ones\n'
          '(``PRAGMA table_info(t)``, ``index_list``, ``integrity_check``, reading ``user_version`` ...) and '
          '``foreign_keys``/``recursive_triggers``, which last only for the call.\n'
-         "The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit."),
+         "The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit "
+         '(temporary\n'
+         'tables and sorts are kept in memory, under that limit).'),
     'web_fetch':
         ('Fetch an http(s) URL and return its text; HTML is reduced to readable text with links kept as '
          '[text](url).',
