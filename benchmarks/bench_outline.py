@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "runtime"))
 sys.path.insert(0, str(HERE))
 
-from userpath import TABLE_HEAD, row, stamp_repo, time_processes  # noqa: E402
+from userpath import TABLE_HEAD, machine_load, row, stamp_repo, time_processes  # noqa: E402
 
 PINNED = ("tree-sitter", "tree-sitter-javascript", "tree-sitter-typescript", "tree-sitter-go", "tree-sitter-rust",
           "tree-sitter-java", "tree-sitter-c-sharp", "tree-sitter-c", "tree-sitter-cpp", "tree-sitter-ruby",
@@ -262,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     print(row("start-up: tree-sitter and 12 grammars, parsers and queries", f"{start * 1000:.0f} ms",
               f"{bare * 1000:.0f} ms `python -c pass`", None, None))
     print(row("install size of the grammar wheels", f"{size / 2**20:.1f} MiB", ", ".join(dists), None, None))
+    print(f"\nMeasured under {machine_load()}.")
     if args.json:
         Path(args.json).write_text(json.dumps({"files": args.files, "reference_s": ref, "uncached_s": cold,
                                                "cached_s": warm, "changed_s": changed, "rows_written": written,
