@@ -85,7 +85,8 @@ def tools_rows(base: UserRepo, runs: int) -> list[str]:
     try:
         cmds = {str(n): (repo.run_cmd("1"), repo.env("warm")) for n, repo in repos.items()}
         # each repository is its own workspace, on its own warm server: the runs take turns across them
-        timed = time_processes(cmds, runs, cwd=base.repo, check_out={str(n): "1" for n in repos},
+        # a trivial run is short and the machine noisy: three times the runs of the other rows
+        timed = time_processes(cmds, 3 * runs, cwd=base.repo, check_out={str(n): "1" for n in repos},
                                servers={str(n): repo.server_pid() for n, repo in repos.items()},
                                cwds={str(n): repo.repo for n, repo in repos.items()})
         cold = time_processes({str(n): (repos[n].run_cmd("1"), repos[n].env("cold")) for n in (0, 1000)}, runs,
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                     "discover": discover_rows(base, max(1, runs // 2), counts)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"The stamped launcher in stamped git repositories; medians of {runs} runs taking turns; "
+    print(f"The stamped launcher in stamped git repositories; medians of {runs} runs taking turns ({3 * runs} for the warm trivial runs); "
           f"{began} at the start, {machine_load()} at the end (a loaded machine stretches every figure).\n")
     print(TABLE_HEAD)
     for rows in sections.values():
