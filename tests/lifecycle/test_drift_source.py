@@ -87,6 +87,28 @@ def test_a_changed_source_is_reported_and_never_rendered(stamped, tmp_path):
     assert not marker.exists() and code == 1 and any(d["kind"] == "source" for d in drifts), out
 
 
+def test_a_checked_out_pull_request_that_moved_the_source_is_drift_locally(stamped, tmp_path):
+    """After ``gh pr checkout`` HEAD is the pull request's own commit: against HEAD its moved ``_src_path`` looked
+    reviewed, and a local drift (the pre-commit hook of a fix-up commit) rendered the attacker's template. Locally the
+    base is now where HEAD left the remote's default branch."""
+    marker = tmp_path / "pwned"
+    evil = hostile_template(tmp_path / "evil", marker)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(stamped), str(origin))
+    git(stamped, "remote", "add", "origin", str(origin))
+    git(stamped, "fetch", "-q", "origin")
+    git(stamped, "remote", "set-head", "origin", "--auto")
+    git(stamped, "switch", "-qc", "pr-42")
+    set_answers(stamped, _src_path=str(evil), _commit="v9.9.9")
+    git(stamped, "commit", "-qam", "the pull request, checked out")
+    code, drifts, out = drift(stamped)
+    assert not marker.exists(), "a local drift rendered the pull request's template"
+    assert code == 1 and any(d["kind"] == "source" and str(evil) in d["detail"] for d in drifts), out
+    git(stamped, "switch", "-q", "-")  # the default branch itself: HEAD is the fork point, no drift of the source
+    code, drifts, out = drift(stamped)
+    assert not [d for d in drifts if d["kind"] == "source"], out
+
+
 def test_an_unreleased_commit_of_the_same_source_is_not_rendered(template_src, tmp_path, venv_dir, monkeypatch):
     monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
     marker = tmp_path / "pwned"

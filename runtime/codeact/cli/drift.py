@@ -29,9 +29,10 @@ def add_parser(sub: Any) -> None:
                                                               "at the recorded version; fails when the answers' "
                                                               "_src_path is not SRC. Run it with the organisation's "
                                                               "runtime and --repo, not the repository's launcher")
-    drift_p.add_argument("--base", metavar="REV", default="HEAD",
-                         help="the revision whose answers name the trusted template source (default HEAD; CI "
-                              "passes the pull request's base): a different _src_path, or a _commit that is "
+    drift_p.add_argument("--base", metavar="REV",
+                         help="the revision whose answers name the trusted template source (default: where HEAD "
+                              "left origin's default branch if that commit has them, else HEAD; CI passes the pull "
+                              "request's base): a different _src_path, or a _commit that is "
                               "neither a tag nor on the source's default branch, fails the check and is never "
                               "rendered")
     drift_p.add_argument("--repo", "--workspace", dest="workspace", metavar="PATH",

@@ -261,9 +261,10 @@ def _local_checks(project: Path, live: bool) -> list[Drift]:
 
 
 def check(project: Path, *, live: bool = False, check_newer: bool = False, copier: str | None = None,
-          policy_from: str | None = None, base: str = "HEAD", notes: list[str] | None = None) -> list[Drift]:
+          policy_from: str | None = None, base: str | None = None, notes: list[str] | None = None) -> list[Drift]:
     """Every drift of ``project``; raises :class:`ConfigError` when the check itself cannot run. The template is
-    rendered only when its source and version are verified against ``base`` (provenance.py). Outside CI (no
+    rendered only when its source and version are verified against ``base`` (provenance.py; by default
+    :func:`~codeact.lifecycle.provenance.local_base`). Outside CI (no
     ``CI`` variable) an unreachable template is skipped with a line in ``notes`` (the pre-commit hook works
     offline); in CI it fails the check."""
     if not (project / answers_file(project)).is_file():
@@ -277,7 +278,7 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     if not copier:
         raise ConfigError(f"`copier` is not on PATH; {COPIER_FIX}")
     found = conflict_leftovers(project)
-    from .provenance import UNREACHABLE, source_errors
+    from .provenance import UNREACHABLE, local_base, source_errors
 
     may_skip = notes is not None and not os.environ.get("CI") and not policy_from
     try:
@@ -285,7 +286,7 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     except ConfigError as exc:
         if not (may_skip and "cannot read the template" in str(exc)):
             raise
-    unverified = source_errors(project, base, policy_from)
+    unverified = source_errors(project, base or local_base(project), policy_from)
     if unverified and notes is not None and may_skip and all(why.startswith(UNREACHABLE) for why in unverified):
         notes.append(f"skipped the owned files: {unverified[0]} (offline?); conflicts, ignored files and the tool "
                      "lock were checked")

@@ -4,8 +4,9 @@
 host, with the CI job's template token in their environment. A pull request can change ``_src_path`` and
 ``_commit`` in two lines, so neither is taken from the checked tree alone:
 
-- ``_src_path`` must be the source the BASE records (the pull request's base in CI, ``--base``; HEAD locally) —
-  or, with ``--policy-from SRC``, the organisation's SRC, which is what renders then;
+- ``_src_path`` must be the source the BASE records (the pull request's base in CI, ``--base``; locally HEAD's, or
+  where HEAD left the remote's default branch: :func:`local_base`) — or, with ``--policy-from SRC``, the
+  organisation's SRC, which is what renders then;
 - ``_commit`` must be a tag of that source, or a commit its default branch holds (Renovate and the update workflow
   move it to a newer tag: that is no drift).
 
@@ -37,6 +38,25 @@ def base_source(project: Path, base: str) -> str | None:
             src = load_answers(shown.stdout.decode("utf-8", "replace")).get("_src_path")
             return src if isinstance(src, str) else None
     return None
+
+
+def local_base(project: Path) -> str:
+    """The base a local check trusts: where HEAD left the remote's default branch (``merge-base HEAD origin/HEAD``)
+    when that commit records an answers file, else HEAD. After ``gh pr checkout`` HEAD is the pull request's own
+    commit: a ``_src_path`` it moved would pass as reviewed against HEAD; against the fork point it is drift."""
+    remote = _git(project, "rev-parse", "--verify", "-q", "refs/remotes/origin/HEAD^{commit}")
+    if remote.returncode != 0:
+        return "HEAD"
+    fork = _git(project, "merge-base", "HEAD", remote.stdout.decode().strip())
+    point = fork.stdout.decode().strip()
+    return point if fork.returncode == 0 and point and _records_answers(project, point) else "HEAD"
+
+
+def _shown(base: str) -> str:
+    """A revision as a message names it (a commit :func:`local_base` found: its short id and where it comes from)."""
+    if len(base) == 40 and all(c in "0123456789abcdef" for c in base):
+        return f"{base[:12]} (where HEAD left origin/HEAD)"
+    return base
 
 
 def _records_answers(project: Path, base: str) -> bool:
@@ -107,7 +127,7 @@ def source_errors(project: Path, base: str, policy_from: str | None, *, first_st
             return [f"{base} records no template source to check _src_path {src!r} against (a first stamp: "
                     "the check runs once the stamp is committed, or on the pull request after it is merged)"]
         if not same_source(src, trusted):
-            return [f"_src_path is {src!r}, but {base} records {trusted!r}: a changed template source is never "
+            return [f"_src_path is {src!r}, but {_shown(base)} records {trusted!r}: a changed template source is never "
                     "rendered (its code would run here); change it back, or make the move in its own reviewed "
                     "commit on the base branch"]
     why = commit_error(src, commit)

@@ -175,13 +175,13 @@ def _rendered(project: Path) -> tuple[set[str], str]:
     """The files the recorded template version renders with the recorded answers, and why that set is empty when
     it cannot be rendered (no Copier, or the template unreachable)."""
     from .drift import render_expected
-    from .provenance import source_errors
+    from .provenance import local_base, source_errors
 
     copier = shutil.which("copier")
     if not copier:
         return set(), "`copier` is not on PATH"
     try:
-        unverified = source_errors(project, "HEAD", None, first_stamp=True)
+        unverified = source_errors(project, local_base(project), None, first_stamp=True)
         if unverified:  # never render, with --trust, a source the working tree changed (as drift)
             return set(), unverified[0]
         expected = render_expected(project, copier)
