@@ -59,6 +59,18 @@ def test_sources_are_compared_by_the_repository_they_name(tmp_path):
     assert orgpolicy.git_url("gh:acme/t") == "https://github.com/acme/t.git"
 
 
+def test_sources_that_differ_in_case_are_different_repositories_off_the_hosts_that_ignore_it(tmp_path):
+    """Red team round 6: every path was lower-cased, so a pull request's ``git+file:///x/Tpl`` (or
+    ``https://git.corp/Org/tpl``) passed drift's check against a base recording ``.../tpl`` and was rendered."""
+    (tmp_path / "Tpl").mkdir()
+    (tmp_path / "tpl").mkdir()
+    assert not orgpolicy.same_source(f"git+file://{tmp_path}/Tpl", f"git+file://{tmp_path}/tpl")
+    assert orgpolicy.same_source(f"git+file://{tmp_path}/tpl", str(tmp_path / "tpl"))
+    assert not orgpolicy.same_source("https://git.corp/Org/tpl", "https://git.corp/org/tpl")
+    assert orgpolicy.same_source("https://GIT.corp/org/tpl.git", "git@git.corp:org/tpl")
+    assert orgpolicy.same_source("https://github.com/Org/Tpl", "gh:org/tpl")  # GitHub ignores the case
+
+
 @pytest.mark.parametrize("src,local", [
     ("gh:acme/copier-codeact", False), ("https://github.com/acme/copier-codeact.git", False),
     ("git@github.com:acme/copier-codeact.git", False), ("git+https://example.com/t.git", False),

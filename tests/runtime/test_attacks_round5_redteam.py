@@ -295,3 +295,17 @@ def test_import_glob_names_a_link_it_does_not_follow_and_nothing_behind_it(tmp_p
         shown.append(notes.shown())
     assert shown[0] == shown[1], "the note differs with what lies outside"
     assert len(shown[0]) == 1 and "'away': a link that leads out of the workspace was not followed" in shown[0][0]
+
+
+def test_import_glob_with_an_absolute_root_dir_inside_the_workspace_lists_it(tmp_path: Path) -> None:
+    """Red team round 6: ``glob.glob('*', root_dir=<the workspace's own absolute path>)`` answered ``[]`` with no
+    word (CPython lists the folder): the root_dir walk lacked the absolute root's spelling the pattern walk has."""
+    from codeact.backends.confined_glob import glob as confined
+    from codeact.core.boundary import Workspace
+
+    ws = (tmp_path / "ws").resolve()
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub" / "a.txt").write_text("a")
+    (ws / "README.md").write_text("# demo\n")
+    assert sorted(confined(Workspace.at(ws), "*", root_dir=str(ws))) == ["README.md", "sub"]
+    assert confined(Workspace.at(ws), "*", root_dir=str(ws / "sub")) == ["a.txt"]

@@ -172,6 +172,9 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
         given = unquote(os.fspath(root_dir))
         _check_text(given, root, False, "root_dir")
         first = _Walk(workspace, root, float("inf"))
+        if given.startswith("/"):
+            first.reals["/"] = None  # only the root's own spelling leads in (checked above)
+            first.reals[root] = root
         folder = first.real(given)
         if folder is None:
             _say_not_followed(first.left)

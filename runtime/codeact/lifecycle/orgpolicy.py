@@ -238,13 +238,21 @@ def same_source(a: str, b: str) -> bool:
     return _canonical(a) == _canonical(b)
 
 
+_CASE_BLIND_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})  # owner/repo paths that ignore case
+
+
 def _canonical(src: str) -> str:
+    """The repository ``src`` names: host and path, the path's case kept except on hosts that ignore it (another
+    server, or a folder, may hold ``Tpl`` and ``tpl`` side by side: a pull request must not pass one for the other)."""
     url = git_url(src.strip())
-    if re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url):
+    if re.match(r"^file://", url, re.I):
+        url = url[len("file://"):]
+    elif re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url):
         url = re.sub(r"^[\w.-]+@([\w.-]+):", r"ssh://\1/", url)
         url = re.sub(r"^(ssh|git|https?)://([^/@]+@)?", "", url, flags=re.I)
         host, _, rest = url.partition("/")
-        return host.lower() + "/" + rest.rstrip("/").removesuffix(".git").lower()
+        host, path = host.lower(), rest.rstrip("/").removesuffix(".git")
+        return host + "/" + (path.lower() if host in _CASE_BLIND_HOSTS else path)
     return str(Path(url).expanduser().resolve())
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import socket
 import sys
 import threading
@@ -126,6 +127,8 @@ class Server:
         threading.Thread(target=self._watch_idle, name="codeact-idle", daemon=True).start()
         threading.Thread(target=self._accept, name="codeact-accept", daemon=True).start()
         threading.Thread(target=self._watch_deadlines, name="codeact-deadlines", daemon=True).start()
+        if hasattr(select, "POLLRDHUP"):  # Linux: a client that went away is seen at once (elsewhere: its deadline)
+            threading.Thread(target=self._watch_clients, name="codeact-clients", daemon=True).start()
         self.stopping.wait()
         self._release_socket()
 
@@ -197,7 +200,7 @@ class Server:
         with self._lock:
             self.active += 1
             self.runs[id(run)] = run
-            self._deadlines.notify()
+            self._deadlines.notify_all()
         try:
             # the client gives up on its own a little after `wall_s`: a run stuck holding this interpreter (a tool
             # in C that keeps the GIL) stops this whole process, which no thread here could then notice
@@ -231,6 +234,35 @@ class Server:
                     threading.Thread(target=self._abandon, args=(run,), name="codeact-abandon", daemon=True).start()
                 nearest = min((run.began + run.limit for run in self.runs.values()), default=None)
                 self._deadlines.wait(None if nearest is None else max(nearest - now, 0.01))
+
+    def _watch_clients(self) -> None:
+        """One thread for every run's client: a run whose client went away (killed, interrupted, or ended with the
+        PID namespace of the bash call that started it) is abandoned at once, as one past its deadline is; its bash
+        calls are killed now, and the server retires so that its program stops with this process."""
+        while not self.stopping.is_set():
+            with self._lock:
+                while not self.runs and not self.stopping.is_set():
+                    self._deadlines.wait()
+                runs = {run.conn.fileno(): run for run in self.runs.values()}
+            poller = select.poll()
+            for fd in runs:
+                if fd >= 0:
+                    poller.register(fd, select.POLLRDHUP | select.POLLHUP)
+            for fd, _ in poller.poll(200):
+                run = runs[fd]
+                with self._lock:  # still in flight (so its connection is still open): it is now ours to end
+                    if self.runs.pop(id(run), None) is None:
+                        continue
+                threading.Thread(target=self._client_gone, args=(run,), name="codeact-abandon", daemon=True).start()
+
+    def _client_gone(self, run: _Run) -> None:
+        from ..tools.shell import stop_calls
+
+        with run.lock:
+            run.over = True  # nobody reads its answer
+        stop_calls(run.thread)
+        self.retire()
+        self._ended(run, abandoned=True)
 
     def _abandon(self, run: _Run) -> None:
         try:
@@ -306,6 +338,7 @@ class _Run:
 
     def __init__(self, conn: socket.socket, began: float, limit: float, command: str) -> None:
         self.conn, self.began, self.limit, self.command = conn, began, limit, command
+        self.thread = threading.get_ident()  # the thread that runs it (and makes its tool calls)
         self.over = False
         self.lock = threading.Lock()
 
@@ -383,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
         server.serve()
     finally:
         wind_down(server)
+    from ..tools.shell import stop_calls
+
+    stop_calls()  # the bash calls of runs abandoned or cut short: nothing a call started outlives the server
     print(f"codeact server {os.getpid()} stopped", file=sys.stderr, flush=True)
     sys.stderr.flush()
     os._exit(0)  # daemon threads (runs abandoned at stop, MCP readers) must not delay the exit

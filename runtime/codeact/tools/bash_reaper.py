@@ -19,6 +19,7 @@ GRACE_S = 0.5  # background children may keep writing this long after bash exits
 SWEEP_S = 5.0  # at most this long killing (a fork bomb re-parents faster than one kill a round would catch)
 PR_SET_CHILD_SUBREAPER = 36
 ENDED: "dict[int, int]" = {}  # pid -> wait status of each child reaped
+INIT = os.getpid() == 1  # the init of a PID namespace of its own (codeact.tools.bash_namespace)
 
 
 class Stop(Exception):
@@ -57,6 +58,32 @@ def _reap() -> None:
         if pid == 0:
             return
         ENDED[pid] = status
+
+
+def _none_left() -> bool:
+    """Reap what ended; whether no child is left. Waits only, never reads /proc: in a PID namespace of its own the
+    command may mount over /proc (as root), and every process there is this process's descendant."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid == 0:
+            return False
+        ENDED[pid] = status
+
+
+def _sweep_namespace(first: int) -> None:
+    """As the namespace's init: ``first`` to every process in it, a grace when that is SIGTERM, then SIGKILL; the
+    kernel kills whatever is left once this process exits."""
+    for sig in (first, signal.SIGKILL) if first != signal.SIGKILL else (first,):
+        try:
+            os.kill(-1, sig)  # every process of the namespace but its init
+        except OSError:
+            pass
+        until = time.monotonic() + (GRACE_S if sig != signal.SIGKILL else 0.05)
+        while not _none_left() and time.monotonic() < until:
+            time.sleep(0.01)
 
 
 def _sweep(first: int) -> None:
@@ -103,7 +130,7 @@ def main() -> None:
             pid, status = os.waitpid(-1, 0)  # any child: the re-parented ones are reaped as they end
             ENDED[pid] = status
         until = time.monotonic() + GRACE_S  # a background writer may finish its output, as before
-        while time.monotonic() < until and _children():
+        while time.monotonic() < until and (not _none_left() if INIT else _children()):
             _reap()
             time.sleep(0.01)
     except Stop:
@@ -111,9 +138,9 @@ def main() -> None:
     except ChildProcessError:
         pass
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # from here on nothing interrupts the sweep
-    _sweep(signal.SIGTERM if stopping else signal.SIGKILL)
+    (_sweep_namespace if INIT else _sweep)(signal.SIGTERM if stopping else signal.SIGKILL)
     status = ENDED.get(bash, 0)
-    if os.WIFSIGNALED(status) and os.getpid() != 1:  # as bash ended: the caller sees the same signal
+    if os.WIFSIGNALED(status) and not INIT:  # as bash ended: the caller sees the same signal
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     if os.WIFSIGNALED(status):  # a namespace's init cannot raise a signal on itself: a shell's 128 + N

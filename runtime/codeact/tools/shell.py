@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
@@ -42,11 +43,17 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     proc = subprocess.Popen(
         _argv(command, environ), cwd=ctx.workspace.root, env=environ, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
-    out, err = _Capture(cap), _Capture(cap)
-    timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
-    if SUPERVISED and timed_out:  # the supervisor stops what left the group, then exits
-        _stop_supervised(proc)
-    _stop_group(proc, graceful=timed_out)
+    with _CALLS_LOCK:
+        _CALLS[proc] = threading.get_ident()
+    try:
+        out, err = _Capture(cap), _Capture(cap)
+        timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
+        if SUPERVISED and timed_out:  # the supervisor stops what left the group, then exits
+            _stop_supervised(proc)
+        _stop_group(proc, graceful=timed_out)
+    finally:
+        with _CALLS_LOCK:
+            del _CALLS[proc]
     for stream in (proc.stdout, proc.stderr):
         stream.close()  # type: ignore[union-attr]
     code = proc.wait()
@@ -75,6 +82,23 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
 # (codeact/tools/bash_namespace.py); elsewhere bash runs alone and its process group is what is stopped
 SUPERVISED = sys.platform.startswith("linux")
 _REAPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bash_reaper.py")
+
+
+_CALLS: dict[subprocess.Popen[bytes], int] = {}  # the calls in flight -> the thread (the run) that made each
+_CALLS_LOCK = threading.Lock()
+
+
+def stop_calls(thread: int | None = None) -> None:
+    """Kill the calls in flight — those ``thread`` made, or all — and what they started (their supervisor's group:
+    with a PID namespace, everything in it). The warm server does this for a run whose client went away, and as it
+    exits."""
+    with _CALLS_LOCK:
+        calls = [proc for proc, made_by in _CALLS.items() if thread is None or made_by == thread]
+    for proc in calls:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _argv(command: str, environ: dict[str, str]) -> list[str]:
