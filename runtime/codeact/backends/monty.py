@@ -394,12 +394,14 @@ def _refuse_huge(code: str) -> None:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             if token.type == tokenize.OP and token.string == ",":
                 count += 1
+                if count > MAX_ITEMS:  # the verdict is known: tokenizing the rest costs seconds on a large source
+                    break
     except (tokenize.TokenError, SyntaxError):
         pass  # the parser says what is wrong, below
     if count > MAX_ITEMS:
-        raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: {count:,} comma-separated "
-                                     f"items, at most {MAX_ITEMS:,} (docs/tool-limits.md); read large data from a "
-                                     "file, or build it in a loop", None, None))
+        raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: more than {MAX_ITEMS:,} "
+                                     "comma-separated items (docs/tool-limits.md); read large data from a file, or "
+                                     "build it in a loop", None, None))
 
 
 VALUE_DEPTH = 200  # nesting the program's last value may have: printing and JSON recurse through it
