@@ -145,7 +145,14 @@ def write_results() -> None:
     parts = [BEGIN]
     figure = RESULTS / "codeact_vs_baseline.exclusive-real-mcp.headline.md"
     if figure.exists():
-        parts += [figure.read_text().strip(), ""]
+        from chart import rows, svg
+
+        headline = figure.read_text().strip()
+        (RESULTS / "tokens.svg").write_text(svg(rows(headline)))
+        caption = headline.split("\n", 1)[0]
+        parts += ["![~tokens per task: the strongest baseline (grey) against CodeAct (blue)]"
+                  "(benchmarks/results/tokens.svg)", "", f"*Figure: {caption}*", "",
+                  headline.split("\n", 1)[1].strip(), ""]
     parts += ["Every figure, with the budgets and the method: [benchmarks/RESULTS.md](benchmarks/RESULTS.md).", END]
     readme = ROOT / "README.md"
     text = readme.read_text()

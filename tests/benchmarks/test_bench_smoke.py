@@ -25,7 +25,7 @@ from codeact_bench.session import Session  # noqa: E402
 from codeact_bench.task import BASELINES, Task, TaskCheckError, changed_files, restore, sh  # noqa: E402
 from codeact_bench.workspace import write_workspace  # noqa: E402
 from tests.benchmarks.test_bench_userpath import BENCH, table_rows
-from tests.conftest import VENV_CACHE, git
+from tests.conftest import REPO_ROOT, VENV_CACHE, git
 from tests.copilot.conftest import find_copilot
 
 NEW_TASKS = ("rename_across_files", "mcp_two_hop", "find_then_inspect", "not_for_codeact")
@@ -299,3 +299,17 @@ def test_bench_budgets_quick_prints_every_budget_with_a_verdict() -> None:
         assert re.fullmatch(r"-?[0-9.]+ (ms|µs)|noise \(.*\)", cells[1]) and cells[2].startswith("<= "), cells
         assert cells[3] in ("PASS", "FAIL") and cells[4:] == ["not run (--no-peers)"] * 3, cells
     assert (done.returncode == 0) == all(cells[3] == "PASS" for cells in rows.values())
+
+
+def test_the_readme_figure_is_drawn_from_the_stored_headline_table() -> None:
+    """The README's captioned figure: two bars a task of the stored headline table, labelled with its values."""
+    from chart import rows, svg
+
+    headline = (REPO_ROOT / "benchmarks/results/codeact_vs_baseline.exclusive-real-mcp.headline.md").read_text()
+    data = rows(headline)
+    assert len(data) == headline.count("\n| ") - 1 and data  # every task row (not the header's)
+    drawn = svg(data)
+    for colour in ("#1f6feb", "#9e9e9e"):  # a bar a task and the legend's key
+        assert drawn.count(f'fill="{colour}"/><text') == len(data) + 1
+    assert all(f">{base:,}</text>" in drawn and f">{codeact:,}</text>" in drawn for _, base, codeact in data)
+    assert (REPO_ROOT / "benchmarks/results/tokens.svg").read_text() == drawn, "run benchmarks/run_all.py --headline-only"
