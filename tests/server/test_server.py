@@ -474,6 +474,17 @@ def test_a_live_provider_lends_tools_to_programs_through_the_server(providers_re
     assert gone.returncode == 1 and "notes" in gone.stdout + gone.stderr
 
 
+def test_clients_that_close_once_answered_keep_the_same_server(repo: Repo) -> None:
+    """The server abandons a run whose client went away; a client that read its answer and closed before the run's
+    thread took it off the list looked the same, and the server retired after ordinary runs (seen in a benchmark)."""
+    assert repo("run", "--code", "1").returncode == 0
+    pid = repo.server_pid()
+    for _ in range(25):
+        done = repo("run", "--code", "print(2)")
+        assert done.returncode == 0 and done.stdout == "2\n", done.stderr
+    assert repo.server_pid() == pid, "the server retired after runs whose clients had their answers"
+
+
 def test_the_idle_timer_waits_while_a_provider_is_connected(repo: Repo) -> None:
     from codeact.providers.helper import Provider
 

@@ -248,18 +248,27 @@ class Server:
             for fd in runs:
                 if fd >= 0:
                     poller.register(fd, select.POLLRDHUP | select.POLLHUP)
+            answered = 0
             for fd, _ in poller.poll(200):
                 run = runs[fd]
-                with self._lock:  # still in flight (so its connection is still open): it is now ours to end
+                with self._lock:  # in flight and not answered yet: it is now ours to end
+                    if run.over:  # its client read the answer and closed: the run's thread ends it
+                        answered += 1
+                        continue
                     if self.runs.pop(id(run), None) is None:
                         continue
                 threading.Thread(target=self._client_gone, args=(run,), name="codeact-abandon", daemon=True).start()
+            if answered:
+                time.sleep(0.005)  # the run's own thread is about to take it off the list
 
     def _client_gone(self, run: _Run) -> None:
         from ..tools.shell import stop_calls
 
         with run.lock:
-            run.over = True  # nobody reads its answer
+            answered, run.over = run.over, True  # nobody reads its answer
+        if answered:  # answered meanwhile: nothing to end
+            self._ended(run, abandoned=True)
+            return
         stop_calls(run.thread)
         self.retire()
         self._ended(run, abandoned=True)
