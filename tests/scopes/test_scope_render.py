@@ -147,7 +147,7 @@ def test_scopes_share_one_text(projects: dict[str, Path]) -> None:
     agent = frontmatter.load(projects["plugin"] / "plugins/codeact/agents/codeact.agent.md")
     assert agent["name"] == "codeact" and agent["tools"] == list(spec.AGENT_TOOLS)
     assert "load the `codeact` skill" in agent.content
-    assert "are namespaces in the sandbox" in agent.content and "first run in a repository discovers" in agent.content
+    assert "are namespaces in the sandbox" in agent.content and "discovering them the first time" in agent.content
 
 
 @pytest.mark.parametrize("where", ["inside", "equal", "parent"])
