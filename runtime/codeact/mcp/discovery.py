@@ -144,15 +144,38 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     environment local servers inherit (the calling run's; default ``os.environ``), plus each one's ``env``.
     ``known``: the lock entries of servers listed before with the same configuration (see :func:`_list_server`).
     """
-    import_sdk()  # about a second: before the clock starts, so it is not charged to the servers' timeouts
+    from . import prespawn
+
     loop = asyncio.get_running_loop()
-    began = loop.time()
+    began = loop.time()  # from the servers' start, as the CLI counts: the SDK's import overlaps their start-up
     base_env = dict(os.environ if environ is None else environ)
+    # each local server's stderr, read for the reason when it fails
+    errlogs = {name: tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+               for name, config in servers.items() if config.transport == "stdio"}
+    try:
+        await prespawn.start(servers, errlogs, cwd, base_env)
+        import_sdk()
+        return await _await_servers(servers, timeout, cwd, base_env, errlogs, began, on_outcome, publish, progress,
+                                    known)
+    finally:
+        await prespawn.stop_unclaimed()
+        for errlog in errlogs.values():
+            errlog.close()
+
+
+async def _await_servers(servers: Mapping[str, ServerConfig], timeout: float, cwd: Path | None,
+                         base_env: Mapping[str, str], errlogs: Mapping[str, Any], began: float,
+                         on_outcome: Callable[[Outcome], None] | None,
+                         publish: Callable[[dict[str, Outcome]], None] | None,
+                         progress: Callable[[str], None] | None,
+                         known: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Outcome]:
+    """:func:`discover_servers` once its servers are started and the SDK imported."""
+    loop = asyncio.get_running_loop()
     # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
     # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
     listed: dict[str, asyncio.Future[_Listing]] = {name: loop.create_future() for name in servers}
     workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout,
-                                                (known or {}).get(name)),
+                                                (known or {}).get(name), errlogs.get(name)),
                                    name=f"discover:{name}") for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
     limits = {name: timeout for name in servers}
@@ -271,7 +294,7 @@ async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[s
 
 async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
                        listed: asyncio.Future[_Listing], deadline: float,
-                       known: Mapping[str, Any] | None = None) -> None:
+                       known: Mapping[str, Any] | None = None, errlog: Any = None) -> None:
     """List ``config``'s tools into ``listed`` (its result, or the failure) by ``deadline`` (loop time).
 
     The server is listed twice, one session after the other (a server may hold a file while it runs): as CodeAct's
@@ -285,7 +308,6 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
 
     loop = asyncio.get_running_loop()
     began = loop.time()
-    errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") if config.transport == "stdio" else None
     try:
         listing = await _list_tools(config, cwd, environ, errlog=errlog)
     except Exception as exc:
@@ -295,9 +317,6 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
         if not listed.done():
             listed.set_exception(exc)
         return
-    finally:
-        if errlog is not None:
-            errlog.close()
 
     if known is not None and _unchanged(listing, known, config):
         listing.cli_only = sorted(d["name"] for d in known.get("dropped") or [] if d.get("reason") == CLI_ONLY_REASON)

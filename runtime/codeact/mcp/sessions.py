@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -63,9 +62,10 @@ async def open_session(config: ServerConfig, *, errlog: TextIO | None = None, cw
             from mcp import StdioServerParameters
             from mcp.client.stdio import stdio_client
 
-            inherited = dict(os.environ if environ is None else environ)
-            params = StdioServerParameters(command=config.command or "", args=list(config.args),
-                                           env={**inherited, **config.env}, cwd=config.cwd or cwd)
+            from .prespawn import stdio_params
+
+            command, args, env, folder = stdio_params(config, cwd, environ)
+            params = StdioServerParameters(command=command, args=args, env=env, cwd=folder)
             streams = await stack.enter_async_context(stdio_client(params, errlog=errlog or _devnull()))
         elif config.transport == "http":
             from mcp.client.streamable_http import streamable_http_client

@@ -1,0 +1,133 @@
+"""Local servers started before the SDK is imported, so that their start-up overlaps the import.
+
+Discovery imports the ``mcp`` SDK (about half a second of CPU) before it can list anything. Started first, the
+configured stdio servers start on the other cores meanwhile; the SDK's own stdio transport then takes each one
+over instead of starting it again: :func:`handed_over` stands in for the SDK's process start and returns the
+waiting process when the command, arguments, environment, folder and stderr file are exactly those it was
+started with (anything else starts a process as the SDK would). What no session took over is stopped by
+:func:`stop_unclaimed`. POSIX only (on Windows the SDK starts servers in a job object of its own).
+"""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from .config import ServerConfig
+
+SUPPORTED = sys.platform != "win32"
+# What the SDK's stdio transport adds from this process's environment on POSIX, under the server's own
+# (``mcp.client.stdio.DEFAULT_INHERITED_ENV_VARS``; a test keeps the two the same).
+SDK_INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+@dataclass
+class Started:
+    """A server process started ahead of its session, and what it was started with."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    errlog: TextIO
+    process: Any  # anyio.abc.Process
+
+
+# The processes waiting for a session of this discovery (a context variable: the warm server may discover in
+# several threads at once, and each discovery's tasks see only its own).
+_waiting: contextvars.ContextVar[list[Started] | None] = contextvars.ContextVar("codeact_prespawned", default=None)
+
+
+def stdio_params(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str] | None
+                 ) -> tuple[str, list[str], dict[str, str], str | None]:
+    """The command, arguments, environment and folder :func:`codeact.mcp.sessions.open_session` gives the SDK."""
+    inherited = dict(os.environ if environ is None else environ)
+    folder = config.cwd or cwd
+    return config.command or "", list(config.args), {**inherited, **config.env}, None if folder is None else str(folder)
+
+
+async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextIO], cwd: Path | None,
+                environ: Mapping[str, str] | None) -> None:
+    """Start each stdio server of ``servers`` that has an ``errlog``, for this discovery's sessions to take over.
+
+    A server that cannot be started here is left to the SDK, which reports why when it tries."""
+    if not SUPPORTED:
+        return
+    import anyio
+
+    waiting: list[Started] = []
+    for name, config in servers.items():
+        errlog = errlogs.get(name)
+        if config.transport != "stdio" or errlog is None:
+            continue
+        command, args, env, folder = stdio_params(config, cwd, environ)
+        env = {**_sdk_defaults(), **env}  # exactly the environment the SDK would start it with
+        try:
+            process = await anyio.open_process([command, *args], env=env, stderr=errlog, cwd=folder,
+                                               start_new_session=True)  # as the SDK starts it: its own group
+        except (OSError, ValueError):
+            continue
+        waiting.append(Started(command, args, env, folder, errlog, process))
+    _waiting.set(waiting)
+    _install()
+
+
+def _sdk_defaults() -> dict[str, str]:
+    """``mcp.client.stdio.get_default_environment()``, without importing the SDK."""
+    return {k: v for k in SDK_INHERITED if (v := os.environ.get(k)) is not None and not v.startswith("()")}
+
+
+def _install() -> None:
+    """Put :func:`handed_over` in the place of the SDK's process start (once a process)."""
+    from mcp.client import stdio
+
+    original = stdio._create_platform_compatible_process
+    if getattr(original, "codeact_handover", False):
+        return
+
+    async def handed_over(command: str, args: list[str], env: dict[str, str] | None = None,
+                          errlog: TextIO = sys.stderr, cwd: Path | str | None = None) -> Any:
+        waiting = _waiting.get() or []
+        mine = next((s for s in waiting if s.errlog is errlog), None)  # each server has a stderr file of its own
+        if mine is not None:
+            waiting.remove(mine)
+            if (mine.command, mine.args, mine.env, mine.cwd) == (command, list(args), env,
+                                                                 None if cwd is None else str(cwd)):
+                return mine.process
+            await _stop(mine)  # started otherwise: stopped before the SDK starts it (it may hold a file)
+        return await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+
+    handed_over.codeact_handover = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = handed_over
+
+
+def still_waiting() -> int:
+    """How many of this discovery's started servers no session has taken over yet."""
+    return len(_waiting.get() or [])
+
+
+async def stop_unclaimed() -> None:
+    """Stop the servers no session took over (their discovery ended first: out of time, or cancelled)."""
+    waiting = _waiting.get() or []
+    _waiting.set(None)
+    for started in waiting:
+        await _stop(started)
+
+
+async def _stop(started: Started) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(started.process.pid, signal.SIGKILL)  # its own process group, as the SDK's tree kill
+    with contextlib.suppress(Exception):
+        await started.process.wait()
+    with contextlib.suppress(Exception):
+        await started.process.aclose()
+
+
+__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_unclaimed"]
