@@ -117,7 +117,6 @@ def test_a_refused_workspace_starts_no_warm_server_and_server_stop_is_never_refu
 
 
 # ------------------------------------------------------------- item 10: a program nested deeper than any parser
-@pytest.mark.xfail(reason="round-5 merge regression, open in the issue notes: depth 1,000-3,000 sometimes aborts the process (SIGABRT) instead of a clean error: open under 40.10", strict=False)
 @pytest.mark.parametrize("depth", [1_000, 3_000, 100_000])
 def test_a_deeply_nested_program_gets_a_clean_error_and_valid_json(tmp_path: Path, fixture_workspace: Path,
                                                                   user_config: Path, depth: int) -> None:

@@ -64,6 +64,7 @@ class MontyBackend:
                 return self._run(early, program, monty_limits, cpu)
             finally:
                 cpu.release()
+                _end_warm_up()
                 early.__exit__(None, None, None)
         with _pm.Monty(max_processes=1, binary_path=_worker_binary()) as pool:
             try:
@@ -270,11 +271,18 @@ def _take_early() -> Any:
     return pool
 
 
+def _end_warm_up() -> None:
+    """Wait for the warm-up's session to end before its pool does: a pool closed under it (a run that failed
+    before its own checkout) fails that session, and the thread reporting it aborted the whole process
+    (SIGABRT) when the interpreter was exiting meanwhile."""
+    if _EARLY_WARMING is not None:
+        _EARLY_WARMING.join(5)
+
+
 def _close_early() -> None:
+    _end_warm_up()
     pool = _take_early()
     if pool is not None:
-        if _EARLY_WARMING is not None:
-            _EARLY_WARMING.join(5)  # a run refused before it ran: the warm-up's session ends before the pool does
         pool.__exit__(None, None, None)
 
 
