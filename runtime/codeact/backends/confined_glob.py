@@ -63,10 +63,10 @@ class _Walk:
 
     def _step(self, parent: str, name: str, head: str, spelled: str) -> str | None:
         """The real path of the host name ``name`` in the real folder ``parent`` (``head`` spelled)."""
-        if name in ("", "."):
-            return parent
-        if name == "..":
-            return None if parent == self.root else os.path.dirname(parent)
+        if name in ("", ".", ".."):  # ``file/.``, ``file/..``: ENOTDIR, as the kernel says
+            if not os.path.isdir(parent):
+                return None
+            return parent if name != ".." else None if parent == self.root else os.path.dirname(parent)
         path = os.path.join(parent, name)
         if not os.path.islink(path):
             return path if os.path.lexists(path) else None
@@ -74,7 +74,10 @@ class _Walk:
         if links > _MAX_LINKS:
             return None
         self.links[spelled.rstrip("/")] = links
-        inside = self.workspace.real_inside(path)  # a host name: never read as a quoted form
+        try:
+            inside = self.workspace.real_inside(path)  # a host name: never read as a quoted form
+        except OSError:  # a link to ``absent/../x``: the kernel resolves it no further
+            return None
         if inside is None and spelled.rstrip("/") not in self.left:
             self.left.append(spelled.rstrip("/"))
         return inside

@@ -12,6 +12,7 @@ the environment stays closed.
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from pathlib import PurePosixPath
@@ -71,7 +72,7 @@ class WorkspaceOS:
     def _real(self, path: Any) -> str:
         """The real path of a sandbox path, or PermissionError when it leaves the workspace."""
         try:
-            return str(self.workspace.resolve(str(_path_of(path))))
+            return str(self.workspace.resolve(str(_path_of(path)), lexical=True))  # as os.path.realpath
         except PolicyError as exc:
             raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
 
@@ -93,6 +94,10 @@ class WorkspaceOS:
             opened = self._opened(path, look=True)
         except (FileNotFoundError, NotADirectoryError):
             return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # as CPython's exists() and is_dir() meet a link loop
+                return None
+            raise
         if opened.fd >= 0:
             os.close(opened.fd)
         return opened.stat
@@ -122,7 +127,10 @@ class WorkspaceOS:
         if name in ("", ".", ".."):  # ``x/``, ``.``, ``x/..``: a folder, never a link; outside is refused
             self._look(path)
             return False
-        folder = self._opened(quote(head) if head else ".", look=True)
+        try:
+            folder = self._opened(quote(head) if head else ".", look=True)
+        except (FileNotFoundError, NotADirectoryError):  # ``absent/x``: CPython's islink says False
+            return False
         try:
             return S_ISLNK(os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode)
         except OSError:
@@ -136,7 +144,10 @@ class WorkspaceOS:
         if any(c in mode for c in "wax+"):
             raise PermissionError(f"open({self._shown(path)!r}, {mode!r}): the sandbox does not write files "
                                   f"directly; {WRITE_HINT}")
-        if S_ISDIR(self._existing(path).st_mode):
+        opened = self._opened(path, look=True)  # FileNotFoundError, NotADirectoryError (``file/..``): CPython's
+        if opened.fd >= 0:
+            os.close(opened.fd)
+        if S_ISDIR(opened.stat.st_mode):
             raise IsADirectoryError(f"[Errno 21] Is a directory: {self._shown(path)!r}")
         return pm.MontyFileHandle(str(_path_of(path)), mode)  # its reads come back as Path.read_text/read_bytes
 
