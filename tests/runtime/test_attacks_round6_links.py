@@ -157,6 +157,15 @@ def test_the_tools_refuse_a_path_the_kernel_cannot_resolve(tmp_path: Path) -> No
     assert (ws / "f.txt").read_text() == "INSIDE-TEXT\n"
 
 
+def test_glob_root_dir_given_as_bytes_gets_cpythons_error(tmp_path: Path) -> None:
+    """``glob.glob('*', root_dir=b'sub')`` failed with a host-internal message ("a bytes-like object is required,
+    not 'str'", from the host's own quoting code); CPython says the pattern and the folder's names differ."""
+    ws = _unresolved_workspace(tmp_path.resolve())
+    code = ("import glob\ntry:\n    glob.glob('*', root_dir=b'sub')\nexcept TypeError as exc:\n    print(exc)\n")
+    cpython = subprocess.run([sys.executable, "-c", code], cwd=ws, capture_output=True, text=True, timeout=60)
+    assert _run(ws, tmp_path, code).splitlines()[0] == cpython.stdout.strip() != ""
+
+
 @pytest.mark.xfail(strict=True, reason="pydantic-monty normalises a path's `..` as text before its OS call reaches "
                                        "the host: the host never sees `absent/..` in open()/os.path/pathlib")
 def test_open_of_a_path_through_a_missing_folder_is_file_not_found(tmp_path: Path) -> None:

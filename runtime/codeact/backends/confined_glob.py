@@ -172,7 +172,10 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
     _check_text(pathname, root, recursive, "pattern")
     base = root
     if root_dir is not None:
-        given = unquote(os.fspath(root_dir))
+        given = os.fspath(root_dir)
+        if isinstance(given, bytes):  # CPython matches the str pattern against the folder's bytes names
+            raise TypeError("cannot use a string pattern on a bytes-like object")
+        given = unquote(given)
         _check_text(given, root, False, "root_dir")
         first = _Walk(workspace, root, float("inf"))
         if given.startswith("/"):
