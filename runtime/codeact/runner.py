@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,9 +26,9 @@ _PASS_THROUGH = (FileNotFoundError, FileExistsError, IsADirectoryError, NotADire
                  ValueError, TypeError, KeyError, TimeoutError, LookupError)
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call of a run: the tool, whether it returned, how long it took."""
+class ToolCall(NamedTuple):
+    """One tool call of a run: the tool, whether it returned, how long it took (one made per call: a frozen
+    dataclass costs more to make)."""
 
     tool: str
     ok: bool

@@ -61,7 +61,7 @@ def open_inside(workspace: Resolving, path: str | os.PathLike[str], *, look: boo
     root = str(workspace.root)
     flags = LOOK if look else READ
     if CAN_OPEN_BENEATH:
-        plain = raw[len(root) + 1:] if raw.startswith(root + "/") else raw  # an absolute path in the root
+        plain = raw[len(root) + 1:] if raw[:1] == "/" and raw.startswith(root + "/") else raw  # absolute, in the root
         got = _open_beneath(root, plain, flags, strict=False)  # the common case: a plain path, no link
         if got is not None:
             return got
@@ -83,14 +83,19 @@ def _open_beneath(root: str, raw: str, flags: int, *, strict: bool) -> Opened | 
     stops it is an error, a link on the way meaning it changed since. A trailing ``/`` or ``/.`` on a file is
     :class:`NotADirectoryError`, as the kernel says. (The first part is opened by its whole path: ``root`` is a
     real path, and what lies above it is the user's, not the program's, to change.)"""
-    parts = _plain_parts(raw)
-    if parts is None:
+    if not raw or raw[0] == "/":
         return None
-    name = "/".join(parts) or "."
-    shown = quote(name)  # as the program sees it (a name that is not UTF-8, quoted)
-    last = parts.pop()
-    wants_folder = names_folder(raw) or not last
-    last_flags = flags | (_DIRECTORY if wants_folder else 0)
+    parts = raw.split("/")
+    if "" in parts or "." in parts or ".." in parts:  # a trailing "/", "./", "a//b": the names alone
+        parts = [part for part in parts if part and part != "."]
+        if ".." in parts:
+            return None
+        name = "/".join(parts) or "."
+        wants_folder = names_folder(raw) or not parts
+    else:
+        name, wants_folder = raw, False
+    last = parts.pop() if parts else ""
+    last_flags = flags | _DIRECTORY if wants_folder else flags
     folder, at_last = None, not parts
     try:
         if parts:
@@ -106,9 +111,9 @@ def _open_beneath(root: str, raw: str, flags: int, *, strict: bool) -> Opened | 
     except OSError as exc:
         if at_last and wants_folder and exc.errno == errno.ENOTDIR and _is_file(root if folder is None else folder,
                                                                               last):
-            raise not_a_folder(shown) from None
+            raise not_a_folder(quote(name)) from None
         if strict:
-            raise _failed(exc, shown) from None
+            raise _failed(exc, quote(name)) from None
         return None
     except ValueError:  # a NUL byte
         if strict:
@@ -117,19 +122,8 @@ def _open_beneath(root: str, raw: str, flags: int, *, strict: bool) -> Opened | 
     finally:
         if folder is not None:
             os.close(folder)
-    return _checked(fd, root if name == "." else root + "/" + name, shown, wants_folder, strict)
-
-
-def _plain_parts(raw: str) -> list[str] | None:
-    """The names of a relative path without ``..`` (``[""]`` for the root), or ``None``."""
-    if not raw or raw.startswith("/"):
-        return None
-    parts = raw.split("/")
-    if "" in parts or "." in parts or ".." in parts:
-        parts = [part for part in parts if part and part != "."]
-        if ".." in parts:
-            return None
-    return parts or [""]
+    # as the program sees it (a name that is not UTF-8, quoted)
+    return _checked(fd, root if name == "." else root + "/" + name, quote(name), wants_folder, strict)
 
 
 def _failed(exc: OSError, shown: str) -> Exception:

@@ -57,7 +57,7 @@ def needs_quoting(path: str) -> bool:
 def quote(path: str) -> str:
     """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, or holds a
     ``"``, quoted; any other path unchanged."""
-    if not needs_quoting(path):
+    if (path.isascii() and '"' not in path) or not needs_quoting(path):  # the first: most paths, in one look
         return path
     return "/".join(_c_quoted(os.fsencode(part)) if '"' in part or not _is_utf8(part) else part
                     for part in path.split("/"))

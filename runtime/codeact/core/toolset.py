@@ -44,6 +44,16 @@ class ToolSet(Mapping[str, Tool]):
             raise KeyError(name)
         return self.shared[name]
 
+    def get(self, name: str, default: Tool | None = None) -> Tool | None:  # type: ignore[override]
+        """The tool ``name``, else ``default``: looked up twice at every call a program makes, so in one step
+        rather than the inherited ``get``'s call of ``__getitem__`` (and its KeyError for a name not offered)."""
+        tool = self.own.get(name)
+        if tool is not None:
+            return tool
+        if self.hides(name):
+            return default
+        return self.shared.get(name, default)
+
     def __contains__(self, name: object) -> bool:
         return name in self.own or (isinstance(name, str) and name in self.shared and not self.hides(name))
 

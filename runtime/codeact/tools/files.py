@@ -24,15 +24,13 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
     empty file has no lines: only ``[1, ...]`` gives ``""``).
     """
     fd, opened, shown, real = ctx.workspace.open_inside(path)  # part by part below the root: no link followed
-    folder = S_ISDIR(opened.st_mode)
     if fd < 0:  # Windows: no folder descriptors, the path's check stands
         return _listing(real)
-    if not (folder or S_ISREG(opened.st_mode)):
-        os.close(fd)
-        raise _not_readable(shown, opened.st_mode)
     try:
-        if folder:
-            return _listing(fd)  # the descriptor: the folder the check passed, whatever the path says now
+        if not S_ISREG(opened.st_mode):
+            if S_ISDIR(opened.st_mode):
+                return _listing(fd)  # the descriptor: the folder the check passed, whatever the path says now
+            raise _not_readable(shown, opened.st_mode)
         if view_range is not None:
             _check_range(view_range)
         cap = int(ctx.limits.tool_result)
