@@ -145,3 +145,26 @@ def test_outline_reads_a_tracked_file_in_an_ignored_folder(repo, make_ctx):
     from codeact.tools.outline import outline
 
     assert {i["path"] for i in outline(make_ctx(repo), glob="*.py")} >= {"build/generated.py", "plain.py"}
+
+
+def test_glob_asks_git_while_ripgrep_lists(repo, make_ctx, monkeypatch, engine):
+    """glob puts its question to git before ripgrep starts listing, so the two run side by side instead of git's
+    wait following the listing; the answer is the same, and no git is left running."""
+    from codeact.tools import proc
+
+    if engine == "python":
+        pytest.skip("the Python walk starts no process to run beside")
+    started: list[tuple[str, proc.Child]] = []
+    real = proc.Child.start.__func__
+
+    def recording(cls, cmd, *args, **kwargs):
+        child = real(cls, cmd, *args, **kwargs)
+        started.append((Path(cmd[0]).name, child))
+        return child
+
+    monkeypatch.setattr(proc.Child, "start", classmethod(recording))
+    expected = _oracle(repo)
+    assert search.glob(make_ctx(repo), pattern="*") == expected
+    names = [name for name, _ in started]
+    assert names.index("git") < names.index("rg"), names
+    assert all(child.proc.poll() is not None for _, child in started)

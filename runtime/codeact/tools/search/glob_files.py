@@ -2,14 +2,18 @@
 walk (:mod:`.walk`), which give the same answer (the rules: :mod:`codeact.tools.search`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from ...core import notices
+from ...core.limits import Deadline
 from ...core.pathnames import quote, quote_all
 from ...core.tool import Cut, ToolContext
 from .. import confine
 from . import rg_listing
 from .results import FirstItems, paths_fitting
 from .ripgrep import parent_flags, rg_binary
-from .scope import base_of, ignored_start, stamped_below, tracked_below
+from .scope import Stamped, base_of, ignored_start, stamped_below, tracked_below
+from .tracked import Asked
 from .walk import Glob, Reach, walk
 
 
@@ -57,6 +61,18 @@ def _matching_files(ctx: ToolContext, pattern: str, path: str, budget: int) -> t
         files, _ = found.result()
         return [lead + rel for rel in files], max(found.seen, len(files))
     stamped = stamped_below(ctx.workspace.root, start)
+    with Asked(ctx.workspace.root, deadline) as asked:  # git answers while the files are listed
+        found = _listed(ctx, plan, start, stamped, found, extra, deadline)
+        tracked = tracked_below(ctx.workspace.root, start, plan, stamped, deadline, asked=asked)
+    found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
+    files, _ = found.result()  # plain string order, as sorted() gives
+    paths = [lead + rel for rel in files] if lead else files
+    return paths, max(found.seen, len(paths))
+
+
+def _listed(ctx: ToolContext, plan: Glob, start: Path, stamped: Stamped | None, found: FirstItems, extra: int,
+            deadline: Deadline) -> FirstItems:
+    """``found`` with the files below ``start`` that ``plan`` matches, as ripgrep lists them, else the walk."""
     rg = rg_binary()
     parents = parent_flags(ctx.workspace.root, start) if rg else None
     keep = None
@@ -83,8 +99,4 @@ def _matching_files(ctx: ToolContext, pattern: str, path: str, budget: int) -> t
                     found.extend(batch, sum(map(len, batch)) + extra * len(batch))
                     batch = []
         found.extend(batch, sum(map(len, batch)) + extra * len(batch))
-    tracked = tracked_below(ctx.workspace.root, start, plan, stamped, deadline)
-    found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
-    files, _ = found.result()  # plain string order, as sorted() gives
-    paths = [lead + rel for rel in files] if lead else files
-    return paths, max(found.seen, len(paths))
+    return found

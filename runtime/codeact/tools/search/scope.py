@@ -7,10 +7,14 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core.limits import Deadline
 from ...core.tool import ToolContext
 from .walk import SKIP_DIRS, Glob, Reach
+
+if TYPE_CHECKING:
+    from .tracked import Asked
 
 SKIP_DIRS_SET = frozenset(SKIP_DIRS)
 # What in ripgrep's raw output may show a path to drop: a SKIP_DIRS folder or a `.git` file (a worktree's or a
@@ -76,15 +80,16 @@ def stamped_below(root: Path, start: Path) -> Stamped | None:
 
 
 def tracked_below(root: Path, start: Path | None, plan: Glob, stamped: Stamped | None,
-                  deadline: Deadline, walked: bool = True) -> list[str]:
+                  deadline: Deadline, walked: bool = True, asked: Asked | None = None) -> list[str]:
     """The tracked files below ``start`` that .gitignore rules hide from both engines and git does not
     (:mod:`.tracked`), relative to ``start``, that ``plan`` matches: regular files, none in a skipped
-    folder or CodeAct's own, and (``walked``: a walk from ``start`` ran) none that walk lists."""
+    folder or CodeAct's own, and (``walked``: a walk from ``start`` ran) none that walk lists. ``asked``: the
+    question already put to git (:class:`.tracked.Asked`)."""
     if start is None:
         return []
     from .tracked import hidden_tracked
 
-    hidden = hidden_tracked(root, deadline)
+    hidden = asked.answer() if asked is not None else hidden_tracked(root, deadline)
     if not hidden:
         return []
     below = "" if start == root else start.relative_to(root).as_posix() + "/"

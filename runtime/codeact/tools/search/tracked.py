@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...core.limits import Deadline
+
+if TYPE_CHECKING:
+    from ..proc import Child
 
 _cache: tuple[object, tuple[str, ...], Deadline] | None = None  # the last question's key, answer and run
 
@@ -21,20 +25,55 @@ _cache: tuple[object, tuple[str, ...], Deadline] | None = None  # the last quest
 def hidden_tracked(root: Path, deadline: Deadline) -> tuple[str, ...]:
     """The tracked files below ``root`` (a work tree's top: it holds ``.git``) that ``.gitignore`` rules match,
     workspace-relative and sorted; ``()`` elsewhere, or when git cannot answer."""
-    global _cache
-    index = _index_stat(root)
-    if index is None:
-        return ()
-    key = (str(root), index, id(deadline))
-    if _cache is not None and _cache[0] == key and _cache[2] is deadline:
-        return _cache[1]
-    found = _ignored_tracked(root, "", deadline)
-    for sub in _submodules(root):
-        if _index_stat(root / sub) is not None:
-            found += _ignored_tracked(root / sub, sub + "/", deadline)
-    answer = tuple(sorted(found))
-    _cache = (key, answer, deadline)
-    return answer
+    with Asked(root, deadline) as asked:
+        return asked.answer()
+
+
+class Asked:
+    """:func:`hidden_tracked`'s question, put to git when made (unless this run knows the answer): git runs while
+    the caller does something else (ripgrep lists), and :meth:`answer` waits for it. Leaving the ``with`` block
+    ends a git still running."""
+
+    def __init__(self, root: Path, deadline: Deadline) -> None:
+        self.deadline = deadline
+        self.known: tuple[str, ...] | None = ()
+        self.asking: list[tuple[str, Child]] = []  # (prefix of its paths, git) for the repository and submodules
+        index = _index_stat(root)
+        if index is None:
+            return
+        self.key = (str(root), index, id(deadline))
+        if _cache is not None and _cache[0] == self.key and _cache[2] is deadline:
+            self.known = _cache[1]
+            return
+        self.known = None
+        repos = [(root, "")] + [(root / sub, sub + "/") for sub in _submodules(root)
+                                if _index_stat(root / sub) is not None]
+        for repo, prefix in repos:
+            child = _ask_git(repo, deadline)
+            if child is not None:
+                self.asking.append((prefix, child))
+
+    def answer(self) -> tuple[str, ...]:
+        global _cache
+        if self.known is None:
+            found: list[str] = []
+            for prefix, child in self.asking:
+                with child:
+                    data = b"".join(child)
+                if child.returncode == 0:
+                    found += [prefix + os.fsdecode(name) for name in data.split(b"\0") if name]
+            self.asking = []
+            self.known = tuple(sorted(found))
+            _cache = (self.key, self.known, self.deadline)
+        return self.known
+
+    def __enter__(self) -> Asked:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _, child in self.asking:
+            child.__exit__()
+        self.asking = []
 
 
 def _index_stat(root: Path) -> tuple[int, int, int] | None:
@@ -48,28 +87,22 @@ def _index_stat(root: Path) -> tuple[int, int, int] | None:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def _ignored_tracked(repo: Path, prefix: str, deadline: Deadline) -> list[str]:
+def _ask_git(repo: Path, deadline: Deadline) -> Child | None:
+    """git started on the question, for ``repo``: ``None`` when there is no git or it cannot start."""
     import shutil
 
     from ..proc import Child
 
     git = shutil.which("git")
     if git is None:
-        return []
+        return None
     # the repository's own rules only; no fsmonitor (a command its config could name)
     cmd = [git, "-c", "core.fsmonitor=false", "-C", str(repo), "ls-files", "-z", "--cached", "--ignored",
            "--exclude-per-directory=.gitignore"]
     exclude = _git_dir(repo) / "info" / "exclude"
     if exclude.is_file():
         cmd.append(f"--exclude-from={exclude}")
-    child = Child.start(cmd, repo, deadline, "glob", "asking git which tracked files .gitignore matches")
-    if child is None:
-        return []
-    with child:
-        data = b"".join(child)
-    if child.returncode != 0:
-        return []
-    return [prefix + os.fsdecode(name) for name in data.split(b"\0") if name]
+    return Child.start(cmd, repo, deadline, "glob", "asking git which tracked files .gitignore matches")
 
 
 def _git_dir(repo: Path) -> Path:
