@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
 from codeact.errors import BackendUnavailable
 from codeact.runner import RunResult, run
+from tests.runtime.launchers import Launcher, launchers
 
 # Add "hyperlight" here when its backend lands; it is skipped where it cannot run.
 BACKENDS = ["monty", "hyperlight"]
@@ -176,3 +177,10 @@ def make_ctx() -> Callable[..., ToolContext]:
 def ctx(fixture_workspace: Path) -> ToolContext:
     """A ToolContext over the fixture workspace with default limits."""
     return _make_ctx(fixture_workspace)
+
+
+@pytest.fixture
+def make_launcher(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Iterator[Callable[..., Launcher]]:
+    """``make_launcher(tools, limit=None)``: a stamped repository with ``tools`` and its launcher
+    (tests/runtime/launchers.py), its warm server stopped when the test ends."""
+    yield from launchers(stamp, venv_dir, tmp_path)

@@ -3,14 +3,12 @@ the sql tool's fences). Each test is one attempt that broke through; a test stil
 is a break whose fix lies in code its owner is still changing (the lead drops the mark with the fix)."""
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,6 +16,7 @@ from codeact.core.boundary import Workspace
 from codeact.core.tool import ToolContext
 from codeact.errors import PolicyError
 from codeact.tools import sql as sql_mod
+from tests.runtime.launchers import Launcher
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, FIFOs and the warm server: POSIX")
@@ -75,45 +74,10 @@ def test_ordinary_fts_still_works(ctx: ToolContext) -> None:
 
 
 # ------------------------------------------------------------------------------- through the stamped launcher
-class Launcher:
-    """A stamped repository (no bash, exclusive mode) and its launcher, warm or with CODEACT_SERVER=0."""
-
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        self.root, self.env = root, env
-
-    def run(self, code: str, *, warm: bool, timeout: float = 120, args: tuple[str, ...] = ()) -> Any:
-        env = {**self.env, **({} if warm else {"CODEACT_SERVER": "0"})}
-        return subprocess.run([str(self.root / ".codeact/bin/codeact"), "run", *args, "--code", code],
-                              cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout)
-
-    def server_pid(self) -> int | None:
-        done = subprocess.run([str(self.root / ".codeact/bin/codeact"), "server", "status", "--json"], cwd=self.root,
-                              env=self.env, capture_output=True, text=True, timeout=60)
-        shown = json.loads(done.stdout)
-        return shown["pid"] if shown["running"] else None
-
-
 @pytest.fixture
-def launcher(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Any:
-    import shutil
-    import tempfile
-
-    root = stamp(tmp_path / "project", tools=["view", "create", "edit", "glob", "grep", "outline", "sql"],
-                 enforcement="exclusive", backend="monty").resolve()
-    run_dir = Path(tempfile.mkdtemp(prefix="cx", dir="/tmp"))  # a socket path must be short
-    env = {k: v for k, v in os.environ.items() if k != "CODEACT_SERVER"}
-    env.update(CODEACT_VENV=str(venv_dir), XDG_RUNTIME_DIR=str(run_dir), CODEACT_SERVER_IDLE="120",
-               CODEACT_CONFIG_DIR=str(tmp_path / "config"), COPILOT_HOME=str(tmp_path / "copilot"),
-               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"))
-    made = Launcher(root, env)
-    setup = subprocess.run([str(root / ".codeact/bin/codeact"), "setup"], cwd=root, env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert setup.returncode == 0, setup.stderr
-    yield made
-    if (root / ".codeact/bin/codeact").exists():  # an uninstall test removes it
-        subprocess.run([str(root / ".codeact/bin/codeact"), "server", "stop"], cwd=root, env=env,
-                       capture_output=True, timeout=60)
-    shutil.rmtree(run_dir, ignore_errors=True)
+def launcher(make_launcher: Callable[..., Launcher]) -> Launcher:
+    """A stamped repository with no bash (exclusive mode) and its launcher."""
+    return make_launcher(["view", "create", "edit", "glob", "grep", "outline", "sql"])
 
 
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])

@@ -4,49 +4,22 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.runtime.launchers import Launcher
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PID namespaces, /proc: Linux")
 
 
-class BashLauncher:
-    """A stamped repository with ``bash`` (exclusive mode) and its launcher, warm or with CODEACT_SERVER=0."""
-
-    def __init__(self, root: Path, env: dict[str, str]) -> None:
-        self.root, self.env = root, env
-
-    def run(self, code: str, *, warm: bool = True, timeout: float = 120, limit: int = 60, **popen: Any) -> Any:
-        env = {**self.env, **({} if warm else {"CODEACT_SERVER": "0"})}
-        return subprocess.run([str(self.root / ".codeact/bin/codeact"), "run", "--timeout", str(limit), "--code", code],
-                              cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout, **popen)
-
-
 @pytest.fixture
-def bash_launcher(stamp: Callable[..., Path], venv_dir: Path, tmp_path: Path) -> Iterator[BashLauncher]:
-    import shutil
-
-    root = stamp(tmp_path / "project", tools=["view", "create", "edit", "glob", "grep", "outline", "bash", "sql"],
-                 enforcement="exclusive", backend="monty").resolve()
-    run_dir = Path(tempfile.mkdtemp(prefix="cx", dir="/tmp"))  # a socket path must be short
-    env = {k: v for k, v in os.environ.items() if k != "CODEACT_SERVER"}
-    env.update(CODEACT_VENV=str(venv_dir), XDG_RUNTIME_DIR=str(run_dir), CODEACT_SERVER_IDLE="120",
-               CODEACT_CONFIG_DIR=str(tmp_path / "config"), COPILOT_HOME=str(tmp_path / "copilot"),
-               XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_STATE_HOME=str(tmp_path / "state"))
-    setup = subprocess.run([str(root / ".codeact/bin/codeact"), "setup"], cwd=root, env=env, capture_output=True,
-                           text=True, timeout=600)
-    assert setup.returncode == 0, setup.stderr
-    yield BashLauncher(root, env)
-    subprocess.run([str(root / ".codeact/bin/codeact"), "server", "stop"], cwd=root, env=env, capture_output=True,
-                   timeout=60)
-    shutil.rmtree(run_dir, ignore_errors=True)
+def bash_launcher(make_launcher: Callable[..., Launcher]) -> Launcher:
+    """A stamped repository with ``bash`` (exclusive mode) and its launcher; each run's ``--timeout`` is 60 s."""
+    return make_launcher(["view", "create", "edit", "glob", "grep", "outline", "bash", "sql"], limit=60)
 
 
 def _processes_named(name: str, anywhere: bool = False) -> list[int]:
@@ -66,7 +39,7 @@ def _processes_named(name: str, anywhere: bool = False) -> list[int]:
 # ------------------------------------------------------- bash: a run started through the warm server from inside
 @pytest.mark.slow
 def test_a_bash_command_cannot_leave_a_run_going_in_the_warm_server_after_its_own_run(
-        bash_launcher: BashLauncher) -> None:
+        bash_launcher: Launcher) -> None:
     """The command runs the repository's own launcher in the background: its thin client reaches the warm server
     (outside the call's PID namespace), which starts a second run with ``--timeout 600``. The client dies with the
     namespace, but the server never notices its client went away: the second run's ``bash`` (here a ``sleep``) kept
@@ -95,7 +68,7 @@ def test_a_bash_command_cannot_leave_a_run_going_in_the_warm_server_after_its_ow
 @pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting over the namespace's /proc needs root (no user namespace)")
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
-def test_a_bash_command_cannot_keep_its_namespace_alive_past_the_runs_deadline(bash_launcher: BashLauncher,
+def test_a_bash_command_cannot_keep_its_namespace_alive_past_the_runs_deadline(bash_launcher: Launcher,
                                                                               warm: bool) -> None:
     """As root the command may mount in its namespace: a tmpfs over /proc with a FIFO at
     ``/proc/self/task/1/children`` makes the supervisor's every look for its children (bash_reaper._children) block
