@@ -215,6 +215,17 @@ def test_a_signal_that_ends_bash_is_reported_as_a_shell_does(ctx: ToolContext) -
     assert shell.bash(ctx, command="kill -9 $$")["exit_code"] == 128 + 9
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the supervisor is Linux's")
+@pytest.mark.parametrize("sig", [9, 15])
+def test_the_supervisor_reports_a_signal_one_way_namespace_or_not(sig: int) -> None:
+    """The supervisor exits 128 + N for a bash a signal ended, whether it is a namespace's init or not (it used
+    to raise the signal on itself outside a namespace, leaving tools/shell.py to turn -N into 128 + N)."""
+    reaper = Path(shell.__file__).with_name("bash_reaper.py")
+    done = subprocess.run([sys.executable, "-S", "-I", str(reaper), f"kill -{sig} $$"], capture_output=True,
+                          timeout=60)
+    assert done.returncode == 128 + sig, done
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
 def test_a_bash_call_ending_leaves_concurrent_calls_and_session_leaders_alone(ctx: ToolContext) -> None:
     """The warm server runs several calls at once, and the MCP SDK starts servers in sessions of their own. A call

@@ -5,9 +5,9 @@ itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``): a process of the c
 ``setsid`` child, a double fork, a daemon) is re-parented to it, not to init, whatever its session, process group or
 environment. It runs ``bash -c COMMAND`` in its own process group and waits for it; then, after a short grace for
 background writers, or at once on SIGTERM (the call's timeout or the run's deadline), it kills every child it has
-until none is left (each killed child's own children come back to it), and exits as bash did. Where it is the init
-of a PID namespace of its own (codeact.tools.bash_namespace), the command cannot signal it from inside, and the kernel
-kills whatever is left in the namespace once it exits.
+until none is left (each killed child's own children come back to it), and exits as bash did (a signal as a shell
+reports it: 128 + N). Where it is the init of a PID namespace of its own (codeact.tools.bash_namespace), the command
+cannot signal it from inside, and the kernel kills whatever is left in the namespace once it exits.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 import os
@@ -140,11 +140,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # from here on nothing interrupts the sweep
     (_sweep_namespace if INIT else _sweep)(signal.SIGTERM if stopping else signal.SIGKILL)
     status = ENDED.get(bash, 0)
-    if os.WIFSIGNALED(status) and not INIT:  # as bash ended: the caller sees the same signal
-        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
-        os.kill(os.getpid(), os.WTERMSIG(status))
-    if os.WIFSIGNALED(status):  # a namespace's init cannot raise a signal on itself: a shell's 128 + N
-        sys.exit(128 + os.WTERMSIG(status))
+    if os.WIFSIGNALED(status):  # as a shell reports it (tools/shell.py reads a signal so): a namespace's init
+        sys.exit(128 + os.WTERMSIG(status))  # cannot raise a signal on itself, so one way for both
     sys.exit(os.waitstatus_to_exitcode(status))
 
 
