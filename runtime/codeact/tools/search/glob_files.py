@@ -52,27 +52,24 @@ def _matching_files(ctx: ToolContext, pattern: str, path: str, budget: int) -> t
         raise NotADirectoryError(f"{quote(prefix.rstrip('/'))} is a file, not a folder; glob searches folders")
     plan = Glob(pattern)
     start = plan.start(ctx.workspace.root, base)
-    lead = prefix + "".join(d + "/" for d in plan.dirs)
-    extra = len(lead) + 4  # the quotes and the runner's 2 per item
-    found = FirstItems(1 << 62, budget, lambda rel: len(rel) + extra)  # every file, to the byte cap
+    lead = prefix + "".join(d + "/" for d in plan.dirs)  # put before each path as it is listed (never copied again)
+    found = FirstItems(1 << 62, budget, lambda path: len(path) + 4)  # every file, to the byte cap (quotes and 2)
     if start is None:  # a folder no walk reaches: only the tracked files .gitignore rules match can lie there
         tracked = tracked_below(ctx.workspace.root, ignored_start(base, plan), plan, None, deadline, walked=False)
-        found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
-        files, _ = found.result()
-        return [lead + rel for rel in files], max(found.seen, len(files))
-    stamped = stamped_below(ctx.workspace.root, start)
-    with Asked(ctx.workspace.root, deadline) as asked:  # git answers while the files are listed
-        found = _listed(ctx, plan, start, stamped, found, extra, deadline)
-        tracked = tracked_below(ctx.workspace.root, start, plan, stamped, deadline, asked=asked)
-    found.extend(tracked, sum(map(len, tracked)) + extra * len(tracked))
-    files, _ = found.result()  # plain string order, as sorted() gives
-    paths = [lead + rel for rel in files] if lead else files
+    else:
+        stamped = stamped_below(ctx.workspace.root, start)
+        with Asked(ctx.workspace.root, deadline) as asked:  # git answers while the files are listed
+            found = _listed(ctx, plan, start, stamped, found, lead, deadline)
+            tracked = tracked_below(ctx.workspace.root, start, plan, stamped, deadline, asked=asked)
+    found.extend([lead + rel for rel in tracked], sum(map(len, tracked)) + (len(lead) + 4) * len(tracked))
+    paths, _ = found.result()  # plain string order, as sorted() gives
     return paths, max(found.seen, len(paths))
 
 
-def _listed(ctx: ToolContext, plan: Glob, start: Path, stamped: Stamped | None, found: FirstItems, extra: int,
+def _listed(ctx: ToolContext, plan: Glob, start: Path, stamped: Stamped | None, found: FirstItems, lead: str,
             deadline: Deadline) -> FirstItems:
-    """``found`` with the files below ``start`` that ``plan`` matches, as ripgrep lists them, else the walk."""
+    """``found`` with the files below ``start`` that ``plan`` matches (each after ``lead``), as ripgrep lists them,
+    else the walk."""
     rg = rg_binary()
     parents = parent_flags(ctx.workspace.root, start) if rg else None
     keep = None
@@ -83,20 +80,22 @@ def _listed(ctx: ToolContext, plan: Glob, start: Path, stamped: Stamped | None, 
     if rg and parents is not None:
         overrides = rg_listing.Overrides.of(plan)
         if overrides is not None:
-            listed = (rg_listing.list_files(rg, start, plan, parents, keep, stamped, found, extra, deadline, overrides)
+            listed = (rg_listing.list_files(rg, start, plan, parents, keep, stamped, found, 4, deadline, overrides,
+                                            lead=lead)
                       and overrides.hold(ctx.workspace.root, start))
             if not listed:  # listed again with a file type, which keeps every ignore rule
                 found = FirstItems(found.count, found.budget, found.size)
-        listed = listed or rg_listing.list_files(rg, start, plan, parents, keep, stamped, found, extra, deadline)
+        listed = listed or rg_listing.list_files(rg, start, plan, parents, keep, stamped, found, 4, deadline,
+                                                 lead=lead)
     if not listed:
         found = FirstItems(found.count, found.budget, found.size)
         batch: list[str] = []
         for rel in walk(ctx.workspace.root, start, 1 if plan.kind == "top" else None):
             if plan.matches(rel) and (stamped is None or not stamped.hides(rel)):
-                batch.append(rel)
+                batch.append(lead + rel)
                 if len(batch) >= 1024:
                     deadline.check("glob", "listing files")
-                    found.extend(batch, sum(map(len, batch)) + extra * len(batch))
+                    found.extend(batch, sum(map(len, batch)) + 4 * len(batch))
                     batch = []
-        found.extend(batch, sum(map(len, batch)) + extra * len(batch))
+        found.extend(batch, sum(map(len, batch)) + 4 * len(batch))
     return found

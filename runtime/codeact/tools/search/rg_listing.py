@@ -94,9 +94,10 @@ def _without(paths: list[str], drop: list[str]) -> list[str]:
 
 def list_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: Callable[[str], bool] | None,
                stamped: Stamped | None, found: FirstItems, extra: int, deadline: Deadline,
-               overrides: Overrides | None = None) -> bool:
-    """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``; ``False`` if ripgrep
-    could not run. With ``overrides``, stops early once they are spoilt."""
+               overrides: Overrides | None = None, lead: str = "") -> bool:
+    """Add the files ripgrep lists (those ``keep`` accepts, not ``stamped``) to ``found``, each after ``lead``;
+    ``False`` if ripgrep could not run. With ``overrides``, stops early once they are spoilt. Each piece is added
+    sorted, while ripgrep still lists: the final sort then only merges them."""
     # no path argument: ripgrep lists the current folder without a "./" prefix (--files never reads stdin)
     # listing is syscall-bound: more walker threads than ripgrep's default (one per CPU) overlap the waits
     threads = str(min(12, max(8, os.cpu_count() or 1)))
@@ -128,5 +129,8 @@ def list_files(rg: str, start: Path, glob: Glob, parents: Sequence[str], keep: C
                 paths = [p for p in paths if keep(p)]
             if stamped is not None and stamped.near(data):
                 paths = [p for p in paths if not stamped.hides(p)]
+            if lead:
+                paths = [lead + p for p in paths]
+            paths.sort()
             found.extend(paths, sum(map(len, paths)) + extra * len(paths))
     return not (child.returncode == 2 and not got)
