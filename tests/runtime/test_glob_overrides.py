@@ -117,3 +117,23 @@ def test_by_ending(pattern, by_ending):
     from codeact.tools.search.walk import Glob
 
     assert Glob(pattern).by_ending is by_ending
+
+
+@pytest.mark.usefixtures("listings")  # ripgrep lists
+def test_each_listed_piece_arrives_sorted_with_its_lead(tmp_path, monkeypatch):
+    """ripgrep's pieces are given the folder asked for and sorted as they arrive (the answer's last sort only merges
+    them): what glob returns is the same, for a folder below the root too."""
+    from codeact.tools.search.results import FirstItems
+
+    _tree(tmp_path)
+    pieces: list[list[str]] = []
+    real = FirstItems.extend
+
+    def recording(self, items, size):
+        pieces.append(list(items))
+        return real(self, items, size)
+
+    monkeypatch.setattr(FirstItems, "extend", recording)
+    assert _both(tmp_path, "*.py", "pkg") == ["pkg/b.py", "pkg/deep/d.py"]
+    listed = [piece for piece in pieces if piece][0]  # ripgrep's: the first run above
+    assert listed == sorted(listed) and all(path.startswith("pkg/") for path in listed)
