@@ -219,12 +219,40 @@ PARALLEL_MIN = 64  # files to parse before worker processes pay for their start
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.outline import main; main()"
 
 
+class _Share:
+    """A worker's part of the files: it parses them from the front and sends them in order (``sent`` arrived so
+    far), while this process takes the last ones not yet taken (``back``); the part is done when the two meet."""
+
+    __slots__ = ("back", "child", "rels", "sent")
+
+    def __init__(self, rels: list[str]) -> None:
+        self.rels, self.sent, self.back = rels, 0, len(rels)
+        self.child: Any = None
+
+    def receive(self, found: dict[str, FileItems]) -> None:
+        """Read the worker's batches into ``found`` until its output ends (a thread of its own)."""
+        pending = bytearray()
+        with self.child as child:
+            for data in child:
+                pending += data
+                while len(pending) >= 4 and len(pending) >= 4 + (size := int.from_bytes(pending[:4], "little")):
+                    try:
+                        batch = marshal.loads(pending[4:4 + size])
+                        found.update(zip(self.rels[self.sent:self.sent + len(batch)], map(FileItems._make, batch)))
+                    except (ValueError, EOFError, TypeError):
+                        return  # a worker that failed: this process parses the rest of its part
+                    self.sent += len(batch)
+                    del pending[:4 + size]
+
+
 def _parse_in_workers(root: Path, rels: list[str], clock: Deadline, found: dict[str, FileItems], detail: str) -> None:
-    """Many files parsed by worker processes, one per CPU (at most 8), into ``found`` as each worker sends them (a
-    batch at a time: what arrived before the deadline killed them is there when the deadline's error is raised).
-    Nothing when there are too few files or CPUs: the caller parses what is not in ``found``, one by one."""
-    workers = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
-    if workers < 2 or len(rels) < PARALLEL_MIN:
+    """Many files parsed into ``found`` by this process and a worker process for each other CPU (eight processes at
+    most): each worker parses its part from the front, sending a batch at a time, and this process parses from the
+    back of the part with the most left, so that no CPU waits for another. At the deadline the workers are killed;
+    what arrived before is in ``found`` when the deadline's error is raised. Nothing when there are too few files or
+    CPUs; a file no one sent (a worker that failed) is left out: the caller parses what is not in ``found``."""
+    processes = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
+    if processes < 2 or len(rels) < PARALLEL_MIN:
         return
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
@@ -232,42 +260,61 @@ def _parse_in_workers(root: Path, rels: list[str], clock: Deadline, found: dict[
     from .proc import Child
 
     runtime = str(Path(__file__).resolve().parents[2])
-
-    def one(part: list[str]) -> None:
-        with tempfile.NamedTemporaryFile("wb", prefix="codeact-outline-", suffix=".bin") as spec:
-            marshal.dump((str(root), part), spec)
-            spec.flush()
-            child = Child.start([sys.executable, "-I", "-c", _BOOT, runtime, spec.name], root, clock,
-                                "outline", detail)
-            if child is None:
-                return
-            with child:
-                pending = bytearray()
-                for data in child:
-                    pending += data
-                    while len(pending) >= 4 and len(pending) >= 4 + (size := int.from_bytes(pending[:4], "little")):
-                        try:
-                            batch = marshal.loads(pending[4:4 + size])
-                            found.update((rel, FileItems(*entry)) for rel, entry in batch.items())
-                        except (ValueError, EOFError, TypeError):
-                            return  # a worker that failed: the rest of its files are parsed here
-                        del pending[:4 + size]
-
-    with ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(one, [rels[i::workers] for i in range(workers)]):
-            pass
+    workers = processes - 1
+    shares = [_Share(rels[len(rels) * i // workers:len(rels) * (i + 1) // workers]) for i in range(workers)]
+    prefix = f"{root}/"
+    with tempfile.TemporaryDirectory(prefix="codeact-outline-") as scratch, ThreadPoolExecutor(workers) as pool:
+        receiving = []
+        try:
+            for number, share in enumerate(shares):
+                spec = f"{scratch}/{number}.bin"
+                Path(spec).write_bytes(marshal.dumps((prefix, share.rels)))
+                share.child = Child.start([sys.executable, "-I", "-c", _BOOT, runtime, spec], root, clock,
+                                          "outline", detail, stream=True)
+                if share.child is not None:
+                    receiving.append(pool.submit(share.receive, found))
+            _parse_from_the_back(shares, prefix, found, clock, detail)
+        finally:
+            for share in shares:
+                if share.child is not None:
+                    share.child.proc.kill()
+            for future in receiving:
+                future.exception()  # every batch that arrived is in ``found`` before this returns or raises
+        for future in receiving:
+            future.result()  # the deadline's error, if a worker was stopped by it
 
 
-WORKER_BATCH = 100  # files a worker sends at once
+def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, FileItems], clock: Deadline,
+                         detail: str) -> None:
+    """This process's part of :func:`_parse_in_workers`: the last file not taken of the part with the most left,
+    until every part is done (a worker whose part is done is killed: what it parses now is parsed already)."""
+    done = 0
+    while True:
+        share = max(shares, key=lambda one: one.back - one.sent)
+        if share.back <= share.sent:
+            return
+        share.back -= 1
+        rel = share.rels[share.back]
+        found[rel] = FileItems.of(outline_file(prefix + rel, rel))
+        done += 1
+        if done % 16 == 0:
+            clock.check("outline", detail)
+            for one in shares:
+                if one.child is not None and one.back <= one.sent:
+                    one.child.proc.kill()
+
+
+WORKER_BATCH = 64  # files a worker sends at once
 
 
 def main() -> None:
-    """An outline worker: the files named in the marshal file ``argv[2]``, parsed; batches of ``{rel: (kinds,
-    names, items)}`` (:class:`FileItems`) on stdout, each a 4-byte little-endian length and its ``marshal`` form."""
-    root, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
+    """An outline worker: the files named in the marshal file ``argv[2]`` (a prefix, then the paths under it),
+    parsed in order; batches of their :class:`FileItems` as tuples on stdout, each a 4-byte little-endian length and
+    its ``marshal`` form."""
+    prefix, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
     for start in range(0, len(rels), WORKER_BATCH):
-        out = marshal.dumps({rel: tuple(FileItems.of(outline_file(Path(root) / rel, rel)))
-                             for rel in rels[start:start + WORKER_BATCH]})
+        out = marshal.dumps([tuple(FileItems.of(outline_file(prefix + rel, rel)))
+                             for rel in rels[start:start + WORKER_BATCH]])
         view = memoryview(len(out).to_bytes(4, "little") + out)
         while view:
             view = view[os.write(1, view):]
