@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 Item = tuple[str, "str | None", "str | None", "int | None", "int | None", "str | None", list[str], list[str]]
@@ -96,26 +97,25 @@ _parsers: dict[str, Any] = {}
 
 
 def _parser(lang: Language) -> tuple[Any, Any]:
-    """The language's parser and query, made once per process."""
+    """The language's parser and query cursor, made once per process."""
     found = _parsers.get(lang.name)
     if found is None:
         import importlib
 
         from tree_sitter import Language as Grammar
-        from tree_sitter import Parser, Query
+        from tree_sitter import Parser, Query, QueryCursor
 
         module, _, function = lang.grammar.partition(":")
         grammar = Grammar(getattr(importlib.import_module(module), function)())
         patterns = [f"({kind}) @def" for kind in lang.defs] + [f"({kind}) @import" for kind in lang.imports]
-        found = _parsers[lang.name] = (Parser(grammar), Query(grammar, "\n".join([*patterns, lang.extra])))
+        query = Query(grammar, "\n".join([*patterns, lang.extra]))
+        found = _parsers[lang.name] = (Parser(grammar), QueryCursor(query))  # a cursor starts afresh each run
     return found  # type: ignore[no-any-return]
 
 
 def outline_source(lang: Language, data: bytes) -> list[Item]:
     """The items of one file's bytes, in source order; a parse error first, as an ``error`` item."""
-    from tree_sitter import QueryCursor
-
-    parser, query = _parser(lang)
+    parser, cursor = _parser(lang)
     tree = parser.parse(data)
     if tree.root_node.has_error and lang.name in _DIRECTIVES:
         blanked = _DIRECTIVES[lang.name].sub(lambda found: b" " * len(found[0]), data)
@@ -126,29 +126,38 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
     items: list[Item] = []
     if root.has_error:
         items.append(_error_item(lang, root))
-    captures = QueryCursor(query).captures(root)
+    captures = cursor.captures(root)
     found = [(node.start_byte, "def", node) for node in captures.get("def", ())]
     found += [(node.start_byte, "import", node) for node in captures.get("import", ())]
-    found.sort(key=lambda entry: entry[0])
-    owners_of: dict[int, tuple[str, str]] = {}  # node id -> (name, kind) of the types that own later items
+    found.sort(key=itemgetter(0))
+    owners_of: dict[int, tuple[list[str], bool]] = {}  # a type's node id -> the owners of its items, and whether
+    # it is a type (not a module); ``reach``: where the last of those types ends (a node past it is in none of them)
+    reach = -1
+    defs, broken = lang.defs, root.has_error
     for _, what, node in found:
         if what == "import":
             items.append(_import_item(node))
             continue
-        kind = lang.defs.get(node.type, "function") or _kind_of(node)
-        named = _name_node(node)
-        name = _text(named).rpartition("::")[2] if named is not None and named.type == "qualified_identifier" \
-            else _text(named) or None
-        if name in _KEYWORDS and root.has_error:
+        of_type = node.type
+        kind = defs.get(of_type, "function") or _kind_of(node)
+        named = _name_node(node, of_type)
+        text = _text(named)
+        name = text.rpartition("::")[2] if ("::" in text or not text) and named is not None and \
+            named.type == "qualified_identifier" else text or None
+        if broken and name in _KEYWORDS:
             continue  # the parser's misreading near an error: C#'s `else if (...)` after `#if` as a function `if`
+        end = node.end_byte
+        owners, in_type = _owners(node, owners_of) if end <= reach else ([], False)
+        if of_type == "function_definition":
+            owners, in_type = _qualified(node, owners, in_type)
         if kind is None or kind in TYPE_KINDS:
-            owners_of[node.id] = (name or "<anonymous>", kind or "impl")
+            owners_of[node.id] = ([*owners, name or "<anonymous>"], kind != "module")
+            reach = max(reach, end)
         if kind is None:
             continue  # a Rust impl: its methods name its type
-        owners, in_type = _owners(node, owners_of)
         if kind in ("function", "method"):
-            receiver = _receiver(node)
-            kind = "method" if in_type or receiver or node.type in _METHODS or (owners and lang.name == "Ruby") \
+            receiver = _receiver(node, of_type)
+            kind = "method" if in_type or receiver or of_type in _METHODS or (owners and lang.name == "Ruby") \
                 else "function"
             owners = owners or receiver
         qualname = ".".join([*owners, name]) if name is not None else None
@@ -187,24 +196,28 @@ def _error_item(lang: Language, root: Any) -> Item:
 
 
 def _text(node: Any) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
+    text = node.text if node is not None else None
+    return text.decode("utf-8", "replace") if text is not None else ""
 
 
 _DECLARATOR = ("function_declarator", "pointer_declarator", "reference_declarator", "array_declarator",
                "parenthesized_declarator", "qualified_identifier", "template_function")
 
 
-def _name_node(node: Any) -> Any:
-    """The node naming a definition: its ``name`` field, else what its declarator (C, C++) or first identifier says."""
+def _name_node(node: Any, of_type: str) -> Any:
+    """The node naming a definition (of type ``of_type``): its ``name`` field, else what its declarator (C, C++) or
+    first identifier says."""
     named = node.child_by_field_name("name")
-    if named is None and node.type == "type_definition":
+    if named is not None:
+        return named
+    if of_type == "type_definition":
         named = node.child_by_field_name("declarator")
-    if named is None and node.type == "function_definition":
+    if named is None and of_type == "function_definition":
         declarator = node.child_by_field_name("declarator")
         while declarator is not None and declarator.type in _DECLARATOR and declarator.type != "qualified_identifier":
             declarator = declarator.child_by_field_name("declarator") or declarator.child_by_field_name("name")
         named = declarator
-    if named is None and node.type == "impl_item":
+    if named is None and of_type == "impl_item":
         named = node.child_by_field_name("type")
     if named is None:
         named = next((c for c in node.named_children if c.type in ("identifier", "type_identifier", "constant")),
@@ -230,31 +243,30 @@ def _kind_of(node: Any) -> str | None:
     return None  # impl_item
 
 
-def _owners(node: Any, owners_of: dict[int, tuple[str, str]]) -> tuple[list[str], bool]:
-    """The names of the types, modules and Rust ``impl`` blocks that enclose ``node`` (outermost first; a C++
-    ``Cls::`` qualifier last), and whether the innermost is a type (so a function there is a method)."""
-    owners: list[str] = []
-    in_type = None
+def _owners(node: Any, owners_of: dict[int, tuple[list[str], bool]]) -> tuple[list[str], bool]:
+    """The names of the types, modules and Rust ``impl`` blocks that enclose ``node`` (outermost first), and whether
+    the innermost is a type (so a function there is a method): the innermost one's, kept in ``owners_of`` when it
+    was read, unless a function lies between (its own scope, not a method)."""
     parent = node.parent
     while parent is not None:
         owner = owners_of.get(parent.id)
         if owner is not None:
-            owners.append(owner[0])
-            if in_type is None:
-                in_type = owner[1] != "module"
-        elif parent.type in _FUNCTIONS:
-            break  # a function inside a function: its own scope, not a method
-        parent = parent.parent
-    owners.reverse()
-    declarator = node.child_by_field_name("declarator") if node.type == "function_definition" else None
-    while declarator is not None and declarator.type in _DECLARATOR:
-        if declarator.type == "qualified_identifier":  # void Cls::meth() {...}
-            scope = _text(declarator).rpartition("::")[0]
-            owners += [part for part in scope.split("::") if part]
-            in_type = True
+            return [*owner[0]], owner[1]
+        if parent.type in _FUNCTIONS:
             break
+        parent = parent.parent
+    return [], False
+
+
+def _qualified(node: Any, owners: list[str], in_type: bool) -> tuple[list[str], bool]:
+    """A C++ function's owners with its ``Cls::`` qualifier last (``void Cls::meth() {...}``: a method)."""
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in _DECLARATOR:
+        if declarator.type == "qualified_identifier":
+            scope = _text(declarator).rpartition("::")[0]
+            return owners + [part for part in scope.split("::") if part], True
         declarator = declarator.child_by_field_name("declarator")
-    return owners, bool(in_type)
+    return owners, in_type
 
 
 _FUNCTIONS = frozenset({"function_declaration", "function_definition", "method_definition", "method_declaration",
@@ -262,9 +274,9 @@ _FUNCTIONS = frozenset({"function_declaration", "function_definition", "method_d
                         "function_expression", "local_function_statement", "generator_function_declaration"})
 
 
-def _receiver(node: Any) -> list[str]:
+def _receiver(node: Any, of_type: str) -> list[str]:
     """A Go method's receiver type (``func (s *Server) Serve()``: ``Server``), as its owner."""
-    receiver = node.child_by_field_name("receiver") if node.type == "method_declaration" else None
+    receiver = node.child_by_field_name("receiver") if of_type == "method_declaration" else None
     if receiver is None:
         return []
     found = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", _text(receiver)))

@@ -69,13 +69,22 @@ def error_item(line: int | None, message: str, end_line: int | None = None) -> I
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # where statements nest: definitions are statements
+_NESTING: dict[type, tuple[str, ...]] = {}  # a node type -> those of its fields (none: nothing to walk there)
+
+
+def _bodies(of_type: type) -> tuple[str, ...]:
+    """The fields of :data:`_BODIES` a node type has."""
+    found = _NESTING.get(of_type)
+    if found is None:
+        found = _NESTING[of_type] = tuple(field for field in _BODIES if field in getattr(of_type, "_fields", ()))
+    return found
 
 
 def _visit(node: ast.AST, prefix: str, scope: str, items: list[Item], source: _Source) -> None:
     """Collect the definitions and imports below ``node``; ``prefix`` is the qualname prefix of its scope
     (``""``, ``"Cls."``, ``"f.<locals>."``) and ``scope`` its kind (``module``, ``class``, ``function``). Only
     statement lists are walked (``if``/``try``/``with``/``match`` bodies too), never expressions."""
-    for field in _BODIES:
+    for field in _bodies(type(node)):
         for child in getattr(node, field, ()):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 qualname = prefix + child.name
@@ -97,5 +106,5 @@ def _visit(node: ast.AST, prefix: str, scope: str, items: list[Item], source: _S
                 for module in modules:
                     items.append(("import", module, prefix + module, child.lineno, child.end_lineno or child.lineno,
                                   None, [], []))
-            else:
+            elif _bodies(type(child)):
                 _visit(child, prefix, scope, items, source)
