@@ -140,8 +140,11 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
             continue
         of_type = node.type
         kind = defs.get(of_type, "function") or _kind_of(node)
-        named = _name_node(node, of_type)
-        text = _text(named)
+        named = node.child_by_field_name("name")
+        if named is None:
+            named = _name_node(node, of_type)
+        raw = named.text if named is not None else None
+        text = raw.decode("utf-8", "replace") if raw is not None else ""
         name = text.rpartition("::")[2] if ("::" in text or not text) and named is not None and \
             named.type == "qualified_identifier" else text or None
         if broken and name in _KEYWORDS:
@@ -156,7 +159,7 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         if kind is None:
             continue  # a Rust impl: its methods name its type
         if kind in ("function", "method"):
-            receiver = _receiver(node, of_type)
+            receiver = _receiver(node) if of_type == "method_declaration" else []
             kind = "method" if in_type or receiver or of_type in _METHODS or (owners and lang.name == "Ruby") \
                 else "function"
             owners = owners or receiver
@@ -205,11 +208,9 @@ _DECLARATOR = ("function_declarator", "pointer_declarator", "reference_declarato
 
 
 def _name_node(node: Any, of_type: str) -> Any:
-    """The node naming a definition (of type ``of_type``): its ``name`` field, else what its declarator (C, C++) or
-    first identifier says."""
-    named = node.child_by_field_name("name")
-    if named is not None:
-        return named
+    """The node naming a definition (of type ``of_type``) that has no ``name`` field: what its declarator (C, C++)
+    or first identifier says."""
+    named = None
     if of_type == "type_definition":
         named = node.child_by_field_name("declarator")
     if named is None and of_type == "function_definition":
@@ -274,9 +275,9 @@ _FUNCTIONS = frozenset({"function_declaration", "function_definition", "method_d
                         "function_expression", "local_function_statement", "generator_function_declaration"})
 
 
-def _receiver(node: Any, of_type: str) -> list[str]:
+def _receiver(node: Any) -> list[str]:
     """A Go method's receiver type (``func (s *Server) Serve()``: ``Server``), as its owner."""
-    receiver = node.child_by_field_name("receiver") if of_type == "method_declaration" else None
+    receiver = node.child_by_field_name("receiver")
     if receiver is None:
         return []
     found = re.findall(r"[A-Za-z_]\w*", re.sub(r"\[.*?\]", "", _text(receiver)))
