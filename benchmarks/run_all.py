@@ -37,7 +37,7 @@ KEPT = """#### Kept for a budget
 | the thin client's own command-line reader (`codeact.cmdline`), not argparse | the warm trivial run (<= 50 ms): argparse under the launcher's `python -S` imports `re`, `enum`, `gettext`, `locale` and `shutil` at every run (measured with and without: the table "What the runtime keeps only for speed" below) |
 
 Removed in issue 46.1, no budget needing them: `codeact.fastos` (the thin client imports `os`), the launcher's shell
-loop comparing the venv stamp byte by byte (`cmp` now), the hand-written `ToolCall` class (a dataclass),
+loop comparing the venv stamp byte by byte (`cmp` now), the hand-written `ToolCall` class (a NamedTuple),
 packed `list[str]` answers (a `glob` answer joined by NUL on the host, split in the sandbox: measured with and without
 on globs of 38,400 and 60,000 files, it held no budget; the glob row of the issue 44 table is measured without it),
 inotify through ctypes (`codeact.server.confighash` checks the runtime with one `stat` per file and folder: measured
