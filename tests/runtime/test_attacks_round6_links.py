@@ -175,3 +175,29 @@ def test_open_of_a_path_through_a_missing_folder_is_file_not_found(tmp_path: Pat
     ws = _unresolved_workspace(tmp_path.resolve())
     code = "try:\n    open('absent/../f.txt').read()\n    print('read')\nexcept OSError as exc:\n    print(type(exc).__name__)\n"
     assert _run(ws, tmp_path, code).splitlines()[0] == "FileNotFoundError"
+
+
+def test_a_write_under_a_protected_link_name_tells_nothing_about_what_lies_outside(tmp_path: Path) -> None:
+    """``ws/.github -> ../X/../ws/config`` makes config/hooks/ the hooks folder where the kernel reads it so: the
+    write rules checked only the kernel's answer, so ``create('config/hooks/x.json')`` was refused when X was a
+    folder or absent and allowed when X was an outside link elsewhere. The link's text is now checked too."""
+    from codeact.core.boundary import Workspace
+    from codeact.errors import PolicyError
+
+    answers = {}
+    for kind in ("link", "folder", "absent"):
+        base = (tmp_path / kind).resolve()
+        ws = base / "ws"
+        (ws / "config/hooks").mkdir(parents=True)
+        (base / "other/deep").mkdir(parents=True)
+        if kind == "link":
+            (base / "X").symlink_to(base / "other/deep", target_is_directory=True)
+        elif kind == "folder":
+            (base / "X").mkdir()
+        (ws / ".github").symlink_to("../X/../ws/config", target_is_directory=True)
+        try:
+            Workspace(ws).resolve_for_write("config/hooks/x.json")
+            answers[kind] = "allowed"
+        except PolicyError as exc:
+            answers[kind] = str(exc)
+    assert answers["link"] == answers["folder"] == answers["absent"] != "allowed", answers

@@ -264,13 +264,27 @@ def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple
             names += [item.rstrip("/") for item in owned_entries(anchor)]
         for name in names:
             link = anchor / name
-            target = Path(os.path.realpath(link))
-            if target == link or not (real == target or real.is_relative_to(target)):
-                continue
-            found = protection(link / real.relative_to(target), running=running)
-            if found:
-                return found
+            for target in _link_targets(link):
+                if real == target or real.is_relative_to(target):
+                    found = protection(link / real.relative_to(target), running=running)
+                    if found:
+                        return found
     return None
+
+
+def _link_targets(link: Path) -> tuple[Path, ...]:
+    """Where ``link`` leads (none where it is no link): as the kernel resolves it (what git and the host see), and
+    as its target's text reads with ``..`` taken as text. The two differ only where the text passes through a
+    link outside the workspace (``.github -> ../X/../ws/config``): checking both keeps a write's answer from
+    telling whether X is one."""
+    target = Path(os.path.realpath(link))
+    if target == link:
+        return ()
+    try:
+        text = os.readlink(link)
+    except OSError:  # a link above it, not ``link`` itself
+        return (target,)
+    return tuple(dict.fromkeys((target, Path(os.path.realpath(os.path.normpath(link.parent / text))))))
 
 
 def refusal_text(rule: Rule, entry: str = "") -> str:
