@@ -9,6 +9,7 @@ followed); nothing in the workspace is written.
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import gc
 import json
 import marshal
 import os
@@ -288,20 +289,26 @@ def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, Fil
                          detail: str) -> None:
     """This process's part of :func:`_parse_in_workers`: the last file not taken of the part with the most left,
     until every part is done (a worker whose part is done is killed: what it parses now is parsed already)."""
-    done = 0
-    while True:
-        share = max(shares, key=lambda one: one.back - one.sent)
-        if share.back <= share.sent:
-            return
-        share.back -= 1
-        rel = share.rels[share.back]
-        found[rel] = FileItems.of(outline_file(prefix + rel, rel))
-        done += 1
-        if done % 16 == 0:
-            clock.check("outline", detail)
-            for one in shares:
-                if one.child is not None and one.back <= one.sent:
-                    one.child.proc.kill()
+    collecting = gc.isenabled()
+    gc.disable()  # parsing makes no cycles: the collector would only walk its garbage, again and again
+    try:
+        done = 0
+        while True:
+            share = max(shares, key=lambda one: one.back - one.sent)
+            if share.back <= share.sent:
+                return
+            share.back -= 1
+            rel = share.rels[share.back]
+            found[rel] = FileItems.of(outline_file(prefix + rel, rel))
+            done += 1
+            if done % 16 == 0:
+                clock.check("outline", detail)
+                for one in shares:
+                    if one.child is not None and one.back <= one.sent:
+                        one.child.proc.kill()
+    finally:
+        if collecting:
+            gc.enable()
 
 
 WORKER_BATCH = 64  # files a worker sends at once
@@ -312,6 +319,7 @@ def main() -> None:
     parsed in order; batches of their :class:`FileItems` as tuples on stdout, each a 4-byte little-endian length and
     its ``marshal`` form."""
     prefix, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
+    gc.disable()  # parsing makes no cycles, and this process ends when it is done
     for start in range(0, len(rels), WORKER_BATCH):
         out = marshal.dumps([tuple(FileItems.of(outline_file(prefix + rel, rel)))
                              for rel in rels[start:start + WORKER_BATCH]])
