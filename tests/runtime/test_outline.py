@@ -259,7 +259,7 @@ def test_outline_filters_on_the_host_and_says_what_it_skipped(tree, make_ctx, tm
     assert classes == [broken, item("pkg/deco.py", "class", "D", "D", 2, 3, decorators=["dataclass(frozen=True)"]),
                        *[i for i in MOD_ITEMS if i["kind"] == "class"]]
     assert [i["qualname"] for i in named] == [None, "top"]  # the error item is kept; `name` matches whole
-    assert collector.items == ["outline(): 1 of 3 files have a kind='error' item (pkg/broken.py): not parsed (a syntax "
+    assert collector.items == ["outline(): 1 of 3 files have a kind='error' item (pkg/broken.py): not parsed (Python source "
                                f"Python {sys.version_info[0]}.{sys.version_info[1]} does not read, over 1 MiB, "
                                "unreadable) or read past a parse error; its docstring says why"]
     with pytest.raises(ToolError, match="kind must be one of"):
