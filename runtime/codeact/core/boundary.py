@@ -460,9 +460,10 @@ def _resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str
     absolute path elsewhere) raises :class:`_Outside` before anything outside is looked at, so the answer never
     depends on what lies outside (``<outside>/X/../<ws>/f`` is refused whether X is a link, a folder or absent).
     Returns the real path, its ``lstat`` (``None`` where not looked at: the root, after ``..``) and ``0`` when it
-    exists, else the ``errno`` that stopped it (a missing part, a file used as a folder, a link loop: what follows
-    is kept as text, as for a file to create). ``..`` after such a part raises that error, as the kernel does
-    (``absent/../x``), unless ``lexical``: then it drops the part before, as ``os.path.realpath`` does."""
+    exists, else the ``errno`` that stopped it (a missing part, a file used as a folder: what follows is kept as
+    text, as for a file to create). ``..`` after such a part raises that error, as the kernel does
+    (``absent/../x``), unless ``lexical``: then it drops the part before, as ``os.path.realpath`` does. More than
+    the kernel's 40 links raise ELOOP."""
     parts = _parts_below(root, raw)
     if parts is None:
         raise _Outside
@@ -497,9 +498,8 @@ def _resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str
             continue
         folder = S_ISDIR(st.st_mode)
         if S_ISLNK(st.st_mode):
-            if target is None:  # past the kernel's 40 links: ELOOP
-                broken, broken_at, st = errno.ELOOP, depth - 1, None
-                continue
+            if target is None:  # past the kernel's 40 links: ELOOP, whatever follows (kept as text, the path
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))  # would hold a link left unread)
             found, depth, st, folder = _link_start(root, found, depth, target, pending)
     return found, st, broken
 
@@ -611,7 +611,7 @@ class Workspace(NamedTuple):
         try:
             self.resolve(path, lexical=True)
             return True
-        except PolicyError:
+        except (PolicyError, OSError):  # OSError: a path through more links than the kernel follows
             return False
 
     def real_inside(self, path: str) -> str | None:

@@ -1,0 +1,147 @@
+"""Red team, round 7 (a helper that had not seen the round's changes): the link rule past the kernel's 40 links,
+and two findings left open (strict xfail: each fails once fixed, and its mark must then go). The race findings
+(outline and sql while a folder is swapped for a link) are described in the issue notes."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+
+
+# ------------------------------------------------------------ past 40 links the rest of the path is kept as text
+def _past_the_link_budget(base: Path, lead: str = "l1") -> tuple[Path, Path]:
+    """``base/ws`` where ``l1 -> l2 -> ... -> l40 -> sub`` (40 links) and ``sub/evil -> base/outside``. The
+    resolution part by part (boundary._resolve_beneath) counts 40 links on ``l1/evil/x`` and stops at ``evil``
+    (ELOOP), keeping ``sub/evil/x`` as text without reading evil's target; that string holds ONE link, which
+    everything that opens it by path follows. ``lead='m'`` adds ``m -> l2/evil`` (the 41st link inside one link's
+    own resolution, as import glob's real_inside meets it)."""
+    ws = base / "ws"
+    (ws / "sub").mkdir(parents=True)
+    outside = base / "outside"
+    outside.mkdir()
+    for i in range(1, 41):
+        (ws / f"l{i}").symlink_to(f"l{i + 1}" if i < 40 else "sub")
+    (ws / "sub/evil").symlink_to(outside, target_is_directory=True)
+    if lead == "m":
+        (ws / "m").symlink_to("l2/evil")
+    return ws, outside
+
+
+def test_sql_never_opens_a_database_outside_through_41_links(tmp_path: Path) -> None:
+    """``sql(db='l1/evil/x.db')``: resolve_for_write accepts ``<ws>/sub/evil/x.db`` (must_exist=False keeps the
+    ELOOP text), and sqlite3.connect opens it by path, following ``evil``: a database is created and written
+    outside the workspace, and any SQLite file the user can read (browser history, other apps' stores) can be
+    queried. Before the link rule os.path.realpath followed evil and the path was refused."""
+    base = tmp_path.resolve()
+    ws, outside = _past_the_link_budget(base)
+    (outside / "theirs.db").write_bytes(b"")
+    import sqlite3
+
+    with sqlite3.connect(outside / "theirs.db") as conn:
+        conn.execute("CREATE TABLE secrets(v)")
+        conn.execute("INSERT INTO secrets VALUES ('OUTSIDE-SECRET')")
+    code = ("def t(f):\n    try:\n        return repr(f())\n    except Exception as exc:\n"
+            "        return type(exc).__name__ + ': ' + str(exc)\n"
+            "print(t(lambda: sql(db='l1/evil/x.db', query=\"CREATE TABLE t(x); INSERT INTO t VALUES (1)\")))\n"
+            "print(t(lambda: sql(db='l1/evil/theirs.db', query='SELECT v FROM secrets')))\n")
+    out = _run(ws, base / "home", code)
+    assert sorted(p.name for p in outside.iterdir()) == ["theirs.db"], out  # nothing written outside
+    assert "OUTSIDE-SECRET" not in out, out  # nothing read outside
+
+
+def test_create_and_edit_past_41_links_tell_nothing_of_what_lies_outside(tmp_path: Path) -> None:
+    """``create``/``edit`` of ``l1/evil/secret.txt``: the write itself is refused (atomic.slot walks with
+    O_NOFOLLOW), but first ``os.path.lexists(real)`` / ``real.is_file()`` follow ``evil``: FileExistsError
+    ("already exists") when the outside file exists, a link refusal when not; edit: the link refusal vs "no such
+    file". An existence oracle for any outside path."""
+    answers = {}
+    for present in (True, False):
+        base = (tmp_path / str(present)).resolve()
+        ws, outside = _past_the_link_budget(base)
+        if present:
+            (outside / "secret.txt").write_text("s\n")
+        code = ("def t(f):\n    try:\n        return repr(f())\n    except Exception as exc:\n"
+                "        return type(exc).__name__ + ': ' + str(exc)\n"
+                "print(t(lambda: create(path='l1/evil/secret.txt', file_text='x')))\n"
+                "print(t(lambda: edit(path='l1/evil/secret.txt', old_str='s', new_str='t')))\n")
+        answers[present] = _run(ws, base / "home", code)
+    assert answers[True] == answers[False], answers
+
+
+def test_import_glob_past_41_links_tells_nothing_of_what_lies_outside(tmp_path: Path) -> None:
+    """``m -> l2/evil``: real_inside('m') counts 41 links and returns ``<ws>/sub/evil`` as "inside"; confined_glob
+    then asks ``os.path.lexists`` / ``os.path.isdir`` of names below it by path, following evil:
+    ``glob.glob('m/secret.txt')`` and ``glob.glob('m/d/')`` answer whether an outside file or folder exists."""
+    answers = {}
+    for present in (True, False):
+        base = (tmp_path / str(present)).resolve()
+        ws, outside = _past_the_link_budget(base, lead="m")
+        if present:
+            (outside / "secret.txt").write_text("s\n")
+            (outside / "d").mkdir()
+        code = ("import glob\nprint(glob.glob('m/secret.txt'), glob.glob('m/d/'), glob.glob('m/d'))\n"
+                "print(glob.glob('secret.txt', root_dir='m'))\n")
+        answers[present] = _run(ws, base / "home", code)
+    assert answers[True] == answers[False], answers
+
+
+# ------------------------------------------------------------ the write rules' link check asks the kernel
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 7): the write rules ask the kernel where a "
+                   "protected link name leads, through an outside link")
+@pytest.mark.parametrize("target", ["../X/config", "../X/ws/config"])
+def test_a_write_under_a_protected_link_name_through_an_outside_link_tells_nothing(tmp_path: Path,
+                                                                                  target: str) -> None:
+    """Round 6 closed ``.github -> ../X/../ws/config`` (the text's ``..`` drops X). Without a ``..`` after X the
+    target's text and the kernel agree, and both follow the OUTSIDE X: ``create('config/hooks/x.json')`` is
+    refused when X is a link to the workspace (``../X/config``) or to its parent (``../X/ws/config``), allowed when
+    X is a folder, a link elsewhere or absent. A committed link thus asks, per write, whether an outside path is a
+    link and where it leads. The answer must not depend on X."""
+    from codeact.core.boundary import Workspace
+    from codeact.errors import PolicyError
+
+    answers = {}
+    for kind in ("to-ws", "to-parent", "folder", "absent"):
+        base = (tmp_path / kind).resolve()
+        ws = base / "ws"
+        (ws / "config/hooks").mkdir(parents=True)
+        if kind == "to-ws":
+            (base / "X").symlink_to(ws, target_is_directory=True)
+        elif kind == "to-parent":
+            (base / "X").symlink_to(base, target_is_directory=True)
+        elif kind == "folder":
+            (base / "X/ws/config").mkdir(parents=True)
+        (ws / ".github").symlink_to(target, target_is_directory=True)
+        try:
+            Workspace(ws).resolve_for_write("config/hooks/x.json")
+            answers[kind] = "allowed"
+        except PolicyError as exc:
+            answers[kind] = str(exc)
+    assert len(set(answers.values())) == 1, answers
+
+
+# ------------------------------------------------------------ a listed path that reads back as another file
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 7): names quoted one by one are unquoted "
+                   "whole (inside the workspace only)")
+def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> None:
+    """The idioms quote each listed NAME alone (codeact.core.pathnames.quote): a folder ``"a`` and its file ``b"``
+    need no quoting one by one, so os.walk, Path.rglob and iterdir give ``"a/b"``. Read back, that path is
+    unquoted whole: ``_rejoined`` glues ``"a`` and ``b"`` with the ``\\`` pathlib would have eaten, and
+    ``"a\\b"`` is the quoted form of ``a<backspace>`` -- another file at the root. A repository that commits both
+    makes the program read (and edit) a different file than the one it listed (inside the workspace only)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / '"a').mkdir(parents=True)
+    (ws / '"a' / 'b"').write_text("REAL\n")
+    (ws / "a\x08").write_text("DECOY\n")
+    code = ("import os\nfrom pathlib import Path\n"
+            "for top, dirs, files in os.walk('\"a'):\n"
+            "    for f in files:\n"
+            "        print(repr(os.path.join(top, f)), repr(open(os.path.join(top, f)).read()))\n"
+            "for p in Path('\"a').iterdir():\n"
+            "    print(repr(str(p)), repr(p.read_text()))\n")
+    out = _run(ws, base / "home", code)
+    assert "DECOY" not in out and out.count("REAL") == 2, out
