@@ -28,9 +28,9 @@ def _record_stops(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     stopped: list[Any] = []
     real = prespawn._stop
 
-    async def recording(started: prespawn.Started) -> None:
-        stopped.append(started.process)
-        await real(started)
+    async def recording(process: Any) -> None:
+        stopped.append(process)
+        await real(process)
 
     monkeypatch.setattr(prespawn, "_stop", recording)
     return stopped
@@ -67,9 +67,9 @@ def test_servers_no_session_took_over_are_stopped(workspace, tmp_path: Path) -> 
     async def start_then_give_up() -> Any:
         with open(tmp_path / "err", "w+", encoding="utf-8") as errlog:
             await prespawn.start({"slow": config}, {"slow": errlog}, tmp_path, None)
-            process = prespawn._waiting.get()[0].process  # type: ignore[index]
+            process = prespawn._current.get().waiting[0].process  # type: ignore[union-attr]
             assert prespawn.still_waiting() == 1 and process.returncode is None
-            await prespawn.stop_unclaimed()
+            await prespawn.stop_all()
             return process
 
     process = asyncio.run(start_then_give_up())

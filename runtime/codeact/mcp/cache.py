@@ -184,13 +184,11 @@ def repo_lock(workspace: Path, environ: Mapping[str, str], *, exclude: Iterable[
 
 def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: Path, environ: Mapping[str, str],
               say: Callable[[str], None]) -> dict[str, Any]:
-    import asyncio
-
-    from .discovery import DEFAULT_TIMEOUT, discover_servers, outcome_line
+    from .discovery import DEFAULT_TIMEOUT, discover_servers, outcome_line, run_stopping_servers
     from .sessions import in_helper_thread, loop_running_here
 
     def go() -> dict[str, Any]:
-        return asyncio.run(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
+        return run_stopping_servers(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
                                             on_outcome=lambda o: say(f"codeact: {outcome_line(o)}"),
                                             progress=lambda line: say(f"codeact: {line.strip()}")))
 

@@ -12,15 +12,16 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ConfigError
 from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
 from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
 
+T = TypeVar("T")
 DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server to start (its "timeout" bounds calls)
 PROGRESS_EVERY = 5.0  # seconds between "still waiting" lines
 _CLEANUP_TIMEOUT = 6.0  # the SDK gives a server 2 s to exit on EOF, then 2 s after SIGTERM
@@ -121,12 +122,32 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
     if servers:
         say(f"discovering {len(servers)} MCP server(s) in parallel (start-up within {timeout:g} s): "
             f"{', '.join(servers)}")
-        asyncio.run(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
-                                     on_outcome=heard, publish=publish, progress=say, known=known))
+        run_stopping_servers(discover_servers(servers, timeout=timeout, cwd=root, environ=environ,
+                                              on_outcome=heard, publish=publish, progress=say, known=known))
     else:
         say("no MCP servers configured" + (f" (excluded: {', '.join(excluded)})" if excluded else ""))
         publish({})
     return Report(result["outcomes"], result["lock"], result["path"], loaded, excluded, result["seconds"])
+
+
+def run_stopping_servers(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)``, where a SIGTERM to the main thread ends it as Ctrl-C does, through its ``finally``:
+    its default action ends the process at once, and the servers started, each in a session of its own, ran on."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return asyncio.run(main)
+
+    def terminated(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        return asyncio.run(main)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float = DEFAULT_TIMEOUT,
@@ -158,7 +179,7 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
         return await _await_servers(servers, timeout, cwd, base_env, errlogs, began, on_outcome, publish, progress,
                                     known)
     finally:
-        await prespawn.stop_unclaimed()
+        await prespawn.stop_all()
         for errlog in errlogs.values():
             errlog.close()
 

@@ -1,11 +1,14 @@
-"""Local servers started before the SDK is imported, so that their start-up overlaps the import.
+"""Local servers started before the SDK is imported, so that their start-up overlaps the import, and every server
+process of a discovery stopped when it ends.
 
 Discovery imports the ``mcp`` SDK (about half a second of CPU) before it can list anything. Started first, the
 configured stdio servers start on the other cores meanwhile; the SDK's own stdio transport then takes each one
 over instead of starting it again: :func:`handed_over` stands in for the SDK's process start and returns the
 waiting process when the command, arguments, environment, folder and stderr file are exactly those it was
-started with (anything else starts a process as the SDK would). What no session took over is stopped by
-:func:`stop_unclaimed`. POSIX only (on Windows the SDK starts servers in a job object of its own).
+started with (anything else starts a process as the SDK would). Every process a discovery's sessions were given
+is recorded, and :func:`stop_all` ends what still runs when the discovery ends (a server that closed its stdout
+and lives on, one no session took over, a discovery cut short). POSIX only (on Windows the SDK starts servers in a
+job object of its own).
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -40,9 +43,18 @@ class Started:
     process: Any  # anyio.abc.Process
 
 
-# The processes waiting for a session of this discovery (a context variable: the warm server may discover in
-# several threads at once, and each discovery's tasks see only its own).
-_waiting: contextvars.ContextVar[list[Started] | None] = contextvars.ContextVar("codeact_prespawned", default=None)
+@dataclass
+class _Discovery:
+    """One discovery's server processes: those started ahead and not taken over yet, and every one its sessions
+    were given (``anyio.abc.Process``)."""
+
+    waiting: list[Started]
+    given: list[Any]
+
+
+# A context variable: the warm server may discover in several threads at once, and each discovery's tasks see
+# only its own (a run's sessions, outside any discovery, see none).
+_current: contextvars.ContextVar[_Discovery | None] = contextvars.ContextVar("codeact_discovery", default=None)
 
 
 def stdio_params(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str] | None
@@ -75,7 +87,7 @@ async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextI
         except (OSError, ValueError):
             continue
         waiting.append(Started(command, args, env, folder, errlog, process))
-    _waiting.set(waiting)
+    _current.set(_Discovery(waiting, []))
     _install()
 
 
@@ -94,15 +106,22 @@ def _install() -> None:
 
     async def handed_over(command: str, args: list[str], env: dict[str, str] | None = None,
                           errlog: TextIO = sys.stderr, cwd: Path | str | None = None) -> Any:
-        waiting = _waiting.get() or []
-        mine = next((s for s in waiting if s.errlog is errlog), None)  # each server has a stderr file of its own
+        discovery = _current.get()
+        if discovery is None:  # a run's session: the SDK's own start
+            return await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+        mine = next((s for s in discovery.waiting if s.errlog is errlog), None)  # a stderr file each server
+        process = None
         if mine is not None:
-            waiting.remove(mine)
+            discovery.waiting.remove(mine)
             if (mine.command, mine.args, mine.env, mine.cwd) == (command, list(args), env,
                                                                  None if cwd is None else str(cwd)):
-                return mine.process
-            await _stop(mine)  # started otherwise: stopped before the SDK starts it (it may hold a file)
-        return await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+                process = mine.process
+            else:
+                await _stop(mine.process)  # started otherwise: stopped before the SDK starts it (it may hold a file)
+        if process is None:
+            process = await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+        discovery.given.append(process)
+        return process
 
     handed_over.codeact_handover = True  # type: ignore[attr-defined]
     stdio._create_platform_compatible_process = handed_over
@@ -110,24 +129,29 @@ def _install() -> None:
 
 def still_waiting() -> int:
     """How many of this discovery's started servers no session has taken over yet."""
-    return len(_waiting.get() or [])
+    discovery = _current.get()
+    return len(discovery.waiting) if discovery else 0
 
 
-async def stop_unclaimed() -> None:
-    """Stop the servers no session took over (their discovery ended first: out of time, or cancelled)."""
-    waiting = _waiting.get() or []
-    _waiting.set(None)
-    for started in waiting:
-        await _stop(started)
+async def stop_all() -> None:
+    """Stop this discovery's server processes that still run: those no session took over (their discovery ended
+    first: out of time, cancelled, terminated) and those the SDK's shutdown left running."""
+    discovery = _current.get()
+    _current.set(None)
+    if discovery is None:
+        return
+    for process in [s.process for s in discovery.waiting] + discovery.given:
+        if process.returncode is None:
+            await _stop(process)
 
 
-async def _stop(started: Started) -> None:
+async def _stop(process: Any) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(started.process.pid, signal.SIGKILL)  # its own process group, as the SDK's tree kill
+        os.killpg(process.pid, signal.SIGKILL)  # its own process group, as the SDK's tree kill
     with contextlib.suppress(Exception):
-        await started.process.wait()
+        await process.wait()
     with contextlib.suppress(Exception):
-        await started.process.aclose()
+        await process.aclose()
 
 
-__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_unclaimed"]
+__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_all"]
