@@ -9,7 +9,8 @@ Both use ripgrep when it is available (``rg`` next to this Python, as the ``ripg
 - ``.gitignore``, ``.ignore`` and ``.rgignore`` files inside the workspace are honoured as ripgrep honours them, in a
   git repository or not (a nested repository does not inherit the outer ``.gitignore``), together with
   ``.git/info/exclude``; ignore files above the workspace and a user's global git excludes are not read, so an
-  answer does not depend on the machine;
+  answer does not depend on the machine; an ignore file that is a symbolic link is read only where it leads to a
+  file inside the workspace (as the confined ripgrep reads it: ``walk.read_ignore_file``);
 - a ``path`` named explicitly is searched even if it is ignored itself (its contents are still filtered);
 - files holding a NUL byte are binary and skipped; text is read as UTF-8 (a UTF-8 or UTF-16 BOM is honoured);
 - lines end at ``\\n`` only; results are sorted as ``sorted()`` sorts the paths, then by line, paths workspace-relative;

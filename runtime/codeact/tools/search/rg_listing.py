@@ -13,7 +13,7 @@ from ..proc import Child
 from .results import FirstItems
 from .ripgrep import FS, command, confined_reads, gathered, names_with
 from .scope import SKIPPED_MARKS, Stamped, skipped
-from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, may_ignore, name_ends
+from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, may_ignore, name_ends, read_ignore_file
 
 _IGNORE_NAMES = (".gitignore", ".ignore", ".rgignore")
 _LISTED_NAMES = (*_IGNORE_NAMES, ".git", "info", "exclude", *SKIP_DIRS)  # names the overrides below list or skip
@@ -25,8 +25,10 @@ class Overrides:
     ``x.py/`` is walked into). So ripgrep also lists the ignore files it reads (whitelisted by name, and each
     repository's ``.git/info/exclude``), and the listing stands only if none of their rules, nor those of the
     folders above the start, may match a name the glob matches (:func:`may_ignore`), and no folder listed matches
-    it. Otherwise the listing is made again with a file type. Known gap: ripgrep reads an ignore file that is a
-    symbolic link but lists no link; git (2.32+) does not read one at all."""
+    it. Otherwise the listing is made again with a file type. ripgrep reads an ignore file that is a symbolic link
+    (to a file below the workspace: it runs confined) but lists no link, so the start's own ignore files and those
+    above it are read here by the same rule (:func:`read_ignore_file`); a link deeper down is not seen (known
+    gap)."""
 
     def __init__(self, glob: Glob, ends: tuple[str, ...]) -> None:
         self.ends = ends
@@ -62,7 +64,7 @@ class Overrides:
         """Whether the listing stands: no ignore rule ripgrep read may have left out a name the glob matches."""
         if self.spoilt:
             return False
-        files = [start / rel for rel in self.ignore_files]
+        files = [start / rel for rel in self.ignore_files] + [start / name for name in _IGNORE_NAMES]  # links too
         folder = start
         while True:  # the folders from the start up to the workspace root: their ignore files apply too
             files.append(folder / ".git" / "info" / "exclude")
@@ -70,17 +72,12 @@ class Overrides:
                 break
             folder = folder.parent
             files += [folder / name for name in _IGNORE_NAMES]
-        files.append(SKIP_IGNORE_FILE)
-        for path in files:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except FileNotFoundError:
-                continue
-            except OSError:
-                return False
-            if may_ignore(text, self.ends):
-                return False
-        return True
+        texts = [read_ignore_file(path, root) for path in files]  # a link out is not read, as ripgrep confined
+        try:
+            texts.append(SKIP_IGNORE_FILE.read_text(encoding="utf-8"))  # ours, outside the workspace
+        except OSError:
+            return False
+        return not any(text and may_ignore(text, self.ends) for text in texts)
 
 
 def _without(paths: list[str], drop: list[str]) -> list[str]:

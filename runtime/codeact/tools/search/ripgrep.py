@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..textfile import MAX_LINE_CHARS
-from .walk import SKIP_IGNORE_FILE, Glob
+from .walk import SKIP_IGNORE_FILE, Glob, read_ignore_file
 
 LONG_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: ripgrep omits a longer matched line; it is read back and cut here
 _RG_UNSET = object()
@@ -62,11 +62,8 @@ def _anchored_above(root: Path, start: Path) -> bool:
         folder = folder.parent
     files = [f / n for f in (root, *folders) for n in (".gitignore", ".ignore", ".rgignore")]
     for path in [*files, root / ".git" / "info" / "exclude"]:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        for line in text.splitlines():
+        text = read_ignore_file(path, root)
+        for line in (text or "").splitlines():
             rule = line.strip().lstrip("!").rstrip("/")
             if rule and not line.startswith("#") and "/" in rule:
                 return True

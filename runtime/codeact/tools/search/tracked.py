@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ..proc import Child
 
 _cache: tuple[object, tuple[str, ...], Deadline] | None = None  # the last question's key, answer and run
+_AT_ONCE = 4  # gits running at once for one question (the repository's and its submodules')
 
 
 def hidden_tracked(root: Path, deadline: Deadline) -> tuple[str, ...]:
@@ -38,6 +39,7 @@ class Asked:
         self.deadline = deadline
         self.known: tuple[str, ...] | None = ()
         self.asking: list[tuple[str, Child]] = []  # (prefix of its paths, git) for the repository and submodules
+        self.waiting: list[tuple[Path, str]] = []  # (submodule, prefix) not asked yet
         index = _index_stat(root)
         if index is None:
             return
@@ -46,23 +48,31 @@ class Asked:
             self.known = _cache[1]
             return
         self.known = None
-        repos = [(root, "")] + [(root / sub, sub + "/") for sub in _submodules(root)
-                                if _index_stat(root / sub) is not None]
-        for repo, prefix in repos:
-            child = _ask_git(repo, deadline)
-            if child is not None:
-                self.asking.append((prefix, child))
+        self.root = root
+        # the submodules are asked too, at most _AT_ONCE gits at a time (a .gitmodules may name thousands)
+        self.waiting = [(root / sub, sub + "/") for sub in _submodules(root) if _index_stat(root / sub) is not None]
+        self.waiting.reverse()  # popped from the end: in .gitmodules order
+        self._ask(root, "")
+        while self.waiting and len(self.asking) < _AT_ONCE:
+            self._ask(*self.waiting.pop())
+
+    def _ask(self, repo: Path, prefix: str) -> None:
+        child = _ask_git(repo, self.root, self.deadline)
+        if child is not None:
+            self.asking.append((prefix, child))
 
     def answer(self) -> tuple[str, ...]:
         global _cache
         if self.known is None:
             found: list[str] = []
-            for prefix, child in self.asking:
+            while self.asking:
+                prefix, child = self.asking.pop(0)
                 with child:
                     data = b"".join(child)
                 if child.returncode == 0:
                     found += [prefix + os.fsdecode(name) for name in data.split(b"\0") if name]
-            self.asking = []
+                while self.waiting and len(self.asking) < _AT_ONCE:
+                    self._ask(*self.waiting.pop())
             self.known = tuple(sorted(found))
             _cache = (self.key, self.known, self.deadline)
         return self.known
@@ -73,7 +83,7 @@ class Asked:
     def __exit__(self, *exc: object) -> None:
         for _, child in self.asking:
             child.__exit__()
-        self.asking = []
+        self.asking, self.waiting = [], []
 
 
 def _index_stat(root: Path) -> tuple[int, int, int] | None:
@@ -87,11 +97,12 @@ def _index_stat(root: Path) -> tuple[int, int, int] | None:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def _ask_git(repo: Path, deadline: Deadline) -> Child | None:
+def _ask_git(repo: Path, root: Path, deadline: Deadline) -> Child | None:
     """git started on the question, for ``repo``: ``None`` when there is no git or it cannot start."""
     import shutil
 
     from ..proc import Child
+    from .walk import read_ignore_file
 
     git = shutil.which("git")
     if git is None:
@@ -100,7 +111,7 @@ def _ask_git(repo: Path, deadline: Deadline) -> Child | None:
     cmd = [git, "-c", "core.fsmonitor=false", "-C", str(repo), "ls-files", "-z", "--cached", "--ignored",
            "--exclude-per-directory=.gitignore"]
     exclude = _git_dir(repo) / "info" / "exclude"
-    if exclude.is_file():
+    if read_ignore_file(exclude, root) is not None:  # as the walk reads it: not through a link out of ``root``
         cmd.append(f"--exclude-from={exclude}")
     return Child.start(cmd, repo, deadline, "glob", "asking git which tracked files .gitignore matches")
 
@@ -119,16 +130,19 @@ def _git_dir(repo: Path) -> Path:
 
 
 def _submodules(root: Path) -> list[str]:
-    """The paths ``.gitmodules`` names (those checked out are asked too)."""
+    """The paths ``.gitmodules`` names (those checked out are asked too): each once, and only a folder below
+    ``root`` reached through no link (not ``.``, ``..``, an absolute path, nor one that leads out)."""
     try:
         text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return []
-    paths = []
+    paths: dict[str, None] = {}
     for line in text.splitlines():
         name, sep, value = line.partition("=")
         if sep and name.strip() == "path":
-            value = value.strip()
-            if value and not value.startswith("/") and ".." not in value.split("/"):
-                paths.append(value.rstrip("/"))
-    return paths
+            parts = value.strip().rstrip("/").split("/")
+            sub = "/".join(parts)
+            if (sub and sub not in paths and not sub.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+                    and os.path.realpath(root / sub) == os.path.join(os.path.realpath(root), sub)):
+                paths[sub] = None
+    return list(paths)

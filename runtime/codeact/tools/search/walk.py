@@ -207,7 +207,7 @@ class Glob:
             rel = folder.relative_to(root).as_posix()
             if chain and ignored(chain, rel, True):
                 return None
-            level = read_level(folder, rel + "/")
+            level = read_level(root, folder, rel + "/")
             if level:
                 chain.append(level)
         return folder
@@ -337,7 +337,39 @@ class Level:
         self.prefix, self.rules, self.has_git = prefix, rules, has_git
 
 
-def read_level(folder: Path, prefix: str, names: set[str] | None = None) -> Level | None:
+def read_ignore_file(path: Path, root: Path) -> str | None:
+    """The text of the ignore file ``path`` (``.gitignore``, ``.ignore``, ``.rgignore``, ``info/exclude``), or
+    ``None`` where it is not read: missing, not a regular file, or a symbolic link leading outside the workspace
+    ``root``. The one rule every reader of ignore files here keeps, and the one the confined ripgrep keeps (it
+    follows a link, and Landlock lets it read only below the root): a link to an outside file is never read, so
+    no answer depends on what such a file holds. What was opened is checked, not the path it was opened by (a
+    file swapped for a link meanwhile is seen); ``O_NONBLOCK``: a FIFO does not hold the open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # no /proc: the link's target by its path, read only if nothing on the way is a link
+            real = os.path.realpath(path)
+            if real != os.fspath(path):
+                return None
+        top = os.fspath(root)
+        if real != top and not real.startswith(top.rstrip("/") + "/"):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_level(root: Path, folder: Path, prefix: str, names: set[str] | None = None) -> Level | None:
+    """The ignore rules of ``folder`` (below the workspace ``root``), as :func:`read_ignore_file` reads them."""
     if names is None:
         try:
             names = set(os.listdir(folder))
@@ -346,22 +378,16 @@ def read_level(folder: Path, prefix: str, names: set[str] | None = None) -> Leve
     rules: dict[str, Rules] = {}
     for kind in IGNORE_KINDS:
         if kind in names:
-            try:
-                found = parse_ignore((folder / kind).read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                continue
+            text = read_ignore_file(folder / kind, root)
+            found = parse_ignore(text) if text else []
             if found:
                 rules[kind] = found
     has_git = ".git" in names
     if has_git and (folder / ".git").is_dir():
-        exclude = folder / ".git" / "info" / "exclude"
-        if exclude.is_file():
-            try:
-                found = parse_ignore(exclude.read_text(encoding="utf-8", errors="replace"))
-            except OSError:
-                found = []
-            if found:
-                rules["exclude"] = found
+        text = read_ignore_file(folder / ".git" / "info" / "exclude", root)
+        found = parse_ignore(text) if text else []
+        if found:
+            rules["exclude"] = found
     if not rules and not has_git:
         return None
     return Level(prefix, rules, has_git)
@@ -395,7 +421,7 @@ def ignore_chain(root: Path, base: Path, *, include_base: bool) -> list[Level]:
     parts = [] if base == root else list(base.relative_to(root).parts)
     folder, prefix = root, ""
     for part in parts + ([None] if include_base else []):  # type: ignore[list-item]
-        level = read_level(folder, prefix)
+        level = read_level(root, folder, prefix)
         if level:
             chain.append(level)
         if part is None:
@@ -421,7 +447,7 @@ def walk(root: Path, base: Path, max_depth: int | None = None) -> Iterator[str]:
             continue
         finally:
             os.close(fd)
-        level = read_level(folder, base_rel + rel_dir, {e.name for e in entries})
+        level = read_level(root, folder, base_rel + rel_dir, {e.name for e in entries})
         if level:
             chain = [*chain, level]
         for entry in entries:
@@ -452,7 +478,7 @@ class Reach:
     Needed after ripgrep ran with an override glob (which beats .gitignore); cached per folder."""
 
     def __init__(self, root: Path, start: Path) -> None:
-        self.start = start
+        self.root, self.start = root, start
         self.base_rel = "" if start == root else start.relative_to(root).as_posix() + "/"
         self.chains: dict[str, list[Level] | None] = {"": ignore_chain(root, start, include_base=True)}
 
@@ -463,7 +489,7 @@ class Reach:
             if above is None or name in SKIP_DIRS or ignored(above, self.base_rel + rel_dir, True):
                 self.chains[rel_dir] = None
             else:
-                level = read_level(self.start / rel_dir, self.base_rel + rel_dir + "/")
+                level = read_level(self.root, self.start / rel_dir, self.base_rel + rel_dir + "/")
                 self.chains[rel_dir] = [*above, level] if level else above
         return self.chains[rel_dir]
 
