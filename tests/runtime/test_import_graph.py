@@ -8,7 +8,7 @@ The runtime has one direction. Its packages (and top-level modules) sit in ``LAY
 imports from its own layer or below. An arrow from a package to one in a higher layer is an UPWARD arrow: only those
 in ``UPWARD`` remain, each with its reason.
 
-0. base: ``errors``, ``paths``, ``privatedir``, ``processes`` (processes and threads as /proc shows them), ``frames``
+0. base: ``errors``, ``paths``, ``privatedir``, ``pyast``, ``processes`` (processes and threads as /proc shows them), ``frames``
    (the warm server's wire protocol), ``cmdline``, ``rundir``, ``sigint``, ``layout`` (where the template puts
    things), ``enforcement`` (the hooks' rules as data and their generator).
 1. ``core``: what one run is made of: limits, the workspace policy, outputs, stubs, the rewrite, hints, settings,
@@ -35,7 +35,7 @@ TREES = ((ROOT / "runtime", ROOT / "runtime" / "codeact"), (ROOT / "extensions",
          (ROOT / "benchmarks", ROOT / "benchmarks"))
 
 LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in (
-    "errors paths privatedir processes frames cmdline rundir sigint layout enforcement",
+    "errors paths privatedir processes frames cmdline rundir sigint layout enforcement pyast",
     "core",
     "backends mcp providers",
     "tools",

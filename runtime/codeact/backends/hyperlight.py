@@ -40,6 +40,7 @@ from ..core.hints import hint_for
 from ..core.limits import Limits, MiB
 from ..core.tool import Tool
 from ..errors import BackendUnavailable, ErrorInfo, ProgramError
+from ..pyast import parse
 from . import probe
 from .program import Program
 
@@ -204,7 +205,7 @@ def rewrite_last_expression(code: str) -> tuple[str, bool]:
     Raises :class:`ProgramError` for a syntax error (with the program's own line number).
     """
     try:
-        tree = ast.parse(code, "<program>")
+        tree = parse(code, "<program>")
     except SyntaxError as exc:
         raise ProgramError(ErrorInfo("SyntaxError", exc.msg or "invalid syntax", exc.lineno, None)) from None
     if not tree.body or not isinstance(tree.body[-1], ast.Expr):

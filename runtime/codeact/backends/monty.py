@@ -197,9 +197,10 @@ def _worth_checking(code: str, tools: Any) -> bool:
 
     from ..core import literal_calls
     from ..core.sessions import assigned
+    from ..pyast import parse
 
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return True
     known = set(assigned(code)) | _BUILTIN_NAMES

@@ -98,8 +98,10 @@ def _unpacked_lines(code: str) -> set[int]:
     """The lines of every call that passes ``**mapping`` or ``*sequence`` arguments."""
     import ast
 
+    from ..pyast import parse
+
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return set()
     found: set[int] = set()
@@ -153,8 +155,10 @@ def _refusal(f: _Finding, tool: str, program: Program) -> ErrorInfo:
 def syntax_error(exc: Any, program: Program) -> ErrorInfo:
     """The sandbox's parser refused the program: CPython's own message, line and caret where CPython refuses it
     too (it names the real cause, e.g. ``'(' was never closed``), else the sandbox's."""
+    from ..pyast import parse
+
     try:
-        compile(program.code, "<program>", "exec", flags=0x400, dont_inherit=True)  # 0x400: ast.PyCF_ONLY_AST
+        parse(program.code, "<program>")
     except SyntaxError as err:
         where = ""
         if err.text and err.offset:
@@ -211,8 +215,10 @@ def _exception_call_line(code: str) -> int | None:
     """The line of the first ``SomeError(...)`` call with more than one argument or one that is not a string."""
     import ast
 
+    from ..pyast import parse
+
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError):
         return None
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)

@@ -48,8 +48,10 @@ def nesting_error(code: str) -> ErrorInfo | None:
     failed that way: a depth walk on every run would cost each run its time."""
     import ast
 
+    from ..pyast import parse
+
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (MemoryError, RecursionError):
         deepest = None
     except (SyntaxError, ValueError):

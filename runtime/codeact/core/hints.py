@@ -201,8 +201,10 @@ def _keyword_call(program: str, line: int, tool: str, spec: Any) -> tuple[str | 
     keywords it does not take left out, and the names left out."""
     import ast
 
+    from ..pyast import parse
+
     try:
-        tree = ast.parse(program)
+        tree = parse(program)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None, []
     props = list(spec.parameters.get("properties") or {})
@@ -228,9 +230,11 @@ def timeout_hint(program: str) -> str:
     """The hint of a run stopped at its time limit: a loop that never ends is the usual cause."""
     import ast
 
+    from ..pyast import parse
+
     loops: list[int] = []
     try:
-        loops = sorted(n.lineno for n in ast.walk(ast.parse(program)) if isinstance(n, ast.While))
+        loops = sorted(n.lineno for n in ast.walk(parse(program)) if isinstance(n, ast.While))
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         pass
     where = f" (the while loop on line {loops[0]}?)" if loops else ""

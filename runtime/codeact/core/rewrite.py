@@ -101,10 +101,11 @@ def rewrite_for_sandbox(code: str) -> tuple[str, str, list[tuple[int, str]]]:
         return code, "", []  # no ast import, no parse
     import ast
 
+    from ..pyast import parse
     from . import prelude, prelude_edits
 
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return code, "", []
     bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}

@@ -23,6 +23,7 @@ from typing import Any
 from .. import paths
 from ..errors import UsageError
 from ..privatedir import ensure_private_dir
+from ..pyast import parse
 from .limits import within
 from .tool import Tool
 from .toolset import offers
@@ -109,7 +110,7 @@ def prelude(state: Mapping[str, Any]) -> str:
 def assigned(code: str) -> list[str]:
     """The names ``code`` binds at its top level (assignments, loops, with, imports, definitions)."""
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError:
         return []
     names: dict[str, None] = {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import warnings
 
+from ..pyast import parse
 from .outline_langs import Item
 
 SUFFIXES = (".py", ".pyi", ".pyw")
@@ -15,7 +16,7 @@ def outline_python(data: bytes, rel: str) -> list[Item]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarning (invalid escapes) would reach the run's stderr
-            tree = ast.parse(data, filename=rel)
+            tree = parse(data, rel)
     except SyntaxError as exc:
         line = exc.lineno or _nul_line(data)
         return [error_item(line, exc.msg, getattr(exc, "end_lineno", None) if exc.lineno else line)]

@@ -63,12 +63,14 @@ def _definitions() -> tuple[dict[str, str], dict[str, frozenset[str]], tuple[str
     import ast
     from pathlib import Path
 
+    from ...pyast import parse
+
     here = Path(__file__).parent
     sources: dict[str, str] = {}
     uses: dict[str, frozenset[str]] = {}
     order: list[str] = []
     for module in _MODULES:
-        tree = ast.parse((here / f"{module}.py").read_text(encoding="utf-8"))
+        tree = parse((here / f"{module}.py").read_text(encoding="utf-8"))
         for node in tree.body:
             names = _defined(node)
             if not names:
