@@ -18,6 +18,7 @@ def _run(ws: Path, home: Path, code: str) -> str:
     from codeact.core.config import Settings
     from codeact.runner import run
 
+    home.mkdir(exist_ok=True)
     cwd = os.getcwd()
     os.chdir(ws)  # the launcher's host process works in the repository
     try:

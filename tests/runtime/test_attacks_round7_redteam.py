@@ -7,25 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_attacks_round6_links import _run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
-
-
-def _run(ws: Path, home: Path, code: str) -> str:
-    """``code`` run in the sandbox over ``ws`` (its tools included), as the launcher runs it: stdout and stderr."""
-    from codeact.core.config import Settings
-    from codeact.runner import run
-
-    home.mkdir(exist_ok=True)
-    cwd = os.getcwd()
-    os.chdir(ws)  # the launcher's host process works in the repository
-    try:
-        result = run(code, workspace=ws, backend="monty", settings=Settings(),
-                     environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-                              "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(home / "cfg")})
-    finally:
-        os.chdir(cwd)
-    return result.stdout + result.stderr
 
 
 # ------------------------------------------------------------ an ignore file that is a link to an outside file
