@@ -115,8 +115,7 @@ def test_is_symlink_of_a_quoted_path_tells_nothing_about_outside_links(tmp_path:
     """sandbox_os._is_symlink checks only the folder of the path *as given* (``"..\\057x"`` has none: the root),
     then asks os.path.islink of the *unquoted* path (``../x``) relative to the host process's working folder:
     an oracle for every symbolic link outside the workspace (True for one, False for none), warm and cold alike."""
-    from codeact.core.config import Settings
-    from codeact.runner import run
+    from test_attacks_round6_links import _run
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -131,15 +130,8 @@ def test_is_symlink_of_a_quoted_path_tells_nothing_about_outside_links(tmp_path:
             "    except Exception as exc:\n"
             "        out.append(type(exc).__name__)\n"
             "print(out)\n")
-    cwd = os.getcwd()
-    os.chdir(ws)  # the launcher's host process works in the repository
-    try:
-        result = run(code, workspace=ws, backend="monty", settings=Settings(),
-                     environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
-                              "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(tmp_path / "cfg")})
-    finally:
-        os.chdir(cwd)
-    assert result.stdout.strip() != "[True, False]", result
+    shown = _run(ws, tmp_path / "home", code)
+    assert shown.splitlines()[0] != "[True, False]", shown
 
 
 def test_os_walk_following_links_never_enters_the_folder_a_link_named_as_a_quoted_form_leads_to(

@@ -30,16 +30,22 @@ def _run(ws: Path, home: Path, code: str) -> str:
     return result.stdout + result.stderr
 
 
-# ------------------------------------------------------------------------ a link that goes out and comes back
-_ORACLE = """\
-import os
-import glob as g
-from pathlib import Path
+# a program's helper: what a call gives, or the error it raises
+TRY = """\
 def t(f):
     try:
         return repr(f())
     except Exception as exc:
         return type(exc).__name__ + ': ' + str(exc)
+"""
+
+
+# ------------------------------------------------------------------------ a link that goes out and comes back
+_ORACLE = """\
+import os
+import glob as g
+from pathlib import Path
+""" + TRY + """\
 for name in ['l', 'la', 'd']:
     print(name)
     print(' open', t(lambda: open(name).read()), t(lambda: Path(name).read_text()))

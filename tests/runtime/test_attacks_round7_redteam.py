@@ -7,18 +7,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_attacks_round6_links import _run
+from test_attacks_round6_links import TRY, _run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
 
 
 # ------------------------------------------------------------ an ignore file that is a link to an outside file
-_IGNORE_PROBE = """\
-def t(f):
-    try:
-        return repr(f())
-    except Exception as exc:
-        return type(exc).__name__ + ': ' + str(exc)
+_IGNORE_PROBE = TRY + """\
 print('glob', t(lambda: glob(pattern='src/*.py')))
 print('glob deep', t(lambda: glob(pattern='*.py', path='src/deep')))
 print('grep deep', t(lambda: grep(pattern='x', path='src/deep')))
