@@ -15,7 +15,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
 # ------------------------------------------------------------ past 40 links the rest of the path is kept as text
 def _past_the_link_budget(base: Path, lead: str = "l1") -> tuple[Path, Path]:
     """``base/ws`` where ``l1 -> l2 -> ... -> l40 -> sub`` (40 links) and ``sub/evil -> base/outside``. The
-    resolution part by part (boundary._resolve_beneath) counts 40 links on ``l1/evil/x`` and stops at ``evil``
+    resolution part by part (codeact.core.resolution.resolve_beneath) counts 40 links on ``l1/evil/x`` and stops at ``evil``
     (ELOOP), keeping ``sub/evil/x`` as text without reading evil's target; that string holds ONE link, which
     everything that opens it by path follows. ``lead='m'`` adds ``m -> l2/evil`` (the 41st link inside one link's
     own resolution, as import glob's real_inside meets it)."""

@@ -22,10 +22,10 @@ import time
 from collections.abc import Callable
 
 from ..core.boundary import Workspace
+from ..core.resolution import MAX_LINKS
 
 MAX_ENTRIES = 200_000  # names one call may list; past it the call fails loudly (never a part of the answer)
 MAX_CHARS = 32 * 1024 * 1024  # characters of the paths one call may give (a link loop spells ever longer ones)
-_MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
 _MAGIC = re.compile(r"[*?[]")
 
 
@@ -71,7 +71,7 @@ class _Walk:
         if not os.path.islink(path):
             return path if os.path.lexists(path) else None
         links = self.links.get(head.rstrip("/"), 0) + 1
-        if links > _MAX_LINKS:
+        if links > MAX_LINKS:
             return None
         self.links[spelled.rstrip("/")] = links
         try:

@@ -23,10 +23,10 @@ from ..core import notices
 from ..core.beneath import Opened
 from ..core.boundary import Workspace
 from ..core.pathnames import quote, unquote
+from ..core.resolution import MAX_LINKS
 from ..errors import PolicyError, ToolError
 
 MAX_SCAN_ENTRIES = 200_000  # one os.walk / rglob reply; past it the call fails loudly (never a part of the tree)
-_MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
 MAX_READ = 64 * 1024 * 1024  # one file read whole (monty reads a file whole, even for readline); past it: refused
 
 _WRITES = {"Path.write_text", "Path.write_bytes", "Path.append_text", "Path.append_bytes", "Path.mkdir",
@@ -248,7 +248,7 @@ class WorkspaceOS:
     def _link_kind(self, where: str, rel: str, links: int) -> tuple[bool, bool]:
         """(is a folder, is a file) of what the link at ``where`` leads to: nothing outside the workspace; past the
         kernel's 40 links on a path, listed but not followed (ELOOP), as CPython's walk meets it."""
-        if links >= _MAX_LINKS:
+        if links >= MAX_LINKS:
             notices.note("files", f"{rel!r} was listed but not followed: Too many levels of symbolic links")
             return False, False
         try:

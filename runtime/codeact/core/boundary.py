@@ -9,7 +9,6 @@ import subprocess
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK
 from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
@@ -18,6 +17,7 @@ from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, unquote
+from .resolution import Outside, resolve_beneath, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
 # ---------------------------------------------------------------------------------------------- the protected set
@@ -411,113 +411,6 @@ def host_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(real_path(str(p))[0]) for p in found))
 
 
-_MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
-
-
-def _walk_plain(root: str, raw: str) -> tuple[str, os.stat_result] | None:
-    """``root/raw`` and its ``lstat`` when every part of ``raw`` exists and none is a symbolic link (the path is
-    then its own real path, ``root`` being real); ``None`` for anything else: a link, ``..``, a missing part."""
-    found, st = root, None
-    for part in raw.split("/"):
-        if not part or part == ".":
-            continue
-        if part == "..":
-            return None
-        found += "/" + part
-        try:
-            st = os.lstat(found)
-        except (OSError, ValueError):
-            return None
-        if S_ISLNK(st.st_mode):
-            return None
-    if st is None:  # the root itself
-        try:
-            st = os.stat(found)
-        except OSError:
-            return None
-    return found, st
-
-
-class _Outside(Exception):
-    """The path, or the target of a link on its way, passes outside the workspace root."""
-
-
-def _parts_below(root: str, text: str) -> list[str] | None:
-    """The parts of ``text`` below ``root``: a relative path's own, an absolute path's after the root's (``//`` and
-    ``/./`` read as the kernel reads them); ``None`` for an absolute path whose text does not start with the root's
-    (``..`` included: ``<root>/../<root>/x`` passes outside on its way)."""
-    if not text.startswith("/"):
-        return text.split("/")
-    parts = [part for part in text.split("/") if part and part != "."]
-    top = root.split("/")[1:]
-    return parts[len(top):] if parts[:len(top)] == top else None
-
-
-def _resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str, os.stat_result | None, int]:
-    """Where ``raw`` (relative to the real folder ``root``, or absolute under it) leads, resolved part by part as
-    the kernel resolves it (one ``lstat`` a part, each link's target read and followed), but from the workspace's
-    own files only: the path, or a link's target, that passes outside the root at any step (``..`` above it, an
-    absolute path elsewhere) raises :class:`_Outside` before anything outside is looked at, so the answer never
-    depends on what lies outside (``<outside>/X/../<ws>/f`` is refused whether X is a link, a folder or absent).
-    Returns the real path, its ``lstat`` (``None`` where not looked at: the root, after ``..``) and ``0`` when it
-    exists, else the ``errno`` that stopped it (a missing part, a file used as a folder: what follows is kept as
-    text, as for a file to create). ``..`` after such a part raises that error, as the kernel does
-    (``absent/../x``), unless ``lexical``: then it drops the part before, as ``os.path.realpath`` does. More than
-    the kernel's 40 links raise ELOOP."""
-    parts = _parts_below(root, raw)
-    if parts is None:
-        raise _Outside
-    pending = parts[::-1]  # the parts left, the next one last
-    found, depth, st, folder = root, 0, None, True  # depth: parts below the root; folder: ``found`` is one
-    broken, broken_at, links = 0, 0, 0
-    while pending:
-        part = pending.pop()
-        if not part or part == ".":
-            continue
-        if not broken and not folder:
-            broken, broken_at = errno.ENOTDIR, depth
-        if part == "..":
-            if broken and not lexical:
-                raise OSError(broken, os.strerror(broken))
-            if not depth:
-                raise _Outside
-            found, depth, st = found[:found.rindex("/")], depth - 1, None
-            if broken and depth <= broken_at:  # ``lexical``: back on the part that stopped it, or above
-                broken, folder = 0, os.path.isdir(found)  # (no link on ``found``: a real path's prefix)
-            continue
-        found += "/" + part
-        depth += 1
-        if broken:
-            continue  # nothing below a missing part is looked at: kept as text
-        try:
-            st = os.lstat(found)
-            links += S_ISLNK(st.st_mode)
-            target = os.readlink(found) if S_ISLNK(st.st_mode) and links <= _MAX_LINKS else None
-        except OSError as exc:  # a missing part; a file used as a folder; a link gone since its lstat
-            broken, broken_at, st = exc.errno or errno.ENOENT, depth - 1, None
-            continue
-        folder = S_ISDIR(st.st_mode)
-        if S_ISLNK(st.st_mode):
-            if target is None:  # past the kernel's 40 links: ELOOP, whatever follows (kept as text, the path
-                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))  # would hold a link left unread)
-            found, depth, st, folder = _link_start(root, found, depth, target, pending)
-    return found, st, broken
-
-
-def _link_start(root: str, link: str, depth: int, target: str, pending: list[str]) -> tuple[str, int, None, bool]:
-    """Where the resolution goes on from the link at ``link`` (``depth`` parts below ``root``) whose target is
-    ``target``: its folder, or the root for an absolute target under it (:class:`_Outside` for one elsewhere),
-    the target's parts put before the ``pending`` ones."""
-    found, depth = link[:link.rindex("/")], depth - 1
-    if target.startswith("/"):
-        below = _parts_below(root, target)
-        if below is None:
-            raise _Outside
-        found, depth, target = root, 0, "/".join(below)
-    pending.extend(reversed(target.split("/")))
-    return found, depth, None, True
-
-
 def _under(root: str, candidate: str) -> str | None:
     """``candidate`` relative to ``root`` with ``/`` separators (``.`` for the root), else ``None``."""
     if candidate == root:
@@ -560,7 +453,7 @@ class Workspace(NamedTuple):
         known). A relative path whose every part is a plain name is walked below the (real) root with one ``lstat``
         a part: no part a symbolic link means the path is its own real path. Any other path (a link on the way,
         ``..``, a missing part, an absolute path) is resolved part by part from the workspace's own files
-        (:func:`_resolve_beneath`): one that passes outside the root at any step, or through a link whose target
+        (:func:`codeact.core.resolution.resolve_beneath`): one that passes outside the root at any step, or through a link whose target
         does, is refused from its text before anything outside is looked at, so the answer says nothing of what
         lies there. ``..`` after a missing part or a file raises FileNotFoundError or NotADirectoryError as the
         kernel does (``absent/../x``), unless ``lexical`` (``os.path.realpath``'s answer, for a path not opened)."""
@@ -574,12 +467,12 @@ class Workspace(NamedTuple):
         if os.sep != "/":  # pragma: no cover - Windows: the kernel's answer
             return self._resolve_by_kernel(raw, must_exist)
         if not raw.startswith("/"):
-            walked = _walk_plain(root, raw)
+            walked = walk_plain(root, raw)
             if walked is not None:
                 return walked
         try:
-            found, st, broken = _resolve_beneath(root, raw, lexical=lexical)
-        except _Outside:
+            found, st, broken = resolve_beneath(root, raw, lexical=lexical)
+        except Outside:
             raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root"
                               ) from None
         except OSError as exc:  # ``absent/..``, ``file/..``: the kernel resolves no further
@@ -623,8 +516,8 @@ class Workspace(NamedTuple):
             found = real_path(path)[0]
             return found if _under(str(self.root), found) is not None else None
         try:
-            return _resolve_beneath(str(self.root), path)[0]
-        except _Outside:
+            return resolve_beneath(str(self.root), path)[0]
+        except Outside:
             return None
 
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:

@@ -1,0 +1,119 @@
+"""Where a workspace path leads, resolved part by part from the workspace's own files: a path, or a link's target,
+that passes outside the root at any step is refused from its text before anything outside is looked at, so the
+answer never depends on what lies outside (:class:`codeact.core.boundary.Workspace` asks it for every path that is
+not a plain name)."""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
+from __future__ import annotations
+
+import errno
+import os
+from stat import S_ISDIR, S_ISLNK
+
+MAX_LINKS = 40  # the kernel's MAXSYMLINKS: a path through more links is ELOOP
+
+
+def walk_plain(root: str, raw: str) -> tuple[str, os.stat_result] | None:
+    """``root/raw`` and its ``lstat`` when every part of ``raw`` exists and none is a symbolic link (the path is
+    then its own real path, ``root`` being real); ``None`` for anything else: a link, ``..``, a missing part."""
+    found, st = root, None
+    for part in raw.split("/"):
+        if not part or part == ".":
+            continue
+        if part == "..":
+            return None
+        found += "/" + part
+        try:
+            st = os.lstat(found)
+        except (OSError, ValueError):
+            return None
+        if S_ISLNK(st.st_mode):
+            return None
+    if st is None:  # the root itself
+        try:
+            st = os.stat(found)
+        except OSError:
+            return None
+    return found, st
+
+
+class Outside(Exception):
+    """The path, or the target of a link on its way, passes outside the workspace root."""
+
+
+def _parts_below(root: str, text: str) -> list[str] | None:
+    """The parts of ``text`` below ``root``: a relative path's own, an absolute path's after the root's (``//`` and
+    ``/./`` read as the kernel reads them); ``None`` for an absolute path whose text does not start with the root's
+    (``..`` included: ``<root>/../<root>/x`` passes outside on its way)."""
+    if not text.startswith("/"):
+        return text.split("/")
+    parts = [part for part in text.split("/") if part and part != "."]
+    top = root.split("/")[1:]
+    return parts[len(top):] if parts[:len(top)] == top else None
+
+
+def resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str, os.stat_result | None, int]:
+    """Where ``raw`` (relative to the real folder ``root``, or absolute under it) leads, resolved part by part as
+    the kernel resolves it (one ``lstat`` a part, each link's target read and followed), but from the workspace's
+    own files only: the path, or a link's target, that passes outside the root at any step (``..`` above it, an
+    absolute path elsewhere) raises :class:`Outside` before anything outside is looked at, so the answer never
+    depends on what lies outside (``<outside>/X/../<ws>/f`` is refused whether X is a link, a folder or absent).
+    Returns the real path, its ``lstat`` (``None`` where not looked at: the root, after ``..``) and ``0`` when it
+    exists, else the ``errno`` that stopped it (a missing part, a file used as a folder: what follows is kept as
+    text, as for a file to create). ``..`` after such a part raises that error, as the kernel does
+    (``absent/../x``), unless ``lexical``: then it drops the part before, as ``os.path.realpath`` does. More than
+    the kernel's 40 links raise ELOOP."""
+    parts = _parts_below(root, raw)
+    if parts is None:
+        raise Outside
+    pending = parts[::-1]  # the parts left, the next one last
+    found, depth, st, folder = root, 0, None, True  # depth: parts below the root; folder: ``found`` is one
+    broken, broken_at, links = 0, 0, 0
+    while pending:
+        part = pending.pop()
+        if not part or part == ".":
+            continue
+        if not broken and not folder:
+            broken, broken_at = errno.ENOTDIR, depth
+        if part == "..":
+            if broken and not lexical:
+                raise OSError(broken, os.strerror(broken))
+            if not depth:
+                raise Outside
+            found, depth, st = found[:found.rindex("/")], depth - 1, None
+            if broken and depth <= broken_at:  # ``lexical``: back on the part that stopped it, or above
+                broken, folder = 0, os.path.isdir(found)  # (no link on ``found``: a real path's prefix)
+            continue
+        found += "/" + part
+        depth += 1
+        if broken:
+            continue  # nothing below a missing part is looked at: kept as text
+        try:
+            st = os.lstat(found)
+            links += S_ISLNK(st.st_mode)
+            target = os.readlink(found) if S_ISLNK(st.st_mode) and links <= MAX_LINKS else None
+        except OSError as exc:  # a missing part; a file used as a folder; a link gone since its lstat
+            broken, broken_at, st = exc.errno or errno.ENOENT, depth - 1, None
+            continue
+        folder = S_ISDIR(st.st_mode)
+        if S_ISLNK(st.st_mode):
+            if target is None:  # past the kernel's 40 links: ELOOP, whatever follows (kept as text, the path
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))  # would hold a link left unread)
+            found, depth, st, folder = _link_start(root, found, depth, target, pending)
+    return found, st, broken
+
+
+def _link_start(root: str, link: str, depth: int, target: str, pending: list[str]) -> tuple[str, int, None, bool]:
+    """Where the resolution goes on from the link at ``link`` (``depth`` parts below ``root``) whose target is
+    ``target``: its folder, or the root for an absolute target under it (:class:`Outside` for one elsewhere),
+    the target's parts put before the ``pending`` ones."""
+    found, depth = link[:link.rindex("/")], depth - 1
+    if target.startswith("/"):
+        below = _parts_below(root, target)
+        if below is None:
+            raise Outside
+        found, depth, target = root, 0, "/".join(below)
+    pending.extend(reversed(target.split("/")))
+    return found, depth, None, True
+
+
+__all__ = ["MAX_LINKS", "Outside", "resolve_beneath", "walk_plain"]
