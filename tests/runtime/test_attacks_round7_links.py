@@ -1,6 +1,6 @@
 """Red team, round 7 (a helper that had not seen the round's changes): the link rule past the kernel's 40 links,
-and two findings left open (strict xfail: each fails once fixed, and its mark must then go). The race findings
-(outline and sql while a folder is swapped for a link) are described in the issue notes."""
+and two findings left open (strict xfail: each fails once fixed, and its mark must then go), and outline read while a folder is swapped
+for a link. sql's race (a database opened by path) is described in the issue notes."""
 from __future__ import annotations
 
 import os
@@ -87,6 +87,50 @@ def test_import_glob_past_41_links_tells_nothing_of_what_lies_outside(tmp_path: 
                 "print(glob.glob('secret.txt', root_dir='m'))\n")
         answers[present] = _run(ws, base / "home", code)
     assert answers[True] == answers[False], answers
+
+
+# ------------------------------------------------------------ outline under a folder swapped for a link
+def test_outline_never_reads_outside_while_a_folder_is_swapped_for_a_link(ctx, fixture_workspace: Path,
+                                                                          tmp_path: Path) -> None:
+    """view, the file idioms, grep and glob open part by part below the root (round 5); outline resolves
+    ``path=`` to a real path and then parses ``root + '/' + rel`` with ``os.open(..., O_NOFOLLOW)``, which refuses
+    a link only as the LAST part: a folder on the way swapped for a link to an outside folder is followed (in this
+    process, unconfined, since "this process parses too"; the workers likewise), and the outside file's
+    definitions, names and docstrings come back to the program (and are kept in the outline cache)."""
+    import subprocess
+    import sys
+
+    from test_edit_safety import _SWAPPER, _can_exchange
+
+    from codeact.tools.outline import outline
+
+    if not _can_exchange(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.py").write_text('def OUTSIDE_SECRET():\n    """OUTSIDE-DOCSTRING"""\n')
+    sub = fixture_workspace / "sub"
+    sub.mkdir()
+    (sub / "f.py").write_text("def inside():\n    pass\n")
+    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    assert "inside" in str(outline(ctx, path="sub/f.py"))
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "6"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    leaked: dict[str, int] = {}
+    try:
+        while swapper.poll() is None:
+            for name, path in (("file", "sub/f.py"), ("folder", "sub")):
+                try:
+                    got = str(outline(ctx, path=path))
+                except Exception:  # refused or vanished: fine, never the outside content
+                    continue
+                if "OUTSIDE" in got:
+                    leaked[name] = leaked.get(name, 0) + 1
+    finally:
+        swapper.wait(timeout=30)
+    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
+    assert not leaked, f"an outside file's outline came back: {leaked}"
 
 
 # ------------------------------------------------------------ the write rules' link check asks the kernel

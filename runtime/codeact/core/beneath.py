@@ -76,6 +76,18 @@ def open_inside(workspace: Resolving, path: str | os.PathLike[str], *, look: boo
     return _open_by_path(real, rel.rstrip("/") or ".", names_folder(raw))  # pragma: no cover - Windows
 
 
+def open_listed(root: str, rel: str) -> Opened:
+    """A read-only descriptor of ``rel``, a plain relative path a listing of the folder ``root`` gave, opened part by
+    part with no link followed: a folder swapped for a link since the listing is refused (:class:`ToolError`), never
+    followed. For a tool that reads the files it listed (outline, in this process and in its workers)."""
+    if CAN_OPEN_BENEATH:
+        opened = _open_beneath(root, rel, READ, strict=True)
+        assert opened is not None  # strict: raises instead
+        return opened
+    fd = os.open(root + "/" + rel, READ)  # pragma: no cover - Windows: the last part is not followed
+    return Opened(fd, os.fstat(fd), rel, root + "/" + rel)  # pragma: no cover
+
+
 def _open_beneath(root: str, raw: str, flags: int, *, strict: bool) -> Opened | None:
     """``raw``'s parts opened one by one below ``root``, each relative to the folder before and none followed if it
     is a link. Not ``strict``: ``None`` for anything but a plain relative path that exists (``..``, an absolute
@@ -197,4 +209,4 @@ def _is_file(folder: str | int, name: str) -> bool:
 
 
 __all__ = ["CAN_OPEN_BENEATH", "LOOK", "READ", "Opened", "is_regular_or_folder", "names_folder", "not_a_folder",
-           "open_inside"]
+           "open_inside", "open_listed"]

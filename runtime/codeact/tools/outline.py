@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import notices
+from ..core.beneath import open_listed
 from ..core.limits import Deadline
 from ..core.pathnames import quote
 from ..core.tool import Cut, ToolContext
@@ -72,7 +73,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         listed = [base.relative_to(root).as_posix()] if glob is None or Glob(glob).matches(base.name) else []
     else:
         listed = matching_files(ctx, glob or EVERY_LANGUAGE, path)[0]
-    files = [rel for rel in listed if rel.lower().endswith(ENDINGS) or _interpreter(root / rel) is not None]
+    files = [rel for rel in listed if rel.lower().endswith(ENDINGS) or _script_language(f"{root}/", rel) is not None]
     _say_what_was_not_read(listed, files, path, glob)
     cache = OutlineCache.for_workspace(root, ctx.environ, with_names=wanted is not None)
     try:
@@ -134,7 +135,7 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
             if found is None:
                 if done % 16 == 0:
                     clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-                found = FileItems.of(outline_file(prefix + rel, rel))
+                found = FileItems.of(outline_file(prefix, rel))
                 if info is not None:
                     cache.store(rel, info, found)
             kinds = found.kinds
@@ -212,7 +213,7 @@ def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> I
         blobs = cache.items((rel, kept) for rel, kept, found, _ in part if found is None and kept is not None)
         for rel, _, found, _ in part:
             blob = found.blob if found is not None else blobs.get(rel)
-            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix + rel, rel)
+            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel)
         start, step = start + step, min(step * 2, 512)
 
 
@@ -299,7 +300,7 @@ def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, Fil
                 return
             share.back -= 1
             rel = share.rels[share.back]
-            found[rel] = FileItems.of(outline_file(prefix + rel, rel))
+            found[rel] = FileItems.of(outline_file(prefix, rel))
             done += 1
             if done % 16 == 0:
                 clock.check("outline", detail)
@@ -321,7 +322,7 @@ def main() -> None:
     prefix, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
     gc.disable()  # parsing makes no cycles, and this process ends when it is done
     for start in range(0, len(rels), WORKER_BATCH):
-        out = marshal.dumps([tuple(FileItems.of(outline_file(prefix + rel, rel)))
+        out = marshal.dumps([tuple(FileItems.of(outline_file(prefix, rel)))
                              for rel in rels[start:start + WORKER_BATCH]])
         view = memoryview(len(out).to_bytes(4, "little") + out)
         while view:
@@ -332,36 +333,46 @@ _SHEBANG = re.compile(rb"#!\S*?(?:/env(?:\s+-\S+)*\s+|/)(python|node|ruby|php)[0
 _BY_INTERPRETER = {b"python": "Python", b"node": "JavaScript", b"ruby": "Ruby", b"php": "PHP"}
 
 
-def _interpreter(source: Path | bytes) -> str | None:
-    """The language a script's ``#!`` line names (a file with no ending outline knows), if it reads it."""
-    if isinstance(source, Path):
-        if source.name.lower().endswith(ENDINGS) or "." in source.name:
-            return None
-        try:
-            with open(source, "rb") as handle:
-                source = handle.read(128)
-        except OSError:
-            return None
+def _interpreter(source: bytes) -> str | None:
+    """The language a script's ``#!`` line names, if it reads it."""
     found = _SHEBANG.match(source)
     return _BY_INTERPRETER[found[1]] if found else None
 
 
-_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+def _script_language(prefix: str, rel: str) -> str | None:
+    """The language the ``#!`` line of ``rel`` (a file with no ending outline knows) names, if it reads it."""
+    name = rel.rsplit("/", 1)[-1]
+    if name.lower().endswith(ENDINGS) or "." in name:
+        return None
+    try:
+        opened = open_listed(prefix[:-1], rel)
+    except (OSError, ToolError):
+        return None
+    try:
+        return _interpreter(os.read(opened.fd, 128))
+    except OSError:
+        return None
+    finally:
+        os.close(opened.fd)
 
 
-def outline_file(file: os.PathLike[str] | str, rel: str) -> list[Item]:
-    """The items of one file, in source order (an ``error`` item first); ``rel`` names it in messages."""
-    try:  # no link followed: the walk lists none, and a file swapped for one since is refused here
-        fd = os.open(file, _READ)
-        try:
-            size = os.fstat(fd).st_size
-            if size > MAX_FILE_BYTES:
-                return [error_item(None, f"skipped: {size} bytes is over the {MAX_FILE_BYTES} byte (1 MiB) limit")]
-            data = os.read(fd, MAX_FILE_BYTES + 1)
-        finally:
-            os.close(fd)
+def outline_file(prefix: str, rel: str) -> list[Item]:
+    """The items of the file ``prefix + rel`` (``prefix``: the workspace root and a ``/``), in source order (an
+    ``error`` item first); ``rel`` names it in messages. Opened part by part, no link followed: a folder swapped for
+    a link since the listing is refused, never followed."""
+    try:
+        opened = open_listed(prefix[:-1], rel)
+    except (OSError, ToolError) as exc:
+        return [error_item(None, f"cannot read: {getattr(exc, 'strerror', None) or exc}")]
+    try:
+        size = opened.stat.st_size
+        if size > MAX_FILE_BYTES:
+            return [error_item(None, f"skipped: {size} bytes is over the {MAX_FILE_BYTES} byte (1 MiB) limit")]
+        data = os.read(opened.fd, MAX_FILE_BYTES + 1)
     except OSError as exc:
         return [error_item(None, f"cannot read: {exc.strerror}")]
+    finally:
+        os.close(opened.fd)
     lang = language_of(rel)
     if rel.lower().endswith(PYTHON_SUFFIXES) or (lang is None and _interpreter(data) == "Python"):
         return outline_python(data, rel)
