@@ -234,7 +234,8 @@ def test_sql_pragmas_outside_the_allow_list_are_refused(ctx, outside, sqlite_pro
                                                         query):
     """SQLite's temp_store_directory is process-wide (it outlives the call on the warm server) and makes SQLite
     create its files wherever it names; only read-only informational PRAGMAs pass."""
-    before = sqlite_process_settings()
+    sql_mod.sql(ctx, query="SELECT 1", db="scratch.db")  # the tool's own setting first: its hard heap limit caps
+    before = sqlite_process_settings()  # the soft one, process-wide (else the first sql call of a process differs)
     with pytest.raises(PolicyError, match=r"PRAGMA \w+ is refused.*allowed: .*table_info"):
         sql_mod.sql(ctx, query=query.format(outside=outside), db="scratch.db")
     assert sqlite_process_settings() == before

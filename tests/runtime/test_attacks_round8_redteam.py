@@ -1,0 +1,206 @@
+"""Red team, round 8 (a helper that had not seen the round's changes): the link rule past 40 links, the search
+tools' ignore files and submodules, the host's parse lock. Each test runs a program through the sandbox
+(``run``, monty) and fails while the breach is open."""
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, FIFOs")
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(["git", *args], check=True, cwd=cwd, capture_output=True)
+
+
+def _run_limited(ws: Path, home: Path, code: str, timeout: float) -> tuple[threading.Thread, list[str]]:
+    """``code`` run as ``_run`` runs it, with the run's time limit ``timeout``, in a thread (daemon: a host call
+    that never returns must not hang the test): the thread and a list that holds the output once it ended."""
+    from codeact.core.config import Settings
+    from codeact.core.limits import Limits
+    from codeact.runner import run
+
+    home.mkdir(exist_ok=True)
+    out: list[str] = []
+
+    def go() -> None:
+        result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(timeout=timeout),
+                     environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
+                              "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(home / "cfg")})
+        out.append(result.stdout + result.stderr)
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    return thread, out
+
+
+# ------------------------------------------------------------ .gitmodules read through a link out
+def _submodule_workspace(base: Path) -> Path:
+    """``base/ws``: a work tree with a checked-out nested repository ``sub`` whose tracked ``hidden.log`` its own
+    ``.gitignore`` matches (git still sees it: the search tools show it only when ``sub`` is asked as a
+    submodule)."""
+    ws = base / "ws"
+    (ws / "sub").mkdir(parents=True)
+    _git("init", "-q", str(ws))
+    _git("init", "-q", str(ws / "sub"))
+    (ws / "sub/hidden.log").write_text("x\n")
+    (ws / "sub/.gitignore").write_text("*.log\n")
+    _git("add", "-f", "hidden.log", cwd=ws / "sub")
+    (ws / ".gitignore").write_text("*.log\n")
+    (ws / "a.log").write_text("x\n")
+    _git("add", "-f", "a.log", cwd=ws)
+    return ws
+
+
+def test_a_gitmodules_linked_outside_tells_nothing_of_the_outside_files_text(tmp_path: Path) -> None:
+    """``.gitmodules -> ../secret`` (outside): tracked._submodules reads it with ``Path.read_text``, following the
+    link (round 7's read_ignore_file rule covers the ignore files only), and asks git about each ``path =`` it
+    names. Whether ``glob``/``grep`` show the tracked-but-ignored ``sub/hidden.log`` then tells whether the outside
+    file holds the line ``path = sub``: a program confirms guessed lines of any file the user can read (e.g.
+    another repository's .gitmodules). Whatever the outside file holds, the answers must be the same."""
+    code = ("print(glob(pattern='**/*.log'))\nprint(glob(pattern='*.log', path='sub'))\n"
+            "print(grep(pattern='x', path='sub'))\n")
+    answers = []
+    for i, text in enumerate(['[submodule "x"]\n\tpath = sub\n', '[submodule "x"]\n\tpath = other\n']):
+        base = (tmp_path / str(i)).resolve()
+        base.mkdir()
+        (base / "secret").write_text(text)
+        ws = _submodule_workspace(base)
+        (ws / ".gitmodules").symlink_to("../secret")
+        answers.append(_run(ws, base / "home", code))
+    assert answers[0] == answers[1], answers
+
+
+def test_a_gitmodules_linked_to_an_outside_fifo_does_not_hold_the_run_past_its_limit(tmp_path: Path) -> None:
+    """``.gitmodules -> ../fifo`` (a FIFO outside, or /dev/stdin, a tty...): tracked._submodules opens it with
+    ``Path.read_text`` (no O_NONBLOCK, no regular-file check, no deadline), which blocks until a writer comes: a
+    ``glob()`` call never returns, the run's 3 s limit does not end it, and the warm server's worker (or the
+    ``codeact run`` process) hangs for good. (A link to /dev/zero instead reads until memory runs out.)"""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    _git("init", "-q", str(ws))
+    _git("add", "a.py", cwd=ws)
+    _git("commit", "-qm", "x", cwd=ws)
+    fifo = base / "fifo"
+    os.mkfifo(fifo)
+    (ws / ".gitmodules").symlink_to("../fifo")
+    thread, out = _run_limited(ws, base / "home", "print(glob(pattern='*.py'))\n", timeout=3)
+    thread.join(20)
+    hung = thread.is_alive()
+    if hung:  # let the blocked open go (a writer comes), so nothing is left blocked
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        thread.join(20)
+    assert not hung, "glob() was still blocked 20 s into a run limited to 3 s"
+    assert out and "a.py" in out[0], out
+
+
+# ------------------------------------------------------------ the host's parse: outside the run's limit, one at a time
+def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_path: Path) -> None:
+    """The program's own source is parsed on the host (codeact.pyast.parse, under one lock, with the GIL held:
+    monty's _worth_checking, sessions.assigned, ...) before the deadline can stop anything, and its size is not
+    bounded (``codeact run --file``, a frame of up to 1 GiB to the warm server; _refuse_huge counts commas only):
+    200,000 lines of ``x = 1`` (1.2 MB) are parsed twice, ~2.3 s each here (a 3.6 MB one: 10.3 s each; the time
+    grows with the size). A run limited to 0.5 s takes 8 s, and a concurrent run of the warm server (``print(1)``,
+    0.09 s alone) waits for the lock: 2.6 s. Since the server abandons a run past its limit but cannot stop the
+    thread, a few such programs keep every other run of the server waiting."""
+    import codeact.pyast as pyast
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    big, big_out = _run_limited(ws, base / "home-a", "x = 1\n" * 200_000, timeout=0.5)
+    started = time.monotonic()
+    while not pyast._ONE_AT_A_TIME.locked() and big.is_alive() and time.monotonic() - started < 20:
+        time.sleep(0.001)
+    began = time.monotonic()
+    small, small_out = _run_limited(ws, base / "home-b", "print(1)\n", timeout=2)
+    small.join(60)
+    small_took = time.monotonic() - began
+    big.join(60)
+    big_took = time.monotonic() - started
+    assert small_out and small_out[0] == "1\n", small_out
+    assert big_took < 3 and small_took < 1.5, (f"a run limited to 0.5 s took {big_took:.1f} s; a concurrent "
+                                               f"print(1) took {small_took:.1f} s")
+
+
+# ------------------------------------------------------------ import glob counts links step by step, not per path
+def test_import_glob_counts_every_link_on_the_path_as_the_kernel_does(tmp_path: Path) -> None:
+    """``b1 -> ... -> b40 -> sub`` (40 links) and ``sub/ldir -> .``: ``b1/ldir/in.txt`` passes 41 links, ELOOP for
+    the kernel, for open() and os.path.exists() here, and CPython's glob.glob answers ``[]``. confined_glob counts
+    one link per spelled step (``self.links[head] + 1``) and lets real_inside resolve each link with a fresh budget
+    of 40, so the 40 links behind ``b1`` count as one: glob.glob lists ``b1/ldir/in.txt`` (and root_dir='b1/ldir'
+    is walked), a path the same program then cannot open (inside the workspace only)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub/in.txt").write_text("in\n")
+    (ws / "sub/ldir").symlink_to(".")
+    for i in range(1, 41):
+        (ws / f"b{i}").symlink_to(f"b{i + 1}" if i < 40 else "sub")
+    code = ("import os, glob as G\n"
+            "print(os.path.exists('b1/ldir/in.txt'), G.glob('b1/ldir/in.txt'), G.glob('b1/ldir/*.txt'),\n"
+            "      G.glob('in.txt', root_dir='b1/ldir'))\n")
+    out = _run(ws, base / "home", code)
+    assert out == "False [] [] []\n", out
+
+
+# ------------------------------------------------------------ .gitmodules: one realpath a part, outside the deadline
+def test_a_long_gitmodules_does_not_hold_glob_past_the_runs_limit(tmp_path: Path) -> None:
+    """tracked._submodules (849c75d) checks each ``path =`` of ``.gitmodules`` with ``os.path.realpath``: one
+    ``lstat`` per part of the path, in Python, for every distinct line, before git is asked and with no deadline.
+    ``.gitmodules`` is no protected file: a program writes it (``create``; 128 MiB a run) or a repository commits
+    it. 2,000 lines of ``a/`` x 2,000 (8 MB) take ~15 s here (1 MB: 1.8 s), in the host with the GIL held, in
+    every run's first glob(): a run limited to 1 s takes that long, and every concurrent run of the warm server
+    crawls meanwhile."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    _git("init", "-q", str(ws))
+    _git("add", "a.py", cwd=ws)
+    (ws / ".gitmodules").write_text("".join(f"[submodule \"{i}\"]\n\tpath = {'a/' * 2000}{i}\n" for i in range(2000)))
+    thread, out = _run_limited(ws, base / "home", "print(glob(pattern='*.py'))\n", timeout=1)
+    started = time.monotonic()
+    thread.join(120)
+    took = time.monotonic() - started
+    assert out, "the run did not end in 120 s"
+    assert took < 4, f"a run limited to 1 s took {took:.1f} s: {out[0][:300]}"
+
+
+# ------------------------------------------------------------ sql: SQLite's journal name, asked by path
+def test_sql_tells_nothing_of_what_a_journal_link_names_outside(tmp_path: Path) -> None:
+    """A committed ``w.db-journal -> ../outside/x`` beside a database ``w.db`` inside: sql(db='w.db') resolves and
+    checks ``w.db`` only; SQLite then asks whether a hot journal exists with ``access(w.db-journal)``, which follows
+    the link, and opens it (O_NOFOLLOW: fails). A read answers ``unable to open database file`` when the outside
+    path exists and the rows when it does not: an existence oracle for any outside path (an absolute link names
+    ``~/.ssh/id_rsa``). Whatever lies outside, the answers must be the same."""
+    import sqlite3
+
+    code = ("def t(f):\n    try:\n        return repr(f())\n    except Exception as exc:\n"
+            "        return type(exc).__name__ + ': ' + str(exc)\n"
+            "print(t(lambda: sql(db='w.db', query='SELECT x FROM t')))\n")
+    answers = {}
+    for present in (True, False):
+        base = (tmp_path / str(present)).resolve()
+        ws = base / "ws"
+        ws.mkdir(parents=True)
+        (base / "outside").mkdir()
+        if present:
+            (base / "outside/x").write_text("outside\n")
+        conn = sqlite3.connect(ws / "w.db")
+        with conn:
+            conn.execute("CREATE TABLE t(x)")
+            conn.execute("INSERT INTO t VALUES (1)")
+        conn.close()
+        (ws / "w.db-journal").symlink_to("../outside/x")
+        answers[present] = _run(ws, base / "home", code)
+    assert answers[True] == answers[False], answers
