@@ -89,6 +89,8 @@ def test_a_server_whose_first_process_exits_leaves_nothing_of_its_group_running(
     assert not alive, f"processes of the server's group still running after discovery ended: {alive}"
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 8): the warm server installs no SIGTERM "
+                   "handler, and discovery in its threads cannot install one")
 def test_a_discovery_in_a_thread_ended_by_sigterm_leaves_no_server_running(tmp_path: Path) -> None:
     """The warm server discovers in a run's thread (mcp/cache._discover, in_helper_thread): run_stopping_servers
     installs its SIGTERM handler only in the main thread, and the server process (codeact.server.daemon) installs

@@ -29,7 +29,8 @@ def _record_stops(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     real = prespawn._stop
 
     async def recording(process: Any) -> None:
-        stopped.append(process)
+        if process.returncode is None:  # still running: not one the SDK had stopped already
+            stopped.append(process)
         await real(process)
 
     monkeypatch.setattr(prespawn, "_stop", recording)

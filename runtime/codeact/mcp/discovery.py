@@ -131,23 +131,28 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
 
 
 def run_stopping_servers(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, where a SIGTERM to the main thread ends it as Ctrl-C does, through its ``finally``:
-    its default action ends the process at once, and the servers started, each in a session of its own, ran on."""
+    """``asyncio.run(main)``, where a SIGTERM, SIGHUP or SIGQUIT to the main thread ends it as Ctrl-C does, through
+    its ``finally``: their default action ends the process at once, and the servers started, each in a session of
+    its own, ran on."""
     import signal
     import threading
 
-    if threading.current_thread() is not threading.main_thread() \
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    if threading.current_thread() is not threading.main_thread():
         return asyncio.run(main)
 
-    def terminated(signum: int, _frame: Any) -> None:
+    def ended(signum: int, _frame: Any) -> None:
         raise SystemExit(128 + signum)
 
-    previous = signal.signal(signal.SIGTERM, terminated)
+    previous = {}
+    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, ended)
     try:
         return asyncio.run(main)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float = DEFAULT_TIMEOUT,

@@ -141,8 +141,7 @@ async def stop_all() -> None:
     if discovery is None:
         return
     for process in [s.process for s in discovery.waiting] + discovery.given:
-        if process.returncode is None:
-            await _stop(process)
+        await _stop(process)  # its group too: a wrapper's server lives on after its first process ended
 
 
 async def _stop(process: Any) -> None:
