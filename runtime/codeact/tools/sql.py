@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -10,6 +11,8 @@ from ..core import notices
 from ..core.limits import Deadline
 from ..core.tool import ToolContext
 from ..errors import PolicyError, ToolError
+
+_SIDE_FILES = ("-journal", "-wal", "-shm")  # the files SQLite keeps beside a database
 
 
 def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
@@ -30,15 +33,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
 
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty SQL string")
-    if db == ":memory:":
-        target = ":memory:"
-    else:
-        real = ctx.workspace.resolve_for_write(db)
-        if real.is_dir():
-            raise IsADirectoryError(f"db {ctx.workspace.display(real)} is a folder; give a database file path")
-        if not real.parent.is_dir():
-            raise FileNotFoundError(f"db {ctx.workspace.display(real)}: its folder does not exist")
-        target = str(real)
+    target = db if db == ":memory:" else _database(ctx, db)
     statements = split_statements(query)
     if not statements:
         raise ValueError("query holds no SQL statement")
@@ -55,7 +50,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
                 pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
                 conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
             except sqlite3.Error as exc:  # not a database, locked, ...: as any statement's error
-                raise ToolError(f"SQL error: {exc} (opening {ctx.workspace.display(real)})") from None
+                raise ToolError(f"SQL error: {exc} (opening {ctx.workspace.display(target)})") from None
         _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
         rows: list[dict[str, Any]] = []
         for statement in statements:
@@ -87,6 +82,22 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
         if target != ":memory:":  # what the file grew by counts against the write limit
             deadline.written += max(0, _size(target) - before)
 
+
+
+def _database(ctx: ToolContext, db: str) -> str:
+    """The real path of the database file ``db``: inside the workspace, writable there, its folder existing, and
+    no journal file beside it a symbolic link (SQLite opens those by name and follows a link: an outside path's
+    existence would show in the answer)."""
+    real = ctx.workspace.resolve_for_write(db)
+    if real.is_dir():
+        raise IsADirectoryError(f"db {ctx.workspace.display(real)} is a folder; give a database file path")
+    if not real.parent.is_dir():
+        raise FileNotFoundError(f"db {ctx.workspace.display(real)}: its folder does not exist")
+    for suffix in _SIDE_FILES:
+        if os.path.islink(f"{real}{suffix}"):
+            raise PolicyError(f"db {ctx.workspace.display(real)}: {real.name}{suffix} is a symbolic link; SQLite "
+                              "would follow it: remove the link (a database's journal files are its own)")
+    return str(real)
 
 def _size(target: str) -> int:
     import os

@@ -132,9 +132,10 @@ def _git_dir(repo: Path) -> Path:
 def _submodules(root: Path) -> list[str]:
     """The paths ``.gitmodules`` names (those checked out are asked too): each once, and only a folder below
     ``root`` reached through no link (not ``.``, ``..``, an absolute path, nor one that leads out)."""
-    try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    from .walk import read_ignore_file
+
+    text = read_ignore_file(root / ".gitmodules", root)  # as an ignore file: never through a link out, nor a FIFO
+    if text is None:
         return []
     paths: dict[str, None] = {}
     for line in text.splitlines():
