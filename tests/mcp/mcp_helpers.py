@@ -1,6 +1,7 @@
 """Helpers shared by the MCP tests (kept out of conftest.py so test modules can import them)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,3 +25,16 @@ def time_server(**extra: Any) -> dict[str, Any]:
 def starts(path: Path) -> int:
     """How many times a test server recorded a start in ``path``."""
     return len(path.read_text().split()) if path.exists() else 0
+
+
+def alive(pid: int) -> bool:
+    """Whether the process ``pid`` still runs (a zombie, exited and not reaped yet, runs no more)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True

@@ -11,18 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from mcp_helpers import alive
 
 RUNTIME = str(Path(__file__).resolve().parents[2] / "runtime")
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 @pytest.mark.parametrize("after", [0.0, 1.5], ids=["while-the-sdk-imports", "while-listing"])
@@ -50,7 +43,7 @@ def test_a_discovery_ended_by_sigterm_leaves_no_server_running(tmp_path: Path, a
     discover.send_signal(signal.SIGTERM)
     discover.wait(timeout=30)
     time.sleep(0.5)
-    alive = [int(pid) for pid in pids.read_text().split() if _alive(int(pid))]
+    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive, f"servers still running after discovery ended: {alive}"
@@ -74,7 +67,7 @@ def test_a_server_that_closes_its_stdout_does_not_outlive_discovery(tmp_path: Pa
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "failed", done.stderr[-2000:]
     time.sleep(3)
-    alive = [int(pid) for pid in pids.read_text().split() if _alive(int(pid))]
+    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive, f"servers still running after discovery ended: {alive}"

@@ -11,22 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from mcp_helpers import alive
 
 RUNTIME = str(Path(__file__).resolve().parents[2] / "runtime")
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX signals and process groups")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (exited, not reaped by its parent yet) runs no more
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def _workspace(tmp_path: Path, server: str) -> tuple[Path, Path]:
@@ -46,7 +35,7 @@ def _discover(tmp_path: Path, root: Path, timeout: float) -> subprocess.Popen[by
 
 
 def _reap(pids: Path) -> list[int]:
-    alive = [int(pid) for pid in pids.read_text().split() if _alive(int(pid))] if pids.exists() else []
+    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))] if pids.exists() else []
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     return alive
