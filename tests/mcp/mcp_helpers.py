@@ -27,7 +27,7 @@ def starts(path: Path) -> int:
     return len(path.read_text().split()) if path.exists() else 0
 
 
-def alive(pid: int) -> bool:
+def still_running(pid: int) -> bool:
     """Whether the process ``pid`` still runs (a zombie, exited and not reaped yet, runs no more)."""
     try:
         os.kill(pid, 0)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import alive
+from mcp_helpers import still_running
 
 RUNTIME = str(Path(__file__).resolve().parents[2] / "runtime")
 
@@ -43,7 +43,7 @@ def test_a_discovery_ended_by_sigterm_leaves_no_server_running(tmp_path: Path, a
     discover.send_signal(signal.SIGTERM)
     discover.wait(timeout=30)
     time.sleep(0.5)
-    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))]
+    alive = [int(pid) for pid in pids.read_text().split() if still_running(int(pid))]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive, f"servers still running after discovery ended: {alive}"
@@ -67,7 +67,7 @@ def test_a_server_that_closes_its_stdout_does_not_outlive_discovery(tmp_path: Pa
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "failed", done.stderr[-2000:]
     time.sleep(3)
-    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))]
+    alive = [int(pid) for pid in pids.read_text().split() if still_running(int(pid))]
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive, f"servers still running after discovery ended: {alive}"

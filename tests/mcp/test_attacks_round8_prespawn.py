@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_helpers import alive
+from mcp_helpers import still_running
 
 RUNTIME = str(Path(__file__).resolve().parents[2] / "runtime")
 
@@ -35,7 +35,7 @@ def _discover(tmp_path: Path, root: Path, timeout: float) -> subprocess.Popen[by
 
 
 def _reap(pids: Path) -> list[int]:
-    alive = [int(pid) for pid in pids.read_text().split() if alive(int(pid))] if pids.exists() else []
+    alive = [int(pid) for pid in pids.read_text().split() if still_running(int(pid))] if pids.exists() else []
     for pid in alive:
         os.kill(pid, signal.SIGKILL)
     return alive
