@@ -74,7 +74,8 @@ async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextI
         return
     import anyio
 
-    waiting: list[Started] = []
+    discovery = _Discovery([], [])
+    _current.set(discovery)  # first: a discovery ended while it starts them still stops those started
     for name, config in servers.items():
         errlog = errlogs.get(name)
         if config.transport != "stdio" or errlog is None:
@@ -86,8 +87,7 @@ async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextI
                                                start_new_session=True)  # as the SDK starts it: its own group
         except (OSError, ValueError):
             continue
-        waiting.append(Started(command, args, env, folder, errlog, process))
-    _current.set(_Discovery(waiting, []))
+        discovery.waiting.append(Started(command, args, env, folder, errlog, process))
     _install()
 
 
