@@ -1,6 +1,6 @@
 """Red team, round 7 (a helper that had not seen the round's changes): the link rule past the kernel's 40 links,
 and two findings left open (strict xfail: each fails once fixed, and its mark must then go), and outline read while a folder is swapped
-for a link. sql's race (a database opened by path) is described in the issue notes."""
+for a link; sql's race (a database opened by path) is an xfail test that does not run (``pytest --runxfail``)."""
 from __future__ import annotations
 
 import os
@@ -189,3 +189,42 @@ def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> 
             "    print(repr(str(p)), repr(p.read_text()))\n")
     out = _run(ws, base / "home", code)
     assert "DECOY" not in out and out.count("REAL") == 2, out
+
+
+# ------------------------------------------------------------ sql under a folder swapped for a link
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 7): sql opens its database by path; a race test, not run: pytest --runxfail runs it")
+def test_sql_never_writes_outside_while_a_folder_is_swapped_for_a_link(ctx, fixture_workspace: Path,
+                                                                       tmp_path: Path) -> None:
+    """create/edit walk to the file with O_NOFOLLOW (atomic.slot); sql resolves ``db`` to a string
+    (resolve_for_write) and sqlite3.connect opens that string by path afterwards. A host process exchanging ``sub``
+    with a link to an outside folder (renameat2, in a loop, as the round-5 tests do) makes sql create and write
+    databases outside the workspace."""
+    import subprocess
+    import sys
+
+    from test_edit_safety import _SWAPPER, _can_exchange
+
+    from codeact.tools import sql
+
+    if not _can_exchange(tmp_path):
+        pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sub = fixture_workspace / "sub"
+    sub.mkdir()
+    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "4"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    n = 0
+    try:
+        while swapper.poll() is None:
+            n += 1
+            try:
+                sql.sql(ctx, query="CREATE TABLE t(x); INSERT INTO t VALUES (1)", db=f"sub/n{n}.db")
+            except Exception:  # refused or failed: fine, as long as nothing lands outside
+                continue
+    finally:
+        swapper.wait(timeout=30)
+    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
+    assert sorted(p.name for p in outside.iterdir()) == [], f"written outside in {n} calls"

@@ -2,12 +2,13 @@
 tools' ignore files and submodules, the host's parse lock. Each test runs a program through the sandbox
 (``run``, monty) and fails while the breach is open; one left open is a strict xfail. Two timing findings (a
 program large enough that its host parse outlasts the run's limit; a .gitmodules of thousands of long lines) are
-described in the issue notes: their tests stay on the red team's branch (redteam8)."""
+xfail tests that do not run (``pytest --runxfail`` runs them)."""
 from __future__ import annotations
 
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,57 @@ def test_sql_tells_nothing_of_what_a_journal_link_names_outside(tmp_path: Path) 
         (ws / "w.db-journal").symlink_to("../outside/x")
         answers[present] = _run(ws, base / "home", code)
     assert answers[True] == answers[False], answers
+
+
+# ------------------------------------------------------------ the host's parse of a large program
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 8): the host parses a program of any size outside its deadline; a timing test, not run: pytest --runxfail runs it")
+def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_path: Path) -> None:
+    """The program's own source is parsed on the host (codeact.pyast.parse, under one lock, with the GIL held:
+    monty's _worth_checking, sessions.assigned, ...) before the deadline can stop anything, and its size is not
+    bounded (``codeact run --file``, a frame of up to 1 GiB to the warm server; _refuse_huge counts commas only):
+    200,000 lines of ``x = 1`` (1.2 MB) are parsed twice, ~2.3 s each here (a 3.6 MB one: 10.3 s each; the time
+    grows with the size). A run limited to 0.5 s takes 8 s, and a concurrent run of the warm server (``print(1)``,
+    0.09 s alone) waits for the lock: 2.6 s. Since the server abandons a run past its limit but cannot stop the
+    thread, a few such programs keep every other run of the server waiting."""
+    import codeact.pyast as pyast
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    big, big_out = _run_limited(ws, base / "home-a", "x = 1\n" * 200_000, timeout=0.5)
+    started = time.monotonic()
+    while not pyast._ONE_AT_A_TIME.locked() and big.is_alive() and time.monotonic() - started < 20:
+        time.sleep(0.001)
+    began = time.monotonic()
+    small, small_out = _run_limited(ws, base / "home-b", "print(1)\n", timeout=2)
+    small.join(60)
+    small_took = time.monotonic() - began
+    big.join(60)
+    big_took = time.monotonic() - started
+    assert small_out and small_out[0] == "1\n", small_out
+    assert big_took < 3 and small_took < 1.5, (f"a run limited to 0.5 s took {big_took:.1f} s; a concurrent "
+                                               f"print(1) took {small_took:.1f} s")
+
+
+# ------------------------------------------------------------ a .gitmodules of long lines
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 8): one realpath per .gitmodules entry, no deadline; a timing test, not run: pytest --runxfail runs it")
+def test_a_long_gitmodules_does_not_hold_glob_past_the_runs_limit(tmp_path: Path) -> None:
+    """tracked._submodules (849c75d) checks each ``path =`` of ``.gitmodules`` with ``os.path.realpath``: one
+    ``lstat`` per part of the path, in Python, for every distinct line, before git is asked and with no deadline.
+    ``.gitmodules`` is no protected file: a program writes it (``create``; 128 MiB a run) or a repository commits
+    it. 2,000 lines of ``a/`` x 2,000 (8 MB) take ~15 s here (1 MB: 1.8 s), in the host with the GIL held, in
+    every run's first glob(): a run limited to 1 s takes that long, and every concurrent run of the warm server
+    crawls meanwhile."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    _git("init", "-q", str(ws))
+    _git("add", "a.py", cwd=ws)
+    (ws / ".gitmodules").write_text("".join(f"[submodule \"{i}\"]\n\tpath = {'a/' * 2000}{i}\n" for i in range(2000)))
+    thread, out = _run_limited(ws, base / "home", "print(glob(pattern='*.py'))\n", timeout=1)
+    started = time.monotonic()
+    thread.join(120)
+    took = time.monotonic() - started
+    assert out, "the run did not end in 120 s"
+    assert took < 4, f"a run limited to 1 s took {took:.1f} s: {out[0][:300]}"
