@@ -453,10 +453,11 @@ class Workspace(NamedTuple):
         known). A relative path whose every part is a plain name is walked below the (real) root with one ``lstat``
         a part: no part a symbolic link means the path is its own real path. Any other path (a link on the way,
         ``..``, a missing part, an absolute path) is resolved part by part from the workspace's own files
-        (:func:`codeact.core.resolution.resolve_beneath`): one that passes outside the root at any step, or through a link whose target
-        does, is refused from its text before anything outside is looked at, so the answer says nothing of what
-        lies there. ``..`` after a missing part or a file raises FileNotFoundError or NotADirectoryError as the
-        kernel does (``absent/../x``), unless ``lexical`` (``os.path.realpath``'s answer, for a path not opened)."""
+        (:func:`codeact.core.resolution.resolve_beneath`): one that passes outside the root at any step, or
+        through a link whose target does, is refused from its text before anything outside is looked at, so the
+        answer says nothing of what lies there. ``..`` after a missing part or a file raises FileNotFoundError or
+        NotADirectoryError as the kernel does (``absent/../x``), unless ``lexical`` (``os.path.realpath``'s answer,
+        for a path not opened)."""
         given = os.fspath(path)
         raw = unquote(given)  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
         if not raw:

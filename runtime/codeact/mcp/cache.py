@@ -188,9 +188,10 @@ def _discover(servers: Mapping[str, ServerConfig], timeout: float | None, cwd: P
     from .sessions import in_helper_thread, loop_running_here
 
     def go() -> dict[str, Any]:
-        return run_stopping_servers(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd, environ=environ,
-                                            on_outcome=lambda o: say(f"codeact: {outcome_line(o)}"),
-                                            progress=lambda line: say(f"codeact: {line.strip()}")))
+        return run_stopping_servers(discover_servers(servers, timeout=timeout or DEFAULT_TIMEOUT, cwd=cwd,
+                                                     environ=environ,
+                                                     on_outcome=lambda o: say(f"codeact: {outcome_line(o)}"),
+                                                     progress=lambda line: say(f"codeact: {line.strip()}")))
 
     return in_helper_thread(go) if loop_running_here() else go()  # a caller already inside an event loop
 

@@ -84,8 +84,8 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
             shown = ", ".join(errors[:5]) + (f" and {len(errors) - 5} more" if len(errors) > 5 else "")
             notices.note("outline()", f"{len(errors)} of {len(files)} files have a kind='error' item ({shown}): "
                                       f"not parsed (Python source Python {sys.version_info[0]}.{sys.version_info[1]} "
-                                      "does not read, over 1 MiB, unreadable) or read past a parse error; its docstring "
-                                      "says why")
+                                      "does not read, over 1 MiB, unreadable) or read past a parse error; its "
+                                      "docstring says why")
         picked.sort(key=lambda entry: entry[0])  # the listing's order already: one pass
         return _fitting(picked, cache, str(root) + "/", kind, wanted, int(ctx.limits.tool_result))
     finally:
