@@ -1,6 +1,7 @@
 """Red team, round 7 (a helper that had not seen the round's changes): the link rule past the kernel's 40 links,
-and two findings left open (strict xfail: each fails once fixed, and its mark must then go), and outline read while a folder is swapped
-for a link; sql's race (a database opened by path) is an xfail test that does not run (``pytest --runxfail``)."""
+outline read while a folder is swapped for a link, and findings left open: two strict xfail (each fails once
+fixed, and its mark must then go) and sql's race (a database opened by path), an xfail test that does not run
+(``pytest --runxfail`` runs it)."""
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links")
 # ------------------------------------------------------------ past 40 links the rest of the path is kept as text
 def _past_the_link_budget(base: Path, lead: str = "l1") -> tuple[Path, Path]:
     """``base/ws`` where ``l1 -> l2 -> ... -> l40 -> sub`` (40 links) and ``sub/evil -> base/outside``. The
-    resolution part by part (codeact.core.resolution.resolve_beneath) counts 40 links on ``l1/evil/x`` and stops at ``evil``
+    resolution part by part (resolution.resolve_beneath) counts 40 links on ``l1/evil/x`` and stops at ``evil``
     (ELOOP), keeping ``sub/evil/x`` as text without reading evil's target; that string holds ONE link, which
     everything that opens it by path follows. ``lead='m'`` adds ``m -> l2/evil`` (the 41st link inside one link's
     own resolution, as import glob's real_inside meets it)."""

@@ -21,6 +21,16 @@ def _git(*args: str, cwd: Path | None = None) -> None:
     subprocess.run(["git", *args], check=True, cwd=cwd, capture_output=True)
 
 
+def _one_file_repo(base: Path) -> Path:
+    """``base/ws``: a git work tree with one tracked file, ``a.py``."""
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    _git("init", "-q", str(ws))
+    _git("add", "a.py", cwd=ws)
+    return ws
+
+
 def _run_limited(ws: Path, home: Path, code: str, timeout: float) -> tuple[threading.Thread, list[str]]:
     """``code`` run as ``_run`` runs it, with the run's time limit ``timeout``, in a thread (daemon: a host call
     that never returns must not hang the test): the thread and a list that holds the output once it ended."""
@@ -85,11 +95,7 @@ def test_a_gitmodules_linked_to_an_outside_fifo_does_not_hold_the_run_past_its_l
     ``glob()`` call never returns, the run's 3 s limit does not end it, and the warm server's worker (or the
     ``codeact run`` process) hangs for good. (A link to /dev/zero instead reads until memory runs out.)"""
     base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
-    _git("init", "-q", str(ws))
-    _git("add", "a.py", cwd=ws)
+    ws = _one_file_repo(base)
     _git("commit", "-qm", "x", cwd=ws)
     fifo = base / "fifo"
     os.mkfifo(fifo)
@@ -198,11 +204,7 @@ def test_a_long_gitmodules_does_not_hold_glob_past_the_runs_limit(tmp_path: Path
     every run's first glob(): a run limited to 1 s takes that long, and every concurrent run of the warm server
     crawls meanwhile."""
     base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    (ws / "a.py").write_text("x = 1\n")
-    _git("init", "-q", str(ws))
-    _git("add", "a.py", cwd=ws)
+    ws = _one_file_repo(base)
     (ws / ".gitmodules").write_text("".join(f"[submodule \"{i}\"]\n\tpath = {'a/' * 2000}{i}\n" for i in range(2000)))
     thread, out = _run_limited(ws, base / "home", "print(glob(pattern='*.py'))\n", timeout=1)
     started = time.monotonic()
