@@ -135,8 +135,6 @@ def test_outline_never_reads_outside_while_a_folder_is_swapped_for_a_link(ctx, f
 
 
 # ------------------------------------------------------------ the write rules' link check asks the kernel
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 7): the write rules ask the kernel where a "
-                   "protected link name leads, through an outside link")
 @pytest.mark.parametrize("target", ["../X/config", "../X/ws/config"])
 def test_a_write_under_a_protected_link_name_through_an_outside_link_tells_nothing(tmp_path: Path,
                                                                                   target: str) -> None:
@@ -166,6 +164,51 @@ def test_a_write_under_a_protected_link_name_through_an_outside_link_tells_nothi
         except PolicyError as exc:
             answers[kind] = str(exc)
     assert len(set(answers.values())) == 1, answers
+
+
+def _write_answer(ws: Path, path: str) -> str:
+    from codeact.core.boundary import Workspace
+    from codeact.errors import PolicyError
+
+    try:
+        Workspace(ws).resolve_for_write(path)
+        return "allowed"
+    except PolicyError as exc:
+        return str(exc)
+
+
+def test_a_committed_git_link_to_an_outside_path_tells_nothing(tmp_path: Path) -> None:
+    """``sub/.git -> ../../X`` made sub a work tree (an anchor whose ``.github`` link is checked) only when X
+    existed: ``.exists()`` followed the link. Anything named ``.git`` now makes the folder one."""
+    answers = {}
+    for present in (True, False):
+        base = (tmp_path / str(present)).resolve()
+        ws = base / "ws"
+        (ws / "sub/config/hooks").mkdir(parents=True)
+        if present:
+            (base / "X").mkdir()
+        (ws / "sub/.git").symlink_to("../../X", target_is_directory=True)
+        (ws / "sub/.github").symlink_to("config", target_is_directory=True)
+        answers[present] = _write_answer(ws, "sub/config/hooks/x.json")
+    assert answers[True] == answers[False] != "allowed", answers
+
+
+@pytest.mark.parametrize("target", ["../ws/config", "inner/../config", "hop", "/ABS/ws/config", "missing/../config"])
+def test_a_protected_link_name_leading_inside_still_protects(tmp_path: Path, target: str) -> None:
+    """The links the write rules follow inside the workspace (a chain, ``..`` through the root's own name, an
+    absolute target under it, a missing part dropped by ``..`` as os.path.realpath drops it) still make
+    config/hooks the hooks folder; a loop protects nothing and raises nothing."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "config/hooks").mkdir(parents=True)
+    (ws / "inner").mkdir()
+    (ws / "hop").symlink_to("inner/../hop2", target_is_directory=True)
+    (ws / "hop2").symlink_to("config", target_is_directory=True)
+    (ws / ".github").symlink_to(target.replace("/ABS", str(base)), target_is_directory=True)
+    assert _write_answer(ws, "config/hooks/x.json") != "allowed"
+    (ws / ".github").unlink()
+    (ws / ".github").symlink_to(".github", target_is_directory=True)  # a loop: where the kernel leads nowhere
+    assert _write_answer(ws, "config/hooks/x.json") == "allowed"
 
 
 # ------------------------------------------------------------ a listed path that reads back as another file

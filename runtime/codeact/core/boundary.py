@@ -17,7 +17,7 @@ from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, unquote
-from .resolution import Outside, resolve_beneath, walk_plain
+from .resolution import Outside, link_target, resolve_beneath, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
 # ---------------------------------------------------------------------------------------------- the protected set
@@ -199,8 +199,10 @@ def _ancestors(path: Path) -> list[Path]:
 
 
 def work_trees(path: Path) -> list[Path]:
-    """The top levels of the git work trees that contain ``path``, innermost first (nested repositories too)."""
-    return [folder for folder in _ancestors(path) if (folder / ".git").exists()]
+    """The top levels of the git work trees that contain ``path``, innermost first (nested repositories too): the
+    folders that hold anything named ``.git``, a link included whatever it leads to (a committed ``.git`` link to an
+    outside path must not make a write's answer tell whether that path exists)."""
+    return [folder for folder in _ancestors(path) if os.path.lexists(folder / ".git")]
 
 
 def installs(path: Path, running: Path | None = None) -> list[Path]:
@@ -255,36 +257,24 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
     return None
 
 
-def _linked_rule(real: Path, anchors: list[Path], running: Path | None) -> tuple[Rule, Path, str] | None:
+def _linked_rule(real: Path, anchors: list[Path], running: Path | None, root: Path) -> tuple[Rule, Path, str] | None:
     """The rule ``real`` breaks through a symbolic link at an anchor: ``real`` is checked once more under the name
-    the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json)."""
+    the link gives it (``.github -> config``: config/hooks/x.json is .github/hooks/x.json). Where the link leads is
+    read from the workspace's own files (:func:`codeact.core.resolution.link_target`): a target through an outside
+    link is read as its text, never asked of the kernel, so the answer tells nothing of what lies outside."""
     for anchor in anchors:
         names = list(_ANCHORED_NAMES)
         if has_answers(anchor) or anchor == running:
             names += [item.rstrip("/") for item in owned_entries(anchor)]
         for name in names:
             link = anchor / name
-            for target in _link_targets(link):
-                if real == target or real.is_relative_to(target):
-                    found = protection(link / real.relative_to(target), running=running)
-                    if found:
-                        return found
+            found = link_target(str(root), str(anchor), name)
+            target = Path(found) if found is not None else None
+            if target is not None and (real == target or real.is_relative_to(target)):
+                rule = protection(link / real.relative_to(target), running=running)
+                if rule:
+                    return rule
     return None
-
-
-def _link_targets(link: Path) -> tuple[Path, ...]:
-    """Where ``link`` leads (none where it is no link): as the kernel resolves it (what git and the host see), and
-    as its target's text reads with ``..`` taken as text. The two differ only where the text passes through a
-    link outside the workspace (``.github -> ../X/../ws/config``): checking both keeps a write's answer from
-    telling whether X is one."""
-    target = Path(os.path.realpath(link))
-    if target == link:
-        return ()
-    try:
-        text = os.readlink(link)
-    except OSError:  # a link above it, not ``link`` itself
-        return (target,)
-    return tuple(dict.fromkeys((target, Path(os.path.realpath(os.path.normpath(link.parent / text))))))
 
 
 def refusal_text(rule: Rule, entry: str = "") -> str:
@@ -533,7 +523,7 @@ class Workspace(NamedTuple):
             if found:
                 self._refuse(candidate, found)
         anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running)))
-        found = _linked_rule(real, list(anchors), self.running)
+        found = _linked_rule(real, list(anchors), self.running, self.root)
         if found:
             self._refuse(real, found)
         return real

@@ -116,4 +116,46 @@ def _link_start(root: str, link: str, depth: int, target: str, pending: list[str
     return found, depth, None, True
 
 
-__all__ = ["MAX_LINKS", "Outside", "resolve_beneath", "walk_plain"]
+def link_target(root: str, anchor: str, name: str) -> str | None:
+    """Where ``anchor/name`` leads when a symbolic link lies on it (``None`` when none does, or when it holds more
+    than the kernel's 40 links), read from the workspace's own files only: ``anchor`` (a real folder: the root, a
+    folder inside it, or one above it) and the parts of ``name`` are looked at; then each link's target is followed
+    as the kernel follows it while it stays inside ``root`` and read as text (``..`` dropping the part before)
+    wherever it passes outside, where nothing is looked at. The answer thus never depends on what lies outside the
+    root: ``.github -> ../X/config`` leads to ``<root's parent>/X/config`` whether X is a folder, absent or a link
+    back into the workspace, and ``../X/../<root's name>/config`` to ``<root>/config``. A part that is missing
+    (or a file used as a folder) is kept as text, as ``os.path.realpath`` keeps it."""
+    inside = root + "/"
+    pending = name.split("/")[::-1]
+    found, links, followed, broken = anchor, 0, False, ""
+    while pending:
+        part = pending.pop()
+        if not part or part == ".":
+            continue
+        if part == "..":
+            found = found[:found.rindex("/")] or "/"
+            if broken and not (found + "/").startswith(broken + "/"):
+                broken = ""  # back above the missing part: looked at again
+            continue
+        found = found.rstrip("/") + "/" + part
+        looked = not broken and (not followed or found.startswith(inside))
+        if not looked:
+            continue
+        try:
+            st = os.lstat(found)
+            target = os.readlink(found) if S_ISLNK(st.st_mode) else None
+        except OSError:  # missing, a file used as a folder, or changed since: the rest is text below it
+            broken = found
+            continue
+        if target is None:
+            continue
+        links += 1
+        if links > MAX_LINKS:
+            return None
+        followed = True
+        found = "/" if target.startswith("/") else found[:found.rindex("/")] or "/"
+        pending.extend(reversed(target.split("/")))
+    return found if followed else None
+
+
+__all__ = ["MAX_LINKS", "Outside", "link_target", "resolve_beneath", "walk_plain"]
