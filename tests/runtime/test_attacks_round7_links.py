@@ -1,7 +1,6 @@
 """Red team, round 7 (a helper that had not seen the round's changes): the link rule past the kernel's 40 links,
-outline read while a folder is swapped for a link, and findings left open: two strict xfail (each fails once
-fixed, and its mark must then go) and sql's race (a database opened by path), an xfail test that does not run
-(``pytest --runxfail`` runs it)."""
+outline read while a folder is swapped for a link, sql's race (a database opened by path, now under Landlock), and
+findings left open: two strict xfail (each fails once fixed, and its mark must then go)."""
 from __future__ import annotations
 
 import os
@@ -236,22 +235,25 @@ def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> 
 
 
 # ------------------------------------------------------------ sql under a folder swapped for a link
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 7): sql opens its database by path; a race test, not run: pytest --runxfail runs it")
 def test_sql_never_writes_outside_while_a_folder_is_swapped_for_a_link(ctx, fixture_workspace: Path,
                                                                        tmp_path: Path) -> None:
-    """create/edit walk to the file with O_NOFOLLOW (atomic.slot); sql resolves ``db`` to a string
-    (resolve_for_write) and sqlite3.connect opens that string by path afterwards. A host process exchanging ``sub``
-    with a link to an outside folder (renameat2, in a loop, as the round-5 tests do) makes sql create and write
-    databases outside the workspace."""
+    """create/edit walk to the file with O_NOFOLLOW (atomic.slot); sql resolved ``db`` to a string
+    (resolve_for_write) and sqlite3.connect opened that string by path afterwards. A host process exchanging ``sub``
+    with a link to an outside folder (renameat2, in a loop, as the round-5 tests do) made sql create and write
+    databases outside the workspace. SQLite opens by path whatever it is given (it expands even
+    ``/proc/self/fd/N/x.db`` to the folder's path), so it now runs in a thread Landlock confines to the folder the
+    walk opened."""
     import subprocess
     import sys
 
     from test_edit_safety import _SWAPPER, _can_exchange
 
-    from codeact.tools import sql
+    from codeact.tools import confine, sql
 
     if not _can_exchange(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
+    if not confine.can_confine_threads():
+        pytest.skip("no Landlock here: SQLite runs unconfined (docs/security.md)")
     outside = tmp_path / "outside"
     outside.mkdir()
     sub = fixture_workspace / "sub"
@@ -272,3 +274,30 @@ def test_sql_never_writes_outside_while_a_folder_is_swapped_for_a_link(ctx, fixt
         swapper.wait(timeout=30)
     assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert sorted(p.name for p in outside.iterdir()) == [], f"written outside in {n} calls"
+
+
+def test_sql_refuses_a_database_or_journal_with_another_hard_link(ctx, fixture_workspace: Path,
+                                                                 tmp_path: Path) -> None:
+    """A hard link inside the workspace to an outside file names that file: SQLite would write to it (the database,
+    or a leftover journal it rolls back and rewrites). sql refuses both, clearly, and the outside file is unchanged."""
+    from codeact.errors import PolicyError
+    from codeact.tools import sql
+
+    outside = tmp_path / "outside.db"
+    import sqlite3
+
+    with sqlite3.connect(outside) as conn:
+        conn.execute("CREATE TABLE t(x)")
+    conn.close()
+    before = outside.read_bytes()
+    try:
+        os.link(outside, fixture_workspace / "linked.db")
+    except OSError:
+        pytest.skip("no hard links here")
+    with pytest.raises(PolicyError, match="linked.db has 2 hard links"):
+        sql.sql(ctx, query="INSERT INTO t VALUES (1)", db="linked.db")
+    os.link(outside, fixture_workspace / "own.db-journal")
+    with pytest.raises(PolicyError, match="own.db-journal has 3 hard links"):
+        sql.sql(ctx, query="CREATE TABLE t(x)", db="own.db")
+    assert outside.read_bytes() == before
+    assert sql.sql(ctx, query="CREATE TABLE t(x); INSERT INTO t VALUES (2); SELECT x FROM t", db="mine.db") == [{"x": 2}]

@@ -200,6 +200,13 @@ def slot(root: Path, rel: PurePath, where: str, *, make_parents: bool = False) -
             os.close(dir_fd)
 
 
+def open_folder(root: Path, parts: tuple[str, ...], where: str) -> int | None:
+    """A descriptor of the folder ``root/parts...`` reached without following a link (:class:`PolicyError` if one
+    was put on the way since the policy's check, :class:`FileNotFoundError` if a part is missing); ``None`` where
+    the platform has no ``openat`` (Windows). The caller closes it."""
+    return _walk(root, parts, where, False) if _OPENAT else None
+
+
 def _walk(root: Path, parts: tuple[str, ...], where: str, make: bool) -> int:
     fd = os.open(root, _DIR_FLAGS)
     try:
@@ -366,4 +373,4 @@ def clean_leftovers_once() -> None:
         clean_leftovers()
 
 
-__all__ = ["LEFTOVER_AGE", "TMP_SUFFIX", "Slot", "clean_leftovers", "private_dir", "slot"]
+__all__ = ["LEFTOVER_AGE", "TMP_SUFFIX", "Slot", "clean_leftovers", "open_folder", "private_dir", "slot"]

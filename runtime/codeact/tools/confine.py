@@ -5,6 +5,9 @@ followed. Where the kernel has Landlock (Linux 5.13+), the child is confined bef
 folders below the workspace root only (Landlock rules hold to the folders themselves, so a link leads nowhere outside),
 and read, not list, the system libraries its loader needs and the system's programs. Where Landlock is missing the child runs unconfined, and
 the limit is said in docs/security.md.
+
+:func:`run_writing_below` confines a thread of this process the same way (Landlock holds to the thread that asks): a
+library that opens files by path (SQLite) runs there, and may open, create and remove files below one folder only.
 """
 from __future__ import annotations
 
@@ -17,11 +20,18 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
 _RULE_PATH_BENEATH = 1
 _READ_FILE, _READ_DIR = 1 << 2, 1 << 3
+_WRITE_FILE, _REMOVE_FILE, _MAKE_REG, _TRUNCATE = 1 << 1, 1 << 5, 1 << 8, 1 << 14
+_CREATE_RULESET_VERSION = 1
+# the file system rights each Landlock ABI knows (1: execute .. make_sym; 2: refer; 3: truncate); a right not
+# handled is allowed everywhere, so a confined thread handles all it can (later ABIs add device ioctls only)
+_HANDLED_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1}
 _PR_SET_NO_NEW_PRIVS = 38
 # read, not listed: the loader's libraries, and the programs a wrapper script of ripgrep may run (exec reads them)
 _LIBRARIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32", "/etc/ld.so.cache", "/bin",
@@ -60,6 +70,92 @@ def preexec(extra: tuple[str, ...] = ()) -> Callable[[], None] | None:
 
     confine.ruleset = ruleset  # type: ignore[attr-defined]  # the caller closes it once the child started
     return confine
+
+
+def run_writing_below(folder_fd: int, func: Callable[[], T], what: str) -> T:
+    """``func()`` run in a thread of its own that may read, write, create, truncate and remove files below the folder
+    ``folder_fd`` (opened by the caller, so the rule holds to that folder whatever its path becomes) and open nothing
+    else on the file system; ``/dev/urandom`` may be read. Its result is returned and its exception raised here. The
+    thread is new each time and ends with the call, so the confinement never reaches another call. Where there is no
+    Landlock, ``func()`` runs in this thread, unconfined (docs/security.md says so). ``func`` must import nothing
+    not yet imported (the thread cannot read the module's file); ``what`` names the tool in errors."""
+    import threading
+
+    ruleset = _write_ruleset(folder_fd)
+    if ruleset is None:
+        return func()
+    libc = _libc
+    assert libc is not None
+    outcome: dict[str, Any] = {}
+
+    def confined() -> None:
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
+            # never run unconfined once confinement was meant to hold
+            outcome["error"] = OSError(f"{what}: the thread that opens files could not be confined to the folder")
+            return
+        try:
+            outcome["value"] = func()
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome["error"] = exc
+
+    try:
+        worker = threading.Thread(target=confined, name=f"codeact-{what}-confined", daemon=True)
+        worker.start()
+        worker.join()
+    finally:
+        os.close(ruleset)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]  # type: ignore[no-any-return]
+
+
+def can_confine_threads() -> bool:
+    """Whether :func:`run_writing_below` confines (Landlock, on Linux)."""
+    return _abi() > 0
+
+
+def _abi() -> int:
+    """The kernel's Landlock ABI version; 0 where there is none (or no Linux, no ctypes)."""
+    import ctypes
+
+    global _libc
+    if not sys.platform.startswith("linux"):
+        return 0
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(None, use_errno=True)
+        except OSError:
+            return 0
+    _libc.syscall.restype = ctypes.c_long
+    version = _libc.syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(0, int(version))
+
+
+def _write_ruleset(folder_fd: int) -> int | None:
+    """A ruleset letting a thread read, write, create, truncate and remove files below ``folder_fd`` (and list its
+    folders, which SQLite opens to sync them), and read ``/dev/urandom``; ``None`` where there is no Landlock."""
+    import ctypes
+
+    abi = _abi()
+    if abi <= 0:
+        return None
+    libc = _libc
+    handled = _HANDLED_BY_ABI[min(abi, 3)]
+    attr = struct.pack("=Q", handled)
+    ruleset = libc.syscall(_CREATE_RULESET, ctypes.c_char_p(attr), ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return None
+    try:
+        rights = (_READ_FILE | _READ_DIR | _WRITE_FILE | _REMOVE_FILE | _MAKE_REG | _TRUNCATE) & handled
+        rule = struct.pack("=Qi", rights, folder_fd)
+        if libc.syscall(_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.c_char_p(rule),
+                        ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "Landlock refused a rule for the database's folder")
+        _allow(libc, ruleset, "/dev/urandom", _READ_FILE)  # SQLite's randomness; without it, a weaker seed
+    except BaseException:
+        os.close(ruleset)
+        raise
+    return int(ruleset)
 
 
 def close(fn: Callable[[], None] | None) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
-from typing import Any
+from typing import Any, NamedTuple, cast
 
 from ..core import notices
 from ..core.limits import Deadline
@@ -27,22 +28,74 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit (temporary
     tables and sorts are kept in memory, under that limit).
     """
-    import sqlite3
+    import sqlite3  # noqa: F401  # before the confined thread, which cannot read the module's files
 
     deadline = ctx.run_deadline()
 
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty SQL string")
-    target = db if db == ":memory:" else _database(ctx, db)
     statements = split_statements(query)
     if not statements:
         raise ValueError("query holds no SQL statement")
-    refused: list[str] = []
     deadline.check("sql", "opening the database")
-    before = _size(target)
-    conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
+    if db == ":memory:":
+        return _run(ctx, None, statements, deadline, db)
+    database = _database(ctx, db)
     try:
-        if target != ":memory:":  # the file may grow by what is left of the run's write limit, no more (set
+        before = database.size()
+        try:
+            if database.folder is None:  # pragma: no cover - Windows: no folder descriptor to confine to
+                return _run(ctx, database, statements, deadline, db)
+            from . import confine
+
+            run = notices.carried(lambda: _run(ctx, database, statements, deadline, db))
+            return cast("list[dict]", confine.run_writing_below(database.folder, run, "sql"))
+        finally:  # what the file grew by counts against the write limit
+            deadline.written += max(0, database.size() - before)
+    finally:
+        database.close()
+
+
+class _Database(NamedTuple):
+    """A database file checked inside the workspace: its real path (what SQLite opens), its name, the descriptor of
+    its folder (reached with no link followed; ``None`` on Windows) and the name the program sees."""
+
+    path: str
+    name: str
+    folder: int | None
+    shown: str
+
+    def size(self) -> int:
+        """The file's size now (0 if it is missing), looked up in its folder."""
+        try:
+            if self.folder is None:  # pragma: no cover - Windows
+                return os.stat(self.path).st_size
+            return os.stat(self.name, dir_fd=self.folder, follow_symlinks=False).st_size
+        except OSError:
+            return 0
+
+    def close(self) -> None:
+        if self.folder is not None:
+            os.close(self.folder)
+
+
+def _run(ctx: ToolContext, database: _Database | None, statements: list[str], deadline: Deadline,
+         db: str) -> list[dict]:
+    """The statements run on ``database`` (``None``: in memory). Where Landlock is, in a thread that may open files
+    in the database's folder only: SQLite opens the database and its journal by path, so a folder on the way
+    swapped for a link to an outside folder meanwhile leads to files it may not open, never to outside ones."""
+    import sqlite3
+
+    refused: list[str] = []
+    target = ":memory:" if database is None else database.path
+    try:
+        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
+    except sqlite3.Error as exc:
+        assert database is not None  # memory always opens
+        raise ToolError(f"SQL error: {exc} (opening {database.shown}; did a folder on its way change meanwhile?)"
+                        ) from None
+    try:
+        if database is not None:  # the file may grow by what is left of the run's write limit, no more (set
             # before the authorizer, which refuses this PRAGMA to programs)
             left = max(0, int(ctx.limits.writes) - deadline.written)
             try:
@@ -50,7 +103,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
                 pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
                 conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
             except sqlite3.Error as exc:  # not a database, locked, ...: as any statement's error
-                raise ToolError(f"SQL error: {exc} (opening {ctx.workspace.display(target)})") from None
+                raise ToolError(f"SQL error: {exc} (opening {database.shown})") from None
         _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
         rows: list[dict[str, Any]] = []
         for statement in statements:
@@ -65,7 +118,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
             except sqlite3.Error as exc:
                 if refused:
                     raise PolicyError(refused[-1]) from None
-                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc) and target != ":memory:":
+                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc) and database is not None:
                     text = (f"sql(db={db!r}) was refused: the database would grow past this run's write limit of "
                             f"{int(ctx.limits.writes):,} bytes (what create(), edit() and sql() may write in one "
                             "run); write less, or raise CODEACT_WRITES")
@@ -79,33 +132,64 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
         return rows
     finally:
         conn.close()
-        if target != ":memory:":  # what the file grew by counts against the write limit
-            deadline.written += max(0, _size(target) - before)
 
 
+def _database(ctx: ToolContext, db: str) -> _Database:
+    """The database file ``db``: inside the workspace, writable there, its folder existing and opened with no link
+    followed, and neither it nor a journal file beside it a symbolic link (SQLite opens those by name and follows
+    a link: an outside path's existence would show in the answer) or a file with other hard links (another name of
+    it may lie outside the workspace: SQLite would write there)."""
+    from . import atomic
 
-def _database(ctx: ToolContext, db: str) -> str:
-    """The real path of the database file ``db``: inside the workspace, writable there, its folder existing, and
-    no journal file beside it a symbolic link (SQLite opens those by name and follows a link: an outside path's
-    existence would show in the answer)."""
     real = ctx.workspace.resolve_for_write(db)
-    if real.is_dir():
-        raise IsADirectoryError(f"db {ctx.workspace.display(real)} is a folder; give a database file path")
-    if not real.parent.is_dir():
-        raise FileNotFoundError(f"db {ctx.workspace.display(real)}: its folder does not exist")
-    for suffix in _SIDE_FILES:
-        if os.path.islink(f"{real}{suffix}"):
-            raise PolicyError(f"db {ctx.workspace.display(real)}: {real.name}{suffix} is a symbolic link; SQLite "
-                              "would follow it: remove the link (a database's journal files are its own)")
-    return str(real)
-
-def _size(target: str) -> int:
-    import os
-
+    shown = ctx.workspace.display(real)
+    parts = real.relative_to(ctx.workspace.root).parts
+    if not parts:
+        raise IsADirectoryError(f"db {shown} is a folder; give a database file path")
     try:
-        return os.stat(target).st_size
-    except OSError:
-        return 0
+        folder = atomic.open_folder(ctx.workspace.root, parts[:-1], f"db {shown}")
+    except FileNotFoundError:
+        raise FileNotFoundError(f"db {shown}: its folder does not exist") from None
+    if folder is None:  # pragma: no cover - Windows: checked by path
+        if real.is_dir():
+            raise IsADirectoryError(f"db {shown} is a folder; give a database file path")
+        if not real.parent.is_dir():
+            raise FileNotFoundError(f"db {shown}: its folder does not exist")
+        for suffix in _SIDE_FILES:
+            if os.path.islink(f"{real}{suffix}"):
+                raise PolicyError(f"db {shown}: {real.name}{suffix} is a symbolic link; SQLite would follow it: "
+                                  "remove the link (a database's journal files are its own)")
+        return _Database(str(real), real.name, None, shown)
+    try:
+        _check_file(folder, real.name, f"db {shown}")
+        for suffix in _SIDE_FILES:
+            _check_file(folder, real.name + suffix, f"db {shown}: {real.name}{suffix}", side=True)
+    except BaseException:
+        os.close(folder)
+        raise
+    return _Database(str(real), real.name, folder, shown)
+
+
+def _check_file(folder: int, name: str, what: str, *, side: bool = False) -> None:
+    """Refuse the database's file (``side``: a journal file of it) ``name`` in ``folder`` if it is a link, a folder,
+    a special file or a file with other hard links; nothing to refuse if it is missing. ``what`` names it."""
+    try:
+        info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        if side:
+            raise PolicyError(f"{what} is a symbolic link; SQLite would follow it: remove the link (a database's "
+                              "journal files are its own)")
+        raise PolicyError(f"{what} became a symbolic link after it was checked; nothing was opened")
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(f"{what} is a folder; give a database file path")
+    if not stat.S_ISREG(info.st_mode):
+        raise ToolError(f"{what} is not a regular file (a pipe, socket or device); sql opens database files only")
+    if info.st_nlink > 1:
+        raise PolicyError(f"{what} has {info.st_nlink} hard links; sql refuses it: another name of the same file "
+                          "may lie outside the workspace, and SQLite would write there too. Copy it to a file of "
+                          "its own (cp) and query the copy")
 
 
 def split_statements(script: str) -> list[str]:
