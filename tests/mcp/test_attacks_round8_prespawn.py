@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -78,29 +80,39 @@ def test_a_server_whose_first_process_exits_leaves_nothing_of_its_group_running(
     assert not alive, f"processes of the server's group still running after discovery ended: {alive}"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 8): the warm server installs no SIGTERM "
-                   "handler, and discovery in its threads cannot install one")
-def test_a_discovery_in_a_thread_ended_by_sigterm_leaves_no_server_running(tmp_path: Path) -> None:
-    """The warm server discovers in a run's thread (mcp/cache._discover, in_helper_thread): run_stopping_servers
-    installs its SIGTERM handler only in the main thread, and the server process (codeact.server.daemon) installs
-    none, so a SIGTERM to it (a logout, ``kill``, a service manager) while a discovery runs ends the process at once
-    and the MCP servers, each in a session of its own, run on. (The client's kill of a stuck server, SIGKILL to its
-    process group, leaves them the same way: nothing on their side ends with discovery.)"""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_the_warm_server_ended_by_a_signal_leaves_no_discovered_server_running(tmp_path: Path, signum: int) -> None:
+    """The warm server discovers in a run's thread (mcp/cache._discover, in_helper_thread), where
+    run_stopping_servers cannot install a handler: a SIGTERM to the server (a logout, ``kill``, a service manager)
+    ended the process at once and the MCP servers, each in a session of its own, ran on. The server process
+    (codeact.server.daemon.main, run here as the launcher starts it, with a discovery in another thread as a run's)
+    must stop every discovery's servers as it ends."""
     server = "import os, time; open({!r}, 'a').write(str(os.getpid()) + '\\n'); time.sleep(60)"
     root, pids = _workspace(tmp_path, server.format(str(tmp_path / "pids")))
+    sockets = Path(tempfile.mkdtemp(prefix="cx", dir="/tmp"))  # a socket path must be short
+    sockets.chmod(0o700)
     env = dict(os.environ, PYTHONPATH=RUNTIME, HOME=str(tmp_path))
     code = ("import sys, threading; from codeact.mcp.discovery import discover\n"
-            "t = threading.Thread(target=discover, args=(sys.argv[1],), kwargs={'timeout': 30}); t.start(); "
-            "t.join()\n")
-    discover = subprocess.Popen([sys.executable, "-c", code, str(root)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-    started = time.monotonic()
-    while not pids.exists() and time.monotonic() - started < 30:
-        time.sleep(0.005)
-    assert pids.exists(), "the server never started"
-    time.sleep(1.0)
-    discover.send_signal(signal.SIGTERM)
-    discover.wait(timeout=30)
-    time.sleep(0.5)
-    alive = _reap(pids)
-    assert not alive, f"servers still running after discovery ended: {alive}"
+            "threading.Thread(target=discover, args=(sys.argv[2],), kwargs={'timeout': 30}, daemon=True).start()\n"
+            "from codeact.server.daemon import main\n"
+            "main(['--socket', sys.argv[1], '--workspace', sys.argv[2]])\n")
+    daemon = subprocess.Popen([sys.executable, "-c", code, str(sockets / "s.sock"), str(root)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        started = time.monotonic()
+        while not pids.exists() and time.monotonic() - started < 30:
+            time.sleep(0.005)
+        assert pids.exists(), "the server never started"
+        while not (sockets / "s.sock").exists() and time.monotonic() - started < 30:
+            time.sleep(0.005)
+        time.sleep(0.5)
+        daemon.send_signal(signum)
+        daemon.wait(timeout=30)
+        time.sleep(0.5)
+        alive = _reap(pids)
+        assert not alive, f"servers still running after the warm server ended: {alive}"
+        assert daemon.stderr is not None and b"stopped" in daemon.stderr.read(), "the server did not stop cleanly"
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+        shutil.rmtree(sockets, ignore_errors=True)

@@ -18,6 +18,7 @@ import contextvars
 import os
 import signal
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,11 @@ class _Discovery:
     waiting: list[Started]
     given: list[Any]
 
+
+# Every discovery's live server processes, by pid (each leads a group of its own): what a process stops when it is
+# told to end while discoveries run in its threads (the warm server on SIGTERM), where no ``finally`` runs.
+_LIVE: dict[int, Any] = {}
+_LIVE_LOCK = threading.Lock()
 
 # A context variable: the warm server may discover in several threads at once, and each discovery's tasks see
 # only its own (a run's sessions, outside any discovery, see none).
@@ -87,6 +93,7 @@ async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextI
                                                start_new_session=True)  # as the SDK starts it: its own group
         except (OSError, ValueError):
             continue
+        _track(process)
         discovery.waiting.append(Started(command, args, env, folder, errlog, process))
     _install()
 
@@ -120,6 +127,7 @@ def _install() -> None:
                 await _stop(mine.process)  # started otherwise: stopped before the SDK starts it (it may hold a file)
         if process is None:
             process = await original(command=command, args=args, env=env, errlog=errlog, cwd=cwd)
+        _track(process)
         discovery.given.append(process)
         return process
 
@@ -144,13 +152,33 @@ async def stop_all() -> None:
         await _stop(process)  # its group too: a wrapper's server lives on after its first process ended
 
 
+def stop_every_discovery() -> None:
+    """Kill the server processes (and their groups) of every discovery still running in this process, from any
+    thread: for a process that ends while discoveries run in its other threads (their ``finally`` never runs)."""
+    with _LIVE_LOCK:
+        pids = list(_LIVE)
+        _LIVE.clear()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def _track(process: Any) -> None:
+    with _LIVE_LOCK:
+        _LIVE[process.pid] = process
+
+
 async def _stop(process: Any) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # its own process group, as the SDK's tree kill
     with contextlib.suppress(Exception):
         await process.wait()
+    with _LIVE_LOCK:
+        if _LIVE.get(process.pid) is process:
+            del _LIVE[process.pid]
     with contextlib.suppress(Exception):
         await process.aclose()
 
 
-__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_all"]
+__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_all",
+           "stop_every_discovery"]

@@ -410,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     if not server.claim():
         return EXIT_OK  # another server holds this socket's lock
     from . import streams
-    from .warm import warm_up, wind_down
+    from .warm import warm_up
 
     streams.install()
     warm_up(server)
@@ -421,16 +421,39 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     print(f"codeact server {os.getpid()} listening on {args.socket} for {args.workspace}", file=sys.stderr,
           flush=True)
+    _stop_on_signals(server)
     try:
         server.serve()
     finally:
-        wind_down(server)
-    from ..tools.shell import stop_calls
-
-    stop_calls()  # the bash calls of runs abandoned or cut short: nothing a call started outlives the server
+        _end(server)
     print(f"codeact server {os.getpid()} stopped", file=sys.stderr, flush=True)
     sys.stderr.flush()
     os._exit(0)  # daemon threads (runs abandoned at stop, MCP readers) must not delay the exit
+
+
+def _stop_on_signals(server: Server) -> None:
+    """SIGTERM and SIGHUP (a logout, ``kill``, a service manager) stop the server as ``server stop`` does, through
+    :func:`_end`: their default action would end the process at once, leaving what its runs started running."""
+    import signal
+
+    def stop(_signum: int, _frame: Any) -> None:
+        server.stopping.set()  # serve() returns: the socket goes, then _end
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
+
+
+def _end(server: Server) -> None:
+    """Stop everything the server's runs started: MCP sessions, providers, workers, bash calls, discoveries."""
+    from ..mcp.prespawn import stop_every_discovery
+    from ..tools.shell import stop_calls
+    from .warm import wind_down
+
+    try:
+        stop_every_discovery()  # first: a discovery in a run's thread has no finally to run
+        wind_down(server)
+    finally:
+        stop_calls()  # the bash calls of runs abandoned or cut short: nothing a call started outlives the server
 
 
 __all__ = ["DEFAULT_IDLE_S", "Server", "idle_timeout", "main"]
