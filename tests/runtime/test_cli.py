@@ -103,6 +103,12 @@ def test_tools_plain_and_describe(cli):
 
 
 def test_help_for_every_command(cli):
-    for args in (["--help"], ["run", "--help"], ["tools", "--help"], ["describe", "--help"]):
+    """Every subcommand's --help opens with a sentence saying what it does, after the usage."""
+    from codeact.cli import COMMANDS
+
+    for args in (["--help"], *([name, "--help"] for name in COMMANDS)):
         done = cli(*args)
-        assert done.returncode == 0 and "usage:" in done.stdout
+        assert done.returncode == 0 and done.stdout.startswith("usage:"), (args, done.stdout, done.stderr)
+        first = done.stdout.split("\n\n")[1].strip()
+        assert first[:1].isupper() and first.endswith(".") and not first.startswith(("positional", "options")), \
+            (args, first)

@@ -86,6 +86,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="codeact", epilog=EPILOG,
         description="Run one sandboxed Python program that calls tools as plain functions, and print the answer.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    add = sub.add_parser
+
+    def add_parser(name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        if kwargs.get("help") and not kwargs.get("description"):  # `codeact X --help` opens with a sentence
+            text = str(kwargs["help"])
+            kwargs["description"] = text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+        return add(name, **kwargs)
+
+    sub.add_parser = add_parser  # type: ignore[method-assign]
     for name in COMMANDS:
         if command is None or name == command:
             command_module(name).add_parser(sub)
