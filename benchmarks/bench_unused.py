@@ -57,6 +57,7 @@ RAW_SERVER = ROOT / "tests" / "mcp" / "servers" / "raw_server.py"
 SCHEMA = '{"type": "object", "properties": {"x": {"type": "integer"}}}'
 TARGET_TOOLS = 1.2  # a warm trivial run with 1,000 MCP tools configured <= 1.2x the run with none
 TARGET_SHORT_WAIT = 2.0  # with fewer long runs than CPUs, a short run waits <= 2x its idle time
+SECTIONS = ("tools", "environment", "output", "glob", "concurrency", "discover")
 TARGET_DISCOVER = 1.3  # discover <= 1.3x max(slowest server alone, servers' CPU summed / cores)
 
 
@@ -251,6 +252,35 @@ def server_alone(count: int) -> tuple[float, float, float]:
     return whole, float(wall), float(cpu)
 
 
+def servers_together(count: int) -> tuple[float, float]:
+    """When a Python process with no SDK (a stdlib client, the least a client can cost) starts ``count`` raw servers
+    at once, sends each the handshake and ``tools/list`` and reads every listing: the whole command's wall seconds
+    and the servers' CPU seconds each. Started together on few cores, servers cost more CPU each than alone (caches,
+    scheduling): this is the floor of listing them in parallel on this machine, with no client cost to speak of."""
+    script = (
+        "import json, resource, subprocess, sys\n"
+        f"env = {{'RAW_SCHEMA': {SCHEMA!r}, 'RAW_TOOL_COUNT': '10', 'PATH': '/usr/bin:/bin'}}\n"
+        "ask = b''.join(json.dumps(m).encode() + b'\\n' for m in (\n"
+        "    {'jsonrpc': '2.0', 'id': 0, 'method': 'initialize', 'params': {'protocolVersion': '2025-11-25',\n"
+        "     'capabilities': {}, 'clientInfo': {'name': 'stdlib', 'version': '0'}}},\n"
+        "    {'jsonrpc': '2.0', 'method': 'notifications/initialized'},\n"
+        "    {'jsonrpc': '2.0', 'id': 1, 'method': 'tools/list'}))\n"
+        f"servers = [subprocess.Popen([sys.executable, {str(RAW_SERVER)!r}], stdin=subprocess.PIPE,\n"
+        "            stdout=subprocess.PIPE, env=env, start_new_session=True) for _ in range(int(sys.argv[1]))]\n"
+        "for s in servers:\n"
+        "    s.stdin.write(ask); s.stdin.close()\n"
+        "listed = [len(json.loads(s.stdout.read().splitlines()[-1])['result']['tools']) for s in servers]\n"
+        "assert all(listed), listed\n"
+        "for s in servers:\n"
+        "    s.wait()\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print((u.ru_utime + u.ru_stime) / len(servers))\n")
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", script, str(count)], capture_output=True, text=True, check=True,
+                          timeout=300)
+    return time.perf_counter() - began, float(done.stdout)
+
+
 def discover_rows(base: UserRepo, runs: int, counts: tuple[int, ...]) -> list[str]:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     alone = [server_alone(10) for _ in range(max(3, runs))]
@@ -261,16 +291,22 @@ def discover_rows(base: UserRepo, runs: int, counts: tuple[int, ...]) -> list[st
                f"{listing * 1000:.0f} ms the listing alone", slowest / listing, None)]
     for count in counts:
         repo = with_servers(base, f"discover-{count}", {f"s{i}": raw(10) for i in range(count)})
-        times = []
-        for _ in range(runs):
+        times, together = [], []
+        for _ in range(runs):  # taking turns: discover, then the same servers listed together by a stdlib client
             began = time.perf_counter()
             repo.codeact("discover", mode="cold", timeout=600)
             times.append(time.perf_counter() - began)
+            together.append(servers_together(count))
         wall = statistics.median(times)
         floor = max(slowest, cpu_one * count / cores)
         out.append(row(f"`codeact discover`, {count} servers of 10 tools (whole command)", f"{wall * 1000:.0f} ms",
                        f"{floor * 1000:.0f} ms max(one alone, {count} x {cpu_one * 1000:.0f} ms CPU / {cores})",
                        wall / floor, TARGET_DISCOVER))
+        bare = statistics.median(w for w, _ in together)
+        each = statistics.median(c for _, c in together)
+        out.append(row(f"`codeact discover`, {count} servers, against a stdlib client listing them together",
+                       f"{wall * 1000:.0f} ms", f"{bare * 1000:.0f} ms (the servers' CPU {each * 1000:.0f} ms each "
+                       f"started together, {cpu_one * 1000:.0f} ms alone)", wall / bare, None))
     return out
 
 
@@ -279,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per measurement (median)")
     parser.add_argument("--quick", action="store_true", help="a small run (for the smoke test)")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument("--only", choices=SECTIONS, action="append",
+                        help="measure only this section (repeatable; default: all)")
     args = parser.parse_args(argv)
     counts: tuple[int, ...] = (1, 10, 100)
     runs, calls, seconds, glob_files = args.runs, 1000, 10.0, 38_400
@@ -290,10 +328,11 @@ def main(argv: list[str] | None = None) -> int:
         base = stamp_repo(root)
         if not base.server:
             raise SystemExit("this runtime has no warm server: nothing to measure")
-        sections = {"tools": tools_rows(base, runs), "environment": environment_rows(base, runs),
-                    "output": output_rows(base, runs), "glob": glob_rows(base, runs, glob_files),
-                    "concurrency": concurrency_rows(base, calls, seconds),
-                    "discover": discover_rows(base, max(1, runs // 2), counts)}
+        measure = {"tools": lambda: tools_rows(base, runs), "environment": lambda: environment_rows(base, runs),
+                   "output": lambda: output_rows(base, runs), "glob": lambda: glob_rows(base, runs, glob_files),
+                   "concurrency": lambda: concurrency_rows(base, calls, seconds),
+                   "discover": lambda: discover_rows(base, max(1, runs // 2), counts)}
+        sections = {name: measure[name]() for name in SECTIONS if name in (args.only or SECTIONS)}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"The stamped launcher in stamped git repositories; medians of {runs} runs taking turns ({3 * runs} for the warm trivial runs); "
