@@ -211,8 +211,6 @@ def test_a_protected_link_name_leading_inside_still_protects(tmp_path: Path, tar
 
 
 # ------------------------------------------------------------ a listed path that reads back as another file
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 7): names quoted one by one are unquoted "
-                   "whole (inside the workspace only)")
 def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> None:
     """The idioms quote each listed NAME alone (codeact.core.pathnames.quote): a folder ``"a`` and its file ``b"``
     need no quoting one by one, so os.walk, Path.rglob and iterdir give ``"a/b"``. Read back, that path is
@@ -232,6 +230,22 @@ def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> 
             "    print(repr(str(p)), repr(p.read_text()))\n")
     out = _run(ws, base / "home", code)
     assert "DECOY" not in out and out.count("REAL") == 2, out
+
+
+def test_a_path_pathlib_made_ambiguous_is_refused_rather_than_read_as_another_file(tmp_path: Path) -> None:
+    """``Path('"a').iterdir()`` joins the raw ``"a`` to the quoted ``"b\\""`` and the sandbox's pathlib eats the
+    ``\\``: ``"a/"b/""`` is also the quoted name ``a"b"`` (its ``\\`` eaten). With both files committed the
+    program is told the path is ambiguous, and never handed the other file's contents."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / '"a').mkdir(parents=True)
+    (ws / '"a' / 'b"').write_text("REAL\n")
+    (ws / 'a"b"').write_text("DECOY\n")
+    code = ("from pathlib import Path\nfor p in Path('\"a').iterdir():\n"
+            "    try:\n        print(repr(p.read_text()))\n    except Exception as exc:\n"
+            "        print(type(exc).__name__, exc)\n")
+    out = _run(ws, base / "home", code)
+    assert "DECOY" not in out and "both in the workspace" in out, out
 
 
 # ------------------------------------------------------------ sql under a folder swapped for a link

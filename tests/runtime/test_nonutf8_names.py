@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codeact.core.pathnames import clean, needs_quoting, quote, quote_all, unquote
+from codeact.core.pathnames import clean, needs_quoting, quote, quote_all, readings, unquote
 
 LEGACY = b"legacy-\xe9t\xe9.txt"  # Latin-1 bytes: not UTF-8
 FOLDER = b"d\xff"
@@ -65,6 +65,38 @@ def test_the_form_is_reversible_for_any_name_and_survives_the_sandbox_pathlib():
         if not {b"\\", b'"', b"\n"} & {bytes([c]) for c in raw}:
             mangled = re.sub(r"/+", "/", shown.replace("\\", "/"))  # Path(shown) in pydantic-monty 1.4.0
             assert unquote(mangled) == name, (raw, shown, mangled)
+
+
+def test_a_listed_path_reads_back_as_itself_however_its_names_are_joined():
+    """The idioms quote each listed name alone; the path the program joins of them (os.path.join, or the sandbox's
+    pathlib, which eats every ``\\``) reads back as that path, whatever the names hold: quotes at either end,
+    backslashes, control characters, bytes that are not UTF-8. Where pathlib's loss makes the text stand for
+    several paths, the real one is among its readings (the one that exists is taken, Workspace.reading)."""
+    rng = random.Random(40)
+    alphabet = [b"a", b"b", b"0", b" ", b'"', b'"', b"\\", b"\n", b"\x08", b"\t", b"\xe9", b"\xff", "\u00e9".encode()]
+    for _ in range(20_000):
+        names = [os.fsdecode(b"".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))))
+                 for _ in range(rng.randint(1, 4))]
+        path = "/".join(names)
+        listed = "/".join(quote(name) for name in names)  # os.walk's top joined to its names
+        listed.encode("utf-8")
+        assert listed == quote(path) and unquote(listed) == path, (names, listed)
+        if any("\\" in name for name in names):
+            continue  # pathlib turns ``\\`` into one separator: that loss cannot be undone
+        mangled = re.sub(r"/+", "/", listed.replace("\\", "/"))  # Path(...) in pydantic-monty
+        assert readings(mangled)[0] == path, (names, listed, mangled)
+        if _is_utf8(names[0]) and unquote(names[0]) == names[0]:  # a folder the program typed raw (a text that
+            # reads as itself alone), joined by pathlib to the names listed in it
+            typed = re.sub(r"/+", "/", "/".join([names[0], *map(quote, names[1:])]).replace("\\", "/"))
+            assert path in readings(typed), (names, typed)
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def test_clean_quotes_only_what_the_sandbox_cannot_hold():

@@ -22,7 +22,7 @@ from typing import Any
 from ..core import notices
 from ..core.beneath import Opened
 from ..core.boundary import Workspace
-from ..core.pathnames import quote, unquote
+from ..core.pathnames import quote
 from ..core.resolution import MAX_LINKS
 from ..errors import PolicyError, ToolError
 
@@ -123,7 +123,7 @@ class WorkspaceOS:
     def _is_symlink(self, path: Any) -> bool:
         # the program's path read as a real one first (``"..\\057x"`` is ``../x``), then split: its folder must be
         # inside, opened as every idiom opens one, and the last name is looked at in that folder only
-        head, name = os.path.split(unquote(str(_path_of(path))))
+        head, name = os.path.split(self.workspace.reading(str(_path_of(path))))
         if name in ("", ".", ".."):  # ``x/``, ``.``, ``x/..``: a folder, never a link; outside is refused
             self._look(path)
             return False

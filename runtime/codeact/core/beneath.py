@@ -16,7 +16,7 @@ from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import NamedTuple, Protocol
 
 from ..errors import ToolError
-from .pathnames import quote, unquote
+from .pathnames import quote
 
 
 class Resolving(Protocol):
@@ -27,6 +27,8 @@ class Resolving(Protocol):
 
     def resolve_stat(self, path: str | os.PathLike[str], *, must_exist: bool = False
                      ) -> tuple[str, os.stat_result | None]: ...
+
+    def reading(self, given: str) -> str: ...
 
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_PATH = getattr(os, "O_PATH", 0)
@@ -57,7 +59,7 @@ def open_inside(workspace: Resolving, path: str | os.PathLike[str], *, look: boo
     (a file named with a trailing ``/``), or :class:`ToolError` when the path changed while it was opened (a
     link put on its way) or is a socket."""
     given = os.fspath(path)
-    raw = unquote(given)  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
+    raw = workspace.reading(given)  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
     root = str(workspace.root)
     flags = LOOK if look else READ
     if CAN_OPEN_BENEATH:

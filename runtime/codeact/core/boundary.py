@@ -16,7 +16,7 @@ from ..errors import CodeactError, PolicyError
 from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read_manifest, scope_of
 from ..paths import real_path
 from .beneath import Opened, open_inside
-from .pathnames import quote, unquote
+from .pathnames import quote, readings
 from .resolution import Outside, link_target, resolve_beneath, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
@@ -449,7 +449,7 @@ class Workspace(NamedTuple):
         NotADirectoryError as the kernel does (``absent/../x``), unless ``lexical`` (``os.path.realpath``'s answer,
         for a path not opened)."""
         given = os.fspath(path)
-        raw = unquote(given)  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
+        raw = self.reading(given)  # a name that is not UTF-8 comes back quoted (codeact.core.pathnames)
         if not raw:
             raise PolicyError("path is empty; give a path relative to the workspace root, e.g. 'src/app.py'")
         if "\x00" in raw:
@@ -474,6 +474,30 @@ class Workspace(NamedTuple):
         if must_exist and broken:
             raise FileNotFoundError(f"no such file or folder: {self.display(found)}")
         return found, st
+
+    def reading(self, given: str) -> str:
+        """The real path the program's ``given`` stands for (:func:`codeact.core.pathnames.readings`): where the
+        sandbox's pathlib made its text stand for several, the one that exists in the workspace (looked at as
+        :meth:`resolve_stat` looks, nothing outside), else the first; :class:`PolicyError` when more than one
+        exists, rather than a guess that opens another file than the one listed."""
+        found = readings(given)
+        if len(found) == 1 or os.sep != "/":
+            return found[0]
+        present = [text for text in found if self._exists_beneath(text)]
+        if len(present) > 1:
+            shown = " or ".join(repr(self.display(os.path.join(str(self.root), text))) for text in present)
+            raise PolicyError(f"path {given!r} reads as {shown}, both in the workspace (the sandbox's pathlib drops "
+                              "the \\ of a quoted name); join the names with os.path.join, or give the path quoted "
+                              "as the listing shows it")
+        return present[0] if present else found[0]
+
+    def _exists_beneath(self, text: str) -> bool:
+        if "\x00" in text or not text:
+            return False
+        try:
+            return not resolve_beneath(str(self.root), text)[2]
+        except (Outside, OSError):
+            return False
 
     def _resolve_by_kernel(self, raw: str, must_exist: bool) -> tuple[str, None]:  # pragma: no cover - Windows
         root = str(self.root)
@@ -516,7 +540,7 @@ class Workspace(NamedTuple):
         of the git work trees that contain the path and of the installs it lies in, whatever the workspace root —
         checked on the path as given, on where it leads, and under the names symbolic links give it."""
         real = self.resolve(path)
-        raw = Path(unquote(os.fspath(path)))
+        raw = Path(self.reading(os.fspath(path)))
         given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in dict.fromkeys((given, real)):
             found = protection(candidate, running=self.running, host=self.host_folders, within=self.root)

@@ -6,8 +6,9 @@ UTF-8 and cannot hold it, so an answer naming it would end the run with an error
 reaches the program in git's C-style quoting, as ``git ls-files`` prints it (``core.quotePath``):
 ``"legacy-\\351t\\351.txt"``, quotes included, one part of a path at a time (``"d\\377"/"m\\351.py"``, as
 ``os.walk`` joins names). A path the program gives back (``view``, ``edit``, ``open()``, ``os.listdir``) is read
-the same way, quoted whole as git prints it or part by part. A part that holds a ``"`` is quoted too, so the form
-is reversible; every other name is unchanged.
+the same way, quoted whole as git prints it or part by part. A part that starts or ends with a ``"`` is quoted
+too (alone, ``"a`` and ``b"`` need nothing, but ``"a/b"`` joined reads as a quoted name), so any listed path, its
+parts joined by ``/`` or by the sandbox's pathlib, reads back as itself; every other name is unchanged.
 """
 from __future__ import annotations
 
@@ -47,20 +48,24 @@ def _unquoted(text: str) -> str | None:
 
 
 def needs_quoting(path: str) -> bool:
-    """Whether ``path`` (as the file system gives it) reaches the program quoted: it is not UTF-8, or the program
-    giving it back would be read as another path (a name with quotes)."""
+    """Whether ``path`` (as the file system gives it) reaches the program quoted: a part is not UTF-8, or starts or
+    ends with a ``"`` (given back, alone or joined to others, it could read as a quoted name)."""
     if not _is_utf8(path):
         return True
-    return '"' in path and unquote(path) != path
+    return '"' in path and any(_part_needs_quoting(part) for part in path.split("/"))
+
+
+def _part_needs_quoting(part: str) -> bool:
+    return part.startswith('"') or part.endswith('"') or not _is_utf8(part)
 
 
 def quote(path: str) -> str:
-    """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, or holds a
-    ``"``, quoted; any other path unchanged."""
+    """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, or starts or ends
+    with a ``"``, quoted; any other path unchanged. Every part the program gets is thus plain (never read as a
+    quoted form) or quoted whole, and :func:`unquote` reads any path joined of such parts back as that path."""
     if (path.isascii() and '"' not in path) or not needs_quoting(path):  # the first: most paths, in one look
         return path
-    return "/".join(_c_quoted(os.fsencode(part)) if '"' in part or not _is_utf8(part) else part
-                    for part in path.split("/"))
+    return "/".join(_c_quoted(os.fsencode(part)) if _part_needs_quoting(part) else part for part in path.split("/"))
 
 
 def quote_all(paths: list[str]) -> list[str]:
@@ -85,23 +90,42 @@ def unquote(path: str) -> str:
     return "/".join(_unquoted(part) or part for part in path.split("/"))
 
 
+def readings(path: str) -> list[str]:
+    """Every real path the program's ``path`` may stand for, :func:`unquote`'s first. One, but where the text holds
+    a ``"`` and no ``\\``: the sandbox's pathlib, joining a folder the program typed raw (``"a``) to a quoted name
+    (``"b\\""``), eats the ``\\`` (``"a/"b/""``), and the same text is also the quoted name ``a"b"`` with its
+    ``\\`` eaten. So each split into a head the program typed (its parts read one by one) and a tail pathlib
+    joined is a reading too; the caller takes the one that exists (:meth:`codeact.core.boundary.Workspace.reading`)."""
+    first = unquote(path)
+    if '"' not in path or "\\" in path:
+        return [first]
+    parts = path.split("/")
+    if len(parts) > 64:  # no join of the sandbox's pathlib is that deep: unquote's reading alone
+        return [first]
+    found = dict.fromkeys([first])
+    for at in range(1, len(parts) + 1):
+        head = [_unquoted(part) or part for part in parts[:at]]
+        tail = parts[at:]
+        found["/".join(head + ([unquote("/".join(tail))] if tail else []))] = None
+    return list(found)
+
+
 def _rejoined(parts: list[str]) -> list[str]:
-    """``parts`` with each run from a part that opens a quote to the one that closes it joined by ``\\`` again,
-    where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's)."""
+    """``parts`` with each run from a part that opens a quote to the furthest one that closes it joined by ``\\``
+    again, where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's).
+    The furthest: a quoted name's own closing quote is never escaped, so no run read past it is a quoted name, while
+    one that stops short may be (``"a\\"\\"b"``, the name ``a""b``, holds ``"a\\""``)."""
     out: list[str] = []
-    run: list[str] = []
-    for part in parts:
-        if run:
-            run.append(part)
-            if part.endswith('"'):
-                joined = "\\".join(run)
-                out.extend([joined] if _unquoted(joined) is not None else run)
-                run = []
-        elif part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
-            run.append(part)
-        else:
-            out.append(part)
-    return out + run
+    at = 0
+    while at < len(parts):
+        part = parts[at]
+        end = at
+        if part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
+            end = next((last for last in range(len(parts) - 1, at, -1) if parts[last].endswith('"')
+                        and _unquoted("\\".join(parts[at:last + 1])) is not None), at)
+        out.append("\\".join(parts[at:end + 1]))
+        at = end + 1
+    return out
 
 
 def _is_utf8(text: str) -> bool:
@@ -139,4 +163,4 @@ def clean(value: Any) -> Any:
     return None
 
 
-__all__ = ["clean", "needs_quoting", "quote", "quote_all", "unquote"]
+__all__ = ["clean", "needs_quoting", "quote", "quote_all", "readings", "unquote"]
