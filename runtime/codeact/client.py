@@ -381,7 +381,8 @@ def main(argv: "list[str] | None" = None) -> int:
         return 2
     if use_server(args, env):
         parsed = cmdline.parse(args)
-        program = sys.stdin.read() if parsed is not None and parsed.reads_stdin else None  # kept for this process
+        # kept for this process; read no further than the size a run accepts (the run refuses what is past it)
+        program = cmdline.read_program(sys.stdin) if parsed is not None and parsed.reads_stdin else None
         try:
             return hand_over(args, env, cwd, program, start=args[0] == "run")
         except Unreachable as exc:

@@ -6,11 +6,12 @@ server reads a run's timeout with it (``codeact.server.runs``); and ``codeact.cl
 from :data:`OPTIONS`, so the three can never read one command line two ways. :func:`parse` reads what argparse
 reads (``--opt VALUE``, ``--opt=VALUE``, ``--`` ending the options, ``-`` as a value or the stdin positional, the
 last of a repeated option winning, no abbreviations); a command line argparse would refuse is ``None``: argparse
-then says why.
+then says why. :data:`MAX_PROGRAM` bounds the program a run is given, wherever it comes from.
 """
 TYPE_CHECKING = False  # not `typing`: the thin client imports this module
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 # subcommand -> {option: whether it takes a value}; `-h`/`--help` belong to every subcommand
 OPTIONS: "dict[str, dict[str, bool]]" = {
@@ -21,6 +22,10 @@ OPTIONS: "dict[str, dict[str, bool]]" = {
     "search": {"--limit": True, "--json": False, "--workspace": True},
 }
 HELP = ("-h", "--help")
+# The most a program's source may hold, in UTF-8 bytes. The host parses a program (its checks, ``--session``) with the
+# interpreter held, where the run's deadline cannot stop it, for a time that grows with the size: past this a run is
+# refused before anything parses it. A model writes far less in one program; data this large belongs in a file.
+MAX_PROGRAM = 256 * 1024
 # subcommand -> (fewest, most) positionals (None: no most), and the only values they may take (None: any)
 POSITIONALS: "dict[str, tuple[int, int | None, tuple[str, ...] | None]]" = {
     "run": (0, 1, ("-",)), "tools": (0, 1, None), "describe": (1, 1, None), "search": (1, None, None)}
@@ -106,4 +111,23 @@ def parse(argv: "Sequence[str]") -> "Parsed | None":
     return parsed
 
 
-__all__ = ["HELP", "OPTIONS", "POSITIONALS", "Parsed", "parse"]
+def program_too_large(code: str) -> "str | None":
+    """Why ``code`` is refused as larger than :data:`MAX_PROGRAM` (the message the program's error gives), or
+    ``None``. Counting the bytes encodes the text only when its length alone cannot decide."""
+    if len(code) <= MAX_PROGRAM // 4:
+        return None
+    size = len(code) if len(code) > MAX_PROGRAM else len(code.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PROGRAM:
+        return None
+    return (f"the program is too large: more than {MAX_PROGRAM // 1024} KiB ({MAX_PROGRAM:,} bytes) of source, the "
+            "most a run accepts (docs/tool-limits.md); it was not run. Put large data in a file and read it, or "
+            "split the work over several runs")
+
+
+def read_program(stream: "Any") -> str:
+    """The program a text ``stream`` (stdin, a file) holds, read no further than :data:`MAX_PROGRAM` decides:
+    one character past it is kept, so :func:`program_too_large` refuses it, and nothing more is read."""
+    return str(stream.read(MAX_PROGRAM + 1))
+
+
+__all__ = ["HELP", "MAX_PROGRAM", "OPTIONS", "POSITIONALS", "Parsed", "parse", "program_too_large", "read_program"]

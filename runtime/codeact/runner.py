@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import backends
+from .cmdline import program_too_large
 from .core import notices
 from .core.boundary import Workspace, find_workspace
 from .core.config import Settings, load_user_config
@@ -102,6 +103,11 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     Raises :class:`BackendUnavailable` when the chosen backend cannot run here, :class:`UsageError` on bad input.
     """
     started = time.perf_counter()
+    too_large = program_too_large(code)
+    if too_large is not None:  # before anything parses it: the host's parse holds the interpreter, past any deadline
+        return RunResult(ok=False, backend=backend_impl.name if backend_impl is not None else backend or "",
+                         stdout="", error=ErrorInfo("SyntaxError", too_large),
+                         duration_ms=(time.perf_counter() - started) * 1000)
     env = os.environ if environ is None else environ
     settings = settings or Settings.load()
     limits = limits or Limits.from_env(env)

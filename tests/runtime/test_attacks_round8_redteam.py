@@ -1,8 +1,8 @@
 """Red team, round 8 (a helper that had not seen the round's changes): the link rule past 40 links, the search
 tools' ignore files and submodules, the host's parse lock. Each test runs a program through the sandbox
-(``run``, monty) and fails while the breach is open; one left open is a strict xfail. Two timing findings (a
-program large enough that its host parse outlasts the run's limit; a .gitmodules of thousands of long lines) are
-xfail tests that do not run (``pytest --runxfail`` runs them)."""
+(``run``, monty) and fails while the breach is open; one left open is a strict xfail. Two timing findings: a
+program large enough that its host parse outlasted the run's limit (now refused past a size cap), and a
+.gitmodules of thousands of long lines, an xfail test that does not run (``pytest --runxfail`` runs it)."""
 from __future__ import annotations
 
 import os
@@ -33,7 +33,8 @@ def _one_file_repo(base: Path) -> Path:
 
 def _run_limited(ws: Path, home: Path, code: str, timeout: float) -> tuple[threading.Thread, list[str]]:
     """``code`` run as ``_run`` runs it, with the run's time limit ``timeout``, in a thread (daemon: a host call
-    that never returns must not hang the test): the thread and a list that holds the output once it ended."""
+    that never returns must not hang the test): the thread and a list that holds the output (and the error, if the
+    run failed) once it ended."""
     from codeact.core.config import Settings
     from codeact.core.limits import Limits
     from codeact.runner import run
@@ -45,7 +46,8 @@ def _run_limited(ws: Path, home: Path, code: str, timeout: float) -> tuple[threa
         result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(timeout=timeout),
                      environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
                               "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(home / "cfg")})
-        out.append(result.stdout + result.stderr)
+        error = f"{result.error.type}: {result.error.message}" if result.error is not None else ""
+        out.append(result.stdout + result.stderr + error)
 
     thread = threading.Thread(target=go, daemon=True)
     thread.start()
@@ -165,16 +167,17 @@ def test_sql_tells_nothing_of_what_a_journal_link_names_outside(tmp_path: Path) 
 
 
 # ------------------------------------------------------------ the host's parse of a large program
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 8): the host parses a program of any size outside its deadline; a timing test, not run: pytest --runxfail runs it")
 def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_path: Path) -> None:
     """The program's own source is parsed on the host (codeact.pyast.parse, under one lock, with the GIL held:
-    monty's _worth_checking, sessions.assigned, ...) before the deadline can stop anything, and its size is not
+    monty's _worth_checking, sessions.assigned, ...) before the deadline can stop anything, and its size was not
     bounded (``codeact run --file``, a frame of up to 1 GiB to the warm server; _refuse_huge counts commas only):
-    200,000 lines of ``x = 1`` (1.2 MB) are parsed twice, ~2.3 s each here (a 3.6 MB one: 10.3 s each; the time
-    grows with the size). A run limited to 0.5 s takes 8 s, and a concurrent run of the warm server (``print(1)``,
-    0.09 s alone) waits for the lock: 2.6 s. Since the server abandons a run past its limit but cannot stop the
-    thread, a few such programs keep every other run of the server waiting."""
+    200,000 lines of ``x = 1`` (1.2 MB) were parsed twice, ~2.3 s each here (a 3.6 MB one: 10.3 s each; the time
+    grows with the size). A run limited to 0.5 s took 8 s, and a concurrent run of the warm server (``print(1)``,
+    0.09 s alone) waited for the lock: 2.6 s. Since the server abandons a run past its limit but cannot stop the
+    thread, a few such programs kept every other run of the server waiting. A program past
+    codeact.cmdline.MAX_PROGRAM (256 KiB) is now refused before anything parses it."""
     import codeact.pyast as pyast
+    from codeact.cmdline import MAX_PROGRAM
 
     base = tmp_path.resolve()
     ws = base / "ws"
@@ -192,6 +195,7 @@ def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_pa
     assert small_out and small_out[0] == "1\n", small_out
     assert big_took < 3 and small_took < 1.5, (f"a run limited to 0.5 s took {big_took:.1f} s; a concurrent "
                                                f"print(1) took {small_took:.1f} s")
+    assert big_out and f"more than {MAX_PROGRAM // 1024} KiB" in big_out[0], big_out
 
 
 # ------------------------------------------------------------ a .gitmodules of long lines

@@ -37,6 +37,35 @@ def test_run_reads_stdin_and_files(cli, fixture_workspace):
     assert done.returncode == 0 and done.stdout == '{\n  "host": "localhost",\n  "port": 5432\n}\n{"n": 1}\n'
 
 
+def test_run_refuses_a_program_past_the_size_cap_from_stdin_or_a_file(cli, fixture_workspace):
+    """The host parses a program with the interpreter held, where the deadline cannot stop it: past MAX_PROGRAM
+    bytes a run is refused before anything parses it, with the limit named; one that fits runs."""
+    from codeact.cmdline import MAX_PROGRAM
+
+    big = "x = 1\n" * (MAX_PROGRAM // 6 + 1)
+    (fixture_workspace / "big.py").write_text(big)
+    for done in (cli("run", "-", stdin=big), cli("run", "--file", "big.py")):
+        assert done.returncode == 1, done.stderr
+        assert "SyntaxError: the program is too large: more than 256 KiB (262,144 bytes)" in done.stderr
+    data = json.loads(cli("run", "--json", "-", stdin=big).stdout)
+    assert data["ok"] is False and data["error"]["type"] == "SyntaxError" and "256 KiB" in data["error"]["message"]
+    fits = f"s = '{'a' * (MAX_PROGRAM - 100)}'\nlen(s)"
+    assert cli("run", "-", stdin=fits).stdout == f"{MAX_PROGRAM - 100}\n"
+
+
+def test_the_size_cap_counts_utf8_bytes():
+    from codeact.cmdline import MAX_PROGRAM, program_too_large, read_program
+
+    assert program_too_large("a" * MAX_PROGRAM) is None
+    assert program_too_large("a" * (MAX_PROGRAM + 1)) is not None
+    assert program_too_large("é" * (MAX_PROGRAM // 2)) is None  # two bytes each: exactly the cap
+    assert program_too_large("é" * (MAX_PROGRAM // 2 + 1)) is not None
+    assert program_too_large("\U0001f600" * (MAX_PROGRAM // 4 + 1)) is not None  # four bytes each, a quarter
+    import io
+
+    assert len(read_program(io.StringIO("a" * (3 * MAX_PROGRAM)))) == MAX_PROGRAM + 1  # read no further
+
+
 def test_run_json_shape(cli):
     done = cli("run", "--json", "--code", 'print("a")\ngrep(pattern="TODO", glob="*.md")')
     assert done.returncode == 0

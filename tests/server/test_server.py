@@ -210,6 +210,19 @@ def test_a_program_given_on_stdin_and_a_relative_file(repo: Repo) -> None:
     assert bad.returncode == 2 and "invalid float value" in bad.stderr
 
 
+def test_the_server_refuses_a_program_past_the_size_cap_before_parsing_it(repo: Repo) -> None:
+    """What the thin client reads from stdin, and the server from --file, stops one character past MAX_PROGRAM:
+    the warm server refuses the run, with the limit named, and goes on serving."""
+    assert repo("run", "--code", "1").stdout == "1\n"
+    pid = repo.server_pid()
+    big = "x = 1\n" * 100_000
+    (repo.root / "big.py").write_text(big)
+    for done in (repo("run", "-", stdin=big), repo("run", "--file", "big.py")):
+        assert done.returncode == 1 and "the program is too large: more than 256 KiB" in done.stderr, done.stderr
+    assert repo("run", "--code", "2").stdout == "2\n"
+    assert repo.server_pid() == pid, "the runs were the warm server's"
+
+
 @pytest.mark.parametrize("change", ["settings", "mcp_json", "github_mcp_json", "copilot_mcp_config", "trusted_folders",
                                     "user_config", "user_tool", "variable", "lock", "runtime_file",
                                     "runtime_file_same_stat", "settings_same_stat"])

@@ -203,7 +203,7 @@ def _worth_checking(code: str, tools: Any) -> bool:
         tree = parse(code)
     except (SyntaxError, ValueError):
         return True
-    known = set(assigned(code)) | _BUILTIN_NAMES
+    known = set(assigned(tree)) | _BUILTIN_NAMES  # the tree, not the code: one parse
     mentions = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and offers(tools, node.id):

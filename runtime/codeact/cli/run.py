@@ -92,11 +92,14 @@ def _read_program(args: argparse.Namespace) -> str:
     sources = [s for s in (args.code is not None, args.file is not None, args.stdin) if s]
     if len(sources) != 1:
         raise UsageError("give the program once: --code CODE, --file PATH, or - to read stdin")
+    from ..cmdline import read_program
+
     if args.code is not None:
         return str(args.code)
-    if args.file is not None:
+    if args.file is not None:  # no further than the size a run accepts: the run refuses what is past it
         try:
-            return Path(args.file).read_text(encoding="utf-8")
+            with open(args.file, encoding="utf-8") as handle:
+                return read_program(handle)
         except OSError as exc:
             raise UsageError(f"cannot read --file {args.file}: {exc.strerror}") from None
-    return str(args.stdin_text) if args.stdin_text is not None else sys.stdin.read()
+    return str(args.stdin_text) if args.stdin_text is not None else read_program(sys.stdin)

@@ -107,12 +107,16 @@ def prelude(state: Mapping[str, Any]) -> str:
     return "\n".join(f"{name} = {value!r}" for name, value in state.items()) or "None"
 
 
-def assigned(code: str) -> list[str]:
-    """The names ``code`` binds at its top level (assignments, loops, with, imports, definitions)."""
-    try:
-        tree = parse(code)
-    except SyntaxError:
-        return []
+def assigned(code: str | ast.Module) -> list[str]:
+    """The names ``code`` (a program, or its parsed tree: a caller that has one does not parse it again) binds at
+    its top level (assignments, loops, with, imports, definitions)."""
+    if isinstance(code, ast.Module):
+        tree = code
+    else:
+        try:
+            tree = parse(code)
+        except SyntaxError:
+            return []
     names: dict[str, None] = {}
     scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp, ast.SetComp,
               ast.DictComp, ast.GeneratorExp)
