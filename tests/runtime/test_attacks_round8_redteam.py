@@ -114,8 +114,6 @@ def test_a_gitmodules_linked_to_an_outside_fifo_does_not_hold_the_run_past_its_l
 
 
 # ------------------------------------------------------------ import glob counts links step by step, not per path
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 8): import glob gives each link on a path a "
-                   "budget of 40 of its own (inside the workspace only)")
 def test_import_glob_counts_every_link_on_the_path_as_the_kernel_does(tmp_path: Path) -> None:
     """``b1 -> ... -> b40 -> sub`` (40 links) and ``sub/ldir -> .``: ``b1/ldir/in.txt`` passes 41 links, ELOOP for
     the kernel, for open() and os.path.exists() here, and CPython's glob.glob answers ``[]``. confined_glob counts
@@ -134,6 +132,31 @@ def test_import_glob_counts_every_link_on_the_path_as_the_kernel_does(tmp_path: 
             "      G.glob('in.txt', root_dir='b1/ldir'))\n")
     out = _run(ws, base / "home", code)
     assert out == "False [] [] []\n", out
+
+
+def test_import_glob_counts_root_dir_s_links_and_those_after_dotdot_as_cpython_does(tmp_path: Path) -> None:
+    """The count runs over the whole lookup: ``root_dir='b1'`` (40 links) leaves one more for the pattern, and
+    ``b1/../b1`` spends 80; each glob answers what CPython's glob.glob answers on the same tree."""
+    import glob as host_glob
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub/in.txt").write_text("in\n")
+    (ws / "sub/ldir").symlink_to(".")
+    for i in range(1, 41):
+        (ws / f"b{i}").symlink_to(f"b{i + 1}" if i < 40 else "sub")
+    calls = [("ldir/in.txt", "b1"), ("ldir/*.txt", "b1"), ("*.txt", "b1"), ("b1/*.txt", None),
+             ("b2/ldir/in.txt", None), ("b2/ldir/*.txt", None), ("b1/../b1/in.txt", None), ("b1/../sub/*.txt", None)]
+    cwd = os.getcwd()
+    os.chdir(ws)
+    try:
+        expected = "".join(f"{host_glob.glob(pattern, root_dir=folder)!r}\n" for pattern, folder in calls)
+    finally:
+        os.chdir(cwd)
+    code = "import glob as G\n" + "".join(f"print(G.glob({pattern!r}, root_dir={folder!r}))\n"
+                                           for pattern, folder in calls)
+    assert _run(ws, base / "home", code) == expected
 
 
 # ------------------------------------------------------------ sql: SQLite's journal name, asked by path

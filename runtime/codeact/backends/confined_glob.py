@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 
 from ..core.boundary import Workspace
-from ..core.resolution import MAX_LINKS
 
 MAX_ENTRIES = 200_000  # names one call may list; past it the call fails loudly (never a part of the answer)
 MAX_CHARS = 32 * 1024 * 1024  # characters of the paths one call may give (a link loop spells ever longer ones)
@@ -63,21 +62,24 @@ class _Walk:
 
     def _step(self, parent: str, name: str, head: str, spelled: str) -> str | None:
         """The real path of the host name ``name`` in the real folder ``parent`` (``head`` spelled)."""
+        # the links followed on the way, counted along the whole path as the kernel counts one lookup's
+        before = self.links.get(head.rstrip("/"), 0)
         if name in ("", ".", ".."):  # ``file/.``, ``file/..``: ENOTDIR, as the kernel says
             if not os.path.isdir(parent):
                 return None
+            if before:
+                self.links[spelled.rstrip("/")] = before
             return parent if name != ".." else None if parent == self.root else os.path.dirname(parent)
         path = os.path.join(parent, name)
         if not os.path.islink(path):
+            if before:
+                self.links[spelled.rstrip("/")] = before
             return path if os.path.lexists(path) else None
-        links = self.links.get(head.rstrip("/"), 0) + 1
-        if links > MAX_LINKS:
+        try:  # every link this one leads through counts, not it alone
+            inside, links = self.workspace.follow_inside(path, before)  # a host name: never read as quoted
+        except OSError:  # past the kernel's 40 links (ELOOP), or a link to ``absent/../x``: resolved no further
             return None
         self.links[spelled.rstrip("/")] = links
-        try:
-            inside = self.workspace.real_inside(path)  # a host name: never read as a quoted form
-        except OSError:  # a link to ``absent/../x``: the kernel resolves it no further
-            return None
         if inside is None and spelled.rstrip("/") not in self.left:
             self.left.append(spelled.rstrip("/"))
         return inside
@@ -187,6 +189,8 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
             return []
         base = folder
     walk = _Walk(workspace, base, time.monotonic() + 3600 if deadline is None else deadline, matcher)
+    if root_dir is not None and first.links.get(given.rstrip("/"), 0):  # the kernel counts root_dir's links too:
+        walk.links[""] = first.links[given.rstrip("/")]  # CPython opens root_dir/<pattern's path> in one lookup
     if pathname.startswith("/"):
         walk.reals["/"] = None  # only the root's own spelling leads in (checked above)
         walk.reals[root] = root

@@ -17,7 +17,7 @@ from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, readings
-from .resolution import Outside, link_target, resolve_beneath, walk_plain
+from .resolution import Outside, link_target, resolve_beneath, resolve_counted, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
 # ---------------------------------------------------------------------------------------------- the protected set
@@ -527,13 +527,19 @@ class Workspace(NamedTuple):
         form), links followed, when that lies inside the workspace and reaches it by no step outside (see
         :meth:`resolve_stat`); else ``None``. Raises FileNotFoundError or NotADirectoryError where the kernel
         resolves no further (a link to ``absent/../x``)."""
+        return self.follow_inside(path)[0]
+
+    def follow_inside(self, path: str, links: int = 0) -> tuple[str | None, int]:
+        """:meth:`real_inside`, and the links followed counted on from ``links`` (those the same lookup followed
+        before ``path``, as the kernel counts them): past its 40, OSError ELOOP."""
         if os.sep != "/":  # pragma: no cover - Windows
             found = real_path(path)[0]
-            return found if _under(str(self.root), found) is not None else None
+            return (found if _under(str(self.root), found) is not None else None), links + 1
         try:
-            return resolve_beneath(str(self.root), path)[0]
+            found, _, _, links = resolve_counted(str(self.root), path, links=links)
         except Outside:
-            return None
+            return None, links
+        return found, links
 
     def resolve_for_write(self, path: str | os.PathLike[str]) -> Path:
         """Like :meth:`resolve`, and also refuses what a program must not write (see :func:`protection`): the rules

@@ -52,6 +52,12 @@ def _parts_below(root: str, text: str) -> list[str] | None:
 
 
 def resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str, os.stat_result | None, int]:
+    """:func:`resolve_counted`'s answer without the count."""
+    return resolve_counted(root, raw, lexical=lexical)[:3]
+
+
+def resolve_counted(root: str, raw: str, *, lexical: bool = False, links: int = 0
+                    ) -> tuple[str, os.stat_result | None, int, int]:
     """Where ``raw`` (relative to the real folder ``root``, or absolute under it) leads, resolved part by part as
     the kernel resolves it (one ``lstat`` a part, each link's target read and followed), but from the workspace's
     own files only: the path, or a link's target, that passes outside the root at any step (``..`` above it, an
@@ -61,13 +67,14 @@ def resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str,
     exists, else the ``errno`` that stopped it (a missing part, a file used as a folder: what follows is kept as
     text, as for a file to create). ``..`` after such a part raises that error, as the kernel does
     (``absent/../x``), unless ``lexical``: then it drops the part before, as ``os.path.realpath`` does. More than
-    the kernel's 40 links raise ELOOP."""
+    the kernel's 40 links raise ELOOP, counted from ``links`` (those followed on the way to ``raw``, which the
+    kernel counts in the same lookup); the count at the end comes fourth."""
     parts = _parts_below(root, raw)
     if parts is None:
         raise Outside
     pending = parts[::-1]  # the parts left, the next one last
     found, depth, st, folder = root, 0, None, True  # depth: parts below the root; folder: ``found`` is one
-    broken, broken_at, links = 0, 0, 0
+    broken, broken_at = 0, 0
     while pending:
         part = pending.pop()
         if not part or part == ".":
@@ -99,7 +106,7 @@ def resolve_beneath(root: str, raw: str, *, lexical: bool = False) -> tuple[str,
             if target is None:  # past the kernel's 40 links: ELOOP, whatever follows (kept as text, the path
                 raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))  # would hold a link left unread)
             found, depth, st, folder = _link_start(root, found, depth, target, pending)
-    return found, st, broken
+    return found, st, broken, links
 
 
 def _link_start(root: str, link: str, depth: int, target: str, pending: list[str]) -> tuple[str, int, None, bool]:
@@ -158,4 +165,4 @@ def link_target(root: str, anchor: str, name: str) -> str | None:
     return found if followed else None
 
 
-__all__ = ["MAX_LINKS", "Outside", "link_target", "resolve_beneath", "walk_plain"]
+__all__ = ["MAX_LINKS", "Outside", "link_target", "resolve_beneath", "resolve_counted", "walk_plain"]
