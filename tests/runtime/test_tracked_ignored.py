@@ -168,3 +168,55 @@ def test_glob_asks_git_while_ripgrep_lists(repo, make_ctx, monkeypatch, engine):
     names = [name for name, _ in started]
     assert names.index("git") < names.index("rg"), names
     assert all(child.proc.poll() is not None for _, child in started)
+
+
+def test_an_ignore_file_is_read_up_to_its_first_mib_and_the_cut_is_noted(tmp_path):
+    """The rules are parsed in this process with the interpreter held, and a program may write 128 MiB: only the
+    first MiB (whole lines) is read, and the model is told which file was cut and how large it is."""
+    from codeact.core import notices
+    from codeact.tools.search import walk
+
+    root = tmp_path.resolve()
+    line = "generated/file-" + "x" * 50 + "\n"
+    (root / ".gitignore").write_text(line * (2 * walk.MAX_IGNORE_BYTES // len(line)) + "last.txt\n")
+    size = (root / ".gitignore").stat().st_size
+    notes = notices.Notes()
+    previous = notes.activate()
+    try:
+        text = walk.read_ignore_file(root / ".gitignore", root)
+    finally:
+        notices.restore(previous)
+    assert text is not None and len(text.encode()) <= walk.MAX_IGNORE_BYTES and text.endswith(line)
+    assert "last.txt" not in text
+    assert notes.items == [f".gitignore holds {size:,} bytes: only its first 1 MiB (whole lines) were read; its rules "
+                           "past that are not applied by the searches' own checks (ripgrep still reads them all)"]
+    (root / "small").write_text("a\n")
+    assert walk.read_ignore(root / "small", root) == walk.IgnoreText("a\n", 0)
+
+
+def test_gitmodules_paths_are_bounded_walked_below_the_root_and_stop_at_the_deadline(tmp_path):
+    from codeact.core import notices
+    from codeact.core.limits import Deadline
+    from codeact.tools.search import tracked
+
+    root = tmp_path.resolve()
+    (root / "one/two").mkdir(parents=True)
+    (root / "afile").write_text("x")
+    (root / "out").symlink_to(tmp_path.parent)
+    entries = ["one/two", "one/two/", "one", "missing/x", "afile", "afile/x", "out", "out/x", "../x", "/abs", "a/./b",
+               "a" * (tracked.MAX_SUBMODULE_PATH + 1)]
+    (root / ".gitmodules").write_text("".join(f'[submodule "{i}"]\n\tpath = {p}\n' for i, p in enumerate(entries)))
+    notes = notices.Notes()
+    previous = notes.activate()
+    try:
+        assert tracked._submodules(root, Deadline(30)) == ["one/two", "one"]
+        (root / ".gitmodules").write_text("".join(f"\tpath = d{i}\n" for i in range(tracked.MAX_SUBMODULES + 5)))
+        for i in range(tracked.MAX_SUBMODULES + 5):
+            (root / f"d{i}").mkdir()
+        assert len(tracked._submodules(root, Deadline(30))) == tracked.MAX_SUBMODULES
+        assert tracked._submodules(root, Deadline(0)) == []  # past the deadline: nothing checked
+    finally:
+        notices.restore(previous)
+    assert [n.split(" are not searched")[0] for n in notes.items] == [
+        ".gitmodules: 1 path(s) longer than 4,096 bytes", ".gitmodules: more than 1,000 submodule paths: those past them",
+        ".gitmodules: the run's deadline came while its submodule paths were checked: those not checked"]

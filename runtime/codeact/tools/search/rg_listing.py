@@ -13,7 +13,7 @@ from ..proc import Child
 from .results import FirstItems
 from .ripgrep import FS, command, confined_reads, gathered, names_with
 from .scope import SKIPPED_MARKS, Stamped, skipped
-from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, may_ignore, name_ends, read_ignore_file
+from .walk import SKIP_DIRS, SKIP_IGNORE_FILE, Glob, may_ignore, name_ends, read_ignore
 
 _IGNORE_NAMES = (".gitignore", ".ignore", ".rgignore")
 _LISTED_NAMES = (*_IGNORE_NAMES, ".git", "info", "exclude", *SKIP_DIRS)  # names the overrides below list or skip
@@ -27,8 +27,8 @@ class Overrides:
     folders above the start, may match a name the glob matches (:func:`may_ignore`), and no folder listed matches
     it. Otherwise the listing is made again with a file type. ripgrep reads an ignore file that is a symbolic link
     (to a file below the workspace: it runs confined) but lists no link, so the start's own ignore files and those
-    above it are read here by the same rule (:func:`read_ignore_file`); a link deeper down is not seen (known
-    gap)."""
+    above it are read here by the same rule (:func:`read_ignore`; one cut to its first MiB: listed again); a link
+    deeper down is not seen (known gap)."""
 
     def __init__(self, glob: Glob, ends: tuple[str, ...]) -> None:
         self.ends = ends
@@ -72,7 +72,10 @@ class Overrides:
                 break
             folder = folder.parent
             files += [folder / name for name in _IGNORE_NAMES]
-        texts = [read_ignore_file(path, root) for path in files]  # a link out is not read, as ripgrep confined
+        read = [read_ignore(path, root) for path in files]  # a link out is not read, as ripgrep confined
+        if any(got is not None and got.cut_from for got in read):
+            return False  # rules past the cut are not seen here: listed again with every rule
+        texts = [got.text if got is not None else None for got in read]
         try:
             texts.append(SKIP_IGNORE_FILE.read_text(encoding="utf-8"))  # ours, outside the workspace
         except OSError:

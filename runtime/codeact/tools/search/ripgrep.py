@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..textfile import MAX_LINE_CHARS
-from .walk import SKIP_IGNORE_FILE, Glob, read_ignore_file
+from .walk import SKIP_IGNORE_FILE, Glob, read_ignore
 
 LONG_COLUMNS = 4 * MAX_LINE_CHARS  # bytes: ripgrep omits a longer matched line; it is read back and cut here
 _RG_UNSET = object()
@@ -62,8 +62,10 @@ def _anchored_above(root: Path, start: Path) -> bool:
         folder = folder.parent
     files = [f / n for f in (root, *folders) for n in (".gitignore", ".ignore", ".rgignore")]
     for path in [*files, root / ".git" / "info" / "exclude"]:
-        text = read_ignore_file(path, root)
-        for line in (text or "").splitlines():
+        read = read_ignore(path, root)
+        if read is not None and read.cut_from:
+            return True  # rules past the cut are not seen here: searched in Python, which says so in a note
+        for line in (read.text if read is not None else "").splitlines():
             rule = line.strip().lstrip("!").rstrip("/")
             if rule and not line.startswith("#") and "/" in rule:
                 return True

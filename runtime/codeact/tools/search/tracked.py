@@ -11,6 +11,7 @@ Asked once per run and index (the index's size and time), and only where the wor
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,7 +51,8 @@ class Asked:
         self.known = None
         self.root = root
         # the submodules are asked too, at most _AT_ONCE gits at a time (a .gitmodules may name thousands)
-        self.waiting = [(root / sub, sub + "/") for sub in _submodules(root) if _index_stat(root / sub) is not None]
+        self.waiting = [(root / sub, sub + "/") for sub in _submodules(root, deadline)
+                        if _index_stat(root / sub) is not None]
         self.waiting.reverse()  # popped from the end: in .gitmodules order
         self._ask(root, "")
         while self.waiting and len(self.asking) < _AT_ONCE:
@@ -129,21 +131,67 @@ def _git_dir(repo: Path) -> Path:
     return dot_git
 
 
-def _submodules(root: Path) -> list[str]:
+def _submodules(root: Path, deadline: Deadline) -> list[str]:
     """The paths ``.gitmodules`` names (those checked out are asked too): each once, and only a folder below
-    ``root`` reached through no link (not ``.``, ``..``, an absolute path, nor one that leads out)."""
-    from .walk import read_ignore_file
+    ``root`` reached through no link (not ``.``, ``..``, an absolute path, nor one that leads out), each walked part
+    by part from the root and only as far as it exists. A program may write ``.gitmodules`` (a repository may
+    commit one): its first :data:`MAX_IGNORE_BYTES` are read, at most :data:`MAX_SUBMODULES` paths kept, one longer
+    than :data:`MAX_SUBMODULE_PATH` skipped, and the checks stop at the run's deadline; a note says what was left."""
+    from .walk import MAX_IGNORE_BYTES, note_cut, read_ignore
 
-    text = read_ignore_file(root / ".gitmodules", root)  # as an ignore file: never through a link out, nor a FIFO
-    if text is None:
+    read = read_ignore(root / ".gitmodules", root)  # as an ignore file: never through a link out, nor a FIFO
+    if read is None:
         return []
+    if read.cut_from:
+        note_cut(root / ".gitmodules", root, read.cut_from, "the submodules it names past that are not searched "
+                                                           "for tracked files that .gitignore rules match")
     paths: dict[str, None] = {}
-    for line in text.splitlines():
+    long, left = 0, ""
+    for line in read.text.splitlines():
         name, sep, value = line.partition("=")
-        if sep and name.strip() == "path":
-            parts = value.strip().rstrip("/").split("/")
-            sub = "/".join(parts)
-            if (sub and sub not in paths and not sub.startswith("/") and all(p not in ("", ".", "..") for p in parts)
-                    and os.path.realpath(root / sub) == os.path.join(os.path.realpath(root), sub)):
-                paths[sub] = None
+        if not sep or name.strip() != "path":
+            continue
+        sub = value.strip().rstrip("/")
+        if len(sub) > MAX_SUBMODULE_PATH:
+            long += 1
+            continue
+        if len(paths) >= MAX_SUBMODULES:
+            left = f"more than {MAX_SUBMODULES:,} submodule paths: those past them"
+            break
+        if deadline.expired():
+            left = "the run's deadline came while its submodule paths were checked: those not checked"
+            break
+        if sub not in paths and _folder_below(root, sub):
+            paths[sub] = None
+    if long:
+        left = f"{long:,} path(s) longer than {MAX_SUBMODULE_PATH:,} bytes" + (f", and {left}" if left else "")
+    if left:
+        from ...core import notices
+
+        notices.note("", f".gitmodules: {left} are not searched for tracked files that .gitignore rules match "
+                         f"(the first {MAX_IGNORE_BYTES >> 20} MiB of it are read)")
     return list(paths)
+
+
+MAX_SUBMODULES = 1_000  # submodule paths of .gitmodules checked (each may start a git)
+MAX_SUBMODULE_PATH = 4_096  # bytes: a path longer than the kernel's PATH_MAX is no submodule anyone checks out
+
+
+def _folder_below(root: Path, sub: str) -> bool:
+    """Whether ``sub`` (a path relative to ``root``) is a folder below it reached through no link: each part opened
+    from the one before with no link followed, stopping at the first that is missing (no part looked up twice, and
+    nothing outside looked at)."""
+    from ...core.beneath import CAN_OPEN_BENEATH, open_listed
+    from ...errors import ToolError
+
+    parts = sub.split("/")
+    if not sub or sub.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return False
+    if not CAN_OPEN_BENEATH:  # pragma: no cover - Windows: the real path, part by part
+        return os.path.realpath(root / sub) == os.path.join(os.path.realpath(root), sub)
+    try:
+        opened = open_listed(str(root), sub)
+    except (OSError, ToolError, ValueError):  # missing, a link or a file on the way, a NUL byte
+        return False
+    os.close(opened.fd)
+    return stat.S_ISDIR(opened.stat.st_mode)

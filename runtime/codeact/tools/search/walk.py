@@ -10,6 +10,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 from ...errors import ToolError
 from .. import confine
@@ -337,19 +338,33 @@ class Level:
         self.prefix, self.rules, self.has_git = prefix, rules, has_git
 
 
-def read_ignore_file(path: Path, root: Path) -> str | None:
-    """The text of the ignore file ``path`` (``.gitignore``, ``.ignore``, ``.rgignore``, ``info/exclude``), or
-    ``None`` where it is not read: missing, not a regular file, or a symbolic link leading outside the workspace
-    ``root``. The one rule every reader of ignore files here keeps, and the one the confined ripgrep keeps (it
-    follows a link, and Landlock lets it read only below the root): a link to an outside file is never read, so
-    no answer depends on what such a file holds. What was opened is checked, not the path it was opened by (a
-    file swapped for a link meanwhile is seen); ``O_NONBLOCK``: a FIFO does not hold the open."""
+MAX_IGNORE_BYTES = 1 << 20  # what is read of one ignore file (or .gitmodules): its rules are parsed in this process
+
+
+class IgnoreText(NamedTuple):
+    """What :func:`read_ignore` read of an ignore file: its text, and its size when only the first
+    :data:`MAX_IGNORE_BYTES` (whole lines) were read (``0`` when the text is all of it)."""
+
+    text: str
+    cut_from: int = 0
+
+
+def read_ignore(path: Path, root: Path) -> IgnoreText | None:
+    """The text of the ignore file ``path`` (``.gitignore``, ``.ignore``, ``.rgignore``, ``info/exclude``,
+    ``.gitmodules``), or ``None`` where it is not read: missing, not a regular file, or a symbolic link leading
+    outside the workspace ``root``. The one rule every reader of ignore files here keeps, and the one the confined
+    ripgrep keeps (it follows a link, and Landlock lets it read only below the root): a link to an outside file is
+    never read, so no answer depends on what such a file holds. What was opened is checked, not the path it was
+    opened by (a file swapped for a link meanwhile is seen); ``O_NONBLOCK``: a FIFO does not hold the open. At
+    most :data:`MAX_IGNORE_BYTES` are read, cut after the last whole line: the rules are parsed here, with the
+    interpreter held, and a program may write a file of 128 MiB."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             return None
         try:
             real = os.readlink(f"/proc/self/fd/{fd}")
@@ -361,11 +376,37 @@ def read_ignore_file(path: Path, root: Path) -> str | None:
         if real != top and not real.startswith(top.rstrip("/") + "/"):
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read().decode("utf-8", errors="replace")
+            data = handle.read(MAX_IGNORE_BYTES + 1)
+        cut_from = 0
+        if len(data) > MAX_IGNORE_BYTES:
+            cut_from = max(info.st_size, len(data))
+            data = data[:data.rfind(b"\n", 0, MAX_IGNORE_BYTES) + 1]  # whole lines only: none if there is no "\n"
+        return IgnoreText(data.decode("utf-8", errors="replace"), cut_from)
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def read_ignore_file(path: Path, root: Path) -> str | None:
+    """:func:`read_ignore`'s text; a file cut to :data:`MAX_IGNORE_BYTES` is noted for the model (the rules past
+    the cut are not applied where CodeAct reads the rules itself)."""
+    read = read_ignore(path, root)
+    if read is None:
+        return None
+    if read.cut_from:
+        note_cut(path, root, read.cut_from, "its rules past that are not applied by the searches' own checks "
+                                            "(ripgrep still reads them all)")
+    return read.text
+
+
+def note_cut(path: Path, root: Path, size: int, what: str) -> None:
+    """Tell the model that only the first :data:`MAX_IGNORE_BYTES` of ``path`` (``size`` bytes) were read."""
+    from ...core import notices
+
+    shown = os.path.relpath(path, root) if str(path).startswith(str(root)) else path.name
+    notices.note("", f"{shown} holds {size:,} bytes: only its first {MAX_IGNORE_BYTES >> 20} MiB (whole lines) "
+                     f"were read; {what}")
 
 
 def read_level(root: Path, folder: Path, prefix: str, names: set[str] | None = None) -> Level | None:
