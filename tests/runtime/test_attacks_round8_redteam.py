@@ -205,7 +205,8 @@ def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_pa
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
-    big, big_out = _run_limited(ws, base / "home-a", "x = 1\n" * 200_000, timeout=0.5)
+    # 2.4 MB: the old code held the lock ~5 s a parse here, so both bounds below have a wide margin on a loaded machine
+    big, big_out = _run_limited(ws, base / "home-a", "x = 1\n" * 400_000, timeout=0.5)
     started = time.monotonic()
     while not pyast._ONE_AT_A_TIME.locked() and big.is_alive() and time.monotonic() - started < 20:
         time.sleep(0.001)
@@ -216,7 +217,7 @@ def test_a_large_program_holds_neither_its_run_nor_another_past_the_limit(tmp_pa
     big.join(60)
     big_took = time.monotonic() - started
     assert small_out and small_out[0] == "1\n", small_out
-    assert big_took < 3 and small_took < 1.5, (f"a run limited to 0.5 s took {big_took:.1f} s; a concurrent "
+    assert big_took < 3 and small_took < 3, (f"a run limited to 0.5 s took {big_took:.1f} s; a concurrent "
                                                f"print(1) took {small_took:.1f} s")
     assert big_out and f"more than {MAX_PROGRAM // 1024} KiB" in big_out[0], big_out
 
