@@ -72,7 +72,12 @@ class WorkspaceOS:
     def _real(self, path: Any) -> str:
         """The real path of a sandbox path, or PermissionError when it leaves the workspace."""
         try:
-            return str(self.workspace.resolve(str(_path_of(path)), lexical=True))  # as os.path.realpath
+            try:
+                return str(self.workspace.resolve(str(_path_of(path)), lexical=True))  # as os.path.realpath
+            except OSError as exc:
+                if exc.errno != errno.ELOOP:
+                    raise
+                return self.workspace.realpath(str(_path_of(path)))  # a loop: CPython's non-strict answer
         except PolicyError as exc:
             raise PermissionError(f"{self._shown(path)!r}: {exc}") from None
 
@@ -88,14 +93,18 @@ class WorkspaceOS:
         except ToolError as exc:
             raise OSError(str(exc)) from None
 
-    def _look(self, path: Any) -> os.stat_result | None:
-        """The ``stat`` of ``path`` (links inside followed), ``None`` where nothing is there."""
+    def _look(self, path: Any, *, strict: bool = False) -> os.stat_result | None:
+        """The ``stat`` of ``path`` (links inside followed), ``None`` where nothing is there, and where a file is
+        used as a folder or a link loop met, unless ``strict``: then the kernel's NotADirectoryError or OSError
+        ELOOP, as ``os.stat`` raises them."""
         try:
             opened = self._opened(path, look=True)
-        except (FileNotFoundError, NotADirectoryError):
+        except FileNotFoundError:
             return None
         except OSError as exc:
-            if exc.errno == errno.ELOOP:  # as CPython's exists() and is_dir() meet a link loop
+            if strict:
+                raise
+            if isinstance(exc, NotADirectoryError) or exc.errno == errno.ELOOP:  # as CPython's exists() says
                 return None
             raise
         if opened.fd >= 0:
@@ -103,7 +112,12 @@ class WorkspaceOS:
         return opened.stat
 
     def _existing(self, path: Any) -> os.stat_result:
-        found = self._look(path)
+        try:
+            found = self._look(path, strict=True)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # os.stat, os.scandir: CPython's OSError, not "no such file"
+                raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), self._shown(path)) from None
+            raise
         if found is None:
             raise FileNotFoundError(f"[Errno 2] No such file or directory: {self._shown(path)!r}")
         return found
@@ -131,6 +145,10 @@ class WorkspaceOS:
             folder = self._opened(quote(head) if head else ".", look=True)
         except (FileNotFoundError, NotADirectoryError):  # ``absent/x``: CPython's islink says False
             return False
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:  # ``loop/x``: its lstat fails, and CPython's islink says False
+                return False
+            raise
         try:
             return S_ISLNK(os.stat(name, dir_fd=folder.fd, follow_symlinks=False).st_mode)
         except OSError:
@@ -198,7 +216,7 @@ class WorkspaceOS:
         inside."""
         from pydantic_monty import ScanEntry
 
-        if not self.workspace.contains(str(_path_of(path))):
+        if not self.workspace.contains(str(_path_of(path)), loop=True):
             # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
             notices.note("files", f"{self._shown(path)!r} was not listed: it is outside the workspace (or a link "
                          "leads out of it); list the workspace's own folders")

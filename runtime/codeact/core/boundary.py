@@ -17,7 +17,7 @@ from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, readings
-from .resolution import Outside, link_target, resolve_beneath, resolve_counted, walk_plain
+from .resolution import Outside, link_target, realpath_beneath, resolve_beneath, resolve_counted, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
 # ---------------------------------------------------------------------------------------------- the protected set
@@ -471,6 +471,8 @@ class Workspace(NamedTuple):
             if exc.errno == errno.ENOENT:
                 raise FileNotFoundError(f"no such file or folder: {shown}") from None
             raise OSError(exc.errno, exc.strerror, shown) from None  # NotADirectoryError, ELOOP
+        if must_exist and broken == errno.ENOTDIR:  # ``file/x``: the kernel's "Not a directory"
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), self.display(found))
         if must_exist and broken:
             raise FileNotFoundError(f"no such file or folder: {self.display(found)}")
         return found, st
@@ -513,14 +515,36 @@ class Workspace(NamedTuple):
         meanwhile (see :func:`codeact.core.beneath.open_inside`); the caller closes it."""
         return open_inside(self, path, look=look)
 
-    def contains(self, path: str) -> bool:
+    def contains(self, path: str, *, loop: bool = False) -> bool:
         """Whether ``path``, a path the program gives (quoted forms read as the names they stand for), resolves
-        inside the workspace (links followed), as :meth:`resolve` would accept it."""
+        inside the workspace (links followed), as :meth:`resolve` would accept it. ``loop``: a path through more
+        links than the kernel follows (a loop) counts as inside when every link met lies inside."""
         try:
             self.resolve(path, lexical=True)
             return True
-        except (PolicyError, OSError):  # OSError: a path through more links than the kernel follows
+        except PolicyError:
             return False
+        except OSError as exc:  # a path through more links than the kernel follows
+            if not loop or exc.errno != errno.ELOOP:
+                return False
+        try:
+            self.realpath(path)
+            return True
+        except (PolicyError, OSError):
+            return False
+
+    def realpath(self, path: str) -> str:
+        """``os.path.realpath``'s answer (CPython 3.11, not strict) for the program's ``path``, from the workspace's
+        own files (:func:`codeact.core.resolution.realpath_beneath`): where it meets a link loop, the rest is kept
+        as text. :class:`PolicyError` where it leaves the workspace."""
+        raw = self.reading(path)
+        if os.sep != "/":  # pragma: no cover - Windows: the kernel's answer
+            return self._resolve_by_kernel(raw, False)[0]
+        try:
+            return realpath_beneath(str(self.root), raw)
+        except Outside:
+            raise PolicyError(f"path {raw!r} is outside the workspace; use paths inside it, relative to its root"
+                              ) from None
 
     def real_inside(self, path: str) -> str | None:
         """Where the host path ``path`` leads (its names as the file system holds them: never read as a quoted

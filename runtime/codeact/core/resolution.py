@@ -165,4 +165,63 @@ def link_target(root: str, anchor: str, name: str) -> str | None:
     return found if followed else None
 
 
-__all__ = ["MAX_LINKS", "Outside", "link_target", "resolve_beneath", "resolve_counted", "walk_plain"]
+MAX_REALPATH_LINKS = 256  # os.path.realpath follows a chain of any length (one frame a link): past this, ELOOP
+
+
+def realpath_beneath(root: str, raw: str) -> str:
+    """``os.path.realpath(raw)`` as CPython 3.11 answers it (not strict), from the workspace's own files: each link
+    followed once (a chain past the kernel's 40 too, up to 256), a link met again while it is being followed (a loop) ends the
+    resolution there with the rest of the path kept as text, a missing part kept as text. A path, link target or
+    the text kept that passes outside the root raises :class:`Outside` before anything outside is looked at."""
+    parts = _parts_below(root, raw)
+    if parts is None:
+        raise Outside
+    found = os.path.normpath(_joined_real(root, root, "/".join(parts), {}, [0])[0])
+    if found != root and not found.startswith(root + "/"):
+        raise Outside  # the text kept after a loop climbs out (``loop/../..``): refused from the text alone
+    return found
+
+
+def _joined_real(root: str, path: str, rest: str, seen: dict[str, str | None], links: list[int]) -> tuple[str, bool]:
+    """CPython 3.11's ``posixpath._joinrealpath`` below ``root``: ``path`` (a real folder inside it) joined with
+    ``rest``; the bool is False where a loop stopped it."""
+    if rest.startswith("/"):
+        below = _parts_below(root, rest)
+        if below is None:
+            raise Outside
+        path, rest = root, "/".join(below)
+    while rest:
+        name, _, rest = rest.partition("/")
+        if not name or name == ".":
+            continue
+        if name == "..":
+            if path == root:
+                raise Outside
+            path = path[:path.rindex("/")]
+            continue
+        newpath = path + "/" + name
+        try:
+            is_link = S_ISLNK(os.lstat(newpath).st_mode)
+        except OSError:
+            is_link = False
+        if not is_link:
+            path = newpath
+            continue
+        if newpath in seen:
+            cached = seen[newpath]
+            if cached is not None:
+                path = cached
+                continue
+            return newpath + "/" + rest if rest else newpath, False  # a loop: the rest as text
+        links[0] += 1
+        if links[0] > MAX_REALPATH_LINKS:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP))
+        seen[newpath] = None
+        path, ok = _joined_real(root, path, os.readlink(newpath), seen, links)
+        if not ok:
+            return path + "/" + rest if rest else path, False
+        seen[newpath] = path
+    return path, True
+
+
+__all__ = ["MAX_LINKS", "Outside", "link_target", "realpath_beneath", "resolve_beneath", "resolve_counted", "walk_plain"]
