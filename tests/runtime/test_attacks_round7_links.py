@@ -192,6 +192,39 @@ def test_a_committed_git_link_to_an_outside_path_tells_nothing(tmp_path: Path) -
     assert answers[True] == answers[False] != "allowed", answers
 
 
+def test_the_write_rules_never_read_an_install_or_plugin_file_through_a_link_out(tmp_path: Path) -> None:
+    """The rules read a nested install's answers file and manifest, and a plugin's manifest, to know what is
+    protected: a committed ``plugin.json``, answers file or ``.codeact/manifest.json`` that is a link to an outside
+    file made writes refused or allowed by whether that file exists and what it holds (its ``hooks`` key, its
+    owned entries). Such a link is now never followed: the answers are the same for every outside state."""
+    import json
+
+    from codeact.layout import manifest
+
+    answers = {}
+    for present in (True, False):
+        base = (tmp_path / str(present)).resolve()
+        ws = base / "ws"
+        (ws / "plug/skills").mkdir(parents=True)
+        (ws / "inst/.codeact").mkdir(parents=True)
+        (ws / "nested").mkdir()
+        if present:
+            (base / "X.json").write_text(json.dumps({"name": "p", "hooks": "skills"}))
+            stamped = manifest("repo", {})
+            stamped["owned"] = [item for item in stamped["owned"] if "workflows" not in item]
+            (base / "M.json").write_text(json.dumps(stamped))
+            (base / "A.yml").write_text("_src_path: x\n")
+        (ws / "plug/plugin.json").symlink_to("../../X.json")
+        (ws / "inst/.copier-answers.codeact.yml").write_text("_src_path: x\n")
+        (ws / "inst/.codeact/manifest.json").symlink_to("../../../M.json")
+        (ws / "nested/.copier-answers.codeact.yml").symlink_to("../../A.yml")
+        answers[present] = [_write_answer(ws, path) for path in (
+            "plug/skills/a.md", "plug/hooks.json", "inst/.github/workflows/codeact-update.yml",
+            "nested/.github/instructions/codeact.instructions.md")]
+    assert answers[True] == answers[False], answers
+    assert answers[True][1] != "allowed" and answers[True][2] != "allowed", answers  # the stricter reading
+
+
 @pytest.mark.parametrize("target", ["../ws/config", "inner/../config", "hop", "/ABS/ws/config", "missing/../config"])
 def test_a_protected_link_name_leading_inside_still_protects(tmp_path: Path, target: str) -> None:
     """The links the write rules follow inside the workspace (a chain, ``..`` through the root's own name, an

@@ -13,7 +13,17 @@ from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
 from ..errors import CodeactError, PolicyError
-from ..layout import LAYOUTS, for_scope, has_answers, manifest, project_of, read_manifest, scope_of
+from ..layout import (
+    ANSWERS_FILE,
+    LAYOUTS,
+    LEGACY_ANSWERS_FILE,
+    MANIFEST_FILE,
+    for_scope,
+    manifest,
+    project_of,
+    read_manifest,
+    scope_of,
+)
 from ..paths import real_path
 from .beneath import Opened, open_inside
 from .pathnames import quote, readings
@@ -143,17 +153,44 @@ def _short_name_targets() -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _plugin_rule(path: Path, folder: Path) -> Rule | None:
+def _kept_inside(path: Path, within: Path | None) -> bool:
+    """Whether the rules may look at (and read) ``path``: anywhere outside ``within`` (the checked workspace root:
+    the files of the repository and install it lies in are looked at by design), and inside it only where it leads
+    to a path inside (from the workspace's own files, :func:`codeact.core.resolution.resolve_beneath`). A committed
+    link from inside to outside is never followed: what lies there would decide a write's answer."""
+    if within is None or path == within or not path.is_relative_to(within):
+        return True
+    try:
+        resolve_beneath(str(within), str(path))
+    except (Outside, OSError):
+        return False
+    return True
+
+
+def _present(path: Path, within: Path | None) -> bool:
+    """``path.exists()``, where ``path`` is kept inside; a link leading out of ``within`` counts as there, whatever
+    lies outside (the stricter answer, the same for every outside state)."""
+    return path.exists() if _kept_inside(path, within) else os.path.lexists(path)
+
+
+def _is_manifest(path: Path, within: Path | None) -> bool:
+    return path.is_file() if _kept_inside(path, within) else os.path.lexists(path)
+
+
+def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> Rule | None:
     """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs (None when ``folder`` is not
-    a plugin, or the file is not one of those)."""
+    a plugin, or the file is not one of those). Inside ``within``, a manifest that is a link leading out counts as
+    one, unread."""
     low = "/".join(windows_name(part) for part in path.relative_to(folder).parts)
-    manifest = next((folder / m for m in _PLUGIN_MANIFESTS if (folder / m).is_file()), None)
+    manifest = next((folder / m for m in _PLUGIN_MANIFESTS if _is_manifest(folder / m, within)), None)
     if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
         if low != "plugin.json":
             return None
-        return PLUGIN_RULE if any((folder / n).exists() for n in ("hooks.json", ".mcp.json", "agents")) else None
+        return PLUGIN_RULE if any(_present(folder / n, within) for n in ("hooks.json", ".mcp.json", "agents")) else None
     if low in _PLUGIN_FILES or low.split("/", 1)[0] == "agents":
         return PLUGIN_RULE
+    if not _kept_inside(manifest, within):
+        return None
     try:
         import json
 
@@ -170,24 +207,25 @@ def _plugin_rule(path: Path, folder: Path) -> Rule | None:
     return None
 
 
-def _owned_rule(path: Path, project: Path) -> tuple[Rule, str] | None:
+def _owned_rule(path: Path, project: Path, within: Path | None = None) -> tuple[Rule, str] | None:
     """Whether ``path`` is (in) a file the install at ``project`` owns: the rule and the owned entry."""
     # case-folded and as Windows reads names: a case-insensitive disk, or NTFS, opens the same file
     rel = "/".join(windows_name(part) for part in path.relative_to(project).parts)
-    for item in owned_entries(project):
+    for item in owned_entries(project, within):
         low = item.lower()
         if rel == low.rstrip("/") or (low.endswith("/") and rel.startswith(low)):
             return OWNED_RULE, item
     return None
 
 
-def owned_entries(project: Path) -> tuple[str, ...]:
+def owned_entries(project: Path, within: Path | None = None) -> tuple[str, ...]:
     """What the install at ``project`` owns: its manifest's entries that the scope's layout holds, and every entry
     the answers cannot leave out (a manifest is a file of the repository: one emptied by a merged pull request
-    must not lift the protection of the instructions, skills or agent); the layout alone without a manifest."""
+    must not lift the protection of the instructions, skills or agent); the layout alone without a manifest, or
+    with one inside ``within`` that is a link leading out (never read)."""
     scope = scope_of(project)
     layout = for_scope(scope)
-    stamped = read_manifest(project)
+    stamped = read_manifest(project) if _kept_inside(project / MANIFEST_FILE, within) else None
     if stamped is None:
         return layout.owned
     always = manifest(scope, {})["owned"]  # what a stamp with every optional answer off still owns
@@ -205,12 +243,19 @@ def work_trees(path: Path) -> list[Path]:
     return [folder for folder in _ancestors(path) if os.path.lexists(folder / ".git")]
 
 
-def installs(path: Path, running: Path | None = None) -> list[Path]:
-    """The stamped installs ``path`` lies in (folders with an answers file, layout.has_answers), and ``running``."""
-    found = [folder for folder in _ancestors(path) if has_answers(folder)]
+def installs(path: Path, running: Path | None = None, within: Path | None = None) -> list[Path]:
+    """The stamped installs ``path`` lies in (folders with an answers file, layout.has_answers), and ``running``.
+    Inside ``within``, an answers file that is a link leading out makes no install (never followed)."""
+    found = [folder for folder in _ancestors(path) if _has_answers(folder, within)]
     if running is not None and running not in found and (path == running or path.is_relative_to(running)):
         found.append(running)
     return found
+
+
+def _has_answers(folder: Path, within: Path | None) -> bool:
+    """:func:`codeact.layout.has_answers`, counting inside ``within`` only answers files kept inside."""
+    return any(_kept_inside(folder / name, within) and (folder / name).is_file()
+               for name in (ANSWERS_FILE, LEGACY_ANSWERS_FILE))
 
 
 def running_install() -> Path | None:
@@ -247,11 +292,11 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
     for folder in path.parents:
-        found = _plugin_rule(path, folder)
+        found = _plugin_rule(path, folder, within)
         if found:
             return found, folder, ""
-    for project in installs(path, running):
-        owned = _owned_rule(path, project)
+    for project in installs(path, running, within):
+        owned = _owned_rule(path, project, within)
         if owned:
             return owned[0], project, owned[1]
     return None
@@ -264,14 +309,14 @@ def _linked_rule(real: Path, anchors: list[Path], running: Path | None, root: Pa
     link is read as its text, never asked of the kernel, so the answer tells nothing of what lies outside."""
     for anchor in anchors:
         names = list(_ANCHORED_NAMES)
-        if has_answers(anchor) or anchor == running:
-            names += [item.rstrip("/") for item in owned_entries(anchor)]
+        if _has_answers(anchor, root) or anchor == running:
+            names += [item.rstrip("/") for item in owned_entries(anchor, root)]
         for name in names:
             link = anchor / name
             found = link_target(str(root), str(anchor), name)
             target = Path(found) if found is not None else None
             if target is not None and (real == target or real.is_relative_to(target)):
-                rule = protection(link / real.relative_to(target), running=running)
+                rule = protection(link / real.relative_to(target), running=running, within=root)
                 if rule:
                     return rule
     return None
@@ -576,7 +621,7 @@ class Workspace(NamedTuple):
             found = protection(candidate, running=self.running, host=self.host_folders, within=self.root)
             if found:
                 self._refuse(candidate, found)
-        anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running)))
+        anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running, self.root)))
         found = _linked_rule(real, list(anchors), self.running, self.root)
         if found:
             self._refuse(real, found)
