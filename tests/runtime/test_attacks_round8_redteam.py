@@ -1,8 +1,9 @@
 """Red team, round 8 (a helper that had not seen the round's changes): the link rule past 40 links, the search
 tools' ignore files and submodules, the host's parse lock. Each test runs a program through the sandbox
-(``run``, monty) and fails while the breach is open; one left open is a strict xfail. Two timing findings, both
-closed: a program large enough that its host parse outlasted the run's limit (refused past a size cap), and a
-.gitmodules of thousands of long lines (read in part, walked as far as it exists, checked by the deadline)."""
+(``run``, monty) and fails while the breach is open (import glob's link count, left open, closed in round 9). Two
+timing findings, both closed: a program large enough that its host parse outlasted the run's limit (refused past a
+size cap), and a .gitmodules of thousands of long lines (read in part, walked as far as it exists, checked by the
+deadline)."""
 from __future__ import annotations
 
 import os
