@@ -3,6 +3,7 @@
 The pure-Python side of the search tools (codeact.tools.search), also used to check what ripgrep returns when it
 had to be given an override glob. Kept apart so each module stays readable.
 """
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
 import os
