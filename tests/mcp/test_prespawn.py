@@ -1,5 +1,5 @@
-"""Discovery starts the local servers before it imports the SDK, and the SDK's transport takes each one over
-(issue 44.4: the import overlaps the servers' start-up): never a server started twice, never one left running."""
+"""Discovery starts the local servers first, and its own client (plain_listing) or the SDK's transport takes each
+one over (issue 44.4): never a server started twice, never one left running."""
 from __future__ import annotations
 
 import asyncio
@@ -55,6 +55,11 @@ def test_a_server_the_sdk_would_start_otherwise_is_stopped_before_it_does(
     counter = tmp_path / "starts"
     root = workspace({"demo": demo(DEMO_STARTS_FILE=str(counter))})
     stopped = _record_stops(monkeypatch)
+
+    async def sdk_only(*_args: Any) -> None:
+        return None  # no plain listing: the SDK's transport is offered the server started ahead
+
+    monkeypatch.setattr(prespawn, "take", sdk_only)
     monkeypatch.setattr(prespawn, "_sdk_defaults", lambda: {"CODEACT_TEST_GUESS": "wrong"})
     report = discover(root, timeout=30, environ={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
     assert report.outcomes["demo"].status == "ok"

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from ..errors import ConfigError
 from .config import DEFAULT_TIMEOUT_MS, LoadedConfig, ServerConfig, load_servers, read_exclusions
 from .lock import LOCK_FILE, differences, empty_lock, read_lock, server_entry, write_lock
+from .plain_listing import ToolFields, from_sdk
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = DEFAULT_TIMEOUT_MS / 1000  # the CLI's wait for a server to start (its "timeout" bounds calls)
@@ -180,7 +181,8 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
                for name, config in servers.items() if config.transport == "stdio"}
     try:
         await prespawn.start(servers, errlogs, cwd, base_env)
-        import_sdk()
+        if any(config.transport != "stdio" for config in servers.values()) or not prespawn.SUPPORTED:
+            import_sdk()  # while the local servers start (a local one is listed with no SDK: plain_listing)
         return await _await_servers(servers, timeout, cwd, base_env, errlogs, began, on_outcome, publish, progress,
                                     known)
     finally:
@@ -262,8 +264,8 @@ def import_sdk() -> None:
     import mcp.client.streamable_http  # noqa: F401
 
 
-class _Listing(list[Any]):
-    """The tools a server listed (``mcp.types.Tool``), and those dropped as invalid: ``(name, reason)``.
+class _Listing(list[ToolFields]):
+    """The tools a server listed, and those dropped as invalid: ``(name, reason)``.
 
     ``cli_only``: the tools it offers only to a client that declares sampling and elicitation, as the Copilot CLI
     does (``None``: that second listing failed or did not finish, so they are not known)."""
@@ -293,17 +295,43 @@ async def _refuse(_context: Any, _params: Any) -> Any:
 async def _list_tools(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str], *,
                       errlog: Any = None, as_cli: bool = False,
                       on_listed: Callable[[_Listing], None] | None = None) -> _Listing:
-    """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation).
+    """Every page of ``config``'s tools, in one session (``as_cli``: declaring sampling and elicitation): a local
+    server by discovery's own client, unless it does not answer plainly (:mod:`codeact.mcp.plain_listing`), then
+    with the SDK, as every remote server.
 
     ``on_listed`` hears the listing before the session is closed (stopping a server takes a while)."""
-    from .sessions import open_session
+    from . import plain_listing, prespawn
 
-    options = {"sampling_callback": _refuse, "elicitation_callback": _refuse} if as_cli else None
     listing = _Listing()
     listing.dropped = []
     listing.cli_only = None
     listing.cli_listing_error = None
     listing.listed_at = None
+    process = await prespawn.take(config, errlog, cwd, environ) if config.transport == "stdio" and errlog else None
+    if process is not None:
+        try:
+            listing.extend(await plain_listing.list_tools(process, as_cli=as_cli))
+        except plain_listing.NotPlain:
+            listing.clear()
+        else:
+            listing.listed_at = asyncio.get_running_loop().time()
+            if on_listed:
+                on_listed(listing)
+            return listing
+        finally:
+            await plain_listing.stop(process)
+    return await _list_tools_with_sdk(config, cwd, environ, listing, errlog=errlog, as_cli=as_cli,
+                                      on_listed=on_listed)
+
+
+async def _list_tools_with_sdk(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str],
+                               listing: _Listing, *, errlog: Any, as_cli: bool,
+                               on_listed: Callable[[_Listing], None] | None) -> _Listing:
+    from . import prespawn
+    from .sessions import open_session
+
+    prespawn.install()
+    options = {"sampling_callback": _refuse, "elicitation_callback": _refuse} if as_cli else None
     async with open_session(config, errlog=errlog, cwd=cwd, environ=environ, session_options=options) as session:
         cursor = None
         for _page in range(100):
@@ -358,7 +386,8 @@ async def _list_server(config: ServerConfig, cwd: Path | None, environ: Mapping[
 
     grace = min(max(CLI_LISTING_GRACE, 2 * ((listing.listed_at or loop.time()) - began)), deadline - loop.time() - 0.5)
     try:
-        await asyncio.wait_for(_list_tools(config, cwd, environ, as_cli=True, on_listed=compare), max(grace, 0.001))
+        await asyncio.wait_for(_list_tools(config, cwd, environ, errlog=errlog, as_cli=True, on_listed=compare),
+                               max(grace, 0.001))
     except Exception as exc:  # noqa: BLE001 - said in the outcome's notes; the first listing stands
         if not listed.done():
             listing.cli_listing_error = (f"it did not list within {max(grace, 0):.0f} s"
@@ -387,7 +416,8 @@ def _unchanged(listing: _Listing, entry: Mapping[str, Any], config: ServerConfig
     return by_name(tools) == by_name(list(entry.get("tools") or [])) and by_name(dropped) == by_name(recorded)
 
 
-async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[tuple[str, str]], str | None]:
+async def _list_page(session: Any, cursor: str | None
+                     ) -> tuple[list[ToolFields], list[tuple[str, str]], str | None]:
     """One ``tools/list`` page. When the SDK refuses the page because some tool is invalid (it validates the
     whole listing), the page is fetched again raw and each tool validated alone, so one bad tool drops only
     itself, as in the Copilot CLI."""
@@ -397,7 +427,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
     params = PaginatedRequestParams(cursor=cursor) if cursor else None
     try:
         listing = await session.list_tools(params=params)
-        return list(listing.tools), [], listing.next_cursor
+        return [from_sdk(tool) for tool in listing.tools], [], listing.next_cursor
     except ValidationError:
         dispatcher = getattr(session, "_dispatcher", None)  # mcp 2.3: the raw JSON-RPC layer
         if dispatcher is None:
@@ -407,7 +437,7 @@ async def _list_page(session: Any, cursor: str | None) -> tuple[list[Any], list[
     for index, item in enumerate((raw or {}).get("tools") or []):
         name = item.get("name") if isinstance(item, dict) else None
         try:
-            kept.append(Tool.model_validate(item, by_name=False))
+            kept.append(from_sdk(Tool.model_validate(item, by_name=False)))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ()))
@@ -456,7 +486,7 @@ def _outcome_of(task: asyncio.Future[_Listing], config: ServerConfig) -> Outcome
                    dropped=[{"name": n, "reason": r} for n, r in sorted(dropped)])
 
 
-def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
+def tool_entry(tool: ToolFields) -> tuple[dict[str, Any], str | None]:
     """A tool's lock entry, or a problem with its schemas (an MCP input schema must be an object schema)."""
     def plain(value: Any) -> Any:
         return json.loads(json.dumps(value)) if value is not None else None
@@ -466,12 +496,11 @@ def tool_entry(tool: Any) -> tuple[dict[str, Any], str | None]:
                                  "input_schema": plain(tool.input_schema), "output_schema": plain(tool.output_schema)}
     except (TypeError, ValueError) as exc:
         return {}, f"schema is not JSON ({exc})"
-    if getattr(tool, "title", None):
+    if tool.title:
         entry["title"] = tool.title
-    if getattr(tool, "annotations", None) is not None:
-        entry["annotations"] = tool.annotations.model_dump(mode="json", exclude_none=True)
-    task_support = getattr(getattr(tool, "execution", None), "task_support", None)
-    if task_support == "required":
+    if tool.annotations is not None:
+        entry["annotations"] = tool.annotations
+    if tool.task_support == "required":
         return {}, "requires task-augmented execution (MCP tasks), which CodeAct does not support"
     for key in ("input_schema", "output_schema"):
         schema = entry[key]

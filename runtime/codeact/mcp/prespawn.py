@@ -1,14 +1,14 @@
-"""Local servers started before the SDK is imported, so that their start-up overlaps the import, and every server
-process of a discovery stopped when it ends.
+"""Local servers started as discovery begins, before anything else, and every server process of a discovery
+stopped when it ends.
 
-Discovery imports the ``mcp`` SDK (about half a second of CPU) before it can list anything. Started first, the
-configured stdio servers start on the other cores meanwhile; the SDK's own stdio transport then takes each one
-over instead of starting it again: :func:`handed_over` stands in for the SDK's process start and returns the
-waiting process when the command, arguments, environment, folder and stderr file are exactly those it was
-started with (anything else starts a process as the SDK would). Every process a discovery's sessions were given
-is recorded, and :func:`stop_all` ends what still runs when the discovery ends (a server that closed its stdout
-and lives on, one no session took over, a discovery cut short). POSIX only (on Windows the SDK starts servers in a
-job object of its own).
+Started first, the configured stdio servers start on the other cores while discovery gets ready to list them.
+Discovery's own client (:mod:`codeact.mcp.plain_listing`) takes each one over (:func:`take`); a server it leaves to
+the SDK is started again by the SDK's stdio transport, or taken over where it was not spoken to yet:
+:func:`handed_over` stands in for the SDK's process start and returns the waiting process when the command,
+arguments, environment, folder and stderr file are exactly those it was started with (anything else starts a
+process as the SDK would). Every process a discovery's clients were given is recorded, and :func:`stop_all` ends
+what still runs when the discovery ends (a server that closed its stdout and lives on, one no client took over, a
+discovery cut short). POSIX only (on Windows the SDK starts servers in a job object of its own).
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -78,24 +78,49 @@ async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextI
     A server that cannot be started here is left to the SDK, which reports why when it tries."""
     if not SUPPORTED:
         return
-    import anyio
-
     discovery = _Discovery([], [])
     _current.set(discovery)  # first: a discovery ended while it starts them still stops those started
     for name, config in servers.items():
         errlog = errlogs.get(name)
         if config.transport != "stdio" or errlog is None:
             continue
-        command, args, env, folder = stdio_params(config, cwd, environ)
-        env = {**_sdk_defaults(), **env}  # exactly the environment the SDK would start it with
-        try:
-            process = await anyio.open_process([command, *args], env=env, stderr=errlog, cwd=folder,
-                                               start_new_session=True)  # as the SDK starts it: its own group
-        except (OSError, ValueError):
-            continue
-        _track(process)
-        discovery.waiting.append(Started(command, args, env, folder, errlog, process))
-    _install()
+        started = await _open(config, errlog, cwd, environ)
+        if started is not None:
+            discovery.waiting.append(started)
+
+
+async def _open(config: ServerConfig, errlog: TextIO, cwd: Path | None, environ: Mapping[str, str] | None
+                ) -> Started | None:
+    """Start ``config``'s server as the SDK would (None where it cannot be started here: the SDK says why)."""
+    import anyio
+
+    command, args, env, folder = stdio_params(config, cwd, environ)
+    env = {**_sdk_defaults(), **env}  # exactly the environment the SDK would start it with
+    try:
+        process = await anyio.open_process([command, *args], env=env, stderr=errlog, cwd=folder,
+                                           start_new_session=True)  # as the SDK starts it: its own group
+    except (OSError, ValueError):
+        return None
+    _track(process)
+    return Started(command, args, env, folder, errlog, process)
+
+
+async def take(config: ServerConfig, errlog: TextIO, cwd: Path | None, environ: Mapping[str, str] | None
+               ) -> Any | None:
+    """The process of ``config``'s server for this discovery's own client (:mod:`codeact.mcp.plain_listing`): the
+    one started ahead for ``errlog``, or one started now; ``None`` where none can be started here."""
+    discovery = _current.get()
+    if discovery is None or not SUPPORTED:
+        return None
+    mine = next((s for s in discovery.waiting if s.errlog is errlog), None)
+    if mine is not None:
+        discovery.waiting.remove(mine)
+    else:
+        mine = await _open(config, errlog, cwd, environ)
+        if mine is None:
+            return None
+    discovery.given.append(mine.process)
+    return mine.process
 
 
 def _sdk_defaults() -> dict[str, str]:
@@ -103,8 +128,8 @@ def _sdk_defaults() -> dict[str, str]:
     return {k: v for k in SDK_INHERITED if (v := os.environ.get(k)) is not None and not v.startswith("()")}
 
 
-def _install() -> None:
-    """Put :func:`handed_over` in the place of the SDK's process start (once a process)."""
+def install() -> None:
+    """Put :func:`handed_over` in the place of the SDK's process start (once a process; imports the SDK)."""
     from mcp.client import stdio
 
     original = stdio._create_platform_compatible_process
@@ -180,5 +205,5 @@ async def _stop(process: Any) -> None:
         await process.aclose()
 
 
-__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "start", "stdio_params", "still_waiting", "stop_all",
-           "stop_every_discovery"]
+__all__ = ["SDK_INHERITED", "SUPPORTED", "Started", "install", "start", "stdio_params", "still_waiting", "stop_all",
+           "stop_every_discovery", "take"]
