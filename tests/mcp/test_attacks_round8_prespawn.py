@@ -36,6 +36,23 @@ def _discover(tmp_path: Path, root: Path, timeout: float) -> subprocess.Popen[by
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _wait_for(path: Path) -> None:
+    started = time.monotonic()
+    while not path.exists() and time.monotonic() - started < 30:
+        time.sleep(0.005)
+    assert path.exists(), f"{path.name} never appeared (the server never started)"
+
+
+def _signal_then_reap(process: subprocess.Popen[bytes], signum: int, pids: Path, what: str) -> None:
+    """``signum`` to ``process`` once its servers run; none of them may run once it has ended."""
+    time.sleep(1.0)
+    process.send_signal(signum)
+    process.wait(timeout=30)
+    time.sleep(0.5)
+    alive = _reap(pids)
+    assert not alive, f"servers still running after {what} ended: {alive}"
+
+
 def _reap(pids: Path) -> list[int]:
     alive = [int(pid) for pid in pids.read_text().split() if still_running(int(pid))] if pids.exists() else []
     for pid in alive:
@@ -51,16 +68,8 @@ def test_a_discovery_ended_by_another_signal_leaves_no_server_running(tmp_path: 
     server = "import os, time; open({!r}, 'a').write(str(os.getpid()) + '\\n'); time.sleep(60)"
     root, pids = _workspace(tmp_path, server.format(str(tmp_path / "pids")))
     discover = _discover(tmp_path, root, 30)
-    started = time.monotonic()
-    while not pids.exists() and time.monotonic() - started < 30:
-        time.sleep(0.005)
-    assert pids.exists(), "the server never started"
-    time.sleep(1.0)
-    discover.send_signal(signum)
-    discover.wait(timeout=30)
-    time.sleep(0.5)
-    alive = _reap(pids)
-    assert not alive, f"servers still running after discovery ended: {alive}"
+    _wait_for(pids)
+    _signal_then_reap(discover, signum, pids, "discovery")
 
 
 def test_a_server_whose_first_process_exits_leaves_nothing_of_its_group_running(tmp_path: Path) -> None:
@@ -99,18 +108,9 @@ def test_the_warm_server_ended_by_a_signal_leaves_no_discovered_server_running(t
     daemon = subprocess.Popen([sys.executable, "-c", code, str(sockets / "s.sock"), str(root)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        started = time.monotonic()
-        while not pids.exists() and time.monotonic() - started < 30:
-            time.sleep(0.005)
-        assert pids.exists(), "the server never started"
-        while not (sockets / "s.sock").exists() and time.monotonic() - started < 30:
-            time.sleep(0.005)
-        time.sleep(0.5)
-        daemon.send_signal(signum)
-        daemon.wait(timeout=30)
-        time.sleep(0.5)
-        alive = _reap(pids)
-        assert not alive, f"servers still running after the warm server ended: {alive}"
+        _wait_for(pids)
+        _wait_for(sockets / "s.sock")
+        _signal_then_reap(daemon, signum, pids, "the warm server")
         assert daemon.stderr is not None and b"stopped" in daemon.stderr.read(), "the server did not stop cleanly"
     finally:
         if daemon.poll() is None:

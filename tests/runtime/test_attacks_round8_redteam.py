@@ -115,6 +115,17 @@ def test_a_gitmodules_linked_to_an_outside_fifo_does_not_hold_the_run_past_its_l
 
 
 # ------------------------------------------------------------ import glob counts links step by step, not per path
+def _forty_links(base: Path) -> Path:
+    """``base/ws``: ``b1 -> b2 -> ... -> b40 -> sub`` (40 links), ``sub/in.txt`` and ``sub/ldir -> .``."""
+    ws = base / "ws"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "sub/in.txt").write_text("in\n")
+    (ws / "sub/ldir").symlink_to(".")
+    for i in range(1, 41):
+        (ws / f"b{i}").symlink_to(f"b{i + 1}" if i < 40 else "sub")
+    return ws
+
+
 def test_import_glob_counts_every_link_on_the_path_as_the_kernel_does(tmp_path: Path) -> None:
     """``b1 -> ... -> b40 -> sub`` (40 links) and ``sub/ldir -> .``: ``b1/ldir/in.txt`` passes 41 links, ELOOP for
     the kernel, for open() and os.path.exists() here, and CPython's glob.glob answers ``[]``. confined_glob counts
@@ -122,12 +133,7 @@ def test_import_glob_counts_every_link_on_the_path_as_the_kernel_does(tmp_path: 
     of 40, so the 40 links behind ``b1`` count as one: glob.glob lists ``b1/ldir/in.txt`` (and root_dir='b1/ldir'
     is walked), a path the same program then cannot open (inside the workspace only)."""
     base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "sub").mkdir(parents=True)
-    (ws / "sub/in.txt").write_text("in\n")
-    (ws / "sub/ldir").symlink_to(".")
-    for i in range(1, 41):
-        (ws / f"b{i}").symlink_to(f"b{i + 1}" if i < 40 else "sub")
+    ws = _forty_links(base)
     code = ("import os, glob as G\n"
             "print(os.path.exists('b1/ldir/in.txt'), G.glob('b1/ldir/in.txt'), G.glob('b1/ldir/*.txt'),\n"
             "      G.glob('in.txt', root_dir='b1/ldir'))\n")
@@ -141,12 +147,7 @@ def test_import_glob_counts_root_dir_s_links_and_those_after_dotdot_as_cpython_d
     import glob as host_glob
 
     base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "sub").mkdir(parents=True)
-    (ws / "sub/in.txt").write_text("in\n")
-    (ws / "sub/ldir").symlink_to(".")
-    for i in range(1, 41):
-        (ws / f"b{i}").symlink_to(f"b{i + 1}" if i < 40 else "sub")
+    ws = _forty_links(base)
     calls = [("ldir/in.txt", "b1"), ("ldir/*.txt", "b1"), ("*.txt", "b1"), ("b1/*.txt", None),
              ("b2/ldir/in.txt", None), ("b2/ldir/*.txt", None), ("b1/../b1/in.txt", None), ("b1/../sub/*.txt", None)]
     cwd = os.getcwd()
