@@ -231,3 +231,16 @@ def test_cpu_pinning_is_reported(environ: dict[str, str], ok: bool | None, says:
 def test_cpu_pinning_needs_two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(doctor.os, "sched_getaffinity", lambda _pid: {3}, raising=False)
     assert doctor.cpu_check({}).ok is None and "one CPU" in doctor.cpu_check({}).detail
+
+
+def test_asking_copier_s_python_imports_nothing_of_the_current_folder(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """doctor runs from the repository, which programs and pull requests write: ``python -c`` puts that folder first
+    on sys.path, and a ``json.py`` there ran on the host (red team round 9, issue 40)."""
+    marker = tmp_path / "ran"
+    for name in ("json.py", "importlib.py", "copier_template_extensions.py"):
+        (tmp_path / name).write_text(f"open({str(marker)!r}, 'a').write({name!r})\n")
+    monkeypatch.chdir(tmp_path)
+    answer = doctor.query_copier(None)
+    assert not marker.exists(), marker.read_text()
+    assert set(answer) == {"copier", "extensions_error"}

@@ -216,7 +216,9 @@ def _python_check(group: str, lowest: tuple[int, int], highest: tuple[int, int] 
 
 # --- template -----------------------------------------------------------------------------------------------------
 
-_COPIER_QUERY = ("import importlib.metadata as m, json\n"
+# `python -c` puts the current folder (the repository, which programs and pull requests write) first on sys.path:
+# the query drops it before it imports anything.
+_COPIER_QUERY = ("import sys\ndel sys.path[0]\nimport importlib.metadata as m, json\n"
                  "try:\n    v = m.version('copier')\nexcept m.PackageNotFoundError:\n    v = None\n"
                  "try:\n    import copier_template_extensions\n    e = None\n"
                  "except Exception as x:\n    e = type(x).__name__ + ': ' + str(x)\n"

@@ -66,13 +66,17 @@ def _undo_in_folder_render(here: Path) -> None:
         shutil.rmtree(nested)
 
 
+_COPIER_MAIN = "import runpy, sys\ndel sys.path[0]\nrunpy.run_module('copier', run_name='__main__', alter_sys=True)\n"
+
+
 def update_from_root(here: Path, root: Path, version_to: str) -> int:
     """Undo an update Copier ran inside ``here`` (``root/.codeact``) and run it from ``root``, where it renders
     every file and moves the answers to the root. Returns that update's exit status."""
     _undo_in_folder_render(here)
     print(f"codeact: this update ran inside {_CODEACT_DIR}/, where Copier cannot reach the stamp's other files; "
           f"running it from {root} instead (the answers file moves to {ANSWERS_FILE})", file=sys.stderr, flush=True)
-    command = [sys.executable, "-m", "copier", "update", "-a", LEGACY_ANSWERS_FILE, "--trust", "--defaults",
+    # not `-m copier`: it puts the repository first on sys.path, and a copier.py there would run instead
+    command = [sys.executable, "-c", _COPIER_MAIN, "update", "-a", LEGACY_ANSWERS_FILE, "--trust", "--defaults",
                "--skip-answered"]
     if version_to:
         command += ["--vcs-ref", version_to]
