@@ -1,0 +1,224 @@
+"""Red team, round 9 (a helper that had not seen the session's changes): a bash call that outlives its run, host
+helpers past the run's memory and time limits (a huge file read by line, ripgrep on a long .gitignore, a walk over
+a committed fan of links), and names the sandbox's pathlib reads as other files. Each test runs a program through
+the sandbox (``run``, monty) and fails while the breach is open (strict xfail). The timing findings are xfail tests
+that do not run (``pytest --runxfail`` runs them)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="symbolic links, sparse files, PID namespaces")
+
+MiB = 1 << 20
+
+
+def _git(*args: str, cwd: Path | None = None) -> None:
+    subprocess.run(["git", *args], check=True, cwd=cwd, capture_output=True)
+
+
+_CHILD = """\
+import json, os, resource, sys
+sys.path.insert(0, sys.argv[1])
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
+from codeact.runner import run
+ws, home, code, memory, timeout = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
+os.chdir(ws)
+result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(memory=memory, timeout=timeout),
+             environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8",
+                      "CODEACT_CONFIG_DIR": home + "/cfg"})
+peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"out": result.stdout + result.stderr + str(result.error), "peak": peak * 1024}))
+"""
+
+
+def _peak_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float) -> tuple[str, int, float]:
+    """``code`` run in the sandbox over ``ws`` in a Python of its own (so its peak memory is its own): the output,
+    the peak resident size in bytes of that process and of every process it started (ripgrep, git, workers), and
+    the seconds the run took."""
+    import codeact
+
+    home.mkdir(exist_ok=True)
+    runtime = str(Path(codeact.__file__).resolve().parent.parent)
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", _CHILD, runtime, str(ws), str(home), code, str(memory),
+                           str(timeout)], capture_output=True, text=True, timeout=timeout + 300)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = json.loads(done.stdout.splitlines()[-1])
+    return shown["out"], shown["peak"], took
+
+
+# ------------------------------------------------------------ bash with a NaN timeout
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): bash(timeout=float('nan')) starts the "
+                   "command, then fails before it is stopped: it outlives the run")
+def test_a_bash_call_with_a_nan_timeout_leaves_nothing_running(tmp_path: Path) -> None:
+    """``bash(command=..., timeout=float('nan'))``: the check ``timeout <= 0`` lets NaN through, ``min(nan,
+    run_left)`` is NaN, and the supervisor (``unshare`` ... ``bash_reaper``) is started before ``_pump`` fails on
+    the NaN deadline (ValueError: cannot convert float NaN to integer). The ``try`` around it only forgets the call:
+    nothing stops the process group, and no sweep runs. The program gets a ValueError it can catch; the command goes
+    on running after the run has ended (re-parented to init), here writing a file a second later -- anything it
+    likes, for as long as it likes. Fix: refuse a timeout that is not finite, and stop the call's group (and its
+    supervisor) whenever the pumping fails, not only after it returns."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = ("try:\n"
+            "    bash(command='touch started; sleep 1; touch outlived', timeout=float('nan'))\n"
+            "except Exception as exc:\n"
+            "    print(type(exc).__name__, exc)\n")
+    out = _run(ws, base / "home", code)
+    ended = time.monotonic()
+    while time.monotonic() - ended < 10 and not (ws / "outlived").exists():
+        time.sleep(0.2)
+    assert not (ws / "outlived").exists(), f"the command ran on after its run had ended: {out}"
+
+
+# ------------------------------------------------------------ one huge line read whole on the host
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): view(view_range=...) reads a file's "
+                   "first line whole into the host, however long")
+def test_view_with_a_range_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None:
+    """``view(path=..., view_range=[1, 1])`` iterates the file by line (``for raw in handle``) and checks each line
+    for a NUL only once it has it whole: a 256 MiB file with no newline (sparse zeros here; a data file, a
+    minified bundle, a file bash made) becomes one 256 MiB bytes object in the host, and a 3 GiB one took 6.4 GB
+    and 28 s in a run limited to 256 MiB and 3 s. The run's memory limit of 64 MiB here is the sandbox's; the host
+    took 2x the file. Fix: read a range in bounded chunks (the binary check on each chunk, a line longer than the
+    tool-result limit cut visibly), never a whole line at once."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    with open(ws / "big.dat", "wb") as handle:
+        handle.truncate(256 * MiB)
+    out, peak, _ = _peak_run(ws, base / "home", "print(view(path='big.dat', view_range=[1, 1])[:40])",
+                             memory=64 * MiB, timeout=60)
+    assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): edit() reads the whole file into the "
+                   "host, however large")
+def test_edit_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None:
+    """``edit(path=..., old_str=..., new_str=...)`` reads the file whole (``Slot.read``: ``handle.read()``), decodes
+    it, counts and replaces: a 256 MiB file takes about twice that in the host before any answer, whatever the run's
+    memory limit (64 MiB here); a 1 GiB file took 2.1 GB. Fix: refuse a file over a bound tied to the run's memory
+    limit (or the write limit) from its fstat, before reading it, with a message naming view_range/bash."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    with open(ws / "big.txt", "wb") as handle:
+        handle.truncate(256 * MiB)
+    out, peak, _ = _peak_run(ws, base / "home", "print(edit(path='big.txt', old_str='zz', new_str='y'))",
+                             memory=64 * MiB, timeout=60)
+    assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+
+
+# ------------------------------------------------------------ ripgrep on a long committed .gitignore
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): ripgrep runs with no memory limit; a "
+                   "committed .gitignore of 30,000 lines makes it take GBs")
+def test_a_long_gitignore_does_not_take_the_search_past_the_run_memory(tmp_path: Path) -> None:
+    """A repository commits a ``.gitignore`` of 30,000 lines like ``dir1/**/*.log`` (0.5 MB). Every ``glob``,
+    ``grep`` and ``outline`` starts ripgrep, which compiles them into one glob set: 564 MB and 5 s here (100,000
+    lines, 1.8 MB: 1.9 GB and 30 s; 3,000,000 lines: 8.7 GB in 60 s), in a child with no memory limit at all, while
+    the run's limit is 64 MiB. Only the run's deadline stops it, and several searches run at once on the warm
+    server. Fix: give the tools' children (ripgrep, git, the regex and outline workers) an address-space limit
+    tied to the run's memory limit (``RLIMIT_AS`` in the preexec, as host_modules' child has), and/or read
+    ignore files past a size bound with the Python walk's rules instead."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    (ws / ".gitignore").write_text("".join(f"dir{i}/**/*.log\n" for i in range(30_000)))
+    _git("init", "-q", str(ws))
+    _git("add", "a.py", ".gitignore", cwd=ws)
+    out, peak, _ = _peak_run(ws, base / "home", "print(glob(pattern='*.py'))", memory=64 * MiB, timeout=30)
+    assert peak < 256 * MiB, f"the search took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+
+
+# ------------------------------------------------------------ a walk over a committed fan of links
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): the sandbox's Path.scan "
+                   "(os.walk, rglob) checks no deadline; a timing test, not run: pytest --runxfail runs it")
+def test_a_walk_over_a_committed_fan_of_links_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """``d/l1``, ``d/l2``, ``d/l3`` all ``-> .`` (three committed links): ``os.walk('d', followlinks=True)`` makes
+    one ``Path.scan`` host call that follows each link inside (``_link_kind`` resolves every one, ``_listed`` opens
+    every folder part by part) until 200,000 entries: 34 s of host work in a run limited to 3 s, with no deadline
+    check. The CLI's watchdog kills its process at 1.6x the limit with a traceback of host paths; on the warm server
+    the client takes the server for stuck and kills it, with every other run it was serving. Fix: check the run's
+    deadline in ``WorkspaceOS._scan`` (each folder listed, each link followed) and fail with the run's TimeoutError."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "d").mkdir(parents=True)
+    for name in ("l1", "l2", "l3"):
+        (ws / "d" / name).symlink_to(".", target_is_directory=True)
+    code = ("import os\nn = 0\ntry:\n    for top, dirs, files in os.walk('d', followlinks=True):\n        n += 1\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\nprint(n)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ a backslash in a name
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a name with a backslash reaches the "
+                   "sandbox unquoted and its pathlib reads the backslash as a separator")
+def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Path) -> None:
+    """A repository commits ``a\\b.txt`` (a plain UTF-8 name on POSIX) beside ``a/b.txt``. Names are quoted only
+    when not UTF-8 or holding a ``"`` (codeact.core.pathnames.needs_quoting), so ``Path('.').iterdir()`` hands the
+    sandbox ``a\\b.txt`` as it is, and pydantic-monty's pathlib takes the ``\\`` for a separator: the program is
+    given ``a/b.txt``, and reading it gives the OTHER file's text. ``Path('.').glob('*.txt')`` and ``rglob`` list
+    ``a/b.txt`` (rglob twice) and never the file they found; ``Path(p).read_text()`` of a path glob() or
+    os.listdir returned reads the other file too, and ``edit(path=str(p), ...)`` would change it. Fix: quote a name
+    holding a ``\\`` as git does (core.quotePath quotes ``\\`` too), so the form survives the sandbox's pathlib."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "a").mkdir(parents=True)
+    (ws / "a\\b.txt").write_text("BACKSLASH\n")
+    (ws / "a" / "b.txt").write_text("OTHER\n")
+    code = ("from pathlib import Path\n"
+            "print(sorted((str(p), p.read_text()) for p in Path('.').iterdir() if p.is_file()))\n"
+            "print(sorted((str(p), p.read_text()) for p in Path('.').glob('*.txt')))\n"
+            "print(sorted(Path(p).read_text() for p in glob(pattern='**/*.txt')))\n")
+    out = _run(ws, base / "home", code)
+    lines = out.splitlines()
+    assert len(lines) >= 3, out
+    assert "BACKSLASH" in lines[0] and "OTHER" not in lines[0], out
+    assert "BACKSLASH" in lines[1] and "OTHER" not in lines[1], out
+    assert lines[2].count("BACKSLASH") == 1 and lines[2].count("OTHER") == 1, out
+
+
+# ------------------------------------------------------------ an encoding the sandbox does not know
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): open() and read_text() decode any "
+                   "encoding but Latin-1 as UTF-8, silently")
+def test_a_file_read_in_another_encoding_is_never_silently_read_as_utf8(tmp_path: Path) -> None:
+    """``open(p, encoding=E)`` and ``Path(p).read_text(encoding=E)`` go through the prelude's ``codeact_decode``,
+    which knows Latin-1 and UTF-8 only: ``cp1252``, ``utf-16-le``, ``shift_jis``, ``ascii`` ... are decoded as
+    UTF-8 with no word. ``café`` stored as UTF-8 and read as cp1252 gives ``café`` (CPython: ``cafÃ©``);
+    ``hi`` in UTF-16-LE gives ``h\\x00i\\x00``; a non-ASCII file read as ASCII gives text where CPython raises
+    UnicodeDecodeError. Fix: decode with the named codec on the host (the bytes are there already), or raise
+    LookupError naming the encodings the sandbox reads -- never a silent UTF-8 answer."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "u8.txt").write_bytes("café\n".encode())
+    (ws / "u16.txt").write_bytes("hi\n".encode("utf-16-le"))
+    code = ("from pathlib import Path\n" + _TRY +
+            "print('cp1252', t(lambda: open('u8.txt', encoding='cp1252').read()))\n"
+            "print('ascii', t(lambda: Path('u8.txt').read_text(encoding='ascii')))\n"
+            "print('utf16', t(lambda: open('u16.txt', encoding='utf-16-le').read()))\n")
+    out = _run(ws, base / "home", code)
+    assert "cp1252 " + repr("cafÃ©\n") in out or "cp1252 LookupError" in out, out
+    assert "ascii UnicodeDecodeError" in out or "ascii LookupError" in out, out
+    assert "utf16 " + repr("hi\n") in out or "utf16 LookupError" in out, out
+
+
+_TRY = """\
+def t(f):
+    try:
+        return repr(f())
+    except Exception as exc:
+        return type(exc).__name__ + ': ' + str(exc)
+"""
