@@ -57,6 +57,39 @@ def _peak_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float) -
     return shown["out"], shown["peak"], took
 
 
+# ------------------------------------------------------------ codeact doctor imports the workspace's modules
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): codeact doctor asks copier's Python with "
+                   "`python -c` from the workspace, which puts the workspace first on sys.path")
+def test_codeact_doctor_runs_no_module_of_the_workspace(tmp_path: Path) -> None:
+    """``codeact doctor`` is one of the read-only subcommands the enforcement hook lets the model run in exclusive
+    mode (spec.MODEL_SUBCOMMANDS), from the repository root. Its template check (lifecycle/doctor.query_copier)
+    runs ``[python, "-c", _COPIER_QUERY]`` with no ``-I``/``-P`` and no ``cwd``: ``-c`` puts the current folder
+    first on sys.path, and the query imports ``json`` (not yet loaded in that Python) and
+    ``copier_template_extensions``. A ``json.py`` at the root -- committed by a pull request, or written by a
+    sandboxed PROGRAM with create(), which may write any ordinary file there -- runs on the host with the user's
+    permissions: an escape from the sandbox through a command the hook allows, bash or not. Fix: run the query
+    with ``-I`` (or ``-P`` and ``cwd=`` a folder programs cannot write), as the launcher's ``del sys.path[0]``,
+    the workers' ``-I`` and bootstrap's ``chdir`` do elsewhere."""
+    import codeact
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    _git("init", "-q", str(ws))
+    marker = base / "ran-on-the-host"
+    payload = f"open({str(marker)!r}, 'w').write('x')\n"
+    out = _run(ws, base / "home", f"print(create(path='json.py', file_text={payload!r}))\n")
+    assert "created json.py" in out, out
+    runtime = str(Path(codeact.__file__).resolve().parent.parent)
+    entry = "import sys; del sys.path[0]; from codeact.client import entry; entry()"  # the launcher's
+    env = {**os.environ, "PYTHONPATH": runtime, "CODEACT_SERVER": "0", "HOME": str(base / "home"),
+           "CODEACT_CONFIG_DIR": str(base / "home/cfg"), "XDG_CACHE_HOME": str(base / "cache"),
+           "XDG_STATE_HOME": str(base / "state")}
+    done = subprocess.run([sys.executable, "-S", "-c", entry, "doctor"], cwd=ws, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert not marker.exists(), f"json.py of the workspace ran on the host: {done.stdout[-800:]}"
+
+
 # ------------------------------------------------------------ bash with a NaN timeout
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): bash(timeout=float('nan')) starts the "
                    "command, then fails before it is stopped: it outlives the run")
