@@ -213,6 +213,23 @@ def test_outline_name_with_a_backtracking_pattern_stops_at_the_run_deadline(tmp_
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
+# ------------------------------------------------------------ sql's statement split, quadratic
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): sql's split_statements is "
+                   "quadratic and checks no deadline; a timing test, not run: pytest --runxfail runs it")
+def test_sql_splitting_a_long_unfinished_statement_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """``sql(query="SELECT '" + ";" * 500_000)``: split_statements grows ``current`` one ``;`` at a time and asks
+    ``sqlite3.complete_statement`` of the whole string each time (an open quote never completes), before the
+    database is even opened: quadratic, in the run's own thread, with no deadline check (300,000 took 12 s in a
+    run limited to 3 s; a 1 MB query several minutes). Fix: split once with a tokenizer that tracks quotes and
+    comments, or check the run's deadline in the loop."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    out, _, took = _peak_run(ws, base / "home", "print(sql(query=\"SELECT '\" + ';' * 500_000))",
+                             memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
 # ------------------------------------------------------------ a backslash in a name
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a name with a backslash reaches the "
                    "sandbox unquoted and its pathlib reads the backslash as a separator")
