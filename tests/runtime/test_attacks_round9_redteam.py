@@ -250,6 +250,25 @@ def test_a_program_with_many_rewritten_calls_stops_at_the_run_deadline(tmp_path:
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
+# ------------------------------------------------------------ tree-sitter's query over a pathological file
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): outline's tree-sitter query "
+                   "runs with no deadline; a timing test, not run: pytest --runxfail runs it")
+def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """A committed ``a.js`` of ``x = `` and 300,000 ``[`` (300 KB, under outline's 1 MiB cap; ``{`` in C, ``[`` in a
+    Go receiver do the same): tree-sitter parses it fast, but ``QueryCursor.captures`` over the error tree is
+    quadratic -- 5.8 s at 100 KB, 51 s at 300 KB, minutes at 1 MiB -- in one C call with no deadline, in this
+    process for a single file (and in the host's share of a large outline). A run limited to 3 s takes 50 s. Fix:
+    give the query cursor the run's deadline (py-tree-sitter's progress callback, or ``timeout_micros``), and parse
+    in workers only, which the deadline can kill."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.js").write_text("x = " + "[" * 300_000 + "\n")
+    out, _, took = _peak_run(ws, base / "home", "print(str(outline(path='a.js'))[:200])", memory=256 * MiB,
+                             timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
 # ------------------------------------------------------------ a backslash in a name
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a name with a backslash reaches the "
                    "sandbox unquoted and its pathlib reads the backslash as a separator")
