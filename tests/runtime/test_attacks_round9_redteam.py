@@ -256,8 +256,9 @@ def test_a_program_with_many_rewritten_calls_stops_at_the_run_deadline(tmp_path:
 def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """A committed ``a.js`` of ``x = `` and 300,000 ``[`` (300 KB, under outline's 1 MiB cap; ``{`` in C, ``[`` in a
     Go receiver do the same): tree-sitter parses it fast, but ``QueryCursor.captures`` over the error tree is
-    quadratic -- 5.8 s at 100 KB, 51 s at 300 KB, minutes at 1 MiB -- in one C call with no deadline, in this
-    process for a single file (and in the host's share of a large outline). A run limited to 3 s takes 50 s. Fix:
+    quadratic -- 5.8 s at 100 KB, 51 s at 300 KB -- in one C call with no deadline, in this process for a single
+    file (and in the host's share of a large outline: ``outline(path='src')`` over six such files of 1 MiB was still
+    running 15 minutes into a run limited to 5 s, when it was killed). Fix:
     give the query cursor the run's deadline (py-tree-sitter's progress callback, or ``timeout_micros``), and parse
     in workers only, which the deadline can kill."""
     base = tmp_path.resolve()
