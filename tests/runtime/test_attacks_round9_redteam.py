@@ -324,6 +324,26 @@ def test_sql_never_writes_a_database_with_other_hard_links(tmp_path: Path) -> No
     assert kept == [("outside",)], f"the outside database was written: {out}"
 
 
+# ------------------------------------------------------------ view's folder listing, one name a line
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): view lists a folder one name a line, "
+                   "with a newline or a trailing @ in a name left as it is")
+def test_view_of_a_folder_lists_each_entry_as_itself(tmp_path: Path) -> None:
+    """``view(path='.')`` gives a folder's entries one a line, a link marked with a trailing ``@``; names are quoted
+    only when not UTF-8 or holding a ``"``. A committed ``notes\nREADME.md`` is listed as two lines, ``notes`` and
+    ``README.md``: an entry that is not there, and one that reads back as another file (the real ``README.md``);
+    a regular file named ``tool@`` is listed exactly as a link ``tool`` would be. Fix: quote a name holding a
+    control character (as git does) or ending in ``@`` or ``/``, so each line names one entry as it is."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "notes\nREADME.md").write_text("hidden\n")
+    (ws / "tool@").write_text("a file\n")
+    out = _run(ws, base / "home", "print(view(path='.'))\n")
+    listed = out.splitlines()
+    assert "README.md" not in listed and "notes" not in listed, out
+    assert "tool@" not in listed or "tool" in os.listdir(ws), out
+
+
 # ------------------------------------------------------------ an encoding the sandbox does not know
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): open() and read_text() decode any "
                    "encoding but Latin-1 as UTF-8, silently")
