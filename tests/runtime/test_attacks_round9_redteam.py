@@ -298,32 +298,6 @@ def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Pat
     assert lines[2].count("BACKSLASH") == 1 and lines[2].count("OTHER") == 1, out
 
 
-# ------------------------------------------------------------ sql through a hard link
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): sql writes a database with other hard "
-                   "links, which edit refuses")
-def test_sql_never_writes_a_database_with_other_hard_links(tmp_path: Path) -> None:
-    """``ws/x.db`` is a hard link of ``out/x.db`` (outside the workspace; made by the user, a build, or an earlier
-    bash call). ``edit`` refuses such a file (``Slot.read``: "its other names may lie outside the workspace");
-    ``sql(db='x.db')`` opens it in place and its UPDATE lands in the outside file. Fix: refuse, in ``_database``, a
-    database file whose ``st_nlink`` is more than 1 (as edit does), or open it read-only."""
-    import sqlite3
-
-    base = tmp_path.resolve()
-    (base / "ws").mkdir()
-    (base / "out").mkdir()
-    with sqlite3.connect(base / "out/x.db") as conn:
-        conn.execute("CREATE TABLE t(v)")
-        conn.execute("INSERT INTO t VALUES ('outside')")
-    conn.close()
-    os.link(base / "out/x.db", base / "ws/x.db")
-    out = _run(base / "ws", base / "home", "print(sql(query=\"UPDATE t SET v = 'changed'; SELECT v FROM t\", "
-                                           "db='x.db'))\n")
-    with sqlite3.connect(base / "out/x.db") as conn:
-        kept = conn.execute("SELECT v FROM t").fetchall()
-    conn.close()
-    assert kept == [("outside",)], f"the outside database was written: {out}"
-
-
 # ------------------------------------------------------------ view's folder listing, one name a line
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): view lists a folder one name a line, "
                    "with a newline or a trailing @ in a name left as it is")
