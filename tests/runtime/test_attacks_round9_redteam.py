@@ -59,8 +59,6 @@ def _peak_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float) -
 
 
 # ------------------------------------------------------------ codeact doctor imports the workspace's modules
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): codeact doctor asks copier's Python with "
-                   "`python -c` from the workspace, which puts the workspace first on sys.path")
 def test_codeact_doctor_runs_no_module_of_the_workspace(tmp_path: Path) -> None:
     """``codeact doctor`` is one of the read-only subcommands the enforcement hook lets the model run in exclusive
     mode (spec.MODEL_SUBCOMMANDS), from the repository root. Its template check (lifecycle/doctor.query_copier)
