@@ -230,8 +230,6 @@ def test_sql_splitting_a_long_unfinished_statement_stops_at_the_run_deadline(tmp
 
 
 # ------------------------------------------------------------ the rewrite's edits, spliced one at a time
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): rewrite_for_sandbox splices "
-                   "each edit into a copy of the whole program; a timing test, not run: pytest --runxfail runs it")
 def test_a_program_with_many_rewritten_calls_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """A program of 20,000 lines ``a = open("x", encoding="latin-1").read_text(encoding="cp1252")`` (1.4 MB; the
     function is never called): core/rewrite.rewrite_for_sandbox applies its edits from the end, each one as

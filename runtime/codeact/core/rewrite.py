@@ -122,16 +122,27 @@ def rewrite_for_sandbox(code: str) -> tuple[str, str, list[tuple[int, str]]]:
               + _builtin_attr_edits(tree, bound, starts) + _sandbox_gap_edits(tree, bound, starts, compares))
     if not edits:
         return code, "", notes
-    data = code.encode("utf-8")
-    # from the end; at one offset the deeper (inner) edit first, so the outer prefix lands left of it
-    for start, end, _depth, text in sorted(edits, key=lambda e: (e[0], e[1], e[2]), reverse=True):
-        data = data[:start] + text.encode("utf-8") + data[end:]
-    new = data.decode("utf-8")
+    new = _apply(code.encode("utf-8"), edits).decode("utf-8")
     names = prelude.names_in(new)
     return new, prelude.source_for(names, ordered) if names else "", notes
 
 
 bind_methods = rewrite  # the name the first version had
+
+
+def _apply(data: bytes, edits: list[tuple[int, int, int, str]]) -> bytes:
+    """``data`` with each edit's byte range ``start:end`` replaced by its text, built once from the pieces in order
+    (a copy of the whole program per edit is quadratic in a long program). Edits never overlap; at one offset an
+    insertion comes before a replacement, and the outer (shallower) edit left of the inner one."""
+    pieces: list[bytes] = []
+    done = 0
+    for start, end, _depth, text in sorted(edits, key=lambda e: (e[0], e[1], e[2])):
+        if start < done:
+            raise ValueError(f"overlapping rewrite edits at byte {start}")
+        pieces += (data[done:start], text.encode("utf-8"))
+        done = end
+    pieces.append(data[done:])
+    return b"".join(pieces)
 
 
 def _method_edits(tree: Any, bound: set[str], starts: list[int]) -> list[tuple[int, int, int, str]]:
