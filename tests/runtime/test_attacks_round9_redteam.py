@@ -90,8 +90,6 @@ def test_codeact_doctor_runs_no_module_of_the_workspace(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ bash with a NaN timeout
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): bash(timeout=float('nan')) starts the "
-                   "command, then fails before it is stopped: it outlives the run")
 def test_a_bash_call_with_a_nan_timeout_leaves_nothing_running(tmp_path: Path) -> None:
     """``bash(command=..., timeout=float('nan'))``: the check ``timeout <= 0`` lets NaN through, ``min(nan,
     run_left)`` is NaN, and the supervisor (``unshare`` ... ``bash_reaper``) is started before ``_pump`` fails on

@@ -175,11 +175,35 @@ def _zombie(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("bad", [{"timeout": 0}, {"memory": -1}, {"tool_calls": "many"}])
+@pytest.mark.parametrize("bad", [{"timeout": 0}, {"memory": -1}, {"tool_calls": "many"}, {"timeout": float("nan")},
+                                 {"timeout": float("inf")}, {"memory": float("inf")}])
 def test_bad_limits_are_refused(bad):
     from codeact.errors import UsageError
     with pytest.raises(UsageError):
         Limits().merged(bad) if "tool_calls" in bad else Limits(**bad)
+    with pytest.raises(UsageError):  # as a flag or a CODEACT_* variable gives them: text
+        Limits().merged({name: str(value) for name, value in bad.items()})
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), -1.0])
+def test_bash_refuses_a_timeout_that_is_not_a_positive_finite_number(ctx, timeout):
+    marker = _unusual_sleep()
+    with pytest.raises(ValueError, match="timeout must be a positive, finite number of seconds"):
+        shell.bash(ctx, command=f"sleep {marker}", timeout=timeout)
+    assert _none_running(marker, wait=0.5), "the command started although its timeout was refused"
+
+
+def test_bash_leaves_nothing_running_when_reading_its_output_fails(ctx, monkeypatch):
+    marker = _unusual_sleep()
+
+    def failing(*_args, **_kw):
+        time.sleep(0.3)  # the command is running by now
+        raise RuntimeError("the pumping failed")
+
+    monkeypatch.setattr(shell, "_pump", failing)
+    with pytest.raises(RuntimeError, match="the pumping failed"):
+        shell.bash(ctx, command=f"sleep {marker} & (setsid sleep {marker} &); sleep {marker}")
+    assert _none_running(marker), f"'sleep {marker}' outlived a call whose pumping failed"
 
 
 def test_a_run_writes_no_more_than_its_write_limit_and_says_so(run_program, fixture_workspace):

@@ -2,6 +2,7 @@
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -32,8 +33,8 @@ class Limits(_LimitValues):
     def __new__(cls, *args: Any, **kwargs: Any) -> Limits:
         self = super().__new__(cls, *args, **kwargs)
         for name, value in zip(self._fields, self):
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                raise UsageError(f"limit {name!r} must be a positive number, got {value!r}")
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value < math.inf:
+                raise UsageError(f"limit {name!r} must be a positive, finite number, got {value!r}")  # NaN: never
         return self
 
     @classmethod
@@ -51,7 +52,7 @@ class Limits(_LimitValues):
                 raw = overrides[name]
                 try:
                     converted[name] = float(raw) if isinstance(default, float) else int(raw)
-                except (TypeError, ValueError):
+                except (TypeError, ValueError, OverflowError):
                     raise UsageError(f"limit {name!r} must be a number, got {raw!r}") from None
         return Limits(**{**self._asdict(), **converted})
 

@@ -2,6 +2,7 @@
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -30,8 +31,8 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
     """
     if not isinstance(command, str) or not command.strip():
         raise ValueError("command must be a non-empty string, e.g. bash(command='ls -la')")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
+        raise ValueError(f"timeout must be a positive, finite number of seconds, got {timeout!r}")  # NaN: never
     deadline = ctx.run_deadline()
     deadline.check("bash", "starting the command")
     run_left = deadline.remaining()
@@ -47,7 +48,11 @@ def bash(ctx: ToolContext, *, command: str, timeout: float = 60) -> dict:
         _CALLS[proc] = threading.get_ident()
     try:
         out, err = _Capture(cap), _Capture(cap)
-        timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
+        try:
+            timed_out = _pump(proc, {proc.stdout: out, proc.stderr: err}, time.monotonic() + limit)
+        except BaseException:  # whatever stopped the pumping, nothing the call started outlives it
+            _abandon(proc, before, call)
+            raise
         if SUPERVISED and timed_out:  # the supervisor stops what left the group, then exits
             _stop_supervised(proc)
         _stop_group(proc, graceful=timed_out)
@@ -117,6 +122,21 @@ def _stop_supervised(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(timeout=2 * _GRACE + 1)
     except subprocess.TimeoutExpired:
         pass  # _stop_group kills the group; what left it is the supervisor's and dies with it only if it can
+
+
+def _abandon(proc: subprocess.Popen[bytes], before: set[int], call: str) -> None:
+    """Kill the call's group (its supervisor with it), reap the shell and sweep what left the group: the pumping
+    failed, so the call ends here with nothing it started still running."""
+    _stop_group(proc, graceful=False)
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+    try:
+        proc.wait(timeout=2 * _GRACE + 1)
+    except subprocess.TimeoutExpired:
+        pass
+    if SUPERVISED:
+        orphans.sweep(before, call)
 
 
 def _shown(command: str) -> str:
