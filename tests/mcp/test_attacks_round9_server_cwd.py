@@ -1,5 +1,5 @@
-"""Red team, round 9 (issue 40): a user's MCP server started in the workspace runs what a program wrote there. The
-test runs two programs through the sandbox (``run``, monty) and fails while the breach is open (strict xfail)."""
+"""Red team, round 9 (issue 40): a user's MCP server started in the workspace ran what a program wrote there. The
+test runs two programs through the sandbox (``run``, monty)."""
 from __future__ import annotations
 
 import json
@@ -15,8 +15,6 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="a stdio server start
 SERVERS = Path(__file__).resolve().parent / "servers"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a local MCP server with no cwd starts in "
-                   "the workspace, where `python -m` imports the program's json.py")
 def test_a_program_cannot_plant_code_a_users_mcp_server_runs_at_its_start(tmp_path: Path) -> None:
     """The user's own server in ``$COPILOT_HOME/mcp-config.json`` is ``python -m demo_server`` (as servers installed
     as modules are often configured: ``python -m mcp_server_git``), with no ``cwd``: in a folder Copilot trusts,
@@ -29,7 +27,7 @@ def test_a_program_cannot_plant_code_a_users_mcp_server_runs_at_its_start(tmp_pa
     first, which a program may write") but applies only where Copilot does not trust the folder; Copilot's trust
     is in the repository's files, not in what a sandboxed program writes later. Fix: start a local server whose entry names no ``cwd`` in a folder programs cannot write (the home
     folder, as for a folder Copilot does not trust), and give Python servers ``PYTHONSAFEPATH=1``; or protect the
-    files such a start reads."""
+    files such a start reads. (Fixed: the user's server runs with PYTHONSAFEPATH=1, mcp/prespawn.stdio_params.)"""
     from codeact.core.config import Settings
     from codeact.runner import run
 

@@ -65,10 +65,17 @@ _current: contextvars.ContextVar[_Discovery | None] = contextvars.ContextVar("co
 
 def stdio_params(config: ServerConfig, cwd: Path | None, environ: Mapping[str, str] | None
                  ) -> tuple[str, list[str], dict[str, str], str | None]:
-    """The command, arguments, environment and folder :func:`codeact.mcp.sessions.open_session` gives the SDK."""
+    """The command, arguments, environment and folder :func:`codeact.mcp.sessions.open_session` gives the SDK.
+
+    The user's own server (``$COPILOT_HOME/mcp-config.json``) runs with ``PYTHONSAFEPATH=1`` unless its entry sets
+    that variable: started in the workspace, ``python -m server`` would import a ``json.py`` a program wrote there
+    first (Python 3.11+ honours it). A repository's own server keeps the folder on its path, as the CLI runs it."""
     inherited = dict(os.environ if environ is None else environ)
     folder = config.cwd or cwd
-    return config.command or "", list(config.args), {**inherited, **config.env}, None if folder is None else str(folder)
+    env = {**inherited, **config.env}
+    if config.scope == "user" and "PYTHONSAFEPATH" not in config.env:
+        env["PYTHONSAFEPATH"] = "1"
+    return config.command or "", list(config.args), env, None if folder is None else str(folder)
 
 
 async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextIO], cwd: Path | None,
