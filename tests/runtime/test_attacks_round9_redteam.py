@@ -284,6 +284,33 @@ def test_a_path_of_many_quoted_parts_is_read_within_the_run_deadline(tmp_path: P
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
+# ------------------------------------------------------------ a program monty compiles past the run's limit
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a program under the 256 KiB cap whose "
+                   "compile outlasts the run's limit ends run() with pydantic-monty's MontyCrashedError")
+def test_a_program_monty_compiles_past_the_limit_is_a_clean_error(tmp_path: Path) -> None:
+    """``def f():`` and 42,000 lines ``  x=1`` (252 KB, under the 256 KiB cap of b14646c): pydantic-monty compiles it
+    in its worker for about 5 s here; with a run limit of 0.1 s the worker's request timeout (the limit plus a
+    second) kills it, and ``feed_start`` raises ``MontyCrashedError``, which nothing in backends/monty.py catches:
+    ``runner.run`` raises it (a host traceback), and ``codeact run --json --timeout 1 --file prog.py`` prints no
+    JSON at all, only a Python traceback naming host paths, exit 1. (Found while checking b3a243f: round 9's
+    rewrite test, 14,000 ``open(x,errors=y)`` lines, ends the same way.) Fix: catch MontyCrashedError around the
+    worker's calls and report it as the run's TimeoutError (or MemoryError), as the other sandbox limits are."""
+    from codeact.core.config import Settings
+    from codeact.core.limits import Limits
+    from codeact.runner import run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (base / "home").mkdir()
+    code = "def f():\n" + "  x=1\n" * 42_000
+    assert len(code) < 256 * 1024
+    result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(timeout=0.1),
+                 environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base / "home"),
+                          "LANG": "C.UTF-8", "CODEACT_CONFIG_DIR": str(base / "home/cfg")})
+    assert result.error is not None and result.error.type in ("TimeoutError", "MemoryError"), result
+
+
 # ------------------------------------------------------------ a backslash in a name
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a name with a backslash reaches the "
                    "sandbox unquoted and its pathlib reads the backslash as a separator")
