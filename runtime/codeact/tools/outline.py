@@ -28,6 +28,7 @@ from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
 from .outline_cache import KIND_CODES, FileItems, OutlineCache, Stamp
 from .outline_langs import BY_ENDING, KINDS, LANGUAGES, Item, language_of
+from .outline_names import NameFilter
 from .outline_python import SUFFIXES as PYTHON_SUFFIXES
 from .outline_python import error_item, outline_python
 
@@ -77,7 +78,9 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
     _say_what_was_not_read(listed, files, path, glob)
     cache = OutlineCache.for_workspace(root, ctx.environ, with_names=wanted is not None)
     try:
-        picked, errors = _read(root, files, cache, ctx.run_deadline(), kind, wanted)
+        clock = ctx.run_deadline()
+        names = NameFilter(wanted, root, clock) if wanted is not None else None
+        picked, errors = _read(root, files, cache, clock, kind, names)
         if base == root and glob is None:
             cache.keep_only(set(files))  # deleted files leave the cache
         if errors:
@@ -87,7 +90,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
                                       "does not read, over 1 MiB, unreadable) or read past a parse error; its "
                                       "docstring says why")
         picked.sort(key=lambda entry: entry[0])  # the listing's order already: one pass
-        return _fitting(picked, cache, str(root) + "/", kind, wanted, int(ctx.limits.tool_result))
+        return _fitting(picked, cache, str(root) + "/", kind, names, int(ctx.limits.tool_result))
     finally:
         cache.save()
 
@@ -95,10 +98,12 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
 # A file whose items pass the filters: its path, the stamp its kept items were validated with (None: parsed in this
 # run), its items when parsed in this run, and how many items pass.
 Picked = tuple[str, "Stamp | None", "FileItems | None", int]
+# The same, with its kinds and names for a name= filter, before the names are matched.
+Named = tuple[str, "Stamp | None", "FileItems | None", str, list[str]]
 
 
 def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, kind: str | None,
-          wanted: re.Pattern[str] | None) -> tuple[list[Picked], list[str]]:
+          wanted: NameFilter | None) -> tuple[list[Picked], list[str]]:
     """The files (in ``files``' order) with items that pass the filters, and those with an ``error`` item. A file
     whose stamp is the one kept is counted from the cache's kinds (and names) alone; the rest are parsed, by workers
     when many, and kept. Items are read back only when returned (:func:`_fitting`)."""
@@ -128,6 +133,7 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
     code = KIND_CODES.get(kind or "")
     picked: list[Picked] = []
     errors: list[str] = []
+    named: list[Named] = []  # counted once their names are matched
     for done, (rel, info, kept) in enumerate(listed):
         found = None
         if kept is None:
@@ -135,7 +141,7 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
             if found is None:
                 if done % 16 == 0:
                     clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-                found = FileItems.of(outline_file(prefix, rel))
+                found = FileItems.of(outline_file(prefix, rel, clock))
                 if info is not None:
                     cache.store(rel, info, found)
             kinds = found.kinds
@@ -144,16 +150,29 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
         if kinds.startswith("!"):
             errors.append(quote(rel))
         if wanted is not None:
-            names = (found.names if found is not None else cache.names.get(rel, "")).split("\0")
-            count = sum(1 for letter, one in zip(kinds, names) if letter == "!" or (
-                (code is None or letter == code) and wanted.fullmatch(one) is not None))
-        elif code is not None:
-            count = kinds.count(code) + (kinds.count("!") if code != "!" else 0)
-        else:
-            count = len(kinds)
+            named.append((rel, kept, found, kinds, (found.names if found is not None else
+                                                    cache.names.get(rel, "")).split("\0")))
+            continue
+        count = len(kinds) if code is None else kinds.count(code) + (kinds.count("!") if code != "!" else 0)
         if count:
             picked.append((rel, kept, found, count))  # quoted when returned
+    if wanted is not None:
+        picked += _named(named, wanted, code)
     return picked, errors
+
+
+def _named(named: list[Named], wanted: NameFilter, code: str | None) -> list[Picked]:
+    """The files of ``named`` with items whose name ``wanted`` matches (of kind ``code``, if given) or an error item:
+    every distinct name is matched at once, where the run's deadline stops a pattern that backtracks."""
+    wanted.ask(one for *_, kinds, names in named for letter, one in zip(kinds, names)
+               if letter != "!" and (code is None or letter == code))
+    picked: list[Picked] = []
+    for rel, kept, found, kinds, names in named:
+        count = sum(1 for letter, one in zip(kinds, names) if letter == "!" or (
+            (code is None or letter == code) and one in wanted))
+        if count:
+            picked.append((rel, kept, found, count))
+    return picked
 
 
 def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob: str | None) -> None:
@@ -172,7 +191,7 @@ def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob:
 
 
 def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str | None,
-             wanted: re.Pattern[str] | None, cap: int) -> Cut:
+             wanted: NameFilter | None, cap: int) -> Cut:
     """The items as dicts, each file's in line order, as many as fit the tool-result limit; a note when not all do
     (the rest are only counted, never read back). Sized as the runner counts (JSON, non-ASCII kept), so that the
     runner need not encode the answer again."""
@@ -180,9 +199,11 @@ def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str |
     out: list[dict[str, Any]] = []
     size, full = 2, False
     for rel, items in _items_in_order(picked, cache, prefix):
+        if wanted is not None:
+            wanted.ask(item[1] or "" for item in items)  # names asked already are not asked again
         if kind is not None or wanted is not None:
             items = [item for item in items if item[0] == "error" or ((kind is None or item[0] == kind) and (
-                wanted is None or wanted.fullmatch(item[1] or "") is not None))]
+                wanted is None or (item[1] or "") in wanted))]
         shown = quote(rel)
         entries = [{"path": shown, **dict(zip(FIELDS, item))} for item in sorted(items, key=lambda i: i[3] or 0)]
         whole = len(json.dumps(entries, ensure_ascii=False))  # one measure a file; item by item only where the limit falls
@@ -213,7 +234,7 @@ def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> I
         blobs = cache.items((rel, kept) for rel, kept, found, _ in part if found is None and kept is not None)
         for rel, _, found, _ in part:
             blob = found.blob if found is not None else blobs.get(rel)
-            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel)
+            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel, Deadline.current())
         start, step = start + step, min(step * 2, 512)
 
 
@@ -300,7 +321,7 @@ def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, Fil
                 return
             share.back -= 1
             rel = share.rels[share.back]
-            found[rel] = FileItems.of(outline_file(prefix, rel))
+            found[rel] = FileItems.of(outline_file(prefix, rel, clock))
             done += 1
             if done % 16 == 0:
                 clock.check("outline", detail)
@@ -356,9 +377,9 @@ def _script_language(prefix: str, rel: str) -> str | None:
         os.close(opened.fd)
 
 
-def outline_file(prefix: str, rel: str) -> list[Item]:
+def outline_file(prefix: str, rel: str, deadline: Deadline | None = None) -> list[Item]:
     """The items of the file ``prefix + rel`` (``prefix``: the workspace root and a ``/``), in source order (an
-    ``error`` item first); ``rel`` names it in messages. Opened part by part, no link followed: a folder swapped for
+    ``error`` item first); ``rel`` names it in messages. A tree-sitter query stops at ``deadline`` (its error). Opened part by part, no link followed: a folder swapped for
     a link since the listing is refused, never followed."""
     try:
         opened = open_listed(prefix[:-1], rel)
@@ -384,7 +405,7 @@ def outline_file(prefix: str, rel: str) -> list[Item]:
     try:
         from .outline_langs import outline_source
 
-        return outline_source(lang, data)
+        return outline_source(lang, data, deadline)
     except ImportError as exc:
         return [error_item(None, f"the {lang.name} grammar is not installed ({exc.name}); the runtime's "
                                  "requirements.txt installs it: run `.codeact/bin/codeact doctor`")]
