@@ -113,8 +113,6 @@ def test_a_bash_call_with_a_nan_timeout_leaves_nothing_running(tmp_path: Path) -
 
 
 # ------------------------------------------------------------ one huge line read whole on the host
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): view(view_range=...) reads a file's "
-                   "first line whole into the host, however long")
 def test_view_with_a_range_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None:
     """``view(path=..., view_range=[1, 1])`` iterates the file by line (``for raw in handle``) and checks each line
     for a NUL only once it has it whole: a 256 MiB file with no newline (sparse zeros here; a data file, a

@@ -94,8 +94,23 @@ def test_view_of_a_huge_file_reads_only_what_fits(run_program, fixture_workspace
                                  "or grep for what you need]")
     assert line2 == "last line\n"
     too_long = run_program('view(path="big.txt", view_range=[1, -1])', limits=Limits(tool_result=1000))
-    assert too_long.result == ("\n... [truncated at line 1: the range is longer than the tool-result limit; "
-                               "ask for fewer lines]")
+    assert too_long.result == "y" * 750 + ("\n... [truncated line 1: it is longer than the tool-result limit; its "
+                                           "first 750 bytes are shown]")
+    assert too_long.notes == ["view(): line 1 of big.txt is longer than the 1,000-byte tool-result limit: returned "
+                              "its first 750 bytes; read the rest of it with bash (cut -c, head -c) or grep, the "
+                              "lines after it with view_range=[2, -1]"]
+
+
+def test_view_range_reads_a_long_line_in_chunks_and_cuts_it_at_a_character(run_program, fixture_workspace):
+    (fixture_workspace / "long.txt").write_bytes(b"short\n" + "é".encode() * 3_000_000 + b"\nafter\n")
+    result = run_program('[view(path="long.txt", view_range=[2, 2]), view(path="long.txt", view_range=[3, 3]), '
+                         'view(path="long.txt", view_range=[1, 2])]', limits=Limits(tool_result=1000))
+    assert result.ok, result.error
+    line2, line3, both = result.result
+    assert line2 == "é" * 375 + ("\n... [truncated line 2: it is longer than the tool-result limit; its first 750 "
+                                 "bytes are shown]")
+    assert line3 == "after\n"
+    assert both == "short\n\n... [truncated at line 2: the range is longer than the tool-result limit; ask for fewer lines]"
 
 
 def test_tool_result_cap_is_visible_for_lists(run_program, fixture_workspace):
@@ -242,3 +257,15 @@ def test_edits_count_against_the_write_limit_per_run(run_program, fixture_worksp
 def test_the_write_limit_is_raised_from_the_environment():
     assert Limits.from_env({"CODEACT_WRITES": "1048576"}).writes == 1024 * 1024
     assert Limits().described()["writes"] == "128 MiB"
+
+
+def test_view_range_stops_at_the_run_deadline(fixture_workspace, make_ctx):
+    from codeact.core.limits import Deadline
+    from codeact.errors import ToolTimeout
+    from codeact.tools import files
+
+    (fixture_workspace / "lines.txt").write_text("x\n" * 100_000)
+    spent = Deadline(0.01)
+    time.sleep(0.02)
+    with pytest.raises(ToolTimeout, match=r"^view\(\) was stopped at the run's deadline while reading lines.txt"):
+        files.view(make_ctx(fixture_workspace, deadline=spent), path="lines.txt", view_range=[99_999, 100_000])

@@ -3,10 +3,12 @@ time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
+from ..core.limits import Deadline
 from ..core.pathnames import quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
@@ -56,7 +58,7 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
         if view_range is None:
             return _head(data, size, keep, shown)
         handle.seek(0)
-        return _range(handle, view_range, keep, cap, shown, size)
+        return _range(handle, view_range, keep, cap, shown, size, ctx.run_deadline())
     finally:
         os.close(fd)
 
@@ -124,35 +126,98 @@ def _head(data: bytes, size: int, keep: int, shown: str) -> str:
     return text
 
 
-def _range(handle: BinaryIO, view_range: list[int], keep: int, cap: int, shown: str, size: int) -> str:
-    """Lines ``first..last`` of the open file, at most ``keep`` bytes of them (cut visibly past that)."""
+_CHUNK = 1 << 16  # what a ranged view reads at a time: no line is ever held whole, however long
+
+
+def _range(handle: BinaryIO, view_range: list[int], keep: int, cap: int, shown: str, size: int,
+           deadline: Deadline) -> str:
+    """Lines ``first..last`` of the open file, at most ``keep`` bytes of them (cut visibly past that), read in
+    chunks: what is held is about ``keep`` plus a chunk, whatever the lengths of the file's lines."""
     first, last = view_range
-    picked: list[bytes] = []
-    total, number, cut = 0, 0, False
-    for raw in handle:
-        number += 1
-        if b"\0" in raw:
-            raise _binary(shown, size)
-        if number < first:
-            continue
-        if last != -1 and number > last:
-            break
-        if total + len(raw) > keep:
-            cut = True
-            break
-        picked.append(raw)
-        total += len(raw)
-    if not picked and number < first and (number or first > 1):
-        raise _past_end(shown, view_range, number)
-    text = b"".join(picked).decode("utf-8", "replace")
-    if cut:
-        stop = first + len(picked)
-        text += (f"\n... [truncated at line {stop}: the range is longer than the tool-result "
-                 "limit; ask for fewer lines]")
-        notices.note("view()", f"returned lines {first}-{stop - 1} of view_range={list(view_range)} of {shown} "
-                               f"(the {cap:,}-byte tool-result limit); read on with view_range=[{stop}, "
-                               f"{view_range[1]}]")
+    chunks = _chunks(handle, shown, first, deadline)
+    skipped, rest, partial = _skip_lines(chunks, first - 1, shown, size)
+    if skipped < first - 1 or (not rest and first > 1):
+        raise _past_end(shown, view_range, skipped + partial)
+    taken = _take_lines(chunks, rest, None if last == -1 else last - first + 1, keep, shown, size)
+    if len(taken) <= keep:
+        return taken.decode("utf-8", "replace")
+    end = taken.rfind(b"\n", 0, keep) + 1
+    if end == 0:  # the range's first line alone is longer than the limit: its head, cut at a character
+        head = bytes(taken[:keep]).decode("utf-8", "ignore") if keep else ""
+        shown_bytes = len(head.encode("utf-8", "surrogatepass"))
+        notices.note("view()", f"line {first} of {shown} is longer than the {cap:,}-byte tool-result limit: returned "
+                               f"its first {shown_bytes:,} bytes; read the rest of it with bash (cut -c, head -c) "
+                               f"or grep, the lines after it with view_range=[{first + 1}, {view_range[1]}]")
+        return head + (f"\n... [truncated line {first}: it is longer than the tool-result limit; its first "
+                       f"{shown_bytes:,} bytes are shown]")
+    text = taken[:end].decode("utf-8", "replace")
+    stop = first + taken.count(b"\n", 0, end)
+    text += (f"\n... [truncated at line {stop}: the range is longer than the tool-result "
+             "limit; ask for fewer lines]")
+    notices.note("view()", f"returned lines {first}-{stop - 1} of view_range={list(view_range)} of {shown} "
+                           f"(the {cap:,}-byte tool-result limit); read on with view_range=[{stop}, "
+                           f"{view_range[1]}]")
     return text
+
+
+def _chunks(handle: BinaryIO, shown: str, first: int, deadline: Deadline) -> Iterator[bytes]:
+    """The file's bytes from where ``handle`` is, a chunk at a time, the run's deadline checked before each."""
+    while True:
+        deadline.check("view", f"reading {shown} for line {first}")
+        chunk = handle.read(_CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _skip_lines(chunks: Iterator[bytes], count: int, shown: str, size: int) -> tuple[int, bytes, bool]:
+    """Pass ``count`` line ends: how many were passed, the bytes read after the last (``b""`` at the end of the
+    file only), and whether bytes follow the last line end passed (a last line with no ``\n``)."""
+    passed, partial = 0, False
+    for chunk in chunks:
+        if count == passed:
+            return passed, chunk, False
+        ends = chunk.count(b"\n")
+        if passed + ends < count:
+            if b"\0" in chunk:
+                raise _binary(shown, size)
+            passed += ends
+            partial = not chunk.endswith(b"\n")
+            continue
+        at = -1
+        for _ in range(count - passed):
+            at = chunk.find(b"\n", at + 1)
+        if chunk.find(b"\0", 0, at) >= 0:
+            raise _binary(shown, size)
+        rest = chunk[at + 1:] or next(chunks, b"")
+        return count, rest, False
+    return passed, b"", partial
+
+
+def _take_lines(chunks: Iterator[bytes], rest: bytes, count: int | None, keep: int, shown: str,
+                size: int) -> bytearray:
+    """The next ``count`` lines (``None``: to the end of the file) from ``rest`` and then ``chunks``: at most
+    ``keep`` bytes and one more where the lines go on past them (read no further than a chunk past them)."""
+    taken = bytearray()
+    piece = rest
+    while piece:
+        end = len(piece)
+        if count is not None:
+            ends = piece.count(b"\n")
+            if ends >= count:
+                end = -1
+                for _ in range(count):
+                    end = piece.find(b"\n", end + 1)
+                end += 1
+            count -= min(ends, count)
+        end = min(end, keep + 1 - len(taken))  # a byte past the limit shows the range was cut
+        if piece.find(b"\0", 0, end) >= 0:
+            raise _binary(shown, size)
+        taken += piece[:end] if end < len(piece) else piece
+        if count == 0 or len(taken) > keep:
+            break
+        piece = next(chunks, b"")
+    return taken
 
 
 def _past_end(shown: str, view_range: list[int], lines: int) -> IndexError:
