@@ -130,8 +130,6 @@ def test_view_with_a_range_of_a_huge_file_stays_within_the_run_memory(tmp_path: 
     assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): edit() reads the whole file into the "
-                   "host, however large")
 def test_edit_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None:
     """``edit(path=..., old_str=..., new_str=...)`` reads the file whole (``Slot.read``: ``handle.read()``), decodes
     it, counts and replaces: a 256 MiB file takes about twice that in the host before any answer, whatever the run's

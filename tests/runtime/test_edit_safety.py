@@ -131,6 +131,21 @@ def test_edit_refuses_a_read_only_file(ctx, fixture_workspace, mode):
     assert not _leftovers(fixture_workspace)
 
 
+def test_edit_refuses_a_file_past_its_share_of_the_run_memory(fixture_workspace, make_ctx):
+    from codeact.core.limits import Limits
+
+    ctx = make_ctx(fixture_workspace, limits=Limits(memory=4 << 20))  # edits files of at most 1 MiB
+    fits, big = fixture_workspace / "fits.txt", fixture_workspace / "big.txt"
+    fits.write_bytes(b"a" * ((1 << 20) - 4) + b"old\n")
+    big.write_bytes(b"a" * (1 << 20) + b"old\n")
+    assert files.edit(ctx, path="fits.txt", old_str="old", new_str="new") == "edited fits.txt"
+    assert fits.read_bytes().endswith(b"anew\n")
+    with pytest.raises(ToolError, match=r"^big\.txt is 1,048,580 bytes; edit changes files of at most 1,048,576 "
+                                        r"bytes \(a quarter of the run's 4 MiB memory limit.*view\(view_range=\.\.\.\)"):
+        files.edit(ctx, path="big.txt", old_str="old", new_str="new")
+    assert big.read_bytes().endswith(b"aold\n") and not _leftovers(fixture_workspace)
+
+
 def test_edit_refuses_a_file_with_other_hard_links(ctx, fixture_workspace, tmp_path):
     outside = tmp_path / "outside.txt"
     outside.write_text("shared text\n")

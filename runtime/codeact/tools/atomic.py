@@ -28,7 +28,7 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePath
 
@@ -93,9 +93,11 @@ class Slot:
         except FileNotFoundError:
             return False
 
-    def read(self) -> tuple[bytes, os.stat_result]:
+    def read(self, limit: int | None = None, too_large: Callable[[int], Exception] | None = None
+             ) -> tuple[bytes, os.stat_result]:
         """The file's bytes and status, refusing what ``edit`` must not change: a link, a special file, a file
-        with other hard links (its other names may lie outside the workspace) or a read-only file."""
+        with other hard links (its other names may lie outside the workspace) or a read-only file. A file of more
+        than ``limit`` bytes (by its status, or as it is read) is refused with ``too_large(size)``, unread."""
         try:
             fd = os.open(self._path(self.name), os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0), **self._at())
         except FileNotFoundError:
@@ -117,7 +119,13 @@ class Slot:
                 raise PolicyError(f"{self.where} is read-only (mode {stat.S_IMODE(info.st_mode):04o}); edit refuses "
                                 "it, as an editor would. If it should change, the user can make it writable "
                                 f"(chmod u+w {self.where})")
-            return handle.read(), info
+            if limit is None:
+                return handle.read(), info
+            data = handle.read(limit + 1) if info.st_size <= limit else b""
+            if info.st_size > limit or len(data) > limit:  # by its status, or it grew since
+                size = max(info.st_size, len(data))
+                raise too_large(size) if too_large else ToolError(f"{self.where} has more than {limit:,} bytes")
+            return data, info
 
     def replace(self, data: bytes, like: os.stat_result) -> None:
         """Put ``data`` in place of the file through a temporary file and a rename, keeping ``like``'s owner (when

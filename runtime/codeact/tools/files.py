@@ -8,7 +8,7 @@ from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO
 
 from ..core import notices
-from ..core.limits import Deadline
+from ..core.limits import Deadline, Limits
 from ..core.pathnames import quote
 from ..core.tool import ToolContext
 from ..errors import ToolError
@@ -274,19 +274,38 @@ def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
     return f"created {where}"
 
 
+EDIT_SHARE = 4  # an edit holds a file several times over (its bytes, text, result and encoding): a share of memory
+
+
+def edit_limit(limits: Limits) -> int:
+    """The largest file ``edit`` reads, in bytes: a share of the run's memory limit, and never more than the run's
+    write limit (an edit writes the whole file again)."""
+    return min(int(limits.memory) // EDIT_SHARE, int(limits.writes))
+
+
+def _too_large(where: str, size: int, limit: int, limits: Limits) -> ToolError:
+    described = limits.described()
+    return ToolError(f"{where} is {size:,} bytes; edit changes files of at most {limit:,} bytes (a quarter of the "
+                     f"run's {described['memory']} memory limit, at most its {described['writes']} write limit), "
+                     "and reads nothing of a larger one. Read it with view(view_range=...) or grep; change it with "
+                     "bash (sed, a script) if enabled, or raise CODEACT_MEMORY")
+
+
 def edit(ctx: ToolContext, *, path: str, old_str: str, new_str: str) -> str:
     """Replace ``old_str`` with ``new_str`` in a file; ``old_str`` must occur exactly once.
 
     Line endings are kept: in a file with Windows line endings, ``\\n`` in both strings stands for ``\\r\\n``.
     The file keeps its mode (and its owner when running as root); a read-only file, or one with other hard links,
-    is refused. Two runs editing one file take turns: every reported edit is in the file.
+    is refused. Two runs editing one file take turns: every reported edit is in the file. A file larger than a
+    quarter of the run's memory limit (or than its write limit) is refused unread: change it with bash.
     """
     real = ctx.workspace.resolve_for_write(path)
     where = ctx.workspace.display(real)
     if not real.is_file():
         raise FileNotFoundError(f"no such file: {where}")
     with atomic.slot(ctx.workspace.root, real.relative_to(ctx.workspace.root), where) as target:
-        data, info = target.read()  # re-read under the lock: another run may have changed it
+        limit = edit_limit(ctx.limits)  # re-read under the lock: another run may have changed it
+        data, info = target.read(limit, lambda size: _too_large(where, size, limit, ctx.limits))
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:

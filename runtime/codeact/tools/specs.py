@@ -49,7 +49,9 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          '``\\r\\n``.\n'
          'The file keeps its mode (and its owner when running as root); a read-only file, or one with other hard '
          'links,\n'
-         'is refused. Two runs editing one file take turns: every reported edit is in the file.'),
+         'is refused. Two runs editing one file take turns: every reported edit is in the file. A file larger than '
+         'a\n'
+         "quarter of the run's memory limit (or than its write limit) is refused unread: change it with bash."),
     'glob':
         ('Files matching ``pattern`` under ``path``, workspace-relative and sorted.',
          {'type': 'object',
