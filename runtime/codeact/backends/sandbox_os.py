@@ -213,8 +213,20 @@ class WorkspaceOS:
         """``path`` and everything below it to ``max_depth`` (os.walk, os.scandir, Path.glob/rglob), each folder's
         entries in the order the file system lists them, as ``os.scandir`` gives them to CPython. Each folder is
         opened as ``view`` opens one (no link followed on the way), and a link is followed only to what lies
-        inside."""
+        inside. Fails at the run's deadline (checked at each folder listed, each link followed): a few committed
+        links to ``.`` make a walk of every path through them, far longer than the run."""
         from pydantic_monty import ScanEntry
+
+        from ..core.limits import Deadline
+
+        clock = Deadline.current()
+
+        def in_time() -> None:
+            if clock is not None and clock.expired():
+                stopped = (f"the walk of {self._shown(path)!r} was stopped at the run's deadline (the "
+                           f"{clock.timeout:g} s time limit of the whole run) after {len(entries):,} entries; walk "
+                           "a smaller folder, or list files with glob(pattern=..., path=...)")
+                raise RuntimeError(stopped)  # not an OSError (TimeoutError is one): os.walk and glob would swallow it
 
         if not self.workspace.contains(str(_path_of(path)), loop=True):
             # os.walk and Path.glob swallow the error, as CPython's do: the note keeps the run from a silent []
@@ -225,11 +237,12 @@ class WorkspaceOS:
         if not entries[0].is_dir:
             return entries
         # (the folder as the program names it, its path below it, depth, links followed on the way)
-        pending: list[tuple[str, str, int, int]] = [(str(_path_of(path)), "", 0, 0)]
+        pending: list[tuple[str, str, int, int]] = [(str(_path_of(path)), "", 0, 0)]  # a stack: the next on top
         while pending:
-            folder, relative, depth, links = pending.pop(0)
+            folder, relative, depth, links = pending.pop()
             if max_depth is not None and depth >= max_depth:
                 continue
+            in_time()
             try:
                 children = self._listed(folder)
             except OSError:
@@ -241,6 +254,7 @@ class WorkspaceOS:
                 name = quote(raw_name)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
                 rel = f"{relative}/{name}" if relative else name
                 if link:
+                    in_time()
                     is_dir, is_file = self._link_kind(f"{folder}/{name}", rel, links)
                 entries.append(ScanEntry(rel, is_dir, is_file, link))
                 if len(entries) > MAX_SCAN_ENTRIES:
@@ -248,7 +262,7 @@ class WorkspaceOS:
                                        "smaller folder, or list files with glob(pattern=..., path=...)")
                 if is_dir and (follow_symlinks or not link):
                     below.append((f"{folder}/{name}", rel, depth + 1, links + link))
-            pending[0:0] = below  # depth first, each folder's sub-folders in listing order (os.walk's order)
+            pending += reversed(below)  # depth first, each folder's sub-folders in listing order (os.walk's order)
         return entries
 
     def _listed(self, folder: str) -> list[tuple[str, bool, bool, bool]]:
