@@ -334,8 +334,6 @@ def test_a_program_monty_compiles_past_the_limit_is_a_clean_error(tmp_path: Path
 
 
 # ------------------------------------------------------------ a backslash in a name
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a name with a backslash reaches the "
-                   "sandbox unquoted and its pathlib reads the backslash as a separator")
 def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Path) -> None:
     """A repository commits ``a\\b.txt`` (a plain UTF-8 name on POSIX) beside ``a/b.txt``. Names are quoted only
     when not UTF-8 or holding a ``"`` (codeact.core.pathnames.needs_quoting), so ``Path('.').iterdir()`` hands the
@@ -343,7 +341,9 @@ def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Pat
     given ``a/b.txt``, and reading it gives the OTHER file's text. ``Path('.').glob('*.txt')`` and ``rglob`` list
     ``a/b.txt`` (rglob twice) and never the file they found; ``Path(p).read_text()`` of a path glob() or
     os.listdir returned reads the other file too, and ``edit(path=str(p), ...)`` would change it. Fix: quote a name
-    holding a ``\\`` as git does (core.quotePath quotes ``\\`` too), so the form survives the sandbox's pathlib."""
+    holding a ``\\`` as git does (core.quotePath quotes ``\\`` too), so the form survives the sandbox's pathlib.
+    (Fixed: such a name is quoted, its ``\\`` as ``\\134``; ``Path.glob('*.txt')`` then lists neither file, since a
+    quoted name ends in ``"``: the next test.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     (ws / "a").mkdir(parents=True)
@@ -357,13 +357,26 @@ def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Pat
     lines = out.splitlines()
     assert len(lines) >= 3, out
     assert "BACKSLASH" in lines[0] and "OTHER" not in lines[0], out
-    assert "BACKSLASH" in lines[1] and "OTHER" not in lines[1], out
+    assert "OTHER" not in lines[1], out  # never the other file
     assert lines[2].count("BACKSLASH") == 1 and lines[2].count("OTHER") == 1, out
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a quoted name ends in a quote, so the "
+                   "sandbox's Path.glob matches no pattern with an ending against it")
+def test_path_glob_with_an_ending_lists_a_quoted_name(tmp_path: Path) -> None:
+    """The sandbox's ``Path.glob``/``rglob`` match the names the host lists (pydantic-monty filters the scan's reply
+    itself); a name that reaches the program quoted (a ``\\``, a control character, not UTF-8) ends in ``"``, so
+    ``Path('.').glob('*.txt')`` leaves ``a\\b.txt`` out (``glob('*')``, ``rglob('*')``, ``os.walk`` and the glob
+    tool list it). Fix: a quoted form that keeps the name's ending, or the host matching the real names."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a\\b.txt").write_text("BACKSLASH\n")
+    out = _run(ws, base / "home", "from pathlib import Path\nprint([p.read_text() for p in Path('.').glob('*.txt')])\n")
+    assert "BACKSLASH" in out, out
+
+
 # ------------------------------------------------------------ view's folder listing, one name a line
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): view lists a folder one name a line, "
-                   "with a newline or a trailing @ in a name left as it is")
 def test_view_of_a_folder_lists_each_entry_as_itself(tmp_path: Path) -> None:
     """``view(path='.')`` gives a folder's entries one a line, a link marked with a trailing ``@``; names are quoted
     only when not UTF-8 or holding a ``"``. A committed ``notes\nREADME.md`` is listed as two lines, ``notes`` and

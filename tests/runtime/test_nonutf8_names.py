@@ -44,10 +44,21 @@ def test_a_bare_name_is_quoted_exactly_as_git_ls_files_prints_it(tmp_path):
 
 
 def test_other_names_are_unchanged():
-    for name in ("src/app.py", "café/naïve.md", "a b/c'd.txt", 'say "hi".txt', "tab\there", ""):
+    for name in ("src/app.py", "café/naïve.md", "a b/c'd.txt", 'say "hi".txt', ""):
         assert not needs_quoting(name) and quote(name) == name and unquote(name) == name
     paths = ["a", "b/é"]
     assert quote_all(paths) is paths
+
+
+def test_a_control_character_or_a_backslash_is_quoted_and_survives_the_sandbox_pathlib():
+    """As git quotes them: a newline would split a listing's line, and the sandbox's pathlib reads ``\\`` as a
+    separator (``a\\b.txt`` would name ``a/b.txt``); the ``\\`` is quoted ``\\134`` (git's ``\\\\`` would become an
+    empty part there, dropped), and git's form is read too."""
+    for name, shown in (("tab\there", '"tab\\there"'), ("a\\b.txt", '"a\\134b.txt"'), ("d/n\nl", 'd/"n\\nl"'),
+                        ("x\x7f", '"x\\177"')):
+        assert needs_quoting(name) and quote(name) == shown and quote_all([name]) == [shown]
+        assert unquote(shown) == name and unquote(shown.replace("\\", "/")) == name
+    assert unquote('"a\\\\b.txt"') == "a\\b.txt"
 
 
 def test_the_form_is_reversible_for_any_name_and_survives_the_sandbox_pathlib():

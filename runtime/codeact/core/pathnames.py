@@ -7,8 +7,11 @@ reaches the program in git's C-style quoting, as ``git ls-files`` prints it (``c
 ``"legacy-\\351t\\351.txt"``, quotes included, one part of a path at a time (``"d\\377"/"m\\351.py"``, as
 ``os.walk`` joins names). A path the program gives back (``view``, ``edit``, ``open()``, ``os.listdir``) is read
 the same way, quoted whole as git prints it or part by part. A part that starts or ends with a ``"`` is quoted
-too (alone, ``"a`` and ``b"`` need nothing, but ``"a/b"`` joined reads as a quoted name), so any listed path, its
-parts joined by ``/`` or by the sandbox's pathlib, reads back as itself; every other name is unchanged.
+too (alone, ``"a`` and ``b"`` need nothing, but ``"a/b"`` joined reads as a quoted name), and so is one holding a
+control character (a newline would split a listing's line) or a ``\\`` (the sandbox's pathlib reads it as a
+separator: ``a\\b.txt`` would name ``a/b.txt``), so any listed path, its parts joined by ``/`` or by the
+sandbox's pathlib, reads back as itself; every other name is unchanged. A ``\\`` in a name is quoted ``\\134``,
+not git's ``\\\\``, which that pathlib would read as an empty part and drop (both are read back).
 """
 from __future__ import annotations
 
@@ -17,10 +20,12 @@ import re
 from pathlib import PurePath
 from typing import Any
 
-_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\\\"}
+_ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "\\r", 34: '\\"', 92: "\\134"}
 _UNESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _QUOTED = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
 _ESCAPE = re.compile(r'\\(?:([abtnvfr"\\])|([0-3][0-7]{2}))')
+_QUOTED_ALWAYS = re.compile(r"[\x00-\x1f\x7f\\]")  # a control character or a backslash: a name holding one is quoted
+_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')  # a character that may make a name quoted (with any non-UTF-8 one)
 
 
 def _c_quoted(data: bytes) -> str:
@@ -48,22 +53,31 @@ def _unquoted(text: str) -> str | None:
 
 
 def needs_quoting(path: str) -> bool:
-    """Whether ``path`` (as the file system gives it) reaches the program quoted: a part is not UTF-8, or starts or
-    ends with a ``"`` (given back, alone or joined to others, it could read as a quoted name)."""
-    if not _is_utf8(path):
+    """Whether ``path`` (as the file system gives it) reaches the program quoted: a part is not UTF-8, holds a
+    control character or a ``\\``, or starts or ends with a ``"`` (given back, alone or joined to others, it could
+    read as a quoted name)."""
+    if not _is_utf8(path) or _QUOTED_ALWAYS.search(path) is not None:
         return True
     return '"' in path and any(_part_needs_quoting(part) for part in path.split("/"))
 
 
 def _part_needs_quoting(part: str) -> bool:
-    return part.startswith('"') or part.endswith('"') or not _is_utf8(part)
+    return (part.startswith('"') or part.endswith('"') or not _is_utf8(part)
+            or _QUOTED_ALWAYS.search(part) is not None)
+
+
+def quote_part(part: str) -> str:
+    """One name (no ``/``) quoted whether it needs it or not: where a listing marks names (view's trailing ``@`` of
+    a link), a plain name ending in the mark is quoted so as not to read as marked; :func:`unquote` reads it back."""
+    return _c_quoted(os.fsencode(part))
 
 
 def quote(path: str) -> str:
-    """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, or starts or ends
-    with a ``"``, quoted; any other path unchanged. Every part the program gets is thus plain (never read as a
-    quoted form) or quoted whole, and :func:`unquote` reads any path joined of such parts back as that path."""
-    if (path.isascii() and '"' not in path) or not needs_quoting(path):  # the first: most paths, in one look
+    """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, holds a control
+    character or a ``\\``, or starts or ends with a ``"``, quoted; any other path unchanged. Every part the program
+    gets is thus plain (never read as a quoted form) or quoted whole, and :func:`unquote` reads any path joined of
+    such parts back as that path."""
+    if (path.isascii() and _SPECIAL.search(path) is None) or not needs_quoting(path):  # the first: most paths
         return path
     return "/".join(_c_quoted(os.fsencode(part)) if _part_needs_quoting(part) else part for part in path.split("/"))
 
@@ -71,7 +85,7 @@ def quote(path: str) -> str:
 def quote_all(paths: list[str]) -> list[str]:
     """:func:`quote` of each path; ``paths`` itself when none changes (one check of them all, the common case)."""
     joined = "".join(paths)
-    if _is_utf8(joined) and '"' not in joined:
+    if _is_utf8(joined) and _SPECIAL.search(joined) is None:
         return paths
     return [quote(path) for path in paths]
 
@@ -163,4 +177,4 @@ def clean(value: Any) -> Any:
     return None
 
 
-__all__ = ["clean", "needs_quoting", "quote", "quote_all", "readings", "unquote"]
+__all__ = ["clean", "needs_quoting", "quote", "quote_all", "quote_part", "readings", "unquote"]

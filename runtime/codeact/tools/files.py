@@ -9,7 +9,7 @@ from typing import BinaryIO
 
 from ..core import notices
 from ..core.limits import Deadline, Limits
-from ..core.pathnames import quote
+from ..core.pathnames import quote, quote_part
 from ..core.tool import ToolContext
 from ..errors import ToolError
 from . import atomic
@@ -64,11 +64,18 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
 
 
 def _listing(folder: int | str) -> str:
-    """A folder's entries, one a line: sub-folders with a trailing ``/``, links with ``@``; no ``.git``."""
+    """A folder's entries, one a line: sub-folders with a trailing ``/``, links with ``@``; no ``.git``. A name is
+    quoted as the program's paths are (a newline in it as ``\\n``), and one ending in ``@`` too (``"tool@"``, not
+    the link ``tool@``), so each line reads back as the entry it lists."""
     with os.scandir(folder) as it:
         entries = sorted(it, key=lambda e: e.name)
-    return "\n".join(quote(e.name) + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
+    return "\n".join(_listed_name(e.name) + ("@" if e.is_symlink() else "/" if e.is_dir() else "")
                      for e in entries if e.name != ".git")
+
+
+def _listed_name(name: str) -> str:
+    shown = quote(name)
+    return quote_part(name) if shown.endswith("@") else shown
 
 
 def _not_readable(shown: str, mode: int) -> ToolError:
