@@ -395,8 +395,6 @@ def test_view_of_a_folder_lists_each_entry_as_itself(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------ an encoding the sandbox does not know
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): open() and read_text() decode any "
-                   "encoding but Latin-1 as UTF-8, silently")
 def test_a_file_read_in_another_encoding_is_never_silently_read_as_utf8(tmp_path: Path) -> None:
     """``open(p, encoding=E)`` and ``Path(p).read_text(encoding=E)`` go through the prelude's ``codeact_decode``,
     which knows Latin-1 and UTF-8 only: ``cp1252``, ``utf-16-le``, ``shift_jis``, ``ascii`` ... are decoded as

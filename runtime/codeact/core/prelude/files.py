@@ -6,20 +6,27 @@ from typing import Any
 
 # --------------------------------------------------------------------------------------------------- files
 def codeact_is_utf8(encoding: Any) -> bool:
-    return encoding is None or str(encoding).lower().replace("_", "-") in ("utf-8", "utf8", "u8", "ascii",
-                                                                            "us-ascii", "utf-8-sig")
+    return encoding is None or str(encoding).lower().replace("_", "-") in ("utf-8", "utf8", "u8", "utf-8-sig")
 
 
 def codeact_decode(data: bytes, encoding: Any, errors: Any) -> str:
-    """``data`` decoded as CPython's text mode would (universal newlines); latin-1 and cp1252-like single-byte
-    text by code point."""
+    """``data`` decoded as CPython's text mode would (universal newlines): Latin-1 by code point, the rest by the
+    sandbox's own codecs (UTF-8, UTF-16, UTF-32, ASCII); any other encoding is a LookupError that says so, never a
+    silent UTF-8 reading."""
     name = "utf-8" if encoding is None else str(encoding).lower().replace("_", "-")
     if name in ("latin-1", "latin1", "iso-8859-1", "iso8859-1", "l1"):
         text = "".join([chr(b) for b in data])
-    elif errors is None or errors == "strict":
-        text = data.decode("utf-8")
     else:
-        text = data.decode("utf-8", errors)
+        codec = "utf-8" if name == "utf-8-sig" else name
+        known = True
+        text = ""
+        try:
+            text = data.decode(codec) if errors is None or errors == "strict" else data.decode(codec, errors)
+        except LookupError:
+            known = False
+        if not known:
+            raise LookupError(f"unknown encoding: {encoding} (the sandbox decodes UTF-8, UTF-16, UTF-32, ASCII and "
+                              "Latin-1 only; read other text as bytes, open(path, 'rb'), and decode what you need)")
     if name == "utf-8-sig" and text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
