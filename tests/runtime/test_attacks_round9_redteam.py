@@ -444,3 +444,22 @@ def t(f):
     except Exception as exc:
         return type(exc).__name__ + ': ' + str(exc)
 """
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): open(encoding='utf-16') of a file with no "
+                   "BOM answers text (read as little-endian) where CPython raises")
+def test_a_utf16_file_with_no_bom_is_never_silently_read_as_little_endian(tmp_path: Path) -> None:
+    """After 2a6ddce the prelude decodes ``encoding='utf-16'``/``'utf-32'`` with the sandbox's own codecs, which
+    take a stream with no byte-order mark as little-endian. CPython's text mode (``open``, ``Path.read_text``)
+    raises ``UnicodeError: UTF-16 stream does not start with BOM`` there. A big-endian file with no BOM
+    (``b'\\x00h\\x00i'``) thus reads as ``'栀椀'``, silently. Fix: refuse a BOM-less stream for ``utf-16``/``utf-32``
+    as CPython's text mode does (``utf-16-le``/``-be`` name the order)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "be.txt").write_bytes(b"\x00h\x00i")
+    code = ("from pathlib import Path\n" + _TRY +
+            "print('open', t(lambda: open('be.txt', encoding='utf-16').read()))\n"
+            "print('path', t(lambda: Path('be.txt').read_text(encoding='utf-16')))\n")
+    out = _run(ws, base / "home", code)
+    assert "open UnicodeError" in out and "path UnicodeError" in out, out
