@@ -269,6 +269,10 @@ def test_a_program_with_many_rewritten_calls_stops_at_the_run_deadline(tmp_path:
 
 
 # ------------------------------------------------------------ tree-sitter's query over a pathological file
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): outline's tree-sitter query "
+                   "runs with no deadline (py-tree-sitter 0.26.1's progress_callback crashes the process with the "
+                   "JavaScript, TypeScript, Java, C#, C and C++ queries); a timing test, not run: pytest "
+                   "--runxfail runs it")
 def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """A committed ``a.js`` of ``x = `` and 300,000 ``[`` (300 KB, under outline's 1 MiB cap; ``{`` in C, ``[`` in a
     Go receiver do the same): tree-sitter parses it fast, but ``QueryCursor.captures`` over the error tree is

@@ -141,7 +141,7 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
             if found is None:
                 if done % 16 == 0:
                     clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-                found = FileItems.of(outline_file(prefix, rel, clock))
+                found = FileItems.of(outline_file(prefix, rel))
                 if info is not None:
                     cache.store(rel, info, found)
             kinds = found.kinds
@@ -234,7 +234,7 @@ def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> I
         blobs = cache.items((rel, kept) for rel, kept, found, _ in part if found is None and kept is not None)
         for rel, _, found, _ in part:
             blob = found.blob if found is not None else blobs.get(rel)
-            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel, Deadline.current())
+            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel)
         start, step = start + step, min(step * 2, 512)
 
 
@@ -321,7 +321,7 @@ def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, Fil
                 return
             share.back -= 1
             rel = share.rels[share.back]
-            found[rel] = FileItems.of(outline_file(prefix, rel, clock))
+            found[rel] = FileItems.of(outline_file(prefix, rel))
             done += 1
             if done % 16 == 0:
                 clock.check("outline", detail)
@@ -377,9 +377,9 @@ def _script_language(prefix: str, rel: str) -> str | None:
         os.close(opened.fd)
 
 
-def outline_file(prefix: str, rel: str, deadline: Deadline | None = None) -> list[Item]:
+def outline_file(prefix: str, rel: str) -> list[Item]:
     """The items of the file ``prefix + rel`` (``prefix``: the workspace root and a ``/``), in source order (an
-    ``error`` item first); ``rel`` names it in messages. A tree-sitter query stops at ``deadline`` (its error). Opened part by part, no link followed: a folder swapped for
+    ``error`` item first); ``rel`` names it in messages. Opened part by part, no link followed: a folder swapped for
     a link since the listing is refused, never followed."""
     try:
         opened = open_listed(prefix[:-1], rel)
@@ -405,7 +405,7 @@ def outline_file(prefix: str, rel: str, deadline: Deadline | None = None) -> lis
     try:
         from .outline_langs import outline_source
 
-        return outline_source(lang, data, deadline)
+        return outline_source(lang, data)
     except ImportError as exc:
         return [error_item(None, f"the {lang.name} grammar is not installed ({exc.name}); the runtime's "
                                  "requirements.txt installs it: run `.codeact/bin/codeact doctor`")]

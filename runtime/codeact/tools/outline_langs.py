@@ -13,10 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-if TYPE_CHECKING:
-    from ..core.limits import Deadline
+from typing import Any, NamedTuple
 
 Item = tuple[str, "str | None", "str | None", "int | None", "int | None", "str | None", list[str], list[str]]
 # (kind, name, qualname, line, end_line, docstring, bases, decorators): an item less its path
@@ -116,10 +113,8 @@ def _parser(lang: Language) -> tuple[Any, Any]:
     return found  # type: ignore[no-any-return]
 
 
-def outline_source(lang: Language, data: bytes, deadline: Deadline | None = None) -> list[Item]:
-    """The items of one file's bytes, in source order; a parse error first, as an ``error`` item. The query over the
-    tree stops at ``deadline`` (its error raised): over a pathological file (thousands of nested brackets) it takes
-    time quadratic in the file's size, in one C call. A worker has none: its parent kills it at the deadline."""
+def outline_source(lang: Language, data: bytes) -> list[Item]:
+    """The items of one file's bytes, in source order; a parse error first, as an ``error`` item."""
     parser, cursor = _parser(lang)
     tree = parser.parse(data)
     if tree.root_node.has_error and lang.name in _DIRECTIVES:
@@ -131,11 +126,7 @@ def outline_source(lang: Language, data: bytes, deadline: Deadline | None = None
     items: list[Item] = []
     if root.has_error:
         items.append(_error_item(lang, root))
-    if deadline is None:
-        captures = cursor.captures(root)
-    else:
-        captures = cursor.captures(root, progress_callback=lambda _offset: deadline.expired())
-        deadline.check("outline", "reading a file's syntax tree (a file of deeply nested code?)")  # halted, or done
+    captures = cursor.captures(root)
     found = [(node.start_byte, "def", node) for node in captures.get("def", ())]
     found += [(node.start_byte, "import", node) for node in captures.get("import", ())]
     found.sort(key=itemgetter(0))
