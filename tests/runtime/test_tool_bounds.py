@@ -552,3 +552,27 @@ def test_an_mcp_call_gets_the_time_left_in_the_run(tmp_path):
     assert time.monotonic() - started < 4 + MARGIN  # a fresh 4 s for the last call would end past 7 s
     assert not result.ok and result.error.type == "TimeoutError", result.error
     assert result.error.message.startswith("demo.slow() was stopped at the run's deadline (the 4 s time limit")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the children's address-space bound is Linux's")
+def test_ripgrep_past_the_run_memory_fails_with_a_clear_error(make_ctx, tmp_path: Path) -> None:
+    """Red team round 9: ripgrep compiles a committed .gitignore's rules into one glob set, 30,000 rules taking
+    about 560 MB, in a child that had no memory limit. It now maps at most the run's memory limit and a headroom
+    (``RLIMIT_AS``): past it ripgrep aborts, and the search fails saying so, never with a partial answer."""
+    from codeact.errors import ToolError
+
+    if ripgrep.rg_binary() is None:
+        pytest.skip("ripgrep is not installed")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    (ws / ".gitignore").write_text("".join(f"dir{i}/**/*.log\n" for i in range(30_000)))
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    ctx = make_ctx(ws, limits=Limits(memory=1 << 20))
+    for call in (lambda: search.glob(ctx, pattern="*.py"), lambda: search.grep(ctx, pattern="x")):
+        with pytest.raises(ToolError, match=r"rg was ended by SIGABRT, most likely as it needed more than the run's "
+                                            r"memory limit of 1 MiB allows it.*raise CODEACT_MEMORY"):
+            call()
+    (ws / ".gitignore").write_text("".join(f"dir{i}/**/*.log\n" for i in range(100)))
+    assert search.glob(ctx, pattern="*.py") == ["a.py"]  # an ordinary search fits the headroom alone
+    assert search.grep(ctx, pattern="x") == [{"path": "a.py", "line": 1, "text": "x = 1"}]

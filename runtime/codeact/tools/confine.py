@@ -38,26 +38,61 @@ _LIBRARIES = ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/usr/lib32"
               "/usr/bin", "/usr/local/bin")
 
 _root: contextvars.ContextVar[str | None] = contextvars.ContextVar("codeact_confine_root", default=None)
+_memory: contextvars.ContextVar[int | None] = contextvars.ContextVar("codeact_confine_memory", default=None)
+# a child's own address space above the run's memory limit: its program, libraries, thread stacks (as the host
+# modules' child has, codeact.backends.host_modules)
+CHILD_HEADROOM = 128 * 1024 * 1024
 _libc: Any = None  # ctypes.CDLL, loaded when first needed
 
 
 @contextmanager
-def reads_below(root: Path) -> Iterator[None]:
-    """Within the block, the children :func:`preexec` is given to read only below ``root``."""
-    token = _root.set(str(root))
+def reads_below(root: Path, memory: int | None = None) -> Iterator[None]:
+    """Within the block, the children :func:`preexec` is given to read only below ``root`` and, with ``memory``
+    (the run's memory limit, bytes), to map at most that and :data:`CHILD_HEADROOM` (``RLIMIT_AS``)."""
+    token, bound = _root.set(str(root)), _memory.set(memory)
     try:
         yield
     finally:
+        _memory.reset(bound)
         _root.reset(token)
 
 
 def preexec(extra: tuple[str, ...] = ()) -> Callable[[], None] | None:
     """A ``preexec_fn`` confining the child to the current :func:`reads_below` root (plus the files ``extra``
-    names), or ``None`` where there is no root or no Landlock. The ruleset is built here, in the parent: the child
-    only applies it."""
+    names) and bounding its address space by the block's memory, or ``None`` where there is no root, or neither
+    Landlock nor a memory bound. The ruleset is built here, in the parent: the child only applies it. A function
+    that bounds memory carries it as ``memory`` (what :func:`memory_of` reads)."""
     root = _root.get()
     if root is None or not sys.platform.startswith("linux"):
         return None
+    fence = _fence(root, extra)
+    memory = _memory.get()
+    if memory is None:
+        return fence
+    import resource
+
+    limit, setrlimit = memory + CHILD_HEADROOM, resource.setrlimit
+
+    def bounded() -> None:
+        try:
+            setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError):
+            os._exit(126)  # never run unbounded once a bound was meant to hold
+        if fence is not None:
+            fence()
+
+    bounded.ruleset = getattr(fence, "ruleset", None)  # type: ignore[attr-defined]
+    bounded.memory = memory  # type: ignore[attr-defined]
+    return bounded
+
+
+def memory_of(fn: Callable[[], None] | None) -> int | None:
+    """The run's memory limit a :func:`preexec` function bounds its child by, or ``None``."""
+    return getattr(fn, "memory", None)
+
+
+def _fence(root: str, extra: tuple[str, ...]) -> Callable[[], None] | None:
+    """The Landlock half of :func:`preexec`, or ``None`` where the kernel has no Landlock."""
     ruleset = _ruleset(root, extra)
     if ruleset is None:
         return None

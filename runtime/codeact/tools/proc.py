@@ -17,6 +17,8 @@ from ..core.limits import Deadline
 if TYPE_CHECKING:
     import subprocess
 
+    from ..errors import ToolError
+
 CHUNK = 1 << 16
 # A streaming child (ripgrep) writes a little at a time: reading each write as it comes wakes this process thousands
 # of times a search, and on a small machine that CPU is taken from the child's own threads (~20% of a 50,000-file
@@ -40,6 +42,7 @@ class Child:
         self.returncode: int | None = None
         self.killed = False
         self.stream = stream
+        self.memory: int | None = None  # the run's memory limit, where the child's address space is bounded by it
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str,
@@ -60,7 +63,9 @@ class Child:
             return None
         finally:
             confine.close(fence)
-        return cls(proc, deadline, tool, detail, stream)
+        child = cls(proc, deadline, tool, detail, stream)
+        child.memory = confine.memory_of(fence)
+        return child
 
     def __iter__(self) -> Iterator[bytes]:
         import threading
@@ -95,6 +100,26 @@ class Child:
             timer.cancel()
         if self.killed:
             raise self.deadline.stopped(self.tool, self.detail)
+        if self.returncode < 0 and self.memory is not None:  # what it wrote is part of an answer only: no answer
+            raise self._failed(-self.returncode)
+
+    def _failed(self, signum: int) -> ToolError:
+        """The error of a child a signal ended: most likely its allocation failed at the bound (it aborts)."""
+        import signal
+
+        from .. import errors
+
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        program = os.path.basename(str(self.proc.args[0] if isinstance(self.proc.args, list) else self.proc.args))
+        megs = self.memory // (1 << 20) if self.memory else 0
+        return errors.ToolError(
+            f"{self.tool}() failed while {self.detail}: {program} was ended by {name}, most likely as it needed more "
+            f"than the run's memory limit of {megs} MiB allows it (a long .gitignore or other ignore file, a huge "
+            "folder); nothing it found is returned. Narrow the call (path=, a more specific pattern), or raise "
+            "CODEACT_MEMORY")
 
     def _kill(self) -> None:
         try:

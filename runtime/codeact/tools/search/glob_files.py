@@ -41,7 +41,7 @@ def glob(ctx: ToolContext, *, pattern: str, path: str = ".") -> list[str]:
 def matching_files(ctx: ToolContext, pattern: str, path: str, budget: int = 1 << 62) -> tuple[list[str], int]:
     """The files ``glob`` lists, their real workspace-relative paths sorted (at least those that fit in ``budget``
     bytes as the runner counts them), and how many match in all."""
-    with confine.reads_below(ctx.workspace.root):
+    with confine.reads_below(ctx.workspace.root, int(ctx.limits.memory)):
         return _matching_files(ctx, pattern, path, budget)
 
 

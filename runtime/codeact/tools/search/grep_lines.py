@@ -47,7 +47,7 @@ def grep(ctx: ToolContext, *, pattern: str, path: str = ".", glob: str | None = 
         raise ToolError(f"max_results must be a positive integer, got {max_results!r}")
     base, prefix = base_of(ctx, path)
     budget = int(ctx.limits.tool_result)
-    with confine.reads_below(ctx.workspace.root), _opened_file(base) as opened:
+    with confine.reads_below(ctx.workspace.root, int(ctx.limits.memory)), _opened_file(base) as opened:
         answer = search_answer(ctx.workspace.root, base, prefix, pattern, glob, ignore_case, max_results, budget,
                                deadline, opened=opened)
     if not answer.hits and glob is not None and not _any_file(ctx, base, glob, path):
