@@ -233,8 +233,6 @@ def test_outline_name_matched_off_the_main_thread_stops_at_the_deadline(tmp_path
 
 
 # ------------------------------------------------------------ sql's statement split, quadratic
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): sql's split_statements is "
-                   "quadratic and checks no deadline; a timing test, not run: pytest --runxfail runs it")
 def test_sql_splitting_a_long_unfinished_statement_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """``sql(query="SELECT '" + ";" * 500_000)``: split_statements grows ``current`` one ``;`` at a time and asks
     ``sqlite3.complete_statement`` of the whole string each time (an open quote never completes), before the

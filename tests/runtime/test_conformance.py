@@ -524,6 +524,28 @@ def test_sql_errors(ctx):
         sql_mod.sql(ctx, query="  -- nothing  ")
 
 
+def test_sql_splits_statements_as_sqlite_completes_them():
+    split = sql_mod.split_statements
+    assert split("SELECT 'a;b'; SELECT [c;d] -- e;f\n; SELECT 2") == [
+        "SELECT 'a;b';", " SELECT [c;d] -- e;f\n;", " SELECT 2;"]  # the last one given its ;
+    trigger = "CREATE TRIGGER t AFTER INSERT ON a BEGIN SELECT 1; SELECT CASE WHEN 1 THEN 2 END; END /* c */ ;"
+    assert split(trigger + " SELECT 3;") == [trigger, " SELECT 3;"]
+    assert split("SELECT '" + ";" * 200_000) == ["SELECT '" + ";" * 200_000]  # unfinished: one pass
+    assert split(" ;; -- y;") == []
+
+
+def test_sql_splitting_stops_at_the_run_deadline():
+    from codeact.core.limits import Deadline
+    from codeact.errors import ToolTimeout
+
+    spent = Deadline(0.01)
+    import time
+    time.sleep(0.02)
+    body = "SELECT CASE WHEN 1 THEN 2 END;" * 10  # each END; may end the trigger: SQLite is asked
+    with pytest.raises(ToolTimeout, match="while splitting the query into statements"):
+        sql_mod.split_statements("CREATE TRIGGER t AFTER INSERT ON a BEGIN " + body, spent)
+
+
 def test_sql_runaway_query_stops_at_the_time_limit(fixture_workspace, make_ctx):
     import time
     quick = make_ctx(fixture_workspace, limits=Limits(timeout=0.5))

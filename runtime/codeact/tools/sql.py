@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from typing import Any, NamedTuple, cast
 
 from ..core import notices
@@ -34,7 +35,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
 
     if not isinstance(query, str) or not query.strip():
         raise ValueError("query must be a non-empty SQL string")
-    statements = split_statements(query)
+    statements = split_statements(query, deadline)
     if not statements:
         raise ValueError("query holds no SQL statement")
     deadline.check("sql", "opening the database")
@@ -192,20 +193,74 @@ def _check_file(folder: int, name: str, what: str, *, side: bool = False) -> Non
                           "its own (cp) and query the copy")
 
 
-def split_statements(script: str) -> list[str]:
-    """``script`` cut into complete statements, quotes, comments and trigger bodies respected."""
+def split_statements(script: str, deadline: Deadline | None = None) -> list[str]:
+    """``script`` cut into complete statements, quotes, comments and trigger bodies respected.
+
+    One pass finds the ``;`` outside quotes and comments; SQLite's ``complete_statement`` is asked only at those,
+    and within a statement only at its first and where ``END`` may come before (a trigger's body ends so): the
+    work grows with the script's length, not its square. ``deadline`` is checked at each statement asked about."""
     import sqlite3
 
-    out, current = [], ""
-    for piece in script.split(";"):
-        current += piece + ";"
+    out, start, first = [], 0, True
+    for end in _semicolons(script):
+        if not (first or _may_end_trigger(script, start, end)):
+            continue
+        if deadline is not None:
+            deadline.check("sql", "splitting the query into statements")
+        current = script[start:end + 1]
         if sqlite3.complete_statement(current):
             if _has_sql(current):
                 out.append(current)
-            current = ""
-    if _has_sql(current[:-1]):
-        out.append(current[:-1])  # a last statement without its ';'
+            start, first = end + 1, True
+        else:
+            first = False
+    rest = script[start:]
+    if rest and sqlite3.complete_statement(rest + ";"):  # as if the last statement had its ';'
+        if _has_sql(rest):
+            out.append(rest + ";")
+    elif _has_sql(rest):
+        out.append(rest)  # a last statement without its ';'
     return out
+
+
+_TOKENS = None  # the compiled pattern of what _semicolons stops at
+
+
+def _semicolons(script: str) -> Iterator[int]:
+    """The offsets of the ``;`` outside quotes (``'``, ``"``, backquotes, ``[...]``) and comments, as SQLite's
+    ``complete_statement`` reads them; nothing after an unclosed quote or ``/*`` comment."""
+    import re
+
+    global _TOKENS
+    if _TOKENS is None:
+        _TOKENS = re.compile(r";|'|\"|`|\[|--|/\*")
+    closing = {"'": "'", '"': '"', "`": "`", "[": "]", "--": "\n", "/*": "*/"}
+    at = 0
+    while True:
+        found = _TOKENS.search(script, at)
+        if found is None:
+            return
+        token = found.group()
+        if token == ";":
+            yield found.start()
+            at = found.end()
+            continue
+        close = script.find(closing[token], found.end())
+        if close < 0:
+            return
+        at = close + len(closing[token])
+
+
+def _may_end_trigger(script: str, start: int, end: int) -> bool:
+    """Whether the ``;`` at ``end`` may follow ``END`` (ignoring blanks and comments): where a statement SQLite
+    found incomplete at an earlier ``;`` (a trigger's body) can end. Never False where it may."""
+    before = script[max(start, end - 4096):end].rstrip()
+    if not before and end - 4096 > start:
+        return True  # only blanks as far as it looks: ask SQLite
+    if before.endswith("*/") or "--" in before[before.rfind("\n") + 1:]:
+        return True  # a comment before the ';': ask SQLite
+    word = before[-3:]
+    return word.lower() == "end" and (len(before) == 3 or not (before[-4].isalnum() or before[-4] in "_$"))
 
 
 def _has_sql(text: str) -> bool:
