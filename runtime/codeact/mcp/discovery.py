@@ -8,6 +8,7 @@ configuration with the lock without starting anything.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
@@ -133,27 +134,46 @@ def discover(workspace: Path | str, *, timeout: float = DEFAULT_TIMEOUT, environ
 
 def run_stopping_servers(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)``, where a SIGTERM, SIGHUP or SIGQUIT to the main thread ends it as Ctrl-C does, through
-    its ``finally``: their default action ends the process at once, and the servers started, each in a session of
-    its own, ran on."""
+    its ``finally`` (then ``SystemExit(128 + N)``): their default action ends the process at once, and the servers
+    started, each in a session of its own, ran on. The loop's own signal handling is used, not a Python handler
+    raising: an exception raised by a handler that fires during garbage collection is lost."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return asyncio.run(main)
+    got: list[int] = []
 
-    def ended(signum: int, _frame: Any) -> None:
-        raise SystemExit(128 + signum)
+    async def stopping() -> T:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        installed = []
 
-    previous = {}
-    for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
-        signum = getattr(signal, name, None)
-        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, ended)
+        def ended(signum: int) -> None:
+            if not got and task is not None:
+                task.cancel()  # once: a second signal must not cut the cleanup short
+            got.append(signum)
+
+        for name in ("SIGTERM", "SIGHUP", "SIGQUIT"):
+            signum = getattr(signal, name, None)
+            if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # Windows: as it was
+                    loop.add_signal_handler(signum, ended, signum)
+                    installed.append(signum)
+        try:
+            return await main
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
+
     try:
-        return asyncio.run(main)
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        result = asyncio.run(stopping())
+    except asyncio.CancelledError:
+        if got:
+            raise SystemExit(128 + got[0]) from None
+        raise
+    if got:
+        raise SystemExit(128 + got[0])
+    return result
 
 
 async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: float = DEFAULT_TIMEOUT,
@@ -179,12 +199,19 @@ async def discover_servers(servers: Mapping[str, ServerConfig], *, timeout: floa
     # each local server's stderr, read for the reason when it fails
     errlogs = {name: tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
                for name, config in servers.items() if config.transport == "stdio"}
+    workers: list[asyncio.Task[None]] = []
     try:
         await prespawn.start(servers, errlogs, cwd, base_env)
         if any(config.transport != "stdio" for config in servers.values()) or not prespawn.SUPPORTED:
             import_sdk()  # while the local servers start (a local one is listed with no SDK: plain_listing)
         return await _await_servers(servers, timeout, cwd, base_env, errlogs, began, on_outcome, publish, progress,
-                                    known)
+                                    known, workers)
+    except BaseException:
+        for worker in workers:  # discovery ends (a signal, Ctrl-C): no server is waited for or listed again
+            worker.cancel()
+        if workers:
+            await asyncio.wait(workers, timeout=_CLEANUP_TIMEOUT)
+        raise
     finally:
         await prespawn.stop_all()
         for errlog in errlogs.values():
@@ -196,15 +223,16 @@ async def _await_servers(servers: Mapping[str, ServerConfig], timeout: float, cw
                          on_outcome: Callable[[Outcome], None] | None,
                          publish: Callable[[dict[str, Outcome]], None] | None,
                          progress: Callable[[str], None] | None,
-                         known: Mapping[str, Mapping[str, Any]] | None) -> dict[str, Outcome]:
-    """:func:`discover_servers` once its servers are started and the SDK imported."""
+                         known: Mapping[str, Mapping[str, Any]] | None,
+                         workers: list[asyncio.Task[None]]) -> dict[str, Outcome]:
+    """:func:`discover_servers` once its servers are started; ``workers`` gets the task listing each."""
     loop = asyncio.get_running_loop()
     # A server counts as answered once it has listed its tools; stopping it (0.3-0.8 s for a Python server) goes
     # on in its task while the others are still awaited, so it neither delays the lock nor inflates a start time.
     listed: dict[str, asyncio.Future[_Listing]] = {name: loop.create_future() for name in servers}
-    workers = [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout,
-                                                (known or {}).get(name), errlogs.get(name)),
-                                   name=f"discover:{name}") for name, config in servers.items()]
+    workers += [asyncio.create_task(_list_server(config, cwd, base_env, listed[name], began + timeout,
+                                                 (known or {}).get(name), errlogs.get(name)),
+                                    name=f"discover:{name}") for name, config in servers.items()]
     tasks = {future: name for name, future in listed.items()}
     limits = {name: timeout for name in servers}
     outcomes: dict[str, Outcome] = {}
