@@ -121,7 +121,8 @@ def main() -> int:
         table = done.stdout.strip()
         status = "" if done.returncode == 0 else f"\n\n(exit {done.returncode}: a budget above is not met)"
         if section.stored and not args.quick:
-            (RESULTS / f"{name}.md").write_text(f"### {section.title}\n\n{table}{status}\n")
+            measured = f"Measured on {time.strftime('%Y-%m-%d')}: {machine()}."
+            (RESULTS / f"{name}.md").write_text(f"### {section.title}\n\n{measured}\n\n{table}{status}\n")
         print(f"    {time.perf_counter() - started:.0f} s, exit {done.returncode}", file=sys.stderr)
     if args.quick:
         return 0
@@ -132,8 +133,9 @@ def main() -> int:
 def write_results() -> None:
     """benchmarks/RESULTS.md from every stored table (the budgets first, with what is kept for them), and the
     README's one figure."""
-    stamp = (f"Written by `python benchmarks/run_all.py` on {time.strftime('%Y-%m-%d')}: {machine()}. The budgets "
-             "are absolute limits a user would notice; each table says the load it was measured at.")
+    stamp = (f"Written by `python benchmarks/run_all.py` on {time.strftime('%Y-%m-%d')}. The budgets are absolute "
+             "limits a user would notice; each table says the machine, the day and the load it was measured at "
+             "(compare figures only within one table).")
     tables = {name: (RESULTS / f"{name}.md").read_text().strip() for name in BENCHMARKS
               if (RESULTS / f"{name}.md").exists()}
     if "budgets" in tables:
