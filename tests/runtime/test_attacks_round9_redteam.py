@@ -307,8 +307,6 @@ def test_a_path_of_many_quoted_parts_is_read_within_the_run_deadline(tmp_path: P
 
 
 # ------------------------------------------------------------ a program monty compiles past the run's limit
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a program under the 256 KiB cap whose "
-                   "compile outlasts the run's limit ends run() with pydantic-monty's MontyCrashedError")
 def test_a_program_monty_compiles_past_the_limit_is_a_clean_error(tmp_path: Path) -> None:
     """``def f():`` and 42,000 lines ``  x=1`` (252 KB, under the 256 KiB cap of b14646c): pydantic-monty compiles it
     in its worker for about 5 s here; with a run limit of 0.1 s the worker's request timeout (the limit plus a

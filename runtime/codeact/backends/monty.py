@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,6 +79,7 @@ class MontyBackend:
 
         # The check exists to refuse bad tool calls before any tool runs (and to note wrong calls of the program's
         # own functions): a program that can make neither runs unchecked (the check is a large part of a warm run).
+        began = time.monotonic()
         checking = _worth_checking(program.code, program.tools)
         code, helpers, differences = rewrite_for_sandbox(program.code)  # same lines: see codeact.core.rewrite
         stubs = program.stubs + prelude.stubs_for(prelude.names_in(code)) if helpers else program.stubs
@@ -117,6 +119,10 @@ class MontyBackend:
                 info = runtime_error(exc, program, seen.by_tool)
                 _give_notes(program, notes, info.line)
                 raise ProgramError(info) from None
+            except _pm.MontyCrashedError as exc:
+                from .monty_errors import worker_lost
+
+                raise ProgramError(worker_lost(exc, program, time.monotonic() - began)) from None
         raise AssertionError("unreachable")
 
     def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: ResultKeys) -> Any:

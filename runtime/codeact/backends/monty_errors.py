@@ -181,6 +181,21 @@ def syntax_error(exc: Any, program: Program) -> ErrorInfo:
                      _hint("SyntaxError", text, program, None))
 
 
+def worker_lost(exc: Any, program: Program, took: float) -> ErrorInfo:
+    """The sandbox's worker ended under the program (``MontyCrashedError``): killed at its request timeout (the run's
+    limit and a second, reached while a large program still compiles) it is the run's time limit; otherwise the
+    worker ran out of memory or crashed, said as such (never a host traceback)."""
+    lim = program.limits
+    if took >= lim.timeout:
+        from ..core.hints import timeout_hint
+
+        return ErrorInfo("TimeoutError", f"the program ran longer than the {lim.timeout:g} s time limit (raise it "
+                         "with --timeout; a large program takes long to compile)", None, timeout_hint(program.code))
+    return ErrorInfo("MemoryError", f"the sandbox's worker stopped ({str(exc).strip() or 'crashed'}): most often the "
+                     f"program used more than the {lim.memory / 1048576:g} MiB memory limit (CODEACT_MEMORY raises "
+                     "it)", None, None)
+
+
 def runtime_error(exc: Any, program: Program, seen: Mapping[str, list[str]]) -> ErrorInfo:
     """The sandbox's runtime error as the program gets it; ``seen``: the keys of the dicts each tool returned."""
     text = str(exc).strip()
