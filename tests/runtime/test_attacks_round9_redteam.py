@@ -287,16 +287,14 @@ def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Pat
 
 
 # ------------------------------------------------------------ unquote's search for the furthest closing quote
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): pathnames._rejoined searches "
-                   "every later part for the furthest closing quote, on every path; a timing test, not run: "
-                   "pytest --runxfail runs it")
 def test_a_path_of_many_quoted_parts_is_read_within_the_run_deadline(tmp_path: Path) -> None:
     """``view(path='"a/b"/"a/b"/...')`` (3,000 parts, 9 KB): every path a program gives (view, open, Path, edit)
     goes through ``unquote``, whose ``_rejoined`` (changed in 138aa86 to take the FURTHEST closing part) tries, for
     each part opening a quote, every later part that closes one, joining the run between them each time: about
     cubic in the parts. 2,000 pairs took 74 s, 1,000 pairs 7.5 s, in a run limited to 3 s, on the host with no
     deadline (no file needs to exist). Fix: bound the parts a quoted run may span (a name is at most 255 bytes,
-    so a run of more than 255 characters is no quoted name), or scan once for the closing quote."""
+    so a run of more than 255 characters is no quoted name), or scan once for the closing quote. (Fixed: a run spans
+    at most MAX_QUOTED_NAME characters.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

@@ -124,6 +124,10 @@ def readings(path: str) -> list[str]:
     return list(found)
 
 
+# The longest quoted form of a name: 255 bytes (the longest name a file system takes), each written \ooo, in quotes.
+MAX_QUOTED_NAME = 4 * 255 + 2
+
+
 def _rejoined(parts: list[str]) -> list[str]:
     """``parts`` with each run from a part that opens a quote to the furthest one that closes it joined by ``\\``
     again, where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's).
@@ -135,7 +139,11 @@ def _rejoined(parts: list[str]) -> list[str]:
         part = parts[at]
         end = at
         if part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
-            end = next((last for last in range(len(parts) - 1, at, -1) if parts[last].endswith('"')
+            reach, size = at, len(part)  # a quoted name is at most MAX_QUOTED_NAME long: no run reaches further
+            while reach + 1 < len(parts) and size + 1 + len(parts[reach + 1]) <= MAX_QUOTED_NAME:
+                reach += 1
+                size += 1 + len(parts[reach])
+            end = next((last for last in range(reach, at, -1) if parts[last].endswith('"')
                         and _unquoted("\\".join(parts[at:last + 1])) is not None), at)
         out.append("\\".join(parts[at:end + 1]))
         at = end + 1
