@@ -18,6 +18,13 @@ def codeact_decode(data: bytes, encoding: Any, errors: Any) -> str:
         text = "".join([chr(b) for b in data])
     else:
         codec = "utf-8" if name == "utf-8-sig" else name
+        boms = {"utf-16": (b"\xff\xfe", b"\xfe\xff"), "utf16": (b"\xff\xfe", b"\xfe\xff"),
+                "utf-32": (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff"),
+                "utf32": (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")}.get(name)
+        if boms is not None and data and data[:len(boms[0])] not in boms:  # as CPython's text mode: no guessed order
+            # CPython raises UnicodeError, which the sandbox lacks: its subclass, which a program can catch here
+            raise UnicodeDecodeError(f"UTF-{name[-2:]} stream does not start with BOM (name the byte order: "
+                                     f"utf-{name[-2:]}-le or utf-{name[-2:]}-be)")
         known = True
         text = ""
         try:
