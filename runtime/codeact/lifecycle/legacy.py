@@ -66,7 +66,7 @@ def _undo_in_folder_render(here: Path) -> None:
         shutil.rmtree(nested)
 
 
-_COPIER_MAIN = "import runpy, sys\ndel sys.path[0]\nrunpy.run_module('copier', run_name='__main__', alter_sys=True)\n"
+_COPIER_MAIN = "import sys\ndel sys.path[0]\nimport runpy\nrunpy.run_module('copier', run_name='__main__', alter_sys=True)\n"
 
 
 def update_from_root(here: Path, root: Path, version_to: str) -> int:
