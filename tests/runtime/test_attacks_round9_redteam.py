@@ -372,8 +372,6 @@ def test_path_glob_with_an_ending_lists_a_quoted_name(tmp_path: Path) -> None:
     assert "BACKSLASH" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a file named \" cannot be read back "
-                   "through pathlib: Workspace.reading sees two readings of one file")
 def test_a_file_named_a_double_quote_reads_back_through_pathlib(tmp_path: Path) -> None:
     """A committed file named ``"`` (one double quote) is listed quoted, ``"\\""``, and the sandbox's pathlib
     makes that ``"/""``. pathnames.readings gives ``"`` (the quoted form rejoined) and, splitting the text at each

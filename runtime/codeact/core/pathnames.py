@@ -120,7 +120,9 @@ def readings(path: str) -> list[str]:
     for at in range(1, len(parts) + 1):
         head = [_unquoted(part) or part for part in parts[:at]]
         tail = parts[at:]
-        found["/".join(head + ([unquote("/".join(tail))] if tail else []))] = None
+        reading = "/".join(head + ([unquote("/".join(tail))] if tail else []))
+        if "" not in reading.split("/")[1:]:  # an empty name is no join of pathlib's (a file named '"' is '"/""')
+            found[reading] = None
     return list(found)
 
 
