@@ -31,9 +31,14 @@ def _workspace(tmp_path: Path, server: str) -> tuple[Path, Path]:
 
 def _discover(tmp_path: Path, root: Path, timeout: float) -> subprocess.Popen[bytes]:
     env = dict(os.environ, PYTHONPATH=RUNTIME, HOME=str(tmp_path))
-    return subprocess.Popen([sys.executable, "-c", "import sys; from codeact.mcp.discovery import discover; "
-                             f"discover(sys.argv[1], timeout={timeout})", str(root)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # as from a terminal: a test run under nohup or in a background job inherits SIGHUP or SIGQUIT ignored, and a
+    # discovery started so rightly keeps ignoring them
+    code = ("import signal, sys; from codeact.mcp.discovery import discover\n"
+            "for signum in (signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM):\n"
+            "    signal.signal(signum, signal.SIG_DFL)\n"
+            f"discover(sys.argv[1], timeout={timeout})\n")
+    return subprocess.Popen([sys.executable, "-c", code, str(root)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def _wait_for(path: Path) -> None:

@@ -36,7 +36,13 @@ os.chdir(ws)
 result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(memory=memory, timeout=timeout),
              environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8",
                       "CODEACT_CONFIG_DIR": home + "/cfg"})
-peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+# this process's own peak from its memory map (ru_maxrss of RUSAGE_SELF keeps the peak of the process that started
+# it: Linux sets it at exec from the parent's map, shared by vfork; under pytest-xdist that is the worker's size)
+try:
+    own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+except (OSError, StopIteration):
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"out": result.stdout + result.stderr + str(result.error), "peak": peak * 1024}))
 """
 
