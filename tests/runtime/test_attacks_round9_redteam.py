@@ -64,6 +64,18 @@ def _peak_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float) -
     return shown["out"], shown["peak"], took
 
 
+def _huge_file_run(tmp_path: Path, name: str, code: str) -> None:
+    """``code`` over a workspace holding ``name``, a sparse file of 256 MiB, in a run limited to 64 MiB: the host
+    (this process and what it starts) must stay well under the file's size."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    with open(ws / name, "wb") as handle:
+        handle.truncate(256 * MiB)
+    out, peak, _ = _peak_run(ws, base / "home", code, memory=64 * MiB, timeout=60)
+    assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+
+
 # ------------------------------------------------------------ codeact doctor imports the workspace's modules
 def test_codeact_doctor_runs_no_module_of_the_workspace(tmp_path: Path) -> None:
     """``codeact doctor`` is one of the read-only subcommands the enforcement hook lets the model run in exclusive
@@ -126,14 +138,7 @@ def test_view_with_a_range_of_a_huge_file_stays_within_the_run_memory(tmp_path: 
     and 28 s in a run limited to 256 MiB and 3 s. The run's memory limit of 64 MiB here is the sandbox's; the host
     took 2x the file. Fix: read a range in bounded chunks (the binary check on each chunk, a line longer than the
     tool-result limit cut visibly), never a whole line at once."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    with open(ws / "big.dat", "wb") as handle:
-        handle.truncate(256 * MiB)
-    out, peak, _ = _peak_run(ws, base / "home", "print(view(path='big.dat', view_range=[1, 1])[:40])",
-                             memory=64 * MiB, timeout=60)
-    assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+    _huge_file_run(tmp_path, "big.dat", "print(view(path='big.dat', view_range=[1, 1])[:40])")
 
 
 def test_edit_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None:
@@ -141,14 +146,7 @@ def test_edit_of_a_huge_file_stays_within_the_run_memory(tmp_path: Path) -> None
     it, counts and replaces: a 256 MiB file takes about twice that in the host before any answer, whatever the run's
     memory limit (64 MiB here); a 1 GiB file took 2.1 GB. Fix: refuse a file over a bound tied to the run's memory
     limit (or the write limit) from its fstat, before reading it, with a message naming view_range/bash."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    with open(ws / "big.txt", "wb") as handle:
-        handle.truncate(256 * MiB)
-    out, peak, _ = _peak_run(ws, base / "home", "print(edit(path='big.txt', old_str='zz', new_str='y'))",
-                             memory=64 * MiB, timeout=60)
-    assert peak < 160 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-500:]}"
+    _huge_file_run(tmp_path, "big.txt", "print(edit(path='big.txt', old_str='zz', new_str='y'))")
 
 
 # ------------------------------------------------------------ ripgrep on a long committed .gitignore
