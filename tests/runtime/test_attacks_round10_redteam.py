@@ -1,0 +1,104 @@
+"""Red team, round 10 (issue 40; a helper that had not seen the session's changes): what the round's fixes left
+open. Each test runs a program through the sandbox (``run``, monty) and fails while the breach is open (strict
+xfail). The timing findings are xfail tests that do not run (``pytest --runxfail`` runs them)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+from test_attacks_round9_redteam import _peak_run
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names, symbolic links")
+
+MiB = 1 << 20
+
+
+# ------------------------------------------------------------ _rejoined's window, tried end by end
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): pathnames._rejoined tries "
+                   "every closing part in a MAX_QUOTED_NAME window, joining and matching each; a timing test, not "
+                   "run: pytest --runxfail runs it")
+def test_a_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path: Path) -> None:
+    """``view(path='/'.join(['"'] * 2000))`` (a 4 KB path; no file needs to exist): a2b662b bounded each quoted run
+    of ``_rejoined`` by MAX_QUOTED_NAME (1,022 characters), but inside that window it still tries, for each part
+    that opens a quote, every later part that closes one, from the furthest back, joining the run with ``\\`` and
+    matching ``_QUOTED`` each time. A lone ``"`` both opens and closes, and no run of them joined (``"\\"\\"...``)
+    is a quoted name, so every try fails: about 511 joins and matches of up to 1 KB per part, 13 s in ``unquote``
+    for 2,000 parts and 33 s for the run, limited to 3 s, on the host with no deadline (every path a program gives
+    goes through ``unquote``: view, open, Path, edit, os.listdir). Fix: find a part's closing quote in one scan
+    (match ``_QUOTED`` once at the start of the joined window and take the part where the match ends), or check
+    the run's deadline in the loop."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = ("p = '/'.join(['\"'] * 2000)\n"
+            "try:\n    view(path=p)\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ encoding names the fast path and the BOM check miss
+_TRY = """\
+def t(f):
+    try:
+        return repr(f())
+    except Exception as exc:
+        return type(exc).__name__
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): prelude/files.py compares the raw "
+                   "encoding name with 'utf-8-sig', and its BOM table lacks 'u16'; both read silently wrong")
+def test_encoding_aliases_read_as_cpython_reads_them(tmp_path: Path) -> None:
+    """The prelude (core/prelude/files.py) normalises an encoding name (``lower()``, ``_`` to ``-``) in
+    ``codeact_is_utf8`` and ``codeact_decode``, but ``codeact_read_text`` and ``codeact_open`` take their fast path
+    when ``codeact_is_utf8(encoding) and encoding != "utf-8-sig"``, a comparison of the RAW name: ``encoding=
+    'UTF-8-SIG'`` or ``'utf_8_sig'`` reads the file as plain UTF-8 and keeps its BOM (``'\\ufeffhi'``; CPython:
+    ``'hi'``). And fe9bbfa's BOM refusal knows ``utf-16``/``utf16``/``utf-32``/``utf32`` but not CPython's other
+    names of the same codecs: ``encoding='u16'`` (or ``'U16'``) reads a big-endian file with no BOM as
+    little-endian, ``'栀椀'`` for ``hi``, where CPython's text mode raises UnicodeError. Both are silent wrong
+    answers. Fix: compare the normalised name in the fast-path test, and key the BOM rule by the codec (look the
+    name up once: ``u16``, ``utf16``, ``utf-16`` are one codec), not by spelling."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "bom.txt").write_bytes(b"\xef\xbb\xbfhi\n")
+    (ws / "be.txt").write_bytes(b"\x00h\x00i")
+    code = ("from pathlib import Path\n" + _TRY +
+            "for e in ('UTF-8-SIG', 'utf_8_sig'):\n"
+            "    print('sig', t(lambda: open('bom.txt', encoding=e).read()),"
+            " t(lambda: Path('bom.txt').read_text(encoding=e)))\n"
+            "for e in ('u16', 'U16'):\n"
+            "    print('u16', t(lambda: open('be.txt', encoding=e).read()),"
+            " t(lambda: Path('be.txt').read_text(encoding=e)))\n")
+    out = _run(ws, base / "home", code)
+    sig = [line for line in out.splitlines() if line.startswith("sig ")]
+    u16 = [line for line in out.splitlines() if line.startswith("u16 ")]
+    assert sig == ["sig 'hi\\n' 'hi\\n'"] * 2, out
+    assert u16 == ["u16 UnicodeDecodeError UnicodeDecodeError"] * 2, out  # the sandbox's UnicodeError
+
+
+# ------------------------------------------------------------ view of a UTF-16 file, by range
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): view's UTF-16 branch reads twice the "
+                   "tool-result limit and answers any view_range from that alone")
+def test_view_range_of_a_long_utf16_file_is_never_a_silently_short_answer(tmp_path: Path) -> None:
+    """A file starting with a UTF-16 BOM takes view's UTF-16 branch (tools/files.py): it reads ``keep * 2`` bytes
+    (about 2 MiB), splits them into lines and answers ANY ``view_range`` from those lines (``_pick``), though the
+    file goes on. A 300,000-line UTF-16 file (4.6 MB): ``view_range=[250000, 250001]`` raises IndexError saying
+    the file "has 96312 lines", and ``view_range=[1, -1]`` returns lines 1-96311 and half of the next with no
+    truncation marker and no note -- a program paging by range, or reading to the end, takes the file for
+    a third of what it is. Fix: for a range, decode in chunks as the UTF-8 range does (count lines to ``first``,
+    keep at most ``keep``), or say the cut (marker and note) and never name a line count that was not counted."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "u16.txt").write_bytes("".join(f"line {i}\n" for i in range(1, 300_001)).encode("utf-16"))
+    code = ("try:\n    print(repr(view(path='u16.txt', view_range=[250000, 250001])))\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n"
+            "whole = view(path='u16.txt', view_range=[1, -1])\n"
+            "print('ENDS', repr(whole[-80:]))\n")
+    out = _run(ws, base / "home", code)
+    assert "'line 250000\\nline 250001\\n'" in out, out[-600:]
+    end = out.split("ENDS", 1)[1]
+    assert "line 300000\\n'" in end or "truncated" in end, out[-600:]
