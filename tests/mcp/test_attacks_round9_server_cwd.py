@@ -22,8 +22,8 @@ def test_a_program_cannot_plant_code_a_users_mcp_server_runs_at_its_start(tmp_pa
     folder first on sys.path. A first program writes ``json.py`` at the workspace root with create() -- an ordinary
     file, no rule protects it -- and the next program that calls the server starts it: the server's ``import
     json`` runs the program's file on the host, with the user's permissions and the server's environment (its
-    tokens). No bash is needed. (``npx`` and ``uvx`` servers read ``.npmrc`` and ``uv.toml`` from that folder the
-    same way.) mcp/cache.home_folder names this very vector ("python -m server imports from its working folder
+    tokens). No bash is needed. (``npx`` servers read ``.npmrc`` and ``node_modules`` from that folder the same
+    way, now protected: tests/runtime/test_npm_project_files.py; ``uvx`` reads no project file.) mcp/cache.home_folder names this very vector ("python -m server imports from its working folder
     first, which a program may write") but applies only where Copilot does not trust the folder; Copilot's trust
     is in the repository's files, not in what a sandboxed program writes later. Fix: start a local server whose entry names no ``cwd`` in a folder programs cannot write (the home
     folder, as for a folder Copilot does not trust), and give Python servers ``PYTHONSAFEPATH=1``; or protect the

@@ -55,12 +55,16 @@ GITDIR_RULE = ("a git directory", "git takes a folder holding HEAD, objects/ and
                                   "use git through bash instead")
 SHORT_NAME_RULE = ("an 8.3 short name", "Windows opens a short name such as GIT~1 as the long name it stands for, "
                                         "which is protected; write the long name")
+NPM_RULE = ("npm's project files", "npx, which starts MCP servers (Copilot's and CodeAct's), runs a package "
+                                   "installed in node_modules/ before the registry's, and runs what .npmrc names "
+                                   "(node-options, script-shell); install with npm through bash, or change it by hand")
 STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
                                 "the .git folder); write a plain name")
 
 Rule = tuple[str, str]
 # Folders, at any depth: every part of the path is compared.
-_FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".claude-plugin": PLUGIN_RULE}
+_FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".claude-plugin": PLUGIN_RULE,
+                                  "node_modules": NPM_RULE}
 # Folders named by two parts, at any depth.
 _FOLDER_PAIRS: dict[tuple[str, str], Rule] = {(".github", "hooks"): HOOKS_RULE, (".github", "agents"): AGENTS_RULE,
                                               (".github", "plugin"): PLUGIN_RULE, ("plugins", "codeact"): PLUGIN_RULE}
@@ -71,6 +75,8 @@ PROTECTED_FOLDERS: tuple[str, ...] = (*_FOLDER_PARTS, *("/".join(pair) for pair 
 # .mcp.json from its working folder up to the git root. Matched on the last parts of the path.
 COMMAND_FILES: tuple[tuple[str, ...], ...] = (
     (".mcp.json",), (".github", "mcp.json"), (".github", "lsp.json"), (".vscode", "mcp.json"))
+# Files whose settings run commands when npx starts a server in their folder (uvx reads no project file).
+NPM_FILES = (".npmrc",)
 # A plugin folder holds plugin.json (or .claude-plugin/plugin.json, .github/plugin/plugin.json); these of its files,
 # and the ones its manifest names under these keys, decide what runs.
 _PLUGIN_MANIFESTS = ("plugin.json", ".claude-plugin/plugin.json", ".github/plugin/plugin.json")
@@ -81,7 +87,7 @@ _PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents")
 # x.json a command file. (A link deeper down, `sub/.github -> elsewhere`, is caught only by the name written.)
 _ANCHORED_NAMES = (".git", ".codeact", ".github", ".github/hooks", ".github/agents", ".github/copilot",
                    ".github/plugin", ".claude-plugin", ".mcp.json", ".github/mcp.json", ".github/lsp.json",
-                   ".vscode", ".vscode/mcp.json", "plugins", "plugins/codeact")
+                   ".vscode", ".vscode/mcp.json", "plugins", "plugins/codeact", "node_modules", *NPM_FILES)
 
 
 def _name_rule(parts: tuple[str, ...]) -> Rule | None:
@@ -94,6 +100,8 @@ def _name_rule(parts: tuple[str, ...]) -> Rule | None:
     for tail in COMMAND_FILES:
         if parts[-len(tail):] == tail:
             return COMMAND_RULE
+    if parts[-1] in NPM_FILES:
+        return NPM_RULE
     in_settings = parts[-3:-1] == (".github", "copilot") or parts[-2:-1] == (".claude",)
     if len(parts) >= 3 and in_settings and re.fullmatch(r"settings.*\.json", parts[-1]):
         return SETTINGS_RULE
@@ -147,7 +155,7 @@ def _short_name_targets() -> tuple[str, ...]:
     """Every protected name a Windows short name may stand for, the strictest rule first (``.git`` before
     ``.github``): the rules' names, the git directory's parts and the parts of every scope's owned paths."""
     names = [*_FOLDER_PARTS, *(n for pair in _FOLDER_PAIRS for n in pair), *(n for t in COMMAND_FILES for n in t),
-             *(n for a in _ANCHORED_NAMES for n in a.split("/")), ".claude", "copilot", "settings.json",
+             *NPM_FILES, *(n for a in _ANCHORED_NAMES for n in a.split("/")), ".claude", "copilot", "settings.json",
              "settings.local.json", *_PLUGIN_FILES, *(n.lower() for n in _GITDIR_PARTS), "config", "hooks",
              *(n for layout in LAYOUTS.values() for item in layout.owned for n in item.rstrip("/").split("/"))]
     return tuple(dict.fromkeys(names))
