@@ -102,3 +102,29 @@ def test_view_range_of_a_long_utf16_file_is_never_a_silently_short_answer(tmp_pa
     assert "'line 250000\\nline 250001\\n'" in out, out[-600:]
     end = out.split("ENDS", 1)[1]
     assert "line 300000\\n'" in end or "truncated" in end, out[-600:]
+
+
+# ------------------------------------------------------------ import glob over a committed fan of links
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): backends/confined_glob.py "
+                   "lists up to 200,000 names with no deadline check; a timing test, not run: pytest --runxfail "
+                   "runs it")
+def test_import_glob_over_a_committed_fan_of_links_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """Round 9's fan of links (``d/l1``, ``d/l2`` -> ``.``), placed 30 folders deep, read with the ``glob``
+    MODULE: ``glob.glob('p0/.../p29/d/**', recursive=True)``. 8c3614d put the run's deadline into
+    ``WorkspaceOS._scan`` (os.walk, Path.glob), but ``import glob`` is served by backends/confined_glob.py, which
+    follows every link inside and opens each folder part by part from the root until its caps (200,000 names,
+    32 MiB of answer) with no deadline check: 23 s in one host call for a run limited to 1 s (8 s with the fan at
+    the root), on the run's thread -- on the warm server the client takes the server for stuck. Fix: check the
+    run's deadline in confined_glob's listing (each folder listed, each link followed) and fail with a
+    RuntimeError as _scan does (an OSError would be swallowed)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    deep = "/".join(f"p{i}" for i in range(30))
+    (ws / deep / "d").mkdir(parents=True)
+    for name in ("l1", "l2"):
+        (ws / deep / "d" / name).symlink_to(".", target_is_directory=True)
+    code = (f"import glob\ntry:\n    print(len(glob.glob({deep + '/d/**'!r}, recursive=True)))\n"
+            "except Exception as exc:\n    print(type(exc).__name__, exc)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=1)
+    assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
+    assert "deadline" in out or "TimeoutError" in out, out  # never a silent, partial listing
