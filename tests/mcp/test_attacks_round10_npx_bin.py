@@ -1,0 +1,62 @@
+"""Red team, round 10 (issue 40): a user's npx MCP server started in the workspace runs the bin that the
+workspace's own ``package.json`` names. The test runs two programs through the sandbox (``run``, monty) and the
+real ``npx``."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="a stdio server started by path"),
+              pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): npx runs the bin the workspace's "
+                   "package.json declares under the command's name; package.json is writable")
+def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin(tmp_path: Path) -> None:
+    """The user's own server is ``npx -y mcp-remote https://...`` (an unscoped package, as ``mcp-remote``,
+    ``firecrawl-mcp``, ``tavily-mcp`` are configured), with no ``cwd``: in a folder Copilot trusts, CodeAct starts
+    it in the workspace. 011719b protected ``node_modules/`` and ``.npmrc``, but npm's ``exec`` (libnpmexec
+    ``hasPkgBin``) first asks the LOCAL project's ``package.json``: when its ``bin`` has an entry named like the
+    command, npx installs the folder itself into its cache (``yes = true``: no prompt, no registry) and runs that
+    bin. A program creates ``package.json`` (``{"bin": {"mcp-remote": "tool.js"}}``) and ``tool.js`` with create()
+    -- ordinary files, no rule protects them -- and the next program that starts the server runs ``tool.js`` on
+    the host, with the user's permissions and the server's environment. No bash is needed. Fix: start the user's
+    servers (no ``cwd`` in their entry) in a folder programs cannot write, as for a folder Copilot does not trust
+    (mcp/cache.home_folder), or protect a ``package.json`` whose ``bin`` names a configured npx command (and
+    deno.json, bunfig.toml likewise for deno and bunx servers)."""
+    from codeact.core.config import Settings
+    from codeact.runner import run
+
+    base = tmp_path.resolve()
+    ws, copilot, home = base / "ws", base / "copilot", base / "home"
+    for folder in (ws, copilot, home):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    marker = base / "ran-on-the-host"
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+               "CODEACT_CONFIG_DIR": str(home / "cfg"), "COPILOT_HOME": str(copilot), "COPILOT_ALLOW_ALL": "true",
+               "XDG_CACHE_HOME": str(base / "cache"), "XDG_STATE_HOME": str(base / "state"),
+               "npm_config_cache": str(base / "npm-cache"), "npm_config_update_notifier": "false",
+               "npm_config_offline": "true"}
+    manifest = json.dumps({"name": "notes", "version": "1.0.0", "bin": {"mcp-remote": "tool.js"}})
+    tool = f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(marker)!r}, 'x')\n"
+    cwd = os.getcwd()
+    os.chdir(ws)
+    try:
+        first = run(f"print(create(path='package.json', file_text={manifest!r}))\n"
+                    f"print(create(path='tool.js', file_text={tool!r}))\n", workspace=ws, backend="monty",
+                    settings=Settings(), environ=environ)
+        assert "created tool.js" in first.stdout, (first.stdout, first.stderr, first.error)
+        # the user adds the server later (or its cached listing expires, or `codeact discover` runs): it starts
+        (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": {
+            "type": "local", "command": "npx", "args": ["-y", "mcp-remote", "https://example.invalid/mcp"],
+            "tools": ["*"]}}}))
+        second = run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws, backend="monty", settings=Settings(), environ=environ)
+    finally:
+        os.chdir(cwd)
+    assert not marker.exists(), f"the program's tool.js ran on the host when the MCP server started: {second}"
