@@ -48,8 +48,6 @@ def t(f):
 """
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): prelude/files.py compares the raw "
-                   "encoding name with 'utf-8-sig', and its BOM table lacks 'u16'; both read silently wrong")
 def test_encoding_aliases_read_as_cpython_reads_them(tmp_path: Path) -> None:
     """The prelude (core/prelude/files.py) normalises an encoding name (``lower()``, ``_`` to ``-``) in
     ``codeact_is_utf8`` and ``codeact_decode``, but ``codeact_read_text`` and ``codeact_open`` take their fast path

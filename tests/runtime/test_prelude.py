@@ -154,3 +154,31 @@ def test_a_set_of_ints_is_built_in_cpythons_order():
     source = prelude.source_for({"codeact_set"})
     items = [rng.randint(0, 10**6) for _ in range(500)]
     assert bare(source + f"list(codeact_set({items!r}))") == list(set(items))
+
+
+def test_the_codec_table_is_cpythons_and_names_resolve_as_cpython_resolves_them():
+    """codeact_CODECS holds every name CPython's encodings.aliases gives the codecs the sandbox decodes, and
+    codeact_codec finds a codec by any spelling as codecs.lookup does (round 10: 'UTF-8-SIG' and 'u16' were read
+    by their raw spelling, silently wrong)."""
+    import codecs
+    import encodings.aliases
+
+    from codeact.core.prelude.files import codeact_CODECS, codeact_codec
+
+    decoded = set(codeact_CODECS.values())
+    assert {name: codec for name, codec in encodings.aliases.aliases.items() if codec in decoded} | {
+        codec: codec for codec in decoded} == codeact_CODECS
+    spellings = [*codeact_CODECS, "UTF-8-SIG", "utf_8_sig", "U16", "Utf 16", "utf--16", "UTF-16LE", "utf-16-be",
+                 "latin-1", "ISO-8859-1", "us-ascii", "ANSI_X3.4-1968", "u32", "utf-32be", "  utf8 ", "cp1252",
+                 "shift_jis", "koi8-r", "utf-7", "x", "", "utf-8\u00e9"]
+    for spelling in spellings:
+        try:
+            expected = codecs.lookup(spelling).name.replace("-", "_")
+        except LookupError:
+            expected = None
+        expected = {"iso8859_1": "latin_1", "us_ascii": "ascii"}.get(expected, expected) if expected else None
+        got = codeact_codec(spelling)
+        assert got == (expected if expected in decoded else None), (spelling, got, expected)
+    source = prelude.source_for({"codeact_codec"})
+    assert bare(source + "[codeact_codec(n) for n in ('UTF-8-SIG', 'U16', 'Latin 1', 'cp1252')]") == [
+        "utf_8_sig", "utf_16", "latin_1", None]
