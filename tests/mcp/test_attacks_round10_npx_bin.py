@@ -15,8 +15,6 @@ pytestmark = [pytest.mark.skipif(os.name != "posix", reason="a stdio server star
               pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): npx runs the bin the workspace's "
-                   "package.json declares under the command's name; package.json is writable")
 def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin(tmp_path: Path) -> None:
     """The user's own server is ``npx -y mcp-remote https://...`` (an unscoped package, as ``mcp-remote``,
     ``firecrawl-mcp``, ``tavily-mcp`` are configured), with no ``cwd``: in a folder Copilot trusts, CodeAct starts
@@ -28,7 +26,9 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
     the host, with the user's permissions and the server's environment. No bash is needed. Fix: start the user's
     servers (no ``cwd`` in their entry) in a folder programs cannot write, as for a folder Copilot does not trust
     (mcp/cache.home_folder), or protect a ``package.json`` whose ``bin`` names a configured npx command (and
-    deno.json, bunfig.toml likewise for deno and bunx servers)."""
+    deno.json, bunfig.toml likewise for deno and bunx servers). (Fixed: the user's ``npx`` server gets ``--prefix``
+    of an empty folder in CodeAct's cache, mcp/prespawn._npx_outside: npm resolves there and runs the server in the
+    workspace.)"""
     from codeact.core.config import Settings
     from codeact.runner import run
 
@@ -60,3 +60,42 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
     finally:
         os.chdir(cwd)
     assert not marker.exists(), f"the program's tool.js ran on the host when the MCP server started: {second}"
+
+
+def _params(command: str, args: list[str], scope: str, tmp_path: Path) -> tuple[str, list[str], dict, str | None]:
+    from codeact.mcp.config import ServerConfig
+    from codeact.mcp.prespawn import stdio_params
+
+    config = ServerConfig(name="s", transport="stdio", source="x", scope=scope, command=command, args=tuple(args))
+    return stdio_params(config, tmp_path / "ws", {"PATH": os.environ.get("PATH", ""), "XDG_CACHE_HOME": str(tmp_path)})
+
+
+def test_only_the_users_npx_server_gets_an_empty_prefix(tmp_path: Path) -> None:
+    empty = str(tmp_path / "codeact/npx-prefix")
+    assert _params("npx", ["-y", "pkg", "."], "user", tmp_path)[1] == ["--prefix", empty, "-y", "pkg", "."]
+    assert _params("/usr/bin/npx", ["pkg"], "user", tmp_path)[1] == ["--prefix", empty, "pkg"]
+    assert _params("npm", ["exec", "pkg"], "user", tmp_path)[1] == ["exec", "--prefix", empty, "pkg"]
+    assert _params("npx", ["--prefix=/mine", "pkg"], "user", tmp_path)[1] == ["--prefix=/mine", "pkg"]
+    assert _params("npx", ["tsx", "tools/server.ts"], "workspace", tmp_path)[1] == ["tsx", "tools/server.ts"]
+    assert _params("node", ["server.js"], "user", tmp_path)[1] == ["server.js"]
+    assert _params("npm", ["run", "serve"], "user", tmp_path)[1] == ["run", "serve"]
+
+
+def test_the_users_npx_server_still_runs_in_the_workspace(tmp_path: Path) -> None:
+    """With the empty prefix, npx still installs and runs the package the entry names (here a folder, offline), in
+    the workspace: ``@modelcontextprotocol/server-filesystem .`` serves the repository, as the CLI starts it."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "package.json").write_text(json.dumps({"name": "where-am-i", "version": "1.0.0",
+                                                      "bin": {"where-am-i": "bin.js"}}))
+    (package / "bin.js").write_text(f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(tmp_path / 'cwd')!r}, "
+                                    "process.cwd())\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "package.json").write_text(json.dumps({"name": "notes", "bin": {"where-am-i": "evil.js"}}))
+    command, args, env, folder = _params("npx", ["-y", str(package)], "user", tmp_path)
+    env |= {"npm_config_cache": str(tmp_path / "npm-cache"), "npm_config_update_notifier": "false",
+            "npm_config_offline": "true"}
+    done = subprocess.run([command, *args], cwd=folder, env=env, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=120)
+    assert (tmp_path / "cwd").read_text() == str(ws), done.stderr[-500:]
