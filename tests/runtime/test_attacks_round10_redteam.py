@@ -151,3 +151,26 @@ def test_a_huge_pattern_is_compiled_within_the_run_limits(tmp_path: Path, call: 
     out, peak, took = _peak_run(ws, base / "home", code, memory=64 * MiB, timeout=1)
     assert peak < 256 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-300:]}"
     assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ view's listing and str.splitlines
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a name holding U+0085, U+2028 or "
+                   "U+2029 is listed unquoted, and str.splitlines splits view's listing there")
+def test_view_of_a_folder_splits_into_its_entries_with_splitlines(tmp_path: Path) -> None:
+    """e405674 quotes a name holding a control character (``\\x00``-``\\x1f``, ``\\x7f``), so view's folder listing
+    has one entry a line when split at ``\\n``. But ``str.splitlines()`` -- the usual way a program splits a tool's
+    text -- also splits at U+0085 (NEL), U+2028 and U+2029, which no rule quotes: a committed
+    ``notes\\u2028README.md`` beside ``README.md`` makes ``view(path='.').splitlines()`` give ``README.md`` twice
+    and ``notes`` (no such entry), and ``x\\x85y.txt`` gives ``x`` and ``y.txt``; reading the second ``README.md``
+    reads the other file. Fix: quote a name holding any character ``str.splitlines`` splits at (git's default
+    core.quotePath quotes every byte past ASCII), so each line of the listing is one entry however it is split."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "notes\u2028README.md").write_text("hidden\n")
+    (ws / "x\x85y.txt").write_text("nel\n")
+    (ws / "README.md").write_text("real\n")
+    out = _run(ws, base / "home", "print(view(path='.').splitlines())\n")
+    listed = out.strip()
+    assert listed.count("'README.md'") == 1 and "'notes'" not in listed and "'x'" not in listed, out
+    assert listed.count(", ") == 2, out  # three entries
