@@ -1,0 +1,76 @@
+"""Red team, round 10 (issue 40): d12699e gives the user's ``npx`` and ``npm exec``/``npm x`` servers a ``--prefix``
+outside the workspace, recognised by the command's NAME and the first argument; the same npm exec reached another
+way still runs the bin the workspace's ``package.json`` names. Each case runs two programs through the sandbox
+(``run``, monty) and the real npm."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.skipif(os.name != "posix", reason="a stdio server started by path"),
+              pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
+
+_FORMS = {  # the user's server entry: command and arguments, each a way npm exec is commonly reached
+    "npm options first": ("npm", ["--yes", "exec", "mcp-remote", "https://example.invalid/mcp"]),
+    "npm exe (an abbreviation npm takes)": ("npm", ["exe", "--yes", "mcp-remote", "https://example.invalid/mcp"]),
+    "through a shell": ("sh", ["-c", "npx -y mcp-remote https://example.invalid/mcp"]),
+    "through env": ("env", ["NODE_ENV=production", "npx", "-y", "mcp-remote", "https://example.invalid/mcp"]),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): prespawn._npx_outside recognises npx "
+                   "and `npm exec`/`npm x` as the command's name and first argument only")
+@pytest.mark.parametrize("form", sorted(_FORMS))
+def test_no_form_of_a_users_npm_exec_server_runs_the_workspaces_package_bin(tmp_path: Path, form: str) -> None:
+    """Round 10's npx finding (tests/mcp/test_attacks_round10_npx_bin.py), fixed by d12699e for an entry whose
+    command is ``npx`` or ``npm`` with ``exec``/``x`` first: ``_npx_outside`` adds ``--prefix`` there only. npm
+    takes its options before the command (``npm --yes exec ...``) and abbreviations of it (``npm exe``), and users
+    start servers through ``sh -c`` or ``env`` (to set variables): each still runs npm exec with the workspace as
+    its project, which installs the workspace's own package and runs the ``tool.js`` a program created, on the
+    host, with no bash. Fix: do not recognise npm by its spelling -- start the user's servers that name no ``cwd``
+    in a folder programs cannot write (mcp/cache.home_folder), or give them ``npm_config_prefix`` (npm reads it
+    from the environment whatever starts it) pointing at the empty folder."""
+    command, args = _FORMS[form]
+    assert not _planted_bin_ran(tmp_path, command, args), f"the program's tool.js ran on the host ({form})"
+
+
+def _planted_bin_ran(tmp_path: Path, command: str, args: list[str]) -> bool:
+    """A first program creates ``package.json`` (its ``bin`` named ``mcp-remote``) and ``tool.js``; the user's
+    server ``command args`` is configured after it, and a second program that names it starts it: whether
+    ``tool.js`` ran on the host."""
+    from codeact.core.config import Settings
+    from codeact.runner import run
+
+    base = tmp_path.resolve()
+    ws, copilot, home = base / "ws", base / "copilot", base / "home"
+    for folder in (ws, copilot, home):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    marker = base / "ran-on-the-host"
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
+               "CODEACT_CONFIG_DIR": str(home / "cfg"), "COPILOT_HOME": str(copilot), "COPILOT_ALLOW_ALL": "true",
+               "XDG_CACHE_HOME": str(base / "cache"), "XDG_STATE_HOME": str(base / "state"),
+               "npm_config_cache": str(base / "npm-cache"), "npm_config_update_notifier": "false",
+               "npm_config_offline": "true"}
+    manifest = json.dumps({"name": "notes", "version": "1.0.0", "bin": {"mcp-remote": "tool.js"}})
+    tool = f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(marker)!r}, 'x')\n"
+    entry: dict[str, Any] = {"type": "local", "command": command, "args": args, "tools": ["*"]}
+    cwd = os.getcwd()
+    os.chdir(ws)
+    try:
+        first = run(f"print(create(path='package.json', file_text={manifest!r}))\n"
+                    f"print(create(path='tool.js', file_text={tool!r}))\n", workspace=ws, backend="monty",
+                    settings=Settings(), environ=environ)
+        assert "created tool.js" in first.stdout, (first.stdout, first.stderr, first.error)
+        (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": entry}}))
+        run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws, backend="monty",
+            settings=Settings(), environ=environ)
+    finally:
+        os.chdir(cwd)
+    return marker.exists()
