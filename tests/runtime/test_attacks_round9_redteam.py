@@ -361,19 +361,23 @@ def test_a_name_with_a_backslash_lists_and_reads_back_as_that_file(tmp_path: Pat
     assert lines[2].count("BACKSLASH") == 1 and lines[2].count("OTHER") == 1, out
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 9): a quoted name ends in a quote, so the "
-                   "sandbox's Path.glob matches no pattern with an ending against it")
 def test_path_glob_with_an_ending_lists_a_quoted_name(tmp_path: Path) -> None:
     """The sandbox's ``Path.glob``/``rglob`` match the names the host lists (pydantic-monty filters the scan's reply
     itself); a name that reaches the program quoted (a ``\\``, a control character, not UTF-8) ends in ``"``, so
     ``Path('.').glob('*.txt')`` leaves ``a\\b.txt`` out (``glob('*')``, ``rglob('*')``, ``os.walk`` and the glob
-    tool list it). Fix: a quoted form that keeps the name's ending, or the host matching the real names."""
+    tool list it). Fix: a quoted form that keeps the name's ending, or the host matching the real names. (Fixed:
+    the sandbox's idioms show ``"a\\134"b.txt``, the plain ending after the closing quote; more names and idioms in
+    test_nonutf8_names.test_every_idiom_lists_awkward_names_by_their_ending_and_reads_each_back.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
     (ws / "a\\b.txt").write_text("BACKSLASH\n")
-    out = _run(ws, base / "home", "from pathlib import Path\nprint([p.read_text() for p in Path('.').glob('*.txt')])\n")
-    assert "BACKSLASH" in out, out
+    (ws / "a").mkdir()
+    (ws / "a" / "b.txt").write_text("OTHER\n")
+    code = ("from pathlib import Path\nprint([p.read_text() for p in Path('.').glob('*.txt')])\n"
+            "print(sorted(p.read_text() for p in Path('.').rglob('*.txt')))\n")
+    out = _run(ws, base / "home", code)
+    assert out.splitlines()[:2] == ["['BACKSLASH\\n']", "['BACKSLASH\\n', 'OTHER\\n']"], out
 
 
 def test_a_file_named_a_double_quote_reads_back_through_pathlib(tmp_path: Path) -> None:

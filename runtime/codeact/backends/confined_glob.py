@@ -198,7 +198,7 @@ def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, re
     if recursive and pathname[:2] == "**" and found[:1] == [""]:
         del found[0]  # CPython skips the empty match of a leading '**' (the folder itself)
     _say_not_followed(walk.left)
-    return quote_all(found)
+    return quote_all(found, ending=True)  # as os.listdir and os.walk show names
 
 
 def _say_not_followed(links: list[str]) -> None:

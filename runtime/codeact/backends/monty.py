@@ -138,7 +138,7 @@ class MontyBackend:
         modules = HostModules(program.workspace, memory=int(program.limits.memory),
                               timeout=float(program.limits.timeout), on_print=program.on_print)
         # the sandbox holds UTF-8 only: a root that is not (a Latin-1 user folder) reaches it quoted, as any name
-        cwd = quote(files.root) if files is not None else None
+        cwd = quote(files.root, ending=True) if files is not None else None  # as Path.resolve() gives it
         snap = session.feed_start(code, print_callback=printer, cwd=cwd)
         if not isinstance(snap, _pm.MontyComplete):  # a host call: from here on, host and worker share one CPU (a
             cpu.pin()  # program that makes none pays nothing); the worker has started all its threads by now

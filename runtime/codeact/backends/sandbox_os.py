@@ -206,7 +206,7 @@ class WorkspaceOS:
         finally:
             os.close(opened.fd)
         base = _path_of(path)
-        return [base / quote(name) for name in names]
+        return [base / quote(name, ending=True) for name in names]
 
     def _scan(self, path: Any, *, max_depth: int | None = None, follow_symlinks: bool = False,
               **_glob: Any) -> list[Any]:
@@ -251,7 +251,8 @@ class WorkspaceOS:
                 continue  # as CPython's os.walk does with an unreadable sub-folder
             below = []
             for raw_name, link, is_dir, is_file in children:
-                name = quote(raw_name)  # a name that is not UTF-8, as git quotes it (codeact.core.pathnames)
+                # a name that is not UTF-8, quoted, its plain ending kept: Path.glob matches it (codeact.core.pathnames)
+                name = quote(raw_name, ending=True)
                 rel = f"{relative}/{name}" if relative else name
                 if link:
                     in_time()
@@ -299,7 +300,7 @@ class WorkspaceOS:
                           info.st_atime, info.st_mtime, info.st_ctime)
 
     def _resolve(self, path: Any, *_rest: Any) -> str:
-        return "/".join(map(quote, self._real(path).split("/")))
+        return quote(self._real(path), ending=True)
 
     def _absolute(self, path: Any) -> str:
         return str(_path_of(path))

@@ -12,6 +12,13 @@ control character (a newline would split a listing's line) or a ``\\`` (the sand
 separator: ``a\\b.txt`` would name ``a/b.txt``), so any listed path, its parts joined by ``/`` or by the
 sandbox's pathlib, reads back as itself; every other name is unchanged. A ``\\`` in a name is quoted ``\\134``,
 not git's ``\\\\``, which that pathlib would read as an empty part and drop (both are read back).
+
+The sandbox's file idioms (``os.listdir``, ``os.walk``, ``glob.glob``, ``pathlib``) show a quoted name with its plain
+ending after the closing quote: ``"legacy-\\351t\\351".txt``, ``"a\\134"b.txt`` (``quote(path, ending=True)``).
+pydantic-monty's ``Path.glob`` matches the names the host lists itself, and a form ending in ``"`` matches no pattern
+with an ending (``*.txt``); this one matches what the name's own ending matches. It is read back as one name: its
+head is a quoted string holding an escape (every quoted name's head does), the rest holds no ``"``, ``\\``, ``/`` or
+control character, and a real name starting with ``"`` is always quoted, so no plain name reads as this form.
 """
 from __future__ import annotations
 
@@ -26,6 +33,8 @@ _QUOTED = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
 _ESCAPE = re.compile(r'\\(?:([abtnvfr"\\])|([0-3][0-7]{2}))')
 _QUOTED_ALWAYS = re.compile(r"[\x00-\x1f\x7f\\]")  # a control character or a backslash: a name holding one is quoted
 _SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')  # a character that may make a name quoted (with any non-UTF-8 one)
+_NOT_PLAIN = re.compile(r'[\x00-\x1f\x7f"\\\ud800-\udfff]')  # a character a quoted form escapes (a surrogate: not UTF-8)
+_ENDING = re.compile(r'[^\x00-\x1f\x7f"\\/\ud800-\udfff]*')  # a quoted name's plain ending, after its closing quote
 
 
 def _c_quoted(data: bytes) -> str:
@@ -38,17 +47,36 @@ def _c_quoted(data: bytes) -> str:
     return "".join(out)
 
 
+def _quoted_name(part: str, ending: bool) -> str:
+    """One name quoted whole, or with ``ending`` its plain ending (past its last character that is escaped) left
+    after the closing quote: ``"a\\134"b.txt``."""
+    if not ending:
+        return _c_quoted(os.fsencode(part))
+    cut = 0
+    for found in _NOT_PLAIN.finditer(part):
+        cut = found.end()
+    return _c_quoted(os.fsencode(part[:cut])) + part[cut:]
+
+
 def _unquoted(text: str) -> str | None:
-    """The name the quoted ``text`` stands for, else ``None`` (``text`` is not a whole quoted string)."""
-    if len(text) < 2 or text[0] != '"' or text[-1] != '"' or _QUOTED.fullmatch(text) is None:
+    """The name the quoted ``text`` stands for, else ``None``: ``text`` is a whole quoted string, or one holding an
+    escape followed by a plain ending (``"a\\134"b.txt``, :func:`_quoted_name`)."""
+    if len(text) < 2 or text[0] != '"':
+        return None
+    close = text.rfind('"')  # an ending holds no quote: the last one closes the quoted string
+    end = text[close + 1:]
+    if close == 0 or (end and ("\\" not in text[:close] or _ENDING.fullmatch(end) is None)):
+        return None
+    if _QUOTED.fullmatch(text, 0, close + 1) is None:
         return None
     data = bytearray()
     at = 1
-    for found in _ESCAPE.finditer(text, 1, len(text) - 1):
+    for found in _ESCAPE.finditer(text, 1, close):
         data += text[at:found.start()].encode("utf-8")
         data.append(_UNESCAPES[found[1]] if found[1] else int(found[2], 8))
         at = found.end()
-    data += text[at:-1].encode("utf-8")
+    data += text[at:close].encode("utf-8")
+    data += end.encode("utf-8")
     return os.fsdecode(bytes(data))
 
 
@@ -72,22 +100,23 @@ def quote_part(part: str) -> str:
     return _c_quoted(os.fsencode(part))
 
 
-def quote(path: str) -> str:
+def quote(path: str, *, ending: bool = False) -> str:
     """``path`` (as the file system gives it) as the program sees it: each part that is not UTF-8, holds a control
     character or a ``\\``, or starts or ends with a ``"``, quoted; any other path unchanged. Every part the program
-    gets is thus plain (never read as a quoted form) or quoted whole, and :func:`unquote` reads any path joined of
-    such parts back as that path."""
+    gets is thus plain (never read as a quoted form) or quoted, and :func:`unquote` reads any path joined of such
+    parts back as that path. Quoted whole (git's form, the tools'), or with ``ending`` each quoted name's plain
+    ending left after the closing quote (the sandbox's file idioms, whose ``Path.glob`` matches the forms)."""
     if (path.isascii() and _SPECIAL.search(path) is None) or not needs_quoting(path):  # the first: most paths
         return path
-    return "/".join(_c_quoted(os.fsencode(part)) if _part_needs_quoting(part) else part for part in path.split("/"))
+    return "/".join(_quoted_name(part, ending) if _part_needs_quoting(part) else part for part in path.split("/"))
 
 
-def quote_all(paths: list[str]) -> list[str]:
+def quote_all(paths: list[str], *, ending: bool = False) -> list[str]:
     """:func:`quote` of each path; ``paths`` itself when none changes (one check of them all, the common case)."""
     joined = "".join(paths)
     if _is_utf8(joined) and _SPECIAL.search(joined) is None:
         return paths
-    return [quote(path) for path in paths]
+    return [quote(path, ending=ending) for path in paths]
 
 
 def unquote(path: str) -> str:
@@ -133,8 +162,9 @@ MAX_QUOTED_NAME = 4 * 255 + 2
 def _rejoined(parts: list[str]) -> list[str]:
     """``parts`` with each run from a part that opens a quote to the furthest one that closes it joined by ``\\``
     again, where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's).
-    The furthest: a quoted name's own closing quote is never escaped, so no run read past it is a quoted name, while
-    one that stops short may be (``"a\\"\\"b"``, the name ``a""b``, holds ``"a\\""``)."""
+    The furthest: a quoted name's own closing quote is never escaped and its ending holds no ``\\``, so no run read
+    past it is a quoted name, while one that stops short may be (``"a\\"\\"b"``, the name ``a""b``, holds
+    ``"a\\""``)."""
     out: list[str] = []
     at = 0
     while at < len(parts):
@@ -145,7 +175,7 @@ def _rejoined(parts: list[str]) -> list[str]:
             while reach + 1 < len(parts) and size + 1 + len(parts[reach + 1]) <= MAX_QUOTED_NAME:
                 reach += 1
                 size += 1 + len(parts[reach])
-            end = next((last for last in range(reach, at, -1) if parts[last].endswith('"')
+            end = next((last for last in range(reach, at, -1) if '"' in parts[last]
                         and _unquoted("\\".join(parts[at:last + 1])) is not None), at)
         out.append("\\".join(parts[at:end + 1]))
         at = end + 1
