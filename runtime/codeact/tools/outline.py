@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core import notices
 from ..core.beneath import open_listed
-from ..core.limits import Deadline
+from ..core.limits import Deadline, check_pattern
 from ..core.pathnames import quote
 from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
@@ -64,9 +64,10 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         raise ToolError("glob must be a file pattern such as '*.go' or 'src/**/*.ts', or left out (every language)")
     if kind is not None and kind not in KINDS:
         raise ToolError(f"kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
+    check_pattern(name, "name")
     try:
         wanted = re.compile(name) if name is not None else None
-    except (re.error, TypeError) as exc:
+    except (re.error, TypeError, RecursionError, OverflowError) as exc:
         raise ToolError(f"name must be a regular expression, got {name!r}: {exc}") from None
     root = ctx.workspace.root
     base = ctx.workspace.resolve(path, must_exist=True)

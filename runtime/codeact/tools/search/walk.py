@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ...core.limits import check_pattern
 from ...errors import ToolError
 from .. import confine
 
@@ -132,6 +133,7 @@ class Glob:
         raw = pattern.strip() if isinstance(pattern, str) else ""
         if not raw:
             raise ToolError("glob pattern is empty; e.g. '*.py' or 'src/**/*.ts'")
+        check_pattern(raw, "the glob pattern")
         while raw.startswith("./"):
             raw = raw[2:]
         if raw.endswith("/"):
@@ -166,7 +168,7 @@ class Glob:
         self.rest = rest
         try:
             self.regex = re.compile(translate_glob(rest), re.S) if self.kind != "all" else None
-        except (ValueError, re.error) as exc:
+        except (ValueError, re.error, RecursionError, OverflowError) as exc:
             raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
 
     @property
