@@ -75,6 +75,7 @@ class _Walk:
             if before:
                 self.links[spelled.rstrip("/")] = before
             return path if os.path.lexists(path) else None
+        self.in_time()
         try:  # every link this one leads through counts, not it alone
             inside, links = self.workspace.follow_inside(path, before)  # a host name: never read as quoted
         except OSError:  # past the kernel's 40 links (ELOOP), or a link to ``absent/../x``: resolved no further
@@ -84,8 +85,16 @@ class _Walk:
             self.left.append(spelled.rstrip("/"))
         return inside
 
+    def in_time(self) -> None:
+        """Raise at the run's deadline: a RuntimeError, not an OSError (TimeoutError is one), which glob swallows
+        as CPython's does, leaving a silent part of the answer."""
+        if time.monotonic() > self.deadline:
+            raise RuntimeError(f"glob was stopped at the run's deadline after listing {self.listed:,} names; give a "
+                               "narrower pattern or use the glob tool, glob(pattern=..., path=...)")
+
     def listdir(self, spelled: str, dironly: bool) -> list[str]:
         """The names in the folder ``spelled`` (only the folders' with ``dironly``), in the listing's order."""
+        self.in_time()
         folder = self.real(spelled) if spelled else self.base
         fd = None if folder is None else self._open_folder(folder)
         if fd is None or folder is None:
@@ -98,8 +107,8 @@ class _Walk:
                     if self.listed > MAX_ENTRIES:
                         raise RuntimeError(f"glob listed more than {MAX_ENTRIES:,} names; give a narrower pattern "
                                            "or use the glob tool, glob(pattern=..., path=...)")
-                    if not self.listed % 1000 and time.monotonic() > self.deadline:
-                        raise TimeoutError("glob was stopped at the run's deadline")
+                    if not self.listed % 1000:
+                        self.in_time()
                     child = os.path.join(spelled, entry.name) if spelled else entry.name
                     self.chars += len(child)
                     if self.chars > MAX_CHARS:
