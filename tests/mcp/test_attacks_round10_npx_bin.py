@@ -70,15 +70,25 @@ def _params(command: str, args: list[str], scope: str, tmp_path: Path) -> tuple[
     return stdio_params(config, tmp_path / "ws", {"PATH": os.environ.get("PATH", ""), "XDG_CACHE_HOME": str(tmp_path)})
 
 
-def test_only_the_users_npx_server_gets_an_empty_prefix(tmp_path: Path) -> None:
-    empty = str(tmp_path / "codeact/npx-prefix")
-    assert _params("npx", ["-y", "pkg", "."], "user", tmp_path)[1] == ["--prefix", empty, "-y", "pkg", "."]
-    assert _params("/usr/bin/npx", ["pkg"], "user", tmp_path)[1] == ["--prefix", empty, "pkg"]
-    assert _params("npm", ["exec", "pkg"], "user", tmp_path)[1] == ["exec", "--prefix", empty, "pkg"]
-    assert _params("npx", ["--prefix=/mine", "pkg"], "user", tmp_path)[1] == ["--prefix=/mine", "pkg"]
-    assert _params("npx", ["tsx", "tools/server.ts"], "workspace", tmp_path)[1] == ["tsx", "tools/server.ts"]
-    assert _params("node", ["server.js"], "user", tmp_path)[1] == ["server.js"]
-    assert _params("npm", ["run", "serve"], "user", tmp_path)[1] == ["run", "serve"]
+def test_only_the_users_npm_gets_an_empty_prefix(tmp_path: Path) -> None:
+    """By path, ``npx`` and ``npm exec`` get ``--prefix`` in their arguments; by name, the shims first on PATH add
+    it; a repository's own server, and an entry that names a prefix, are left as they are."""
+    npx, npm = shutil.which("npx"), shutil.which("npm")
+    assert npx and npm
+    empty = str(tmp_path / "codeact/npm-outside/prefix")
+    assert _params(npx, ["-y", "pkg", "."], "user", tmp_path)[1] == ["--prefix", empty, "-y", "pkg", "."]
+    assert _params(npm, ["--yes", "exec", "pkg"], "user", tmp_path)[1] == ["--prefix", empty, "--yes", "exec", "pkg"]
+    assert _params(npx, ["--prefix=/mine", "pkg"], "user", tmp_path)[1] == ["--prefix=/mine", "pkg"]
+    assert _params(npm, ["run", "serve"], "user", tmp_path)[1] == ["run", "serve"]
+    command, args, env, _ = _params("npx", ["-y", "pkg"], "user", tmp_path)
+    assert (command, args) == ("npx", ["-y", "pkg"])
+    shims = Path(env["PATH"].split(os.pathsep)[0])
+    assert shims.parent == tmp_path / "codeact/npm-outside"
+    assert shutil.which("npx", path=env["PATH"]) == str(shims / "npx")
+    assert f"--prefix {empty}" in (shims / "npx").read_text() and f"--prefix {empty}" in (shims / "npm").read_text()
+    assert _params("npx", ["pkg"], "user", tmp_path)[2]["PATH"] == env["PATH"]  # the same shims, reused
+    command, args, env, _ = _params("npx", ["tsx", "tools/server.ts"], "workspace", tmp_path)
+    assert args == ["tsx", "tools/server.ts"] and env["PATH"] == os.environ.get("PATH", "")
 
 
 def test_the_users_npx_server_still_runs_in_the_workspace(tmp_path: Path) -> None:

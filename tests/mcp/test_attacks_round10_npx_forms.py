@@ -24,8 +24,6 @@ _FORMS = {  # the user's server entry: command and arguments, each a way npm exe
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): prespawn._npx_outside recognises npx "
-                   "and `npm exec`/`npm x` as the command's name and first argument only")
 @pytest.mark.parametrize("form", sorted(_FORMS))
 def test_no_form_of_a_users_npm_exec_server_runs_the_workspaces_package_bin(tmp_path: Path, form: str) -> None:
     """Round 10's npx finding (tests/mcp/test_attacks_round10_npx_bin.py), fixed by d12699e for an entry whose
@@ -35,7 +33,9 @@ def test_no_form_of_a_users_npm_exec_server_runs_the_workspaces_package_bin(tmp_
     its project, which installs the workspace's own package and runs the ``tool.js`` a program created, on the
     host, with no bash. Fix: do not recognise npm by its spelling -- start the user's servers that name no ``cwd``
     in a folder programs cannot write (mcp/cache.home_folder), or give them ``npm_config_prefix`` (npm reads it
-    from the environment whatever starts it) pointing at the empty folder."""
+    from the environment whatever starts it) pointing at the empty folder. (Fixed: npm reads no prefix from the
+    environment, so ``npx`` and ``npm`` by name are shims first on PATH that add ``--prefix``, and by path get it in
+    their arguments: mcp/npm_outside.py.)"""
     command, args = _FORMS[form]
     assert not _planted_bin_ran(tmp_path, command, args), f"the program's tool.js ran on the host ({form})"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import npm_outside
 from .config import ServerConfig
 
 SUPPORTED = sys.platform != "win32"
@@ -69,8 +70,8 @@ def stdio_params(config: ServerConfig, cwd: Path | None, environ: Mapping[str, s
 
     The user's own server (``$COPILOT_HOME/mcp-config.json``) starts in the workspace (as the CLI starts it) but
     takes no code from the files a program may write there: it runs with ``PYTHONSAFEPATH=1`` unless its entry sets
-    that variable (``python -m server`` would import a ``json.py`` first; Python 3.11+ honours it), and ``npx`` gets
-    ``--prefix`` of an empty folder of CodeAct's cache (:func:`_npx_outside`). A repository's own server keeps the
+    that variable (``python -m server`` would import a ``json.py`` first; Python 3.11+ honours it), and npm takes
+    its packages and settings from an empty folder (:mod:`codeact.mcp.npm_outside`). A repository's own server keeps the
     folder on its path and its packages, as the CLI runs it."""
     inherited = dict(os.environ if environ is None else environ)
     folder = config.cwd or cwd
@@ -79,25 +80,8 @@ def stdio_params(config: ServerConfig, cwd: Path | None, environ: Mapping[str, s
     if config.scope == "user":
         if "PYTHONSAFEPATH" not in config.env:
             env["PYTHONSAFEPATH"] = "1"
-        args = _npx_outside(config.command or "", args, env)
+        args = npm_outside.outside(config.command or "", args, env)
     return config.command or "", args, env, None if folder is None else str(folder)
-
-
-def _npx_outside(command: str, args: list[str], environ: Mapping[str, str]) -> list[str]:
-    """``args`` of an ``npx`` (or ``npm exec``) command with ``--prefix`` of an empty folder in CodeAct's cache,
-    unless they name a prefix: npm then looks for the package, its settings (``.npmrc``) and a ``package.json``
-    whose ``bin`` has the command's name in that folder, not in the workspace, where a program may have written
-    them; the server still runs in the workspace. Other commands' ``args`` unchanged."""
-    name = os.path.basename(command).lower().removesuffix(".cmd").removesuffix(".exe")
-    at = 0 if name == "npx" else 1 if name == "npm" and args[:1] in (["exec"], ["x"]) else None
-    if at is None or any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
-        return args
-    from ..paths import codeact_cache_dir
-
-    empty = codeact_cache_dir(environ) / "npx-prefix"
-    with contextlib.suppress(OSError):  # npm takes a missing prefix as an empty one
-        empty.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return [*args[:at], "--prefix", str(empty), *args[at:]]
 
 
 async def start(servers: Mapping[str, ServerConfig], errlogs: Mapping[str, TextIO], cwd: Path | None,
