@@ -192,3 +192,44 @@ def test_sql_functions_of_huge_widths_stop_at_the_run_deadline(tmp_path: Path) -
             "try:\n    print(sql(query=q))\nexcept Exception as exc:\n    print(type(exc).__name__, str(exc)[:150])\n")
     out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=1)
     assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ the scripts a repository's hooks run
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): .github/hooks/*.json is protected, but "
+                   "not the repository scripts its commands run")
+def test_a_program_cannot_rewrite_a_script_the_repositorys_hooks_run(tmp_path: Path) -> None:
+    """A repository's own Copilot hook, as GitHub's docs write one: ``.github/hooks/policy.json`` with a
+    ``preToolUse`` entry ``{"bash": "./scripts/security-check.sh", "powershell": "./scripts/security-check.ps1"}``
+    (or ``{"bash": "./audit.sh", "cwd": "tools"}``). The JSON file is protected (HOOKS_RULE), but the script it
+    runs is an ordinary file: ``edit(path='scripts/security-check.sh', ...)`` succeeds, keeps the file's mode
+    (0755), and the Copilot CLI runs the program's text on the host at the very next tool call (preToolUse fires
+    on every call, the next ``codeact run`` included) -- host code execution, no bash, no person acting (unlike the
+    Makefile or a package.json script, docs/security.md's "What stays writable"). Fix: as for a plugin's manifest
+    (boundary._plugin_rule protects the files it names under ``hooks``), protect what the repository's hook files
+    (and the inline hooks of ``.github/copilot/settings*.json``) run: a ``bash``/``powershell`` command's first
+    word, or a script argument, that names a path inside the repository (resolved against the entry's ``cwd``),
+    and the ``cwd`` folder's files the command names."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "scripts").mkdir()
+    (ws / "tools").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "./scripts/security-check.sh", "powershell": "./scripts/security-check.ps1",
+         "timeoutSec": 15},
+        {"type": "command", "bash": "./audit.sh", "cwd": "tools"}]}}))
+    for script in ("scripts/security-check.sh", "tools/audit.sh"):
+        (ws / script).write_text("#!/bin/sh\nexit 0\n")
+        (ws / script).chmod(0o755)
+    code = ("def t(f):\n    try:\n        return repr(f())\n    except Exception as exc:\n"
+            "        return type(exc).__name__\n"
+            "print(t(lambda: edit(path='scripts/security-check.sh', old_str='exit 0', new_str='id; exit 0')))\n"
+            "print(t(lambda: create(path='scripts/security-check.ps1', file_text='whoami')))\n"
+            "print(t(lambda: edit(path='tools/audit.sh', old_str='exit 0', new_str='id; exit 0')))\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"] * 3, out
+    assert (ws / "scripts/security-check.sh").read_text() == "#!/bin/sh\nexit 0\n"
