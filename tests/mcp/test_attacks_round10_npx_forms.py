@@ -40,6 +40,39 @@ def test_no_form_of_a_users_npm_exec_server_runs_the_workspaces_package_bin(tmp_
     assert not _planted_bin_ran(tmp_path, command, args), f"the program's tool.js ran on the host ({form})"
 
 
+_PATH_RESET_FORMS = {  # forms where the shims first on PATH are never consulted
+    "a login shell (its profile sets PATH again)": ("bash", ["-lc", "npx -y mcp-remote https://example.invalid/mcp"]),
+    "npx by its path inside a shell": ("sh", ["-c", f"{shutil.which('npx')} -y mcp-remote https://example.invalid/mcp"]),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): mcp/npm_outside.py's shims are found "
+                   "only through the PATH the server is given; a login shell resets it, a path skips it")
+@pytest.mark.parametrize("form", sorted(_PATH_RESET_FORMS))
+def test_a_users_npm_server_that_skips_the_path_shims_runs_no_workspace_package_bin(tmp_path: Path,
+                                                                                      form: str) -> None:
+    """c443918 puts ``npx``/``npm`` shims that add ``--prefix`` first on the server's ``PATH`` and adds the prefix
+    to a command that names npx by its path. Two everyday ways past both: a login shell, ``bash -lc "npx -y
+    mcp-remote ..."`` (how users get nvm's or Homebrew's node into a server: its ``/etc/profile`` sets ``PATH``
+    afresh, so the real npx runs), and a shell string naming npx by its path (``sh -c "/usr/bin/npx ..."``, as
+    nvm users write it). Either runs npm exec with the workspace as its project, which installs the workspace's
+    package and runs the ``tool.js`` a program created, on the host. Fix: stop recognising npm's spellings --
+    start the user's servers that name no ``cwd`` in a folder programs cannot write (mcp/cache.home_folder),
+    since npm finds its project from the working folder whatever starts it."""
+    command, args = _PATH_RESET_FORMS[form]
+    if command == "bash" and not _login_shell_resets_path(tmp_path):
+        pytest.skip("this machine's login shell keeps the PATH it is given (no /etc/profile that sets it)")
+    assert not _planted_bin_ran(tmp_path, command, args), f"the program's tool.js ran on the host ({form})"
+
+
+def _login_shell_resets_path(tmp_path: Path) -> bool:
+    sentinel = str(tmp_path / "first-on-path")
+    shown = subprocess.run(["bash", "-lc", 'printf %s "$PATH"'], capture_output=True, text=True, timeout=60,
+                           env={"PATH": f"{sentinel}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+                                "HOME": str(tmp_path)}).stdout
+    return not shown.startswith(sentinel)
+
+
 def _planted_bin_ran(tmp_path: Path, command: str, args: list[str]) -> bool:
     """A first program creates ``package.json`` (its ``bin`` named ``mcp-remote``) and ``tool.js``; the user's
     server ``command args`` is configured after it, and a second program that names it starts it: whether
