@@ -502,6 +502,21 @@ def test_bash_rejects_bad_arguments(ctx):
 
 
 # ---------------------------------------------------------------------------------------------------------- sql
+def test_sql_printf_and_format_answer_as_sqlite_does(ctx):
+    """printf and format are taken over on the connection (a ``%c`` repeated past the length limit answers NULL
+    at once); every other call must give SQLite's own answer."""
+    import sqlite3
+
+    calls = ["printf('%05d-%s', 7, 'x')", "printf('%.3c', 'y')", "printf('%*.*c', 3, 5, 'z')", "printf('%%%5.2f', 3.14159)",
+             "format('%-6s|%q|%Q', 'ab', 'it''s', NULL)", "printf('%!.*c', 4, 'é')", "printf('%,d', 1234567)",
+             "printf(NULL)", "printf()", "printf(12)", "printf('%s %s', 'only one')",
+             "format('%d %lld %x %o %e %g', 1, 2, 255, 8, 1.5, 0.25)", "printf('%w %z', 'a''b', 'c')"]
+    query = "SELECT " + ", ".join(f"{call} AS c{i}" for i, call in enumerate(calls))
+    (row,) = sql_mod.sql(ctx, query=query)
+    assert list(row.values()) == list(sqlite3.connect(":memory:").execute(query).fetchone())
+    assert sql_mod.sql(ctx, query="SELECT printf('%.*c', 2000000000, 'x') AS v") == [{"v": None}]
+
+
 def test_sql_statements_and_rows(ctx, fixture_workspace):
     assert sql_mod.sql(ctx, query="SELECT 1 AS one, 'a;b' AS text; -- a comment") == [{"one": 1, "text": "a;b"}]
     assert sql_mod.sql(ctx, query="CREATE TABLE t(x)") == []

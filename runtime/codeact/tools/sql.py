@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -339,6 +340,50 @@ def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, he
     if sys.version_info >= (3, 11):  # setlimit is 3.11+: one string or blob may not eat the memory limit at once
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
     conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
+    bounded = _bounded_printf(max_bytes)
+    for name in ("printf", "format"):
+        conn.create_function(name, -1, bounded, deterministic=True)
+
+
+# A conversion of SQLite's printf: flags, width, precision (a number, or * taken from the arguments), the letter.
+_CONVERSION = re.compile(r"%[-+ 0#!,]*(\*|\d*)(?:\.(\*|\d*))?(.)", re.S)
+
+
+def _bounded_printf(max_bytes: int) -> Any:
+    """SQLite's ``printf``/``format`` with no character repeated past ``max_bytes``: a ``%c`` of a huge precision
+    (``printf('%.*c', 2000000000, 'x')``) repeats it in one step of the query, seconds long, where the progress
+    handler cannot stop it, and answers NULL (too big). That answer is given at once; any other call is SQLite's own
+    printf, on a connection of its own (the name is taken over on the program's)."""
+    own: list[Any] = []
+
+    def printf(*args: Any) -> Any:
+        if not args or not isinstance(args[0], str):
+            return None if not args else _sqlite_printf(own, args, max_bytes)
+        taken = 1
+        for conversion in _CONVERSION.finditer(args[0]):
+            width, precision, letter = conversion.groups()
+            if width == "*":
+                taken += 1
+            if precision == "*":
+                precision = args[taken] if taken < len(args) else 0
+                taken += 1
+            if letter == "c" and isinstance(precision, (int, str)) and str(precision).lstrip("-").isdigit() \
+                    and int(precision) > max_bytes:
+                return None  # what SQLite answers past its length limit
+        return _sqlite_printf(own, args, max_bytes)
+
+    return printf
+
+
+def _sqlite_printf(own: list[Any], args: tuple[Any, ...], max_bytes: int) -> Any:
+    import sqlite3
+
+    if not own:
+        helper = sqlite3.connect(":memory:")
+        if sys.version_info >= (3, 11):
+            helper.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_bytes)
+        own.append(helper)
+    return own[0].execute(f"SELECT printf({', '.join('?' * len(args))})", args).fetchone()[0]
 
 
 def _refusing(name: str, why: str, refused: list[str]) -> Any:
