@@ -86,6 +86,27 @@ def preexec(extra: tuple[str, ...] = ()) -> Callable[[], None] | None:
     return bounded
 
 
+def address_space(memory: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` bounding the child's address space by ``memory`` and :data:`CHILD_HEADROOM` (``RLIMIT_AS``),
+    and writing no core file (a child the bound ends may crash, in its working folder: the workspace), nothing else
+    (a child that must read the runtime and its libraries: outline's workers); ``None`` off Linux. It carries no
+    ``memory``: how such a child ended is its caller's to tell."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import resource
+
+    limit, setrlimit = memory + CHILD_HEADROOM, resource.setrlimit
+
+    def bounded() -> None:
+        try:
+            setrlimit(resource.RLIMIT_AS, (limit, limit))
+            setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ValueError, OSError):
+            os._exit(126)  # never run unbounded once a bound was meant to hold
+
+    return bounded
+
+
 def memory_of(fn: Callable[[], None] | None) -> int | None:
     """The run's memory limit a :func:`preexec` function bounds its child by, or ``None``."""
     return getattr(fn, "memory", None)

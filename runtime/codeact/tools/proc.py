@@ -46,16 +46,21 @@ class Child:
 
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str,
-              stream: bool = False, confined: tuple[str, ...] | None = None) -> Child | None:
+              stream: bool = False, confined: tuple[str, ...] | None = None,
+              memory: int | None = None) -> Child | None:
         """``stream``: the child writes much, a little at a time (see :data:`STREAM_PIPE`); its output is read in
         batches, never more than :data:`STREAM_PIPE` bytes at once. ``confined``: the child reads nothing outside
-        the :func:`codeact.tools.confine.reads_below` root but these files (where the kernel can hold it)."""
+        the :func:`codeact.tools.confine.reads_below` root but these files (where the kernel can hold it).
+        ``memory`` (not with ``confined``): the child's address space is bounded by it
+        (:func:`codeact.tools.confine.address_space`); a child the bound ended is the caller's to tell by
+        ``returncode``."""
         import subprocess  # not at start-up: most runs never search
 
         from . import confine
 
         deadline.check(tool, detail)
-        fence = None if confined is None else confine.preexec(confined)
+        fence = confine.preexec(confined) if confined is not None else (
+            confine.address_space(memory) if memory is not None else None)
         try:
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=fence)
