@@ -269,10 +269,6 @@ def test_a_program_with_many_rewritten_calls_stops_at_the_run_deadline(tmp_path:
 
 
 # ------------------------------------------------------------ tree-sitter's query over a pathological file
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 9): outline's tree-sitter query "
-                   "runs with no deadline (py-tree-sitter 0.26.1's progress_callback crashes the process with the "
-                   "JavaScript, TypeScript, Java, C#, C and C++ queries); a timing test, not run: pytest "
-                   "--runxfail runs it")
 def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """A committed ``a.js`` of ``x = `` and 300,000 ``[`` (300 KB, under outline's 1 MiB cap; ``{`` in C, ``[`` in a
     Go receiver do the same): tree-sitter parses it fast, but ``QueryCursor.captures`` over the error tree is
@@ -280,7 +276,8 @@ def test_outline_of_a_deeply_nested_file_stops_at_the_run_deadline(tmp_path: Pat
     file (and in the host's share of a large outline: ``outline(path='src')`` over six such files of 1 MiB was still
     running 15 minutes into a run limited to 5 s, when it was killed). Fix:
     give the query cursor the run's deadline (py-tree-sitter's progress callback, or ``timeout_micros``), and parse
-    in workers only, which the deadline can kill."""
+    in workers only, which the deadline can kill. (Fixed: a tree-sitter file over IN_PROCESS_BYTES, 16 KiB, is parsed
+    in an outline worker only, even alone, which the deadline kills; tests/runtime/test_outline_apart.py.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

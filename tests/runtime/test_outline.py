@@ -282,9 +282,9 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
     parsed: list[str] = []
     real = outline_mod.outline_file
 
-    def counting(file, rel):
+    def counting(file, rel, bounded=False):
         parsed.append(rel)
-        return real(file, rel)
+        return real(file, rel, bounded)
 
     outline_mod.outline_file = counting  # type: ignore[assignment]
     try:
@@ -316,8 +316,8 @@ def test_many_files_are_parsed_by_worker_processes_alike(tree, make_ctx, tmp_pat
     started: list[int] = []
     real = outline_mod._parse_in_workers
 
-    def counted(root, rels, clock, found, detail):
-        real(root, rels, clock, found, detail)
+    def counted(parsing, rels, found):
+        real(parsing, rels, found)
         started.append(len(found))
 
     monkeypatch.setattr(outline_mod, "_parse_in_workers", counted)

@@ -126,9 +126,9 @@ def _parsed_during(monkeypatch, call) -> list[str]:
     parsed: list[str] = []
     real = outline_mod.outline_file
 
-    def counting(file, rel):
+    def counting(file, rel, bounded=False):
         parsed.append(rel)
-        return real(file, rel)
+        return real(file, rel, bounded)
 
     monkeypatch.setattr(outline_mod, "outline_file", counting)
     call()

@@ -4,7 +4,9 @@ Python is parsed with the host's ``ast`` (:mod:`codeact.tools.outline_python`); 
 Java, C#, C, C++, Ruby, PHP and Kotlin with tree-sitter grammars installed with the runtime
 (:mod:`codeact.tools.outline_langs`). The sandbox has neither, and regular expressions get structure wrong. Files are
 found by the same walk as ``glob`` (workspace only, .gitignore honoured, skipped folders left out, links not
-followed); nothing in the workspace is written.
+followed); nothing in the workspace is written. A file that could cost more than a moment to parse (one over
+:data:`~codeact.tools.outline_langs.IN_PROCESS_BYTES` in a tree-sitter language) is parsed in a worker process only,
+which the run's deadline and memory limit end.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..core.pathnames import quote
 from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
 from .outline_cache import KIND_CODES, FileItems, OutlineCache, Stamp
-from .outline_langs import BY_ENDING, KINDS, LANGUAGES, Item, language_of
+from .outline_langs import BY_ENDING, IN_PROCESS_BYTES, KINDS, LANGUAGES, Item, TooCostly, language_of
 from .outline_names import NameFilter
 from .outline_python import SUFFIXES as PYTHON_SUFFIXES
 from .outline_python import error_item, outline_python
@@ -81,7 +83,8 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
     try:
         clock = ctx.run_deadline()
         names = NameFilter(wanted, root, clock) if wanted is not None else None
-        picked, errors = _read(root, files, cache, clock, kind, names)
+        parsing = _Parsing(root, clock, int(ctx.limits.memory))
+        picked, errors = _read(parsing, files, cache, kind, names)
         if base == root and glob is None:
             cache.keep_only(set(files))  # deleted files leave the cache
         if errors:
@@ -91,7 +94,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
                                       "does not read, over 1 MiB, unreadable) or read past a parse error; its "
                                       "docstring says why")
         picked.sort(key=lambda entry: entry[0])  # the listing's order already: one pass
-        return _fitting(picked, cache, str(root) + "/", kind, names, int(ctx.limits.tool_result))
+        return _fitting(picked, cache, parsing, kind, names, int(ctx.limits.tool_result))
     finally:
         cache.save()
 
@@ -103,13 +106,13 @@ Picked = tuple[str, "Stamp | None", "FileItems | None", int]
 Named = tuple[str, "Stamp | None", "FileItems | None", str, list[str]]
 
 
-def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, kind: str | None,
+def _read(parsing: _Parsing, files: list[str], cache: OutlineCache, kind: str | None,
           wanted: NameFilter | None) -> tuple[list[Picked], list[str]]:
     """The files (in ``files``' order) with items that pass the filters, and those with an ``error`` item. A file
     whose stamp is the one kept is counted from the cache's kinds (and names) alone; the rest are parsed, by workers
-    when many, and kept. Items are read back only when returned (:func:`_fitting`)."""
-    prefix = str(root) + "/"
-    stamps, lstat = cache.stamps, os.lstat
+    when many (and when costly), and kept. Items are read back only when returned (:func:`_fitting`)."""
+    prefix = parsing.prefix
+    stamps, lstat, apart = cache.stamps, os.lstat, parsing.apart
     listed: list[tuple[str, os.stat_result | None, Stamp | None]] = []
     stale: list[str] = []
     for rel in files:  # the hot loop of a cached outline: one lstat and one dict look-up a file
@@ -121,13 +124,18 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
         now = None if info is None else (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
         if entry is None or entry[1:5] != now:
             stale.append(rel)
+            if now is not None and IN_PROCESS_BYTES < now[0] <= MAX_FILE_BYTES and \
+                    not rel.lower().endswith(PYTHON_SUFFIXES):
+                apart.add(rel)  # parsed by a worker only (Python's ast is the host's, as small files are)
             now = None
         listed.append((rel, info, now))
     parsed: dict[str, FileItems] = {}
+    parsing.detail = f"parsing {len(stale)} files" + (
+        " (those parsed by then are kept: the same call again goes on from there)" if cache.file else "")
     try:
-        _parse_in_workers(root, stale, clock, parsed, f"parsing {len(stale)} files" + (
-            " (those parsed by then are kept: the same call again goes on from there)" if cache.file else ""))
-    finally:  # at the deadline too: what the workers sent is kept, and the next run goes on from there
+        _parse_in_workers(parsing, stale, parsed)
+        _parse_the_rest(parsing, stale, parsed)
+    finally:  # at the deadline too: what was parsed is kept, and the next run goes on from there
         for rel, info, _ in listed:
             if info is not None and rel in parsed:
                 cache.store(rel, info, parsed[rel])
@@ -135,16 +143,10 @@ def _read(root: Path, files: list[str], cache: OutlineCache, clock: Deadline, ki
     picked: list[Picked] = []
     errors: list[str] = []
     named: list[Named] = []  # counted once their names are matched
-    for done, (rel, info, kept) in enumerate(listed):
+    for rel, _, kept in listed:
         found = None
         if kept is None:
-            found = parsed.get(rel)
-            if found is None:
-                if done % 16 == 0:
-                    clock.check("outline", f"parsing file {done + 1} of {len(files)} (narrow path or glob)")
-                found = FileItems.of(outline_file(prefix, rel))
-                if info is not None:
-                    cache.store(rel, info, found)
+            found = parsed[rel]
             kinds = found.kinds
         else:
             kinds = stamps[rel][5]
@@ -191,7 +193,7 @@ def _say_what_was_not_read(listed: list[str], files: list[str], path: str, glob:
                                   f"language outline reads, by ending: {kinds}; it reads {', '.join(LANGUAGE_NAMES)}")
 
 
-def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str | None,
+def _fitting(picked: list[Picked], cache: OutlineCache, parsing: _Parsing, kind: str | None,
              wanted: NameFilter | None, cap: int) -> Cut:
     """The items as dicts, each file's in line order, as many as fit the tool-result limit; a note when not all do
     (the rest are only counted, never read back). Sized as the runner counts (JSON, non-ASCII kept), so that the
@@ -199,7 +201,7 @@ def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str |
     total = sum(count for *_, count in picked)
     out: list[dict[str, Any]] = []
     size, full = 2, False
-    for rel, items in _items_in_order(picked, cache, prefix):
+    for rel, items in _items_in_order(picked, cache, parsing):
         if wanted is not None:
             wanted.ask(item[1] or "" for item in items)  # names asked already are not asked again
         if kind is not None or wanted is not None:
@@ -226,7 +228,8 @@ def _fitting(picked: list[Picked], cache: OutlineCache, prefix: str, kind: str |
     return Cut(out, 0, within=cap)
 
 
-def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> Iterator[tuple[str, list[Item]]]:
+def _items_in_order(picked: list[Picked], cache: OutlineCache,
+                    parsing: _Parsing) -> Iterator[tuple[str, list[Item]]]:
     """Each picked file's items, read from the cache in batches that grow as more are wanted (a file whose kept
     items changed since its stamp was checked is parsed again)."""
     start, step = 0, 32
@@ -235,69 +238,117 @@ def _items_in_order(picked: list[Picked], cache: OutlineCache, prefix: str) -> I
         blobs = cache.items((rel, kept) for rel, kept, found, _ in part if found is None and kept is not None)
         for rel, _, found, _ in part:
             blob = found.blob if found is not None else blobs.get(rel)
-            yield rel, marshal.loads(blob) if blob is not None else outline_file(prefix, rel)
+            yield rel, marshal.loads(blob if blob is not None else parsing.one(rel).blob)
         start, step = start + step, min(step * 2, 512)
 
 
 PARALLEL_MIN = 64  # files to parse before worker processes pay for their start
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from codeact.tools.outline import main; main()"
+_RUNTIME = str(Path(__file__).resolve().parents[2])  # the folder holding the codeact package
+_WAIT_S = 0.005  # how long this process sleeps while only workers have files left to parse
+
+
+class _Parsing:
+    """One call's parsing: the workspace, the run's deadline and memory limit (the workers' bound), what the
+    deadline's error says (``detail``), and the files this process leaves to a worker (``apart``: over
+    :data:`~codeact.tools.outline_langs.IN_PROCESS_BYTES`, or found too costly here)."""
+
+    __slots__ = ("apart", "clock", "detail", "memory", "prefix", "root")
+
+    def __init__(self, root: Path, clock: Deadline, memory: int) -> None:
+        self.root, self.prefix, self.clock, self.memory = root, f"{root}/", clock, memory
+        self.detail = "parsing files"
+        self.apart: set[str] = set()
+
+    def here(self, rel: str) -> FileItems | None:
+        """``rel`` parsed in this process, or ``None`` (and ``rel`` left to a worker) where that could cost more
+        than a moment."""
+        try:
+            return FileItems.of(outline_file(self.prefix, rel, bounded=True))
+        except TooCostly:
+            self.apart.add(rel)
+            return None
+
+    def one(self, rel: str) -> FileItems:
+        """``rel`` parsed here, or by a worker where it is costly."""
+        found: dict[str, FileItems] = {}
+        _parse_the_rest(self, [rel], found)
+        return found[rel]
+
+    def start(self, rels: list[str], spec: str, batch: int) -> Any:
+        """A worker parsing ``rels`` (listed in the file ``spec``) and sending ``batch`` files at a time, or
+        ``None`` where it cannot be started."""
+        from .proc import Child
+
+        Path(spec).write_bytes(marshal.dumps((self.prefix, rels, batch)))
+        return Child.start([sys.executable, "-I", "-c", _BOOT, _RUNTIME, spec], self.root, self.clock, "outline",
+                           self.detail, stream=True, memory=self.memory)
 
 
 class _Share:
     """A worker's part of the files: it parses them from the front and sends them in order (``sent`` arrived so
-    far), while this process takes the last ones not yet taken (``back``); the part is done when the two meet."""
+    far), while this process takes the last ones not yet taken (``back``), down to ``floor`` (the files before it
+    are the worker's alone: those ``apart``); the part is done when ``sent`` reaches ``back``. ``ended``: the
+    worker's output ended (it finished, failed, or was killed)."""
 
-    __slots__ = ("back", "child", "rels", "sent")
+    __slots__ = ("back", "child", "ended", "floor", "rels", "sent")
 
-    def __init__(self, rels: list[str]) -> None:
-        self.rels, self.sent, self.back = rels, 0, len(rels)
+    def __init__(self, rels: list[str], floor: int = 0) -> None:
+        self.rels, self.sent, self.back, self.floor = rels, 0, len(rels), floor
         self.child: Any = None
+        self.ended = False
 
     def receive(self, found: dict[str, FileItems]) -> None:
         """Read the worker's batches into ``found`` until its output ends (a thread of its own)."""
         pending = bytearray()
-        with self.child as child:
-            for data in child:
-                pending += data
-                while len(pending) >= 4 and len(pending) >= 4 + (size := int.from_bytes(pending[:4], "little")):
-                    try:
-                        batch = marshal.loads(pending[4:4 + size])
-                        found.update(zip(self.rels[self.sent:self.sent + len(batch)], map(FileItems._make, batch)))
-                    except (ValueError, EOFError, TypeError):
-                        return  # a worker that failed: this process parses the rest of its part
-                    self.sent += len(batch)
-                    del pending[:4 + size]
+        try:
+            with self.child as child:
+                for data in child:
+                    pending += data
+                    while len(pending) >= 4 and len(pending) >= 4 + (size := int.from_bytes(pending[:4], "little")):
+                        try:
+                            batch = marshal.loads(pending[4:4 + size])
+                            found.update(zip(self.rels[self.sent:self.sent + len(batch)],
+                                             map(FileItems._make, batch)))
+                        except (ValueError, EOFError, TypeError):
+                            return  # a worker that failed: the rest of its part is parsed after
+                        self.sent += len(batch)
+                        del pending[:4 + size]
+        finally:
+            self.ended = True
 
 
-def _parse_in_workers(root: Path, rels: list[str], clock: Deadline, found: dict[str, FileItems], detail: str) -> None:
+def _parse_in_workers(parsing: _Parsing, rels: list[str], found: dict[str, FileItems]) -> None:
     """Many files parsed into ``found`` by this process and a worker process for each other CPU (eight processes at
-    most): each worker parses its part from the front, sending a batch at a time, and this process parses from the
-    back of the part with the most left, so that no CPU waits for another. At the deadline the workers are killed;
-    what arrived before is in ``found`` when the deadline's error is raised. Nothing when there are too few files or
-    CPUs; a file no one sent (a worker that failed) is left out: the caller parses what is not in ``found``."""
+    most): each worker parses its part from the front (the part's files ``apart`` first), sending a batch at a
+    time, and this process parses from the back of the part with the most left, so that no CPU waits for another.
+    At the deadline the workers are killed; what arrived before is in ``found`` when the deadline's error is
+    raised. Nothing when there are too few files or CPUs; a file no one sent (a worker that failed) is left out:
+    the caller parses what is not in ``found``."""
     processes = min(os.cpu_count() or 1, 8, len(rels) // (PARALLEL_MIN // 2))
     if processes < 2 or len(rels) < PARALLEL_MIN:
         return
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    from .proc import Child
-
-    runtime = str(Path(__file__).resolve().parents[2])
-    workers = processes - 1
-    shares = [_Share(rels[len(rels) * i // workers:len(rels) * (i + 1) // workers]) for i in range(workers)]
-    prefix = f"{root}/"
+    workers, apart = processes - 1, parsing.apart
+    shares = []
+    for i in range(workers):
+        part = rels[len(rels) * i // workers:len(rels) * (i + 1) // workers]
+        costly = [rel for rel in part if rel in apart] if apart else []
+        if costly:
+            part = costly + [rel for rel in part if rel not in apart]
+        shares.append(_Share(part, len(costly)))
     with tempfile.TemporaryDirectory(prefix="codeact-outline-") as scratch, ThreadPoolExecutor(workers) as pool:
         receiving = []
         try:
             for number, share in enumerate(shares):
-                spec = f"{scratch}/{number}.bin"
-                Path(spec).write_bytes(marshal.dumps((prefix, share.rels)))
-                share.child = Child.start([sys.executable, "-I", "-c", _BOOT, runtime, spec], root, clock,
-                                          "outline", detail, stream=True)
+                share.child = parsing.start(share.rels, f"{scratch}/{number}.bin", WORKER_BATCH)
                 if share.child is not None:
                     receiving.append(pool.submit(share.receive, found))
-            _parse_from_the_back(shares, prefix, found, clock, detail)
+                else:
+                    share.ended = True
+            _parse_from_the_back(shares, parsing, found)
         finally:
             for share in shares:
                 if share.child is not None:
@@ -308,44 +359,115 @@ def _parse_in_workers(root: Path, rels: list[str], clock: Deadline, found: dict[
             future.result()  # the deadline's error, if a worker was stopped by it
 
 
-def _parse_from_the_back(shares: list[_Share], prefix: str, found: dict[str, FileItems], clock: Deadline,
-                         detail: str) -> None:
+def _left_here(share: _Share) -> int:
+    """How many files of ``share`` this process may still take."""
+    return share.back - (share.sent if share.sent > share.floor else share.floor)
+
+
+def _parse_from_the_back(shares: list[_Share], parsing: _Parsing, found: dict[str, FileItems]) -> None:
     """This process's part of :func:`_parse_in_workers`: the last file not taken of the part with the most left,
-    until every part is done (a worker whose part is done is killed: what it parses now is parsed already)."""
+    until every part is done (a worker whose part is done is killed: what it parses now is parsed already); then,
+    while only workers have files left (those ``apart``), it waits for them."""
+    import time
+
+    clock, detail = parsing.clock, parsing.detail
     collecting = gc.isenabled()
     gc.disable()  # parsing makes no cycles: the collector would only walk its garbage, again and again
     try:
         done = 0
         while True:
-            share = max(shares, key=lambda one: one.back - one.sent)
-            if share.back <= share.sent:
+            share = max(shares, key=_left_here)
+            clock.check("outline", detail)
+            if _left_here(share) > 0:
+                share.back -= 1
+                rel = share.rels[share.back]
+                items = parsing.here(rel)
+                if items is not None:
+                    found[rel] = items
+                done += 1
+                if done % 16:
+                    continue
+            elif all(one.ended or one.sent >= one.back for one in shares):
                 return
-            share.back -= 1
-            rel = share.rels[share.back]
-            found[rel] = FileItems.of(outline_file(prefix, rel))
-            done += 1
-            if done % 16 == 0:
-                clock.check("outline", detail)
-                for one in shares:
-                    if one.child is not None and one.back <= one.sent:
-                        one.child.proc.kill()
+            else:
+                time.sleep(_WAIT_S)
+            for one in shares:
+                if one.child is not None and one.back <= one.sent:
+                    one.child.proc.kill()
     finally:
         if collecting:
             gc.enable()
+
+
+def _parse_the_rest(parsing: _Parsing, rels: list[str], found: dict[str, FileItems]) -> None:
+    """Each of ``rels`` not yet in ``found`` parsed into it: here, one by one, the deadline checked before each,
+    and those ``apart`` (or found too costly here) by a worker."""
+    clock, late = parsing.clock, []
+    for done, rel in enumerate(rels):
+        if rel in found:
+            continue
+        if rel not in parsing.apart:
+            clock.check("outline", f"parsing file {done + 1} of {len(rels)} (narrow path or glob)")
+            items = parsing.here(rel)
+            if items is not None:
+                found[rel] = items
+                continue
+        late.append(rel)
+    if late:
+        _parse_apart(parsing, late, found)
+
+
+def _parse_apart(parsing: _Parsing, rels: list[str], found: dict[str, FileItems]) -> None:
+    """``rels`` parsed into ``found`` by a worker process sending one file at a time, even for a single file: the
+    run's deadline kills it (and its error is raised here). A file whose parse ended the worker otherwise (most
+    likely at the run's memory limit) gets an ``error`` item, and a new worker goes on with the files after it."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="codeact-outline-") as scratch:
+        while rels:
+            share = _Share(rels)
+            share.child = parsing.start(rels, f"{scratch}/apart.bin", 1)
+            if share.child is None:
+                raise ToolError(f"outline() could not start a process to parse {quote(rels[0])} in (files over "
+                                f"{IN_PROCESS_BYTES // 1024} KiB are parsed in one): {sys.executable} did not start")
+            share.receive(found)  # the deadline's error, if it was stopped by it
+            if share.sent >= len(rels):
+                return
+            found[rels[share.sent]] = FileItems.of([error_item(None, _ended(share.child, parsing.memory))])
+            rels = rels[share.sent + 1:]
+
+
+def _ended(child: Any, memory: int) -> str:
+    """Why a worker that ended before sending a file gives no items for it."""
+    import signal
+
+    code = child.proc.returncode
+    if code is None or code >= 0:
+        how = f"exit status {code}" if code is not None else "no answer"
+    else:
+        try:
+            how = signal.Signals(-code).name
+        except ValueError:
+            how = f"signal {-code}"
+    from .confine import CHILD_HEADROOM
+
+    return (f"not parsed: the process parsing it ended ({how}), most likely as it needed more memory than the "
+            f"run's limit of {memory >> 20} MiB (and {CHILD_HEADROOM >> 20} MiB for the parser) allows; raise "
+            "CODEACT_MEMORY")
 
 
 WORKER_BATCH = 64  # files a worker sends at once
 
 
 def main() -> None:
-    """An outline worker: the files named in the marshal file ``argv[2]`` (a prefix, then the paths under it),
-    parsed in order; batches of their :class:`FileItems` as tuples on stdout, each a 4-byte little-endian length and
-    its ``marshal`` form."""
-    prefix, rels = marshal.loads(Path(sys.argv[2]).read_bytes())
+    """An outline worker: the files named in the marshal file ``argv[2]`` (a prefix, the paths under it, and how
+    many to send at once), parsed in order; batches of their :class:`FileItems` as tuples on stdout, each a 4-byte
+    little-endian length and its ``marshal`` form."""
+    prefix, rels, batch = marshal.loads(Path(sys.argv[2]).read_bytes())
     gc.disable()  # parsing makes no cycles, and this process ends when it is done
-    for start in range(0, len(rels), WORKER_BATCH):
+    for start in range(0, len(rels), batch):
         out = marshal.dumps([tuple(FileItems.of(outline_file(prefix, rel)))
-                             for rel in rels[start:start + WORKER_BATCH]])
+                             for rel in rels[start:start + batch]])
         view = memoryview(len(out).to_bytes(4, "little") + out)
         while view:
             view = view[os.write(1, view):]
@@ -378,10 +500,11 @@ def _script_language(prefix: str, rel: str) -> str | None:
         os.close(opened.fd)
 
 
-def outline_file(prefix: str, rel: str) -> list[Item]:
+def outline_file(prefix: str, rel: str, bounded: bool = False) -> list[Item]:
     """The items of the file ``prefix + rel`` (``prefix``: the workspace root and a ``/``), in source order (an
     ``error`` item first); ``rel`` names it in messages. Opened part by part, no link followed: a folder swapped for
-    a link since the listing is refused, never followed."""
+    a link since the listing is refused, never followed. ``bounded`` (the host): raise
+    :class:`~codeact.tools.outline_langs.TooCostly` for a tree-sitter file that could take more than a moment."""
     try:
         opened = open_listed(prefix[:-1], rel)
     except (OSError, ToolError) as exc:
@@ -406,7 +529,7 @@ def outline_file(prefix: str, rel: str) -> list[Item]:
     try:
         from .outline_langs import outline_source
 
-        return outline_source(lang, data)
+        return outline_source(lang, data, bounded)
     except ImportError as exc:
         return [error_item(None, f"the {lang.name} grammar is not installed ({exc.name}); the runtime's "
                                  "requirements.txt installs it: run `.codeact/bin/codeact doctor`")]

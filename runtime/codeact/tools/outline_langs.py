@@ -93,6 +93,21 @@ def language_of(name: str) -> Language | None:
     return BY_ENDING.get(name[dot:].lower()) if dot >= 0 else None
 
 
+# A file parsed in the process that asks (the host) must be small: tree-sitter's query over an error node of many
+# children (``x = [[[[...``, ``{{{{`` in C, ``- - - -`` in JavaScript) is quadratic, its parse of an ambiguous C++
+# file takes memory a thousand times its size, and neither can be stopped once begun. Larger files, and those whose
+# reading below would walk far (:data:`WALK_BUDGET`), are parsed in an outline worker, which the run's deadline
+# and memory limit end (codeact.tools.outline).
+IN_PROCESS_BYTES = 16 * 1024
+# Steps up from a definition to its owner (``Node.parent``, which tree-sitter finds by walking down from the root),
+# each counted as the file's size: a method deep in blocks of a class costs its depth at every step.
+WALK_BUDGET = 1 << 24
+
+
+class TooCostly(Exception):
+    """A file :func:`outline_source` does not read in this process when ``bounded``: a worker reads it."""
+
+
 _parsers: dict[str, Any] = {}
 
 
@@ -113,8 +128,12 @@ def _parser(lang: Language) -> tuple[Any, Any]:
     return found  # type: ignore[no-any-return]
 
 
-def outline_source(lang: Language, data: bytes) -> list[Item]:
-    """The items of one file's bytes, in source order; a parse error first, as an ``error`` item."""
+def outline_source(lang: Language, data: bytes, bounded: bool = False) -> list[Item]:
+    """The items of one file's bytes, in source order; a parse error first, as an ``error`` item. ``bounded``:
+    raise :class:`TooCostly` rather than read a file over :data:`IN_PROCESS_BYTES` or walk past
+    :data:`WALK_BUDGET`."""
+    if bounded and len(data) > IN_PROCESS_BYTES:
+        raise TooCostly
     parser, cursor = _parser(lang)
     tree = parser.parse(data)
     if tree.root_node.has_error and lang.name in _DIRECTIVES:
@@ -134,6 +153,7 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
     # it is a type (not a module); ``reach``: where the last of those types ends (a node past it is in none of them)
     reach = -1
     defs, broken = lang.defs, root.has_error
+    walk = [WALK_BUDGET // max(len(data), 1) if bounded else -1]  # parent steps left; negative: no bound
     for _, what, node in found:
         if what == "import":
             items.append(_import_item(node))
@@ -150,7 +170,7 @@ def outline_source(lang: Language, data: bytes) -> list[Item]:
         if broken and name in _KEYWORDS:
             continue  # the parser's misreading near an error: C#'s `else if (...)` after `#if` as a function `if`
         end = node.end_byte
-        owners, in_type = _owners(node, owners_of) if end <= reach else ([], False)
+        owners, in_type = _owners(node, owners_of, walk) if end <= reach else ([], False)
         if of_type == "function_definition":
             owners, in_type = _qualified(node, owners, in_type)
         if kind is None or kind in TYPE_KINDS:
@@ -244,12 +264,16 @@ def _kind_of(node: Any) -> str | None:
     return None  # impl_item
 
 
-def _owners(node: Any, owners_of: dict[int, tuple[list[str], bool]]) -> tuple[list[str], bool]:
+def _owners(node: Any, owners_of: dict[int, tuple[list[str], bool]], walk: list[int]) -> tuple[list[str], bool]:
     """The names of the types, modules and Rust ``impl`` blocks that enclose ``node`` (outermost first), and whether
     the innermost is a type (so a function there is a method): the innermost one's, kept in ``owners_of`` when it
-    was read, unless a function lies between (its own scope, not a method)."""
+    was read, unless a function lies between (its own scope, not a method). Each step up takes one of ``walk``'s
+    steps left (:class:`TooCostly` when none is; a negative count is no bound)."""
     parent = node.parent
     while parent is not None:
+        walk[0] -= 1
+        if walk[0] == -1:
+            raise TooCostly
         owner = owners_of.get(parent.id)
         if owner is not None:
             return [*owner[0]], owner[1]
@@ -301,4 +325,5 @@ def _import_item(node: Any) -> Item:
     return ("import", name, name, line, node.end_point[0] + 1, None, [], [])
 
 
-__all__ = ["BY_ENDING", "KINDS", "LANGUAGES", "Item", "Language", "language_of", "outline_source"]
+__all__ = ["BY_ENDING", "IN_PROCESS_BYTES", "KINDS", "LANGUAGES", "Item", "Language", "TooCostly", "language_of",
+           "outline_source"]
