@@ -233,3 +233,29 @@ def test_a_program_cannot_rewrite_a_script_the_repositorys_hooks_run(tmp_path: P
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"] * 3, out
     assert (ws / "scripts/security-check.sh").read_text() == "#!/bin/sh\nexit 0\n"
+
+
+# ------------------------------------------------------------ compiled patterns kept by re's cache
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): grep, glob and outline compile the "
+                   "program's patterns with re.compile, whose module cache keeps them in the host after the run")
+def test_the_programs_patterns_do_not_stay_compiled_in_the_host_after_its_run(tmp_path: Path) -> None:
+    """``grep(pattern=p)`` with a different pattern of up to 64 Ki characters each time (59d5cc2's cap):
+    grep_lines._compile (and outline's ``name=``, glob's translated pattern) call ``re.compile``, and ``re``'s module
+    cache keeps the last 512 compiled patterns for the life of the process. A 64 KB alternation compiles to about
+    0.6 MB: measured, 100 calls left the process 56 MB larger after the run, freed only by ``re.purge()``; 512 keep
+    about 300 MB in the warm server, long after the runs (limited to 64 MiB) that made them -- round 4 closed the
+    same hole for fnmatch's cache. Fix: compile the program's patterns uncached (``re._compiler.compile``/
+    ``sre_compile.compile``, or a private LRU bounded in bytes), or purge them after the call."""
+    import re
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    code = ("for i in range(8):\n"
+            "    print(len(grep(pattern='(?:r10tag' + str(i) + '|' + 'a|' * 30000 + 'b)')))\n"
+            "print(len(glob(pattern='r10glob' + '[ab]' * 10000)))\n")
+    _run(ws, base / "home", code)
+    cached = list(re._cache)  # type: ignore[attr-defined]  # CPython's module cache: (type, pattern, flags)
+    kept = [key for key in cached if "r10tag" in str(key[1])[:20] or "r10glob" in str(key[1])[:40]]
+    assert not kept, f"{len(kept)} of the program's patterns stay compiled in the host"
