@@ -56,7 +56,8 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
         (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": {
             "type": "local", "command": "npx", "args": ["-y", "mcp-remote", "https://example.invalid/mcp"],
             "tools": ["*"]}}}))
-        second = run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws, backend="monty", settings=Settings(), environ=environ)
+        second = run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws,
+                     backend="monty", settings=Settings(), environ=environ)
     finally:
         os.chdir(cwd)
     assert not marker.exists(), f"the program's tool.js ran on the host when the MCP server started: {second}"

@@ -42,7 +42,8 @@ def test_no_form_of_a_users_npm_exec_server_runs_the_workspaces_package_bin(tmp_
 
 _PATH_RESET_FORMS = {  # forms where the shims first on PATH are never consulted
     "a login shell (its profile sets PATH again)": ("bash", ["-lc", "npx -y mcp-remote https://example.invalid/mcp"]),
-    "npx by its path inside a shell": ("sh", ["-c", f"{shutil.which('npx')} -y mcp-remote https://example.invalid/mcp"]),
+    "npx by its path inside a shell": ("sh", ["-c", f"{shutil.which('npx')} -y mcp-remote "
+                                                    "https://example.invalid/mcp"]),
 }
 
 
