@@ -16,9 +16,6 @@ MiB = 1 << 20
 
 
 # ------------------------------------------------------------ _rejoined's window, tried end by end
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): pathnames._rejoined tries "
-                   "every closing part in a MAX_QUOTED_NAME window, joining and matching each; a timing test, not "
-                   "run: pytest --runxfail runs it")
 def test_a_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path: Path) -> None:
     """``view(path='/'.join(['"'] * 2000))`` (a 4 KB path; no file needs to exist): a2b662b bounded each quoted run
     of ``_rejoined`` by MAX_QUOTED_NAME (1,022 characters), but inside that window it still tries, for each part
@@ -28,7 +25,8 @@ def test_a_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path: Path
     for 2,000 parts and 33 s for the run, limited to 3 s, on the host with no deadline (every path a program gives
     goes through ``unquote``: view, open, Path, edit, os.listdir). Fix: find a part's closing quote in one scan
     (match ``_QUOTED`` once at the start of the joined window and take the part where the match ends), or check
-    the run's deadline in the loop."""
+    the run's deadline in the loop. (Fixed: one match over the window names the only part that can close it,
+    pathnames._closing_part.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

@@ -171,15 +171,30 @@ def _rejoined(parts: list[str]) -> list[str]:
         part = parts[at]
         end = at
         if part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
-            reach, size = at, len(part)  # a quoted name is at most MAX_QUOTED_NAME long: no run reaches further
-            while reach + 1 < len(parts) and size + 1 + len(parts[reach + 1]) <= MAX_QUOTED_NAME:
-                reach += 1
-                size += 1 + len(parts[reach])
-            end = next((last for last in range(reach, at, -1) if '"' in parts[last]
-                        and _unquoted("\\".join(parts[at:last + 1])) is not None), at)
+            end = _closing_part(parts, at)
         out.append("\\".join(parts[at:end + 1]))
         at = end + 1
     return out
+
+
+def _closing_part(parts: list[str], at: int) -> int:
+    """The part that ends the quoted name opening at ``parts[at]``, else ``at``. A quoted string's first unescaped
+    ``"`` after the opening one closes it, and an ending holds no ``\\``, so one match over the run joined (a quoted
+    name is at most MAX_QUOTED_NAME long: no run reaches further) names the only part that can end it."""
+    reach, size = at, len(parts[at])
+    while reach + 1 < len(parts) and size + 1 + len(parts[reach + 1]) <= MAX_QUOTED_NAME:
+        reach += 1
+        size += 1 + len(parts[reach])
+    found = _QUOTED.match("\\".join(parts[at:reach + 1]))
+    if found is None:
+        return at
+    last, ends = at, len(parts[at])
+    while ends < found.end():  # the part holding the closing quote
+        last += 1
+        ends += 1 + len(parts[last])
+    if last == at or _unquoted("\\".join(parts[at:last + 1])) is None:
+        return at
+    return last
 
 
 def _is_utf8(text: str) -> bool:
