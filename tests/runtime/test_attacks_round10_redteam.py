@@ -216,6 +216,28 @@ def test_sql_printf_repeats_spelt_otherwise_stop_at_the_run_deadline(tmp_path: P
     assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
 
 
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): any SQLite function is one VM "
+                   "step the progress handler cannot stop: instr() of long strings is quadratic; a timing test, not "
+                   "run: pytest --runxfail runs it")
+def test_one_quadratic_sql_function_call_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """``instr(H, N)`` with ``H`` 8 MB of ``a`` and ``N`` 80 KB of ``a`` and a ``b`` (built in SQL:
+    ``replace(hex(zeroblob(4000000)), '0', 'a')``, well under the length limit): SQLite's instr compares the needle
+    at every offset, 8e6 x 8e4 byte comparisons, in ONE virtual-machine step, so neither the progress handler
+    (every 10,000 steps) nor ``interrupt()`` (also between steps) can stop it: 16 s in a run limited to 1 s, then
+    the answer is returned as if in time. ca8eb78 guarded printf alone; ``replace``, ``instr`` and any other
+    function over long values do the same. Fix: run the statements where the deadline can end them whatever
+    SQLite is doing -- a worker process killed at the deadline, as grep's Python search runs (confined as the
+    thread is now) -- or bound every value's length far lower (a few MB) so no single step outlasts a second."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    query = ("SELECT instr(replace(hex(zeroblob(4000000)), '0', 'a'), "
+             "replace(hex(zeroblob(40000)), '0', 'a') || 'b') AS i")
+    code = f"try:\n    print(sql(query={query!r}))\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n"
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=1)
+    assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
+
+
 # ------------------------------------------------------------ the scripts a repository's hooks run
 @pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): .github/hooks/*.json is protected, but "
                    "not the repository scripts its commands run")
