@@ -135,7 +135,7 @@ def test_a_huge_pattern_is_compiled_within_the_run_limits(tmp_path: Path, call: 
     grep's worker too compiles only after the host did. Fix: refuse a pattern past a size bound (ripgrep's own
     --regex-size-limit is 10 MB of compiled program; a few KB of pattern is plenty for a name or a line), or
     compile it in the bounded worker (the deadline and an RLIMIT_AS) and never in the host. (Fixed: a pattern or
-    glob over core.limits.MAX_PATTERN characters is refused before it is compiled.)"""
+    glob over core.patterns.MAX_PATTERN characters is refused before it is compiled.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
@@ -280,8 +280,6 @@ def test_a_program_cannot_rewrite_a_script_the_repositorys_hooks_run(tmp_path: P
 
 
 # ------------------------------------------------------------ compiled patterns kept by re's cache
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): grep, glob and outline compile the "
-                   "program's patterns with re.compile, whose module cache keeps them in the host after the run")
 def test_the_programs_patterns_do_not_stay_compiled_in_the_host_after_its_run(tmp_path: Path) -> None:
     """``grep(pattern=p)`` with a different pattern of up to 64 Ki characters each time (59d5cc2's cap):
     grep_lines._compile (and outline's ``name=``, glob's translated pattern) call ``re.compile``, and ``re``'s module

@@ -204,9 +204,14 @@ def test_patterns_sent_to_host_fnmatch_do_not_stay_in_the_warm_server(launcher: 
 def test_a_long_look_around_pattern_gets_the_same_answer_warm_and_cold(launcher: Launcher) -> None:
     (launcher.root / "src").mkdir(exist_ok=True)
     (launcher.root / "src/w.txt").write_text("w7x\n")
-    code = ('pat = "w7(?=x)|" + "|".join("q%d" % i for i in range(40000))\n'
+    # under the 64 Ki characters a tool compiles (core.patterns), but 180 KB of UTF-8: past one argv string
+    code = ('pat = "w7(?=x)|" + "\\u20ac" * 60000\n'
             'print(len(grep(pattern=pat, path="src")))')
     cold = launcher.run(code, warm=False)
     warm = launcher.run(code, warm=True)
     assert cold.returncode == 0 and cold.stdout.strip() == "1", cold.stderr
     assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout), warm.stderr
+    longer = ('pat = "w7(?=x)|" + "|".join("q%d" % i for i in range(40000))\n'
+              'print(len(grep(pattern=pat, path="src")))')
+    cold, warm = launcher.run(longer, warm=False), launcher.run(longer, warm=True)
+    assert cold.returncode == warm.returncode == 1 and "over the 65,536 a tool compiles" in cold.stderr == warm.stderr

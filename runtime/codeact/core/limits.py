@@ -12,9 +12,6 @@ from typing import Any, NamedTuple
 from ..errors import ToolTimeout, UsageError
 
 MiB = 1024 * 1024
-# Characters of a regular expression or glob a tool compiles on the host, in the run's thread: sre's parse and
-# compile grow with the pattern (a name, a line or a file pattern is far shorter).
-MAX_PATTERN = 64 * 1024
 
 
 # Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs more to create.
@@ -178,16 +175,6 @@ class _Alarm:
 
 
 _CURRENT = threading.local()  # threading is loaded on the start-up path anyway; contextvars would cost more at start-up
-
-
-def check_pattern(pattern: object, what: str) -> None:
-    """Refuse a ``pattern`` longer than :data:`MAX_PATTERN` (a ToolError naming ``what`` it is), before the host
-    compiles it."""
-    from ..errors import ToolError
-
-    if isinstance(pattern, str) and len(pattern) > MAX_PATTERN:
-        raise ToolError(f"{what} is {len(pattern):,} characters long, over the {MAX_PATTERN:,} a tool compiles; "
-                        "search for fewer alternatives at a time, or filter the results in the program")
 
 
 def truncate(text: str, cap: int) -> str:

@@ -24,8 +24,9 @@ from typing import Any
 
 from ..core import notices
 from ..core.beneath import open_listed
-from ..core.limits import Deadline, check_pattern
+from ..core.limits import Deadline
 from ..core.pathnames import quote
+from ..core.patterns import check_pattern, compile_uncached
 from ..core.tool import Cut, ToolContext
 from ..errors import ToolError
 from .outline_cache import KIND_CODES, FileItems, OutlineCache, Stamp
@@ -68,7 +69,7 @@ def outline(ctx: ToolContext, *, path: str = ".", glob: str | None = None, kind:
         raise ToolError(f"kind must be one of {', '.join(map(repr, KINDS))}, got {kind!r}")
     check_pattern(name, "name")
     try:
-        wanted = re.compile(name) if name is not None else None
+        wanted = compile_uncached(name) if name is not None else None
     except (re.error, TypeError, RecursionError, OverflowError) as exc:
         raise ToolError(f"name must be a regular expression, got {name!r}: {exc}") from None
     root = ctx.workspace.root

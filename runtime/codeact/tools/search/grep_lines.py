@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from ...core import notices
-from ...core.limits import Deadline, check_pattern
+from ...core.limits import Deadline
 from ...core.pathnames import quote, quote_all
+from ...core.patterns import check_pattern, compile_uncached
 from ...core.tool import Cut, ToolContext
 from ...errors import ToolError
 from .. import confine
@@ -80,7 +81,7 @@ def _any_file(ctx: ToolContext, base: Path, glob: str, path: str) -> bool:
 def _compile(pattern: str, ignore_case: bool) -> re.Pattern[str]:
     check_pattern(pattern, "the pattern")
     try:
-        return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+        return compile_uncached(pattern, re.IGNORECASE if ignore_case else 0)
     except (re.error, TypeError, RecursionError, OverflowError) as exc:
         raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from ...core.limits import check_pattern
+from ...core.patterns import check_pattern, compile_uncached
 from ...errors import ToolError
 from .. import confine
 
@@ -167,7 +167,7 @@ class Glob:
                 self.kind = "path"
         self.rest = rest
         try:
-            self.regex = re.compile(translate_glob(rest), re.S) if self.kind != "all" else None
+            self.regex = compile_uncached(translate_glob(rest), re.S) if self.kind != "all" else None
         except (ValueError, re.error, RecursionError, OverflowError) as exc:
             raise ToolError(f"invalid glob {pattern!r}: {exc}") from None
 
@@ -243,7 +243,7 @@ def parse_ignore(text: str) -> Rules:
         if not anchored and not line.startswith("**/"):
             line = "**/" + line
         try:
-            rules.append((re.compile(translate_glob(line), re.S), negated, dir_only))
+            rules.append((compile_uncached(translate_glob(line), re.S), negated, dir_only))
         except (ValueError, re.error):
             continue  # ripgrep skips a malformed line too
     return rules
@@ -312,7 +312,7 @@ def _may_end_with(name: str, ends: tuple[str, ...]) -> bool:
                 i = _translate_class(name, i, out)
             except ValueError:
                 return True
-            tokens.append(re.compile(out[0], re.S))
+            tokens.append(compile_uncached(out[0], re.S))
             continue
         tokens.append(_STAR if c == "*" else _ANY if c == "?" else c)
         i += 1
