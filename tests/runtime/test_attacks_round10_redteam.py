@@ -259,8 +259,6 @@ def test_one_quadratic_sql_function_call_stops_at_the_run_deadline(tmp_path: Pat
 
 
 # ------------------------------------------------------------ the scripts a repository's hooks run
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): .github/hooks/*.json is protected, but "
-                   "not the repository scripts its commands run")
 def test_a_program_cannot_rewrite_a_script_the_repositorys_hooks_run(tmp_path: Path) -> None:
     """A repository's own Copilot hook, as GitHub's docs write one: ``.github/hooks/policy.json`` with a
     ``preToolUse`` entry ``{"bash": "./scripts/security-check.sh", "powershell": "./scripts/security-check.ps1"}``

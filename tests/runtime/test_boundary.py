@@ -224,6 +224,130 @@ def test_a_plugin_folder_keeps_its_manifest_hooks_mcp_and_agents(fixture_workspa
     files.create(here, path="src/plugin.json", file_text='{"id": "x"}')
 
 
+# ---------------------------------------------------------------------------- the scripts a repository's hooks run
+SCRIPT = "#!/bin/sh\nexit 0\n"
+
+
+def hook_file(entries: list[dict[str, str]], *, wrapped: bool = True) -> str:
+    """A hooks file (or, ``wrapped=False``, a settings file's inline ``hooks``) running ``entries`` at preToolUse."""
+    entries = [{"type": "command", "timeoutSec": 5, **entry} for entry in entries]
+    return json.dumps({"version": 1, "hooks": {"preToolUse": entries}} if wrapped else
+                      {"model": "x", "hooks": {"preToolUse": entries}})
+
+
+def scripts(root: Path, *rels: str) -> None:
+    for rel in rels:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(SCRIPT)
+
+
+def refused_write(here: ToolContext, rel: str, match: str = "a script a hook runs") -> None:
+    """Both an edit (where the file exists) and a create of ``rel`` are refused, naming the rule."""
+    target = here.workspace.root / rel
+    if target.exists():
+        before = target.read_text()
+        with pytest.raises(PolicyError, match=match):
+            files.edit(here, path=rel, old_str="exit", new_str="id; exit")
+        assert target.read_text() == before
+    with pytest.raises(PolicyError, match=match):
+        files.create(here, path=rel, file_text="id\n")
+
+
+def test_a_script_a_repository_hook_names_is_refused_by_the_hooks_file(repo):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": "./scripts/guard.sh --strict", "powershell": "pwsh -NoProfile -File .\\scripts\\guard.ps1"},
+        {"bash": "python3 scripts/check.py > logs/check.txt", "powershell": "py scripts/check.py"}]))
+    scripts(repo, "scripts/guard.sh", "scripts/check.py", "scripts/other.sh")
+    here = ctx_at(repo)
+    for rel in ("scripts/guard.sh", "scripts/check.py", "scripts/guard.ps1"):  # guard.ps1 does not exist: create
+        refused_write(here, rel, r"a script a hook runs \(\.github/hooks/policy\.json\): the repository's hooks")
+    assert not (repo / "scripts/guard.ps1").exists()
+    # what no hook runs stays writable: another script, the interpreter's name, a file the hook only writes
+    files.edit(here, path="scripts/other.sh", old_str="exit 0", new_str="exit 1")
+    for rel in ("python3", "logs/check.txt", "scripts/guard.sh.bak", "docs/guard.sh"):
+        files.create(here, path=rel, file_text="ours\n")
+    # also from a workspace below the repository, and through a link to the script
+    with pytest.raises(PolicyError, match="a script a hook runs"):
+        files.create(ctx_at(repo / "scripts"), path="check.py", file_text="x")
+    (repo / "alias.py").symlink_to(repo / "scripts/check.py")
+    with pytest.raises(PolicyError, match="a script a hook runs"):
+        files.create(here, path="alias.py", file_text="x")
+    # the hooks file read again once it changed (the parse is cached by the file's identity and change time)
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "./scripts/other.sh"}]))
+    refused_write(here, "scripts/other.sh")
+    files.edit(here, path="scripts/guard.sh", old_str="exit 0", new_str="exit 1")
+
+
+def test_inline_hooks_of_the_settings_files_protect_their_scripts(repo):
+    (repo / ".github/copilot").mkdir(parents=True)
+    (repo / ".github/copilot/settings.json").write_text(hook_file([{"bash": "bash tools/lint; node gate-js"}],
+                                                                  wrapped=False))
+    (repo / ".claude").mkdir()
+    (repo / ".claude/settings.local.json").write_text(json.dumps({"hooks": {"PreToolUse": [  # Claude's shape
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/gate'}]}]}}))
+    scripts(repo, ".claude/hooks/gate")
+    here = ctx_at(repo)
+    refused_write(here, "tools/lint", r"\(\.github/copilot/settings\.json\)")
+    refused_write(here, "gate-js")  # a bare word after an interpreter: its script, existing or not
+    files.create(here, path="node", file_text="ours\n")  # the interpreter's name is no path (it does not exist)
+    refused_write(here, ".claude/hooks/gate", r"\(\.claude/settings\.local\.json\)")
+    files.create(here, path=".claude/hooks/notes.md", file_text="ours\n")
+
+
+def test_a_hook_entrys_cwd_is_where_its_words_are_read(repo):
+    (repo / ".github/hooks/audit.json").write_text(hook_file([
+        {"bash": "./audit.sh && cd sub && ./deeper.sh", "cwd": "tools"}, {"bash": "echo audit.txt", "cwd": "tools"},
+        {"bash": 'for f in ./hooks.d/*.sh; do . "$f"; done', "cwd": "tools"}]))
+    scripts(repo, "tools/audit.sh", "audit.sh", "tools/audit.txt")
+    (repo / "other").mkdir()
+    here = ctx_at(repo)
+    refused_write(here, "tools/audit.sh")
+    refused_write(here, "tools/sub/deeper.sh")  # read from the folder the command changes to, too
+    with pytest.raises(PolicyError, match="a script a hook runs"):  # a bare word: a path where such a file exists
+        files.edit(here, path="tools/audit.txt", old_str="exit 0", new_str="x")
+    files.edit(here, path="audit.sh", old_str="exit 0", new_str="exit 1")  # the root's audit.sh is not the one run
+    refused_write(here, "tools/hooks.d/new.sh")  # a pattern: the shell runs every file it matches
+    files.create(here, path="tools/hooks.d/README.md", file_text="ours\n")
+    # the cwd through a link: the hook runs other/audit.sh
+    (repo / "tools/audit.sh").unlink()
+    (repo / "tools").rename(repo / "old-tools")
+    (repo / "tools").symlink_to("other", target_is_directory=True)
+    with pytest.raises(PolicyError, match="a script a hook runs"):
+        files.create(here, path="other/audit.sh", file_text="id\n")
+
+
+def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
+    hooks = repo / ".github/hooks"
+    (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')
+    (hooks / "odd.json").write_text(json.dumps({"hooks": [1, "x", None, {"bash": 5, "cwd": ["x"]},
+                                                          {"bash": "", "args": [3, None]}, {"powershell": "'"}]}))
+    (hooks / "deep.json").write_text("[" * 5000 + "]" * 5000)
+    (hooks / "binary.json").write_bytes(b"\xff\xfe\x00{")
+    (hooks / "quotes.json").write_text(hook_file([{"bash": "sh 'scripts/unclosed.sh"}]))
+    (hooks / "real.json").write_text(hook_file([{"bash": "./scripts/b.sh"}]))
+    here = ctx_at(repo)
+    files.create(here, path="scripts/a.sh", file_text="ours\n")
+    refused_write(here, "scripts/b.sh")  # a malformed file beside it takes nothing from a well-formed one
+    refused_write(here, "scripts/unclosed.sh")  # unbalanced quotes: split on white space
+    assert boundary.hookruns.targets_of(b"{not json", str(repo)) == ()
+
+
+def test_a_hooks_file_that_links_out_of_the_workspace_is_not_read(repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.json").write_text(hook_file([{"bash": "./scripts/x.sh"}]))
+    (outside / "settings.json").write_text(hook_file([{"bash": "./scripts/y.sh"}], wrapped=False))
+    (repo / ".github/hooks/policy.json").symlink_to(outside / "evil.json")
+    (repo / ".claude").symlink_to(outside, target_is_directory=True)
+    scripts(repo, "scripts/x.sh", "scripts/y.sh")
+    here = ctx_at(repo)
+    for rel in ("scripts/x.sh", "scripts/y.sh"):  # what lies outside never decides a write's answer
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    (repo / ".github/hooks/policy.json").unlink()  # the same file inside is read
+    (repo / ".github/hooks/policy.json").write_text((outside / "evil.json").read_text())
+    refused_write(here, "scripts/x.sh", "a script a hook runs")
+
+
 @pytest.fixture
 def stamped(repo: Path) -> Path:
     """``repo`` as a repo-scope install: answers and manifest as the template writes them, owned and seeded files."""

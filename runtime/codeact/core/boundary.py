@@ -25,6 +25,7 @@ from ..layout import (
     scope_of,
 )
 from ..paths import real_path
+from . import hookruns
 from .beneath import Opened, open_inside
 from .pathnames import quote, readings
 from .resolution import Outside, link_target, realpath_beneath, resolve_beneath, resolve_counted, walk_plain
@@ -58,6 +59,8 @@ SHORT_NAME_RULE = ("an 8.3 short name", "Windows opens a short name such as GIT~
 NPM_RULE = ("npm's project files", "npx, which starts MCP servers (Copilot's and CodeAct's), runs a package "
                                    "installed in node_modules/ before the registry's, and runs what .npmrc names "
                                    "(node-options, script-shell); install with npm through bash, or change it by hand")
+HOOK_SCRIPT_RULE = ("a script a hook runs", "the repository's hooks run it on the host at every tool call; "
+                                           "change it by hand")
 STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
                                 "the .git folder); write a plain name")
 
@@ -307,7 +310,87 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
         owned = _owned_rule(path, project, within)
         if owned:
             return owned[0], project, owned[1]
+    ran = _hook_script(path, within)
+    if ran:
+        return HOOK_SCRIPT_RULE, ran[0], ran[1]
     return None
+
+
+# Where the Copilot CLI reads hooks in the folder it starts in: (folder, sub-folder, file names).
+_HOOK_PLACES = ((".github", "hooks", re.compile(r".*\.json", re.IGNORECASE)),
+                (".github", "copilot", re.compile(r"settings.*\.json", re.IGNORECASE)),
+                (".claude", "", re.compile(r"settings.*\.json", re.IGNORECASE)))
+
+
+def _hook_files(folder: str, within: Path | None) -> list[str]:
+    """The files whose hooks the Copilot CLI runs when started in ``folder``: ``.github/hooks/*.json``,
+    ``.github/copilot/settings*.json`` and ``.claude/settings*.json`` (two stats where there are none). Inside
+    ``within``, a folder that is a link leading out is not listed."""
+    found: list[str] = []
+    tops: dict[str, bool] = {}
+    for top, sub, names in _HOOK_PLACES:
+        if top not in tops:
+            tops[top] = os.path.isdir(os.path.join(folder, top))
+        where = os.path.join(folder, top, sub) if sub else os.path.join(folder, top)
+        if not tops[top] or (sub and not os.path.isdir(where)) or not _kept_inside(Path(where), within):
+            continue
+        try:
+            listed = sorted(os.listdir(where))
+        except OSError:
+            continue
+        found += [os.path.join(where, name) for name in listed if names.fullmatch(name)][:hookruns.MAX_HOOKS_FILES]
+    return found
+
+
+def _hook_script(path: Path, within: Path | None) -> tuple[Path, str] | None:
+    """Whether ``path`` is a file a hooks file of a folder above it runs (:mod:`codeact.core.hookruns`): that folder
+    and the hooks file, relative to it. Inside ``within`` a hooks file is read only where it leads to a file inside
+    (a link leading out is never followed), so what lies outside never decides the answer."""
+    key: str | None = None
+    exists = False
+    text = str(path)
+    folder = os.path.dirname(text)
+    while True:
+        files = _hook_files(folder, within)
+        if files:
+            if key is None:
+                if os.path.isdir(text):  # a folder a command names (`eslint --fix src/`) is no script it runs
+                    return None
+                key, exists = hookruns.fold(text), os.path.lexists(text)
+            inside = within is not None and Path(folder).is_relative_to(within)
+            for file in files:
+                if inside and not _kept_inside(Path(file), within):
+                    continue
+                targets = hookruns.hook_targets(file, folder, str(within) if inside else None)
+                if targets and _runs(targets, key, exists, within):
+                    return Path(folder), Path(file).relative_to(folder).as_posix()
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _runs(targets: tuple[hookruns.Target, ...], key: str, exists: bool, within: Path | None) -> bool:
+    """Whether the path folded as ``key`` is one of ``targets``, as named or where a target leads through links
+    (``tools -> other``: the hook runs other/audit.sh). Inside ``within`` a target is resolved from the workspace's
+    own files (:func:`codeact.core.resolution.resolve_beneath`); one that leads out is not followed."""
+    if hookruns.matches(targets, key, exists):
+        return True
+    for target in targets:
+        if target.glob or not target.named:  # a bare word is matched as written (it runs only where it exists)
+            continue
+        if _name_rule(tuple(target.key.split("/"))):  # refused by name, through a top-level link too
+            continue
+        if within is not None and Path(target.path).is_relative_to(within):
+            try:
+                real = resolve_beneath(str(within), target.path, lexical=True)[0]
+            except (Outside, OSError):
+                continue
+        else:
+            real = os.path.realpath(target.path)
+        if real != target.path and hookruns.fold(real) == key:
+            return True
+    return False
 
 
 def _linked_rule(real: Path, anchors: list[Path], running: Path | None, root: Path) -> tuple[Rule, Path, str] | None:

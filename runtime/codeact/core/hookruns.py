@@ -1,0 +1,267 @@
+"""What a repository's hook files run: the paths inside the repository that their commands name.
+
+The Copilot CLI runs the commands of ``.github/hooks/*.json`` and the inline hooks of ``.github/copilot/settings*.json``
+and ``.claude/settings*.json`` on the host, at every tool call for ``preToolUse``. Those files are protected by name
+(:mod:`codeact.core.boundary`); the scripts their commands run are ordinary files unless the boundary refuses them too,
+from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``osx`` (a POSIX shell's words),
+``powershell``, ``windows`` (PowerShell's or cmd's words) and ``args``, resolved against its ``cwd`` (relative to the
+repository root). A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
+(``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists. Reading is bounded
+(:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_ENTRIES` entries) and cached by the file's identity and change time.
+"""
+# Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
+from __future__ import annotations
+
+import os
+import re
+import stat
+from fnmatch import fnmatchcase
+from typing import NamedTuple
+
+from .winnames import windows_name
+
+MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is not read (its owner's file)
+MAX_HOOKS_FILES = 64  # *.json files read of one .github/hooks folder (the program cannot add one: HOOKS_RULE)
+MAX_ENTRIES = 1_000  # command entries read of one file
+MAX_NODES = 20_000  # JSON values walked of one file, looking for entries
+MAX_DEPTH = 12  # how deep entries are looked for (the CLI's, VS Code's and Claude's shapes are 3 to 5 deep)
+
+SHELL_KEYS = ("bash", "command", "linux", "osx")  # run by sh/bash: split as a POSIX shell splits
+WINDOWS_KEYS = ("powershell", "windows", "command")  # PowerShell's or cmd's: split on white space (`command` runs on
+# every platform, so it is read both ways)
+SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".psm1", ".psd1", ".py", ".pyw", ".pyz", ".js",
+                   ".mjs", ".cjs", ".ts", ".mts", ".cts", ".rb", ".pl", ".php", ".lua", ".bat", ".cmd", ".jar",
+                   ".exe")
+# Words after which the next plain word is a script the command runs, whether that file exists or not.
+INTERPRETERS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "py",
+                          "pythonw", "node", "deno", "bun", "tsx", "ts-node", "ruby", "perl", "php", "lua", "pwsh",
+                          "powershell", "pwsh.exe", "powershell.exe", "-file", "cmd", "cmd.exe", "call"))
+_CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
+_OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
+_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
+_TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
+_GLOB = frozenset("*?[")
+
+
+class Target(NamedTuple):
+    """A path a hook command names: ``path`` absolute and normalised, ``key`` as :func:`fold` writes it (an
+    ``fnmatch`` pattern when ``glob``); ``named`` is False for a bare word that is a path only where it exists."""
+
+    path: str
+    key: str
+    named: bool
+    glob: bool
+
+
+def fold(path: str) -> str:
+    """``path`` (absolute, normalised) with each part as Windows reads it (case-folded): the form targets compare in."""
+    return "/".join(windows_name(part) for part in path.replace("\\", "/").split("/"))
+
+
+def hook_targets(file: str, root: str, top: str | None) -> tuple[Target, ...] | None:
+    """The paths inside ``root`` (a repository's top) that the hooks file ``file`` runs, or None where it is not read:
+    missing, not a regular file, over :data:`MAX_HOOKS_BYTES`, or (``top`` given) a file whose real path lies outside
+    ``top`` (a link leading out is never followed: what lies outside must not decide a write's answer). A file that
+    is not JSON names nothing."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_HOOKS_BYTES:
+            return None
+        if top is not None and not _opened_inside(fd, file, top):
+            return None
+        signature = (file, root, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        cached = _CACHE.get(file)
+        if cached is not None and cached[0] == signature:
+            return cached[1]
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_HOOKS_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_HOOKS_BYTES:
+        return None
+    found = targets_of(data, root)
+    if len(_CACHE) >= 256:
+        _CACHE.clear()
+    _CACHE[file] = (signature, found)
+    return found
+
+
+_CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...]]] = {}
+
+
+def _opened_inside(fd: int, file: str, top: str) -> bool:
+    """Whether what ``fd`` opened lies below ``top`` (its real path, so a file swapped for a link is seen)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # no /proc: the path's real path
+        real = os.path.realpath(file)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def targets_of(data: bytes, root: str) -> tuple[Target, ...]:
+    """The targets the hooks JSON ``data`` names, resolved in the repository ``root``; none if it is not JSON."""
+    import json
+
+    try:
+        parsed = json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return ()
+    found: dict[Target, None] = {}
+    for entry in _entries(parsed):
+        cwd = entry.get("cwd")
+        base = os.path.normpath(os.path.join(root, cwd)) if isinstance(cwd, str) and "\x00" not in cwd else root
+        words: list[list[str]] = []
+        for key in SHELL_KEYS:
+            text = entry.get(key)
+            if isinstance(text, str):
+                words.append(shell_words(text))
+        for key in WINDOWS_KEYS:
+            text = entry.get(key)
+            if isinstance(text, str):
+                words.append(windows_words(text))
+        args = entry.get("args")
+        if isinstance(args, list):
+            words.append([arg for arg in args[:MAX_ENTRIES] if isinstance(arg, str)])
+        for command in words:
+            for target in _named(command, root, base):
+                found[target] = None
+    return tuple(found)
+
+
+def _entries(data: object) -> list[dict[str, object]]:
+    """The command entries of a hooks file, whatever its shape: every object with a command key (``bash``,
+    ``powershell``, ``command``...), at most :data:`MAX_ENTRIES`, within :data:`MAX_NODES` and :data:`MAX_DEPTH`."""
+    keys = (*SHELL_KEYS, *WINDOWS_KEYS)
+    found: list[dict[str, object]] = []
+    stack: list[tuple[object, int]] = [(data, 0)]
+    walked = 0
+    while stack and walked < MAX_NODES and len(found) < MAX_ENTRIES:
+        value, depth = stack.pop()
+        walked += 1
+        if isinstance(value, dict):
+            if any(isinstance(value.get(key), str) for key in keys) or isinstance(value.get("args"), list):
+                found.append(value)
+                continue
+            children: list[object] = list(value.values())
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth < MAX_DEPTH:
+            stack.extend((child, depth + 1) for child in reversed(children) if isinstance(child, (dict, list)))
+    return found
+
+
+def shell_words(text: str, depth: int = 0) -> list[str]:
+    """The words of a POSIX shell command (quotes removed; ``;``, ``&&``, ``|``, redirections apart); a quoted word
+    holding spaces (``sh -c '...'``) is split once more. Unbalanced quotes: split on white space, quotes
+    trimmed."""
+    import shlex
+
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        words = list(lexer)
+    except ValueError:
+        words = [word.strip("\"'") for word in text.split()]
+    return _nested(words, depth)
+
+
+def windows_words(text: str, depth: int = 0) -> list[str]:
+    """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
+    ends, ``\\`` read as ``/``."""
+    words = [word.strip(_TRIM).replace("\\", "/") for word in text.split()]
+    return _nested([word for word in words if word], depth)
+
+
+def _nested(words: list[str], depth: int) -> list[str]:
+    if depth >= 2:
+        return words
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if any(space in word for space in " \t\n"):
+            out += shell_words(word, depth + 1) + windows_words(word, depth + 1)
+    return out
+
+
+def _named(words: list[str], root: str, cwd: str) -> list[Target]:
+    """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
+    bases = [cwd]
+    after_cd = False
+    for word in words:  # `cd tools && ./audit.sh`: words are also read from the folders the command changes to
+        if after_cd and not word.startswith("-"):
+            expanded = _expand(word, root, cwd)
+            if expanded is not None:
+                bases.append(os.path.normpath(os.path.join(cwd, expanded)))
+            after_cd = False
+        else:
+            after_cd = word.lower() in _CHANGE_DIR
+    found: list[Target] = []
+    script_next = redirected = changes_dir = False
+    for word in words:
+        low = word.lower()
+        if redirected:  # `> log.txt`: written, not run
+            redirected = False
+            continue
+        if low in _OUTPUT_REDIRECTS:
+            redirected = True
+            continue
+        follows, is_dir = script_next, changes_dir
+        changes_dir = low in _CHANGE_DIR
+        # `pwsh -NoProfile -File x.ps1`: options between an interpreter and its script keep it expected
+        script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
+        expanded = _expand(word, root, cwd)
+        if expanded is None or changes_dir or is_dir:
+            continue
+        texts = [expanded]
+        if "=" in expanded:  # `--config=./x.py`, `VAR=./x.sh`
+            texts.append(expanded.split("=", 1)[1])
+        for text in texts:
+            if text.startswith("-") or not any(char.isalnum() for char in text):  # `&&`, `[`, `!`, `;`
+                continue
+            named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
+            glob = any(char in _GLOB for char in text)
+            for base in bases:
+                target = os.path.normpath(os.path.join(base, text))
+                if target == root or not target.startswith(root.rstrip(os.sep) + os.sep):
+                    continue
+                key = fold(target)
+                if glob:  # `./scripts/*.sh`: the shell runs every match; the repository's own path matched as text
+                    top = fold(root)
+                    key = re.sub(r"([*?[])", r"[\1]", top) + key[len(top):]
+                found.append(Target(target, key, named, glob))
+    return found
+
+
+def _expand(word: str, root: str, cwd: str) -> str | None:
+    """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``,
+    ``$PWD``, and their ``${}``, ``$env:`` and ``%%`` forms) replaced; None where another variable or ``~`` is left,
+    since what it names is not known here."""
+    if "$" in word or "%" in word:
+        for name, value in ((var, root) for var in _PROJECT_VARS):
+            for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
+                word = word.replace(form, value)
+        for form in ("${PWD}", "$env:PWD", "$PWD", "%CD%"):
+            word = word.replace(form, cwd)
+        if "$" in word:
+            return None
+    if word.startswith("~"):
+        return None
+    return word
+
+
+def matches(targets: tuple[Target, ...], key: str, exists: bool) -> bool:
+    """Whether the path whose :func:`fold` is ``key`` (``exists``: there now) is one of ``targets``."""
+    for target in targets:
+        if not target.named and not exists:
+            continue
+        if (fnmatchcase(key, target.key) if target.glob else key == target.key):
+            return True
+    return False
