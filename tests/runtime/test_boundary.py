@@ -348,6 +348,19 @@ def test_a_hooks_file_that_links_out_of_the_workspace_is_not_read(repo, tmp_path
     refused_write(here, "scripts/x.sh", "a script a hook runs")
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 40, hook scripts): only the files a hook command names are "
+                   "protected, not what its script imports: a module beside a Python hook script shadows the stdlib")
+def test_a_module_beside_a_python_hook_script_cannot_be_planted(repo):
+    """``python3 scripts/check.py`` puts scripts/ first on ``sys.path``: a program that creates ``scripts/json.py``
+    runs its text on the host when check.py imports json, at the next tool call. The hooks file names check.py
+    only, so the rule (a script a hook runs) leaves json.py writable; so are the files a shell script sources."""
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "python3 scripts/check.py"}]))
+    (repo / "scripts").mkdir()
+    (repo / "scripts/check.py").write_text("import json\n")
+    with pytest.raises(PolicyError, match="a script a hook runs"):
+        files.create(ctx_at(repo), path="scripts/json.py", file_text="import os\n")
+
+
 @pytest.fixture
 def stamped(repo: Path) -> Path:
     """``repo`` as a repo-scope install: answers and manifest as the template writes them, owned and seeded files."""
