@@ -319,3 +319,32 @@ def test_the_programs_patterns_do_not_stay_compiled_in_the_host_after_its_run(tm
     cached = list(re._cache)  # type: ignore[attr-defined]  # CPython's module cache: (type, pattern, flags)
     kept = [key for key in cached if "r10tag" in str(key[1])[:20] or "r10glob" in str(key[1])[:40]]
     assert not kept, f"{len(kept)} of the program's patterns stay compiled in the host"
+
+
+# ------------------------------------------------------------ Copilot CLI extensions of the repository
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): .github/extensions/, where the Copilot "
+                   "CLI loads the repository's extensions (Node.js code it runs), is not protected")
+def test_a_program_writes_no_copilot_cli_extension(tmp_path: Path) -> None:
+    """The Copilot CLI loads "project extensions" from ``.github/extensions/NAME/extension.mjs`` (``.cjs``,
+    ``.js``): a Node.js module it RUNS, as a process beside the session, whenever experimental features are on
+    (``--experimental``, or ``/experimental on``, which the user's config keeps; in ``-p`` mode also with
+    ``GITHUB_COPILOT_PROMPT_MODE_EXTENSIONS=true``), and again on its ``extensions_reload`` tool. No rule protects
+    the folder: ``create(path='.github/extensions/notes/extension.mjs', file_text=...)`` succeeds, and the next
+    session runs the program's code on the host with the user's permissions, no bash needed. Checked with the
+    Copilot CLI 1.0.102 (tests/copilot's mock model, ``copilot -p hi --experimental``): a planted extension.mjs
+    wrote its marker file, from the repository as its working folder. Fix: protect ``.github/extensions/`` as
+    ``.github/hooks/`` and ``.github/agents/`` are (every file, new ones included, any depth, case-folded), and the
+    ``extensions`` a plugin's manifest names."""
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    code = ("for p in ['.github/extensions/notes/extension.mjs', '.github/extensions/x/extension.cjs',"
+            " '.github/Extensions/y/extension.js']:\n"
+            "    try:\n        print(create(path=p, file_text='process.exit(0)'))\n"
+            "    except Exception as exc:\n        print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"] * 3, out
+    assert not (ws / ".github/extensions").exists()
