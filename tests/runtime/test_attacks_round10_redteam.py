@@ -348,3 +348,49 @@ def test_a_program_writes_no_copilot_cli_extension(tmp_path: Path) -> None:
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"] * 3, out
     assert not (ws / ".github/extensions").exists()
+
+
+# ------------------------------------------------------------ what a hook runs without naming a script
+_HOOK_RUNS = {  # a hook command, the file it runs that names no script path, and an edit of that file
+    "python -m": ("python3 -m tools.check", "tools/check.py", ("print('ok')", "print('changed')")),
+    "make": ("make -s lint", "Makefile", ("\ttrue", "\tid")),
+    "npm run": ("npm run --silent lint", "package.json", ('"true"', '"id"')),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): core/hookruns.py reads a hook's paths "
+                   "from its words; a module (-m), a Makefile or a package.json script is run with no path named")
+@pytest.mark.parametrize("form", sorted(_HOOK_RUNS))
+def test_a_program_cannot_change_what_a_repository_hook_runs_by_module_or_task(tmp_path: Path, form: str) -> None:
+    """5e05e5b protects the scripts a repository's hook commands NAME (a word with ``/``, a script suffix, a word
+    after an interpreter). Hooks as commonly written run repository code without naming a file:
+    ``python3 -m tools.check`` (a module: ``tools/check.py``, and its package's ``__init__.py``), ``make -s lint``
+    (the ``Makefile``'s recipe), ``npm run --silent lint`` (``package.json``'s script). A program edits that file
+    with edit() -- docs/security.md keeps the Makefile and package.json scripts writable because "only a person"
+    runs them, but here the hook runs them at the next tool call -- and its text runs on the host, no bash. (The
+    same holds for a tool's code-bearing config the hook's tool loads: ``npx eslint .`` runs
+    ``eslint.config.js``.) Fix: read ``-m MODULE`` as its module file (and its packages' ``__init__.py``), and a
+    task runner's file (Makefile, package.json, justfile, Taskfile.yml, pyproject.toml) as run when the hook calls
+    that runner; or say in docs/security.md that a repository's hooks make every file they reach code, and protect
+    nothing less than that list."""
+    import json
+    import subprocess
+
+    command, target, (old, new) = _HOOK_RUNS[form]
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "tools").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    (ws / "tools/__init__.py").write_text("")
+    (ws / "tools/check.py").write_text("print('ok')\n")
+    (ws / "Makefile").write_text("lint:\n\ttrue\n")
+    (ws / "package.json").write_text('{"scripts": {"lint": "true"}}\n')
+    before = (ws / target).read_text()
+    code = (f"try:\n    print(edit(path={target!r}, old_str={old!r}, new_str={new!r}))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+    assert (ws / target).read_text() == before
