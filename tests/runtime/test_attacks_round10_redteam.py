@@ -168,8 +168,6 @@ def test_a_huge_pattern_is_compiled_within_the_run_limits(tmp_path: Path, call: 
 
 
 # ------------------------------------------------------------ view's listing and str.splitlines
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a name holding U+0085, U+2028 or "
-                   "U+2029 is listed unquoted, and str.splitlines splits view's listing there")
 def test_view_of_a_folder_splits_into_its_entries_with_splitlines(tmp_path: Path) -> None:
     """e405674 quotes a name holding a control character (``\\x00``-``\\x1f``, ``\\x7f``), so view's folder listing
     has one entry a line when split at ``\\n``. But ``str.splitlines()`` -- the usual way a program splits a tool's
@@ -177,7 +175,8 @@ def test_view_of_a_folder_splits_into_its_entries_with_splitlines(tmp_path: Path
     ``notes\\u2028README.md`` beside ``README.md`` makes ``view(path='.').splitlines()`` give ``README.md`` twice
     and ``notes`` (no such entry), and ``x\\x85y.txt`` gives ``x`` and ``y.txt``; reading the second ``README.md``
     reads the other file. Fix: quote a name holding any character ``str.splitlines`` splits at (git's default
-    core.quotePath quotes every byte past ASCII), so each line of the listing is one entry however it is split."""
+    core.quotePath quotes every byte past ASCII), so each line of the listing is one entry however it is split.
+    (Fixed: such a name is quoted, pathnames._QUOTED_ALWAYS.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

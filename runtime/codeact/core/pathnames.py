@@ -31,10 +31,15 @@ _ESCAPES = {7: "\\a", 8: "\\b", 9: "\\t", 10: "\\n", 11: "\\v", 12: "\\f", 13: "
 _UNESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
 _QUOTED = re.compile(r'"(?:[^"\\]|\\(?:[abtnvfr"\\]|[0-3][0-7]{2}))*"', re.S)
 _ESCAPE = re.compile(r'\\(?:([abtnvfr"\\])|([0-3][0-7]{2}))')
-_QUOTED_ALWAYS = re.compile(r"[\x00-\x1f\x7f\\]")  # a control character or a backslash: a name holding one is quoted
-_SPECIAL = re.compile(r'[\x00-\x1f\x7f"\\]')  # a character that may make a name quoted (with any non-UTF-8 one)
-_NOT_PLAIN = re.compile(r'[\x00-\x1f\x7f"\\\ud800-\udfff]')  # a character a quoted form escapes (a surrogate: not UTF-8)
-_ENDING = re.compile(r'[^\x00-\x1f\x7f"\\/\ud800-\udfff]*')  # a quoted name's plain ending, after its closing quote
+# a control character, a line break str.splitlines() splits at (U+0085, U+2028, U+2029) or a backslash: a name
+# holding one is quoted, so a listing of one name a line splits into its names however a program splits it
+_QUOTED_ALWAYS = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029\\]")
+# a character that may make a name quoted (with any non-UTF-8 one)
+_SPECIAL = re.compile(r'[\x00-\x1f\x7f\x85\u2028\u2029"\\]')
+# a character a quoted form escapes (a surrogate: not UTF-8)
+_NOT_PLAIN = re.compile(r'[\x00-\x1f\x7f\x85\u2028\u2029"\\\ud800-\udfff]')
+# a quoted name's plain ending, after its closing quote
+_ENDING = re.compile(r'[^\x00-\x1f\x7f\x85\u2028\u2029"\\/\ud800-\udfff]*')
 
 
 def _c_quoted(data: bytes) -> str:
