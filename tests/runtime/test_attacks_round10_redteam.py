@@ -321,8 +321,6 @@ def test_the_programs_patterns_do_not_stay_compiled_in_the_host_after_its_run(tm
 
 
 # ------------------------------------------------------------ Copilot CLI extensions of the repository
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): .github/extensions/, where the Copilot "
-                   "CLI loads the repository's extensions (Node.js code it runs), is not protected")
 def test_a_program_writes_no_copilot_cli_extension(tmp_path: Path) -> None:
     """The Copilot CLI loads "project extensions" from ``.github/extensions/NAME/extension.mjs`` (``.cjs``,
     ``.js``): a Node.js module it RUNS, as a process beside the session, whenever experimental features are on
@@ -333,7 +331,7 @@ def test_a_program_writes_no_copilot_cli_extension(tmp_path: Path) -> None:
     Copilot CLI 1.0.102 (tests/copilot's mock model, ``copilot -p hi --experimental``): a planted extension.mjs
     wrote its marker file, from the repository as its working folder. Fix: protect ``.github/extensions/`` as
     ``.github/hooks/`` and ``.github/agents/`` are (every file, new ones included, any depth, case-folded), and the
-    ``extensions`` a plugin's manifest names."""
+    ``extensions`` a plugin's manifest names. (Fixed: boundary.EXTENSIONS_RULE.)"""
     import subprocess
 
     base = tmp_path.resolve()

@@ -183,7 +183,8 @@ def test_a_linked_github_folder_is_still_the_github_folder(fixture_workspace):
     ".github/copilot/settings.local.json", "sub/.github/copilot/settings.json", ".claude/settings.json",
     ".claude/settings.local.json", ".github/plugin/marketplace.json",
     ".github/plugin/plugin.json", ".claude-plugin/plugin.json", "plugins/codeact/hooks.json", ".mcp.json",
-    "a/b/.mcp.json", ".github/lsp.json", ".vscode/mcp.json",
+    "a/b/.mcp.json", ".github/lsp.json", ".vscode/mcp.json", ".github/extensions/notes/extension.mjs",
+    "pkg/.github/Extensions/x/extension.js",
 ])
 def test_command_files_are_refused_at_any_depth(repo, target):
     here = ctx_at(repo)

@@ -42,6 +42,8 @@ INSTALL_RULE = (".codeact/", "the CodeAct runtime, launcher, hooks and manifest 
 HOOKS_RULE = (".github/hooks/", "Copilot hooks enforce the user's policy and run commands; change them by hand")
 AGENTS_RULE = (".github/agents/", "an agent file can start MCP servers (`mcp-servers:`) and widen `tools:`; "
                                   "change it by hand")
+EXTENSIONS_RULE = (".github/extensions/", "the Copilot CLI runs a repository's extensions (Node.js modules) as "
+                                           "processes of the session; change them by hand")
 SETTINGS_RULE = (".github/copilot/settings*.json", "Copilot settings (also .claude/settings*.json, which the CLI "
                                                    "reads too) can carry hooks, which run commands; change them by hand")
 COMMAND_RULE = ("a command file", "it names commands the host starts (MCP or language servers); change it by hand")
@@ -70,6 +72,7 @@ _FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".
                                   "node_modules": NPM_RULE}
 # Folders named by two parts, at any depth.
 _FOLDER_PAIRS: dict[tuple[str, str], Rule] = {(".github", "hooks"): HOOKS_RULE, (".github", "agents"): AGENTS_RULE,
+                                              (".github", "extensions"): EXTENSIONS_RULE,
                                               (".github", "plugin"): PLUGIN_RULE, ("plugins", "codeact"): PLUGIN_RULE}
 # Every protected folder, as a path a hook can match a --workspace or --file value against (the enforcement spec
 # reads this; the runtime refuses those values itself, see workspace_refusal).
@@ -84,11 +87,12 @@ NPM_FILES = (".npmrc",)
 # and the ones its manifest names under these keys, decide what runs.
 _PLUGIN_MANIFESTS = ("plugin.json", ".claude-plugin/plugin.json", ".github/plugin/plugin.json")
 _PLUGIN_FILES = ("plugin.json", "hooks.json", ".mcp.json", ".lsp.json", "lsp.json")
-_PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents")
+_PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents", "extensions")
 # Names at the top of a work tree, a workspace or an install that are checked once more where they lead when they
 # are symbolic links: a link `.github -> config` makes config/hooks/ the hooks folder, `.mcp.json -> x.json` makes
 # x.json a command file. (A link deeper down, `sub/.github -> elsewhere`, is caught only by the name written.)
-_ANCHORED_NAMES = (".git", ".codeact", ".github", ".github/hooks", ".github/agents", ".github/copilot",
+_ANCHORED_NAMES = (".git", ".codeact", ".github", ".github/hooks", ".github/agents", ".github/extensions",
+                   ".github/copilot",
                    ".github/plugin", ".claude-plugin", ".mcp.json", ".github/mcp.json", ".github/lsp.json",
                    ".vscode", ".vscode/mcp.json", "plugins", "plugins/codeact", "node_modules", *NPM_FILES)
 
