@@ -391,3 +391,40 @@ def test_a_program_cannot_change_what_a_repository_hook_runs_by_module_or_task(t
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
     assert (ws / target).read_text() == before
+
+
+_ROOT_SPELLINGS = {  # a hook command naming its script from the repository root, as hooks commonly find it
+    "git toplevel": '"$(git rev-parse --show-toplevel)/scripts/check.sh"',
+    "pwd": "$(pwd)/scripts/check.sh",
+    "a defaulted variable": 'exec "${GITHUB_WORKSPACE:-.}/scripts/check.sh"',
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): core/hookruns.py reads $PWD and the "
+                   "project variables as the root, but not $(git rev-parse --show-toplevel), $(pwd) or ${VAR:-.}")
+@pytest.mark.parametrize("form", sorted(_ROOT_SPELLINGS))
+def test_a_hook_script_named_from_the_root_by_a_command_substitution_is_protected(tmp_path: Path,
+                                                                                  form: str) -> None:
+    """5e05e5b resolves a hook command's script path against the entry's ``cwd`` and reads ``$PWD`` and the
+    project variables as the repository root, but a hook that finds the root the usual portable way --
+    ``"$(git rev-parse --show-toplevel)/scripts/check.sh"``, ``$(pwd)/scripts/check.sh``,
+    ``"${GITHUB_WORKSPACE:-.}/scripts/check.sh"`` -- names a "path" starting with that text, which matches no
+    file: ``edit(path='scripts/check.sh', ...)`` succeeds and the CLI runs the program's text on the host at the
+    next tool call. Fix: read a leading ``$(git rev-parse --show-toplevel)``, ``$(pwd)``, ``` `pwd` ``` and
+    ``${VAR:-default}`` (the default) as the root, or, where a word holds a substitution the reader cannot
+    evaluate, protect every file whose path ends as the word's literal tail does (``*/scripts/check.sh``)."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "scripts").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": _ROOT_SPELLINGS[form]}]}}))
+    (ws / "scripts/check.sh").write_text("#!/bin/sh\nexit 0\n")
+    code = ("try:\n    print(edit(path='scripts/check.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
