@@ -428,3 +428,35 @@ def test_a_hook_script_named_from_the_root_by_a_command_substitution_is_protecte
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a plugin's hooks.json is protected, "
+                   "not the scripts its commands run (hookruns reads the repository's hooks files only)")
+def test_a_program_cannot_rewrite_a_script_a_plugins_hooks_run(tmp_path: Path) -> None:
+    """A marketplace repository (CodeAct's plugin scope, or any local marketplace, which the CLI reads live) holds
+    ``plugins/lint/plugin.json`` naming ``hooks.json``, whose ``preToolUse`` runs ``./scripts/check.sh`` and
+    ``${CLAUDE_PLUGIN_ROOT}/scripts/two.sh``. _plugin_rule protects plugin.json and hooks.json, and 5e05e5b
+    protects what the REPOSITORY's hooks files run, but no rule reads a plugin's hooks file for the scripts it
+    runs: ``edit(path='plugins/lint/scripts/check.sh', ...)`` succeeds, and every session with the plugin
+    installed runs the program's text on the host at each tool call. Fix: read a plugin's hooks files (the
+    manifest's ``hooks``, default ``hooks.json``) with core/hookruns.py too, resolving relative paths and
+    ``${CLAUDE_PLUGIN_ROOT}``/``${COPILOT_PLUGIN_ROOT}`` against the plugin's folder."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    plugin = ws / "plugins/lint"
+    (plugin / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (plugin / "plugin.json").write_text(json.dumps({"name": "lint", "version": "1.0.0", "hooks": "hooks.json"}))
+    (plugin / "hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "./scripts/check.sh"},
+        {"type": "command", "bash": "${CLAUDE_PLUGIN_ROOT}/scripts/two.sh"}]}}))
+    for name in ("check", "two"):
+        (plugin / f"scripts/{name}.sh").write_text("#!/bin/sh\nexit 0\n")
+    code = ("for s in ['check', 'two']:\n    try:\n"
+            "        print(edit(path='plugins/lint/scripts/' + s + '.sh', old_str='exit 0', new_str='id'))\n"
+            "    except Exception as exc:\n        print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"] * 2, out
