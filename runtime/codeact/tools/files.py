@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from ..core import notices
 from ..core.limits import Deadline, Limits
@@ -53,8 +53,11 @@ def view(ctx: ToolContext, *, path: str, view_range: list[int] | None = None) ->
             size = max(size, os.fstat(fd).st_size, len(data))
         if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16: decode what fits, then cut lines from the text
             handle.seek(0)
-            lines = _split_lines(_read_up_to(handle, keep * 2).decode("utf-16", "replace"))
-            return _pick(lines, view_range, shown, size > keep * 2)
+            if view_range is not None:  # read on as UTF-8, in chunks, however far the range lies
+                return _range(cast(BinaryIO, _Utf16AsUtf8(handle)), view_range, keep, cap, shown, size,
+                              ctx.run_deadline())
+            return _head_of_utf16(_split_lines(_read_up_to(handle, keep * 2).decode("utf-16", "replace")), shown,
+                                  size > keep * 2)
         if view_range is None:
             return _head(data, size, keep, shown)
         handle.seek(0)
@@ -240,16 +243,28 @@ def _split_lines(text: str) -> list[str]:
     return [line + "\n" for line in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
-def _pick(lines: list[str], view_range: list[int] | None, shown: str, cut: bool) -> str:
-    if view_range is None:
-        if cut:
-            notices.note("view()", f"returned the first {len(lines):,} lines of {shown} (the tool-result limit); "
-                                   f"read on with view_range=[{len(lines) + 1}, {2 * len(lines)}] and so on")
-        return "".join(lines) + ("\n... [truncated; the file is longer than the tool-result limit]" if cut else "")
-    first, last = view_range
-    if first > max(len(lines), 1):
-        raise _past_end(shown, view_range, len(lines))
-    return "".join(lines[first - 1: None if last == -1 else last])
+def _head_of_utf16(lines: list[str], shown: str, cut: bool) -> str:
+    if cut:
+        notices.note("view()", f"returned the first {len(lines):,} lines of {shown} (the tool-result limit); "
+                               f"read on with view_range=[{len(lines) + 1}, {2 * len(lines)}] and so on")
+    return "".join(lines) + ("\n... [truncated; the file is longer than the tool-result limit]" if cut else "")
+
+
+class _Utf16AsUtf8:
+    """A UTF-16 file (its BOM gives the byte order) read as UTF-8 bytes, a chunk at a time, for :func:`_range`."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        import codecs
+
+        self.handle = handle
+        self.decoder = codecs.getincrementaldecoder("utf-16")("replace")
+
+    def read(self, size: int) -> bytes:
+        while True:
+            raw = self.handle.read(size)
+            text = self.decoder.decode(raw, final=not raw)
+            if text or not raw:  # an odd byte alone decodes to nothing yet: read on
+                return text.encode("utf-8")
 
 
 def _binary(shown: str, size: int) -> ToolError:
