@@ -459,3 +459,31 @@ def test_a_program_cannot_rewrite_a_script_a_plugins_hooks_run(tmp_path: Path) -
             "    except Exception as exc:\n        print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"] * 2, out
+
+
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): core/hookruns.py splits each "
+                   "repository hooks file's commands (up to 1 MiB, 64 files) with shlex on the write's thread, with "
+                   "no deadline; a timing test, not run: pytest --runxfail runs it")
+def test_committed_hooks_files_do_not_hold_a_write_past_the_run_deadline(tmp_path: Path) -> None:
+    """A repository commits eight ``.github/hooks/h0N.json`` of 0.9 MB each, one ``bash`` entry of 100,000 words
+    like ``a1/b`` (the Copilot CLI never runs them in a folder it does not trust; CodeAct reads them anyway).
+    5e05e5b's boundary reads every hooks file above a written path (``_hook_script``) and splits each command with
+    Python's ``shlex`` -- about 2.5 s a file -- on the run's thread, at the program's first ``create()``, with no
+    deadline check: 21 s and 266 MiB for ``create(path='x.txt', ...)`` in a run limited to 2 s (64 files, the
+    cap: about three minutes), again in every cold run (the parse is cached per process). Fix: a far smaller
+    bound on what is read of a hooks file (a hook command is a line, not a megabyte: cap each command's length
+    and the words read), a cheaper split than shlex, and the run's deadline checked between entries."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    command = " ".join(f"a{i}/b" for i in range(100_000))[:900_000]
+    for number in range(8):
+        (ws / f".github/hooks/h{number:02}.json").write_text(json.dumps({"version": 1, "hooks": {
+            "preToolUse": [{"type": "command", "bash": command}]}}))
+    out, _, took = _peak_run(ws, base / "home", "print(create(path='x.txt', file_text='x'))", memory=256 * MiB,
+                             timeout=2)
+    assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
