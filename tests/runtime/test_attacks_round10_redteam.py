@@ -487,3 +487,27 @@ def test_committed_hooks_files_do_not_hold_a_write_past_the_run_deadline(tmp_pat
     out, _, took = _peak_run(ws, base / "home", "print(create(path='x.txt', file_text='x'))", memory=256 * MiB,
                              timeout=2)
     assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a plugin's extensions/ folder, whose "
+                   "extension.mjs the Copilot CLI runs, is not among a plugin's protected files")
+def test_a_program_writes_no_extension_of_a_plugin(tmp_path: Path) -> None:
+    """1691602 protects the repository's ``.github/extensions/``; a PLUGIN's extensions live in its own
+    ``extensions/NAME/extension.mjs`` (no manifest key needed), and _plugin_rule protects only plugin.json,
+    hooks.json, .mcp.json, lsp.json, agents/ and what the manifest names. In a marketplace repository (CodeAct's
+    plugin scope holds other plugins beside plugins/codeact/; a local marketplace is read live) a program creates
+    ``plug/extensions/notes/extension.mjs`` beside ``plug/plugin.json``, and the Copilot CLI runs it for every
+    session with the plugin: checked with CLI 1.0.102 (``copilot -p hi --experimental --plugin-dir plug``, the
+    mock model), the planted extension wrote its marker. Fix: add ``extensions/`` (and a manifest's
+    ``extensions`` key) to a plugin's protected files."""
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "plug").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "plug/plugin.json").write_text('{"name": "plug", "version": "1.0.0"}')
+    code = ("try:\n    print(create(path='plug/extensions/notes/extension.mjs', file_text='process.exit(0)'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
