@@ -36,9 +36,6 @@ def test_a_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path: Path
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): 10f9a14's _closing_part walks "
-                   "a MAX_QUOTED_NAME window for every part that opens a quote, and a path has no length bound; a "
-                   "timing test, not run: pytest --runxfail runs it")
 def test_a_long_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path: Path) -> None:
     """10f9a14 finds a quoted run's closing part with one match, but ``_closing_part`` still walks, for EVERY part
     that opens a quote, the parts of its MAX_QUOTED_NAME window one by one in Python and joins them: about 511
@@ -46,7 +43,8 @@ def test_a_long_path_of_lone_quotes_is_refused_within_the_run_deadline(tmp_path:
     200_000))`` -- a 400 KB string the program builds in a line -- holds the host 40 s in a run limited to 3 s
     (``unquote`` alone: 23 s; every path a program gives goes through it). Fix: refuse a path longer than the
     longest real one (PATH_MAX, 4,096 bytes; the kernel's ENAMETOOLONG) before reading its quotes, and/or slide the
-    window (advance its end as its start advances) instead of rebuilding it per part."""
+    window (advance its end as its start advances) instead of rebuilding it per part. (Fixed: both; a path longer
+    than pathnames.MAX_QUOTED_PATH is read as it is, and each window is found by bisection over the parts' ends.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

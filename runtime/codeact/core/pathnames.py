@@ -128,7 +128,7 @@ def unquote(path: str) -> str:
     """The real path of a path the program gives: quoted whole (as ``git ls-files`` prints it) or part by part (as
     the tools return it, and ``os.walk`` joins it); anything else as it is. A path made by the sandbox's
     ``pathlib``, which reads ``\\`` as a separator (``"legacy-/351t/351.txt"``), is read as its quoted form."""
-    if '"' not in path:
+    if '"' not in path or len(path) > MAX_QUOTED_PATH:  # no file has a longer name: as it is, for the kernel's error
         return path
     if "\\" not in path:
         path = "/".join(_rejoined(path.split("/")))
@@ -162,6 +162,8 @@ def readings(path: str) -> list[str]:
 
 # The longest quoted form of a name: 255 bytes (the longest name a file system takes), each written \ooo, in quotes.
 MAX_QUOTED_NAME = 4 * 255 + 2
+# The longest quoted form of a path: PATH_MAX (4,096 bytes) each written \ooo, and the quotes of its parts.
+MAX_QUOTED_PATH = 5 * 4096
 
 
 def _rejoined(parts: list[str]) -> list[str]:
@@ -169,37 +171,30 @@ def _rejoined(parts: list[str]) -> list[str]:
     again, where that makes a quoted name (the program's quoted form never lacks a ``\\``: its loss is pathlib's).
     The furthest: a quoted name's own closing quote is never escaped and its ending holds no ``\\``, so no run read
     past it is a quoted name, while one that stops short may be (``"a\\"\\"b"``, the name ``a""b``, holds
-    ``"a\\""``)."""
+    ``"a\\""``). A quoted string's first unescaped ``"`` after the opening one closes it, so one match over the parts
+    joined, from the opening part and no further than a quoted name reaches (MAX_QUOTED_NAME), names the only part
+    that can end the run: the work grows with the path's length, not with its parts times a name's."""
+    import bisect
+
+    joined = "\\".join(parts)
+    ends: list[int] = []  # where each part ends in ``joined``
+    for part in parts:
+        ends.append((ends[-1] + 1 if ends else 0) + len(part))
     out: list[str] = []
     at = 0
     while at < len(parts):
-        part = parts[at]
+        part, start = parts[at], ends[at] - len(parts[at])
         end = at
         if part.startswith('"') and (len(part) < 2 or not part.endswith('"')):
-            end = _closing_part(parts, at)
-        out.append("\\".join(parts[at:end + 1]))
+            reach = max(at, bisect.bisect_right(ends, start + MAX_QUOTED_NAME) - 1)
+            found = _QUOTED.match(joined, start, ends[reach])
+            if found is not None:
+                last = bisect.bisect_left(ends, found.end())  # the part holding the closing quote
+                if last > at and _unquoted(joined[start:ends[last]]) is not None:
+                    end = last
+        out.append(joined[start:ends[end]])
         at = end + 1
     return out
-
-
-def _closing_part(parts: list[str], at: int) -> int:
-    """The part that ends the quoted name opening at ``parts[at]``, else ``at``. A quoted string's first unescaped
-    ``"`` after the opening one closes it, and an ending holds no ``\\``, so one match over the run joined (a quoted
-    name is at most MAX_QUOTED_NAME long: no run reaches further) names the only part that can end it."""
-    reach, size = at, len(parts[at])
-    while reach + 1 < len(parts) and size + 1 + len(parts[reach + 1]) <= MAX_QUOTED_NAME:
-        reach += 1
-        size += 1 + len(parts[reach])
-    found = _QUOTED.match("\\".join(parts[at:reach + 1]))
-    if found is None:
-        return at
-    last, ends = at, len(parts[at])
-    while ends < found.end():  # the part holding the closing quote
-        last += 1
-        ends += 1 + len(parts[last])
-    if last == at or _unquoted("\\".join(parts[at:last + 1])) is None:
-        return at
-    return last
 
 
 def _is_utf8(text: str) -> bool:
