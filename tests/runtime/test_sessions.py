@@ -69,3 +69,15 @@ def test_plain_keeps_plain_data_and_names_the_rest_in_the_runs_notes() -> None:
     assert len(notes.items) == 1
     assert f"deep (nested deeper than {sessions.MAX_DEPTH} levels)" in notes.items[0]
     assert "s (a set)" in notes.items[0] and "f (" not in notes.items[0]
+
+
+def test_a_large_list_in_a_session_comes_back_and_later_runs_still_start(tmp_path: Path) -> None:
+    """A session's globals were given back as a program of literals, which the sandbox compiles in one statement:
+    a list of 100,000 items ('function too large') made every later run of the session fail before its first
+    line. They are bound as values now."""
+    first = _run(tmp_path, "x = list(range(300_000))\ny = {'a': [1, 2.5, None, 'é'], 'b': {'c': True}}")
+    assert first.error is None, first
+    second = _run(tmp_path, "x.append(-1)\nprint(len(x), x[-2], y['a'][1] + 1, y['b'])")
+    assert second.error is None and second.stdout.split("\n")[0] == "300001 299999 3.5 {'c': True}", second
+    third = _run(tmp_path, "print(len(x), x[-1])")
+    assert third.error is None and third.stdout.strip() == "300001 -1", third

@@ -92,7 +92,9 @@ class MontyBackend:
                                    type_check_stubs=stubs, type_check_format="concise") as session:
                     cpu.worker_pid = session.worker_pid
                     if program.state:
-                        session.feed_run(sessions.prelude(program.state))
+                        # bound as values, not compiled as literals: a list of 100,000 items is past what
+                        # the sandbox compiles in one statement, and every later run would fail to start
+                        session.feed_run("None", inputs=dict(program.state), skip_type_check=True)
                     if helpers:  # the prelude's helpers the rewritten code calls (codeact.core.prelude)
                         session.feed_run(helpers, skip_type_check=True)
                     value = self._drive(session, program, code, cpu, seen)

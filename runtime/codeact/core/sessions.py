@@ -61,7 +61,7 @@ def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):  # RecursionError: a file nested deeper than json.loads goes
         return {}
-    # a keyword (`if`) is an identifier too, and would make the prelude a syntax error
+    # a keyword (`if`) is an identifier too, but no program can name it
     return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier() and not iskeyword(k)} \
         if isinstance(data, dict) else {}
 
@@ -102,11 +102,6 @@ def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping
     return note
 
 
-def prelude(state: Mapping[str, Any]) -> str:
-    """A program that sets ``state``'s globals (Python literals of plain data)."""
-    return "\n".join(f"{name} = {value!r}" for name, value in state.items()) or "None"
-
-
 def assigned(code: str | ast.Module) -> list[str]:
     """The names ``code`` (a program, or its parsed tree: a caller that has one does not parse it again) binds at
     its top level (assignments, loops, with, imports, definitions)."""
@@ -137,7 +132,7 @@ def assigned(code: str | ast.Module) -> list[str]:
 OTHERS = " others"  # the harvest's entry naming the globals that are not plain data (not an identifier: no global's)
 # what a program defines rather than computes: these start anew each run, as the docs say, with no note
 _CODE_TYPES = frozenset(("function", "builtin_function_or_method", "method", "module", "type"))
-MAX_DEPTH = 50  # lists and dicts nested deeper are not kept: the next run's prelude must parse
+MAX_DEPTH = 50  # lists and dicts nested deeper are not kept: the next run binds them, converting recursively
 
 
 def harvest(code: str, state: Mapping[str, Any] | None, tools: Mapping[str, Tool]) -> str:
@@ -216,4 +211,4 @@ def _not_plain(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-__all__ = ["MAX_DEPTH", "MAX_STATE_BYTES", "OTHERS", "assigned", "harvest", "load", "plain", "prelude", "save", "state_file"]
+__all__ = ["MAX_DEPTH", "MAX_STATE_BYTES", "OTHERS", "assigned", "harvest", "load", "plain", "save", "state_file"]
