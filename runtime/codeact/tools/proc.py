@@ -47,13 +47,14 @@ class Child:
     @classmethod
     def start(cls, cmd: list[str], cwd: Path, deadline: Deadline, tool: str, detail: str,
               stream: bool = False, confined: tuple[str, ...] | None = None,
-              memory: int | None = None) -> Child | None:
+              memory: int | None = None, stdin: int | None = None, pass_fds: tuple[int, ...] = ()) -> Child | None:
         """``stream``: the child writes much, a little at a time (see :data:`STREAM_PIPE`); its output is read in
         batches, never more than :data:`STREAM_PIPE` bytes at once. ``confined``: the child reads nothing outside
         the :func:`codeact.tools.confine.reads_below` root but these files (where the kernel can hold it).
         ``memory`` (not with ``confined``): the child's address space is bounded by it
         (:func:`codeact.tools.confine.address_space`); a child the bound ended is the caller's to tell by
-        ``returncode``."""
+        ``returncode``. ``stdin``: a descriptor the child reads as its input (else none); ``pass_fds``: descriptors
+        it inherits, as :class:`subprocess.Popen` passes them."""
         import subprocess  # not at start-up: most runs never search
 
         from . import confine
@@ -62,8 +63,9 @@ class Child:
         fence = confine.preexec(confined) if confined is not None else (
             confine.address_space(memory) if memory is not None else None)
         try:
-            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=fence)
+            proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.DEVNULL if stdin is None else stdin,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0, preexec_fn=fence,
+                                    pass_fds=pass_fds)
         except OSError:
             return None
         finally:
