@@ -198,7 +198,8 @@ def test_sql_functions_of_huge_widths_stop_at_the_run_deadline(tmp_path: Path) -
     query in a thread the deadline ends with ``conn.interrupt()``. (Fixed: the length limit does not shorten
     SQLite 3.40's repeat loop, and interrupt() is checked between steps only, so printf and format are taken over
     on the connection: a ``%c`` repeated past the length limit answers NULL at once, as SQLite does after the
-    loop; any other call is SQLite's own printf on a connection of its own, tools/sql._bounded_printf.)"""
+    loop; any other call is SQLite's own printf on a connection of its own, tools/sql._bounded_printf. Since: the
+    statements run in a worker process the run's deadline kills, tools/sql_worker, and that guard is gone.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
@@ -207,9 +208,6 @@ def test_sql_functions_of_huge_widths_stop_at_the_run_deadline(tmp_path: Path) -
     out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=1)
     assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): ca8eb78's printf guard reads "
-                   "the precision as SQLite does not: a REAL, a text SQLite reads as a number, or an 'l' before the "
-                   "letter reach SQLite's loop; a timing test, not run: pytest --runxfail runs it")
 def test_sql_printf_repeats_spelt_otherwise_stop_at_the_run_deadline(tmp_path: Path) -> None:
     """ca8eb78 answers ``printf('%.*c', N, 'x')`` with NULL at once when its regex sees a ``%c`` whose precision is
     an int (or a digit string) past the length limit, and hands every other call to SQLite's own printf on a
@@ -219,7 +217,8 @@ def test_sql_printf_repeats_spelt_otherwise_stop_at_the_run_deadline(tmp_path: P
     answers NULL): six in one row, over 20 s in a run limited to 1 s. Fix: decide by SQLite's own reading (the
     precision as SQLite converts it: ``CAST(? AS INTEGER)``, the ``l``/``ll`` modifiers skipped) or, simpler,
     never call SQLite's printf with a ``%c`` precision above the length limit whatever its spelling (refuse any
-    precision or width past it)."""
+    precision or width past it). (Fixed: the statements run in a worker process the run's deadline kills, whatever
+    SQLite's C code is doing, tools/sql_worker; the guard is gone.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
@@ -232,9 +231,6 @@ def test_sql_printf_repeats_spelt_otherwise_stop_at_the_run_deadline(tmp_path: P
     assert took < 8, f"a run limited to 1 s took {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): any SQLite function is one VM "
-                   "step the progress handler cannot stop: instr() of long strings is quadratic; a timing test, not "
-                   "run: pytest --runxfail runs it")
 def test_one_quadratic_sql_function_call_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """``instr(H, N)`` with ``H`` 8 MB of ``a`` and ``N`` 80 KB of ``a`` and a ``b`` (built in SQL:
     ``replace(hex(zeroblob(4000000)), '0', 'a')``, well under the length limit): SQLite's instr compares the needle
@@ -243,7 +239,8 @@ def test_one_quadratic_sql_function_call_stops_at_the_run_deadline(tmp_path: Pat
     the answer is returned as if in time. ca8eb78 guarded printf alone; ``replace``, ``instr`` and any other
     function over long values do the same. Fix: run the statements where the deadline can end them whatever
     SQLite is doing -- a worker process killed at the deadline, as grep's Python search runs (confined as the
-    thread is now) -- or bound every value's length far lower (a few MB) so no single step outlasts a second."""
+    thread is now) -- or bound every value's length far lower (a few MB) so no single step outlasts a second.
+    (Fixed: that worker process, confined by Landlock itself, tools/sql_worker.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()

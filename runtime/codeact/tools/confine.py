@@ -6,8 +6,8 @@ folders below the workspace root only (Landlock rules hold to the folders themse
 and read, not list, the system libraries its loader needs and the system's programs. Where Landlock is missing the child runs unconfined, and
 the limit is said in docs/security.md.
 
-:func:`run_writing_below` confines a thread of this process the same way (Landlock holds to the thread that asks): a
-library that opens files by path (SQLite) runs there, and may open, create and remove files below one folder only.
+:func:`write_ruleset` builds the rule for a process that confines itself the same way once started (sql's worker: a
+library that opens files by path, SQLite, runs there), which may open, create and remove files below one folder only.
 """
 from __future__ import annotations
 
@@ -20,9 +20,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 _CREATE_RULESET, _ADD_RULE, _RESTRICT_SELF = 444, 445, 446  # the same numbers on every architecture
 _RULE_PATH_BENEATH = 1
@@ -128,45 +126,8 @@ def _fence(root: str, extra: tuple[str, ...]) -> Callable[[], None] | None:
     return confine
 
 
-def run_writing_below(folder_fd: int, func: Callable[[], T], what: str) -> T:
-    """``func()`` run in a thread of its own that may read, write, create, truncate and remove files below the folder
-    ``folder_fd`` (opened by the caller, so the rule holds to that folder whatever its path becomes) and open nothing
-    else on the file system; ``/dev/urandom`` may be read. Its result is returned and its exception raised here. The
-    thread is new each time and ends with the call, so the confinement never reaches another call. Where there is no
-    Landlock, ``func()`` runs in this thread, unconfined (docs/security.md says so). ``func`` must import nothing
-    not yet imported (the thread cannot read the module's file); ``what`` names the tool in errors."""
-    import threading
-
-    ruleset = _write_ruleset(folder_fd)
-    if ruleset is None:
-        return func()
-    libc = _libc
-    assert libc is not None
-    outcome: dict[str, Any] = {}
-
-    def confined() -> None:
-        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_RESTRICT_SELF, ruleset, 0) != 0:
-            # never run unconfined once confinement was meant to hold
-            outcome["error"] = OSError(f"{what}: the thread that opens files could not be confined to the folder")
-            return
-        try:
-            outcome["value"] = func()
-        except BaseException as exc:  # raised again in the caller's thread
-            outcome["error"] = exc
-
-    try:
-        worker = threading.Thread(target=confined, name=f"codeact-{what}-confined", daemon=True)
-        worker.start()
-        worker.join()
-    finally:
-        os.close(ruleset)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]  # type: ignore[no-any-return]
-
-
 def can_confine_threads() -> bool:
-    """Whether :func:`run_writing_below` confines (Landlock, on Linux)."""
+    """Whether :func:`write_ruleset` gives a ruleset (Landlock, on Linux)."""
     return _abi() > 0
 
 
@@ -187,9 +148,12 @@ def _abi() -> int:
     return max(0, int(version))
 
 
-def _write_ruleset(folder_fd: int) -> int | None:
-    """A ruleset letting a thread read, write, create, truncate and remove files below ``folder_fd`` (and list its
-    folders, which SQLite opens to sync them), and read ``/dev/urandom``; ``None`` where there is no Landlock."""
+def write_ruleset(folder_fd: int) -> int | None:
+    """A ruleset letting a thread read, write, create, truncate and remove files below ``folder_fd`` (opened by the
+    caller, so the rule holds to that folder whatever its path becomes; SQLite lists its folders to sync them) and
+    read ``/dev/urandom``, and open nothing else on the file system; ``None`` where there is no Landlock (docs/
+    security.md says what then runs unconfined). The caller closes it; sql's worker restricts itself by it
+    (codeact.tools.sql_worker), once it has imported what it needs."""
     import ctypes
 
     abi = _abi()

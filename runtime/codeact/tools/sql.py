@@ -1,19 +1,22 @@
-"""The sql tool: SQLite on a database file inside the workspace (or in memory), with file access fenced off."""
+"""The sql tool: SQLite on a database file inside the workspace (or in memory), with file access fenced off.
+
+This module checks the call and the database's path and tells the outcome; the statements run in a worker process
+(codeact.tools.sql_worker) that the run's deadline kills."""
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
-import json
 import os
-import re
 import stat
 import sys
 from collections.abc import Iterator
-from typing import Any, NamedTuple, cast
+from pathlib import Path
+from typing import Any, NamedTuple
 
 from ..core import notices
 from ..core.limits import Deadline
 from ..core.tool import ToolContext
 from ..errors import PolicyError, ToolError
+from .sql_worker import CALL_PRAGMAS, QUERY_PRAGMAS, READ_PRAGMAS, REFUSED_FUNCTIONS, pragma_refusal
 
 _SIDE_FILES = ("-journal", "-wal", "-shm")  # the files SQLite keeps beside a database
 
@@ -30,8 +33,6 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit (temporary
     tables and sorts are kept in memory, under that limit).
     """
-    import sqlite3  # noqa: F401  # before the confined thread, which cannot read the module's files
-
     deadline = ctx.run_deadline()
 
     if not isinstance(query, str) or not query.strip():
@@ -46,12 +47,7 @@ def sql(ctx: ToolContext, *, query: str, db: str = ":memory:") -> list[dict]:
     try:
         before = database.size()
         try:
-            if database.folder is None:  # pragma: no cover - Windows: no folder descriptor to confine to
-                return _run(ctx, database, statements, deadline, db)
-            from . import confine
-
-            run = notices.carried(lambda: _run(ctx, database, statements, deadline, db))
-            return cast("list[dict]", confine.run_writing_below(database.folder, run, "sql"))
+            return _run(ctx, database, statements, deadline, db)
         finally:  # what the file grew by counts against the write limit
             deadline.written += max(0, database.size() - before)
     finally:
@@ -81,59 +77,125 @@ class _Database(NamedTuple):
             os.close(self.folder)
 
 
+_WORKER = str(Path(__file__).resolve().with_name("sql_worker.py"))  # run by path: no codeact import there
+_DETAIL = "running the query"
+
+
 def _run(ctx: ToolContext, database: _Database | None, statements: list[str], deadline: Deadline,
          db: str) -> list[dict]:
-    """The statements run on ``database`` (``None``: in memory). Where Landlock is, in a thread that may open files
-    in the database's folder only: SQLite opens the database and its journal by path, so a folder on the way
-    swapped for a link to an outside folder meanwhile leads to files it may not open, never to outside ones."""
-    import sqlite3
+    """The statements run on ``database`` (``None``: in memory) in a worker process (codeact.tools.sql_worker) that
+    the run's deadline kills and the run's memory limit bounds: one SQLite function call can run for hours in C,
+    where nothing but a kill stops it. Where Landlock is, the worker may open files in the database's folder only
+    (it confines itself once it has imported what it needs): SQLite opens the database and its journal by path, so
+    a folder on the way swapped for a link to an outside folder meanwhile leads to files it may not open, never to
+    outside ones."""
+    from . import confine
 
-    refused: list[str] = []
-    target = ":memory:" if database is None else database.path
+    ruleset = None
+    if database is not None and database.folder is not None:
+        ruleset = confine.write_ruleset(database.folder)  # None where there is no Landlock: unconfined, as documented
+    request = {"path": ":memory:" if database is None else database.path, "statements": statements,
+               "ruleset": ruleset, "seconds": deadline.remaining() + 1,  # the parent's kill first
+               "writes_left": None if database is None else max(0, int(ctx.limits.writes) - deadline.written),
+               "max_bytes": max(1 << 20, int(ctx.limits.memory) // 4), "heap": _heap_limit(ctx),
+               "cap": int(ctx.limits.tool_result)}
     try:
-        conn = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=False)
-    except sqlite3.Error as exc:
-        assert database is not None  # memory always opens
-        raise ToolError(f"SQL error: {exc} (opening {database.shown}; did a folder on its way change meanwhile?)"
-                        ) from None
-    try:
-        if database is not None:  # the file may grow by what is left of the run's write limit, no more (set
-            # before the authorizer, which refuses this PRAGMA to programs)
-            left = max(0, int(ctx.limits.writes) - deadline.written)
-            try:
-                page = int(conn.execute("PRAGMA page_size").fetchone()[0])
-                pages = int(conn.execute("PRAGMA page_count").fetchone()[0]) + left // page
-                conn.execute(f"PRAGMA max_page_count = {max(1, pages)}")
-            except sqlite3.Error as exc:  # not a database, locked, ...: as any statement's error
-                raise ToolError(f"SQL error: {exc} (opening {database.shown})") from None
-        _fence(conn, refused, deadline, max(1 << 20, int(ctx.limits.memory) // 4), _heap_limit(ctx))
-        rows: list[dict[str, Any]] = []
-        for statement in statements:
-            try:
-                cursor = conn.execute(statement)
-                rows = _fetch(cursor, int(ctx.limits.tool_result)) if cursor.description else []
-            except MemoryError:
-                text = (f"SQL error: the query needs more than the {_heap_limit(ctx) // (1 << 20)} MiB memory limit "
-                        "(CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL")
-                notices.note("sql()", text + " (temporary tables and sorts are kept in memory, under this limit)")
-                raise ToolError(text) from None
-            except sqlite3.Error as exc:
-                if refused:
-                    raise PolicyError(refused[-1]) from None
-                if isinstance(exc, sqlite3.OperationalError) and "full" in str(exc) and database is not None:
-                    text = (f"sql(db={db!r}) was refused: the database would grow past this run's write limit of "
-                            f"{int(ctx.limits.writes):,} bytes (what create(), edit() and sql() may write in one "
-                            "run); write less, or raise CODEACT_WRITES")
-                    notices.note("sql()", text)
-                    raise ToolError(text) from None
-                if deadline.expired() and "interrupt" in str(exc):
-                    raise deadline.stopped("sql", "running the query") from None
-                shown = statement.strip().rstrip(";")
-                shown = shown if len(shown) <= 200 else shown[:200] + "..."
-                raise ToolError(f"SQL error: {exc} (in: {shown})") from None
-        return rows
+        reply = _ask(ctx, request, deadline)
     finally:
-        conn.close()
+        if ruleset is not None:
+            os.close(ruleset)
+    if "error" not in reply:
+        names, cap = reply["names"], int(ctx.limits.tool_result)
+        if reply["cut"] is not None:
+            kept, total = reply["cut"]
+            notices.note("sql()", f"returned {kept:,} of {total:,} rows (the {cap:,}-byte tool-result limit); add "
+                                  "LIMIT/OFFSET to page, select fewer columns, or aggregate in SQL (COUNT, GROUP BY)")
+        return [dict(zip(names, row)) for row in reply["rows"]]
+    raise _error(ctx, reply, database, db, deadline)
+
+
+def _ask(ctx: ToolContext, request: dict[str, Any], deadline: Deadline) -> dict[str, Any]:
+    """``request`` answered by a worker; the deadline's error if the deadline killed it, the memory error if it
+    was ended by a signal (most likely at its address-space bound), a ToolError if it failed otherwise."""
+    import marshal
+
+    from .proc import Child
+
+    source = _request_file(marshal.dumps(request))
+    try:
+        passed = () if request["ruleset"] is None else (request["ruleset"],)
+        child = Child.start([sys.executable, "-I", "-S", _WORKER], ctx.workspace.root, deadline, "sql", _DETAIL,
+                            memory=int(ctx.limits.memory), stdin=source, pass_fds=passed)
+    finally:
+        os.close(source)
+    if child is None:
+        raise ToolError("sql could not start its worker process (SQLite runs there); nothing was run")
+    with child:
+        data = b"".join(child)
+    code = child.returncode
+    if code is not None and code < 0:
+        return {"error": "memory", "message": f"ended by signal {-code}"}
+    try:
+        reply = marshal.loads(data)
+        if not isinstance(reply, dict):
+            raise ValueError(reply)
+    except (ValueError, EOFError, TypeError):
+        raise ToolError(f"sql's worker process failed (exit status {code}) and returned nothing; the statements may "
+                        "have run in part (each commits unless inside BEGIN ... COMMIT)") from None
+    return reply
+
+
+def _request_file(body: bytes) -> int:
+    """A descriptor reading ``body`` from its start: the worker's stdin (a memory file where the system has one,
+    else an unnamed temporary file), so no pipe can block this process however long the query."""
+    try:
+        fd = os.memfd_create("codeact-sql", getattr(os, "MFD_CLOEXEC", 0))
+    except (AttributeError, OSError):  # pragma: no cover - no memfd_create (macOS, old kernels)
+        import tempfile
+
+        with tempfile.TemporaryFile() as spare:
+            fd = os.dup(spare.fileno())
+    try:
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _error(ctx: ToolContext, reply: dict[str, Any], database: _Database | None, db: str,
+           deadline: Deadline) -> Exception:
+    """The error a worker's ``reply`` tells of, as the program sees it (with its note, where one is due)."""
+    kind, message = reply["error"], reply["message"]
+    if kind == "memory":
+        text = (f"SQL error: the query needs more than the {_heap_limit(ctx) // (1 << 20)} MiB memory limit "
+                "(CODEACT_MEMORY raises it); add LIMIT or aggregate in SQL")
+        notices.note("sql()", text + " (temporary tables and sorts are kept in memory, under this limit)")
+        return ToolError(text)
+    if kind == "refused":
+        return PolicyError(message)
+    if kind == "full":
+        text = (f"sql(db={db!r}) was refused: the database would grow past this run's write limit of "
+                f"{int(ctx.limits.writes):,} bytes (what create(), edit() and sql() may write in one run); write "
+                "less, or raise CODEACT_WRITES")
+        notices.note("sql()", text)
+        return ToolError(text)
+    if kind == "interrupted":
+        return deadline.stopped("sql", _DETAIL)
+    shown = "memory" if database is None else database.shown
+    if kind == "connect":
+        return ToolError(f"SQL error: {message} (opening {shown}; did a folder on its way change meanwhile?)")
+    if kind == "open":
+        return ToolError(f"SQL error: {message} (opening {shown})")
+    if kind == "confine":  # never run unconfined once confinement was meant to hold
+        return OSError(f"sql: the process that opens files could not be confined to the database's folder "
+                       f"({message}); nothing was run")
+    statement = str(reply.get("statement", "")).strip().rstrip(";")
+    statement = statement if len(statement) <= 200 else statement[:200] + "..."
+    return ToolError(f"SQL error: {message} (in: {statement})")
 
 
 def _database(ctx: ToolContext, db: str) -> _Database:
@@ -274,151 +336,5 @@ def _heap_limit(ctx: ToolContext) -> int:
     return max(16 << 20, int(ctx.limits.memory))
 
 
-# PRAGMAs a program may run. Others change files or the whole process: temp_store_directory makes SQLite create its
-# files wherever it names, for every connection of the process (the warm server's too), journal_mode=WAL adds
-# files, writable_schema corrupts, heap limits and threads are process-wide.
-READ_PRAGMAS = frozenset((  # informational: they read, with or without an object name
-    "collation_list", "compile_options", "data_version", "foreign_key_check", "foreign_key_list", "freelist_count",
-    "function_list", "index_info", "index_list", "index_xinfo", "integrity_check", "module_list", "page_count",
-    "pragma_list", "quick_check", "table_info", "table_list", "table_xinfo"))
-QUERY_PRAGMAS = frozenset((  # settings a program may read (with no value), never set
-    "application_id", "auto_vacuum", "cache_size", "encoding", "journal_mode", "page_size", "schema_version",
-    "user_version"))
-CALL_PRAGMAS = frozenset(("foreign_keys", "recursive_triggers"))  # per connection: they end with the call
-# SQL functions that reach the host's process: load_extension() loads native code; fts3_tokenizer() reads (one
-# argument) and sets (two) the address of a tokenizer's C function table, which SQLite then calls: a pointer leak
-# and a crash or code execution in the host (the warm server), whatever the database.
-REFUSED_FUNCTIONS = {"load_extension": "loads native code into the host",
-                     "fts3_tokenizer": "reads and sets native code addresses in the host process"}
-
-
-def pragma_refusal(name: str, value: Any) -> str | None:
-    """Why ``PRAGMA name`` (with ``value``, None when it only reads) is refused, or None when it may run."""
-    low = name.lower()
-    if low in READ_PRAGMAS or low in CALL_PRAGMAS or (low in QUERY_PRAGMAS and value is None):
-        return None
-    allowed = ", ".join(sorted(READ_PRAGMAS | CALL_PRAGMAS))
-    reads = ", ".join(sorted(QUERY_PRAGMAS))
-    return (f"PRAGMA {low} is refused: only informational PRAGMAs run (others change files, or settings of the "
-            f"whole process that outlive the call); allowed: {allowed}; read only, without a value: {reads}")
-
-
-def _fence(conn: Any, refused: list[str], deadline: Deadline, max_bytes: int, heap: int) -> None:
-    import sqlite3
-
-    if hasattr(conn, "enable_load_extension"):
-        conn.enable_load_extension(False)
-    # the authorizer does not see a function a database's own schema calls (a CHECK constraint): these names are
-    # taken over on the connection itself, so no statement nor schema reaches SQLite's own functions
-    for name, why in REFUSED_FUNCTIONS.items():
-        for arity in (1, 2, 3):
-            conn.create_function(name, arity, _refusing(name, why, refused))
-    # a recursive CTE or a huge in-memory table must not take the host's memory: SQLite fails with "out of memory"
-    # (set before the authorizer, which refuses these PRAGMAs to programs). Temporary tables, indices and sorts stay
-    # in memory too, under that same limit: on disk they would go to a temporary file outside the workspace, which
-    # neither the write limit (max_page_count bounds the main database only) nor anything else bounds
-    conn.execute(f"PRAGMA hard_heap_limit = {int(heap)}")
-    conn.execute("PRAGMA temp_store = MEMORY")
-    blocked = {sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM INTO) reach files outside the workspace",
-               sqlite3.SQLITE_DETACH: "DETACH is not needed: ATTACH is refused"}
-
-    def authorize(action: int, arg1: Any, arg2: Any, _db: Any, _trigger: Any) -> int:
-        if action in blocked:
-            refused.append(f"refused: {blocked[action]}; use the db argument to open a workspace database")
-            return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_FUNCTION and isinstance(arg2, str) and arg2.lower() in REFUSED_FUNCTIONS:
-            refused.append(f"refused: {arg2.lower()}() {REFUSED_FUNCTIONS[arg2.lower()]}")
-            return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_PRAGMA:
-            why = pragma_refusal(str(arg1), arg2)
-            if why:
-                refused.append(why)
-                return sqlite3.SQLITE_DENY
-        return sqlite3.SQLITE_OK
-
-    conn.set_authorizer(authorize)
-    if sys.version_info >= (3, 11):  # setlimit is 3.11+: one string or blob may not eat the memory limit at once
-        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, min(conn.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), max_bytes))
-    conn.set_progress_handler(lambda: 1 if deadline.expired() else 0, 10_000)
-    bounded = _bounded_printf(max_bytes)
-    for name in ("printf", "format"):
-        conn.create_function(name, -1, bounded, deterministic=True)
-
-
-# A conversion of SQLite's printf: flags, width, precision (a number, or * taken from the arguments), the letter.
-_CONVERSION = re.compile(r"%[-+ 0#!,]*(\*|\d*)(?:\.(\*|\d*))?(.)", re.S)
-
-
-def _bounded_printf(max_bytes: int) -> Any:
-    """SQLite's ``printf``/``format`` with no character repeated past ``max_bytes``: a ``%c`` of a huge precision
-    (``printf('%.*c', 2000000000, 'x')``) repeats it in one step of the query, seconds long, where the progress
-    handler cannot stop it, and answers NULL (too big). That answer is given at once; any other call is SQLite's own
-    printf, on a connection of its own (the name is taken over on the program's)."""
-    own: list[Any] = []
-
-    def printf(*args: Any) -> Any:
-        if not args or not isinstance(args[0], str):
-            return None if not args else _sqlite_printf(own, args, max_bytes)
-        taken = 1
-        for conversion in _CONVERSION.finditer(args[0]):
-            width, precision, letter = conversion.groups()
-            if width == "*":
-                taken += 1
-            if precision == "*":
-                precision = args[taken] if taken < len(args) else 0
-                taken += 1
-            if letter == "c" and isinstance(precision, (int, str)) and str(precision).lstrip("-").isdigit() \
-                    and int(precision) > max_bytes:
-                return None  # what SQLite answers past its length limit
-        return _sqlite_printf(own, args, max_bytes)
-
-    return printf
-
-
-def _sqlite_printf(own: list[Any], args: tuple[Any, ...], max_bytes: int) -> Any:
-    import sqlite3
-
-    if not own:
-        helper = sqlite3.connect(":memory:")
-        if sys.version_info >= (3, 11):
-            helper.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_bytes)
-        own.append(helper)
-    return own[0].execute(f"SELECT printf({', '.join('?' * len(args))})", args).fetchone()[0]
-
-
-def _refusing(name: str, why: str, refused: list[str]) -> Any:
-    def refuse(*_args: Any) -> Any:
-        refused.append(f"refused: {name}() {why}")
-        raise ValueError(f"{name}() is refused")
-    return refuse
-
-
-def _fetch(cursor: Any, cap: int) -> list[Any]:
-    """Rows as dicts, fetched until their JSON size passes ``cap`` (then the cut is marked as the runner does)."""
-    names: list[str] = []
-    for d in cursor.description:  # "SELECT a.id, b.id" gives id and id_2, not one id
-        name, n = d[0], 2
-        while name in names:
-            name, n = f"{d[0]}_{n}", n + 1
-        names.append(name)
-    rows: list[Any] = []
-    size = 0
-    while True:
-        batch = cursor.fetchmany(500)
-        if not batch:
-            return rows
-        for i, values in enumerate(batch):
-            row = dict(zip(names, values))
-            size += len(json.dumps(row, default=str)) + 2  # as the runner counts it
-            if size > cap:
-                more = len(batch) - i
-                while True:  # counted, not kept: the note tells the real number (the deadline still stops it)
-                    counted = len(cursor.fetchmany(5000))
-                    if not counted:
-                        break
-                    more += counted
-                notices.note("sql()", f"returned {len(rows):,} of {len(rows) + more:,} rows (the {cap:,}-byte "
-                                      "tool-result limit); add LIMIT/OFFSET to page, select fewer columns, or "
-                                      "aggregate in SQL (COUNT, GROUP BY)")
-                return rows
-            rows.append(row)
+__all__ = ["CALL_PRAGMAS", "QUERY_PRAGMAS", "READ_PRAGMAS", "REFUSED_FUNCTIONS", "pragma_refusal", "split_statements",
+           "sql"]
