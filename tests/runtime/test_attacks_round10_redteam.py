@@ -508,9 +508,6 @@ def test_a_program_writes_no_extension_of_a_plugin(tmp_path: Path) -> None:
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 10): a path's length is bounded in "
-                   "unquote only (7684e2a); the boundary resolves a path of any length part by part; a timing test, "
-                   "not run: pytest --runxfail runs it")
 def test_a_very_long_path_is_refused_within_the_run_limits(tmp_path: Path) -> None:
     """``view(path='a/../' * 8_000_000 + 'f')`` (a 40 MB string the program builds; ``a`` a folder): 7684e2a made
     ``unquote`` pass a path longer than MAX_QUOTED_PATH through "as it is, for the kernel's error", but the kernel
@@ -518,7 +515,8 @@ def test_a_very_long_path_is_refused_within_the_run_limits(tmp_path: Path) -> No
     rules' case folding) and then opens ``f``. 5,000,000 repetitions took 13.7 s of the host, peaking at 561 MiB,
     in a run limited to 2 s and 256 MiB, and answered the file's text. Fix: refuse any path a tool or file idiom
     is given that is longer than PATH_MAX (4,096 bytes) or has more parts than it can hold, with the kernel's
-    ENAMETOOLONG, before anything splits it."""
+    ENAMETOOLONG, before anything splits it. (Fixed: Workspace.reading raises ENAMETOOLONG for a path of PATH_MAX
+    bytes or more, as the kernel does.)"""
     base = tmp_path.resolve()
     ws = base / "ws"
     (ws / "a").mkdir(parents=True)

@@ -27,7 +27,7 @@ from ..layout import (
 from ..paths import real_path
 from . import hookruns
 from .beneath import Opened, open_inside
-from .pathnames import quote, readings
+from .pathnames import MAX_QUOTED_PATH, quote, readings, unquote
 from .resolution import Outside, link_target, realpath_beneath, resolve_beneath, resolve_counted, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
 
@@ -67,6 +67,7 @@ STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `na
                                 "the .git folder); write a plain name")
 
 Rule = tuple[str, str]
+PATH_MAX = 4096  # bytes of a path the kernel takes, its NUL included: a longer one is ENAMETOOLONG
 # Folders, at any depth: every part of the path is compared.
 _FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".claude-plugin": PLUGIN_RULE,
                                   "node_modules": NPM_RULE}
@@ -622,6 +623,10 @@ class Workspace(NamedTuple):
         sandbox's pathlib made its text stand for several, the one that exists in the workspace (looked at as
         :meth:`resolve_stat` looks, nothing outside), else the first; :class:`PolicyError` when more than one
         exists, rather than a guess that opens another file than the one listed."""
+        if len(given) > MAX_QUOTED_PATH or len(os.fsencode(unquote(given))) >= PATH_MAX:
+            # the kernel's answer, before anything splits a path it would never take (a 40 MB 'a/../a/../...')
+            shown = given if len(given) <= 80 else given[:80] + "..."
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), shown)
         found = readings(given)
         if len(found) == 1 or os.sep != "/":
             return found[0]
