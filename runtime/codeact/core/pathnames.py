@@ -22,6 +22,7 @@ control character, and a real name starting with ``"`` is always quoted, so no p
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 from pathlib import PurePath
@@ -174,8 +175,6 @@ def _rejoined(parts: list[str]) -> list[str]:
     ``"a\\""``). A quoted string's first unescaped ``"`` after the opening one closes it, so one match over the parts
     joined, from the opening part and no further than a quoted name reaches (MAX_QUOTED_NAME), names the only part
     that can end the run: the work grows with the path's length, not with its parts times a name's."""
-    import bisect
-
     joined = "\\".join(parts)
     ends: list[int] = []  # where each part ends in ``joined``
     for part in parts:

@@ -2,6 +2,7 @@
 time, atomic, mode and owner kept)."""
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterator
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
@@ -254,8 +255,6 @@ class _Utf16AsUtf8:
     """A UTF-16 file (its BOM gives the byte order) read as UTF-8 bytes, a chunk at a time, for :func:`_range`."""
 
     def __init__(self, handle: BinaryIO) -> None:
-        import codecs
-
         self.handle = handle
         self.decoder = codecs.getincrementaldecoder("utf-16")("replace")
 
