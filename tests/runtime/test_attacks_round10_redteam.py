@@ -424,8 +424,6 @@ def test_a_hook_script_named_from_the_root_by_a_command_substitution_is_protecte
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a plugin's hooks.json is protected, "
-                   "not the scripts its commands run (hookruns reads the repository's hooks files only)")
 def test_a_program_cannot_rewrite_a_script_a_plugins_hooks_run(tmp_path: Path) -> None:
     """A marketplace repository (CodeAct's plugin scope, or any local marketplace, which the CLI reads live) holds
     ``plugins/lint/plugin.json`` naming ``hooks.json``, whose ``preToolUse`` runs ``./scripts/check.sh`` and
@@ -434,7 +432,8 @@ def test_a_program_cannot_rewrite_a_script_a_plugins_hooks_run(tmp_path: Path) -
     runs: ``edit(path='plugins/lint/scripts/check.sh', ...)`` succeeds, and every session with the plugin
     installed runs the program's text on the host at each tool call. Fix: read a plugin's hooks files (the
     manifest's ``hooks``, default ``hooks.json``) with core/hookruns.py too, resolving relative paths and
-    ``${CLAUDE_PLUGIN_ROOT}``/``${COPILOT_PLUGIN_ROOT}`` against the plugin's folder."""
+    ``${CLAUDE_PLUGIN_ROOT}``/``${COPILOT_PLUGIN_ROOT}`` against the plugin's folder. (Fixed:
+    boundary._plugin_hook_script.)"""
     import json
     import subprocess
 

@@ -349,6 +349,36 @@ def test_a_hooks_file_that_links_out_of_the_workspace_is_not_read(repo, tmp_path
     refused_write(here, "scripts/x.sh", "a script a hook runs")
 
 
+def test_the_scripts_a_plugins_hooks_run_are_refused(repo, tmp_path):
+    plugin = repo / "plugins/lint"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin/plugin.json").write_text(json.dumps({"name": "lint", "hooks": {"preToolUse": [
+        {"type": "command", "command": "node ${COPILOT_PLUGIN_ROOT}/gate.mjs"}]}}))  # inline in the manifest
+    (plugin / "hooks").mkdir()
+    (plugin / "hooks/hooks.json").write_text(hook_file([  # the default place, Claude's
+        {"bash": '"${CLAUDE_PLUGIN_ROOT}"/bin/check', "cwd": "."},
+        {"bash": "./audit.sh", "cwd": "tools"},
+        {"bash": "$CLAUDE_PROJECT_DIR/scripts/project.sh"}]))  # the session's folder: not known here
+    scripts(plugin, "bin/check", "tools/audit.sh", "gate.mjs", "scripts/project.sh", "README.md")
+    scripts(repo, "scripts/project.sh", "bin/check")
+    here = ctx_at(repo)
+    refused_write(here, "plugins/lint/bin/check", r"a script a hook runs \(plugins/lint/hooks/hooks\.json\): the "
+                  r"repository's hooks \(or a plugin's\)")
+    refused_write(here, "plugins/lint/tools/audit.sh")
+    refused_write(here, "plugins/lint/gate.mjs", r"\(plugins/lint/\.claude-plugin/plugin\.json\)")
+    with pytest.raises(PolicyError, match="a plugin manifest"):  # hooks/hooks.json itself, by name
+        files.create(here, path="plugins/lint/hooks/hooks.json", file_text="{}")
+    for rel in ("plugins/lint/scripts/project.sh", "plugins/lint/README.md", "scripts/project.sh", "bin/check"):
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    # a hooks file that links out of the workspace is not read
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "hooks.json").write_text(hook_file([{"bash": "./tools/audit.sh"}]))
+    (plugin / "hooks/hooks.json").unlink()
+    (plugin / "hooks.json").symlink_to(outside / "hooks.json")
+    files.edit(here, path="plugins/lint/tools/audit.sh", old_str="exit 0", new_str="exit 1")
+
+
 @pytest.mark.xfail(strict=True, reason="open (issue 40, hook scripts): only the files a hook command names are "
                    "protected, not what its script imports: a module beside a Python hook script shadows the stdlib")
 def test_a_module_beside_a_python_hook_script_cannot_be_planted(repo):

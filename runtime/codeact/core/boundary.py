@@ -61,8 +61,8 @@ SHORT_NAME_RULE = ("an 8.3 short name", "Windows opens a short name such as GIT~
 NPM_RULE = ("npm's project files", "npx, which starts MCP servers (Copilot's and CodeAct's), runs a package "
                                    "installed in node_modules/ before the registry's, and runs what .npmrc names "
                                    "(node-options, script-shell); install with npm through bash, or change it by hand")
-HOOK_SCRIPT_RULE = ("a script a hook runs", "the repository's hooks run it on the host at every tool call; "
-                                           "change it by hand")
+HOOK_SCRIPT_RULE = ("a script a hook runs", "the repository's hooks (or a plugin's) run it on the host at every "
+                                           "tool call; change it by hand")
 STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
                                 "the .git folder); write a plain name")
 
@@ -87,7 +87,7 @@ NPM_FILES = (".npmrc",)
 # A plugin folder holds plugin.json (or .claude-plugin/plugin.json, .github/plugin/plugin.json); these of its files,
 # and the ones its manifest names under these keys, decide what runs.
 _PLUGIN_MANIFESTS = ("plugin.json", ".claude-plugin/plugin.json", ".github/plugin/plugin.json")
-_PLUGIN_FILES = ("plugin.json", "hooks.json", ".mcp.json", ".lsp.json", "lsp.json")
+_PLUGIN_FILES = ("plugin.json", "hooks.json", "hooks/hooks.json", ".mcp.json", ".lsp.json", "lsp.json")
 _PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents", "extensions")
 # Names at the top of a work tree, a workspace or an install that are checked once more where they lead when they
 # are symbolic links: a link `.github -> config` makes config/hooks/ the hooks folder, `.mcp.json -> x.json` makes
@@ -164,7 +164,7 @@ def _short_name_targets() -> tuple[str, ...]:
     ``.github``): the rules' names, the git directory's parts and the parts of every scope's owned paths."""
     names = [*_FOLDER_PARTS, *(n for pair in _FOLDER_PAIRS for n in pair), *(n for t in COMMAND_FILES for n in t),
              *NPM_FILES, *(n for a in _ANCHORED_NAMES for n in a.split("/")), ".claude", "copilot", "settings.json",
-             "settings.local.json", *_PLUGIN_FILES, *(n.lower() for n in _GITDIR_PARTS), "config", "hooks",
+             "settings.local.json", *(n for f in _PLUGIN_FILES for n in f.split("/")), *(n.lower() for n in _GITDIR_PARTS), "config", "hooks",
              *(n for layout in LAYOUTS.values() for item in layout.owned for n in item.rstrip("/").split("/"))]
     return tuple(dict.fromkeys(names))
 
@@ -193,18 +193,19 @@ def _is_manifest(path: Path, within: Path | None) -> bool:
     return path.is_file() if _kept_inside(path, within) else os.path.lexists(path)
 
 
-def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> Rule | None:
-    """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs (None when ``folder`` is not
-    a plugin, or the file is not one of those). Inside ``within``, a manifest that is a link leading out counts as
-    one, unread."""
+def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> tuple[Rule, str] | None:
+    """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs, or a script its hooks run
+    (:func:`_plugin_hook_script`): the rule and the hooks file that runs it (None when ``folder`` is not a plugin,
+    or the file is none of those). Inside ``within``, a manifest that is a link leading out counts as one, unread."""
     low = "/".join(windows_name(part) for part in path.relative_to(folder).parts)
     manifest = next((folder / m for m in _PLUGIN_MANIFESTS if _is_manifest(folder / m, within)), None)
     if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
         if low != "plugin.json":
             return None
-        return PLUGIN_RULE if any(_present(folder / n, within) for n in ("hooks.json", ".mcp.json", "agents")) else None
+        found = any(_present(folder / n, within) for n in ("hooks.json", ".mcp.json", "agents"))
+        return (PLUGIN_RULE, "") if found else None
     if low in _PLUGIN_FILES or low.split("/", 1)[0] == "agents":
-        return PLUGIN_RULE
+        return PLUGIN_RULE, ""
     if not _kept_inside(manifest, within):
         return None
     try:
@@ -213,14 +214,49 @@ def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> Rule |
         data = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
+    if not isinstance(data, dict):
+        data = {}
     for key in _PLUGIN_KEYS:
-        value = data.get(key) if isinstance(data, dict) else None
+        value = data.get(key)
         for named in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
             if isinstance(named, str):
                 target = os.path.normpath(os.path.join(folder, named)).lower()
                 if str(path).lower() == target or str(path).lower().startswith(target.rstrip(os.sep) + os.sep):
-                    return PLUGIN_RULE
+                    return PLUGIN_RULE, ""
+    ran = _plugin_hook_script(path, folder, manifest, data.get("hooks"), within)
+    return (HOOK_SCRIPT_RULE, ran) if ran else None
+
+
+def _plugin_hook_script(path: Path, folder: Path, manifest: Path, hooks: object,
+                        within: Path | None) -> str | None:
+    """Whether ``path`` is a script the hooks of the plugin in ``folder`` run (:mod:`codeact.core.hookruns`, read
+    from the plugin's folder): its hooks files (``hooks.json``, ``hooks/hooks.json`` and those the manifest's
+    ``hooks`` names) and the manifest's inline ``hooks``. The hooks file that runs it, as the refusal names it."""
+    text = str(path)
+    if os.path.isdir(text):  # a folder a command names is no script it runs
+        return None
+    key, exists = hookruns.fold(text), os.path.lexists(text)
+    inside = within is not None and folder.is_relative_to(within)
+    names = ["hooks.json", "hooks/hooks.json"]
+    names += [name for name in ([hooks] if isinstance(hooks, str) else hooks if isinstance(hooks, list) else ())
+              if isinstance(name, str) and "\x00" not in name]
+    for name in dict.fromkeys(names):
+        file = os.path.normpath(os.path.join(folder, name))
+        if not Path(file).is_relative_to(folder) or (inside and not _kept_inside(Path(file), within)):
+            continue
+        targets = hookruns.hook_targets(file, str(folder), str(within) if inside else None, plugin=True)
+        if targets and _runs(targets, key, exists, within):
+            return _shown(Path(file), within)
+    if isinstance(hooks, (dict, list)):  # inline hooks of the manifest
+        targets = hookruns.targets_in(hooks, str(folder), plugin=True)
+        if targets and _runs(targets, key, exists, within):
+            return _shown(manifest, within)
     return None
+
+
+def _shown(file: Path, within: Path | None) -> str:
+    """``file`` as a refusal names it: relative to ``within`` where it lies inside, else its path."""
+    return file.relative_to(within).as_posix() if within is not None and file.is_relative_to(within) else str(file)
 
 
 def _owned_rule(path: Path, project: Path, within: Path | None = None) -> tuple[Rule, str] | None:
@@ -308,9 +344,9 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
     for folder in path.parents:
-        found = _plugin_rule(path, folder, within)
-        if found:
-            return found, folder, ""
+        plugged = _plugin_rule(path, folder, within)
+        if plugged:
+            return plugged[0], folder, plugged[1]
     for project in installs(path, running, within):
         owned = _owned_rule(path, project, within)
         if owned:

@@ -5,7 +5,9 @@ and ``.claude/settings*.json`` on the host, at every tool call for ``preToolUse`
 (:mod:`codeact.core.boundary`); the scripts their commands run are ordinary files unless the boundary refuses them too,
 from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``osx`` (a POSIX shell's words),
 ``powershell``, ``windows`` (PowerShell's or cmd's words) and ``args``, resolved against its ``cwd`` (relative to the
-repository root). A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
+repository root). A plugin's hooks files (its manifest's ``hooks``, ``hooks.json``, ``hooks/hooks.json``) are read
+the same way, ``plugin=True``: from the plugin's folder, with ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}``
+read as that folder. A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
 (``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists. Reading is bounded
 (:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_ENTRIES` entries) and cached by the file's identity and change time.
 """
@@ -39,6 +41,7 @@ INTERPRETERS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "fish", "source", 
 _CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
 _OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
+_PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT")
 _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
 _GLOB = frozenset("*?[")
 
@@ -58,11 +61,11 @@ def fold(path: str) -> str:
     return "/".join(windows_name(part) for part in path.replace("\\", "/").split("/"))
 
 
-def hook_targets(file: str, root: str, top: str | None) -> tuple[Target, ...] | None:
-    """The paths inside ``root`` (a repository's top) that the hooks file ``file`` runs, or None where it is not read:
-    missing, not a regular file, over :data:`MAX_HOOKS_BYTES`, or (``top`` given) a file whose real path lies outside
-    ``top`` (a link leading out is never followed: what lies outside must not decide a write's answer). A file that
-    is not JSON names nothing."""
+def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False) -> tuple[Target, ...] | None:
+    """The paths inside ``root`` (a repository's top, or with ``plugin`` a plugin's folder) that the hooks file
+    ``file`` runs, or None where it is not read: missing, not a regular file, over :data:`MAX_HOOKS_BYTES`, or
+    (``top`` given) a file whose real path lies outside ``top`` (a link leading out is never followed: what lies
+    outside must not decide a write's answer). A file that is not JSON names nothing."""
     try:
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
@@ -73,7 +76,7 @@ def hook_targets(file: str, root: str, top: str | None) -> tuple[Target, ...] | 
             return None
         if top is not None and not _opened_inside(fd, file, top):
             return None
-        signature = (file, root, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        signature = (file, root, plugin, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         cached = _CACHE.get(file)
         if cached is not None and cached[0] == signature:
             return cached[1]
@@ -85,7 +88,7 @@ def hook_targets(file: str, root: str, top: str | None) -> tuple[Target, ...] | 
         os.close(fd)
     if len(data) > MAX_HOOKS_BYTES:
         return None
-    found = targets_of(data, root)
+    found = targets_of(data, root, plugin=plugin)
     if len(_CACHE) >= 256:
         _CACHE.clear()
     _CACHE[file] = (signature, found)
@@ -104,14 +107,22 @@ def _opened_inside(fd: int, file: str, top: str) -> bool:
     return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def targets_of(data: bytes, root: str) -> tuple[Target, ...]:
-    """The targets the hooks JSON ``data`` names, resolved in the repository ``root``; none if it is not JSON."""
+def targets_of(data: bytes, root: str, *, plugin: bool = False) -> tuple[Target, ...]:
+    """The targets the hooks JSON ``data`` names, resolved in the repository ``root`` (or the plugin's folder, see
+    :func:`targets_in`); none if it is not JSON."""
     import json
 
     try:
         parsed = json.loads(data.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
         return ()
+    return targets_in(parsed, root, plugin=plugin)
+
+
+def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Target, ...]:
+    """The targets the parsed hooks ``parsed`` names inside ``root``, each entry read from its ``cwd`` (relative to
+    ``root``). ``plugin``: ``root`` is a plugin's folder, which ``${CLAUDE_PLUGIN_ROOT}`` and
+    ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder)."""
     found: dict[Target, None] = {}
     for entry in _entries(parsed):
         cwd = entry.get("cwd")
@@ -129,7 +140,7 @@ def targets_of(data: bytes, root: str) -> tuple[Target, ...]:
         if isinstance(args, list):
             words.append([arg for arg in args[:MAX_ENTRIES] if isinstance(arg, str)])
         for command in words:
-            for target in _named(command, root, base):
+            for target in _named(command, root, base, plugin):
                 found[target] = None
     return tuple(found)
 
@@ -191,13 +202,13 @@ def _nested(words: list[str], depth: int) -> list[str]:
     return out
 
 
-def _named(words: list[str], root: str, cwd: str) -> list[Target]:
+def _named(words: list[str], root: str, cwd: str, plugin: bool = False) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
     bases = [cwd]
     after_cd = False
     for word in words:  # `cd tools && ./audit.sh`: words are also read from the folders the command changes to
         if after_cd and not word.startswith("-"):
-            expanded = _expand(word, root, cwd)
+            expanded = _expand(word, root, cwd, plugin)
             if expanded is not None:
                 bases.append(os.path.normpath(os.path.join(cwd, expanded)))
             after_cd = False
@@ -217,7 +228,7 @@ def _named(words: list[str], root: str, cwd: str) -> list[Target]:
         changes_dir = low in _CHANGE_DIR
         # `pwsh -NoProfile -File x.ps1`: options between an interpreter and its script keep it expected
         script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
-        expanded = _expand(word, root, cwd)
+        expanded = _expand(word, root, cwd, plugin)
         if expanded is None or changes_dir or is_dir:
             continue
         texts = [expanded]
@@ -240,12 +251,13 @@ def _named(words: list[str], root: str, cwd: str) -> list[Target]:
     return found
 
 
-def _expand(word: str, root: str, cwd: str) -> str | None:
-    """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``,
-    ``$PWD``, and their ``${}``, ``$env:`` and ``%%`` forms) replaced; None where another variable or ``~`` is left,
-    since what it names is not known here."""
+def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
+    """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``, or with
+    ``plugin`` the plugin's ``$CLAUDE_PLUGIN_ROOT``, ``$COPILOT_PLUGIN_ROOT``), ``$PWD``, and their ``${}``,
+    ``$env:`` and ``%%`` forms replaced; None where another variable or ``~`` is left, since what it names is not
+    known here."""
     if "$" in word or "%" in word:
-        for name, value in ((var, root) for var in _PROJECT_VARS):
+        for name, value in ((var, root) for var in (_PLUGIN_VARS if plugin else _PROJECT_VARS)):
             for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
                 word = word.replace(form, value)
         for form in ("${PWD}", "$env:PWD", "$PWD", "%CD%"):
