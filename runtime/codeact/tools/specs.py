@@ -170,7 +170,9 @@ SPECS: dict[str, tuple[str, dict[str, Any], str, str]] = {
          '``foreign_keys``/``recursive_triggers``, which last only for the call.\n'
          "The query is stopped at the run's deadline, and SQLite's memory is capped at the run's memory limit "
          '(temporary\n'
-         'tables and sorts are kept in memory, under that limit).'),
+         'tables and sorts are kept in memory, under that limit). Each call runs in a process of its own (about 20 '
+         'ms):\n'
+         'write many rows in one call (``INSERT INTO t VALUES (1), (2), ...``), not one call a row.'),
     'web_fetch':
         ('Fetch an http(s) URL and return its text; HTML is reduced to readable text with links kept as '
          '[text](url).',
