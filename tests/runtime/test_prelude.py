@@ -163,7 +163,7 @@ def test_the_codec_table_is_cpythons_and_names_resolve_as_cpython_resolves_them(
     import codecs
     import encodings.aliases
 
-    from codeact.core.prelude.files import codeact_CODECS, codeact_codec
+    from codeact.core.prelude.files import codeact_codec, codeact_CODECS
 
     decoded = set(codeact_CODECS.values())
     assert {name: codec for name, codec in encodings.aliases.aliases.items() if codec in decoded} | {
