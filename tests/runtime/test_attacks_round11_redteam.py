@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from test_attacks_round6_links import _run
+from test_attacks_round9_redteam import _peak_run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -38,3 +39,25 @@ def test_a_file_read_with_an_encoding_is_split_into_lines_as_cpython_splits_it(t
     assert "L1 ['a\\x0cb\\n', 'c\\x85d\\n', 'e\\x1cf\\n']" in out, out
     assert "L2 ['a\\x0cb\\n', 'c\\x85d\\n', 'e\\x1cf\\n']" in out, out
     assert "L3 3" in out, out
+
+
+# ------------------------------------------------------------ outline of a Python file, in the host
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): outline parses any Python file up to "
+                                       "1 MiB with the host's ast, in the host process: 600+ MiB for a 64 MiB run")
+def test_outline_of_a_python_file_stays_within_the_run_memory_limit(tmp_path: Path) -> None:
+    """9e974b0 sends a tree-sitter file over IN_PROCESS_BYTES (16 KiB) to an outline worker bounded by the run's
+    memory limit, but a Python file of any size up to MAX_FILE_BYTES (1 MiB) is still parsed by the host's
+    ``ast.parse`` in the host process (outline.py ``_read``: ``not rel.lower().endswith(PYTHON_SUFFIXES)``), and
+    CPython's parser and AST take hundreds of bytes a token: a committed ``data.py`` of one line, ``x=a,a,a,...``
+    (1 MiB), takes the host to about 650 MiB (and 2 s in one C call) for ``outline(path='data.py')`` in a run
+    limited to 64 MiB; a warm server outlining a few such files at once runs the machine out of memory. docs/
+    security.md says only that the parser "refuses deep nesting itself". Fix: parse a Python file over
+    IN_PROCESS_BYTES in the bounded worker too, as the tree-sitter languages are (the worker's RLIMIT_AS ends it;
+    an ``error`` item says so)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "data.py").write_text("x=" + "a," * (512 * 1024 - 2) + "\n")
+    out, peak, _ = _peak_run(ws, base / "home", "print(len(str(outline(path='data.py'))))", memory=64 * MiB,
+                             timeout=30)
+    assert peak < 256 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-300:]}"
