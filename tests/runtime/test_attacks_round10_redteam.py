@@ -483,8 +483,6 @@ def test_committed_hooks_files_do_not_hold_a_write_past_the_run_deadline(tmp_pat
     assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): a plugin's extensions/ folder, whose "
-                   "extension.mjs the Copilot CLI runs, is not among a plugin's protected files")
 def test_a_program_writes_no_extension_of_a_plugin(tmp_path: Path) -> None:
     """1691602 protects the repository's ``.github/extensions/``; a PLUGIN's extensions live in its own
     ``extensions/NAME/extension.mjs`` (no manifest key needed), and _plugin_rule protects only plugin.json,
@@ -493,7 +491,7 @@ def test_a_program_writes_no_extension_of_a_plugin(tmp_path: Path) -> None:
     ``plug/extensions/notes/extension.mjs`` beside ``plug/plugin.json``, and the Copilot CLI runs it for every
     session with the plugin: checked with CLI 1.0.102 (``copilot -p hi --experimental --plugin-dir plug``, the
     mock model), the planted extension wrote its marker. Fix: add ``extensions/`` (and a manifest's
-    ``extensions`` key) to a plugin's protected files."""
+    ``extensions`` key) to a plugin's protected files. (Fixed: boundary._PLUGIN_FOLDERS.)"""
     import subprocess
 
     base = tmp_path.resolve()

@@ -225,6 +225,28 @@ def test_a_plugin_folder_keeps_its_manifest_hooks_mcp_and_agents(fixture_workspa
     files.create(here, path="src/plugin.json", file_text='{"id": "x"}')
 
 
+def test_a_plugin_keeps_its_extensions_and_every_manifest_place(fixture_workspace):
+    plugin = fixture_workspace / "plug"
+    plugin.mkdir()
+    (plugin / "plugin.json").write_text('{"name": "plug"}')
+    here = ctx_at(fixture_workspace)
+    for target in ("extensions/notes/extension.mjs", "Extensions/x/extension.cjs", ".plugin/plugin.json",
+                   "hooks/hooks.json"):  # .plugin/plugin.json: the CLI reads it before plugin.json
+        with pytest.raises(PolicyError, match="a plugin manifest"):
+            files.create(here, path=f"plug/{target}", file_text="{}")
+    files.create(here, path="plug/docs/extensions.md", file_text="ours\n")
+    # a folder with an extensions/ folder becomes a plugin only by hand: no new manifest there, in either place
+    (fixture_workspace / "tool/extensions/x").mkdir(parents=True)
+    for manifest in ("tool/plugin.json", "tool/.plugin/plugin.json"):
+        with pytest.raises(PolicyError, match="a plugin manifest"):
+            files.create(here, path=manifest, file_text='{"name": "tool"}')
+    # a plugin whose only manifest is .plugin/plugin.json: its files are protected as any plugin's
+    (fixture_workspace / "other/.plugin").mkdir(parents=True)
+    (fixture_workspace / "other/.plugin/plugin.json").write_text('{"name": "other"}')
+    with pytest.raises(PolicyError, match="a plugin manifest"):
+        files.create(here, path="other/hooks.json", file_text="{}")
+
+
 # ---------------------------------------------------------------------------- the scripts a repository's hooks run
 SCRIPT = "#!/bin/sh\nexit 0\n"
 

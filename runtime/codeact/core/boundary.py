@@ -86,8 +86,13 @@ COMMAND_FILES: tuple[tuple[str, ...], ...] = (
 NPM_FILES = (".npmrc",)
 # A plugin folder holds plugin.json (or .claude-plugin/plugin.json, .github/plugin/plugin.json); these of its files,
 # and the ones its manifest names under these keys, decide what runs.
-_PLUGIN_MANIFESTS = ("plugin.json", ".claude-plugin/plugin.json", ".github/plugin/plugin.json")
-_PLUGIN_FILES = ("plugin.json", "hooks.json", "hooks/hooks.json", ".mcp.json", ".lsp.json", "lsp.json")
+# (The Copilot CLI looks for the manifest in this order; .claude-plugin/ and .github/plugin/ are protected by name.)
+_PLUGIN_MANIFESTS = (".plugin/plugin.json", "plugin.json", ".github/plugin/plugin.json", ".claude-plugin/plugin.json")
+_PLUGIN_FILES = ("plugin.json", ".plugin/plugin.json", "hooks.json", "hooks/hooks.json", ".mcp.json", ".lsp.json",
+                 "lsp.json")
+# Folders of a plugin whose every file decides what runs: agents (MCP servers, tools) and extensions (Node.js
+# modules the Copilot CLI runs as processes of the session), with or without a manifest key naming them.
+_PLUGIN_FOLDERS = ("agents", "extensions")
 _PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents", "extensions")
 # Names at the top of a work tree, a workspace or an install that are checked once more where they lead when they
 # are symbolic links: a link `.github -> config` makes config/hooks/ the hooks folder, `.mcp.json -> x.json` makes
@@ -199,12 +204,13 @@ def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> tuple[
     or the file is none of those). Inside ``within``, a manifest that is a link leading out counts as one, unread."""
     low = "/".join(windows_name(part) for part in path.relative_to(folder).parts)
     manifest = next((folder / m for m in _PLUGIN_MANIFESTS if _is_manifest(folder / m, within)), None)
-    if manifest is None:  # not a plugin yet: a NEW plugin.json beside a plugin's other files makes it one
-        if low != "plugin.json":
+    if manifest is None:  # not a plugin yet: a NEW manifest beside a plugin's other files makes it one
+        if low not in ("plugin.json", ".plugin/plugin.json"):
             return None
-        found = any(_present(folder / n, within) for n in ("hooks.json", ".mcp.json", "agents"))
+        found = any(_present(folder / n, within) for n in ("hooks.json", "hooks/hooks.json", ".mcp.json",
+                                                             *_PLUGIN_FOLDERS))
         return (PLUGIN_RULE, "") if found else None
-    if low in _PLUGIN_FILES or low.split("/", 1)[0] == "agents":
+    if low in _PLUGIN_FILES or low.split("/", 1)[0] in _PLUGIN_FOLDERS:
         return PLUGIN_RULE, ""
     if not _kept_inside(manifest, within):
         return None
