@@ -355,6 +355,49 @@ def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     assert boundary.hookruns.targets_of(b"{not json", str(repo)) == ()
 
 
+def test_a_hooks_file_past_what_is_read_refuses_the_writes_it_governs(repo):
+    """A hooks file past a bound (1 MiB, a 16 KiB command, 10,000 words, 16 folders a command changes to) is not
+    half read: which scripts it runs is not known, so the writes below its folder are refused, saying which."""
+    hooks, here = repo / ".github/hooks", ctx_at(repo)
+    files.create(here, path="notes.md", file_text="ours\n")
+    forms = {"long.json": hook_file([{"bash": "./a.sh " + "x" * (17 << 10)}]),
+             "big.json": hook_file([{"bash": "./a.sh", "note": "x" * (1 << 20)}]),
+             "wordy.json": hook_file([{"bash": "echo " + " ".join(["w"] * 6000)}, {"powershell": "w " * 5000}]),
+             "many.json": hook_file([{"bash": f"./s{n}.sh"} for n in range(1001)]),
+             "cds.json": hook_file([{"bash": " && ".join(f"cd d{n}" for n in range(17)) + " && ./x.sh"}]),
+             "args.json": hook_file([{"command": "node", "args": ["a.js"] * 10_001}])}
+    why = {"long.json": "a command over 16 KiB", "big.json": "over 1 MiB", "wordy.json": "more than 10,000 words",
+           "many.json": "more than 1,000 entries", "cds.json": "a command that changes folder more than 15 times",
+           "args.json": "more than 10,000 words"}
+    for name, text in forms.items():
+        (hooks / name).write_text(text)
+        for _ in range(2):  # the second time from the cache: still refused
+            with pytest.raises(PolicyError, match=rf"writing notes\.md is refused — a hooks file past what CodeAct "
+                               rf"reads \(\.github/hooks/{name}: {why[name]}[^)]*\): which scripts"):
+                files.edit(here, path="notes.md", old_str="ours", new_str="x")
+        (hooks / name).unlink()
+    files.edit(here, path="notes.md", old_str="ours", new_str="x")
+
+
+def test_reading_the_hooks_files_stops_at_the_run_deadline(repo):
+    """Past the run's deadline a hooks file not yet read refuses the write (a TimeoutError naming the deadline),
+    rather than reading on or letting the write through."""
+    from codeact.core.limits import Deadline
+    from codeact.errors import ToolTimeout
+
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "./scripts/a.sh"}]))
+    here = ctx_at(repo)
+    previous = Deadline(0).activate()
+    try:
+        with pytest.raises(ToolTimeout, match=r"refused at the run's deadline, while reading which scripts the hooks "
+                           r"file \.github/hooks/policy\.json runs \(the 0 s time limit"):
+            files.create(here, path="notes.md", file_text="x")
+    finally:
+        Deadline.restore(previous)
+    assert not (repo / "notes.md").exists()
+    files.create(here, path="notes.md", file_text="x")  # no run: read in full
+
+
 def test_a_hooks_file_that_links_out_of_the_workspace_is_not_read(repo, tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()

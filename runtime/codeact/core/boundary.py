@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple, NoReturn
 
 from .. import paths, rundir
-from ..errors import CodeactError, PolicyError
+from ..errors import CodeactError, PolicyError, ToolTimeout
 from ..layout import (
     ANSWERS_FILE,
     LAYOUTS,
@@ -63,6 +63,8 @@ NPM_RULE = ("npm's project files", "npx, which starts MCP servers (Copilot's and
                                    "(node-options, script-shell); install with npm through bash, or change it by hand")
 HOOK_SCRIPT_RULE = ("a script a hook runs", "the repository's hooks (or a plugin's) run it on the host at every "
                                            "tool call; change it by hand")
+HOOKS_UNREAD_RULE = ("a hooks file past what CodeAct reads", "which scripts its hooks run is not known, so no file "
+                                                           "they could run is written; shorten the hooks file by hand")
 STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
                                 "the .git folder); write a plain name")
 
@@ -229,15 +231,15 @@ def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> tuple[
                 target = os.path.normpath(os.path.join(folder, named)).lower()
                 if str(path).lower() == target or str(path).lower().startswith(target.rstrip(os.sep) + os.sep):
                     return PLUGIN_RULE, ""
-    ran = _plugin_hook_script(path, folder, manifest, data.get("hooks"), within)
-    return (HOOK_SCRIPT_RULE, ran) if ran else None
+    return _plugin_hook_script(path, folder, manifest, data.get("hooks"), within)
 
 
 def _plugin_hook_script(path: Path, folder: Path, manifest: Path, hooks: object,
-                        within: Path | None) -> str | None:
+                        within: Path | None) -> tuple[Rule, str] | None:
     """Whether ``path`` is a script the hooks of the plugin in ``folder`` run (:mod:`codeact.core.hookruns`, read
     from the plugin's folder): its hooks files (``hooks.json``, ``hooks/hooks.json`` and those the manifest's
-    ``hooks`` names) and the manifest's inline ``hooks``. The hooks file that runs it, as the refusal names it."""
+    ``hooks`` names) and the manifest's inline ``hooks``: the rule, and the hooks file that runs it as the refusal
+    names it (:data:`HOOKS_UNREAD_RULE` for a hooks file past what is read of one)."""
     text = str(path)
     if os.path.isdir(text):  # a folder a command names is no script it runs
         return None
@@ -250,14 +252,39 @@ def _plugin_hook_script(path: Path, folder: Path, manifest: Path, hooks: object,
         file = os.path.normpath(os.path.join(folder, name))
         if not Path(file).is_relative_to(folder) or (inside and not _kept_inside(Path(file), within)):
             continue
-        targets = hookruns.hook_targets(file, str(folder), str(within) if inside else None, plugin=True)
-        if targets and _runs(targets, key, exists, within):
-            return _shown(Path(file), within)
+        targets = _read_hooks(file, str(folder), str(within) if inside else None, within, plugin=True)
+        if isinstance(targets, tuple) and _runs(targets, key, exists, within):
+            return HOOK_SCRIPT_RULE, _shown(Path(file), within)
+        if isinstance(targets, str):
+            return HOOKS_UNREAD_RULE, f"{_shown(Path(file), within)}: {targets}"
     if isinstance(hooks, (dict, list)):  # inline hooks of the manifest
-        targets = hookruns.targets_in(hooks, str(folder), plugin=True)
-        if targets and _runs(targets, key, exists, within):
-            return _shown(manifest, within)
+        try:
+            targets = hookruns.targets_in(hooks, str(folder), plugin=True)
+        except hookruns.Unread as exc:
+            return HOOKS_UNREAD_RULE, f"{_shown(manifest, within)}: {exc}"
+        except hookruns.Stopped as exc:
+            raise _late(_shown(manifest, within), exc.timeout) from None
+        if _runs(targets, key, exists, within):
+            return HOOK_SCRIPT_RULE, _shown(manifest, within)
     return None
+
+
+def _read_hooks(file: str, root: str, top: str | None, within: Path | None, *, plugin: bool = False
+                ) -> tuple[hookruns.Target, ...] | str | None:
+    """:func:`codeact.core.hookruns.hook_targets`, or why the file is past what is read of one (the write is
+    refused); at the run's deadline a :class:`ToolTimeout` that refuses the write."""
+    try:
+        return hookruns.hook_targets(file, root, top, plugin=plugin)
+    except hookruns.Unread as exc:
+        return str(exc)
+    except hookruns.Stopped as exc:
+        raise _late(_shown(Path(file), within), exc.timeout) from None
+
+
+def _late(shown: str, timeout: float) -> ToolTimeout:
+    return ToolTimeout(f"the write was refused at the run's deadline, while reading which scripts the hooks file "
+                       f"{shown} runs (the {timeout:g} s time limit of the whole run); raise the limit with "
+                       "--timeout")
 
 
 def _shown(file: Path, within: Path | None) -> str:
@@ -357,10 +384,7 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
         owned = _owned_rule(path, project, within)
         if owned:
             return owned[0], project, owned[1]
-    ran = _hook_script(path, within)
-    if ran:
-        return HOOK_SCRIPT_RULE, ran[0], ran[1]
-    return None
+    return _hook_script(path, within)
 
 
 # Where the Copilot CLI reads hooks in the folder it starts in: (folder, sub-folder, file names).
@@ -389,9 +413,10 @@ def _hook_files(folder: str, within: Path | None) -> list[str]:
     return found
 
 
-def _hook_script(path: Path, within: Path | None) -> tuple[Path, str] | None:
-    """Whether ``path`` is a file a hooks file of a folder above it runs (:mod:`codeact.core.hookruns`): that folder
-    and the hooks file, relative to it. Inside ``within`` a hooks file is read only where it leads to a file inside
+def _hook_script(path: Path, within: Path | None) -> tuple[Rule, Path, str] | None:
+    """Whether ``path`` is a file a hooks file of a folder above it runs (:mod:`codeact.core.hookruns`): the rule,
+    that folder and the hooks file, relative to it (:data:`HOOKS_UNREAD_RULE` where a hooks file is past what is
+    read of one: which scripts it runs is not known). Inside ``within`` a hooks file is read only where it leads to a file inside
     (a link leading out is never followed), so what lies outside never decides the answer."""
     key: str | None = None
     exists = False
@@ -408,9 +433,11 @@ def _hook_script(path: Path, within: Path | None) -> tuple[Path, str] | None:
             for file in files:
                 if inside and not _kept_inside(Path(file), within):
                     continue
-                targets = hookruns.hook_targets(file, folder, str(within) if inside else None)
+                targets = _read_hooks(file, folder, str(within) if inside else None, within)
+                if isinstance(targets, str):
+                    return HOOKS_UNREAD_RULE, Path(folder), f"{Path(file).relative_to(folder).as_posix()}: {targets}"
                 if targets and _runs(targets, key, exists, within):
-                    return Path(folder), Path(file).relative_to(folder).as_posix()
+                    return HOOK_SCRIPT_RULE, Path(folder), Path(file).relative_to(folder).as_posix()
         parent = os.path.dirname(folder)
         if parent == folder:
             return None

@@ -8,8 +8,12 @@ from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``os
 repository root). A plugin's hooks files (its manifest's ``hooks``, ``hooks.json``, ``hooks/hooks.json``) are read
 the same way, ``plugin=True``: from the plugin's folder, with ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}``
 read as that folder. A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
-(``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists. Reading is bounded
-(:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_ENTRIES` entries) and cached by the file's identity and change time.
+(``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists.
+
+Reading is bounded (:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_COMMAND_CHARS` a command, :data:`MAX_WORDS` and
+:data:`MAX_ENTRIES` a file) and fails closed: a file past a bound raises :class:`Unread` (which scripts it runs is not
+known; the boundary refuses the writes it governs), and reading stops at the run's deadline with :class:`Stopped`.
+What was read is cached by the file's identity and change time.
 """
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
@@ -22,10 +26,13 @@ from typing import NamedTuple
 
 from .winnames import windows_name
 
-MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is not read (its owner's file)
+MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is Unread
+MAX_COMMAND_CHARS = 16 << 10  # one command's text (a hook command is a line); a longer one makes its file Unread
+MAX_WORDS = 10_000  # words split of one file's commands, all entries together; past it the file is Unread
+MAX_BASES = 16  # folders one command's words are read from (its cwd and those its `cd`s change to)
 MAX_HOOKS_FILES = 64  # *.json files read of one .github/hooks folder (the program cannot add one: HOOKS_RULE)
-MAX_ENTRIES = 1_000  # command entries read of one file
-MAX_NODES = 20_000  # JSON values walked of one file, looking for entries
+MAX_ENTRIES = 1_000  # command entries read of one file; past it the file is Unread
+MAX_NODES = 20_000  # JSON values walked of one file, looking for entries; past it the file is Unread
 MAX_DEPTH = 12  # how deep entries are looked for (the CLI's, VS Code's and Claude's shapes are 3 to 5 deep)
 
 SHELL_KEYS = ("bash", "command", "linux", "osx")  # run by sh/bash: split as a POSIX shell splits
@@ -46,6 +53,38 @@ _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
 _GLOB = frozenset("*?[")
 
 
+class Unread(Exception):
+    """A hooks file past what is read of one: the message says which bound. Which scripts it runs is not known."""
+
+
+class Stopped(Exception):
+    """The run's deadline passed while a hooks file was read; ``timeout`` is the run's time limit in seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(timeout)
+        self.timeout = timeout
+
+
+class _Budget:
+    """The work left to read one hooks file: :data:`MAX_WORDS` words, and the run's deadline (when in a run)."""
+
+    __slots__ = ("deadline", "words")
+
+    def __init__(self) -> None:
+        from .limits import Deadline
+
+        self.deadline = Deadline.current()
+        self.words = 0
+
+    def spend(self, words: int = 1) -> None:
+        """Count ``words`` more: :class:`Unread` past :data:`MAX_WORDS`, :class:`Stopped` past the deadline."""
+        self.words += words
+        if self.words > MAX_WORDS:
+            raise Unread(f"more than {MAX_WORDS:,} words of commands")
+        if self.deadline is not None and self.deadline.expired():
+            raise Stopped(self.deadline.timeout)
+
+
 class Target(NamedTuple):
     """A path a hook command names: ``path`` absolute and normalised, ``key`` as :func:`fold` writes it (an
     ``fnmatch`` pattern when ``glob``); ``named`` is False for a bare word that is a path only where it exists."""
@@ -63,22 +102,27 @@ def fold(path: str) -> str:
 
 def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False) -> tuple[Target, ...] | None:
     """The paths inside ``root`` (a repository's top, or with ``plugin`` a plugin's folder) that the hooks file
-    ``file`` runs, or None where it is not read: missing, not a regular file, over :data:`MAX_HOOKS_BYTES`, or
-    (``top`` given) a file whose real path lies outside ``top`` (a link leading out is never followed: what lies
-    outside must not decide a write's answer). A file that is not JSON names nothing."""
+    ``file`` runs, or None where it is not read: missing, not a regular file, or (``top`` given) a file whose real
+    path lies outside ``top`` (a link leading out is never followed: what lies outside must not decide a write's
+    answer). A file that is not JSON names nothing. :class:`Unread` where the file is past a bound (over
+    :data:`MAX_HOOKS_BYTES`, see :func:`targets_in`), :class:`Stopped` at the run's deadline."""
     try:
         fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except (OSError, ValueError):
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_HOOKS_BYTES:
+        if not stat.S_ISREG(info.st_mode):
             return None
         if top is not None and not _opened_inside(fd, file, top):
             return None
+        if info.st_size > MAX_HOOKS_BYTES:
+            raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
         signature = (file, root, plugin, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
         cached = _CACHE.get(file)
         if cached is not None and cached[0] == signature:
+            if isinstance(cached[1], str):
+                raise Unread(cached[1])
             return cached[1]
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_HOOKS_BYTES + 1)
@@ -87,15 +131,19 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
     finally:
         os.close(fd)
     if len(data) > MAX_HOOKS_BYTES:
-        return None
-    found = targets_of(data, root, plugin=plugin)
+        raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
     if len(_CACHE) >= 256:
         _CACHE.clear()
+    try:
+        found = targets_of(data, root, plugin=plugin)
+    except Unread as exc:  # kept as read: the next write is refused without reading it again
+        _CACHE[file] = (signature, str(exc))
+        raise
     _CACHE[file] = (signature, found)
     return found
 
 
-_CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...]]] = {}
+_CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...] | str]] = {}
 
 
 def _opened_inside(fd: int, file: str, top: str) -> bool:
@@ -123,41 +171,50 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
     """The targets the parsed hooks ``parsed`` names inside ``root``, each entry read from its ``cwd`` (relative to
     ``root``). ``plugin``: ``root`` is a plugin's folder, which ``${CLAUDE_PLUGIN_ROOT}`` and
     ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder)."""
+    budget = _Budget()
     found: dict[Target, None] = {}
     for entry in _entries(parsed):
+        budget.spend(0)
         cwd = entry.get("cwd")
         base = os.path.normpath(os.path.join(root, cwd)) if isinstance(cwd, str) and "\x00" not in cwd else root
         words: list[list[str]] = []
-        for key in SHELL_KEYS:
-            text = entry.get(key)
-            if isinstance(text, str):
-                words.append(shell_words(text))
-        for key in WINDOWS_KEYS:
-            text = entry.get(key)
-            if isinstance(text, str):
-                words.append(windows_words(text))
+        for keys, split in ((SHELL_KEYS, shell_words), (WINDOWS_KEYS, windows_words)):
+            for key in keys:
+                text = entry.get(key)
+                if isinstance(text, str):
+                    if len(text) > MAX_COMMAND_CHARS:
+                        raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+                    words.append(split(text, budget=budget))
         args = entry.get("args")
         if isinstance(args, list):
-            words.append([arg for arg in args[:MAX_ENTRIES] if isinstance(arg, str)])
+            budget.spend(len(args))
+            if any(isinstance(arg, str) and len(arg) > MAX_COMMAND_CHARS for arg in args):
+                raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+            words.append([arg for arg in args if isinstance(arg, str)])
         for command in words:
-            for target in _named(command, root, base, plugin):
+            for target in _named(command, root, base, plugin, budget):
                 found[target] = None
     return tuple(found)
 
 
 def _entries(data: object) -> list[dict[str, object]]:
     """The command entries of a hooks file, whatever its shape: every object with a command key (``bash``,
-    ``powershell``, ``command``...), at most :data:`MAX_ENTRIES`, within :data:`MAX_NODES` and :data:`MAX_DEPTH`."""
+    ``powershell``, ``command``...), within :data:`MAX_DEPTH`; :class:`Unread` past :data:`MAX_ENTRIES` entries or
+    :data:`MAX_NODES` values."""
     keys = (*SHELL_KEYS, *WINDOWS_KEYS)
     found: list[dict[str, object]] = []
     stack: list[tuple[object, int]] = [(data, 0)]
     walked = 0
-    while stack and walked < MAX_NODES and len(found) < MAX_ENTRIES:
+    while stack:
+        if walked >= MAX_NODES:
+            raise Unread(f"more than {MAX_NODES:,} values")
         value, depth = stack.pop()
         walked += 1
         if isinstance(value, dict):
             if any(isinstance(value.get(key), str) for key in keys) or isinstance(value.get("args"), list):
                 found.append(value)
+                if len(found) > MAX_ENTRIES:
+                    raise Unread(f"more than {MAX_ENTRIES:,} entries")
                 continue
             children: list[object] = list(value.values())
         elif isinstance(value, list):
@@ -169,54 +226,55 @@ def _entries(data: object) -> list[dict[str, object]]:
     return found
 
 
-def shell_words(text: str, depth: int = 0) -> list[str]:
+def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
     """The words of a POSIX shell command (quotes removed; ``;``, ``&&``, ``|``, redirections apart); a quoted word
     holding spaces (``sh -c '...'``) is split once more. Unbalanced quotes: split on white space, quotes
-    trimmed."""
+    trimmed. Each word is counted against ``budget``."""
     import shlex
 
+    budget = budget or _Budget()
+    words: list[str] = []
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
-        words = list(lexer)
+        for word in lexer:
+            budget.spend()
+            words.append(word)
     except ValueError:
         words = [word.strip("\"'") for word in text.split()]
-    return _nested(words, depth)
+        budget.spend(len(words))
+    return _nested(words, depth, budget)
 
 
-def windows_words(text: str, depth: int = 0) -> list[str]:
+def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
     """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
-    ends, ``\\`` read as ``/``."""
+    ends, ``\\`` read as ``/``. Counted against ``budget``."""
+    budget = budget or _Budget()
     words = [word.strip(_TRIM).replace("\\", "/") for word in text.split()]
-    return _nested([word for word in words if word], depth)
+    budget.spend(len(words))
+    return _nested([word for word in words if word], depth, budget)
 
 
-def _nested(words: list[str], depth: int) -> list[str]:
+def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
     if depth >= 2:
         return words
     out: list[str] = []
     for word in words:
         out.append(word)
         if any(space in word for space in " \t\n"):
-            out += shell_words(word, depth + 1) + windows_words(word, depth + 1)
+            out += shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
     return out
 
 
-def _named(words: list[str], root: str, cwd: str, plugin: bool = False) -> list[Target]:
+def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None
+           ) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
-    bases = [cwd]
-    after_cd = False
-    for word in words:  # `cd tools && ./audit.sh`: words are also read from the folders the command changes to
-        if after_cd and not word.startswith("-"):
-            expanded = _expand(word, root, cwd, plugin)
-            if expanded is not None:
-                bases.append(os.path.normpath(os.path.join(cwd, expanded)))
-            after_cd = False
-        else:
-            after_cd = word.lower() in _CHANGE_DIR
+    bases = _bases(words, root, cwd, plugin)
     found: list[Target] = []
     script_next = redirected = changes_dir = False
-    for word in words:
+    for index, word in enumerate(words):
+        if budget is not None and not index % 64:  # the run's deadline, between words
+            budget.spend(0)
         low = word.lower()
         if redirected:  # `> log.txt`: written, not run
             redirected = False
@@ -238,16 +296,41 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False) -> list[
             if text.startswith("-") or not any(char.isalnum() for char in text):  # `&&`, `[`, `!`, `;`
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
-            glob = any(char in _GLOB for char in text)
-            for base in bases:
-                target = os.path.normpath(os.path.join(base, text))
-                if target == root or not target.startswith(root.rstrip(os.sep) + os.sep):
-                    continue
-                key = fold(target)
-                if glob:  # `./scripts/*.sh`: the shell runs every match; the repository's own path matched as text
-                    top = fold(root)
-                    key = re.sub(r"([*?[])", r"[\1]", top) + key[len(top):]
-                found.append(Target(target, key, named, glob))
+            found += _targets(text, named, bases, root)
+    return found
+
+
+def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
+    """The folders a command's words are read from: ``cwd``, and those a ``cd`` in it changes to
+    (``cd tools && ./audit.sh``); :class:`Unread` past :data:`MAX_BASES`."""
+    bases = [cwd]
+    after_cd = False
+    for word in words:
+        if after_cd and not word.startswith("-"):
+            expanded = _expand(word, root, cwd, plugin)
+            if expanded is not None:
+                if len(bases) >= MAX_BASES:
+                    raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
+                bases.append(os.path.normpath(os.path.join(cwd, expanded)))
+            after_cd = False
+        else:
+            after_cd = word.lower() in _CHANGE_DIR
+    return bases
+
+
+def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target]:
+    """The targets inside ``root`` that the path ``text`` stands for, read from each of ``bases``."""
+    found: list[Target] = []
+    glob = any(char in _GLOB for char in text)
+    for base in bases:
+        target = os.path.normpath(os.path.join(base, text))
+        if target == root or not target.startswith(root.rstrip(os.sep) + os.sep):
+            continue
+        key = fold(target)
+        if glob:  # `./scripts/*.sh`: the shell runs every match; the repository's own path matched as text
+            top = fold(root)
+            key = re.sub(r"([*?[])", r"[\1]", top) + key[len(top):]
+        found.append(Target(target, key, named, glob))
     return found
 
 
