@@ -61,3 +61,48 @@ def test_outline_of_a_python_file_stays_within_the_run_memory_limit(tmp_path: Pa
     out, peak, _ = _peak_run(ws, base / "home", "print(len(str(outline(path='data.py'))))", memory=64 * MiB,
                              timeout=30)
     assert peak < 256 * MiB, f"the host took {peak // MiB} MiB for a run limited to 64 MiB: {out[-300:]}"
+
+
+# ------------------------------------------------------------ patterns under the size cap that compile for minutes
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): sre compiles each character "
+                                                  "range in a Python loop over its code points; 64 Ki characters of "
+                                                  "[\\x00-\\uffff] hold the host for minutes")
+def test_a_pattern_of_wide_character_ranges_is_compiled_within_the_run_deadline(tmp_path: Path) -> None:
+    """a1e21fe/59d5cc2 refuse a pattern over MAX_PATTERN (64 Ki characters) and compile the rest uncached, in the
+    run's thread, with no deadline: sre's ``_optimize_charset`` walks every code point of each range of a
+    character class in Python (65,536 steps for ``[\\x00-\\uffff]``, five characters written raw, more with
+    ``re.IGNORECASE``, whose fold it also calls per code point). ``outline(name='[\\x00-\\uffff]' * 13000)``
+    (65,000 characters, under the cap) holds the host 25 s in a run limited to 3 s; ``grep(pattern=...,
+    ignore_case=True)`` about 75 s. Fix: bound what a pattern's classes cover before compiling it (sum the ranges'
+    widths of the parsed pattern, ``re._parser.parse``, which is cheap, and refuse past a bound), or compile the
+    program's patterns in a worker the deadline kills."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.py").write_text("def f():\n    pass\n")
+    code = ("p = '[\\x00-\\uffff]' * 13000\n"
+            "try:\n    print(len(outline(name=p)))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): walk.parse_ignore compiles "
+                                                  "each .gitignore line (up to 1 MiB, no cap) with no deadline")
+def test_a_committed_gitignore_of_wide_character_ranges_is_read_within_the_run_deadline(tmp_path: Path) -> None:
+    """A REPOSITORY file, no program needed: ``search/walk.py``'s ``parse_ignore`` compiles each line of a
+    ``.gitignore`` (``compile_uncached(translate_glob(line))``) in the run's thread, with no length cap on a line
+    (check_pattern is for the program's patterns; the file is read up to MAX_IGNORE_BYTES, 1 MiB) and no deadline
+    check between lines. A glob class ``[\\x01-\\uffff]`` becomes the same regex class, which sre compiles by
+    walking its 65,535 code points in Python: one committed line of 20,000 such classes (140 KB) held
+    ``glob(pattern='*.txt')`` 117 s in a run limited to 3 s; a 1 MiB file, many minutes. Any glob, grep or
+    outline over the checkout pays it. Fix: check the deadline between lines and refuse (skip, as ripgrep skips a
+    malformed line, with a note) a rule longer than a path can be (PATH_MAX) or whose classes cover too many code
+    points; or parse the rules in a worker."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("hello\n")
+    (ws / ".gitignore").write_text("[\x01-\uffff]" * 10000 + "\n", encoding="utf-8")
+    code = "try:\n    print(glob(pattern='*.txt'))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    out, _, took = _peak_run(ws, base / "home", code, memory=1024 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
