@@ -394,8 +394,6 @@ _ROOT_SPELLINGS = {  # a hook command naming its script from the repository root
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): core/hookruns.py reads $PWD and the "
-                   "project variables as the root, but not $(git rev-parse --show-toplevel), $(pwd) or ${VAR:-.}")
 @pytest.mark.parametrize("form", sorted(_ROOT_SPELLINGS))
 def test_a_hook_script_named_from_the_root_by_a_command_substitution_is_protected(tmp_path: Path,
                                                                                   form: str) -> None:
@@ -406,7 +404,8 @@ def test_a_hook_script_named_from_the_root_by_a_command_substitution_is_protecte
     file: ``edit(path='scripts/check.sh', ...)`` succeeds and the CLI runs the program's text on the host at the
     next tool call. Fix: read a leading ``$(git rev-parse --show-toplevel)``, ``$(pwd)``, ``` `pwd` ``` and
     ``${VAR:-default}`` (the default) as the root, or, where a word holds a substitution the reader cannot
-    evaluate, protect every file whose path ends as the word's literal tail does (``*/scripts/check.sh``)."""
+    evaluate, protect every file whose path ends as the word's literal tail does (``*/scripts/check.sh``).
+    (Fixed: hookruns._substituted and _expand read them as the root, the cwd and the default.)"""
     import json
     import subprocess
 

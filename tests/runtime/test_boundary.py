@@ -339,6 +339,20 @@ def test_a_hook_entrys_cwd_is_where_its_words_are_read(repo):
         files.create(here, path="other/audit.sh", file_text="id\n")
 
 
+def test_a_hook_finds_the_root_or_cwd_by_substitution_or_a_defaulted_variable(repo):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": '"$(git rev-parse --show-toplevel 2>/dev/null)"/scripts/top.sh && `pwd`/local.sh', "cwd": "tools"},
+        {"bash": "${CLAUDE_PROJECT_DIR:-$PWD}/scripts/dflt.sh; ${HOOKS_DIR-./hooks.d}/run.sh; ${X:+y}/alt.sh"},
+        {"powershell": "& \"$(Get-Location)\\scripts\\win.ps1\""}]))
+    scripts(repo, "scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "alt.sh", "y/alt.sh",
+            "scripts/win.ps1", "tools/scripts/top.sh")
+    here = ctx_at(repo)
+    for rel in ("scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "scripts/win.ps1"):
+        refused_write(here, rel)
+    for rel in ("tools/scripts/top.sh", "alt.sh", "y/alt.sh"):  # `${X:+y}`: what it names is not known here
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+
+
 def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     hooks = repo / ".github/hooks"
     (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')

@@ -49,6 +49,12 @@ _CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-loc
 _OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
 _PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT")
+# Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
+# `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
+_TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
+_PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
+# `${VAR:-default}` (and `-`, `:=`, `=`): a variable not known here read as its default
+_DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
 _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
 _GLOB = frozenset("*?[")
 
@@ -184,7 +190,7 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
                 if isinstance(text, str):
                     if len(text) > MAX_COMMAND_CHARS:
                         raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-                    words.append(split(text, budget=budget))
+                    words.append(split(_substituted(text), budget=budget))
         args = entry.get("args")
         if isinstance(args, list):
             budget.spend(len(args))
@@ -334,11 +340,24 @@ def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target
     return found
 
 
+def _substituted(text: str) -> str:
+    """``text`` with the command substitutions that name the repository's top (``$(git rev-parse
+    --show-toplevel)``) or the cwd (``$(pwd)``, ``` `pwd` ```, ``$(Get-Location)``) written as the variables that
+    name them (for a plugin's hooks the top is the session's folder: not known here)."""
+    if "$(" not in text and "`" not in text:
+        return text
+    text = _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text)
+    return _PWD_SUBST.sub("${PWD}", text)
+
+
 def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
     """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``, or with
     ``plugin`` the plugin's ``$CLAUDE_PLUGIN_ROOT``, ``$COPILOT_PLUGIN_ROOT``), ``$PWD``, and their ``${}``,
-    ``$env:`` and ``%%`` forms replaced; None where another variable or ``~`` is left, since what it names is not
-    known here."""
+    ``$env:`` and ``%%`` forms replaced, and ``${VAR:-default}`` read as ``$VAR`` where that is one of them, else as
+    its default; None where another variable or ``~`` is left, since what it names is not known here."""
+    if "${" in word and ("-" in word or "=" in word):
+        known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+        word = _DEFAULTED.sub(lambda m: f"${{{m[1]}}}" if m[1] in known else m[2], word)
     if "$" in word or "%" in word:
         for name, value in ((var, root) for var in (_PLUGIN_VARS if plugin else _PROJECT_VARS)):
             for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
