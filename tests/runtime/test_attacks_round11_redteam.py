@@ -106,3 +106,43 @@ def test_a_committed_gitignore_of_wide_character_ranges_is_read_within_the_run_d
     code = "try:\n    print(glob(pattern='*.txt'))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
     out, _, took = _peak_run(ws, base / "home", code, memory=1024 * MiB, timeout=3)
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ hook commands read with shlex, not as bash reads them
+_BASH_FORMS = {  # a hook entry that runs impl/run.sh, as bash (the `bash` key's shell) reads it
+    "the entry's env": {"bash": 'sh "$D/run.sh"', "env": {"D": "impl"}},
+    "brace expansion": {"bash": "sh impl/{run,none}.sh"},
+    "ANSI-C quoting": {"bash": "sh $'impl/run.sh'"},
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): core/hookruns.py splits a bash command "
+                   "with shlex: the entry's env, brace expansion and $'...' name no path it reads")
+@pytest.mark.parametrize("form", sorted(_BASH_FORMS))
+def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path, form: str) -> None:
+    """HOOK_SCRIPT_RULE protects the scripts a repository hook's command names, read by ``hookruns.shell_words``
+    (``shlex``, POSIX mode). The Copilot CLI runs the ``bash`` key with bash, which reads more: a hook entry's own
+    ``env`` (``{"bash": "sh \\"$D/run.sh\\"", "env": {"D": "impl"}}``: the file's own values, which hookruns has
+    but does not substitute -- round 10's open finding is about variables nothing in the file sets), brace
+    expansion (``sh impl/{run,none}.sh`` runs ``impl/run.sh``) and ANSI-C quoting (``sh $'impl/run.sh'``).
+    shlex yields ``$D/run.sh``, ``impl/{run,none}.sh`` and ``$impl/run.sh``, which match no file, so
+    ``edit(path='impl/run.sh', ...)`` succeeds and the CLI runs the program's text on the host at the next tool
+    call. Fix: substitute the entry's ``env`` (and ``cwd``) before reading paths; expand braces and read
+    ``$'...'`` as bash does; where a word holds syntax the reader does not evaluate, protect what its literal
+    parts could name (``impl/*``), or refuse such a hooks file's scripts folder-wide."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", **_BASH_FORMS[form]}]}}))
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+    assert (ws / "impl/run.sh").read_text() == "exit 0\n"
