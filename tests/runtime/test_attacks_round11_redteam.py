@@ -86,6 +86,26 @@ def test_a_pattern_of_wide_character_ranges_is_compiled_within_the_run_deadline(
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): host_modules counts a fnmatch "
+                                                  "pattern 16 steps a character; a class of 65,536 code points costs "
+                                                  "65,536, in the host")
+def test_fnmatch_of_wide_character_ranges_is_compiled_within_the_run_deadline(tmp_path: Path) -> None:
+    """``import fnmatch; fnmatch.fnmatch('a', '[\x00-\uffff]' * 20000)`` (and ``import glob``, whose matcher is the
+    same ``fnmatch.filter``): backends/host_modules.py runs a call in a bounded child only past IN_PROCESS_WORK
+    (2,000,000) steps, and counts a pattern 16 steps a character, so a 100,000-character pattern is compiled in the
+    host process, in the run's thread. sre compiles each character range by walking its code points in Python:
+    20,000 classes held the host 42 s in a run limited to 3 s, and the call then returned ``False`` as if nothing
+    had happened. Fix: count a class by the code points its ranges cover (or parse the translated pattern,
+    ``re._parser.parse``, and sum them), so such a pattern goes to the child the deadline kills."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = ("import fnmatch\np = '[\\x00-\\uffff]' * 20000\n"
+            "try:\n    print(fnmatch.fnmatch('a', p))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
 @pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): walk.parse_ignore compiles "
                                                   "each .gitignore line (up to 1 MiB, no cap) with no deadline")
 def test_a_committed_gitignore_of_wide_character_ranges_is_read_within_the_run_deadline(tmp_path: Path) -> None:
