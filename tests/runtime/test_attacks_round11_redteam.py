@@ -166,3 +166,24 @@ def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
     assert (ws / "impl/run.sh").read_text() == "exit 0\n"
+
+
+# ------------------------------------------------------------ sql's statement splitter, in the host
+@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): sql.split_statements checks "
+                                                  "the deadline only at a ';' it asks SQLite about")
+def test_sql_splitting_a_trigger_of_many_semicolons_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """ca38466 runs the statements in a worker the deadline kills, but the query is still split in the host, in
+    the run's thread (``sql.split_statements``), and the deadline is checked only before SQLite is asked about a
+    ``;``. Inside an unfinished trigger body every later ``;`` is first passed to ``_may_end_trigger``, which
+    slices up to 4,096 characters before it; where that is not ``END`` the loop ``continue``s with no check.
+    ``sql(query='CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1;' + 'x;' * 4_000_000)`` (an 8 MB string the
+    program builds in a line) holds the host about 40 s in a run limited to 3 s (2,000,000: 13.7 s) before the
+    worker is even started. Fix: check the deadline every few thousand ``;`` in the loop (and slice only back to
+    the previous ``;``, not 4,096 characters), or split in the worker too."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = ("q = 'CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT 1;' + 'x;' * 4_000_000\n"
+            "try:\n    print(sql(query=q))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
+    assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
