@@ -353,6 +353,28 @@ def test_a_hook_finds_the_root_or_cwd_by_substitution_or_a_defaulted_variable(re
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
 
 
+def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
+    """``python -m``, ``make`` and ``npm``/``pnpm``/``yarn`` name no script, but read one file of the folder they
+    run in first: that file is protected, existing or not. What it imports or runs in turn is not chased."""
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": "python3 -X dev -m tools.lint.check --strict && py -mgate", "cwd": "."},
+        {"bash": "make -s -C build -f rules.mk lint; make -Cdocs html; cd web && npm run --silent lint"},
+        {"bash": "yarn --cwd ../app lint && npm --version && python3 -c 'import evil' && npm --prefix=../srv test",
+         "cwd": "other"}]))
+    scripts(repo, "tools/lint/check.py", "tools/lint/__init__.py", "tools/__init__.py", "tools/lint/helper.py",
+            "build/Makefile", "docs/Makefile", "web/package.json", "app/package.json", "srv/package.json",
+            "other/package.json", "other/evil.py", "Makefile")
+    here = ctx_at(repo)
+    for rel in ("tools/lint/check.py", "tools/lint/check/__main__.py", "tools/__init__.py", "tools/lint/__init__.py",
+                "gate.py", "gate/__main__.py", "build/rules.mk", "docs/Makefile", "docs/GNUmakefile",
+                "docs/makefile", "web/package.json", "app/package.json", "srv/package.json"):
+        refused_write(here, rel)
+    # what those files import or include, and what no runner here reads, stay writable
+    for rel in ("tools/lint/helper.py", "build/Makefile", "other/package.json", "other/evil.py", "Makefile"):
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    files.create(here, path="build/common.mk", file_text="include me\n")
+
+
 def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     hooks = repo / ".github/hooks"
     (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')

@@ -8,7 +8,9 @@ from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``os
 repository root). A plugin's hooks files (its manifest's ``hooks``, ``hooks.json``, ``hooks/hooks.json``) are read
 the same way, ``plugin=True``: from the plugin's folder, with ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}``
 read as that folder. A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
-(``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists.
+(``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists. A runner's first
+file is named too (``python -m a.b``: ``a/b.py``; ``make``: the Makefile; ``npm run x``: ``package.json``); what the
+files named import or run in turn is not read (the repository's own code).
 
 Reading is bounded (:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_COMMAND_CHARS` a command, :data:`MAX_WORDS` and
 :data:`MAX_ENTRIES` a file) and fails closed: a file past a bound raises :class:`Unread` (which scripts it runs is not
@@ -49,6 +51,19 @@ _CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-loc
 _OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
 _PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT")
+# Runners that read a file of the folder they run in first (`python -m a.b`: a/b.py; `make`: the Makefile; `npm run
+# x`: package.json): that file is protected like a script the hook names. What it imports or runs in turn is not.
+_PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
+_MAKES = frozenset(("make", "gmake", "make.exe", "gmake.exe", "mingw32-make", "mingw32-make.exe"))
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # those make reads, the first found
+_NPMS = frozenset(("npm", "npm.cmd", "npm.exe"))
+_NPM_SCRIPTS = frozenset(("run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "install",
+                          "i", "ci", "install-test", "it", "install-ci-test", "cit"))  # read package.json's scripts
+_PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bun.exe"))  # `yarn lint`: a script
+_RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
+_MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
+_SEPARATOR = frozenset(";&|()")
+_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, "-m", "-w", "-x"))  # options that take the next word (python -X a)
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
 _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
@@ -303,7 +318,82 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
             found += _targets(text, named, bases, root)
+    for text in _runner_files(words, root, cwd, plugin, budget):
+        found += _targets(text, True, bases, root)
     return found
+
+
+def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None) -> list[str]:
+    """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
+    files for ``python -m a.b`` (``a/b.py``, ``a/b/__main__.py``, the packages' ``__init__.py``), the Makefile
+    for ``make`` (``-C dir``, ``-f file``), ``package.json`` for ``npm run x``, ``npm test``, ``pnpm``, ``yarn``."""
+    found: list[str] = []
+    for index, word in enumerate(words):
+        name = os.path.basename(word).lower()
+        if budget is not None and not index % 64:
+            budget.spend(0)
+        if _PYTHON.fullmatch(name):
+            found += _module_files(_options(words, index + 1))
+        elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
+            options = _options(words, index + 1)
+            folder: str | None = ""
+            named: list[str] = []
+            rest: list[str] = []
+            for key, given in options:
+                value = _expand(given, root, cwd, plugin) if given else given
+                if key in _RUNNER_DIRS and given:  # `-C $X`: a folder not known here, read nothing
+                    folder = None if value is None or folder is None else os.path.join(folder, value)
+                elif key in _MAKE_FILES and value:
+                    named.append(value)
+                elif not key and value is not None:
+                    rest.append(value)
+            if folder is None:
+                continue
+            if name in _MAKES:
+                found += [os.path.join(folder, file) for file in named or _MAKEFILES]
+            elif name in _PACKAGE_RUNNERS or (rest and rest[0].lower() in _NPM_SCRIPTS):
+                found.append(os.path.join(folder, "package.json"))
+    return found
+
+
+def _options(words: list[str], start: int) -> list[tuple[str, str]]:
+    """The words after a runner up to the command's end, as ``(option, value)``: ``-C dir``, ``-Cdir``,
+    ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word ``("", word)``; ``-m x`` and
+    ``-f x`` take the next word too."""
+    found: list[tuple[str, str]] = []
+    index = start
+    while index < len(words) and len(found) < 64:
+        word = words[index]
+        index += 1
+        if word and set(word) <= _SEPARATOR:
+            break
+        if not word.startswith("-"):
+            found.append(("", word))
+            continue
+        key, _, value = word.partition("=")
+        low = key.lower()
+        if not value and len(low) > 2 and low[1] in "cfm" and low[0] == "-" and low[1] != "-":  # -Cdir, -ffile, -ma.b
+            low, value = low[:2], word[2:]
+        elif not value and low in _VALUED and index < len(words):
+            value = words[index]
+            index += 1
+        found.append((low, value))
+    return found
+
+
+def _module_files(options: list[tuple[str, str]]) -> list[str]:
+    """The files ``python ... -m a.b`` reads first, from the folder it runs in (first on ``sys.path``)."""
+    for key, value in options:
+        if key == "-c" or (not key and not value.startswith("-")):  # `-c code`, or a script: no module
+            return []
+        if key == "-m":
+            parts = value.split(".")
+            if not all(part.isidentifier() for part in parts):
+                return []
+            path = "/".join(parts)
+            return [f"{path}.py", f"{path}/__main__.py", *("/".join(parts[:n]) + "/__init__.py"
+                                                           for n in range(1, len(parts) + 1))]
+    return []
 
 
 def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
