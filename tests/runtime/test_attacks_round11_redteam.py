@@ -187,3 +187,22 @@ def test_sql_splitting_a_trigger_of_many_semicolons_stops_at_the_run_deadline(tm
             "try:\n    print(sql(query=q))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
     out, _, took = _peak_run(ws, base / "home", code, memory=256 * MiB, timeout=3)
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): sql splits a query into statements and "
+                                       "marshals them in the host, unbounded: 500 MiB for a run limited to 128 MiB")
+def test_sql_of_many_statements_stays_within_the_run_memory_limit(tmp_path: Path) -> None:
+    """``sql(query='SELECT 1;' * 5_000_000)``: a 45 MB string the program holds within a 128 MiB limit. The host
+    splits it into 5,000,000 statement strings (``split_statements``: a Python object each, about 15 times the
+    text), marshals them into the worker's request (``_ask``) and writes that into a memory file: the host
+    process peaked at 516 MiB (measured with VmHWM) for a run limited to 128 MiB, and the worker, given the same
+    list, died of it (the answer then says "the statements may have run in part"). A warm server running a few
+    such calls at once runs out of memory. Fix: bound the query (its length, or its statement count) by the run's
+    memory limit before splitting, or pass the text to the worker and split it there, under its RLIMIT_AS."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = ("q = 'SELECT 1;' * 5_000_000\n"
+            "try:\n    print(len(sql(query=q)))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
+    out, peak, _ = _peak_run(ws, base / "home", code, memory=128 * MiB, timeout=60)
+    assert peak < 320 * MiB, f"the host took {peak // MiB} MiB for a run limited to 128 MiB: {out[-300:]}"
