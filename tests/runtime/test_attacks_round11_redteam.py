@@ -136,8 +136,6 @@ _BASH_FORMS = {  # a hook entry that runs impl/run.sh, as bash (the `bash` key's
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): core/hookruns.py splits a bash command "
-                   "with shlex: the entry's env, brace expansion and $'...' name no path it reads")
 @pytest.mark.parametrize("form", sorted(_BASH_FORMS))
 def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path, form: str) -> None:
     """HOOK_SCRIPT_RULE protects the scripts a repository hook's command names, read by ``hookruns.shell_words``
@@ -149,7 +147,8 @@ def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path
     ``edit(path='impl/run.sh', ...)`` succeeds and the CLI runs the program's text on the host at the next tool
     call. Fix: substitute the entry's ``env`` (and ``cwd``) before reading paths; expand braces and read
     ``$'...'`` as bash does; where a word holds syntax the reader does not evaluate, protect what its literal
-    parts could name (``impl/*``), or refuse such a hooks file's scripts folder-wide."""
+    parts could name (``impl/*``), or refuse such a hooks file's scripts folder-wide. (Fixed: hookruns reads the
+    entry's env, ``$'...'`` and brace groups before it reads paths.)"""
     import json
     import subprocess
 

@@ -375,6 +375,27 @@ def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
     files.create(here, path="build/common.mk", file_text="include me\n")
 
 
+def test_a_hook_command_is_read_with_its_env_braces_and_ansi_c_quotes(repo):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": 'sh "$D/run.sh" && ${T:-none}/t.sh && $CLAUDE_PROJECT_DIR/p.sh', "env": {
+            "D": "impl", "T": "tools", "CLAUDE_PROJECT_DIR": "elsewhere", "N": 5}},
+        {"powershell": "& $env:W\\w.ps1", "env": {"W": "win"}},
+        {"bash": "sh conf/{pre,post}.sh lib/{a,b}/{c,d}.sh seq/{1..3}.sh $'ansi\\x2fq.sh' $'oct\\057r.sh'"}]))
+    scripts(repo, "impl/run.sh", "tools/t.sh", "p.sh", "elsewhere/p.sh", "win/w.ps1", "conf/pre.sh", "conf/post.sh",
+            "lib/b/d.sh", "seq/2.sh", "ansi/q.sh", "oct/r.sh", "conf/other.sh")
+    here = ctx_at(repo)
+    for rel in ("impl/run.sh", "tools/t.sh", "p.sh", "win/w.ps1", "conf/pre.sh", "conf/post.sh", "lib/b/d.sh",
+                "seq/2.sh", "seq/new.sh", "ansi/q.sh", "oct/r.sh"):
+        refused_write(here, rel)
+    # the CLI sets the project's folder itself; what no expansion names stays writable
+    for rel in ("elsewhere/p.sh", "conf/other.sh"):
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    # an env that makes a command longer than is read of one: the hooks file is past what is read
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "$X " * 100, "env": {"X": "x" * 200}}]))
+    with pytest.raises(PolicyError, match=r"a hooks file past what CodeAct reads .*once its env is read"):
+        files.edit(here, path="conf/other.sh", old_str="exit 1", new_str="exit 0")
+
+
 def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     hooks = repo / ".github/hooks"
     (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')

@@ -68,6 +68,14 @@ _VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, "-m", "-w", "-x"))  # options 
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
 _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
+# A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
+              "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_BRACES = re.compile(r"(?<!\$)\{([^{}]*)\}")  # a brace expansion's group: `{a,b}`, `{1..3}`
+MAX_BRACES = 64  # words one brace expansion is read as; a larger one is read as a pattern (`*`)
 # `${VAR:-default}` (and `-`, `:=`, `=`): a variable not known here read as its default
 _DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
 _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
@@ -205,7 +213,7 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
                 if isinstance(text, str):
                     if len(text) > MAX_COMMAND_CHARS:
                         raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-                    words.append(split(_substituted(text), budget=budget))
+                    words.append(split(_substituted(text, entry.get("env"), plugin), budget=budget))
         args = entry.get("args")
         if isinstance(args, list):
             budget.spend(len(args))
@@ -261,10 +269,40 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
         for word in lexer:
             budget.spend()
             words.append(word)
+            if "{" in word and ("," in word or ".." in word):  # `impl/{run,none}.sh`: bash runs impl/run.sh
+                more = _braces(word)
+                budget.spend(len(more))
+                words += more
     except ValueError:
         words = [word.strip("\"'") for word in text.split()]
         budget.spend(len(words))
     return _nested(words, depth, budget)
+
+
+def _braces(word: str) -> list[str]:
+    """The words bash's brace expansion makes of ``word`` (its groups outside ``${}``; the word as written is kept
+    by the caller): each ``{a,b}`` read as its parts, a ``{1..9}`` sequence, or more than :data:`MAX_BRACES`
+    words, read as the pattern ``*``."""
+    import itertools
+
+    groups = list(_BRACES.finditer(word))
+    choices: list[list[str]] = []
+    for group in groups:
+        parts = group[1].split(",")
+        choices.append(parts if len(parts) > 1 else ["*"] if ".." in group[1] else [group[0]])
+    count = 1
+    for parts in choices:
+        count *= len(parts)
+    if not groups or count > MAX_BRACES:
+        return [_BRACES.sub("*", word)] if groups else []
+    found: list[str] = []
+    for picked in itertools.product(*choices):
+        pieces, at = [], 0
+        for group, part in zip(groups, picked):
+            pieces += [word[at:group.start()], part]
+            at = group.end()
+        found.append("".join(pieces) + word[at:])
+    return found
 
 
 def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
@@ -430,14 +468,53 @@ def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target
     return found
 
 
-def _substituted(text: str) -> str:
-    """``text`` with the command substitutions that name the repository's top (``$(git rev-parse
-    --show-toplevel)``) or the cwd (``$(pwd)``, ``` `pwd` ```, ``$(Get-Location)``) written as the variables that
-    name them (for a plugin's hooks the top is the session's folder: not known here)."""
+def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
+    """``text`` as the shell reads it before splitting, as far as paths go: the entry's own ``env`` values in
+    place of their variables (``$D``, ``${D}``, ``${D:-x}``, ``$env:D``, ``%D%``; not those hookruns sets itself),
+    ``$'...'`` (ANSI-C quoting) decoded, and the command substitutions that name the repository's top (``$(git
+    rev-parse --show-toplevel)``) or the cwd (``$(pwd)``, ``` `pwd` ```, ``$(Get-Location)``) written as the
+    variables that name them (for a plugin's hooks the top is the session's folder: not known here).
+    :class:`Unread` where the values make it longer than :data:`MAX_COMMAND_CHARS`."""
+    if isinstance(env, dict) and env and ("$" in text or "%" in text):
+        own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
+        values = {name: value for name, value in env.items()
+                  if isinstance(name, str) and isinstance(value, str) and name not in own}
+        size = [len(text)]
+
+        def value_of(match: re.Match[str]) -> str:
+            name = next(group for group in match.groups() if group)
+            found = values.get(name)
+            if found is None:
+                return match[0]
+            size[0] += len(found)
+            if size[0] > MAX_COMMAND_CHARS:
+                raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its env is read")
+            return found
+
+        text = _VARIABLE.sub(value_of, text)
+    if "$'" in text:
+        text = _ANSI_C.sub(lambda match: _ansi_c(match[1]), text)
     if "$(" not in text and "`" not in text:
         return text
     text = _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text)
     return _PWD_SUBST.sub("${PWD}", text)
+
+
+def _ansi_c(body: str) -> str:
+    """The text bash's ``$'...'`` stands for, as a shell word quoted for :mod:`shlex`: its escapes (a backslash
+    and a letter, ``x`` and hex digits, octal digits, ``u``/``U`` and hex digits) decoded, one it does not know
+    kept as written."""
+    import shlex
+
+    def decoded(match: re.Match[str]) -> str:
+        escape = match[1]
+        if escape[0] in "xuU":
+            return chr(int(escape[1:], 16)) if len(escape) > 1 and int(escape[1:], 16) <= 0x10FFFF else match[0]
+        if escape[0] in "01234567":
+            return chr(int(escape, 8) & 0xFF)
+        return _C_ESCAPES.get(escape, match[0])
+
+    return shlex.quote(_ESCAPE.sub(decoded, body))
 
 
 def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
