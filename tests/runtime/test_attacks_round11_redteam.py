@@ -205,3 +205,31 @@ def test_sql_of_many_statements_stays_within_the_run_memory_limit(tmp_path: Path
             "try:\n    print(len(sql(query=q)))\nexcept Exception as exc:\n    print(type(exc).__name__)\n")
     out, peak, _ = _peak_run(ws, base / "home", code, memory=128 * MiB, timeout=60)
     assert peak < 320 * MiB, f"the host took {peak // MiB} MiB for a run limited to 128 MiB: {out[-300:]}"
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns reads a hooks file nested "
+                                       "deeper than Python's json takes as naming nothing (fails open)")
+def test_a_hook_script_is_protected_when_its_file_nests_deeper_than_python_reads(tmp_path: Path) -> None:
+    """4065e86 makes hookruns fail closed past its bounds (:class:`Unread`: every write is refused), but
+    ``targets_of`` still answers "names nothing" where ``json.loads`` raises RecursionError: a hooks file holding
+    a value nested 1,500 deep anywhere (``"x": [[[...]]]``), which Node's ``JSON.parse`` -- the CLI's -- reads
+    (5,000 deep parses), so the CLI runs its ``preToolUse`` entry, while the script that entry names stays
+    writable: ``edit(path='impl/run.sh', ...)`` succeeds and the program's text runs on the host at the next tool
+    call. (The deep value must be in the committed file: a contrived file, but the rule's own words are that a
+    file past a bound is never read as harmless.) Fix: treat RecursionError (and any file the reader cannot
+    parse but that starts like JSON) as Unread, as the other bounds are."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    hooks = json.dumps({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "sh impl/run.sh"}]}})
+    (ws / ".github/hooks/policy.json").write_text('{"x": ' + "[" * 1500 + "]" * 1500 + ", " + hooks[1:])
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
