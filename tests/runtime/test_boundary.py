@@ -432,6 +432,7 @@ def test_a_hooks_file_past_what_is_read_refuses_the_writes_it_governs(repo):
             with pytest.raises(PolicyError, match=rf"writing notes\.md is refused — a hooks file past what CodeAct "
                                rf"reads \(\.github/hooks/{name}: {why[name]}[^)]*\): which scripts"):
                 files.edit(here, path="notes.md", old_str="ours", new_str="x")
+        boundary.check_program_file(repo / "notes.md")  # reading a program there is no write: not refused
         (hooks / name).unlink()
     files.edit(here, path="notes.md", old_str="ours", new_str="x")
 

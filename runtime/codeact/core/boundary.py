@@ -572,7 +572,7 @@ def check_program_file(path: Path | str) -> None:
     given = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
     for candidate in dict.fromkeys((given, Path(os.path.realpath(given)))):
         found = protection(candidate, running=running_install())
-        if found:
+        if found and found[0] is not HOOKS_UNREAD_RULE:  # a hooks file too large to read protects no program
             (name, why), _, entry = found
             raise PolicyError(f"--file {path} is refused — {refusal_text((name, why), entry)}. Programs are not "
                               "read from protected folders; keep the program elsewhere or pass it with --code")
