@@ -233,3 +233,42 @@ def test_a_hook_script_is_protected_when_its_file_nests_deeper_than_python_reads
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ f3c4eee: what bash still reads that hookruns does not
+_BASH_FORMS_2 = {  # a hook entry that runs impl/run.sh, as bash reads it
+    "a variable the command sets": {"bash": 'D=impl; sh "$D/run.sh"'},
+    "a variable the command exports": {"bash": 'export D=impl && sh "$D/run.sh"'},
+    "nested brace groups": {"bash": "sh impl/{x,{run,y}}.sh"},
+    "locale quoting": {"bash": 'sh $"impl/run.sh"'},
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns substitutes the entry's env, but "
+                   "not a variable the command assigns itself; nested braces and $\"...\" are not read either")
+@pytest.mark.parametrize("form", sorted(_BASH_FORMS_2))
+def test_a_hook_script_named_through_the_commands_own_variables_is_protected(tmp_path: Path, form: str) -> None:
+    """f3c4eee reads a hook entry's ``env``, one level of brace groups and ``$'...'`` as bash does. A hook command
+    that names its folder once in a variable of its own -- ``D=impl; sh "$D/run.sh"`` or ``export D=impl && sh
+    "$D/run.sh"``, a common way to write a longer hook -- still names ``$D/run.sh`` to hookruns, which matches no
+    file: ``edit(path='impl/run.sh', ...)`` succeeds and the CLI runs the program's text on the host at the next
+    tool call. So do nested brace groups (``impl/{x,{run,y}}.sh``) and bash's locale quoting (``$"impl/run.sh"``,
+    read as ``"impl/run.sh"``). Fix: read ``NAME=value`` words (alone, or after ``export``/``local``/``declare``)
+    as the variable for the rest of the command; expand braces recursively; read ``$"..."`` as ``"..."``; where a
+    ``$NAME`` stays unknown, protect what the word's literal tail can name (``*/run.sh``) rather than nothing."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", **_BASH_FORMS_2[form]}]}}))
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+    assert (ws / "impl/run.sh").read_text() == "exit 0\n"
