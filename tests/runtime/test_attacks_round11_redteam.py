@@ -272,3 +272,45 @@ def test_a_hook_script_named_through_the_commands_own_variables_is_protected(tmp
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
     assert (ws / "impl/run.sh").read_text() == "exit 0\n"
+
+
+# ------------------------------------------------------------ e590ea5: python -m's module, found as Python finds it
+_MODULE_FORMS = {  # a hook entry that runs src/app/check.py (or tools/check.py) as a module
+    "PYTHONPATH set in the command": ({"bash": "PYTHONPATH=src python3 -m app.check"}, "src/app/check.py"),
+    "PYTHONPATH set by env(1)": ({"bash": "env PYTHONPATH=src python3 -m app.check"}, "src/app/check.py"),
+    "PYTHONPATH in the entry's env": ({"bash": "python3 -m app.check", "env": {"PYTHONPATH": "src"}},
+                                      "src/app/check.py"),
+    "flags joined to -m": ({"bash": "python3 -Im tools.check"}, "tools/check.py"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns finds python -m's module from "
+                   "the cwd only: not through PYTHONPATH (a src layout), nor after joined flags (-Im)")
+@pytest.mark.parametrize("form", sorted(_MODULE_FORMS))
+def test_a_module_a_hook_runs_with_python_m_is_protected_however_it_is_found(tmp_path: Path, form: str) -> None:
+    """e590ea5 protects the module ``python -m NAME`` runs, looked up from the hook's cwd: ``tools/check.py``. A
+    project with a src layout runs its hook as ``PYTHONPATH=src python3 -m app.check`` (or ``env
+    PYTHONPATH=src ...``, or with ``"env": {"PYTHONPATH": "src"}`` in the entry), and Python then runs
+    ``src/app/check.py``, which stays writable; so does ``tools/check.py`` for ``python3 -Im tools.check``
+    (short flags joined, ``-Im``, ``-Pm``, ``-Bm``: CPython reads ``m`` there as ``-m``). ``edit()`` succeeds and
+    the CLI runs the program's text on the host at the next tool call. Fix: look the module up in PYTHONPATH's
+    folders too (set in the command, through env(1), or in the entry's env) and read a short-flag group ending in
+    ``m`` as ``-m``."""
+    import json
+    import subprocess
+
+    entry, target = _MODULE_FORMS[form]
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "tools").mkdir()
+    (ws / "src/app").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", **entry}]}}))
+    for name in ("tools/__init__.py", "tools/check.py", "src/app/__init__.py", "src/app/check.py"):
+        (ws / name).write_text("exit = 0\n")
+    code = (f"try:\n    print(edit(path={target!r}, old_str='exit = 0', new_str='import os'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
