@@ -64,9 +64,6 @@ def test_outline_of_a_python_file_stays_within_the_run_memory_limit(tmp_path: Pa
 
 
 # ------------------------------------------------------------ patterns under the size cap that compile for minutes
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): sre compiles each character "
-                                                  "range in a Python loop over its code points; 64 Ki characters of "
-                                                  "[\\x00-\\uffff] hold the host for minutes")
 def test_a_pattern_of_wide_character_ranges_is_compiled_within_the_run_deadline(tmp_path: Path) -> None:
     """a1e21fe/59d5cc2 refuse a pattern over MAX_PATTERN (64 Ki characters) and compile the rest uncached, in the
     run's thread, with no deadline: sre's ``_optimize_charset`` walks every code point of each range of a
@@ -106,8 +103,6 @@ def test_fnmatch_of_wide_character_ranges_is_compiled_within_the_run_deadline(tm
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): walk.parse_ignore compiles "
-                                                  "each .gitignore line (up to 1 MiB, no cap) with no deadline")
 def test_a_committed_gitignore_of_wide_character_ranges_is_read_within_the_run_deadline(tmp_path: Path) -> None:
     """A REPOSITORY file, no program needed: ``search/walk.py``'s ``parse_ignore`` compiles each line of a
     ``.gitignore`` (``compile_uncached(translate_glob(line))``) in the run's thread, with no length cap on a line

@@ -20,11 +20,40 @@ def check_pattern(pattern: object, what: str) -> None:
                         "search for fewer alternatives at a time, or filter the results in the program")
 
 
+# Code points the character classes of one pattern may span: sre compiles a class by walking each code point of
+# its ranges in Python (``[\x00-\uffff]`` is 65,536 steps), where the run's deadline cannot stop it.
+MAX_CLASS_SPAN = 1 << 20
+
+
 def compile_uncached(pattern: str, flags: Any = 0) -> re.Pattern[str]:
     """``re.compile`` without ``re``'s module cache, which keeps the last 512 patterns for the life of the process:
-    a program's patterns (each up to MAX_PATTERN, compiled to far more) would stay in the warm server."""
+    a program's patterns (each up to MAX_PATTERN, compiled to far more) would stay in the warm server. A pattern
+    whose classes span more than MAX_CLASS_SPAN code points is a ``re.error``, before it is compiled."""
     try:
         from re import _compiler as compiler  # type: ignore[attr-defined]  # 3.11+
+        from re import _parser as parser  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python 3.10
         import sre_compile as compiler
+        import sre_parse as parser
+    span = _class_span(parser.parse(pattern, int(flags)), parser.RANGE)
+    if span > MAX_CLASS_SPAN:
+        raise re.error(f"its character classes span {span:,} code points, over the {MAX_CLASS_SPAN:,} a tool "
+                       "compiles; use narrower classes")
     return compiler.compile(pattern, int(flags))  # type: ignore[no-any-return]
+
+
+def _class_span(parsed: Any, range_op: Any) -> int:
+    """The code points the ranges of a parsed pattern's classes span (a range counted up to 65,536: sre takes a
+    wider one whole)."""
+    total = 0
+    stack = [parsed]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple) and len(item) == 2 and item[0] is range_op:
+            low, high = item[1]
+            total += min(high - low + 1, 1 << 16)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif hasattr(item, "data"):  # a SubPattern
+            stack.extend(item.data)
+    return total

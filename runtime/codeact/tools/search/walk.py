@@ -219,11 +219,18 @@ class Glob:
 
 # ------------------------------------------------------------------------------------------------- ignore files
 def parse_ignore(text: str) -> Rules:
-    """The rules of one .gitignore-style file."""
+    """The rules of one .gitignore-style file; the run's deadline is checked at each rule (a committed file of
+    rules that each compile slowly would hold the run), and a rule whose classes span too much is skipped as a
+    malformed one is."""
+    from ...core.limits import Deadline
+
+    clock = Deadline.current()
     rules: Rules = []
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
+        if clock is not None:
+            clock.check("reading ignore files", "compiling their rules")
         if not line.endswith("\\ "):
             line = line.rstrip()
         if not line:
@@ -286,6 +293,22 @@ def name_ends(pattern: str) -> tuple[str, ...] | None:
 _STAR, _ANY = object(), object()
 
 
+class _Class:
+    """A character class of an ignore rule, compiled when first matched."""
+
+    __slots__ = ("source", "regex")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.regex: re.Pattern[str] | None = None
+
+    def matches(self, ch: str) -> bool:
+        regex = self.regex
+        if regex is None:
+            regex = self.regex = compile_uncached(self.source, re.S)
+        return regex.fullmatch(ch) is not None
+
+
 def may_ignore(text: str, ends: tuple[str, ...]) -> bool:
     """Whether a rule (not a ``!`` one) of the ignore file ``text`` may match a name ending with one of ``ends``:
     may, whenever that cannot be ruled out (a rule with ``\\`` or ``{``, or one ending in ``*``)."""
@@ -312,7 +335,7 @@ def _may_end_with(name: str, ends: tuple[str, ...]) -> bool:
                 i = _translate_class(name, i, out)
             except ValueError:
                 return True
-            tokens.append(compile_uncached(out[0], re.S))
+            tokens.append(_Class(out[0]))  # compiled only if the ending reaches it: a rule may hold thousands
             continue
         tokens.append(_STAR if c == "*" else _ANY if c == "?" else c)
         i += 1
@@ -322,7 +345,7 @@ def _may_end_with(name: str, ends: tuple[str, ...]) -> bool:
             token = tokens[k] if k >= 0 else None
             if token is None or token is _STAR:
                 break
-            if not (token is _ANY or token == ch or (isinstance(token, re.Pattern) and token.fullmatch(ch))):
+            if not (token is _ANY or token == ch or (isinstance(token, _Class) and token.matches(ch))):
                 break
             k -= 1
         else:
