@@ -202,8 +202,6 @@ def test_sql_of_many_statements_stays_within_the_run_memory_limit(tmp_path: Path
     assert peak < 320 * MiB, f"the host took {peak // MiB} MiB for a run limited to 128 MiB: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns reads a hooks file nested "
-                                       "deeper than Python's json takes as naming nothing (fails open)")
 def test_a_hook_script_is_protected_when_its_file_nests_deeper_than_python_reads(tmp_path: Path) -> None:
     """4065e86 makes hookruns fail closed past its bounds (:class:`Unread`: every write is refused), but
     ``targets_of`` still answers "names nothing" where ``json.loads`` raises RecursionError: a hooks file holding
@@ -212,7 +210,7 @@ def test_a_hook_script_is_protected_when_its_file_nests_deeper_than_python_reads
     writable: ``edit(path='impl/run.sh', ...)`` succeeds and the program's text runs on the host at the next tool
     call. (The deep value must be in the committed file: a contrived file, but the rule's own words are that a
     file past a bound is never read as harmless.) Fix: treat RecursionError (and any file the reader cannot
-    parse but that starts like JSON) as Unread, as the other bounds are."""
+    parse but that starts like JSON) as Unread, as the other bounds are. (Fixed: RecursionError is Unread.)"""
     import json
     import subprocess
 

@@ -401,14 +401,15 @@ def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')
     (hooks / "odd.json").write_text(json.dumps({"hooks": [1, "x", None, {"bash": 5, "cwd": ["x"]},
                                                           {"bash": "", "args": [3, None]}, {"powershell": "'"}]}))
-    (hooks / "deep.json").write_text("[" * 5000 + "]" * 5000)
     (hooks / "binary.json").write_bytes(b"\xff\xfe\x00{")
     (hooks / "quotes.json").write_text(hook_file([{"bash": "sh 'scripts/unclosed.sh"}]))
     (hooks / "real.json").write_text(hook_file([{"bash": "./scripts/b.sh"}]))
+    (hooks / "bom.json").write_text("\ufeff" + hook_file([{"bash": "./scripts/c.sh"}]))  # a byte-order mark
     here = ctx_at(repo)
     files.create(here, path="scripts/a.sh", file_text="ours\n")
     refused_write(here, "scripts/b.sh")  # a malformed file beside it takes nothing from a well-formed one
     refused_write(here, "scripts/unclosed.sh")  # unbalanced quotes: split on white space
+    refused_write(here, "scripts/c.sh")
     assert boundary.hookruns.targets_of(b"{not json", str(repo)) == ()
 
 
@@ -422,10 +423,11 @@ def test_a_hooks_file_past_what_is_read_refuses_the_writes_it_governs(repo):
              "wordy.json": hook_file([{"bash": "echo " + " ".join(["w"] * 6000)}, {"powershell": "w " * 5000}]),
              "many.json": hook_file([{"bash": f"./s{n}.sh"} for n in range(1001)]),
              "cds.json": hook_file([{"bash": " && ".join(f"cd d{n}" for n in range(17)) + " && ./x.sh"}]),
-             "args.json": hook_file([{"command": "node", "args": ["a.js"] * 10_001}])}
+             "args.json": hook_file([{"command": "node", "args": ["a.js"] * 10_001}]),
+             "deep.json": "[" * 5000 + "]" * 5000}  # Node's JSON.parse, the CLI's, reads it
     why = {"long.json": "a command over 16 KiB", "big.json": "over 1 MiB", "wordy.json": "more than 10,000 words",
            "many.json": "more than 1,000 entries", "cds.json": "a command that changes folder more than 15 times",
-           "args.json": "more than 10,000 words"}
+           "args.json": "more than 10,000 words", "deep.json": "JSON nested deeper than CodeAct reads"}
     for name, text in forms.items():
         (hooks / name).write_text(text)
         for _ in range(2):  # the second time from the cache: still refused

@@ -186,13 +186,16 @@ def _opened_inside(fd: int, file: str, top: str) -> bool:
 
 def targets_of(data: bytes, root: str, *, plugin: bool = False) -> tuple[Target, ...]:
     """The targets the hooks JSON ``data`` names, resolved in the repository ``root`` (or the plugin's folder, see
-    :func:`targets_in`); none if it is not JSON."""
+    :func:`targets_in`); none if it is not JSON (a leading byte-order mark is skipped), :class:`Unread` if it nests
+    deeper than Python's reader goes."""
     import json
 
     try:
-        parsed = json.loads(data.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):
+        parsed = json.loads(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    except ValueError:  # no JSON the CLI reads either
         return ()
+    except RecursionError:  # JSON nested deeper than Python's reader goes, which Node's (the CLI's) reads
+        raise Unread("JSON nested deeper than CodeAct reads") from None
     return targets_in(parsed, root, plugin=plugin)
 
 
