@@ -327,6 +327,12 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         names = 0 if name == "fnmatch.translate" else _text_length(
             _argument(args, kwargs, 0, "names" if name == "fnmatch.filter" else "name", ()))
         steps = len(pattern) * _PATTERN_STEPS + stars * _STAR_STEPS + names * (stars + 1)
+        if "[" in pattern:  # sre compiles a class by walking each code point of its ranges
+            import fnmatch
+
+            from ..core.patterns import class_span
+
+            steps += class_span(fnmatch.translate(pattern))
         return size, size + steps
     return size, size
 

@@ -42,6 +42,19 @@ def compile_uncached(pattern: str, flags: Any = 0) -> re.Pattern[str]:
     return compiler.compile(pattern, int(flags))  # type: ignore[no-any-return]
 
 
+def class_span(pattern: str) -> int:
+    """The code points the classes of the regular expression ``pattern`` span (what compiling them walks in
+    Python), 0 for one that does not parse."""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]  # 3.11+
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser
+    try:
+        return _class_span(parser.parse(pattern, 0), parser.RANGE)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return 0
+
+
 def _class_span(parsed: Any, range_op: Any) -> int:
     """The code points the ranges of a parsed pattern's classes span (a range counted up to 65,536: sre takes a
     wider one whole)."""
