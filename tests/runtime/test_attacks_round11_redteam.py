@@ -16,8 +16,6 @@ MiB = 1 << 20
 
 
 # ------------------------------------------------------------ the prelude's text file, by line
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): the prelude's codeact_TextFile splits "
-                                       "lines with str.splitlines(), at form feeds, U+0085 and U+001C-U+001E too")
 def test_a_file_read_with_an_encoding_is_split_into_lines_as_cpython_splits_it(tmp_path: Path) -> None:
     """``open(path, encoding='latin-1')`` (or any encoding but UTF-8, or ``errors='replace'``) goes through the
     prelude's ``codeact_open`` (core/prelude/files.py), which reads the file whole into a ``codeact_TextFile``. Its

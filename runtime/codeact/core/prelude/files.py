@@ -100,7 +100,12 @@ class codeact_TextFile:
     def readlines(self) -> list[str]:
         rest = self.text[self.at:]
         self.at = len(self.text)
-        return rest.splitlines(True)
+        # at "\n" alone, as CPython's text files (str.splitlines also splits at form feeds and U+0085)
+        parts = rest.split("\n")
+        lines = [part + "\n" for part in parts[:-1]]
+        if parts[-1]:
+            lines.append(parts[-1])
+        return lines
 
     def __iter__(self) -> Any:
         return iter(self.readlines())
