@@ -232,8 +232,6 @@ _BASH_FORMS_2 = {  # a hook entry that runs impl/run.sh, as bash reads it
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns substitutes the entry's env, but "
-                   "not a variable the command assigns itself; nested braces and $\"...\" are not read either")
 @pytest.mark.parametrize("form", sorted(_BASH_FORMS_2))
 def test_a_hook_script_named_through_the_commands_own_variables_is_protected(tmp_path: Path, form: str) -> None:
     """f3c4eee reads a hook entry's ``env``, one level of brace groups and ``$'...'`` as bash does. A hook command
@@ -243,7 +241,8 @@ def test_a_hook_script_named_through_the_commands_own_variables_is_protected(tmp
     tool call. So do nested brace groups (``impl/{x,{run,y}}.sh``) and bash's locale quoting (``$"impl/run.sh"``,
     read as ``"impl/run.sh"``). Fix: read ``NAME=value`` words (alone, or after ``export``/``local``/``declare``)
     as the variable for the rest of the command; expand braces recursively; read ``$"..."`` as ``"..."``; where a
-    ``$NAME`` stays unknown, protect what the word's literal tail can name (``*/run.sh``) rather than nothing."""
+    ``$NAME`` stays unknown, protect what the word's literal tail can name (``*/run.sh``) rather than nothing.
+    (Fixed: hookruns._assigned, nested _braces, _LOCALE.)"""
     import json
     import subprocess
 
@@ -272,8 +271,6 @@ _MODULE_FORMS = {  # a hook entry that runs src/app/check.py (or tools/check.py)
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): hookruns finds python -m's module from "
-                   "the cwd only: not through PYTHONPATH (a src layout), nor after joined flags (-Im)")
 @pytest.mark.parametrize("form", sorted(_MODULE_FORMS))
 def test_a_module_a_hook_runs_with_python_m_is_protected_however_it_is_found(tmp_path: Path, form: str) -> None:
     """e590ea5 protects the module ``python -m NAME`` runs, looked up from the hook's cwd: ``tools/check.py``. A
@@ -283,7 +280,7 @@ def test_a_module_a_hook_runs_with_python_m_is_protected_however_it_is_found(tmp
     (short flags joined, ``-Im``, ``-Pm``, ``-Bm``: CPython reads ``m`` there as ``-m``). ``edit()`` succeeds and
     the CLI runs the program's text on the host at the next tool call. Fix: look the module up in PYTHONPATH's
     folders too (set in the command, through env(1), or in the entry's env) and read a short-flag group ending in
-    ``m`` as ``-m``."""
+    ``m`` as ``-m``. (Fixed: hookruns._python_files, _module_name.)"""
     import json
     import subprocess
 

@@ -396,6 +396,22 @@ def test_a_hook_command_is_read_with_its_env_braces_and_ansi_c_quotes(repo):
         files.edit(here, path="conf/other.sh", old_str="exit 1", new_str="exit 0")
 
 
+def test_a_hook_commands_own_variables_and_python_path_are_read(repo):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": 'D=impl; export E="$D/sub" && sh "$E/run.sh" $"loc/l.sh" sh deep/{a,{b,{c,d}}}.sh'},
+        {"bash": "cd api && PYTHONPATH=src:lib python3 -W ignore -Bm app.main && python3 -X dev script.py"},
+        {"bash": "python3 -Imcheck_mod; py -3 -m pkg", "env": {"PYTHONPATH": "vendor"}}]))
+    scripts(repo, "impl/sub/run.sh", "loc/l.sh", "deep/d.sh", "deep/e.sh", "api/src/app/main.py",
+            "api/lib/app/__init__.py", "check_mod.py", "vendor/pkg/__main__.py", "api/x/app/main.py")
+    here = ctx_at(repo)
+    for rel in ("impl/sub/run.sh", "loc/l.sh", "deep/a.sh", "deep/d.sh", "api/src/app/main.py",
+                "api/lib/app/__init__.py", "api/app/main.py", "check_mod.py", "vendor/pkg/__main__.py", "pkg.py"):
+        refused_write(here, rel)
+    for rel in ("deep/e.sh", "api/x/app/main.py"):  # no brace group or PYTHONPATH folder names them
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    files.create(here, path="api/dev.py", file_text="x\n")  # -X takes `dev`: no module named dev
+
+
 def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
     hooks = repo / ".github/hooks"
     (hooks / "broken.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"bash": "./scripts/a.sh"')

@@ -70,6 +70,8 @@ _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)|`\
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)  # `D=impl`, a shell variable's assignment
+_LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
@@ -209,6 +211,7 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
         budget.spend(0)
         cwd = entry.get("cwd")
         base = os.path.normpath(os.path.join(root, cwd)) if isinstance(cwd, str) and "\x00" not in cwd else root
+        env = entry.get("env")
         words: list[list[str]] = []
         for keys, split in ((SHELL_KEYS, shell_words), (WINDOWS_KEYS, windows_words)):
             for key in keys:
@@ -216,17 +219,52 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
                 if isinstance(text, str):
                     if len(text) > MAX_COMMAND_CHARS:
                         raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-                    words.append(split(_substituted(text, entry.get("env"), plugin), budget=budget))
+                    split_words = split(_substituted(text, env, plugin), budget=budget)
+                    words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
         args = entry.get("args")
         if isinstance(args, list):
             budget.spend(len(args))
             if any(isinstance(arg, str) and len(arg) > MAX_COMMAND_CHARS for arg in args):
                 raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
             words.append([arg for arg in args if isinstance(arg, str)])
+        pythonpath = env.get("PYTHONPATH") if isinstance(env, dict) else None
         for command in words:
-            for target in _named(command, root, base, plugin, budget):
+            for target in _named(command, root, base, plugin, budget,
+                                 pythonpath if isinstance(pythonpath, str) else None):
                 found[target] = None
     return tuple(found)
+
+
+def _assigned(words: list[str], plugin: bool) -> list[str]:
+    """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
+    D=impl``) read in the words after the assignment; :class:`Unread` where they grow the command past
+    :data:`MAX_COMMAND_CHARS` (not those hookruns sets itself)."""
+    if not any("=" in word for word in words):
+        return words
+    own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+    values: dict[str, str] = {}
+    size = sum(map(len, words))
+    out: list[str] = []
+
+    def value_of(match: re.Match[str]) -> str:
+        nonlocal size
+        name = next(group for group in match.groups() if group)
+        found = values.get(name)
+        if found is None:
+            return match[0]
+        size += len(found)
+        if size > MAX_COMMAND_CHARS:
+            raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
+        return found
+
+    for word in words:
+        if values and "$" in word:
+            word = _VARIABLE.sub(value_of, word)
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment and assignment[1] not in own:
+            values[assignment[1]] = assignment[2]
+        out.append(word)
+    return out
 
 
 def _entries(data: object) -> list[dict[str, object]]:
@@ -283,29 +321,23 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
 
 
 def _braces(word: str) -> list[str]:
-    """The words bash's brace expansion makes of ``word`` (its groups outside ``${}``; the word as written is kept
-    by the caller): each ``{a,b}`` read as its parts, a ``{1..9}`` sequence, or more than :data:`MAX_BRACES`
-    words, read as the pattern ``*``."""
-    import itertools
-
-    groups = list(_BRACES.finditer(word))
-    choices: list[list[str]] = []
-    for group in groups:
-        parts = group[1].split(",")
-        choices.append(parts if len(parts) > 1 else ["*"] if ".." in group[1] else [group[0]])
-    count = 1
-    for parts in choices:
-        count *= len(parts)
-    if not groups or count > MAX_BRACES:
-        return [_BRACES.sub("*", word)] if groups else []
-    found: list[str] = []
-    for picked in itertools.product(*choices):
-        pieces, at = [], 0
-        for group, part in zip(groups, picked):
-            pieces += [word[at:group.start()], part]
-            at = group.end()
-        found.append("".join(pieces) + word[at:])
-    return found
+    """The words bash's brace expansion makes of ``word`` (its groups outside ``${}``, nested ones too; the word
+    as written is kept by the caller): each ``{a,b}`` read as its parts, a ``{1..9}`` sequence, or more than
+    :data:`MAX_BRACES` words, read as the pattern ``*``."""
+    done: list[str] = []
+    pending = [word]
+    while pending:
+        current = pending.pop()
+        group = next((g for g in _BRACES.finditer(current) if "," in g[1] or ".." in g[1]), None)
+        if group is None:
+            done.append(current)
+            continue
+        head, tail = current[:group.start()], current[group.end():]
+        parts = group[1].split(",") if "," in group[1] else ["*"]
+        pending += [head + part + tail for part in parts]
+        if len(done) + len(pending) > MAX_BRACES:
+            return [_BRACES.sub("*", word)]
+    return done if done != [word] else []
 
 
 def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
@@ -328,8 +360,8 @@ def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
     return out
 
 
-def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None
-           ) -> list[Target]:
+def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None,
+           pythonpath: str | None = None) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
     bases = _bases(words, root, cwd, plugin)
     found: list[Target] = []
@@ -359,22 +391,26 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
             found += _targets(text, named, bases, root)
-    for text in _runner_files(words, root, cwd, plugin, budget):
+    for text in _runner_files(words, root, cwd, plugin, budget, pythonpath):
         found += _targets(text, True, bases, root)
     return found
 
 
-def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None) -> list[str]:
+def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
+                  pythonpath: str | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
-    files for ``python -m a.b`` (``a/b.py``, ``a/b/__main__.py``, the packages' ``__init__.py``), the Makefile
-    for ``make`` (``-C dir``, ``-f file``), ``package.json`` for ``npm run x``, ``npm test``, ``pnpm``, ``yarn``."""
+    files for ``python -m a.b`` (``a/b.py``, ``a/b/__main__.py``, the packages' ``__init__.py``, there and in
+    each folder of ``PYTHONPATH``: the entry's ``pythonpath``, or as the command sets it), the Makefile for
+    ``make`` (``-C dir``, ``-f file``), ``package.json`` for ``npm run x``, ``npm test``, ``pnpm``, ``yarn``."""
     found: list[str] = []
     for index, word in enumerate(words):
         name = os.path.basename(word).lower()
         if budget is not None and not index % 64:
             budget.spend(0)
+        if word.startswith("PYTHONPATH="):  # `PYTHONPATH=src python3 -m app`, `env PYTHONPATH=src ...`
+            pythonpath = word[len("PYTHONPATH="):]
         if _PYTHON.fullmatch(name):
-            found += _module_files(_options(words, index + 1))
+            found += _python_files(words, index + 1, pythonpath, root, cwd, plugin)
         elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
             options = _options(words, index + 1)
             folder: str | None = ""
@@ -422,19 +458,54 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
     return found
 
 
-def _module_files(options: list[tuple[str, str]]) -> list[str]:
-    """The files ``python ... -m a.b`` reads first, from the folder it runs in (first on ``sys.path``)."""
-    for key, value in options:
-        if key == "-c" or (not key and not value.startswith("-")):  # `-c code`, or a script: no module
-            return []
-        if key == "-m":
-            parts = value.split(".")
-            if not all(part.isidentifier() for part in parts):
-                return []
-            path = "/".join(parts)
-            return [f"{path}.py", f"{path}/__main__.py", *("/".join(parts[:n]) + "/__init__.py"
-                                                           for n in range(1, len(parts) + 1))]
-    return []
+def _python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool
+                  ) -> list[str]:
+    """The files ``python ... -m a.b`` (its options from ``words[start]`` on) may run first: the module's files in
+    the folder it runs in and in each folder of ``pythonpath``."""
+    module = _module_name(words, start)
+    if module is None:
+        return []
+    found: list[str] = []
+    for folder in ["", *[part for part in re.split(r"[:;]", pythonpath or "") if part][:MAX_BASES]]:
+        expanded = _expand(folder, root, cwd, plugin) if folder else ""
+        if expanded is not None:
+            found += [os.path.join(expanded, file) for file in _module_files(module)]
+    return found
+
+
+def _module_name(words: list[str], start: int) -> str | None:
+    """The module ``python ... -m NAME`` runs, reading the words after the interpreter as CPython reads its
+    options: short flags may be joined (``-Im x``, ``-Imx``), ``-W``/``-X`` take a value, ``-c`` or a script
+    (a word not an option) runs no module."""
+    index = start
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if not word.startswith("-") or word == "-" or set(word) <= _SEPARATOR:
+            return None
+        if word.startswith("--"):
+            continue
+        flags = word[1:]
+        for at, flag in enumerate(flags):
+            if flag == "c":
+                return None
+            if flag == "m":
+                rest = flags[at + 1:]
+                return rest or (words[index] if index < len(words) else None)
+            if flag in "WX":
+                index += 0 if flags[at + 1:] else 1
+                break
+    return None
+
+
+def _module_files(module: str) -> list[str]:
+    """The files ``python -m module`` may run first, relative to a folder of ``sys.path``."""
+    parts = module.split(".")
+    if not all(part.isidentifier() for part in parts):
+        return []
+    path = "/".join(parts)
+    packages = ("/".join(parts[:n]) + "/__init__.py" for n in range(1, len(parts) + 1))
+    return [f"{path}.py", f"{path}/__main__.py", *packages]
 
 
 def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
@@ -497,6 +568,8 @@ def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
         text = _VARIABLE.sub(value_of, text)
     if "$'" in text:
         text = _ANSI_C.sub(lambda match: _ansi_c(match[1]), text)
+    if '$"' in text:  # bash's locale quoting: `$"impl/run.sh"` reads as "impl/run.sh"
+        text = _LOCALE.sub('"', text)
     if "$(" not in text and "`" not in text:
         return text
     text = _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text)
