@@ -79,7 +79,7 @@ def test_only_the_users_npm_gets_an_empty_prefix(tmp_path: Path) -> None:
     empty = str(tmp_path / "codeact/npm-outside/prefix")
     assert _params(npx, ["-y", "pkg", "."], "user", tmp_path)[1] == ["--prefix", empty, "-y", "pkg", "."]
     assert _params(npm, ["--yes", "exec", "pkg"], "user", tmp_path)[1] == ["--prefix", empty, "--yes", "exec", "pkg"]
-    assert _params(npx, ["--prefix=/mine", "pkg"], "user", tmp_path)[1] == ["--prefix=/mine", "pkg"]
+    assert _params(npx, ["--prefix=/mine", "pkg"], "user", tmp_path)[1] == ["--prefix", empty, "--prefix=/mine", "pkg"]
     assert _params(npm, ["run", "serve"], "user", tmp_path)[1] == ["run", "serve"]
     command, args, env, _ = _params("npx", ["-y", "pkg"], "user", tmp_path)
     assert (command, args) == ("npx", ["-y", "pkg"])

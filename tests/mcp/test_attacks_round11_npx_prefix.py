@@ -15,8 +15,6 @@ pytestmark = [pytest.mark.skipif(os.name != "posix", reason="npm_outside is POSI
               pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): npm_outside skips --prefix and the shims "
-                   "when a server's own argument after the package is --prefix")
 def test_a_users_npx_server_taking_its_own_prefix_option_runs_no_workspace_bin(tmp_path: Path) -> None:
     """``outside()`` returns the arguments unchanged, and puts no shim on PATH, when any argument is ``--prefix``
     or ``--prefix=...``, meant for an entry that names npm's prefix itself. But arguments after the package are

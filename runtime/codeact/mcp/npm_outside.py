@@ -27,9 +27,10 @@ EXEC_COMMANDS = ("exec", "exe", "x")  # npm's exec command, as npm takes it
 
 
 def outside(command: str, args: list[str], env: dict[str, str]) -> list[str]:
-    """``args`` with ``--prefix`` where ``command`` is ``npx`` or ``npm exec`` by path; ``env``'s ``PATH`` led by
-    the shims (changed in place). Anything else unchanged, and all of it where ``args`` name a prefix already."""
-    if os.name != "posix" or any(arg == "--prefix" or arg.startswith("--prefix=") for arg in args):
+    """``args`` with ``--prefix`` first where ``command`` is ``npx`` or ``npm exec`` by path; ``env``'s ``PATH``
+    led by the shims (changed in place). Anything else unchanged. A ``--prefix`` of the entry's own comes later, so
+    npm takes it where npm reads it (before the package; one after it is the server's own option)."""
+    if os.name != "posix":
         return args
     folder = _folder(env)
     prefix = folder / "prefix"
