@@ -158,8 +158,6 @@ def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path
 
 
 # ------------------------------------------------------------ sql's statement splitter, in the host
-@pytest.mark.xfail(run=False, strict=True, reason="open (issue 40, red team round 11): sql.split_statements checks "
-                                                  "the deadline only at a ';' it asks SQLite about")
 def test_sql_splitting_a_trigger_of_many_semicolons_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """ca38466 runs the statements in a worker the deadline kills, but the query is still split in the host, in
     the run's thread (``sql.split_statements``), and the deadline is checked only before SQLite is asked about a
@@ -178,8 +176,6 @@ def test_sql_splitting_a_trigger_of_many_semicolons_stops_at_the_run_deadline(tm
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): sql splits a query into statements and "
-                                       "marshals them in the host, unbounded: 500 MiB for a run limited to 128 MiB")
 def test_sql_of_many_statements_stays_within_the_run_memory_limit(tmp_path: Path) -> None:
     """``sql(query='SELECT 1;' * 5_000_000)``: a 45 MB string the program holds within a 128 MiB limit. The host
     splits it into 5,000,000 statement strings (``split_statements``: a Python object each, about 15 times the

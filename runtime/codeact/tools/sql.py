@@ -257,6 +257,9 @@ def _check_file(folder: int, name: str, what: str, *, side: bool = False) -> Non
                           "its own (cp) and query the copy")
 
 
+MAX_STATEMENTS = 100_000  # statements one call runs: each is a string held by the host and sent to the worker
+
+
 def split_statements(script: str, deadline: Deadline | None = None) -> list[str]:
     """``script`` cut into complete statements, quotes, comments and trigger bodies respected.
 
@@ -265,15 +268,19 @@ def split_statements(script: str, deadline: Deadline | None = None) -> list[str]
     work grows with the script's length, not its square. ``deadline`` is checked at each statement asked about."""
     import sqlite3
 
-    out, start, first = [], 0, True
+    out: list[str] = []
+    start, first = 0, True
     for end in _semicolons(script):
+        if deadline is not None:  # at every ';': inside a trigger's body each may be looked at
+            deadline.check("sql", "splitting the query into statements")
         if not (first or _may_end_trigger(script, start, end)):
             continue
-        if deadline is not None:
-            deadline.check("sql", "splitting the query into statements")
         current = script[start:end + 1]
         if sqlite3.complete_statement(current):
             if _has_sql(current):
+                if len(out) == MAX_STATEMENTS:
+                    raise ToolError(f"the query holds more than {MAX_STATEMENTS:,} statements; insert many rows in "
+                                    "one (INSERT INTO t VALUES (1), (2), ...), or split the work over calls")
                 out.append(current)
             start, first = end + 1, True
         else:
