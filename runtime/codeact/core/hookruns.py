@@ -63,10 +63,11 @@ _PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bu
 _RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
 _MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
 _SEPARATOR = frozenset(";&|()")
-_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, "-m", "-w", "-x"))  # options that take the next word (python -X a)
+_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, "-w"))  # a make or npm option that takes the next word
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
-_TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
+_TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
+                        r"|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
@@ -434,9 +435,9 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
 
 
 def _options(words: list[str], start: int) -> list[tuple[str, str]]:
-    """The words after a runner up to the command's end, as ``(option, value)``: ``-C dir``, ``-Cdir``,
-    ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word ``("", word)``; ``-m x`` and
-    ``-f x`` take the next word too."""
+    """The words after make or npm up to the command's end, as ``(option, value)``: ``-C dir``, ``-Cdir``,
+    ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word ``("", word)``; ``-f x`` and
+    ``-w x`` take the next word too."""
     found: list[tuple[str, str]] = []
     index = start
     while index < len(words) and len(found) < 64:
@@ -449,7 +450,7 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
             continue
         key, _, value = word.partition("=")
         low = key.lower()
-        if not value and len(low) > 2 and low[1] in "cfm" and low[0] == "-" and low[1] != "-":  # -Cdir, -ffile, -ma.b
+        if not value and len(low) > 2 and low[1] in "cf" and low[0] == "-":  # -Cdir, -ffile
             low, value = low[:2], word[2:]
         elif not value and low in _VALUED and index < len(words):
             value = words[index]
