@@ -40,8 +40,6 @@ def test_a_file_read_with_an_encoding_is_split_into_lines_as_cpython_splits_it(t
 
 
 # ------------------------------------------------------------ outline of a Python file, in the host
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 11): outline parses any Python file up to "
-                                       "1 MiB with the host's ast, in the host process: 600+ MiB for a 64 MiB run")
 def test_outline_of_a_python_file_stays_within_the_run_memory_limit(tmp_path: Path) -> None:
     """9e974b0 sends a tree-sitter file over IN_PROCESS_BYTES (16 KiB) to an outline worker bounded by the run's
     memory limit, but a Python file of any size up to MAX_FILE_BYTES (1 MiB) is still parsed by the host's

@@ -82,10 +82,8 @@ def test_the_host_gives_up_a_walk_that_would_cost_more_than_a_moment():
     once); unbounded (a worker), the items are read in full."""
     data = ("class A{m(){" + "{" * 1000 + "function f(){}" * 20 + "}" * 1000 + "}}").encode()
     assert len(data) < IN_PROCESS_BYTES
-    started = time.monotonic()
-    with pytest.raises(TooCostly):
+    with pytest.raises(TooCostly):  # by WALK_BUDGET's count of steps, not by a clock
         outline_source(BY_ENDING[".js"], data, bounded=True)
-    assert time.monotonic() - started < 0.5
     items = outline_source(BY_ENDING[".js"], data)
     assert [item[:3] for item in items] == [("class", "A", "A"), ("method", "m", "A.m")] + [("function", "f", "f")] * 20
 
@@ -170,11 +168,10 @@ def test_a_worker_past_the_memory_limit_is_an_error_item_and_the_rest_go_on(tmp_
 
 
 def test_a_deeply_nested_python_file_is_an_error_item_at_once():
-    """Python stays with the host's ``ast``: its parser refuses deep nesting itself, quickly, as an error item."""
+    """A Python file is parsed by ``ast`` (in the host up to PYTHON_IN_PROCESS_BYTES, in a worker past it): its
+    parser refuses deep nesting itself, as an error item."""
     for text in ("x = " + "-" * 300_000 + "1", "x = " + "[" * 300_000, "x = " + "1+" * 100_000 + "1"):
-        started = time.monotonic()
         items = outline_python(text.encode(), "a.py")
-        assert time.monotonic() - started < 2
         assert [item[0] for item in items] == ["error"], items[:1]
 
 

@@ -36,6 +36,9 @@ from .outline_python import SUFFIXES as PYTHON_SUFFIXES
 from .outline_python import error_item, outline_python
 
 MAX_FILE_BYTES = 1024 * 1024  # larger files are skipped, and reported as an "error" item
+# Python files larger than this are parsed in a worker only: ast's tree of a dense file (``x=a,a,a,...``) takes
+# hundreds of times its size (1 MiB: 670 MiB), past the run's memory limit, in the host
+PYTHON_IN_PROCESS_BYTES = 64 * 1024
 ENDINGS = (*PYTHON_SUFFIXES, *BY_ENDING)
 LANGUAGE_NAMES = ("Python", *(lang.name for lang in LANGUAGES))
 EVERY_LANGUAGE = "*.{" + ",".join(ending[1:] for ending in ENDINGS) + "}"
@@ -125,9 +128,9 @@ def _read(parsing: _Parsing, files: list[str], cache: OutlineCache, kind: str | 
         now = None if info is None else (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
         if entry is None or entry[1:5] != now:
             stale.append(rel)
-            if now is not None and IN_PROCESS_BYTES < now[0] <= MAX_FILE_BYTES and \
-                    not rel.lower().endswith(PYTHON_SUFFIXES):
-                apart.add(rel)  # parsed by a worker only (Python's ast is the host's, as small files are)
+            if now is not None and now[0] <= MAX_FILE_BYTES and now[0] > (
+                    PYTHON_IN_PROCESS_BYTES if rel.lower().endswith(PYTHON_SUFFIXES) else IN_PROCESS_BYTES):
+                apart.add(rel)  # parsed by a worker only
             now = None
         listed.append((rel, info, now))
     parsed: dict[str, FileItems] = {}
@@ -521,6 +524,8 @@ def outline_file(prefix: str, rel: str, bounded: bool = False) -> list[Item]:
         os.close(opened.fd)
     lang = language_of(rel)
     if rel.lower().endswith(PYTHON_SUFFIXES) or (lang is None and _interpreter(data) == "Python"):
+        if bounded and len(data) > PYTHON_IN_PROCESS_BYTES:
+            raise TooCostly  # ast's tree of a dense file is hundreds of times its size
         return outline_python(data, rel)
     if lang is None:
         by_line = _interpreter(data)
