@@ -47,8 +47,9 @@ _PATH_RESET_FORMS = {  # forms where the shims first on PATH are never consulted
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 10): mcp/npm_outside.py's shims are found "
-                   "only through the PATH the server is given; a login shell resets it, a path skips it")
+@pytest.mark.xfail(strict=True, reason="not covered (issue 40, red team round 10; docs/security.md lists it): "
+                   "mcp/npm_outside.py's shims are found only through the PATH the server is given; a login shell "
+                   "resets it, a path skips it. The Copilot CLI's own start of the server reads the same files")
 @pytest.mark.parametrize("form", sorted(_PATH_RESET_FORMS))
 def test_a_users_npm_server_that_skips_the_path_shims_runs_no_workspace_package_bin(tmp_path: Path,
                                                                                       form: str) -> None:
