@@ -1,0 +1,128 @@
+"""Red team, round 12 (issue 40): what landed since 14:50 left open. Each test runs a program through the sandbox
+(``run``, monty) and fails while the breach is open (strict xfail). Timing findings are xfail tests that do not run
+(``pytest --runxfail`` runs them)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
+
+
+def _edit_hook_target(tmp_path: Path, entry: dict[str, object], target: str) -> str:
+    """A repository whose ``.github/hooks/policy.json`` holds the ``preToolUse`` ``entry`` (which runs ``target``);
+    a program edits ``target``: its output (``PermissionError`` while the boundary protects the file)."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", **entry}]}}))
+    (ws / "impl/__init__.py").write_text("")
+    (ws / "package.json").write_text('{"name": "x", "workspaces": ["impl"], "scripts": {"lint": "exit 0"}}\n')
+    (ws / target).write_text("exit 0\n")
+    code = (f"try:\n    print(edit(path={target!r}, old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    if out.split() != ["PermissionError"]:
+        assert (ws / target).read_text() == "id\n"  # edited indeed: the hook now runs the program's text
+    return out
+
+
+# ------------------------------------------------------------ hookruns._bases: a folder change with options
+_CD_FORMS = {  # a hook entry that changes folder, then runs impl/run.sh (or .ps1), as the shell reads it
+    "cd -P": ({"bash": "cd -P impl && ./run.sh"}, "impl/run.sh"),
+    "cd --": ({"bash": "cd -- impl && ./run.sh"}, "impl/run.sh"),
+    "env -C": ({"bash": "env -C impl ./run.sh"}, "impl/run.sh"),
+    "Set-Location -Path": ({"powershell": "Set-Location -Path impl; ./run.ps1"}, "impl/run.ps1"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a cd with options is not followed")
+@pytest.mark.parametrize("form", sorted(_CD_FORMS))
+def test_a_hook_script_run_after_a_folder_change_with_options_is_protected(tmp_path: Path, form: str) -> None:
+    """``hookruns._bases`` reads the folder a hook command changes to only from the word right after ``cd``
+    (``pushd``, ``Set-Location``): an option there (``cd -P impl``, ``cd -- impl``, PowerShell's common
+    ``Set-Location -Path impl``) ends the look, and ``env -C impl ./run.sh`` (GNU env's ``--chdir``) is not read
+    as a folder change at all. ``./run.sh`` is then read from the repository's top, ``impl/run.sh`` stays
+    writable: ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host
+    code execution). Fix: skip options after ``cd``/``pushd``/``Set-Location`` (``-P``, ``-L``, ``-e``, ``--``,
+    ``-Path``, ``-LiteralPath``) and read ``env -C DIR``/``--chdir[=]DIR`` as a folder change."""
+    entry, target = _CD_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ hookruns._options: make's and npm's options
+_RUNNER_FORMS = {  # a hook entry whose runner reads a file the boundary leaves writable
+    "make -sC (joined short flags)": ({"bash": "make -sC impl check"}, "impl/Makefile"),
+    "make --direc= (an abbreviated long option)": ({"bash": "make --direc=impl check"}, "impl/Makefile"),
+    "npm -w (a workspace's package.json)": ({"bash": "npm -w impl run lint"}, "impl/package.json"),
+    "npm --workspace=": ({"bash": "npm --workspace=impl run lint"}, "impl/package.json"),
+    "npm pack (prepack, prepare scripts)": ({"bash": "npm pack --dry-run"}, "package.json"),
+    "node --run (package.json scripts)": ({"bash": "node --run lint"}, "package.json"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): make/npm read as getopt and npm do")
+@pytest.mark.parametrize("form", sorted(_RUNNER_FORMS))
+def test_the_file_a_runner_reads_first_is_protected_however_its_options_are_written(tmp_path: Path,
+                                                                                  form: str) -> None:
+    """336f6c7 reads make's and npm's options (``-C dir``, ``-Cdir``, ``--directory=dir``, ``-f``), but not as GNU
+    make's getopt_long reads them: short flags joined before ``C`` (``make -sC impl``, ``-kC``) and unambiguous
+    abbreviations of long options (``--direc=impl``, ``--mak=x``) leave ``impl/Makefile`` writable. npm runs
+    a workspace's scripts with ``-w impl``/``--workspace=impl`` (``impl/package.json``, not the top's), and runs
+    package.json's lifecycle scripts for other commands than ``run``/``test``/``install`` (``npm pack``: prepack,
+    prepare, postpack; ``publish``, ``version``, ``rebuild`` likewise), and Node 22's ``node --run lint`` runs
+    package.json's script as ``npm run`` does. Each file stays writable, ``edit()`` succeeds and the CLI runs the
+    program's text on the host at the next tool call (host code execution). Fix: parse make's short options as
+    getopt does (a group ending in ``C``/``f``/``I`` takes the rest or the next word) and its long options by
+    unique prefix; protect ``<workspace>/package.json`` for ``-w``/``--workspace``; protect package.json for any
+    npm command (or any command but a known-harmless few) and for ``node --run``."""
+    entry, target = _RUNNER_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ hookruns._python_files: what python runs first
+_PYTHON_FORMS = {  # a hook entry whose python runs a file the boundary leaves writable
+    "a folder as the script (its __main__.py)": ({"bash": "python3 impl"}, "impl/__main__.py"),
+    "a long option before -m": ({"bash": "python3 --check-hash-based-pycs never -m impl.run"}, "impl/run.py"),
+    "sitecustomize in PYTHONPATH": ({"bash": "PYTHONPATH=impl python3 -m json.tool x"}, "impl/sitecustomize.py"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): what python runs first is missed")
+@pytest.mark.parametrize("form", sorted(_PYTHON_FORMS))
+def test_the_file_python_runs_first_is_protected_however_it_is_named(tmp_path: Path, form: str) -> None:
+    """d06abdb and e590ea5 protect ``python -m a.b``'s module (in the cwd and PYTHONPATH's folders). Python also
+    runs ``impl/__main__.py`` for ``python3 impl`` (a folder, or a zip, as the script: hookruns protects the word
+    ``impl``, a folder, and no file in it); ``_module_name`` gives up at a long option that takes a value
+    (``--check-hash-based-pycs never -m impl.run``); and with ``PYTHONPATH=impl`` every Python run imports
+    ``impl/sitecustomize.py`` (and ``usercustomize``) at start-up, before any module of the hook's. Each stays
+    writable: ``edit()`` succeeds and the program's text runs on the host at the next tool call (host code
+    execution). Fix: for a script word that is a folder (or a .zip/.pyz), protect its ``__main__.py``; skip
+    ``--check-hash-based-pycs VALUE`` and other valued long options; protect ``sitecustomize.py`` and
+    ``usercustomize.py`` in each PYTHONPATH folder a command or entry sets."""
+    entry, target = _PYTHON_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): ${D%/} parameter operations")
+def test_a_hook_script_named_through_a_parameter_operation_is_protected(tmp_path: Path) -> None:
+    """d06abdb/f3c4eee read a command's own variables (``D=impl/; sh "$D/run.sh"``), but ``_VARIABLE`` knows only
+    ``$D``, ``${D}`` and ``${D:-x}``: bash's other parameter operations (``${D%/}``, ``${D#./}``, ``${D/x/y}``,
+    ``${D:0:4}``), common to trim a trailing slash, leave the word unread (``_expand`` gives None: an unknown
+    variable) and ``impl/run.sh`` writable: ``edit()`` succeeds and the program's text runs on the host at the
+    next tool call (host code execution). Fix: where a ``${NAME...}`` is not read, protect what the word's literal
+    parts can name (``*/run.sh``), or refuse such a hooks file's scripts folder-wide, as for an unknown ``$X``."""
+    out = _edit_hook_target(tmp_path, {"bash": 'D=impl/; sh "${D%/}/run.sh"'}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
