@@ -126,3 +126,22 @@ def test_a_hook_script_named_through_a_parameter_operation_is_protected(tmp_path
     parts can name (``*/run.sh``), or refuse such a hooks file's scripts folder-wide, as for an unknown ``$X``."""
     out = _edit_hook_target(tmp_path, {"bash": 'D=impl/; sh "${D%/}/run.sh"'}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ sql's statement splitter: a trailing comment
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a trailing /* */ comment empties rows")
+def test_sql_rows_are_those_of_the_last_statement_before_a_trailing_comment(tmp_path: Path) -> None:
+    """sql returns the rows of the query's last statement. ``split_statements`` keeps a trailing ``/* ... */``
+    comment as a statement of its own (``_has_sql`` strips ``--`` comments, not block ones, and SQLite's
+    ``complete_statement`` calls ``/* end */;`` complete), the worker runs it (no rows, no description) and the
+    answer is reset: ``sql(query='SELECT 1 AS x; /* end */')`` returns ``[]`` where ``SELECT 1 AS x; -- end``
+    returns ``[{'x': 1}]``: a silent wrong answer (an empty result a program reads as "no rows"). Fix: drop a
+    piece holding only blanks and comments of either kind (strip ``/* */`` in ``_has_sql`` too, outside quotes),
+    or have the worker skip a statement SQLite compiles to nothing (``cursor.description`` None and no change)
+    rather than reset the answer."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = "print(sql(query='SELECT 1 AS x; /* end */'))\nprint(sql(query='SELECT 1 AS x; -- end'))\n"
+    out = _run(ws, base / "home", code)
+    assert out.split("\n")[:2] == ["[{'x': 1}]", "[{'x': 1}]"], out
