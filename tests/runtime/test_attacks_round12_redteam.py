@@ -145,3 +145,77 @@ def test_sql_rows_are_those_of_the_last_statement_before_a_trailing_comment(tmp_
     code = "print(sql(query='SELECT 1 AS x; /* end */'))\nprint(sql(query='SELECT 1 AS x; -- end'))\n"
     out = _run(ws, base / "home", code)
     assert out.split("\n")[:2] == ["[{'x': 1}]", "[{'x': 1}]"], out
+
+
+# ------------------------------------------------------------ sql's worker: a hot journal's super-journal
+_JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def _hot_journal(db: Path, victim: str) -> None:
+    """``db``, a database of one row, beside a hot rollback journal (no page records) whose super-journal name is
+    ``victim``: SQLite rolls the journal back when it next opens ``db``, then deletes the super-journal, since no
+    journal it lists points back at it."""
+    import sqlite3
+    import struct
+
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA page_size = 4096")
+    conn.execute("CREATE TABLE t(x)")
+    conn.execute("INSERT INTO t VALUES (1)")
+    conn.commit()
+    conn.close()
+    pages = db.stat().st_size // 4096
+    head = (_JOURNAL_MAGIC + struct.pack(">IIIII", 0, 0, pages, 512, 4096)).ljust(512, b"\0")
+    name = victim.encode()
+    tail = struct.pack(">I", 0) + name + struct.pack(">II", len(name), sum(name)) + _JOURNAL_MAGIC
+    Path(f"{db}-journal").write_bytes(head + tail)
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a hot journal deletes a protected file")
+def test_sql_on_a_database_with_a_hot_journal_deletes_no_protected_file(tmp_path: Path) -> None:
+    """A repository holds ``data.db`` and a leftover ``data.db-journal`` (a hot rollback journal, 512 bytes of
+    header and a tail; ``_check_file`` refuses only a journal that is a link or hard-linked). The journal's tail
+    names a super-journal: ``.github/hooks/policy.json``. ``sql(db='data.db', query='SELECT x FROM t')`` opens the
+    database; SQLite rolls the hot journal back and then (``pager_delsuper``) opens the super-journal, reads it as a
+    list of child journal names, finds none pointing back, and unlinks it. Landlock lets the worker remove files
+    below the database's folder, here the workspace's top: the protected hooks file (the repository's enforcement
+    hooks) is deleted by a query, and the answer is ``[{'x': 1}]`` as if nothing happened; ``.codeact/``, ``.git/``
+    files go the same way. Fix: refuse a database whose ``-journal`` is non-empty (or move it aside) before the
+    worker opens it -- or open with ``?immutable``/read-only where the call only reads -- and grant the worker
+    REMOVE_FILE for the database's own journal names only (a ruleset per file, not the folder)."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    policy = ws / ".github/hooks/policy.json"
+    policy.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": []}}))
+    _hot_journal(ws / "data.db", str(policy))
+    out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
+    assert policy.exists(), f"the protected hooks file was deleted by a query: {out}"
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): unconfined, it deletes outside files")
+def test_sql_without_landlock_deletes_no_file_outside_the_workspace(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Landlock is missing (macOS, kernels before 5.13, containers that disable it: ``write_ruleset`` gives
+    None), docs/security.md says SQLite runs unconfined and only a folder swap, timed between the check and the
+    open, can still be followed. A committed hot journal needs no race: its super-journal name is any absolute
+    path, and ``sql(db='data.db', query='SELECT x FROM t')`` unlinks that file outside the workspace (any file the
+    user may remove: ``~/.ssh/authorized_keys``, ``~/.bashrc``) while answering ``[{'x': 1}]``. Fix: as for the
+    Landlock case, never let SQLite roll back a journal the program or repository left (refuse or remove a
+    non-empty ``-journal`` before the open, after the link checks), and say in docs/security.md what an unconfined
+    worker may still reach."""
+    from codeact.tools import confine
+
+    monkeypatch.setattr(confine, "write_ruleset", lambda _folder: None)  # as where there is no Landlock
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    victim = base / "outside.txt"
+    victim.write_text("the user's file\n")
+    _hot_journal(ws / "data.db", str(victim))
+    out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
+    assert victim.exists(), f"a file outside the workspace was deleted by a query: {out}"
