@@ -45,7 +45,6 @@ _CD_FORMS = {  # a hook entry that changes folder, then runs impl/run.sh (or .ps
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a cd with options is not followed")
 @pytest.mark.parametrize("form", sorted(_CD_FORMS))
 def test_a_hook_script_run_after_a_folder_change_with_options_is_protected(tmp_path: Path, form: str) -> None:
     """``hookruns._bases`` reads the folder a hook command changes to only from the word right after ``cd``
@@ -71,7 +70,6 @@ _RUNNER_FORMS = {  # a hook entry whose runner reads a file the boundary leaves 
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): make/npm read as getopt and npm do")
 @pytest.mark.parametrize("form", sorted(_RUNNER_FORMS))
 def test_the_file_a_runner_reads_first_is_protected_however_its_options_are_written(tmp_path: Path,
                                                                                   form: str) -> None:
@@ -99,7 +97,6 @@ _PYTHON_FORMS = {  # a hook entry whose python runs a file the boundary leaves w
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): what python runs first is missed")
 @pytest.mark.parametrize("form", sorted(_PYTHON_FORMS))
 def test_the_file_python_runs_first_is_protected_however_it_is_named(tmp_path: Path, form: str) -> None:
     """d06abdb and e590ea5 protect ``python -m a.b``'s module (in the cwd and PYTHONPATH's folders). Python also
@@ -116,7 +113,6 @@ def test_the_file_python_runs_first_is_protected_however_it_is_named(tmp_path: P
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): ${D%/} parameter operations")
 def test_a_hook_script_named_through_a_parameter_operation_is_protected(tmp_path: Path) -> None:
     """d06abdb/f3c4eee read a command's own variables (``D=impl/; sh "$D/run.sh"``), but ``_VARIABLE`` knows only
     ``$D``, ``${D}`` and ``${D:-x}``: bash's other parameter operations (``${D%/}``, ``${D#./}``, ``${D/x/y}``,

@@ -359,18 +359,20 @@ def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
     (repo / ".github/hooks/policy.json").write_text(hook_file([
         {"bash": "python3 -X dev -m tools.lint.check --strict && py -mgate", "cwd": "."},
         {"bash": "make -s -C build -f rules.mk lint; make -Cdocs html; cd web && npm run --silent lint"},
-        {"bash": "yarn --cwd ../app lint && npm --version && python3 -c 'import evil' && npm --prefix=../srv test",
-         "cwd": "other"}]))
+        {"bash": "yarn --cwd ../app lint && python3 -c 'import evil' && npm --prefix=../srv test", "cwd": "other"},
+        {"bash": "make -sCpkg; npm -w ws1 --workspace=ws2 pack && cd -P deep && env -C envdir node --run x"}]))
     scripts(repo, "tools/lint/check.py", "tools/lint/__init__.py", "tools/__init__.py", "tools/lint/helper.py",
             "build/Makefile", "docs/Makefile", "web/package.json", "app/package.json", "srv/package.json",
-            "other/package.json", "other/evil.py", "Makefile")
+            "other/package.json", "other/evil.py", "Makefile", "ws1/Makefile")
     here = ctx_at(repo)
-    for rel in ("tools/lint/check.py", "tools/lint/check/__main__.py", "tools/__init__.py", "tools/lint/__init__.py",
+    for rel in ("pkg/Makefile", "ws1/package.json", "ws2/package.json", "package.json", "deep/package.json",
+                "envdir/package.json", "tools/lint/check.py", "tools/lint/check/__main__.py", "tools/__init__.py", "tools/lint/__init__.py",
                 "gate.py", "gate/__main__.py", "build/rules.mk", "docs/Makefile", "docs/GNUmakefile",
                 "docs/makefile", "web/package.json", "app/package.json", "srv/package.json"):
         refused_write(here, rel)
     # what those files import or include, and what no runner here reads, stay writable
-    for rel in ("tools/lint/helper.py", "build/Makefile", "other/package.json", "other/evil.py", "Makefile"):
+    for rel in ("tools/lint/helper.py", "build/Makefile", "other/package.json", "other/evil.py", "Makefile",
+                "ws1/Makefile"):
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
     files.create(here, path="build/common.mk", file_text="include me\n")
 
@@ -400,12 +402,16 @@ def test_a_hook_commands_own_variables_and_python_path_are_read(repo):
     (repo / ".github/hooks/policy.json").write_text(hook_file([
         {"bash": 'D=impl; export E="$D/sub" && sh "$E/run.sh" $"loc/l.sh" sh deep/{a,{b,{c,d}}}.sh'},
         {"bash": "cd api && PYTHONPATH=src:lib python3 -W ignore -Bm app.main && python3 -X dev script.py"},
-        {"bash": "python3 -Imcheck_mod; py -3 -m pkg", "env": {"PYTHONPATH": "vendor"}}]))
+        {"bash": "python3 -Imcheck_mod; py -3 -m pkg; python3 --check-hash-based-pycs never -m hashed; python3 app",
+         "env": {"PYTHONPATH": "vendor"}},
+        {"bash": 'D=trim/x/; sh "${D%/}/t.sh" ${D%%/*}/u.sh # ./commented.sh'}]))
     scripts(repo, "impl/sub/run.sh", "loc/l.sh", "deep/d.sh", "deep/e.sh", "api/src/app/main.py",
             "api/lib/app/__init__.py", "check_mod.py", "vendor/pkg/__main__.py", "api/x/app/main.py")
     here = ctx_at(repo)
     for rel in ("impl/sub/run.sh", "loc/l.sh", "deep/a.sh", "deep/d.sh", "api/src/app/main.py",
-                "api/lib/app/__init__.py", "api/app/main.py", "check_mod.py", "vendor/pkg/__main__.py", "pkg.py"):
+                "api/lib/app/__init__.py", "api/app/main.py", "check_mod.py", "vendor/pkg/__main__.py", "pkg.py",
+                "hashed.py", "app/__main__.py", "vendor/sitecustomize.py", "vendor/usercustomize.py",
+                "api/src/sitecustomize.py", "trim/x/t.sh", "trim/u.sh", "commented.sh"):
         refused_write(here, rel)
     for rel in ("deep/e.sh", "api/x/app/main.py"):  # no brace group or PYTHONPATH folder names them
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")

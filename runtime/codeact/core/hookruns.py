@@ -63,7 +63,9 @@ _PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bu
 _RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
 _MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
 _SEPARATOR = frozenset(";&|()")
-_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, "-w"))  # a make or npm option that takes the next word
+_WORKSPACES = frozenset(("-w", "--workspace"))  # npm's workspace: its package.json's scripts run
+_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
+_LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
 _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
@@ -71,6 +73,7 @@ _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+_TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)  # `D=impl`, a shell variable's assignment
 _LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
@@ -236,6 +239,21 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
     return tuple(found)
 
 
+def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
+    """bash's ``${D%pattern}``, ``${D%%pattern}``, ``${D#pattern}``, ``${D##pattern}`` of a value in ``values``
+    (the shortest or longest end or start the pattern matches removed); as written where ``D`` is not there."""
+    value = values.get(match[1])
+    if value is None:
+        return match[0]
+    operation, pattern = match[2], match[3]
+    cuts = range(len(value) + 1)
+    if operation[0] == "%":
+        ends = [n for n in cuts if fnmatchcase(value[n:], pattern)]
+        return value[:max(ends) if operation == "%" else min(ends)] if ends else value
+    starts = [n for n in cuts if fnmatchcase(value[:n], pattern)]
+    return value[min(starts) if operation == "#" else max(starts):] if starts else value
+
+
 def _assigned(words: list[str], plugin: bool) -> list[str]:
     """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
     D=impl``) read in the words after the assignment; :class:`Unread` where they grow the command past
@@ -260,7 +278,7 @@ def _assigned(words: list[str], plugin: bool) -> list[str]:
 
     for word in words:
         if values and "$" in word:
-            word = _VARIABLE.sub(value_of, word)
+            word = _VARIABLE.sub(value_of, _TRIMMED.sub(lambda m: _trimmed(m, values), word))
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment and assignment[1] not in own:
             values[assignment[1]] = assignment[2]
@@ -308,6 +326,7 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
+        lexer.commenters = ""  # bash starts a comment only at a word's start (`${D#x}` is none): read on
         for word in lexer:
             budget.spend()
             words.append(word)
@@ -413,25 +432,31 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
         if _PYTHON.fullmatch(name):
             found += _python_files(words, index + 1, pythonpath, root, cwd, plugin)
         elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
-            options = _options(words, index + 1)
-            folder: str | None = ""
-            named: list[str] = []
-            rest: list[str] = []
-            for key, given in options:
-                value = _expand(given, root, cwd, plugin) if given else given
-                if key in _RUNNER_DIRS and given:  # `-C $X`: a folder not known here, read nothing
-                    folder = None if value is None or folder is None else os.path.join(folder, value)
-                elif key in _MAKE_FILES and value:
-                    named.append(value)
-                elif not key and value is not None:
-                    rest.append(value)
-            if folder is None:
-                continue
-            if name in _MAKES:
-                found += [os.path.join(folder, file) for file in named or _MAKEFILES]
-            elif name in _PACKAGE_RUNNERS or (rest and rest[0].lower() in _NPM_SCRIPTS):
-                found.append(os.path.join(folder, "package.json"))
+            found += _task_files(name, _options(words, index + 1), root, cwd, plugin)
+        elif name in ("node", "node.exe") and any(w == "--run" or w.startswith("--run=") for w in words[index:]):
+            found.append("package.json")  # `node --run lint`: package.json's script, as npm runs it
     return found
+
+
+def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, plugin: bool) -> list[str]:
+    """The file make (its Makefile, ``-C``, ``-f``) or npm, pnpm, yarn, bun (``package.json``, every command:
+    each may run its scripts; a workspace's too, ``-w``) reads first, as ``options`` (:func:`_options`) say."""
+    folder: str | None = ""
+    named: list[str] = []
+    workspaces: list[str] = []
+    for key, given in options:
+        value = _expand(given, root, cwd, plugin) if given else given
+        if key in _RUNNER_DIRS and given:  # `-C $X`: a folder not known here, read nothing
+            folder = None if value is None or folder is None else os.path.join(folder, value)
+        elif key in _MAKE_FILES and value:
+            named.append(value)
+        elif key in _WORKSPACES and value:
+            workspaces.append(value)
+    if folder is None:
+        return []
+    if name in _MAKES:
+        return [os.path.join(folder, file) for file in named or _MAKEFILES]
+    return [os.path.join(folder, where, "package.json") for where in ("", *workspaces)]
 
 
 def _options(words: list[str], start: int) -> list[tuple[str, str]]:
@@ -450,9 +475,14 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
             continue
         key, _, value = word.partition("=")
         low = key.lower()
-        if not value and len(low) > 2 and low[1] in "cf" and low[0] == "-":  # -Cdir, -ffile
-            low, value = low[:2], word[2:]
-        elif not value and low in _VALUED and index < len(words):
+        if low.startswith("--"):  # an unambiguous abbreviation, as getopt_long reads it: `--direc=x`
+            longer = [name for name in _LONG_OPTIONS if name.startswith(low)]
+            low = low if low in _LONG_OPTIONS or len(longer) != 1 else longer[0]
+        else:  # short flags joined (`-sC dir`, `-sCdir`): the first that takes a value takes the rest or next word
+            at = next((n for n, flag in enumerate(low[1:], 1) if flag in "cfw"), None)
+            if at is not None:
+                low, value = "-" + low[at], word[at + 1:]
+        if not value and low in _VALUED and index < len(words):
             value = words[index]
             index += 1
         found.append((low, value))
@@ -461,30 +491,40 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
 
 def _python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool
                   ) -> list[str]:
-    """The files ``python ... -m a.b`` (its options from ``words[start]`` on) may run first: the module's files in
-    the folder it runs in and in each folder of ``pythonpath``."""
+    """The files ``python ...`` (its options from ``words[start]`` on) may run first: ``-m a.b``'s files in the
+    folder it runs in and in each folder of ``pythonpath``, a script folder's (or zip's) ``__main__.py``, and
+    ``sitecustomize.py``, ``usercustomize.py`` in each folder of ``pythonpath``."""
     module = _module_name(words, start)
-    if module is None:
-        return []
     found: list[str] = []
     for folder in ["", *[part for part in re.split(r"[:;]", pythonpath or "") if part][:MAX_BASES]]:
         expanded = _expand(folder, root, cwd, plugin) if folder else ""
-        if expanded is not None:
+        if expanded is None:
+            continue
+        if folder:  # every Python start imports these from a PYTHONPATH folder, whatever it runs
+            found += [os.path.join(expanded, "sitecustomize.py"), os.path.join(expanded, "usercustomize.py")]
+        if module is not None and module.startswith("\x00"):  # a script: a folder or zip runs its __main__.py
+            script = module[1:]
+            if not script.lower().endswith((".py", ".pyw")) and not folder:
+                found.append(os.path.join(script, "__main__.py"))
+        elif module is not None:
             found += [os.path.join(expanded, file) for file in _module_files(module)]
     return found
 
 
 def _module_name(words: list[str], start: int) -> str | None:
     """The module ``python ... -m NAME`` runs, reading the words after the interpreter as CPython reads its
-    options: short flags may be joined (``-Im x``, ``-Imx``), ``-W``/``-X`` take a value, ``-c`` or a script
-    (a word not an option) runs no module."""
+    options: short flags may be joined (``-Im x``, ``-Imx``), ``-W``/``-X`` take a value, ``-c`` runs no module;
+    a script (a word not an option) comes back after a NUL."""
     index = start
     while index < len(words):
         word = words[index]
         index += 1
-        if not word.startswith("-") or word == "-" or set(word) <= _SEPARATOR:
+        if set(word) <= _SEPARATOR or word == "-":
             return None
+        if not word.startswith("-"):  # the script (marked by a NUL, no module name holds one)
+            return "\x00" + word
         if word.startswith("--"):
+            index += word == "--check-hash-based-pycs"  # the one long option that takes the next word
             continue
         flags = word[1:]
         for at, flag in enumerate(flags):
@@ -513,17 +553,21 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
     """The folders a command's words are read from: ``cwd``, and those a ``cd`` in it changes to
     (``cd tools && ./audit.sh``); :class:`Unread` past :data:`MAX_BASES`."""
     bases = [cwd]
-    after_cd = False
+    after_cd = env = False
     for word in words:
-        if after_cd and not word.startswith("-"):
-            expanded = _expand(word, root, cwd, plugin)
+        low = word.lower()
+        if after_cd and word.startswith("-") and not low.startswith("--chdir="):  # `cd -P x`, `-Path x`, `--`
+            continue
+        if after_cd or (env and low.startswith("--chdir=")):
+            expanded = _expand(word.split("=", 1)[1] if low.startswith("--chdir=") else word, root, cwd, plugin)
             if expanded is not None:
                 if len(bases) >= MAX_BASES:
                     raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
                 bases.append(os.path.normpath(os.path.join(cwd, expanded)))
             after_cd = False
-        else:
-            after_cd = word.lower() in _CHANGE_DIR
+            continue
+        env = (env and not set(word) <= _SEPARATOR) or os.path.basename(low) == "env"
+        after_cd = low in _CHANGE_DIR or (env and word in ("-C", "--chdir"))  # `env -C dir cmd` (GNU env)
     return bases
 
 
