@@ -215,3 +215,32 @@ def test_sql_without_landlock_deletes_no_file_outside_the_workspace(tmp_path: Pa
     _hot_journal(ws / "data.db", str(victim))
     out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
     assert victim.exists(), f"a file outside the workspace was deleted by a query: {out}"
+
+
+# ------------------------------------------------------------ boundary._hook_files: the 65th hooks file
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): hooks files past 64 are not read")
+def test_a_script_the_65th_hooks_file_runs_is_protected(tmp_path: Path) -> None:
+    """``boundary._hook_files`` lists ``.github/hooks/*.json`` sorted and keeps the first
+    ``hookruns.MAX_HOOKS_FILES`` (64): the rest are silently not read, where every other bound of 4065e86 fails
+    closed (:class:`hookruns.Unread`: "a file past a bound is never read as harmless"). The Copilot CLI runs them
+    all. A repository with 64 hooks files before ``zz.json`` (one a tool or check, as generators write them) leaves
+    the script ``zz.json`` names writable: ``edit(path='impl/run.sh', ...)`` succeeds and the CLI runs the
+    program's text on the host at the next tool call (host code execution). Fix: past MAX_HOOKS_FILES, raise
+    Unread (refuse the writes the folder's hooks govern), as the other bounds do."""
+    import json
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    for n in range(64):
+        (ws / f".github/hooks/a{n:02}.json").write_text('{"version": 1, "hooks": {}}\n')
+    (ws / ".github/hooks/zz.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "sh impl/run.sh"}]}}))
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
