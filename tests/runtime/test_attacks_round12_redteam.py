@@ -275,3 +275,34 @@ def test_a_session_gives_a_tuple_back_as_a_tuple_or_says_it_was_not_kept(tmp_pat
         os.chdir(cwd)
     said = " ".join([first.stdout, first.stderr, *first.notes, second.stdout, second.stderr, *second.notes])
     assert second.stdout.strip() == "True" or "tuple" in said, said
+
+
+# ------------------------------------------------------------ after 688c609: runners selected by env, args, workspaces
+_RUNNER_FORMS_2 = {  # a hook entry whose runner reads a file the boundary leaves writable
+    "pnpm --filter": ({"bash": "pnpm --filter impl lint"}, "impl/package.json"),
+    "yarn workspace": ({"bash": "yarn workspace impl lint"}, "impl/package.json"),
+    "npm_config_prefix in the entry's env": ({"bash": "npm run lint", "env": {"npm_config_prefix": "impl"}},
+                                             "impl/package.json"),
+    "MAKEFILES in the entry's env": ({"bash": "make check", "env": {"MAKEFILES": "impl/x.mk"}}, "impl/x.mk"),
+    "command and args apart (python3 -m)": ({"command": "python3", "args": ["-m", "impl.run"]}, "impl/run.py"),
+    "command and args apart (make -C)": ({"command": "make", "args": ["-C", "impl"]}, "impl/Makefile"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): runner read through env/args/workspace")
+@pytest.mark.parametrize("form", sorted(_RUNNER_FORMS_2))
+def test_the_file_a_runner_reads_first_is_protected_however_it_is_chosen(tmp_path: Path, form: str) -> None:
+    """688c609 reads make's and npm's options as they do, npm's ``-w``. Still missed: pnpm's ``--filter impl``
+    (``-F``) and yarn's ``workspace impl`` run ``impl/package.json``'s script; the entry's ``env`` setting
+    ``npm_config_prefix`` (npm reads its config from the environment: ``npm run lint`` then reads
+    ``impl/package.json``) or ``MAKEFILES`` (files make reads before the Makefile: ``impl/x.mk``); and an entry
+    whose ``command`` is the runner and ``args`` its arguments (``{"command": "python3", "args": ["-m",
+    "impl.run"]}``, ``{"command": "make", "args": ["-C", "impl"]}``): ``targets_in`` reads ``command`` and
+    ``args`` as two commands, so ``-m`` and ``-C`` follow no runner. Each file stays writable, ``edit()``
+    succeeds and the CLI runs the program's text on the host at the next tool call (host code execution). Fix:
+    read pnpm's ``--filter``/``-F`` and yarn's ``workspace``; read the entry's ``env`` (and ``VAR=`` words) for
+    ``npm_config_prefix``/``NPM_CONFIG_PREFIX`` and ``MAKEFILES``; read ``command`` followed by ``args`` as one
+    command."""
+    entry, target = _RUNNER_FORMS_2[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
