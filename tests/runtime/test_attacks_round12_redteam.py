@@ -306,3 +306,37 @@ def test_the_file_a_runner_reads_first_is_protected_however_it_is_chosen(tmp_pat
     entry, target = _RUNNER_FORMS_2[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ after 688c609: forms its readers still miss
+_FORMS_688 = {  # a hook entry that runs a file the boundary leaves writable, as bash, env, make, python read it
+    "env -Cimpl (joined)": ({"bash": "env -Cimpl ./run.sh"}, "impl/run.sh"),
+    "env --chd= (abbreviated)": ({"bash": "env --chd=impl ./run.sh"}, "impl/run.sh"),
+    "make -wC (w takes no value)": ({"bash": "make -wC impl check"}, "impl/Makefile"),
+    "make -wCimpl": ({"bash": "make -wCimpl check"}, "impl/Makefile"),
+    "python3 -c 'import impl.run'": ({"bash": "python3 -c 'import impl.run'"}, "impl/run.py"),
+    "python3 -c runpy.run_module": ({"bash": "python3 -c 'import runpy; runpy.run_module(\"impl.run\")'"},
+                                    "impl/run.py"),
+    "${D/x/y}": ({"bash": 'D=imp; sh "${D/imp/impl}/run.sh"'}, "impl/run.sh"),
+    "${D:0:4}": ({"bash": 'D=implx; sh "${D:0:4}/run.sh"'}, "impl/run.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): forms 688c609 still misses")
+@pytest.mark.parametrize("form", sorted(_FORMS_688))
+def test_a_hook_script_is_protected_in_the_forms_688c609_still_misses(tmp_path: Path, form: str) -> None:
+    """688c609 reads ``env -C dir``/``--chdir=dir``, make's joined short flags and ``${D%x}``/``${D#x}``. Still
+    missed: GNU env's joined ``-Cimpl`` and abbreviated ``--chd=impl`` (getopt_long, as make's now are);
+    ``make -wC impl`` -- ``_options`` takes the first of ``c``, ``f``, ``w`` in a flag group as the one with a
+    value, but make's ``-w`` is ``--print-directory`` (no value: npm's ``-w`` is the one that takes one), so
+    ``C`` is lost and ``impl/Makefile`` stays writable (``-w`` is common in recursive makes); ``python3 -c
+    'import impl.run'`` (or ``runpy.run_module``) names a module of the repository the hook itself runs first,
+    as ``-m`` does; bash's ``${D/x/y}`` and ``${D:0:4}`` of a command's own variables. Each file stays writable:
+    ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
+    execution). Fix: read env's options with getopt_long rules too; pick the valued flag per runner (make:
+    ``C``, ``f``, ``I``, ``o``, ``W``, ``j``, ``l``, ``O``; npm: ``C``, ``w``); for ``-c`` code protect the
+    modules its ``import``/``from`` statements and ``run_module``/``run_path`` calls name (or every module of
+    the cwd); where a ``${...}`` stays unread, protect what the word's literal parts can name (``*/run.sh``)."""
+    entry, target = _FORMS_688[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
