@@ -66,9 +66,10 @@ def test_plain_keeps_plain_data_and_names_the_rest_in_the_runs_notes() -> None:
     finally:
         notices.restore(previous)
     assert kept == {"a": 1, "t": (1, "x")}
-    assert len(notes.items) == 1
-    assert f"deep (nested deeper than {sessions.MAX_DEPTH} levels)" in notes.items[0]
-    assert "s (a set)" in notes.items[0] and "f (" not in notes.items[0]
+    assert len(notes.items) == 2  # the tuple kept as a list, and what was not kept
+    assert "kept as lists" in notes.items[0] and ": t;" in notes.items[0]
+    assert f"deep (nested deeper than {sessions.MAX_DEPTH} levels)" in notes.items[1]
+    assert "s (a set)" in notes.items[1] and "f (" not in notes.items[1]
 
 
 def test_a_large_list_in_a_session_comes_back_and_later_runs_still_start(tmp_path: Path) -> None:

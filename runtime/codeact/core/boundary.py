@@ -393,11 +393,13 @@ _HOOK_PLACES = ((".github", "hooks", re.compile(r".*\.json", re.IGNORECASE)),
                 (".claude", "", re.compile(r"settings.*\.json", re.IGNORECASE)))
 
 
-def _hook_files(folder: str, within: Path | None) -> list[str]:
+def _hook_files(folder: str, within: Path | None) -> tuple[list[str], str | None]:
     """The files whose hooks the Copilot CLI runs when started in ``folder``: ``.github/hooks/*.json``,
-    ``.github/copilot/settings*.json`` and ``.claude/settings*.json`` (two stats where there are none). Inside
-    ``within``, a folder that is a link leading out is not listed."""
+    ``.github/copilot/settings*.json`` and ``.claude/settings*.json`` (two stats where there are none), and the
+    place holding more than ``hookruns.MAX_HOOKS_FILES`` of them (the CLI runs them all: which scripts they run
+    is then not known), else None. Inside ``within``, a folder that is a link leading out is not listed."""
     found: list[str] = []
+    past: str | None = None
     tops: dict[str, bool] = {}
     for top, sub, names in _HOOK_PLACES:
         if top not in tops:
@@ -409,8 +411,11 @@ def _hook_files(folder: str, within: Path | None) -> list[str]:
             listed = sorted(os.listdir(where))
         except OSError:
             continue
-        found += [os.path.join(where, name) for name in listed if names.fullmatch(name)][:hookruns.MAX_HOOKS_FILES]
-    return found
+        named = [os.path.join(where, name) for name in listed if names.fullmatch(name)]
+        if len(named) > hookruns.MAX_HOOKS_FILES:
+            past = os.path.relpath(where, folder)
+        found += named[:hookruns.MAX_HOOKS_FILES]
+    return found, past
 
 
 def _hook_script(path: Path, within: Path | None) -> tuple[Rule, Path, str] | None:
@@ -423,7 +428,9 @@ def _hook_script(path: Path, within: Path | None) -> tuple[Rule, Path, str] | No
     text = str(path)
     folder = os.path.dirname(text)
     while True:
-        files = _hook_files(folder, within)
+        files, past = _hook_files(folder, within)
+        if past is not None:
+            return HOOKS_UNREAD_RULE, Path(folder), f"{past}: more than {hookruns.MAX_HOOKS_FILES} hooks files"
         if files:
             if key is None:
                 if os.path.isdir(text):  # a folder a command names (`eslint --fix src/`) is no script it runs

@@ -160,6 +160,7 @@ def plain(value: Any) -> dict[str, Any]:
         return {}
     kept: dict[str, Any] = {}
     lost: list[str] = []
+    listed: list[str] = []  # kept, with a tuple in them that comes back a list
     for key, item in value.items():
         if key == OTHERS:
             lost += [f"{entry[0]} (a {entry[1]})" for entry in item if isinstance(entry, list) and len(entry) == 2
@@ -171,8 +172,15 @@ def plain(value: Any) -> dict[str, Any]:
         why = _not_plain(item)
         if why is None:
             kept[key] = item
+            if _holds_tuple(item):
+                listed.append(key)
         else:
             lost.append(f"{key} ({why})")
+    if listed:
+        from . import notices
+
+        notices.note("--session", "kept as lists for the next run (JSON has no tuples; a session keeps what JSON "
+                     f"keeps): {', '.join(listed)}; compare with list(...) or make them tuples again")
     if lost:
         from . import notices
 
@@ -180,6 +188,17 @@ def plain(value: Any) -> dict[str, Any]:
                      + ", ".join(lost) + f"; keep lists, str-keyed dicts, finite numbers, at most {MAX_DEPTH} levels "
                      "deep (a set as a list, NaN as None)")
     return kept
+
+
+def _holds_tuple(value: Any) -> bool:
+    """Whether plain ``value`` holds a tuple (which JSON keeps as a list)."""
+    if isinstance(value, tuple):
+        return True
+    if isinstance(value, list):
+        return any(_holds_tuple(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_tuple(item) for item in value.values())
+    return False
 
 
 def _not_plain(value: Any, depth: int = 0) -> str | None:

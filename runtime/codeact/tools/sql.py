@@ -224,15 +224,42 @@ def _database(ctx: ToolContext, db: str) -> _Database:
             if os.path.islink(f"{real}{suffix}"):
                 raise PolicyError(f"db {shown}: {real.name}{suffix} is a symbolic link; SQLite would follow it: "
                                   "remove the link (a database's journal files are its own)")
+        _refuse_hot_journal(os.open(f"{real}-journal", os.O_RDONLY) if os.path.exists(f"{real}-journal") else None,
+                            shown, real.name)
         return _Database(str(real), real.name, None, shown)
     try:
         _check_file(folder, real.name, f"db {shown}")
         for suffix in _SIDE_FILES:
             _check_file(folder, real.name + suffix, f"db {shown}: {real.name}{suffix}", side=True)
+        try:
+            journal: int | None = os.open(real.name + "-journal", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK,
+                                          dir_fd=folder)
+        except FileNotFoundError:
+            journal = None
+        _refuse_hot_journal(journal, shown, real.name)
     except BaseException:
         os.close(folder)
         raise
     return _Database(str(real), real.name, folder, shown)
+
+
+_JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")  # the first bytes of a rollback journal SQLite will play back
+
+
+def _refuse_hot_journal(journal: int | None, shown: str, name: str) -> None:
+    """Refuse a database beside a hot rollback journal (``journal``: its descriptor, closed here): opening the
+    database plays it back and then deletes the super-journal its tail names, which may be any file SQLite can
+    remove (a repository can commit both)."""
+    if journal is None:
+        return
+    try:
+        head = os.read(journal, len(_JOURNAL_MAGIC))
+    finally:
+        os.close(journal)
+    if head == _JOURNAL_MAGIC:
+        raise PolicyError(f"db {shown}: {name}-journal is a hot rollback journal (left by a write that did not "
+                          "finish); opening the database would play it back and may delete another file it names. "
+                          "Recover it with sqlite3 through bash if you trust it, or remove the journal")
 
 
 def _check_file(folder: int, name: str, what: str, *, side: bool = False) -> None:
@@ -335,6 +362,11 @@ def _may_end_trigger(script: str, start: int, end: int) -> bool:
 
 
 def _has_sql(text: str) -> bool:
+    """Whether ``text`` holds more than blanks, ``;`` and comments (``--`` and ``/* */``: a statement of comments
+    alone runs as nothing, and the rows returned are the last statement's)."""
+    import re
+
+    text = re.sub(r"/\*.*?(\*/|$)", " ", text, flags=re.S)
     lines = [line.split("--", 1)[0] for line in text.splitlines()]
     return bool("".join(lines).replace(";", "").strip())
 
