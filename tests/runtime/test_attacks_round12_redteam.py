@@ -335,3 +335,23 @@ def test_a_hook_script_is_protected_in_the_forms_688c609_still_misses(tmp_path: 
     entry, target = _FORMS_688[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ the program's own compile: statements, not commas
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): 125,000 statements compile past memory")
+def test_a_program_of_many_short_statements_compiles_within_the_run_memory_limit(tmp_path: Path) -> None:
+    """docs/tool-limits.md: "the sandbox compiles before the deadline and memory limit apply", so a program may hold
+    at most 100,000 comma-separated items and 256 KiB. Statements are not counted: ``'a\\n' * 125_000`` (250 KB,
+    under MAX_PROGRAM, no comma) takes the host process to about 250 MiB (measured with VmHWM; ``print(1)`` alone:
+    32 MiB) for a run limited to 64 MiB, before the run fails with MemoryError; ``'a[0];' * 50_000`` (180 MiB)
+    and ``'if a:a\\n' * 35_000`` (150 MiB) compile and run. A warm server compiling a few such programs at once
+    holds several times the sum of their limits. Fix: count statements (and expression nodes) with the commas
+    before compiling and refuse past a bound the memory limit sets, or compile in a worker the limit bounds."""
+    from test_attacks_round9_redteam import _peak_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = "a = 1\n" + "a\n" * 125_000 + "print('ran')\n"
+    out, peak, _ = _peak_run(ws, base / "home", code, memory=64 << 20, timeout=30)
+    assert peak < 160 << 20, f"the host took {peak >> 20} MiB for a run limited to 64 MiB: {out[-300:]}"
