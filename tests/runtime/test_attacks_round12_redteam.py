@@ -355,3 +355,33 @@ def test_a_program_of_many_short_statements_compiles_within_the_run_memory_limit
     code = "a = 1\n" + "a\n" * 125_000 + "print('ran')\n"
     out, peak, _ = _peak_run(ws, base / "home", code, memory=64 << 20, timeout=30)
     assert peak < 160 << 20, f"the host took {peak >> 20} MiB for a run limited to 64 MiB: {out[-300:]}"
+
+
+# ------------------------------------------------------------ d1fc272's lazy classes: compiled with no deadline
+@pytest.mark.xfail(run=False, strict=True,
+                   reason="open (issue 40, red team round 12): may_ignore compiles classes past the deadline")
+def test_a_glob_over_a_gitignore_of_wide_classes_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """d1fc272 caps one pattern's classes at MAX_CLASS_SPAN (1,048,576 code points) and makes ``may_ignore``'s
+    classes lazy (``walk._Class``: compiled when the ending reaches them). But ``rg_listing.Overrides.hold`` runs
+    ``may_ignore`` over every ignore file (each up to 1 MiB) with no deadline check: a committed ``.gitignore``
+    of 200 lines ``x<n>[<16 ranges of 65,536 code points>]`` (23 KB) compiles one class per line (each under the
+    cap, about 0.1 s) when ``glob(pattern='*.py')`` checks whether a rule may end in ``.py``: the run limited to
+    2 s took 21.6 s (a 1 MiB file: about 15 minutes; a repository may hold one in every folder), the warm
+    server's other runs waiting on the interpreter meanwhile. Fix: check the run's deadline in ``may_ignore``
+    (per line, or before each class compile), and bound the code points all of one file's classes span (as
+    ``parse_ignore`` bounds a rule) -- or answer "may match" for a class wider than a few hundred code points
+    without compiling it."""
+    import subprocess
+
+    from test_attacks_round9_redteam import _peak_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    wide = "[" + "".join(f"{chr(0x100 + i)}-{chr(0x100 + i + 65535)}" for i in range(16)) + "]"
+    (ws / ".gitignore").write_text("".join(f"x{n}{wide}\n" for n in range(200)), encoding="utf-8")
+    (ws / "a.py").write_text("x = 1\n")
+    code = "try:\n    print(glob(pattern='*.py'))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
+    assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
