@@ -385,3 +385,36 @@ def test_a_glob_over_a_gitignore_of_wide_classes_stops_at_the_run_deadline(tmp_p
     code = "try:\n    print(glob(pattern='*.py'))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ hookruns.matches: a hook's glob words, compiled unbounded
+@pytest.mark.xfail(run=False, strict=True,
+                   reason="open (issue 40, red team round 12): hook glob targets compile past the deadline")
+def test_a_hooks_file_of_wide_glob_words_is_matched_within_the_run_deadline(tmp_path: Path) -> None:
+    """A hook word holding ``*``, ``?`` or ``[`` is a glob target (``hookruns._targets``), and every write below
+    the hooks file's folder is matched against each with ``fnmatchcase`` (``hookruns.matches``): Python's fnmatch
+    compiles each pattern with ``re`` -- no MAX_CLASS_SPAN check (d1fc272 counts a program's fnmatch patterns,
+    not these) and no deadline check between targets. A committed ``.github/hooks/policy.json`` (159 KB, under
+    every hookruns bound) of 5 entries of 100 words ``impl/x<n>[<16 ranges of 65,536 code points>]`` makes the
+    first write of a run, ``edit(path='notes.txt', ...)``, take 13.4 s in a run limited to 2 s (a 1 MiB file:
+    about 90 s, in one call, the warm server's other runs waiting meanwhile). Fix: count the class span of a
+    hooks file's glob words against a bound while reading it (Unread past it), check the run's deadline between
+    targets in ``matches``, and compile with ``patterns.compile_uncached`` (its cap) rather than fnmatch's."""
+    import json
+    import subprocess
+
+    from test_attacks_round9_redteam import _peak_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    wide = "[" + "".join(f"{chr(0x100 + i)}-{chr(0x100 + i + 65535)}" for i in range(16)) + "]"
+    entries = [{"type": "command", "bash": "sh " + " ".join(f"impl/x{e}_{n}{wide}" for n in range(100))}
+               for e in range(5)]
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": entries}}))
+    (ws / "notes.txt").write_text("a\n")
+    code = ("try:\n    print(edit(path='notes.txt', old_str='a', new_str='b'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
+    assert took < 8, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
