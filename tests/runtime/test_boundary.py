@@ -342,14 +342,14 @@ def test_a_hook_entrys_cwd_is_where_its_words_are_read(repo):
 def test_a_hook_finds_the_root_or_cwd_by_substitution_or_a_defaulted_variable(repo):
     (repo / ".github/hooks/policy.json").write_text(hook_file([
         {"bash": '"$(git rev-parse --show-toplevel 2>/dev/null)"/scripts/top.sh && `pwd`/local.sh', "cwd": "tools"},
-        {"bash": "${CLAUDE_PROJECT_DIR:-$PWD}/scripts/dflt.sh; ${HOOKS_DIR-./hooks.d}/run.sh; ${X:+y}/alt.sh"},
+        {"bash": "${CLAUDE_PROJECT_DIR:-$PWD}/scripts/dflt.sh; ${HOOKS_DIR-./hooks.d}/run.sh; $X/alt.sh"},
         {"powershell": "& \"$(Get-Location)\\scripts\\win.ps1\""}]))
     scripts(repo, "scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "alt.sh", "y/alt.sh",
             "scripts/win.ps1", "tools/scripts/top.sh")
     here = ctx_at(repo)
     for rel in ("scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "scripts/win.ps1"):
         refused_write(here, rel)
-    for rel in ("tools/scripts/top.sh", "alt.sh", "y/alt.sh"):  # `${X:+y}`: what it names is not known here
+    for rel in ("tools/scripts/top.sh", "alt.sh", "y/alt.sh"):  # `$X`: what it names is not known here
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
 
 
@@ -375,6 +375,29 @@ def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
                 "ws1/Makefile"):
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
     files.create(here, path="build/common.mk", file_text="include me\n")
+
+
+def test_a_runner_is_read_through_its_flags_env_args_and_workspace(repo):
+    """GNU env's joined ``-Cdir`` and abbreviated ``--chd=dir``; make's short flags joined, only ``C``, ``f``,
+    ``I``, ``o``, ``W`` taking a value (``-wC dir``: ``-w`` prints the folder); ``command`` and ``args`` read as one
+    command; ``MAKEFILES`` and ``npm_config_prefix`` from the entry's env or the command; pnpm's ``--filter``/
+    ``-F`` and yarn's ``workspace`` naming a workspace folder."""
+    (repo / ".github/hooks/policy.json").write_text(hook_file([
+        {"bash": "env -Ce1 ./one.sh; env -iCe2 ./two.sh; env --chd=e3 ./three.sh; env -uX ./four.sh"},
+        {"bash": "make -wC m1 all; make -wCm2; make -sIinc -f m3.mk; make -ocheck; make -j4 -Cm4"},
+        {"command": "python3", "args": ["-m", "a1.run"]},
+        {"command": "make", "args": ["-C", "a2"]},
+        {"bash": "make check && npm run lint", "env": {"MAKEFILES": "mk/x.mk mk/y.mk", "NPM_CONFIG_PREFIX": "np"}},
+        {"bash": "MAKEFILES=mk/z.mk make; npm_config_prefix=np2 npm test"},
+        {"bash": "pnpm --filter p1 lint; pnpm -F p2 lint; pnpm --filter=p3 lint; yarn workspace y1 lint"}]))
+    scripts(repo, "Makefile", "check/Makefile", "inc/Makefile", "uX/four.sh")
+    here = ctx_at(repo)
+    for rel in ("e1/one.sh", "e2/two.sh", "e3/three.sh", "four.sh", "m1/Makefile", "m2/Makefile", "m3.mk",
+                "m4/Makefile", "a1/run.py", "a2/Makefile", "mk/x.mk", "mk/y.mk", "mk/z.mk", "np/package.json",
+                "np2/package.json", "p1/package.json", "p2/package.json", "p3/package.json", "y1/package.json"):
+        refused_write(here, rel)
+    for rel in ("check/Makefile", "inc/Makefile", "uX/four.sh"):  # option values, not folders make runs in
+        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
 
 
 def test_a_hook_command_is_read_with_its_env_braces_and_ansi_c_quotes(repo):
@@ -446,10 +469,16 @@ def test_a_hooks_file_past_what_is_read_refuses_the_writes_it_governs(repo):
              "many.json": hook_file([{"bash": f"./s{n}.sh"} for n in range(1001)]),
              "cds.json": hook_file([{"bash": " && ".join(f"cd d{n}" for n in range(17)) + " && ./x.sh"}]),
              "args.json": hook_file([{"command": "node", "args": ["a.js"] * 10_001}]),
-             "deep.json": "[" * 5000 + "]" * 5000}  # Node's JSON.parse, the CLI's, reads it
+             "deep.json": "[" * 5000 + "]" * 5000,  # Node's JSON.parse, the CLI's, reads it
+             "subst.json": hook_file([{"bash": 'D=imp; sh "${D/imp/impl}/run.sh"'}]),
+             "slice.json": hook_file([{"command": 'sh "${D:0:4}/run.sh"', "env": {"D": "implx"}}]),
+             "alt.json": hook_file([{"bash": "${X:+y}/alt.sh"}])}
     why = {"long.json": "a command over 16 KiB", "big.json": "over 1 MiB", "wordy.json": "more than 10,000 words",
            "many.json": "more than 1,000 entries", "cds.json": "a command that changes folder more than 15 times",
-           "args.json": "more than 10,000 words", "deep.json": "JSON nested deeper than CodeAct reads"}
+           "args.json": "more than 10,000 words", "deep.json": "JSON nested deeper than CodeAct reads",
+           "subst.json": r"a parameter expansion CodeAct does not read: \$\{D/imp/impl\}",
+           "slice.json": r"a parameter expansion CodeAct does not read: \$\{D:0:4\}",
+           "alt.json": r"a parameter expansion CodeAct does not read: \$\{X:\+y\}"}
     for name, text in forms.items():
         (hooks / name).write_text(text)
         for _ in range(2):  # the second time from the cache: still refused

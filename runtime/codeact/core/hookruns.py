@@ -63,7 +63,8 @@ _PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bu
 _RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
 _MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
 _SEPARATOR = frozenset(";&|()")
-_WORKSPACES = frozenset(("-w", "--workspace"))  # npm's workspace: its package.json's scripts run
+_WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
+_MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
 _VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
 _LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
@@ -223,6 +224,8 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
                 if isinstance(text, str):
                     if len(text) > MAX_COMMAND_CHARS:
                         raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+                    if split is shell_words:
+                        _check_expansions(text)
                     split_words = split(_substituted(text, env, plugin), budget=budget)
                     words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
         args = entry.get("args")
@@ -230,13 +233,30 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
             budget.spend(len(args))
             if any(isinstance(arg, str) and len(arg) > MAX_COMMAND_CHARS for arg in args):
                 raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-            words.append([arg for arg in args if isinstance(arg, str)])
-        pythonpath = env.get("PYTHONPATH") if isinstance(env, dict) else None
+            strings = [arg for arg in args if isinstance(arg, str)]
+            words.append(strings)
+            command_text = entry.get("command")
+            if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
+                budget.spend(len(strings))
+                words.append([*shell_words(command_text, budget=budget), *strings])
+        runner_env = {name: value for name, value in env.items() if isinstance(name, str) and
+                      isinstance(value, str)} if isinstance(env, dict) else {}
         for command in words:
-            for target in _named(command, root, base, plugin, budget,
-                                 pythonpath if isinstance(pythonpath, str) else None):
+            for target in _named(command, root, base, plugin, budget, runner_env):
                 found[target] = None
     return tuple(found)
+
+
+def _check_expansions(text: str) -> None:
+    """:class:`Unread` where the shell command ``text`` holds a ``${...}`` this module does not apply (``${D/x/y}``,
+    ``${D:0:4}``, ``${!D}``, nested ones): what the word names is not known, so its file fails closed."""
+    at = text.find("${")
+    while at >= 0:
+        if not (_VARIABLE.match(text, at) or _TRIMMED.match(text, at)):
+            end = text.find("}", at)
+            form = text[at:end + 1 if 0 <= end < at + 40 else at + 40]
+            raise Unread(f"a parameter expansion CodeAct does not read: {form}")
+        at = text.find("${", at + 2)
 
 
 def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
@@ -381,7 +401,7 @@ def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
 
 
 def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None,
-           pythonpath: str | None = None) -> list[Target]:
+           env: dict[str, str] | None = None) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
     bases = _bases(words, root, cwd, plugin)
     found: list[Target] = []
@@ -411,28 +431,37 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
             found += _targets(text, named, bases, root)
-    for text in _runner_files(words, root, cwd, plugin, budget, pythonpath):
+    for text in _runner_files(words, root, cwd, plugin, budget, env):
         found += _targets(text, True, bases, root)
     return found
 
 
 def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
-                  pythonpath: str | None = None) -> list[str]:
+                  env: dict[str, str] | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
     files for ``python -m a.b`` (``a/b.py``, ``a/b/__main__.py``, the packages' ``__init__.py``, there and in
-    each folder of ``PYTHONPATH``: the entry's ``pythonpath``, or as the command sets it), the Makefile for
-    ``make`` (``-C dir``, ``-f file``), ``package.json`` for ``npm run x``, ``npm test``, ``pnpm``, ``yarn``."""
+    each folder of ``PYTHONPATH``), the Makefile for ``make`` (``-C dir``, ``-f file``, and the files of
+    ``MAKEFILES``), ``package.json`` for ``npm run x``, ``npm test``, ``pnpm``, ``yarn`` (in ``npm_config_prefix``
+    where set). Variables come from the entry's ``env``, or as the command sets them (``PYTHONPATH=src ...``)."""
     found: list[str] = []
+    values = dict(env or {})
     for index, word in enumerate(words):
         name = os.path.basename(word).lower()
         if budget is not None and not index % 64:
             budget.spend(0)
-        if word.startswith("PYTHONPATH="):  # `PYTHONPATH=src python3 -m app`, `env PYTHONPATH=src ...`
-            pythonpath = word[len("PYTHONPATH="):]
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`
+            values[assignment[1]] = assignment[2]
         if _PYTHON.fullmatch(name):
-            found += _python_files(words, index + 1, pythonpath, root, cwd, plugin)
+            found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin)
         elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
-            found += _task_files(name, _options(words, index + 1), root, cwd, plugin)
+            options = _options(words, index + 1, name in _MAKES)
+            if name in _MAKES:  # make reads each file of MAKEFILES before the Makefile
+                options += [("-f", file) for file in values.get("MAKEFILES", "").split()[:MAX_BASES]]
+            else:  # npm reads its config from the environment, case-insensitively: the prefix is the folder
+                prefix = next((value for key, value in values.items() if key.lower() == "npm_config_prefix"), "")
+                options = [("--prefix", prefix)] * bool(prefix) + options
+            found += _task_files(name, options, root, cwd, plugin)
         elif name in ("node", "node.exe") and any(w == "--run" or w.startswith("--run=") for w in words[index:]):
             found.append("package.json")  # `node --run lint`: package.json's script, as npm runs it
     return found
@@ -459,10 +488,12 @@ def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, 
     return [os.path.join(folder, where, "package.json") for where in ("", *workspaces)]
 
 
-def _options(words: list[str], start: int) -> list[tuple[str, str]]:
-    """The words after make or npm up to the command's end, as ``(option, value)``: ``-C dir``, ``-Cdir``,
-    ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word ``("", word)``; ``-f x`` and
-    ``-w x`` take the next word too."""
+def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str, str]]:
+    """The words after make (``make``) or npm up to the command's end, as ``(option, value)``: ``-C dir``,
+    ``-Cdir``, ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word ``("", word)``; ``-f x``
+    and ``-w x`` take the next word too. In a group of short flags (``-sC dir``) the first that takes a value takes
+    the rest or the next word: make's ``C``, ``f``, ``I``, ``o``, ``W`` (``j``, ``l``, ``O`` only the rest), npm's
+    ``C``, ``w``; pnpm's ``--filter x``/``-F x`` and yarn's ``workspace x`` name a workspace."""
     found: list[tuple[str, str]] = []
     index = start
     while index < len(words) and len(found) < 64:
@@ -471,7 +502,11 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
         if word and set(word) <= _SEPARATOR:
             break
         if not word.startswith("-"):
-            found.append(("", word))
+            if word == "workspace" and not make and not found and index < len(words):  # `yarn workspace x lint`
+                found.append(("-w", words[index]))
+                index += 1
+            else:
+                found.append(("", word))
             continue
         key, _, value = word.partition("=")
         low = key.lower()
@@ -479,9 +514,15 @@ def _options(words: list[str], start: int) -> list[tuple[str, str]]:
             longer = [name for name in _LONG_OPTIONS if name.startswith(low)]
             low = low if low in _LONG_OPTIONS or len(longer) != 1 else longer[0]
         else:  # short flags joined (`-sC dir`, `-sCdir`): the first that takes a value takes the rest or next word
-            at = next((n for n, flag in enumerate(low[1:], 1) if flag in "cfw"), None)
+            at = next((n for n, flag in enumerate(word[1:], 1) if flag in (_MAKE_VALUED if make else "CwF")), None)
             if at is not None:
-                low, value = "-" + low[at], word[at + 1:]
+                flag, value = word[at], word[at + 1:]
+                if flag in "jlO":  # make's optional values: only the rest of the word
+                    continue
+                if flag in "IoW":  # a value, not a file make reads first
+                    index += not value and index < len(words)
+                    continue
+                low = {"C": "-c", "f": "-f", "w": "-w", "F": "-w"}[flag]  # pnpm's -F: --filter, a workspace
         if not value and low in _VALUED and index < len(words):
             value = words[index]
             index += 1
@@ -556,10 +597,11 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
     after_cd = env = False
     for word in words:
         low = word.lower()
-        if after_cd and word.startswith("-") and not low.startswith("--chdir="):  # `cd -P x`, `-Path x`, `--`
+        folder = _env_chdir(word) if env else None
+        if after_cd and word.startswith("-") and folder is None:  # `cd -P x`, `-Path x`, `--`
             continue
-        if after_cd or (env and low.startswith("--chdir=")):
-            expanded = _expand(word.split("=", 1)[1] if low.startswith("--chdir=") else word, root, cwd, plugin)
+        if after_cd or folder:
+            expanded = _expand(folder or word, root, cwd, plugin)
             if expanded is not None:
                 if len(bases) >= MAX_BASES:
                     raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
@@ -567,8 +609,24 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
             after_cd = False
             continue
         env = (env and not set(word) <= _SEPARATOR) or os.path.basename(low) == "env"
-        after_cd = low in _CHANGE_DIR or (env and word in ("-C", "--chdir"))  # `env -C dir cmd` (GNU env)
+        after_cd = low in _CHANGE_DIR or (env and folder == "")  # `env -C dir cmd` (GNU env)
     return bases
+
+
+def _env_chdir(word: str) -> str | None:
+    """The folder GNU env's option ``word`` changes to, as getopt_long reads it: ``-Cdir``, ``-iCdir``,
+    ``--chdir=dir``, ``--chd=dir`` give ``dir``; ``-C``, ``--chdir`` give ``""`` (the next word); None otherwise."""
+    if word.startswith("--"):
+        key, equals, value = word.partition("=")
+        return value if len(key) > 2 and "--chdir".startswith(key) and (value or not equals) else None
+    if not word.startswith("-"):
+        return None
+    for at, flag in enumerate(word[1:], 1):
+        if flag in "uSa":  # these take a value: the rest is theirs
+            return None
+        if flag == "C":
+            return word[at + 1:]
+    return None
 
 
 def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target]:
