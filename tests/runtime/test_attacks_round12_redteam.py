@@ -342,7 +342,6 @@ def test_a_hook_script_is_protected_in_the_forms_688c609_still_misses(tmp_path: 
 
 
 # ------------------------------------------------------------ the program's own compile: statements, not commas
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): 125,000 statements compile past memory")
 def test_a_program_of_many_short_statements_compiles_within_the_run_memory_limit(tmp_path: Path) -> None:
     """docs/tool-limits.md: "the sandbox compiles before the deadline and memory limit apply", so a program may hold
     at most 100,000 comma-separated items and 256 KiB. Statements are not counted: ``'a\\n' * 125_000`` (250 KB,

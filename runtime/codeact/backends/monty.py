@@ -395,30 +395,35 @@ class DataclassValue:
 
 
 MAX_ITEMS = 100_000  # comma-separated items a program's source may hold: the compiler is outside the deadline
+MAX_STATEMENTS = 20_000  # statements (lines and ';'-separated ones) likewise: each is a tree the compiler holds
 
 
 def _refuse_huge(code: str) -> None:
     """Refuse, before anything parses it, a program with more than :data:`MAX_ITEMS` comma-separated items (a
-    literal of 10**6 elements): the sandbox's compiler would take minutes and gigabytes outside the run's time and
-    memory limits. Commas inside strings are not counted (the exact count, by tokens, is made only past the cap)."""
-    if code.count(",") <= MAX_ITEMS:
+    literal of 10**6 elements) or :data:`MAX_STATEMENTS` statements (``'a\\n' * 125_000``): the sandbox's compiler
+    would take minutes and gigabytes outside the run's time and memory limits. Commas, newlines and ``;`` inside
+    strings are not counted (the exact count, by tokens, is made only past a cap)."""
+    if code.count(",") <= MAX_ITEMS and code.count("\n") + code.count(";") <= MAX_STATEMENTS:
         return
     import io
     import tokenize
 
-    count = 0
+    items = statements = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):
             if token.type == tokenize.OP and token.string == ",":
-                count += 1
-                if count > MAX_ITEMS:  # the verdict is known: tokenizing the rest costs seconds on a large source
-                    break
+                items += 1
+            elif token.type == tokenize.NEWLINE or (token.type == tokenize.OP and token.string == ";"):
+                statements += 1
+            if items > MAX_ITEMS or statements > MAX_STATEMENTS:  # known: tokenizing the rest costs seconds
+                break
     except (tokenize.TokenError, SyntaxError):
         pass  # the parser says what is wrong, below
-    if count > MAX_ITEMS:
-        raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: more than {MAX_ITEMS:,} "
-                                     "comma-separated items (docs/tool-limits.md); read large data from a file, or "
-                                     "build it in a loop", None, None))
+    if items > MAX_ITEMS or statements > MAX_STATEMENTS:
+        what = (f"{MAX_ITEMS:,} comma-separated items" if items > MAX_ITEMS else f"{MAX_STATEMENTS:,} statements")
+        raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: more than {what} "
+                                     "(docs/tool-limits.md); read large data from a file, or build it in a loop",
+                                     None, None))
 
 
 VALUE_DEPTH = 200  # nesting the program's last value may have: printing and JSON recurse through it
