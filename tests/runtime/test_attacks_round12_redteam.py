@@ -361,8 +361,6 @@ def test_a_program_of_many_short_statements_compiles_within_the_run_memory_limit
 
 
 # ------------------------------------------------------------ d1fc272's lazy classes: compiled with no deadline
-@pytest.mark.xfail(run=False, strict=True,
-                   reason="open (issue 40, red team round 12): may_ignore compiles classes past the deadline")
 def test_a_glob_over_a_gitignore_of_wide_classes_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """d1fc272 caps one pattern's classes at MAX_CLASS_SPAN (1,048,576 code points) and makes ``may_ignore``'s
     classes lazy (``walk._Class``: compiled when the ending reaches them). But ``rg_listing.Overrides.hold`` runs

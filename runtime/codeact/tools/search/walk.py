@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from ...core.patterns import check_pattern, compile_uncached
+from ...core.patterns import check_pattern, class_span, compile_uncached
 from ...errors import ToolError
 from .. import confine
 
@@ -293,8 +293,11 @@ def name_ends(pattern: str) -> tuple[str, ...] | None:
 _STAR, _ANY = object(), object()
 
 
+MAY_MATCH_SPAN = 4096  # code points past which a class of an ignore rule is taken to match, uncompiled
+
+
 class _Class:
-    """A character class of an ignore rule, compiled when first matched."""
+    """A character class of an ignore rule, compiled when first matched (a wide one is taken to match)."""
 
     __slots__ = ("source", "regex")
 
@@ -305,6 +308,8 @@ class _Class:
     def matches(self, ch: str) -> bool:
         regex = self.regex
         if regex is None:
+            if class_span(self.source) > MAY_MATCH_SPAN:  # compiling it walks its code points: say it may
+                return True
             regex = self.regex = compile_uncached(self.source, re.S)
         return regex.fullmatch(ch) is not None
 
@@ -312,10 +317,15 @@ class _Class:
 def may_ignore(text: str, ends: tuple[str, ...]) -> bool:
     """Whether a rule (not a ``!`` one) of the ignore file ``text`` may match a name ending with one of ``ends``:
     may, whenever that cannot be ruled out (a rule with ``\\`` or ``{``, or one ending in ``*``)."""
+    from ...core.limits import Deadline
+
+    clock = Deadline.current()
     for line in text.splitlines():
         line = line.rstrip()
         if not line or line[0] in "#!":
             continue
+        if clock is not None:
+            clock.check("reading ignore files", "looking at their rules")
         name = line.rstrip("/").rpartition("/")[2]
         if name and _may_end_with(name, ends):
             return True
