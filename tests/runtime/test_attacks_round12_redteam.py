@@ -419,3 +419,36 @@ def test_a_hooks_file_of_wide_glob_words_is_matched_within_the_run_deadline(tmp_
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 8, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ 688c609's ${D%x}: unbounded growth, no deadline
+@pytest.mark.xfail(run=False, strict=True,
+                   reason="open (issue 40, red team round 12): ${D%x} grows a command past every bound")
+def test_a_hook_command_of_trimmed_variables_is_read_within_the_run_deadline(tmp_path: Path) -> None:
+    """688c609 applies ``${D%x}``/``${D#x}`` of a command's own variables (``_trimmed``) before ``_VARIABLE``'s
+    substitution, which alone counts the grown command against MAX_COMMAND_CHARS: a trimmed value is not
+    counted, so ``D=<1,000 a>; E=${D%b}${D%b}...`` (800 times) sets ``E`` to 800 KB from a 5 KB command (past
+    the 16 KiB bound the docs give; a third level reaches gigabytes). ``_trimmed`` then tries every cut of a value
+    (``fnmatchcase(value[n:], pattern)`` for each ``n``: quadratic in its length), in one ``re.sub`` with no
+    deadline check: ``sh x${E%b}`` takes about 10 s (E of 2.5 MB, from a 16 KB command: minutes). A committed
+    hooks file of that one entry makes the first write of a run, ``edit(path='notes.txt', ...)``, take that long
+    past a 2 s limit, in the host, the warm server's other runs waiting. Fix: count a trimmed value against
+    MAX_COMMAND_CHARS as ``value_of`` counts the others (Unread past it), and trim with ``str.endswith``/
+    ``removesuffix`` for a literal pattern (or bound the cuts tried, spending the budget between them)."""
+    import json
+    import subprocess
+
+    from test_attacks_round9_redteam import _peak_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    command = "D=" + "a" * 1_000 + "; E=" + "${D%b}" * 800 + "; sh x${E%b}"
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    (ws / "notes.txt").write_text("a\n")
+    code = ("try:\n    print(edit(path='notes.txt', old_str='a', new_str='b'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
+    assert took < 6, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
