@@ -452,3 +452,33 @@ def test_a_hook_command_of_trimmed_variables_is_read_within_the_run_deadline(tmp
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 6, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ 5c4b0e9's hot-journal check: the magic is not needed
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a journal without the magic still rolls")
+def test_sql_beside_a_journal_without_the_magic_deletes_no_protected_file(tmp_path: Path) -> None:
+    """5c4b0e9 refuses a database whose ``-journal`` starts with the rollback journal's 8-byte magic. SQLite calls
+    a journal hot when its FIRST BYTE is not zero (``hasHotJournal``), then reads the super-journal name from the
+    journal's TAIL and checks it exists, before it reads any header: a header without the magic ends playback
+    (``readJournalHdr`` gives SQLITE_DONE), and ``end_playback`` still calls ``pager_delsuper`` on that name. A
+    committed ``data.db-journal`` of one byte ``\\x01`` and the tail (``.github/hooks/policy.json``) passes the
+    check, and ``sql(db='data.db', query='SELECT x FROM t')`` deletes the protected hooks file while answering
+    ``[{'x': 1}]``. Fix: refuse any non-empty ``-journal`` whose first byte is not zero (what SQLite calls hot),
+    or whose last 8 bytes are the magic (a super-journal name) -- or open only once the journal is moved aside."""
+    import json
+    import struct
+    import subprocess
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    policy = ws / ".github/hooks/policy.json"
+    policy.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": []}}))
+    _hot_journal(ws / "data.db", str(policy))
+    journal = ws / "data.db-journal"
+    name = str(policy).encode()
+    journal.write_bytes(b"\x01" + struct.pack(">I", 0) + name + struct.pack(">II", len(name), sum(name))
+                        + _JOURNAL_MAGIC)
+    out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
+    assert policy.exists(), f"the protected hooks file was deleted by a query: {out}"
