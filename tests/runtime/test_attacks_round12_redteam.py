@@ -389,8 +389,6 @@ def test_a_glob_over_a_gitignore_of_wide_classes_stops_at_the_run_deadline(tmp_p
 
 
 # ------------------------------------------------------------ hookruns.matches: a hook's glob words, compiled unbounded
-@pytest.mark.xfail(run=False, strict=True,
-                   reason="open (issue 40, red team round 12): hook glob targets compile past the deadline")
 def test_a_hooks_file_of_wide_glob_words_is_matched_within_the_run_deadline(tmp_path: Path) -> None:
     """A hook word holding ``*``, ``?`` or ``[`` is a glob target (``hookruns._targets``), and every write below
     the hooks file's folder is matched against each with ``fnmatchcase`` (``hookruns.matches``): Python's fnmatch

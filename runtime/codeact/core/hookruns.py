@@ -20,6 +20,7 @@ What was read is cached by the file's identity and change time.
 # Imports inside functions are lazy: each module is imported only when a run or command uses it (start-up cost).
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import stat
@@ -266,6 +267,10 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
     if value is None:
         return match[0]
     operation, pattern = match[2], match[3]
+    from .patterns import class_span
+
+    if class_span(fnmatch.translate(pattern)) > WIDE_GLOB:
+        raise Unread(f"a pattern of {match[0]} spans too many characters to read")
     cuts = range(len(value) + 1)
     if operation[0] == "%":
         ends = [n for n in cuts if fnmatchcase(value[n:], pattern)]
@@ -722,6 +727,25 @@ def matches(targets: tuple[Target, ...], key: str, exists: bool) -> bool:
     for target in targets:
         if not target.named and not exists:
             continue
-        if (fnmatchcase(key, target.key) if target.glob else key == target.key):
+        if (_glob_matches(target.key, key) if target.glob else key == target.key):
             return True
     return False
+
+
+WIDE_GLOB = 4096  # code points a glob word's classes may span before it is taken to match any path, uncompiled
+_GLOBS: dict[str, re.Pattern[str] | None] = {}  # compiled glob words (None: too wide, taken to match)
+
+
+def _glob_matches(pattern: str, name: str) -> bool:
+    """``fnmatchcase(name, pattern)``, compiled once and without re's cache; a pattern whose classes span more than
+    :data:`WIDE_GLOB` code points (which re compiles one code point at a time, with no deadline) is taken to
+    match: the write is refused, the safe side."""
+    if pattern not in _GLOBS:
+        from .patterns import class_span, compile_uncached
+
+        source = fnmatch.translate(pattern)
+        if len(_GLOBS) >= 1024:  # hooks files' words: a bounded set, kept small in the warm server
+            _GLOBS.clear()
+        _GLOBS[pattern] = None if class_span(source) > WIDE_GLOB else compile_uncached(source)
+    regex = _GLOBS[pattern]
+    return regex is None or regex.match(name) is not None
