@@ -480,3 +480,35 @@ def test_sql_beside_a_journal_without_the_magic_deletes_no_protected_file(tmp_pa
                         + _JOURNAL_MAGIC)
     out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
     assert policy.exists(), f"the protected hooks file was deleted by a query: {out}"
+
+
+# ------------------------------------------------------------ after d9d6eac: files the entry's env names
+_ENV_FORMS = {  # a hook entry whose env (or args) makes the command read a file the boundary leaves writable
+    "BASH_ENV (bash sources it first)": ({"bash": "echo ok", "env": {"BASH_ENV": "impl/env.sh"}}, "impl/env.sh"),
+    "NODE_OPTIONS --require": ({"bash": "node -e 1", "env": {"NODE_OPTIONS": "--require ./impl/r.js"}},
+                               "impl/r.js"),
+    "npm_config_workspace": ({"bash": "npm run lint", "env": {"npm_config_workspace": "impl"}},
+                             "impl/package.json"),
+    "npm_config_userconfig (script-shell, prefix ...)": (
+        {"bash": "npm run lint", "env": {"npm_config_userconfig": "impl/npm.cfg"}}, "impl/npm.cfg"),
+    "args of sh -c (not split)": ({"command": "sh", "args": ["-c", "python3 -m impl.run"]}, "impl/run.py"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): files an entry's env names")
+@pytest.mark.parametrize("form", sorted(_ENV_FORMS))
+def test_a_file_an_entrys_env_makes_the_hook_read_first_is_protected(tmp_path: Path, form: str) -> None:
+    """d9d6eac reads the entry's ``env`` for ``npm_config_prefix`` and ``MAKEFILES``. Other variables make the
+    shell or runner read a repository file before anything the command names: ``BASH_ENV`` (bash, which runs the
+    ``bash`` key, sources it before ANY command: ``{"bash": "echo ok", "env": {"BASH_ENV": "impl/env.sh"}}``),
+    ``NODE_OPTIONS=--require ./impl/r.js`` (node preloads it), ``npm_config_workspace`` (``-w`` by the
+    environment: ``impl/package.json``'s scripts) and ``npm_config_userconfig`` (an npmrc by another name:
+    ``script-shell``, ``prefix``, ``node-options`` there decide what runs). And ``args`` are not split as nested
+    commands are (``{"command": "sh", "args": ["-c", "python3 -m impl.run"]}``: the ``-c`` text is one word).
+    Each file stays writable: ``edit()`` succeeds and the program's text runs on the host at the next tool call
+    (host code execution). Fix: read the entry's env (and ``VAR=`` words) for ``BASH_ENV``/``ENV``,
+    ``NODE_OPTIONS`` (``--require``/``-r``/``--import``), ``npm_config_*`` (case-insensitive: ``workspace``,
+    ``userconfig``, ``globalconfig``); pass ``args`` through ``_nested`` as the shell keys' words are."""
+    entry, target = _ENV_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
