@@ -420,8 +420,6 @@ def test_a_hooks_file_of_wide_glob_words_is_matched_within_the_run_deadline(tmp_
 
 
 # ------------------------------------------------------------ 688c609's ${D%x}: unbounded growth, no deadline
-@pytest.mark.xfail(run=False, strict=True,
-                   reason="open (issue 40, red team round 12): ${D%x} grows a command past every bound")
 def test_a_hook_command_of_trimmed_variables_is_read_within_the_run_deadline(tmp_path: Path) -> None:
     """688c609 applies ``${D%x}``/``${D#x}`` of a command's own variables (``_trimmed``) before ``_VARIABLE``'s
     substitution, which alone counts the grown command against MAX_COMMAND_CHARS: a trimmed value is not
@@ -453,7 +451,6 @@ def test_a_hook_command_of_trimmed_variables_is_read_within_the_run_deadline(tmp
 
 
 # ------------------------------------------------------------ 5c4b0e9's hot-journal check: the magic is not needed
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): a journal without the magic still rolls")
 def test_sql_beside_a_journal_without_the_magic_deletes_no_protected_file(tmp_path: Path) -> None:
     """5c4b0e9 refuses a database whose ``-journal`` starts with the rollback journal's 8-byte magic. SQLite calls
     a journal hot when its FIRST BYTE is not zero (``hasHotJournal``), then reads the super-journal name from the

@@ -301,9 +301,17 @@ def _assigned(words: list[str], plugin: bool) -> list[str]:
             raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
         return found
 
+    def trimmed(match: re.Match[str]) -> str:
+        nonlocal size
+        found = _trimmed(match, values)
+        size += len(found)
+        if size > MAX_COMMAND_CHARS:
+            raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
+        return found
+
     for word in words:
         if values and "$" in word:
-            word = _VARIABLE.sub(value_of, _TRIMMED.sub(lambda m: _trimmed(m, values), word))
+            word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment and assignment[1] not in own:
             values[assignment[1]] = assignment[2]

@@ -243,9 +243,6 @@ def _database(ctx: ToolContext, db: str) -> _Database:
     return _Database(str(real), real.name, folder, shown)
 
 
-_JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")  # the first bytes of a rollback journal SQLite will play back
-
-
 def _refuse_hot_journal(journal: int | None, shown: str, name: str) -> None:
     """Refuse a database beside a hot rollback journal (``journal``: its descriptor, closed here): opening the
     database plays it back and then deletes the super-journal its tail names, which may be any file SQLite can
@@ -253,10 +250,10 @@ def _refuse_hot_journal(journal: int | None, shown: str, name: str) -> None:
     if journal is None:
         return
     try:
-        head = os.read(journal, len(_JOURNAL_MAGIC))
+        head = os.read(journal, 1)
     finally:
         os.close(journal)
-    if head == _JOURNAL_MAGIC:
+    if head not in (b"", b"\0"):  # SQLite's test (hasHotJournal): a first byte that is not zero, magic or not
         raise PolicyError(f"db {shown}: {name}-journal is a hot rollback journal (left by a write that did not "
                           "finish); opening the database would play it back and may delete another file it names. "
                           "Recover it with sqlite3 through bash if you trust it, or remove the journal")
