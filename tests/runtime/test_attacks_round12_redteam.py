@@ -509,3 +509,33 @@ def test_a_file_an_entrys_env_makes_the_hook_read_first_is_protected(tmp_path: P
     entry, target = _ENV_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ forms that are neither variables nor substitutions
+def _encoded(command: str) -> str:
+    import base64
+
+    return base64.b64encode(command.encode("utf-16-le")).decode()
+
+
+_RUN_FORMS = {  # a hook entry that runs impl/run.sh (or .ps1) with no variable or substitution in the way
+    "find -exec": ({"bash": "find impl -name '*.sh' -exec sh {} \\;"}, "impl/run.sh"),
+    "pwsh -EncodedCommand": ({"powershell": f"pwsh -NoProfile -EncodedCommand {_encoded('& ./impl/run.ps1')}"},
+                             "impl/run.ps1"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): find -exec, pwsh -EncodedCommand")
+@pytest.mark.parametrize("form", sorted(_RUN_FORMS))
+def test_a_hook_script_run_by_find_or_an_encoded_command_is_protected(tmp_path: Path, form: str) -> None:
+    """docs/security.md: "a word with another variable or substitution names nothing". Two common forms hold
+    neither. ``find impl -name '*.sh' -exec sh {} \\;`` (run every script of a folder) names the pattern
+    ``*.sh`` -- read from the cwd, not from ``find``'s start folder -- so ``impl/run.sh`` stays writable; and
+    PowerShell's ``-EncodedCommand``/``-enc`` (base64 of UTF-16LE, used to avoid quoting) hides
+    ``& ./impl/run.ps1`` entirely. ``edit()`` succeeds and the CLI runs the program's text on the host at the next
+    tool call (host code execution). Fix: read ``find DIR ... -name PAT -exec`` as the glob ``DIR/**/PAT``
+    (``-exec``/``-execdir``/``-ok``); decode ``-EncodedCommand``/``-enc``/``-e``/``-ec`` and read it as a
+    PowerShell command (or refuse writes folder-wide for a hooks file holding one: Unread)."""
+    entry, target = _RUN_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
