@@ -519,7 +519,7 @@ def _encoded(command: str) -> str:
 
 
 _RUN_FORMS = {  # a hook entry that runs impl/run.sh (or .ps1) with no variable or substitution in the way
-    "find -exec": ({"bash": "find impl -name '*.sh' -exec sh {} \\;"}, "impl/run.sh"),
+    "find -exec": ({"bash": "find impl -name run.sh -exec sh {} \\;"}, "impl/run.sh"),
     "pwsh -EncodedCommand": ({"powershell": f"pwsh -NoProfile -EncodedCommand {_encoded('& ./impl/run.ps1')}"},
                              "impl/run.ps1"),
 }
@@ -529,8 +529,9 @@ _RUN_FORMS = {  # a hook entry that runs impl/run.sh (or .ps1) with no variable 
 @pytest.mark.parametrize("form", sorted(_RUN_FORMS))
 def test_a_hook_script_run_by_find_or_an_encoded_command_is_protected(tmp_path: Path, form: str) -> None:
     """docs/security.md: "a word with another variable or substitution names nothing". Two common forms hold
-    neither. ``find impl -name '*.sh' -exec sh {} \\;`` (run every script of a folder) names the pattern
-    ``*.sh`` -- read from the cwd, not from ``find``'s start folder -- so ``impl/run.sh`` stays writable; and
+    neither. ``find impl -name run.sh -exec sh {} \\;`` names ``run.sh`` -- read from the cwd, not from
+    ``find``'s start folder (a pattern, ``'*.sh'``, is caught: fnmatch's ``*`` crosses ``/``) -- so
+    ``impl/run.sh`` stays writable; and
     PowerShell's ``-EncodedCommand``/``-enc`` (base64 of UTF-16LE, used to avoid quoting) hides
     ``& ./impl/run.ps1`` entirely. ``edit()`` succeeds and the CLI runs the program's text on the host at the next
     tool call (host code execution). Fix: read ``find DIR ... -name PAT -exec`` as the glob ``DIR/**/PAT``
