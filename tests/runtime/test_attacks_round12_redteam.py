@@ -492,7 +492,6 @@ _ENV_FORMS = {  # a hook entry whose env (or args) makes the command read a file
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): files an entry's env names")
 @pytest.mark.parametrize("form", sorted(_ENV_FORMS))
 def test_a_file_an_entrys_env_makes_the_hook_read_first_is_protected(tmp_path: Path, form: str) -> None:
     """d9d6eac reads the entry's ``env`` for ``npm_config_prefix`` and ``MAKEFILES``. Other variables make the

@@ -242,6 +242,10 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
                 words.append([*shell_words(command_text, budget=budget), *strings])
         runner_env = {name: value for name, value in env.items() if isinstance(name, str) and
                       isinstance(value, str)} if isinstance(env, dict) else {}
+        for name in runner_env:
+            _check_variable(name)
+        if isinstance(args, list) and isinstance(entry.get("command"), str):  # `sh` + ["-c", "python3 -m x"]
+            words.append(_nested([arg for arg in args if isinstance(arg, str)], 0, budget))
         for command in words:
             for target in _named(command, root, base, plugin, budget, runner_env):
                 found[target] = None
@@ -413,6 +417,24 @@ def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
     return out
 
 
+# Variables that make a shell or runner read (or run) a file before, or instead of, what the command names: set
+# by a hook entry's ``env`` or a command's ``VAR=`` word, they make the hooks file Unread (which file is not
+# followed). PATH, HOME and the loaders' too: the repository's folder in them makes `python3` or a profile its file.
+UNFOLLOWED_VARIABLES = re.compile(
+    r"(?i:BASH_ENV|ENV|ZDOTDIR|HOME|PATH|CDPATH|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|"
+    r"LD_\w+|DYLD_\w+|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|npm_config_(?!prefix$)\w+|"
+    r"PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONPLATLIBDIR|PIP_\w+|UV_\w+|VIRTUAL_ENV|"
+    r"PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|GEM_\w+|BUNDLE_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|"
+    r"CLASSPATH|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_SSH\w*|GIT_DIR|GIT_WORK_TREE|"
+    r"XDG_CONFIG_HOME|XDG_DATA_HOME|PSModulePath|COREPACK_\w+|YARN_\w+|BUN_\w+|DENO_\w+)")
+
+
+def _check_variable(name: str) -> None:
+    """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file."""
+    if UNFOLLOWED_VARIABLES.fullmatch(name):
+        raise Unread(f"it sets {name}, which makes the command read a file CodeAct does not follow")
+
+
 def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None,
            env: dict[str, str] | None = None) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
@@ -464,6 +486,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             budget.spend(0)
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`
+            _check_variable(assignment[1])
             values[assignment[1]] = assignment[2]
         if _PYTHON.fullmatch(name):
             found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin)
