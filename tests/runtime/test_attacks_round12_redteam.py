@@ -524,7 +524,6 @@ _RUN_FORMS = {  # a hook entry that runs impl/run.sh (or .ps1) with no variable 
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 12): find -exec, pwsh -EncodedCommand")
 @pytest.mark.parametrize("form", sorted(_RUN_FORMS))
 def test_a_hook_script_run_by_find_or_an_encoded_command_is_protected(tmp_path: Path, form: str) -> None:
     """docs/security.md: "a word with another variable or substitution names nothing". Two common forms hold

@@ -429,6 +429,15 @@ UNFOLLOWED_VARIABLES = re.compile(
     r"XDG_CONFIG_HOME|XDG_DATA_HOME|PSModulePath|COREPACK_\w+|YARN_\w+|BUN_\w+|DENO_\w+)")
 
 
+# Commands that run what they find or decode, which the words do not name: a hooks file using them is Unread.
+_ENCODED = {"-e", "-ec", "-en", "-enc", "-enco", "-encod", "-encode", "-encoded", "-encodedc", "-encodedco",
+            "-encodedcom", "-encodedcomm", "-encodedcomma", "-encodedcomman", "-encodedcommand"}
+_INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
+    "find": {"-exec", "-execdir", "-ok", "-okdir"}, "xargs": None,
+    **{shell: _ENCODED | {"/" + flag[1:] for flag in _ENCODED} for shell in
+       ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
+
+
 def _check_variable(name: str) -> None:
     """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file."""
     if UNFOLLOWED_VARIABLES.fullmatch(name):
@@ -484,6 +493,10 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
         name = os.path.basename(word).lower()
         if budget is not None and not index % 64:
             budget.spend(0)
+        if name in _INDIRECT:
+            flags = _INDIRECT[name]
+            if flags is None or flags.intersection(later.lower() for later in words[index + 1:]):
+                raise Unread(f"{name} runs commands CodeAct does not read")
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`
             _check_variable(assignment[1])
