@@ -555,7 +555,7 @@ def test_the_scripts_a_plugins_hooks_run_are_refused(repo, tmp_path):
     files.edit(here, path="plugins/lint/tools/audit.sh", old_str="exit 0", new_str="exit 1")
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, hook scripts): only the files a hook command names are "
+@pytest.mark.xfail(strict=True, reason="not covered (issue 40, docs/security.md says so): only the files a hook command names are "
                    "protected, not what its script imports: a module beside a Python hook script shadows the stdlib")
 def test_a_module_beside_a_python_hook_script_cannot_be_planted(repo):
     """``python3 scripts/check.py`` puts scripts/ first on ``sys.path``: a program that creates ``scripts/json.py``
