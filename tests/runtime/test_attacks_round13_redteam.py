@@ -1,0 +1,112 @@
+"""Red team, round 13 (issue 40): what 087fa38, 706d54b, a9d7d66, 20b6664, 5c4b0e9, 0ea18bb, da4ade6, d1fc272,
+1362ab9 and 1e21d98 left open. Each test runs a program through the sandbox (``run``, monty) and fails while the
+breach is open (strict xfail)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round12_redteam import _edit_hook_target, _encoded
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
+
+
+_REASON = "open (issue 40, red team round 13): {}"
+
+
+# ------------------------------------------------------------ 087fa38: variables it does not list
+_VARIABLE_FORMS = {  # a hook entry whose variables make bash or python run a file the boundary leaves writable
+    "BASH_FUNC_npm%% (an exported function)": (
+        {"bash": "npm run lint", "env": {"BASH_FUNC_npm%%": "() { . impl/run.sh; }"}}, "impl/run.sh"),
+    "printf -v BASH_ENV": ({"bash": "printf -v BASH_ENV %s/run.sh impl; export BASH_ENV; bash -c true"},
+                           "impl/run.sh"),
+    "PYTHONWARNINGS (imports the category's module)": (
+        {"bash": "python3 -m json.tool package.json", "env": {"PYTHONPATH": ".", "PYTHONWARNINGS": "ignore::evil.W"}},
+        "evil.py"),
+    "python3 -W (imports the category's module)": (
+        {"bash": "PYTHONPATH=. python3 -W ignore::evil.W -m json.tool package.json"}, "evil.py"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("bash functions, printf -v and -W imports are not read"))
+@pytest.mark.parametrize("form", sorted(_VARIABLE_FORMS))
+def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected(tmp_path: Path, form: str) -> None:
+    """UNFOLLOWED_VARIABLES makes a hooks file Unread when its entry sets BASH_ENV, NODE_OPTIONS... by ``env`` or a
+    ``VAR=`` word. Not listed: ``BASH_FUNC_<name>%%`` -- bash defines an exported function from it, so
+    ``{"bash": "npm run lint", "env": {"BASH_FUNC_npm%%": "() { . impl/run.sh; }"}}`` runs ``impl/run.sh`` in
+    place of npm (checked: ``env 'BASH_FUNC_npm%%=() { . impl/run.sh; }' bash -c 'npm run lint'`` sources it);
+    a variable set by no ``VAR=`` word (``printf -v BASH_ENV %s/run.sh impl; export BASH_ENV; bash -c true``:
+    the child bash sources ``impl/run.sh``; likewise ``read``, ``declare -n``...); and Python's warning filters
+    (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python imports the category's module
+    ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
+    ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
+    execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
+    ``PYTHONWARNINGS`` as unfollowed, and ``-W``/``-X`` arguments naming a module as Python's; make ``printf -v``,
+    ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name Unread (the name, not an
+    assignment word, is what counts)."""
+    entry, target = _VARIABLE_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 706d54b: runners of what they find or decode
+_INDIRECT_FORMS = {  # a hook entry that runs impl/run.sh (.ps1) through a command _INDIRECT does not hold
+    "fd -x (find's -exec, fd-find)": ({"bash": "fd run.sh impl -x sh"}, "impl/run.sh"),
+    "pwsh --EncodedCommand": ({"powershell": f"pwsh -NoProfile --EncodedCommand {_encoded('& ./impl/run.ps1')}"},
+                              "impl/run.ps1"),
+    "pwsh \u2013EncodedCommand (en dash)": (
+        {"powershell": f"pwsh -NoProfile \u2013EncodedCommand {_encoded('& ./impl/run.ps1')}"}, "impl/run.ps1"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("fd -x and pwsh's -- and dash prefixes are not Unread"))
+@pytest.mark.parametrize("form", sorted(_INDIRECT_FORMS))
+def test_a_hook_script_run_by_fd_or_a_dashed_encoded_command_is_protected(tmp_path: Path, form: str) -> None:
+    """706d54b makes ``find -exec``, ``xargs`` and ``pwsh -EncodedCommand`` (its abbreviations, ``-`` or ``/``)
+    Unread. pwsh 7's parser strips a second dash and takes any Unicode dash (CharExtensions.IsDash: en dash, em
+    dash, horizontal bar) as ``-``: ``--EncodedCommand`` and ``\u2013EncodedCommand`` run the hidden
+    ``& ./impl/run.ps1`` and are not in ``_ENCODED``. fd (fd-find, ``fdfind`` on Debian) runs what it finds with
+    ``-x``/``--exec``/``-X``/``--exec-batch``: ``fd run.sh impl -x sh`` runs ``impl/run.sh`` and names only
+    ``run.sh`` (read from the cwd). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
+    text on the host at the next tool call (host code execution). Fix: normalise PowerShell flags (strip ``/``,
+    any leading run of Unicode dashes, case) before matching ``_ENCODED``; add ``fd``/``fdfind`` (``-x``, ``-X``,
+    ``--exec``, ``--exec-batch``) and similar runners (``parallel``, ``watchexec``, ``entr``) to ``_INDIRECT``."""
+    entry, target = _INDIRECT_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ _bases: folders cd reaches that no word names
+_CD_FORMS = {  # a hook entry that changes to impl (or impl/sub) with no word naming it from the cwd
+    "cd - (OLDPWD from env)": ({"bash": "cd - && ./run.sh", "env": {"OLDPWD": "impl"}}, "impl/run.sh"),
+    "OLDPWD=impl; cd -": ({"bash": "OLDPWD=impl; cd - && ./run.sh"}, "impl/run.sh"),
+    "cd ~- (OLDPWD from env)": ({"bash": "cd ~- && ./run.sh", "env": {"OLDPWD": "impl"}}, "impl/run.sh"),
+    "cd impl && cd sub (relative to the first)": ({"bash": "cd impl && cd sub && ./run.sh"}, "impl/sub/run.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("cd -, cd ~- and a second relative cd are misread"))
+@pytest.mark.parametrize("form", sorted(_CD_FORMS))
+def test_a_hook_script_run_after_cd_minus_or_a_second_cd_is_protected(tmp_path: Path, form: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_bases`` reads each ``cd`` word from the entry's cwd. ``cd -`` and ``cd ~-`` go to ``$OLDPWD``, which bash
+    takes from the environment (an entry's ``env``) or a plain ``OLDPWD=impl`` (checked: ``OLDPWD=impl bash -c
+    'cd ~- && pwd'``); ``-`` is skipped as an option and ``~-`` read as a folder of that name, and OLDPWD is not
+    in UNFOLLOWED_VARIABLES. And ``cd impl && cd sub`` is in ``impl/sub``, but ``sub`` is read from the cwd, not
+    from ``impl``: ``impl/sub/run.sh`` stays writable. ``edit()`` succeeds and the CLI runs the program's text on
+    the host at the next tool call (host code execution). Fix: add OLDPWD (and ``cd -``/``~-``/``~+`` without
+    one) to what makes a hooks file Unread; read a relative ``cd`` from each base the earlier ones reached (or
+    make a second ``cd`` Unread)."""
+    entry, target = _CD_FORMS[form]
+    if "/sub/" in target:  # the helper writes impl/sub/run.sh: its folder made first
+        real = Path.write_text
+
+        def write_text(self: Path, *args: object, **kwargs: object) -> int:
+            if self.name == "run.sh":
+                self.parent.mkdir(parents=True, exist_ok=True)
+            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Path, "write_text", write_text)
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
