@@ -77,12 +77,28 @@ def test_a_hook_script_run_by_fd_or_a_dashed_encoded_command_is_protected(tmp_pa
     assert out.split() == ["PermissionError"], out
 
 
+@pytest.mark.xfail(strict=True, reason=_REASON.format("git -c core.hooksPath= runs a folder's hooks, not read"))
+def test_a_git_hook_a_hook_commands_git_c_names_is_protected(tmp_path: Path) -> None:
+    """087fa38 makes ``GIT_CONFIG*`` (git configuration by the environment) Unread, but not the same by git's own
+    ``-c``: ``{"bash": "git -c core.hooksPath=impl commit -q --allow-empty -m x"}`` runs ``impl/pre-commit``
+    (checked: from the worktree's top, whatever the cwd), a word no rule reads (``core.hooksPath=impl`` is
+    neither a path nor an assignment). ``impl/pre-commit`` stays writable: ``edit()`` succeeds and the next
+    hook's commit runs the program's text on the host (host code execution; ``core.fsmonitor=``,
+    ``core.sshCommand=``, ``alias.x=!...`` and ``include.path=`` likewise). Fix: make a ``git -c``/``--config-env``
+    (and ``-c`` joined) that sets a key running or including a file -- or any ``git -c`` -- Unread, as
+    ``GIT_CONFIG*`` is."""
+    out = _edit_hook_target(tmp_path, {"bash": "git -c core.hooksPath=impl commit -q --allow-empty -m x"},
+                            "impl/pre-commit")
+    assert out.split() == ["PermissionError"], out
+
+
 # ------------------------------------------------------------ _bases: folders cd reaches that no word names
 _CD_FORMS = {  # a hook entry that changes to impl (or impl/sub) with no word naming it from the cwd
     "cd - (OLDPWD from env)": ({"bash": "cd - && ./run.sh", "env": {"OLDPWD": "impl"}}, "impl/run.sh"),
     "OLDPWD=impl; cd -": ({"bash": "OLDPWD=impl; cd - && ./run.sh"}, "impl/run.sh"),
     "cd ~- (OLDPWD from env)": ({"bash": "cd ~- && ./run.sh", "env": {"OLDPWD": "impl"}}, "impl/run.sh"),
     "cd impl && cd sub (relative to the first)": ({"bash": "cd impl && cd sub && ./run.sh"}, "impl/sub/run.sh"),
+    "pushd impl && pushd sub": ({"bash": "pushd impl && pushd sub && ./run.sh"}, "impl/sub/run.sh"),
 }
 
 
