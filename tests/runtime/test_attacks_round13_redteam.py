@@ -26,6 +26,9 @@ _VARIABLE_FORMS = {  # a hook entry whose variables make bash or python run a fi
         "evil.py"),
     "python3 -W (imports the category's module)": (
         {"bash": "PYTHONPATH=. python3 -W ignore::evil.W -m json.tool package.json"}, "evil.py"),
+    "PowerShell $env:BASH_ENV": ({"powershell": "$env:BASH_ENV = 'impl' + '/run.sh'; bash -c true"}, "impl/run.sh"),
+    "PowerShell $env:npm_config_workspace": ({"powershell": "$env:npm_config_workspace = 'impl'; npm run lint"},
+                                             "impl/package.json"),
 }
 
 
@@ -37,14 +40,16 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
     ``{"bash": "npm run lint", "env": {"BASH_FUNC_npm%%": "() { . impl/run.sh; }"}}`` runs ``impl/run.sh`` in
     place of npm (checked: ``env 'BASH_FUNC_npm%%=() { . impl/run.sh; }' bash -c 'npm run lint'`` sources it);
     a variable set by no ``VAR=`` word (``printf -v BASH_ENV %s/run.sh impl; export BASH_ENV; bash -c true``:
-    the child bash sources ``impl/run.sh``; likewise ``read``, ``declare -n``...); and Python's warning filters
+    the child bash sources ``impl/run.sh``; and PowerShell's ``$env:BASH_ENV = 'impl' + '/run.sh'`` or
+    ``$env:npm_config_workspace = 'impl'; npm run lint``, which no rule reads as an assignment); and Python's warning filters
     (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python imports the category's module
     ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
     ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
     execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
     ``PYTHONWARNINGS`` as unfollowed, and ``-W``/``-X`` arguments naming a module as Python's; make ``printf -v``,
     ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name Unread (the name, not an
-    assignment word, is what counts)."""
+    assignment word, is what counts), and PowerShell's ``$env:NAME`` (``Set-Item env:``, ``[Environment]::
+    SetEnvironmentVariable``) the same way."""
     entry, target = _VARIABLE_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
