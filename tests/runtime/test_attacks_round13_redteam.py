@@ -29,6 +29,8 @@ _VARIABLE_FORMS = {  # a hook entry whose variables make bash or python run a fi
     "PowerShell $env:BASH_ENV": ({"powershell": "$env:BASH_ENV = 'impl' + '/run.sh'; bash -c true"}, "impl/run.sh"),
     "PowerShell $env:npm_config_workspace": ({"powershell": "$env:npm_config_workspace = 'impl'; npm run lint"},
                                              "impl/package.json"),
+    "GIT_EXTERNAL_DIFF (git diff runs it)": ({"bash": "git diff", "env": {"GIT_EXTERNAL_DIFF": "impl/d.sh"}},
+                                             "impl/d.sh"),
 }
 
 
@@ -41,12 +43,14 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
     place of npm (checked: ``env 'BASH_FUNC_npm%%=() { . impl/run.sh; }' bash -c 'npm run lint'`` sources it);
     a variable set by no ``VAR=`` word (``printf -v BASH_ENV %s/run.sh impl; export BASH_ENV; bash -c true``:
     the child bash sources ``impl/run.sh``; and PowerShell's ``$env:BASH_ENV = 'impl' + '/run.sh'`` or
-    ``$env:npm_config_workspace = 'impl'; npm run lint``, which no rule reads as an assignment); and Python's warning filters
+    ``$env:npm_config_workspace = 'impl'; npm run lint``, which no rule reads as an assignment); git's own
+    commands (``GIT_EXTERNAL_DIFF=impl/d.sh`` with ``git diff``: checked, it runs ``impl/d.sh`` from the
+    worktree's top; ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_ASKPASS``, ``GIT_PROXY_COMMAND`` likewise); and Python's warning filters
     (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python imports the category's module
     ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
     ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
     execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
-    ``PYTHONWARNINGS`` as unfollowed, and ``-W``/``-X`` arguments naming a module as Python's; make ``printf -v``,
+    ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed, and ``-W``/``-X`` arguments naming a module as Python's; make ``printf -v``,
     ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name Unread (the name, not an
     assignment word, is what counts), and PowerShell's ``$env:NAME`` (``Set-Item env:``, ``[Environment]::
     SetEnvironmentVariable``) the same way."""
@@ -58,6 +62,7 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
 # ------------------------------------------------------------ 706d54b: runners of what they find or decode
 _INDIRECT_FORMS = {  # a hook entry that runs impl/run.sh (.ps1) through a command _INDIRECT does not hold
     "fd -x (find's -exec, fd-find)": ({"bash": "fd run.sh impl -x sh"}, "impl/run.sh"),
+    "gfind -exec (GNU find's name on macOS)": ({"bash": "gfind impl -name run.sh -exec sh {} \\;"}, "impl/run.sh"),
     "pwsh --EncodedCommand": ({"powershell": f"pwsh -NoProfile --EncodedCommand {_encoded('& ./impl/run.ps1')}"},
                               "impl/run.ps1"),
     "pwsh \u2013EncodedCommand (en dash)": (
@@ -73,10 +78,11 @@ def test_a_hook_script_run_by_fd_or_a_dashed_encoded_command_is_protected(tmp_pa
     dash, horizontal bar) as ``-``: ``--EncodedCommand`` and ``\u2013EncodedCommand`` run the hidden
     ``& ./impl/run.ps1`` and are not in ``_ENCODED``. fd (fd-find, ``fdfind`` on Debian) runs what it finds with
     ``-x``/``--exec``/``-X``/``--exec-batch``: ``fd run.sh impl -x sh`` runs ``impl/run.sh`` and names only
-    ``run.sh`` (read from the cwd). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
+    ``run.sh`` (read from the cwd); ``gfind`` (GNU find as Homebrew installs it) and ``gxargs`` are not in
+    ``_INDIRECT`` either. Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
     text on the host at the next tool call (host code execution). Fix: normalise PowerShell flags (strip ``/``,
     any leading run of Unicode dashes, case) before matching ``_ENCODED``; add ``fd``/``fdfind`` (``-x``, ``-X``,
-    ``--exec``, ``--exec-batch``) and similar runners (``parallel``, ``watchexec``, ``entr``) to ``_INDIRECT``."""
+    ``--exec``, ``--exec-batch``), ``gfind``/``gxargs`` and similar runners (``parallel``, ``watchexec``, ``entr``) to ``_INDIRECT``."""
     entry, target = _INDIRECT_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
