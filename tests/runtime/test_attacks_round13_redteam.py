@@ -46,12 +46,14 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
     ``$env:npm_config_workspace = 'impl'; npm run lint``, which no rule reads as an assignment); git's own
     commands (``GIT_EXTERNAL_DIFF=impl/d.sh`` with ``git diff``: checked, it runs ``impl/d.sh`` from the
     worktree's top; ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_ASKPASS``, ``GIT_PROXY_COMMAND`` likewise); and
-    Python's warning filters (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python imports the category's module
+    Python's warning filters (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python
+    imports the category's module
     ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
     ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
     execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
     ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed, and ``-W``/``-X`` arguments naming a module as
-    Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name Unread (the name, not an
+    Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name
+    Unread (the name, not an
     assignment word, is what counts), and PowerShell's ``$env:NAME`` (``Set-Item env:``, ``[Environment]::
     SetEnvironmentVariable``) the same way."""
     entry, target = _VARIABLE_FORMS[form]
