@@ -64,6 +64,7 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
 # ------------------------------------------------------------ 706d54b: runners of what they find or decode
 _INDIRECT_FORMS = {  # a hook entry that runs impl/run.sh (.ps1) through a command _INDIRECT does not hold
     "fd -x (find's -exec, fd-find)": ({"bash": "fd run.sh impl -x sh"}, "impl/run.sh"),
+    "find | sh (find's output run as commands)": ({"bash": "find impl -name run.sh | sh"}, "impl/run.sh"),
     "gfind -exec (GNU find's name on macOS)": ({"bash": "gfind impl -name run.sh -exec sh {} \\;"}, "impl/run.sh"),
     "pwsh --EncodedCommand": ({"powershell": f"pwsh -NoProfile --EncodedCommand {_encoded('& ./impl/run.ps1')}"},
                               "impl/run.ps1"),
@@ -81,11 +82,13 @@ def test_a_hook_script_run_by_fd_or_a_dashed_encoded_command_is_protected(tmp_pa
     ``& ./impl/run.ps1`` and are not in ``_ENCODED``. fd (fd-find, ``fdfind`` on Debian) runs what it finds with
     ``-x``/``--exec``/``-X``/``--exec-batch``: ``fd run.sh impl -x sh`` runs ``impl/run.sh`` and names only
     ``run.sh`` (read from the cwd); ``gfind`` (GNU find as Homebrew installs it) and ``gxargs`` are not in
-    ``_INDIRECT`` either. Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
+    ``_INDIRECT`` either; and ``find impl -name run.sh | sh`` runs each path find prints as a command, with no
+    ``-exec``, no variable and no substitution (``find ... | while read -r f; do sh "$f"; done``, the common
+    idiom, likewise, through a variable). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
     text on the host at the next tool call (host code execution). Fix: normalise PowerShell flags (strip ``/``,
     any leading run of Unicode dashes, case) before matching ``_ENCODED``; add ``fd``/``fdfind`` (``-x``, ``-X``,
-    ``--exec``, ``--exec-batch``), ``gfind``/``gxargs`` and similar runners (``parallel``, ``watchexec``,
-    ``entr``) to ``_INDIRECT``."""
+    ``--exec``, ``--exec-batch``), ``gfind``/``gxargs``, any ``find`` whose output a pipe reads, and similar
+    runners (``parallel``, ``watchexec``, ``entr``) to ``_INDIRECT``."""
     entry, target = _INDIRECT_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
