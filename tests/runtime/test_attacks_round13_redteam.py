@@ -182,3 +182,21 @@ def test_a_program_of_one_long_f_string_compiles_within_the_run_limits(tmp_path:
     code = "a = 1\nb = f\"" + "{a}" * 85_000 + "\"\nprint('ran')\n"
     out, peak, took = _peak_run(ws, base / "home", code, memory=64 << 20, timeout=2)
     assert peak < 160 << 20 and took < 8, f"{peak >> 20} MiB, {took:.1f} s for a run of 64 MiB, 2 s: {out[-300:]}"
+
+
+@pytest.mark.xfail(run=False, strict=True, reason=_REASON.format("statements ended by a lone CR are not counted"))
+def test_a_program_of_many_statements_ended_by_carriage_returns_is_refused_uncompiled(tmp_path: Path) -> None:
+    """0ea18bb's cheap count of statements is ``code.count("\\n") + code.count(";")``; only past it does it
+    tokenize. The sandbox's parser ends a line at a lone ``\\r`` too (old Mac line endings), so round 12's program
+    with ``\\r`` for ``\\n`` -- ``'a = 1\\r' + 'a\\r' * 125_000`` (250 KB, no comma, no ``\\n``) -- passes the cheap
+    count and is compiled: the host process reached 249 MiB (VmHWM) for a run limited to 64 MiB (with ``\\n``:
+    refused up front, 29 MiB). Fix: count ``\\r`` (and ``\\r\\n`` once) with ``\\n`` in the cheap count, or
+    normalise line endings before it."""
+    from test_attacks_round9_redteam import _peak_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = "a = 1\r" + "a\r" * 125_000 + "print('ran')\r"
+    out, peak, _ = _peak_run(ws, base / "home", code, memory=64 << 20, timeout=30)
+    assert peak < 160 << 20, f"the host took {peak >> 20} MiB for a run limited to 64 MiB: {out[-300:]}"
