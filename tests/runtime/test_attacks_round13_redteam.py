@@ -29,6 +29,7 @@ _VARIABLE_FORMS = {  # a hook entry whose variables make bash or python run a fi
     "PowerShell $env:BASH_ENV": ({"powershell": "$env:BASH_ENV = 'impl' + '/run.sh'; bash -c true"}, "impl/run.sh"),
     "PowerShell $env:npm_config_workspace": ({"powershell": "$env:npm_config_workspace = 'impl'; npm run lint"},
                                              "impl/package.json"),
+    "BASH_ENV as a JSON number (node makes it '1')": ({"bash": "echo ok", "env": {"BASH_ENV": 1}}, "1"),
     "GIT_EXTERNAL_DIFF (git diff runs it)": ({"bash": "git diff", "env": {"GIT_EXTERNAL_DIFF": "impl/d.sh"}},
                                              "impl/d.sh"),
 }
@@ -45,14 +46,17 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
     the child bash sources ``impl/run.sh``; and PowerShell's ``$env:BASH_ENV = 'impl' + '/run.sh'`` or
     ``$env:npm_config_workspace = 'impl'; npm run lint``, which no rule reads as an assignment); git's own
     commands (``GIT_EXTERNAL_DIFF=impl/d.sh`` with ``git diff``: checked, it runs ``impl/d.sh`` from the
-    worktree's top; ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_ASKPASS``, ``GIT_PROXY_COMMAND`` likewise); and
+    worktree's top; ``GIT_PAGER``, ``GIT_EDITOR``, ``GIT_ASKPASS``, ``GIT_PROXY_COMMAND`` likewise); an env
+    value that is not a string (``{"BASH_ENV": 1}``: 087fa38 checks only str-to-str pairs, while node's spawn
+    makes it ``"1"`` and bash sources ``./1``, checked with child_process.spawnSync -- if the CLI passes ``env``
+    on unvalidated); and
     Python's warning filters (``PYTHONWARNINGS`` or ``-W ignore::evil.W``, with ``PYTHONPATH=.``): Python
     imports the category's module
     ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
     ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
     execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
-    ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed, and ``-W``/``-X`` arguments naming a module as
-    Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name
+    ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed (names of any value type), and ``-W``/``-X``
+    arguments naming a module as Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name
     Unread (the name, not an
     assignment word, is what counts), and PowerShell's ``$env:NAME`` (``Set-Item env:``, ``[Environment]::
     SetEnvironmentVariable``) the same way."""
