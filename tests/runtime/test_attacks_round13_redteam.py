@@ -55,11 +55,10 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
     ``evil`` at start-up, though json.tool is the standard library's (checked on 3.11). Each file stays writable:
     ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
     execution). Fix: treat ``BASH_FUNC_*`` (any name with ``%%``, any env name that is not a plain identifier) and
-    ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed (names of any value type), and ``-W``/``-X``
-    arguments naming a module as Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an unfollowed name
-    Unread (the name, not an
-    assignment word, is what counts), and PowerShell's ``$env:NAME`` (``Set-Item env:``, ``[Environment]::
-    SetEnvironmentVariable``) the same way."""
+    ``PYTHONWARNINGS``, ``GIT_*`` commands as unfollowed (names of any value type), and ``-W``/``-X`` arguments
+    naming a module as Python's; make ``printf -v``, ``read``, ``declare``/``typeset``/``export``/``local`` of an
+    unfollowed name Unread (the name, not an assignment word, is what counts), and PowerShell's ``$env:NAME``
+    (``Set-Item env:``, ``[Environment]::SetEnvironmentVariable``) the same way."""
     entry, target = _VARIABLE_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
