@@ -68,6 +68,8 @@ def test_a_file_a_variable_087fa38_does_not_list_makes_the_hook_run_is_protected
 _INDIRECT_FORMS = {  # a hook entry that runs impl/run.sh (.ps1) through a command _INDIRECT does not hold
     "fd -x (find's -exec, fd-find)": ({"bash": "fd run.sh impl -x sh"}, "impl/run.sh"),
     "find | sh (find's output run as commands)": ({"bash": "find impl -name run.sh | sh"}, "impl/run.sh"),
+    "Get-ChildItem | ForEach-Object (PowerShell's find -exec)": (
+        {"powershell": "Get-ChildItem impl -Filter run.ps1 | ForEach-Object { & $_.FullName }"}, "impl/run.ps1"),
     "gfind -exec (GNU find's name on macOS)": ({"bash": "gfind impl -name run.sh -exec sh {} \\;"}, "impl/run.sh"),
     "pwsh --EncodedCommand": ({"powershell": f"pwsh -NoProfile --EncodedCommand {_encoded('& ./impl/run.ps1')}"},
                               "impl/run.ps1"),
@@ -87,10 +89,12 @@ def test_a_hook_script_run_by_fd_or_a_dashed_encoded_command_is_protected(tmp_pa
     ``run.sh`` (read from the cwd); ``gfind`` (GNU find as Homebrew installs it) and ``gxargs`` are not in
     ``_INDIRECT`` either; and ``find impl -name run.sh | sh`` runs each path find prints as a command, with no
     ``-exec``, no variable and no substitution (``find ... | while read -r f; do sh "$f"; done``, the common
-    idiom, likewise, through a variable). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
+    idiom, likewise, through a variable; and PowerShell's own form, ``Get-ChildItem impl -Filter run.ps1 |
+    ForEach-Object { & $_.FullName }``). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
     text on the host at the next tool call (host code execution). Fix: normalise PowerShell flags (strip ``/``,
     any leading run of Unicode dashes, case) before matching ``_ENCODED``; add ``fd``/``fdfind`` (``-x``, ``-X``,
-    ``--exec``, ``--exec-batch``), ``gfind``/``gxargs``, any ``find`` whose output a pipe reads, and similar
+    ``--exec``, ``--exec-batch``), ``gfind``/``gxargs``, any ``find`` whose output a pipe reads,
+    ``Get-ChildItem``/``gci``/``ls``/``dir`` piped to ``ForEach-Object``/``%`` that runs ``$_``, and similar
     runners (``parallel``, ``watchexec``, ``entr``) to ``_INDIRECT``."""
     entry, target = _INDIRECT_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
