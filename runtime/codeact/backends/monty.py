@@ -403,14 +403,17 @@ def _refuse_huge(code: str) -> None:
     literal of 10**6 elements) or :data:`MAX_STATEMENTS` statements (``'a\\n' * 125_000``): the sandbox's compiler
     would take minutes and gigabytes outside the run's time and memory limits. Commas, newlines and ``;`` inside
     strings are not counted (the exact count, by tokens, is made only past a cap)."""
-    if code.count(",") <= MAX_ITEMS and code.count("\n") + code.count(";") <= MAX_STATEMENTS:
+    if (code.count(",") <= MAX_ITEMS and code.count("\n") + code.count("\r") + code.count(";") <= MAX_STATEMENTS
+            and code.count("{") <= MAX_ITEMS // 2):
         return
     import io
     import tokenize
 
     items = statements = 0
+    if code.count("{") > MAX_ITEMS // 2:  # f-string fields and dicts: each is a node, inside a string or not
+        items = MAX_ITEMS + 1
     try:
-        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+        for token in tokenize.generate_tokens(io.StringIO(code.replace("\r\n", "\n").replace("\r", "\n")).readline):
             if token.type == tokenize.OP and token.string == ",":
                 items += 1
             elif token.type == tokenize.NEWLINE or (token.type == tokenize.OP and token.string == ";"):
@@ -420,7 +423,8 @@ def _refuse_huge(code: str) -> None:
     except (tokenize.TokenError, SyntaxError):
         pass  # the parser says what is wrong, below
     if items > MAX_ITEMS or statements > MAX_STATEMENTS:
-        what = (f"{MAX_ITEMS:,} comma-separated items" if items > MAX_ITEMS else f"{MAX_STATEMENTS:,} statements")
+        what = (f"{MAX_ITEMS:,} comma-separated items or {MAX_ITEMS // 2:,} braces" if items > MAX_ITEMS
+                else f"{MAX_STATEMENTS:,} statements")
         raise ProgramError(ErrorInfo("SyntaxError", f"the program is too large to compile: more than {what} "
                                      "(docs/tool-limits.md); read large data from a file, or build it in a loop",
                                      None, None))

@@ -21,6 +21,7 @@ What was read is cached by the file's identity and change time.
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -240,8 +241,8 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Targ
             if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
                 budget.spend(len(strings))
                 words.append([*shell_words(command_text, budget=budget), *strings])
-        runner_env = {name: value for name, value in env.items() if isinstance(name, str) and
-                      isinstance(value, str)} if isinstance(env, dict) else {}
+        runner_env = {name: value if isinstance(value, str) else json.dumps(value) for name, value in env.items()
+                      if isinstance(name, str)} if isinstance(env, dict) else {}  # a number as Node passes it
         for name in runner_env:
             _check_variable(name)
         if isinstance(args, list) and isinstance(entry.get("command"), str):  # `sh` + ["-c", "python3 -m x"]
@@ -425,17 +426,41 @@ UNFOLLOWED_VARIABLES = re.compile(
     r"LD_\w+|DYLD_\w+|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|npm_config_(?!prefix$)\w+|"
     r"PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONPLATLIBDIR|PIP_\w+|UV_\w+|VIRTUAL_ENV|"
     r"PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|GEM_\w+|BUNDLE_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|"
-    r"CLASSPATH|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_SSH\w*|GIT_DIR|GIT_WORK_TREE|"
+    r"CLASSPATH|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|GIT_\w+|BASH_FUNC_\S+|PYTHONWARNINGS|PYTHONPATH_\w+|OLDPWD|"
     r"XDG_CONFIG_HOME|XDG_DATA_HOME|PSModulePath|COREPACK_\w+|YARN_\w+|BUN_\w+|DENO_\w+)")
 
 
 # Commands that run what they find or decode, which the words do not name: a hooks file using them is Unread.
 _ENCODED = {"-e", "-ec", "-en", "-enc", "-enco", "-encod", "-encode", "-encoded", "-encodedc", "-encodedco",
             "-encodedcom", "-encodedcomm", "-encodedcomma", "-encodedcomman", "-encodedcommand"}
+_FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
+_FD_RUNS = {"-x", "--exec", "-X", "--exec-batch"}
 _INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
-    "find": {"-exec", "-execdir", "-ok", "-okdir"}, "xargs": None,
-    **{shell: _ENCODED | {"/" + flag[1:] for flag in _ENCODED} for shell in
-       ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
+    "find": _FIND_RUNS, "gfind": _FIND_RUNS, "busybox": _FIND_RUNS, "fd": _FD_RUNS, "fdfind": _FD_RUNS,
+    "xargs": None, "parallel": None, "foreach-object": None,
+    **{shell: _ENCODED for shell in ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
+                     "perl", "ruby", "source", "."})
+
+
+_ENV_PREFIX = re.compile(r"(?i)^\$env:")  # PowerShell's environment variables
+_SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read", "-v", "-x", "-gx"})
+
+
+def _imports_a_category(words: list[str], at: int) -> bool:
+    """Whether ``words[at]`` is Python's ``-W`` (``-W action::module.Category``, ``-Waction::module.Category``)
+    whose category lies in a module: Python imports it at start, from its path (the script's folder first)."""
+    word = words[at]
+    value = words[at + 1] if word == "-W" and at + 1 < len(words) else word[2:] if word.startswith("-W") else None
+    return value is not None and "." in (value.split(":") + ["", "", ""])[2]
+
+
+def _flag(word: str) -> str:
+    """A word as an option is compared: lower case, one leading ``-`` for any run of dashes or ``/`` (PowerShell
+    takes ``--EncodedCommand``, ``/EncodedCommand`` and en or em dashes alike)."""
+    low = word.lower()
+    stripped = low.lstrip("-/\u2013\u2014\u2015")
+    return "-" + stripped if stripped != low else low
 
 
 def _check_variable(name: str) -> None:
@@ -495,8 +520,19 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             budget.spend(0)
         if name in _INDIRECT:
             flags = _INDIRECT[name]
-            if flags is None or flags.intersection(later.lower() for later in words[index + 1:]):
+            later = {_flag(other) for other in words[index + 1:]}
+            if flags is None or {_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
+        if name == "git" and any(other.startswith(("-c", "--config-env", "--exec-path")) for other in words[index + 1:]):
+            raise Unread("git -c runs what its configuration names (core.hooksPath, diff.external, ...)")
+        if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
+            raise Unread("python -W names a warning category in a module, which Python imports first")
+        if word == "|" and index + 1 < len(words) and os.path.basename(words[index + 1]).lower() in _SHELLS:
+            raise Unread(f"a command piped into {words[index + 1]} runs what CodeAct does not read")
+        named = _ENV_PREFIX.sub("", word) if _ENV_PREFIX.match(word) else (
+            word if index and words[index - 1] in _SETTERS else "")
+        if named and UNFOLLOWED_VARIABLES.fullmatch(named):  # `export BASH_ENV`, `$env:BASH_ENV = ...`
+            raise Unread(f"it sets {named}, which makes the command read a file CodeAct does not follow")
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`
             _check_variable(assignment[1])
@@ -654,7 +690,8 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
             if expanded is not None:
                 if len(bases) >= MAX_BASES:
                     raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
-                bases.append(os.path.normpath(os.path.join(cwd, expanded)))
+                for base in dict.fromkeys((bases[-1], cwd)):  # from the folder it is in (or, if a cd failed, cwd)
+                    bases.append(os.path.normpath(os.path.join(base, expanded)))
             after_cd = False
             continue
         env = (env and not set(word) <= _SEPARATOR) or os.path.basename(low) == "env"

@@ -363,9 +363,8 @@ def _has_sql(text: str) -> bool:
     alone runs as nothing, and the rows returned are the last statement's)."""
     import re
 
-    text = re.sub(r"/\*.*?(\*/|$)", " ", text, flags=re.S)
-    lines = [line.split("--", 1)[0] for line in text.splitlines()]
-    return bool("".join(lines).replace(";", "").strip())
+    text = re.sub(r"--[^\n]*|/\*.*?(?:\*/|$)", " ", text, flags=re.S)  # whichever starts first, as SQLite reads
+    return bool(text.replace(";", "").strip())
 
 
 def _heap_limit(ctx: ToolContext) -> int:
