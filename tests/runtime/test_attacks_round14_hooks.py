@@ -1,0 +1,89 @@
+"""Red team, round 14 (issue 40): what 6cca89b (round 13's fixes) and the hook readers before it left open. Each
+test runs a program through the sandbox (``run``, monty) and fails while the breach is open (strict xfail)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round12_redteam import _edit_hook_target
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
+
+
+_REASON = "open (issue 40, red team round 14): {}"
+
+
+# ------------------------------------------------------------ node's module resolution
+_NODE_FORMS = {  # a hook entry whose node resolves a file no word names as written
+    "node impl/check (extensionless: impl/check.js)": ({"bash": "node impl/check"}, "impl/check.js"),
+    "node ./impl/check (extensionless, ./)": ({"bash": "node ./impl/check"}, "impl/check.js"),
+    "node impl (a folder: impl/index.js)": ({"bash": "node impl"}, "impl/index.js"),
+    "node -r ./impl/setup (preloaded, extensionless)": ({"bash": "node -r ./impl/setup -e 0"}, "impl/setup.js"),
+    "args: node + [impl/check]": ({"command": "node", "args": ["impl/check"]}, "impl/check.js"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("node resolves an extensionless or folder script"))
+@pytest.mark.parametrize("form", sorted(_NODE_FORMS))
+def test_a_script_node_resolves_without_its_extension_is_protected(tmp_path: Path, form: str) -> None:
+    """hookruns protects the word a hook names as written (``impl/check``) and, for a folder, only Python's
+    ``__main__.py``. Node resolves a CommonJS entry point as ``require`` does: ``node impl/check`` runs
+    ``impl/check.js`` (then ``.json``, ``.node``), ``node impl`` runs ``impl/index.js`` (or the ``main`` of
+    ``impl/package.json``), and ``node -r ./impl/setup`` preloads ``impl/setup.js`` (checked with node 20:
+    each prints what the program wrote). The word protects the missing ``impl/check``; ``impl/check.js`` stays
+    writable: ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
+    execution). A common form: hooks are often written ``node scripts/policy`` without ``.js``. Fix: for a word
+    node (``-r``/``--require``/``--import`` too), ``tsx``/``ts-node``, ``deno``, ``bun`` run, protect the
+    resolved candidates: ``X.js``, ``X.cjs``, ``X.mjs``, ``X.json``, ``X.node``, ``X.ts`` and, as a folder,
+    ``X/package.json`` and ``X/index.*`` (or make a node word with no suffix protect ``X.*`` and ``X/*``)."""
+    entry, target = _NODE_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 6cca89b: variables set by `+=`, python -W joined
+_APPEND_FORMS = {  # a hook entry that sets a variable by `+=`, which no rule reads as an assignment
+    "set -a; BASH_ENV+=impl; BASH_ENV+=/run.sh": (
+        {"bash": "set -a; BASH_ENV+=impl; BASH_ENV+=/run.sh; bash -c true"},
+        "impl/run.sh",
+    ),
+    "PYTHONPATH+=impl python3 -m tool": ({"bash": "PYTHONPATH+=impl python3 -m tool"}, "impl/tool.py"),
+    "export PYTHONPATH+=impl; python3 -m tool": ({"bash": "export PYTHONPATH+=impl; python3 -m tool"}, "impl/tool.py"),
+    "python3 -bW ignore::evil.W (W joined)": (
+        {"bash": "python3 -bW ignore::evil.W -m json.tool package.json", "env": {"PYTHONPATH": "."}},
+        "evil.py",
+    ),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a variable set by += or python's -W joined to a flag"))
+@pytest.mark.parametrize("form", sorted(_APPEND_FORMS))
+def test_a_file_a_variable_appended_or_a_joined_w_makes_the_hook_run_is_protected(tmp_path: Path, form: str) -> None:
+    """``_ASSIGNMENT`` reads ``NAME=value`` only: bash's ``NAME+=value`` (append; an unset name is just set) is
+    neither checked against UNFOLLOWED_VARIABLES nor read as PYTHONPATH, also as a command's prefix or after
+    ``export`` (``_SETTERS`` compares the whole word ``BASH_ENV+=...``). ``set -a; BASH_ENV+=impl;
+    BASH_ENV+=/run.sh; bash -c true`` makes the child bash source ``impl/run.sh``; ``PYTHONPATH+=impl python3 -m
+    tool`` runs ``impl/tool.py`` (bash 5.2, python 3.11: both print what the file says). And 6cca89b's
+    ``_imports_a_category`` reads ``-W`` only as a word of its own or starting ``-W``: CPython's options join, so
+    ``python3 -bW ignore::evil.W -m json.tool`` (with ``PYTHONPATH=.``) imports ``evil`` from the repository at
+    start-up (checked: ``RAN evil.py``). Each file stays writable: ``edit()`` succeeds and the CLI runs the
+    program's text on the host at the next tool call (host code execution). Fix: read ``NAME+=value`` as an
+    assignment everywhere ``NAME=value`` is (``_ASSIGNMENT``: ``([A-Za-z_]\\w*)(?:\\[[^]]*\\])?\\+?=``, the
+    setters' word too); find ``W`` (and ``X``) in a group of short flags as ``_module_name`` does."""
+    entry, target = _APPEND_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ tilde forms that name the cwd
+@pytest.mark.xfail(strict=True, reason=_REASON.format("~+ is the cwd, read as an unknown home"))
+def test_a_hook_script_named_from_tilde_plus_is_protected(tmp_path: Path) -> None:
+    """``_expand`` gives up on any word starting with ``~`` (a home folder not known here), so the word names
+    nothing. bash's ``~+`` is ``$PWD`` (the repository for a repository hook): ``bash ~+/impl/run.sh`` runs
+    ``impl/run.sh`` (checked, bash 5.2). ``impl/run.sh`` stays writable: ``edit()`` succeeds and the CLI runs the
+    program's text on the host at the next tool call (host code execution). Fix: read ``~+`` as ``$PWD``
+    (``~-`` as OLDPWD: Unread), as ``$PWD`` is read."""
+    out = _edit_hook_target(tmp_path, {"bash": "bash ~+/impl/run.sh"}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
