@@ -90,6 +90,36 @@ def open_listed(root: str, rel: str) -> Opened:
     return Opened(fd, os.fstat(fd), rel, root + "/" + rel)  # pragma: no cover
 
 
+def open_regular_within(path: str | os.PathLike[str], top: str | None) -> tuple[int, os.stat_result] | None:
+    """A read-only descriptor of the regular file ``path`` (the caller closes it) and its ``fstat``, or ``None``:
+    missing, not a regular file, or (``top`` given) what was opened lies outside ``top``. For the files CodeAct
+    reads for itself (ignore files, ``.gitmodules``, hooks files) where a program may have put a link: what was
+    opened is checked, not the path it was opened by, so a file swapped for a link meanwhile is seen, and a link
+    leading out is never read. ``O_NONBLOCK``: a FIFO does not hold the open."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if S_ISREG(info.st_mode) and (top is None or _opened_within(fd, os.fspath(path), top)):
+            return fd, info
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _opened_within(fd: int, path: str, top: str) -> bool:
+    """Whether what ``fd`` opened lies at or below ``top``: its real path as the kernel names the descriptor
+    (``/proc``), else the path's real path (where there is no ``/proc``, a swap between the two is not seen)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(path)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
 def _open_beneath(root: str, raw: str, flags: int, *, strict: bool) -> Opened | None:
     """``raw``'s parts opened one by one below ``root``, each relative to the folder before and none followed if it
     is a link. Not ``strict``: ``None`` for anything but a plain relative path that exists (``..``, an absolute

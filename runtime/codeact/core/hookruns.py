@@ -24,10 +24,10 @@ import fnmatch
 import json
 import os
 import re
-import stat
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
+from .beneath import open_regular_within
 from .winnames import windows_name
 
 MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is Unread
@@ -144,16 +144,11 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
     path lies outside ``top`` (a link leading out is never followed: what lies outside must not decide a write's
     answer). A file that is not JSON names nothing. :class:`Unread` where the file is past a bound (over
     :data:`MAX_HOOKS_BYTES`, see :func:`targets_in`), :class:`Stopped` at the run's deadline."""
-    try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+    opened = open_regular_within(file, top)
+    if opened is None:
         return None
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if top is not None and not _opened_inside(fd, file, top):
-            return None
         if info.st_size > MAX_HOOKS_BYTES:
             raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
         signature = (file, root, plugin, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
@@ -182,15 +177,6 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
 
 
 _CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...] | str]] = {}
-
-
-def _opened_inside(fd: int, file: str, top: str) -> bool:
-    """Whether what ``fd`` opened lies below ``top`` (its real path, so a file swapped for a link is seen)."""
-    try:
-        real = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:  # no /proc: the path's real path
-        real = os.path.realpath(file)
-    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def targets_of(data: bytes, root: str, *, plugin: bool = False) -> tuple[Target, ...]:

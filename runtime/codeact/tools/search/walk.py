@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
+from ...core.beneath import open_regular_within
 from ...core.patterns import check_pattern, class_span, compile_uncached
 from ...errors import ToolError
 from .. import confine
@@ -394,23 +395,11 @@ def read_ignore(path: Path, root: Path) -> IgnoreText | None:
     opened by (a file swapped for a link meanwhile is seen); ``O_NONBLOCK``: a FIFO does not hold the open. At
     most :data:`MAX_IGNORE_BYTES` are read, cut after the last whole line: the rules are parsed here, with the
     interpreter held, and a program may write a file of 128 MiB."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
+    opened = open_regular_within(path, os.fspath(root))
+    if opened is None:
         return None
+    fd, info = opened
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        try:
-            real = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # no /proc: the link's target by its path, read only if nothing on the way is a link
-            real = os.path.realpath(path)
-            if real != os.fspath(path):
-                return None
-        top = os.fspath(root)
-        if real != top and not real.startswith(top.rstrip("/") + "/"):
-            return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_IGNORE_BYTES + 1)
         cut_from = 0
