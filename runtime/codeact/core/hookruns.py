@@ -24,10 +24,10 @@ import fnmatch
 import json
 import os
 import re
-from fnmatch import fnmatchcase
 from typing import NamedTuple
 
 from .beneath import open_regular_within
+from .patterns import compile_narrow
 from .winnames import windows_name
 
 MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is Unread
@@ -258,15 +258,14 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
     if value is None:
         return match[0]
     operation, pattern = match[2], match[3]
-    from .patterns import class_span
-
-    if class_span(fnmatch.translate(pattern)) > WIDE_GLOB:
+    regex = _glob(pattern)
+    if regex is None:
         raise Unread(f"a pattern of {match[0]} spans too many characters to read")
     cuts = range(len(value) + 1)
     if operation[0] == "%":
-        ends = [n for n in cuts if fnmatchcase(value[n:], pattern)]
+        ends = [n for n in cuts if regex.match(value[n:])]
         return value[:max(ends) if operation == "%" else min(ends)] if ends else value
-    starts = [n for n in cuts if fnmatchcase(value[:n], pattern)]
+    starts = [n for n in cuts if regex.match(value[:n])]
     return value[min(starts) if operation == "#" else max(starts):] if starts else value
 
 
@@ -803,16 +802,18 @@ WIDE_GLOB = 4096  # code points a glob word's classes may span before it is take
 _GLOBS: dict[str, re.Pattern[str] | None] = {}  # compiled glob words (None: too wide, taken to match)
 
 
-def _glob_matches(pattern: str, name: str) -> bool:
-    """``fnmatchcase(name, pattern)``, compiled once and without re's cache; a pattern whose classes span more than
-    :data:`WIDE_GLOB` code points (which re compiles one code point at a time, with no deadline) is taken to
-    match: the write is refused, the safe side."""
+def _glob(pattern: str) -> re.Pattern[str] | None:
+    """The shell glob ``pattern`` compiled (``fnmatchcase``'s), once and without re's cache; ``None`` for one whose
+    classes span more than :data:`WIDE_GLOB` code points, which re compiles one code point at a time with no
+    deadline (the caller takes the safe side)."""
     if pattern not in _GLOBS:
-        from .patterns import class_span, compile_uncached
-
-        source = fnmatch.translate(pattern)
         if len(_GLOBS) >= 1024:  # hooks files' words: a bounded set, kept small in the warm server
             _GLOBS.clear()
-        _GLOBS[pattern] = None if class_span(source) > WIDE_GLOB else compile_uncached(source)
-    regex = _GLOBS[pattern]
+        _GLOBS[pattern] = compile_narrow(fnmatch.translate(pattern), WIDE_GLOB)
+    return _GLOBS[pattern]
+
+
+def _glob_matches(pattern: str, name: str) -> bool:
+    """Whether ``name`` matches the glob word ``pattern``; a too wide one is taken to match: the write is refused."""
+    regex = _glob(pattern)
     return regex is None or regex.match(name) is not None

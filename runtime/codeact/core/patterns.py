@@ -42,6 +42,13 @@ def compile_uncached(pattern: str, flags: Any = 0) -> re.Pattern[str]:
     return compiler.compile(pattern, int(flags))  # type: ignore[no-any-return]
 
 
+def compile_narrow(pattern: str, span: int, flags: Any = 0) -> re.Pattern[str] | None:
+    """:func:`compile_uncached`, or ``None``, uncompiled, where the classes of ``pattern`` span more than ``span``
+    code points: for the patterns the host compiles for itself (a hooks file's globs, an ignore rule's classes),
+    whose callers then take the safe answer (a write refused, a name that may be ignored)."""
+    return None if class_span(pattern) > span else compile_uncached(pattern, flags)
+
+
 def class_span(pattern: str) -> int:
     """The code points the classes of the regular expression ``pattern`` span (what compiling them walks in
     Python), 0 for one that does not parse."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ...core.beneath import open_regular_within
-from ...core.patterns import check_pattern, class_span, compile_uncached
+from ...core.patterns import check_pattern, compile_narrow, compile_uncached
 from ...errors import ToolError
 from .. import confine
 
@@ -309,9 +309,9 @@ class _Class:
     def matches(self, ch: str) -> bool:
         regex = self.regex
         if regex is None:
-            if class_span(self.source) > MAY_MATCH_SPAN:  # compiling it walks its code points: say it may
+            regex = self.regex = compile_narrow(self.source, MAY_MATCH_SPAN, re.S)
+            if regex is None:  # compiling it walks its code points: say it may
                 return True
-            regex = self.regex = compile_uncached(self.source, re.S)
         return regex.fullmatch(ch) is not None
 
 
