@@ -306,6 +306,38 @@ def test_outline_reuses_what_it_parsed_until_a_file_changes(tree, make_ctx, tmp_
     assert kept.stat().st_mode & 0o777 == 0o600
 
 
+def test_saving_the_outline_cache_leaves_the_umask_of_concurrent_runs(tree, make_ctx, tmp_path, monkeypatch):
+    """The warm server runs programs side by side: while one run saves its outline cache, a file another run creates
+    gets the user's umask (0644 under 022), not the cache's 0600; the cache's database is 0600 all the same."""
+    import time
+
+    from codeact.tools.outline_cache import OutlineCache
+
+    ctx = make_ctx(tree, environ={"XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)})
+    old = time.time() - 60
+    for path in tree.rglob("*.py"):
+        if not path.is_symlink():
+            os.utime(path, (old, old))
+    real = OutlineCache._connect
+    made: list[int] = []
+
+    def connect_beside_a_run(self):  # what a concurrent run does while the cache is being saved
+        other = tmp_path / f"other-{len(made)}.txt"
+        other.write_text("x")
+        made.append(other.stat().st_mode & 0o777)
+        return real(self)
+
+    monkeypatch.setattr(OutlineCache, "_connect", connect_beside_a_run)
+    previous = os.umask(0o022)
+    try:
+        outline(ctx)
+    finally:
+        os.umask(previous)
+    assert made and set(made) == {0o644}, [oct(mode) for mode in made]
+    (kept,) = [f for f in (tmp_path / "cache" / "codeact" / "outline").iterdir() if f.suffix == ".sqlite"]
+    assert kept.stat().st_mode & 0o777 == 0o600
+
+
 def test_many_files_are_parsed_by_worker_processes_alike(tree, make_ctx, tmp_path, monkeypatch):
     from codeact.tools import outline as outline_mod
 

@@ -169,25 +169,25 @@ class OutlineCache:
         try:
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.chmod(folder, 0o700)
-            old = os.umask(0o077)  # the database and its journal: 0600
+            # created 0600 here, not under a umask: that is the whole process's, and the warm server's other runs
+            # create the user's files meanwhile; SQLite gives its journal the database's mode
+            os.close(os.open(self.file, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                             | getattr(os, "O_CLOEXEC", 0), 0o600))
+            db = self._connect()
             try:
-                db = self._connect()
-                try:
-                    db.execute("BEGIN IMMEDIATE")
-                    new = self.new.items()
-                    db.executemany("INSERT OR REPLACE INTO stamps VALUES (?, ?, ?, ?, ?, ?)",
-                                   [(_key(rel), *kept, found.kinds) for rel, (kept, found) in new])
-                    db.executemany("INSERT OR REPLACE INTO names VALUES (?, ?)",
-                                   [(_key(rel), found.names) for rel, (_, found) in new])
-                    db.executemany("INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?)",
-                                   [(_key(rel), *kept, found.blob) for rel, (kept, found) in new])
-                    for table in ("stamps", "names", "items"):
-                        db.executemany(f"DELETE FROM {table} WHERE path = ?", [(_key(rel),) for rel in self.gone])
-                    db.execute("COMMIT")
-                finally:
-                    db.close()
+                db.execute("BEGIN IMMEDIATE")
+                new = self.new.items()
+                db.executemany("INSERT OR REPLACE INTO stamps VALUES (?, ?, ?, ?, ?, ?)",
+                               [(_key(rel), *kept, found.kinds) for rel, (kept, found) in new])
+                db.executemany("INSERT OR REPLACE INTO names VALUES (?, ?)",
+                               [(_key(rel), found.names) for rel, (_, found) in new])
+                db.executemany("INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?)",
+                               [(_key(rel), *kept, found.blob) for rel, (kept, found) in new])
+                for table in ("stamps", "names", "items"):
+                    db.executemany(f"DELETE FROM {table} WHERE path = ?", [(_key(rel),) for rel in self.gone])
+                db.execute("COMMIT")
             finally:
-                os.umask(old)
+                db.close()
         except Exception:  # noqa: BLE001 - a cache is an optimisation: the answer never depends on it
             pass
         self.new, self.gone = {}, []
