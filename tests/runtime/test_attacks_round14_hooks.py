@@ -87,3 +87,67 @@ def test_a_hook_script_named_from_tilde_plus_is_protected(tmp_path: Path) -> Non
     (``~-`` as OLDPWD: Unread), as ``$PWD`` is read."""
     out = _edit_hook_target(tmp_path, {"bash": "bash ~+/impl/run.sh"}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ npm's every-workspace options
+_WORKSPACE_FORMS = {  # a hook entry whose npm runs the script of every workspace (impl/, the root's "workspaces")
+    "npm run lint --workspaces": ({"bash": "npm run lint --workspaces"}, "impl/package.json"),
+    "npm run lint -ws": ({"bash": "npm run lint -ws"}, "impl/package.json"),
+    "npm run -w=impl lint": ({"bash": "npm run -w=impl lint"}, "impl/package.json"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --workspaces, -ws and -w= name no workspace folder"))
+@pytest.mark.parametrize("form", sorted(_WORKSPACE_FORMS))
+def test_a_workspace_package_json_every_workspace_runs_is_protected(tmp_path: Path, form: str) -> None:
+    """``_options`` reads a workspace from ``-w x``, ``--workspace x``, ``--workspace=x`` only. npm's
+    ``--workspaces`` (``-ws``) runs the script in EVERY workspace the root ``package.json`` lists -- the common
+    monorepo form, ``npm run lint --workspaces --if-present`` -- and names no folder; and ``-w=impl`` (a short
+    option with ``=``) is read as the folder ``=impl``. Checked with npm 11.19: in a root whose ``package.json``
+    says ``"workspaces": ["impl"]``, each form runs ``impl/package.json``'s ``lint`` (``RAN impl/package.json
+    lint``). ``impl/package.json`` stays writable: ``edit()`` succeeds and the CLI runs the program's script on
+    the host at the next tool call (host code execution). pnpm's ``-r``/``--recursive`` and yarn's ``workspaces
+    foreach`` are the same idea. Fix: for ``--workspaces``/``-ws``/``npm_config_workspaces`` (pnpm ``-r``, yarn
+    ``workspaces foreach``), protect the ``package.json`` of every folder the root's ``workspaces`` globs match
+    (or make such a command Unread); strip a leading ``=`` from a short option's value."""
+    entry, target = _WORKSPACE_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ what find prints, run without a pipe into a shell
+_FOUND_FORMS = {  # a hook entry that runs what `find` prints, with no -exec, no xargs and no `| sh`
+    "find | while read -r f; do bash $f": (
+        {"bash": 'find impl -name run.sh | while read -r f; do bash "$f"; done'},
+        "impl/run.sh",
+    ),
+    "for f in $(find ...); do bash $f": (
+        {"bash": "for f in $(find impl -name run.sh); do bash $f; done"},
+        "impl/run.sh",
+    ),
+    "find | env sh": ({"bash": "find impl -name run.sh | env sh"}, "impl/run.sh"),
+    "find | command sh": ({"bash": "find impl -name run.sh | command sh"}, "impl/run.sh"),
+    "find |& sh": ({"bash": "find impl -name run.sh |& sh"}, "impl/run.sh"),
+    "sh < <(find ...)": ({"bash": "sh < <(find impl -name run.sh)"}, "impl/run.sh"),
+    "run-parts impl": ({"bash": "run-parts impl"}, "impl/check"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("what find prints run by a loop, env sh, |&, <(...)"))
+@pytest.mark.parametrize("form", sorted(_FOUND_FORMS))
+def test_a_hook_script_found_then_run_by_a_loop_or_a_wrapped_shell_is_protected(tmp_path: Path, form: str) -> None:
+    """6cca89b makes ``find -exec``, ``xargs`` and a pipe whose next word is a shell (``| sh``) Unread. What find
+    prints still runs through: the idiom round 13 named, ``find impl -name run.sh | while read -r f; do bash
+    "$f"; done``, and ``for f in $(find impl -name run.sh); do bash $f; done`` (a variable names nothing); a shell
+    behind a wrapper (``| env sh``, ``| command sh``, ``| nice sh``), ``|&`` (one token, not ``|``), and a
+    process substitution (``sh < <(find ...)``). And Debian's ``run-parts impl`` runs every executable of a
+    folder (``impl`` names the folder, not ``impl/check``). Checked with bash 5.2 and run-parts: each prints
+    ``RAN`` from ``impl/run.sh`` (``impl/check``; the piped forms run the path as a command, so the file is
+    executable, as a hook script is). Each file stays writable: ``edit()`` succeeds and the CLI runs the program's
+    text on the host at the next tool call (host code execution). Fix: make any ``find``/``fd``/``ls``/``git
+    ls-files`` whose output is consumed (``|``, ``|&``, ``$(...)``, ``<(...)``) Unread, or any loop or pipe into
+    a command that takes a command (``env``, ``command``, ``nice``, ``nohup``, ``timeout``, ``exec``);
+    add ``run-parts`` to ``_INDIRECT``."""
+    entry, target = _FOUND_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
