@@ -1,7 +1,7 @@
 """Copier's after-update migration: runs in the real project after EVERY update, with the runtime of the template
 version just applied (``runtime/`` beside this folder).
 
-Usage (from the folder Copier updated): python after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER
+Usage (from the folder Copier updated): python after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER [SKIP_TASKS]
 
 1. An update run INSIDE ``.codeact/`` of a stamp that still records its answers there (Renovate's copier manager runs
    Copier in the answers file's folder: ``cd .codeact && copier update --answers-file .copier-answers.yml ...``)
@@ -12,7 +12,8 @@ Usage (from the folder Copier updated): python after_update.py ANSWERS_FILE VERS
 3. Move a legacy ``.codeact/.copier-answers.yml`` to the root (``.copier-answers.codeact.yml``).
 4. Clear the mark of a running update (``codeact.lifecycle.interrupted``; once every file is written).
 5. Refresh what depends on outside state (repo: the MCP tool lock; global: the links in $COPILOT_HOME). Never fails
-   the update: a failure says what to run later.
+   the update: a failure says what to run later. Not with ``copier update --skip-tasks`` (SKIP_TASKS ``True``): the
+   refresh starts the MCP servers, which a user who skips tasks has not asked for; it says what to run instead.
 """
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ from codeact.lifecycle.update import head_scope, keep_user_files  # noqa: E402 -
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 4:
-        print("usage: after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER", file=sys.stderr)
+    if len(argv) not in (4, 5):
+        print("usage: after_update.py ANSWERS_FILE VERSION_TO SCOPE LAUNCHER [SKIP_TASKS]", file=sys.stderr)
         return 2
-    answers, version_to, scope, launcher = argv
+    answers, version_to, scope, launcher = argv[:4]
+    skip_tasks = argv[4:] == ["True"]
     here = Path.cwd()
     root = in_folder_root(here, answers)
     if root is not None:
@@ -51,7 +53,10 @@ def main(argv: list[str]) -> int:
         print(f"codeact: {moved}", file=sys.stderr)
     end(here, scope)  # before the launcher, which refuses to run while the mark is there
     action = {"repo": "refresh", "global": "link"}.get(scope)
-    if action:
+    if action and skip_tasks:
+        what = "the MCP tool lock was not refreshed" if action == "refresh" else "$COPILOT_HOME was not linked"
+        print(f"codeact: --skip-tasks: {what}; run {launcher} {action}", file=sys.stderr)
+    elif action:
         done = subprocess.run([str(here / launcher), action], cwd=here, check=False)
         if done.returncode != 0:
             what = "MCP refresh" if action == "refresh" else "linking"

@@ -74,6 +74,29 @@ def test_copy_discovers_servers_and_update_refreshes_after_a_server_is_added(sta
     assert in_sync.returncode == 0, in_sync.stdout + in_sync.stderr
 
 
+def test_update_with_skip_tasks_starts_no_mcp_server_and_says_what_to_run(stamp, isolated):
+    """``copier update --skip-tasks``: the user asked for no commands, so the after-update refresh (which starts every
+    MCP server) is not run; the user's files are still kept, and the update says how to refresh."""
+    demo = {"command": sys.executable, "args": [str(DEMO)]}
+    project = stamp(isolated / "p", tasks=True, tools=TOOLS, files={
+        "README.md": "# demo\n", ".mcp.json": mcp_json({"demo": demo})})
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact with one MCP server")
+    started = isolated / "started"
+    probe = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
+    (project / ".mcp.json").write_text(mcp_json({"demo": demo, "probe": probe}))
+    git(project, "commit", "-qam", "add a server")
+    before = (project / ".codeact/tools.lock.json").read_text()
+    env = {**os.environ, **GIT_ENV}
+    result = subprocess.run(["copier", "update", "-a", ".copier-answers.codeact.yml", "--trust", "--defaults",
+                             "--skip-tasks"], cwd=project, capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert not started.exists(), "an MCP server was started"
+    assert (project / ".codeact/tools.lock.json").read_text() == before
+    assert "codeact: --skip-tasks: the MCP tool lock was not refreshed; run .codeact/bin/codeact refresh" in (
+        result.stderr), result.stderr
+
+
 def test_excluded_servers_stay_out_of_the_lock_and_the_instructions(stamp, isolated):
     demo = {"command": sys.executable, "args": [str(DEMO)]}
     project = stamp(isolated / "p", tasks=True, tools=TOOLS, mcp_exclude=["noisy"], files={
