@@ -1,0 +1,77 @@
+"""Red team, round 14 (issue 40): limits and confinement of the host-side helpers a program reaches, after
+6cca89b. Each test runs a program through the sandbox (``run``, monty) and fails while the breach is open (strict
+xfail)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX resource limits and /proc")
+
+_REASON = "open (issue 40, red team round 14): {}"
+MiB = 1 << 20
+
+_CHILD = """\
+import json, os, resource, sys
+sys.path.insert(0, sys.argv[1])
+from codeact.core.config import Settings
+from codeact.core.limits import Limits
+from codeact.runner import run
+ws, home, memory, timeout, session = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+code = sys.stdin.read()
+os.chdir(ws)
+result = run(code, workspace=ws, backend="monty", settings=Settings(), limits=Limits(memory=memory, timeout=timeout),
+             session=session or None,
+             environ={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8",
+                      "XDG_STATE_HOME": home + "/state", "CODEACT_CONFIG_DIR": home + "/cfg"})
+own = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+print(json.dumps({"out": result.stdout + result.stderr + str(result.error), "peak": own * 1024}))
+"""
+
+
+def _host_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float, session: str = "",
+              wait: float = 120) -> tuple[str, int, float]:
+    """``code`` run in the sandbox over ``ws`` (``session``: with ``--session``) in a Python of its own, as
+    ``CODEACT_SERVER=0`` runs it: the output, that host process's peak resident size (bytes) and the seconds the
+    run took; ``("", -1, wait)`` when it had not ended ``wait`` seconds after it began (then it is killed)."""
+    import codeact
+
+    home.mkdir(exist_ok=True)
+    runtime = str(Path(codeact.__file__).resolve().parent.parent)
+    started = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, "-c", _CHILD, runtime, str(ws), str(home), str(memory), str(timeout),
+                               session], input=code, capture_output=True, text=True, timeout=wait)
+    except subprocess.TimeoutExpired:
+        return "", -1, wait
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = json.loads(done.stdout.splitlines()[-1])
+    return shown["out"], shown["peak"], took
+
+
+# ------------------------------------------------------------ sessions.plain: a shared structure walked expanded
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a --session save walks shared lists expanded, no deadline"))
+def test_a_session_of_shared_lists_is_saved_within_the_run_deadline(tmp_path: Path) -> None:
+    """After a ``--session`` run, the host converts the program's globals (sharing kept: a few KB) and
+    ``sessions.plain`` checks them with ``_not_plain`` and ``_holds_tuple``, which walk every list item by item --
+    expanded, with no deadline and the interpreter held; only then does ``save`` bound the JSON (8 MiB, by
+    ``within``). ``a = [0] * 1000; b = [a] * 1000; c = [b] * 1000`` (3,000 slots in the sandbox) is 10**9 items
+    to walk: with ``c = [b] * 300`` the walk took 8 s (2 cores, shared) after a 5 s run, with ``d = [c] * 1000``
+    it never ends. Checked with ``CODEACT_SERVER=0`` (here: the run limited to 2 s had not ended after 30 s, the
+    host at 100% CPU) and through the warm server (``codeact run --session s --timeout 2``: the client abandons
+    the run after 3.5 s, the program's output lost, and the server is killed and restarted). Fix: walk the value
+    once per object (an ``id`` memo, as JSON's size is bounded by ``within`` anyway) or fold the check into the
+    bounded encoding (stop at MAX_STATE_BYTES and at the run's deadline), before anything walks it expanded."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    code = "a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\nd = [c] * 1000\nprint('ran')\n"
+    out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, session="s", wait=30)
+    assert took < 20, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
