@@ -232,3 +232,91 @@ def test_a_marketplace_manifest_the_cli_reads_first_is_protected(tmp_path: Path)
     )
     out = _run(ws, base / "home", code)
     assert out.split()[:1] == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 6cca89b: setters it does not read
+_SETTER_FORMS = {  # a hook entry that sets an unfollowed variable with no `NAME=` word and no setter before it
+    "set -a; printf -vBASH_ENV (joined)": (
+        {"bash": "set -a; printf -vBASH_ENV %s/run.sh impl; bash -c true"},
+        "impl/run.sh",
+    ),
+    "set -a; declare -n r=BASH_ENV; printf -v r": (
+        {"bash": "set -a; declare -n r=BASH_ENV; printf -v r %s/run.sh impl; bash -c true"},
+        "impl/run.sh",
+    ),
+    "PowerShell $env:X='v' (joined)": (
+        {"powershell": "$env:npm_config_workspace='impl'; npm run lint"},
+        "impl/package.json",
+    ),
+    "PowerShell ${env:X} = 'v'": (
+        {"powershell": "${env:npm_config_workspace} = 'impl'; npm run lint"},
+        "impl/package.json",
+    ),
+    "PowerShell Set-Item env:X": (
+        {"powershell": "Set-Item -Path Env:npm_config_workspace -Value impl; npm run lint"},
+        "impl/package.json",
+    ),
+    "PowerShell [Environment]::SetEnvironmentVariable": (
+        {"powershell": "[Environment]::SetEnvironmentVariable('npm_config_workspace', 'impl'); npm run lint"},
+        "impl/package.json",
+    ),
+    "PowerShell | % (ForEach-Object's alias)": (
+        {"powershell": "Get-ChildItem impl -Filter run.ps1 | % { & $_.FullName }"},
+        "impl/run.ps1",
+    ),
+    "PowerShell | foreach (ForEach-Object's alias)": (
+        {"powershell": "Get-ChildItem impl -Filter run.ps1 | foreach { & $_.FullName }"},
+        "impl/run.ps1",
+    ),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("set -a, a nameref, PowerShell's other env setters, %"))
+@pytest.mark.parametrize("form", sorted(_SETTER_FORMS))
+def test_a_variable_set_by_a_form_6cca89b_does_not_read_is_unread(tmp_path: Path, form: str) -> None:
+    """6cca89b reads an unfollowed name as set when the word before it is a setter (``export``, ``-v``...) or it
+    starts ``$env:`` as a word of its own. Still open: bash's ``printf -vBASH_ENV`` (the option joined, as bash's
+    getopt takes it) and a nameref (``declare -n r=BASH_ENV; printf -v r ...``) under ``set -a`` (allexport:
+    exported with no ``export`` word) -- checked with bash 5.2: the child ``bash -c true`` sources
+    ``impl/run.sh``; PowerShell's ``$env:npm_config_workspace='impl'`` (no spaces: one word holding ``=``),
+    ``${env:npm_config_workspace} = ...`` (braced), ``Set-Item -Path Env:npm_config_workspace`` and
+    ``[Environment]::SetEnvironmentVariable(...)``, the documented ways PowerShell sets an environment variable
+    (npm then runs ``impl/package.json``'s script: checked with npm 11.19 and ``npm_config_workspace=impl``);
+    and ``%`` / ``foreach``, ForEach-Object's built-in aliases, which 6cca89b's ``foreach-object`` does not
+    cover (the PowerShell forms are read from PowerShell's documented grammar: no pwsh on this machine). Each
+    file stays writable: ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call
+    (host code execution). Fix: make ``set -a``/``set -o allexport`` and ``declare -n``/``typeset -n`` (or any
+    ``printf -v``/``read`` target under them) Unread, find ``-v`` in a joined option group; read
+    ``$env:NAME=...``, ``${env:NAME}``, ``env:NAME`` (any case) after ``Set-Item``/``New-Item``/``si``/``ni``
+    and ``SetEnvironmentVariable('NAME'`` as setting NAME; add ``%`` and ``foreach`` to ``_INDIRECT``."""
+    entry, target = _SETTER_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 6cca89b: a third cd
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a third relative cd is read from the cwd's reading"))
+@pytest.mark.parametrize(
+    "command", ["cd impl && cd sub && cd deep && ./run.sh", "cd impl; cd sub; cd ../deep; ./run.sh"]
+)
+def test_a_hook_script_after_three_relative_cds_is_protected(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """6cca89b reads a ``cd`` from ``bases[-1]`` and from the cwd; but ``bases[-1]`` is the LAST folder appended --
+    the cwd's reading of the previous ``cd`` -- not the folder the previous ``cd`` reached. ``cd impl && cd sub
+    && cd deep && ./run.sh`` gives the bases ``impl``, ``impl/sub``, ``sub``, ``sub/deep``, ``deep``: never
+    ``impl/sub/deep``, where bash runs ``./run.sh`` (checked, bash 5.2; likewise ``cd ../deep`` from ``impl/sub``:
+    ``impl/deep``). The script stays writable: ``edit()`` succeeds and the CLI runs the program's text on the host
+    at the next tool call (host code execution). Fix: read each ``cd`` from EVERY base the earlier ones reached
+    (bounded by MAX_BASES, Unread past it), not only the last one appended."""
+    target = "impl/sub/deep/run.sh" if "cd deep" in command else "impl/deep/run.sh"
+    real = Path.write_text
+
+    def write_text(self: Path, *args: object, **kwargs: object) -> int:
+        if self.name == "run.sh":
+            self.parent.mkdir(parents=True, exist_ok=True)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+    out = _edit_hook_target(tmp_path, {"bash": command}, target)
+    assert out.split() == ["PermissionError"], out
