@@ -1,0 +1,113 @@
+"""Red team, round 14 (a helper that had not seen the changes): issue 40's items 1, 5, 7, 8, 9 and the write
+budget re-attacked through the stamped launcher, the real bash, git and the hooks. Each test is one attempt that
+broke through; the round's report lists what held."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runtime.launchers import Launcher
+
+
+# ------------------------------------------------- item 8: web_fetch's work after the read is not bounded by the time
+class _BracketPage(BaseHTTPRequestHandler):
+    """An HTML page of 180 KB: ``[](`` again and again, no ``)``. It arrives at once."""
+
+    BODY = b"<html><body><p>" + b"[](" * 60_000 + b"</p></body></html>"
+
+    def do_GET(self) -> None:
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(self.BODY)))
+            self.end_headers()
+            self.wfile.write(self.BODY)
+        except OSError:
+            pass
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def bracket_page() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _BracketPage)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/page"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): web_fetch turns a fetched HTML page into "
+                                       "text with a quadratic regex, unbounded by the run's deadline")
+def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, bracket_page: str) -> None:
+    """Breach (limits, item 8's neighbour): web_fetch bounds the READ by the time left (the watchdog shuts the
+    socket), but what it does with the body afterwards is not: ``html_to_text`` ends with
+    ``re.sub(r"\\[\\s*\\]\\([^)]*\\)", "", body)``, which is quadratic on text holding ``[](`` many times and no
+    ``)`` (each ``[`` scans to the end of the text). Any web page can hold that text: 180 KB of it keeps the run
+    going about 10 s past a 3 s ``--timeout``, 10 MiB (MAX_BODY) for hours, holding the GIL. Only the last-resort
+    watchdogs end it: in process (``python -m codeact run``, ``CODEACT_SERVER=0``) faulthandler kills the process
+    at 4.8 s with ``Timeout (0:00:04.800000)!`` and every thread's host stack on stderr, and ``--json`` prints
+    nothing at all; through the warm server the client kills the whole server ("does not answer, a tool holds it").
+    The program never gets the TimeoutError web_fetch promises ("The fetch ends by the run's deadline"), and the
+    page, not the program, chooses this: any site the model reads (a prompt injection) can end the run so.
+
+    Checked with a real HTTP server on loopback (allow_hosts) and the real runtime (``python -m codeact run``), and
+    through the stamped launcher (next test).
+    Fix: make the pattern linear (``\\[\\s*\\]\\([^)\\s]*\\)`` still scans; better a hand loop, or drop empty
+    links while the parser writes them: ``handle_endtag('a')`` knows the link had no text), and run the page's
+    conversion with the deadline checked (or in the bounded worker the other host helpers use).
+    """
+    from tests.runtime.test_tool_bounds import measured_run
+
+    config = tmp_path / "userconfig"
+    config.mkdir()
+    (config / "config.json").write_text(json.dumps({"allow_hosts": ["127.0.0.1"]}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    run = measured_run(f'len(web_fetch(url="{bracket_page}"))', workspace.resolve(), config, timeout=3,
+                       env={"CODEACT_TOOLS": "web_fetch"})
+    assert run.data.get("error", {}).get("type") == "TimeoutError", (run.data, run.stderr[:300])
+    assert run.seconds < 3 + 2.0, f"ran {run.seconds:.1f} s under a 3 s limit: {run.data}"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): in the warm server a hostile HTML page "
+                                       "holds web_fetch past the deadline; the client kills the whole server")
+def test_web_fetch_of_a_hostile_html_page_in_the_warm_server_ends_with_the_deadline(
+        make_launcher: Callable[..., Launcher], bracket_page: str) -> None:
+    """The same page through the stamped launcher and its warm server (seen: the hostile run ends at 5 s with "the
+    server does not answer, a tool holds it; it was stopped", the server's process group killed). The hostile run
+    must end by its 3 s limit with web_fetch's TimeoutError. An innocent run of the same workspace, started a second
+    later with its own ``--timeout 30`` and a 6 s ``sleep`` in ``bash``, must end normally (it did here: HELD)."""
+    launcher = make_launcher(["view", "web_fetch", "bash"], limit=3)
+    config = Path(launcher.env["CODEACT_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "config.json").write_text(json.dumps({"allow_hosts": ["127.0.0.1"]}))
+    assert launcher.run("print(1)").returncode == 0  # the warm server is up
+    results: dict[str, Any] = {}
+
+    def run(name: str, code: str, delay: float, limit: int) -> None:
+        time.sleep(delay)
+        results[name] = launcher.run(code, timeout=200, limit=limit)
+
+    threads = [threading.Thread(target=run, args=("hostile", f'len(web_fetch(url="{bracket_page}"))', 0.0, 3)),
+               threading.Thread(target=run, args=("innocent", 'print(bash(command="sleep 6; echo fine"))', 1.0, 30))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(240)
+    innocent = results["innocent"]
+    assert innocent.returncode == 0 and "fine" in innocent.stdout, f"the innocent run was harmed: {innocent}"
+    assert "TimeoutError" in results["hostile"].stdout + results["hostile"].stderr, results["hostile"]
