@@ -320,3 +320,32 @@ def test_a_hook_script_after_three_relative_cds_is_protected(
     monkeypatch.setattr(Path, "write_text", write_text)
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ the CLI's `exec` hooks
+_EXEC_FORMS = {  # a hook entry of the CLI's `exec` form (a native executable, no shell): what it runs
+    "exec: ./impl/run.sh": ({"exec": "./impl/run.sh"}, "impl/run.sh"),
+    "exec: impl/run.sh + args": ({"exec": "impl/run.sh", "args": ["--check"]}, "impl/run.sh"),
+    "exec: python3 + args [-m, impl.check]": ({"exec": "python3", "args": ["-m", "impl.check"]}, "impl/check.py"),
+    "exec: make + args [-s]": ({"exec": "make", "args": ["-s"]}, "Makefile"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("the CLI's exec hooks are not read"))
+@pytest.mark.parametrize("form", sorted(_EXEC_FORMS))
+def test_a_script_an_exec_hook_runs_is_protected(tmp_path: Path, form: str) -> None:
+    """The Copilot CLI 1.0.102 takes a hook entry's ``exec`` key as a native executable run without a shell
+    ("Specify either 'exec' (native executable) or 'bash'/'powershell'/'command' (shell), but not both", in its
+    runtime), with ``args``. hookruns reads ``bash``, ``command``, ``linux``, ``osx``, ``powershell``,
+    ``windows`` and ``args``, never ``exec``: an entry ``{"type": "command", "exec": "./impl/run.sh"}`` is not even
+    found as an entry (no key it knows), and with ``args`` only the arguments are read, without the program
+    (``python3`` + ``["-m", "impl.check"]`` names no module; ``make`` + ``["-s"]`` no Makefile). Checked with the
+    real CLI and the mock model: ``"exec": "./impl/run.sh"``, ``"exec": "impl/run.sh"`` (with and without
+    ``args``), ``"exec": "python3", "args": ["-m", "tools.check"]`` and ``"exec": "make"`` each ran at the
+    preToolUse of a bash call (markers written). Each file stays writable: ``edit()`` succeeds and the CLI runs
+    the program's text on the host at the next tool call (host code execution). Fix: read ``exec`` (a string, or
+    a list) as the command's first word, followed by ``args``, like ``command`` + ``args``; add it to the keys
+    ``_entries`` looks for (and make an entry whose keys are unknown to CodeAct Unread rather than nothing)."""
+    entry, target = _EXEC_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
