@@ -75,3 +75,33 @@ def test_a_session_of_shared_lists_is_saved_within_the_run_deadline(tmp_path: Pa
     code = "a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\nd = [c] * 1000\nprint('ran')\n"
     out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, session="s", wait=30)
     assert took < 20, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ sessions.load: 8 MiB of JSON, bound as inputs
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a session's 8 MiB state takes the host to ~1 GB to restore"))
+def test_a_session_state_is_restored_within_the_run_memory_limit(tmp_path: Path) -> None:
+    """A session's state may be 8 MiB of JSON (MAX_STATE_BYTES), and the next run restores it whole:
+    ``json.loads`` in the host, then every value converted and bound as the sandbox's inputs (``feed_run("None",
+    inputs=...)``), before and outside the run's memory limit and deadline. JSON shares nothing, so a program whose
+    globals are small in the sandbox -- ``x = []``, nested 49 times in ``x = [x]``, then ``b = [x] * 78000`` (50
+    lists and 78,000 slots) -- saves 7.96 MB (3.9 million lists, 2 bytes each), and every later run of that session
+    takes the host process to 990 MiB (VmHWM; the monty worker 391 MiB) and 5.6 s for a run limited to 256 MiB and
+    2 s (checked with ``CODEACT_SERVER=0``; the warm server holds the same, one such restore per run at once), then
+    fails with MemoryError: the session can never be used again (``[e] * 2_000_000``, ``e = []``: 569 MiB).
+    Here the state is written by ``sessions.save``, as the first run's save writes it. Fix: bound what a state may
+    expand to when loaded (count the containers and items while reading it, against the run's memory limit, and
+    leave out, with a note, what is past it), or keep sharing in the saved form."""
+    from codeact.core import sessions
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    home = base / "home"
+    home.mkdir()
+    x: list = []
+    for _ in range(49):
+        x = [x]
+    environ = {"HOME": str(home), "XDG_STATE_HOME": str(home / "state")}
+    assert sessions.save(ws, "s", {"b": [x] * 78000}, environ) == ""
+    out, peak, took = _host_run(ws, home, "print(len(b))\n", memory=256 * MiB, timeout=2, session="s", wait=60)
+    assert peak < 512 * MiB and took < 8, f"{peak >> 20} MiB, {took:.1f} s for a run of 256 MiB, 2 s: {out[-300:]}"
