@@ -349,3 +349,35 @@ def test_a_script_an_exec_hook_runs_is_protected(tmp_path: Path, form: str) -> N
     entry, target = _EXEC_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ hooks files in sub-folders of .github/hooks
+@pytest.mark.xfail(strict=True, reason=_REASON.format("the CLI reads .github/hooks/**/*.json, hookruns the top only"))
+@pytest.mark.parametrize("where", ["team/policy.json", "team/audit/policy.json"])
+def test_a_script_a_nested_hooks_file_runs_is_protected(tmp_path: Path, where: str) -> None:
+    """boundary._hook_files lists ``.github/hooks/*.json`` (one level) for hookruns to read. The Copilot CLI 1.0.102
+    loads hooks files from sub-folders too, at any depth: checked with the real CLI and the mock model,
+    ``.github/hooks/sub/h.json`` and ``.github/hooks/a/b/h.json`` each ran their preToolUse command (markers
+    written; ``.github/hooks/.hidden/`` and ``H2.JSON`` did not). The program cannot write such a file
+    (HOOKS_RULE), but the scripts a repository's nested hooks file names are never read: with
+    ``.github/hooks/team/policy.json`` running ``bash impl/run.sh``, ``edit()`` of ``impl/run.sh`` succeeds and the
+    CLI runs the program's text on the host at the next tool call (host code execution). Teams group hooks by
+    owner this way. Fix: walk ``.github/hooks/`` recursively as the CLI does (skipping dot-folders, ``.json`` in
+    lower case), under MAX_HOOKS_FILES in all (the place past it Unread)."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    hooks = ws / ".github/hooks" / where
+    hooks.parent.mkdir(parents=True)
+    (ws / "impl").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    entry = {"type": "command", "bash": "bash impl/run.sh"}
+    hooks.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = (
+        "try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
