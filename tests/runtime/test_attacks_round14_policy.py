@@ -4,6 +4,7 @@ broke through; the round's report lists what held."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -111,3 +112,88 @@ def test_web_fetch_of_a_hostile_html_page_in_the_warm_server_ends_with_the_deadl
     innocent = results["innocent"]
     assert innocent.returncode == 0 and "fine" in innocent.stdout, f"the innocent run was harmed: {innocent}"
     assert "TimeoutError" in results["hostile"].stdout + results["hostile"].stderr, results["hostile"]
+
+
+# --------------------------------------------- item 1: the user's hook and any "path" of the user's settings.json
+GLOBAL_ENTRY = ('[ ! -f "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh" ] || '
+                '. "${COPILOT_HOOK_DIR}/../codeact/hooks/pre-tool-use.sh"')
+
+
+def _stamp(template_src: Path, dest: Path, **answers: Any) -> Path:
+    from copier import run_copy
+
+    from tests.conftest import make_repo
+
+    project = make_repo(dest)
+    run_copy(str(template_src), project, data=answers, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True,
+             skip_tasks=True, overwrite=True)
+    return project
+
+
+def _hook(cwd: Path, entry: str, payload: dict[str, Any], env: dict[str, str]) -> str:
+    import subprocess
+
+    done = subprocess.run(["/bin/bash", "--norc", "--noprofile", "-c", entry], cwd=cwd, env=env, timeout=30,
+                          input=json.dumps(payload).encode(), capture_output=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.decode()  # "" allows; a deny decision otherwise
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): the user's hook takes the plugins/codeact "
+                                       "of ANY folder a \"path\" in settings.json names as an enabled plugin")
+def test_the_users_hook_does_not_pass_a_launcher_of_a_marketplace_whose_codeact_is_not_enabled(
+        template_src: Path, tmp_path: Path) -> None:
+    """Breach (item 1, a repository's file widening the user's policy): installs.sh.in's ``find_installs`` counts a
+    plugin install when ``"codeact@<any marketplace>": true`` appears in ``$COPILOT_HOME/settings.json`` and then
+    takes EVERY ``"path": "..."`` of that file as a live local marketplace: ``<path>/plugins/codeact`` with a
+    ``plugin.json`` and a marked ``bin/codeact`` is "an enabled codeact plugin". The path is never tied to the
+    marketplace whose codeact the user enabled. A user with CodeAct's plugin enabled from their organisation's
+    marketplace (here a local one, ``acme``) who also added a cloned repository as a marketplace to look at its
+    plugins (``extraKnownMarketplaces.other.source.path``; nothing of it installed or enabled) has their global
+    hook, in exclusive mode, pass that clone's ``plugins/codeact/bin/codeact`` — any script with the launcher's
+    mark on its second line and a ``plugin.json`` beside it — so the model's shell call runs it on the host.
+
+    Checked with the stamped global install's real pre-tool-use.sh run as the CLI runs it (bash -c with the
+    registered entry, the CLI's payload), as tests/hook/test_hook_coexist.py drives it. Fix: read settings.json
+    as JSON (a small reader, or only the shapes the CLI writes), take ``enabledPlugins`` keys ``codeact@M`` that
+    are true, and for each only ``extraKnownMarketplaces.M.source.path`` (and the installed copy of M's plugin);
+    never a ``"path"`` found elsewhere. Test: an enabled codeact@acme beside a marketplace ``other`` whose
+    plugins/codeact is not enabled: other's launcher is denied, acme's passes.
+    """
+    from codeact.enforcement import spec
+    from codeact.lifecycle import links
+
+    global_dir = _stamp(template_src, tmp_path / "global", scope="global", enforcement="exclusive")
+    market = _stamp(template_src, tmp_path / "acme", scope="plugin", plugin_owner="Acme", enforcement="exclusive")
+    home = tmp_path / "copilot-home"
+    home.mkdir()
+    changed, warnings = links.link(global_dir, home)
+    assert changed and not warnings, warnings
+    hostile = tmp_path / "clone"
+    (hostile / "plugins/codeact/bin").mkdir(parents=True)
+    (hostile / "plugins/codeact/plugin.json").write_text('{"name": "codeact"}\n')
+    marker = tmp_path / "pwned"
+    (hostile / "plugins/codeact/bin/codeact").write_text(f"#!/bin/sh\n{spec.LAUNCHER_MARK} v9)\ntouch {marker}\n")
+    settings = {"extraKnownMarketplaces": {
+        "acme": {"source": {"source": "directory", "path": str(market)}},
+        "other": {"source": {"source": "directory", "path": str(hostile)}}},
+        "enabledPlugins": {"codeact@acme": True}}
+    (home / "settings.json").write_text(json.dumps(settings, indent=2))
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    state = tmp_path / "run"
+    state.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEACT_")}
+    env.update(XDG_RUNTIME_DIR=str(state), TMPDIR=str(state), HOME=str(home), COPILOT_HOME=str(home),
+               COPILOT_HOOK_DIR=str(home / "hooks"), COPILOT_PROJECT_DIR=str(work))
+
+    def call(command: str) -> dict[str, Any]:
+        return {"sessionId": "s-1", "timestamp": 1, "cwd": str(work), "toolName": "bash",
+                "toolArgs": {"command": command, "description": "run it"}}
+
+    enabled = market / "plugins/codeact/bin/codeact"
+    assert _hook(work, GLOBAL_ENTRY, call(f"{enabled} run --code 'print(1)'"), env) == ""  # the user's plugin
+    assert _hook(work, GLOBAL_ENTRY, call("ls"), env) != ""  # exclusive mode is on
+    out = _hook(work, GLOBAL_ENTRY, call(f"{hostile}/plugins/codeact/bin/codeact run --code 'print(1)'"), env)
+    assert out != "", "the user's global hook passed the launcher of a marketplace whose codeact is not enabled"
