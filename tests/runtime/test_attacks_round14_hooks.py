@@ -381,3 +381,27 @@ def test_a_script_a_nested_hooks_file_runs_is_protected(tmp_path: Path, where: s
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a path an entry's env names
+_ENV_PATH_FORMS = {  # a hook entry whose env names the script a runner it calls runs
+    "make, env CC=impl/cc": ({"bash": "make -s", "env": {"CC": "impl/cc"}}, "impl/cc"),
+    "a script, env LINTER=impl/lint.sh": ({"bash": "./check", "env": {"LINTER": "impl/lint.sh"}}, "impl/lint.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a path in an entry's env values is not protected"))
+@pytest.mark.parametrize("form", sorted(_ENV_PATH_FORMS))
+def test_a_script_an_entrys_env_names_is_protected(tmp_path: Path, form: str) -> None:
+    """hookruns reads an entry's ``env`` only to substitute ``$VAR`` in the command and to refuse unfollowed names;
+    a path in a value is never a target. The runner then runs it: make imports the environment as variables, so
+    ``{"bash": "make -s", "env": {"CC": "impl/cc"}}`` with the repository's Makefile using ``$(CC)`` (the common
+    C rule) runs ``impl/cc`` (checked: GNU make 4.3, ``RAN impl/cc``); a hook script that runs ``"$LINTER"``
+    likewise. The value is written in the protected hooks file itself, as a word would be (``CC=impl/cc make``
+    as a word IS protected, through its ``=`` split), yet ``impl/cc`` stays writable: ``edit()`` succeeds and the
+    CLI runs the program's text on the host at the next tool call (host code execution). Fix: read each ``env``
+    value as a word of the command (a path by ``/`` or a script suffix, a bare word where it exists), as the
+    ``VAR=value`` prefix already is."""
+    entry, target = _ENV_PATH_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
