@@ -53,9 +53,6 @@ def embedded_bare_repository(folder: Path, marker: Path) -> None:
         f"\tuploadpack = \"touch {marker}; echo\"\n")
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): drift reads the policy of a pull "
-                                       "request's _src_path with git before verifying it; a committed bare-repository "
-                                       "folder runs its promisor's uploadpack command on the host")
 def test_a_pull_requests_src_path_to_a_committed_bare_repository_runs_nothing(stamped, tmp_path):
     """Breach (host code execution, item 2): `check()` calls ``policy_drift()`` BEFORE ``source_errors()``, and
     ``policy_drift`` reads ``codeact-policy.yml`` from whatever ``_src_path``/``_commit`` the checked tree records

@@ -146,3 +146,25 @@ def test_a_newer_tag_of_the_same_source_is_no_source_drift(stamped):
         assert code == 0 and drifts == [], out
     finally:
         git(Path(answers["_src_path"]), "tag", "-d", "v0.1.1")
+
+
+def test_a_template_source_inside_the_repository_is_never_read_even_when_the_base_records_it(template_src, tmp_path,
+                                                                                             venv_dir, monkeypatch):
+    """A base that records a local ``_src_path`` inside the repository (``vendor/tpl``) reviewed the path, not the
+    folder's files, which every later commit may change: git run there runs what its config names (a promisor's
+    ``uploadpack``). Such a source is reported and git never runs in it, for its version or its policy."""
+    from tests.lifecycle.test_attacks_round14_drift import drift, embedded_bare_repository
+
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    project = make_repo(tmp_path / "project")
+    run_copy(str(template_src), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
+    marker = tmp_path / "ran"
+    embedded_bare_repository(project / "vendor/tpl", marker)
+    answers = yaml.safe_load((project / ANSWERS).read_text())
+    answers["_src_path"], answers["_commit"] = "./vendor/tpl", "0123456789abcdef0123456789abcdef01234567"
+    (project / ANSWERS).write_text(yaml.safe_dump(answers))
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "a vendored template, recorded by the base")
+    code, out = drift(project, "--base", "HEAD")
+    assert not marker.exists(), out[-600:]
+    assert code == 1 and "lies inside the repository" in out, out[-600:]

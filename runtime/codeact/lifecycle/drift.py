@@ -198,6 +198,16 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
     return found
 
 
+def _policy_drift_or_offline(project: Path, policy_from: str | None, may_skip: bool) -> list[Drift]:
+    """:func:`policy_drift`; nothing where ``may_skip`` (a local check, offline) and the template is unreachable."""
+    try:
+        return policy_drift(project, policy_from)
+    except ConfigError as exc:
+        if not (may_skip and "cannot read the template" in str(exc)):
+            raise
+    return []
+
+
 def _unrendered_move(moved: Drift, unverified: list[str]) -> Drift:
     """The policy check's ``source`` finding, saying why nothing was rendered (the move command stays last)."""
     head, sep, move = moved.detail.partition("; move to it")
@@ -281,12 +291,11 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     from .provenance import UNREACHABLE, local_base, source_errors
 
     may_skip = notes is not None and not os.environ.get("CI") and not policy_from
-    try:
-        found += policy_drift(project, policy_from)
-    except ConfigError as exc:
-        if not (may_skip and "cannot read the template" in str(exc)):
-            raise
     unverified = source_errors(project, base or local_base(project), policy_from)
+    # An unverified source is not read at all, not even its policy: git on a folder or URL a pull request names
+    # runs what that repository configures.
+    if policy_from or not unverified:
+        found += _policy_drift_or_offline(project, policy_from, may_skip)
     if unverified and notes is not None and may_skip and all(why.startswith(UNREACHABLE) for why in unverified):
         notes.append(f"skipped the owned files: {unverified[0]} (offline?); conflicts, ignored files and the tool "
                      "lock were checked")

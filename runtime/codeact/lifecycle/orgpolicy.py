@@ -269,7 +269,7 @@ def template_repository(src: str) -> Iterator[str]:
         if local.is_dir():
             yield str(local)
             return
-        clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", url, tmp],
+        clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", "--", url, tmp],
                                capture_output=True, text=True, env=GIT_ENV, timeout=300)
         if clone.returncode != 0:
             raise ConfigError(f"cannot read the template {src}: "

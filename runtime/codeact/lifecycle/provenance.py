@@ -10,8 +10,9 @@ host, with the CI job's template token in their environment. A pull request can 
 - ``_commit`` must be a tag of that source, or a commit its default branch holds (Renovate and the update workflow
   move it to a newer tag: that is no drift).
 
-Both are read with git only (a blob-less clone; nothing of the template runs). A source that fails either is
-reported as ``source`` drift and never rendered.
+Both are read with git only (a blob-less clone; nothing of the template runs), and only for a source the base
+records: a source that fails either is reported as ``source`` drift and never rendered, nor read for its policy. A
+local source inside the repository is none (its files are the pull request's; git run there runs its config).
 """
 from __future__ import annotations
 
@@ -130,7 +131,26 @@ def source_errors(project: Path, base: str, policy_from: str | None, *, first_st
             return [f"_src_path is {src!r}, but {_shown(base)} records {trusted!r}: a changed template source is never "
                     "rendered (its code would run here); change it back, or make the move in its own reviewed "
                     "commit on the base branch"]
+    inside = _inside_project(project, src)
+    if inside:
+        return [inside]
     why = commit_error(src, commit)
     if why:
         errors.append(why)
     return errors
+
+
+def _inside_project(project: Path, src: str) -> str:
+    """Why a local template source that lies inside ``project`` is not one: its files are the checked tree's own
+    (a pull request's), and git run in such a folder runs what its config names. "" for any other source."""
+    from .orgpolicy import git_url, is_local_source
+
+    if not is_local_source(src):
+        return ""
+    url = git_url(src.strip())
+    folder = Path(url[len("file://"):] if url.lower().startswith("file://") else url).expanduser()
+    real, top = (project / folder).resolve(), project.resolve()
+    if real != top and not real.is_relative_to(top):
+        return ""
+    return (f"_src_path {src!r} lies inside the repository: its files are the checked tree's own, not a template's "
+            "(git is never run there); record the template's own repository")
