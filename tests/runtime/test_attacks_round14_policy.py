@@ -197,3 +197,35 @@ def test_the_users_hook_does_not_pass_a_launcher_of_a_marketplace_whose_codeact_
     assert _hook(work, GLOBAL_ENTRY, call("ls"), env) != ""  # exclusive mode is on
     out = _hook(work, GLOBAL_ENTRY, call(f"{hostile}/plugins/codeact/bin/codeact run --code 'print(1)'"), env)
     assert out != "", "the user's global hook passed the launcher of a marketplace whose codeact is not enabled"
+
+
+# ------------------------------------------ item 5: --session state checked by an exponential walk, not a budget
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): --session's plain-data check walks a "
+                                       "shared-reference list as a tree: 2**30 visits, killed by the watchdog")
+def test_session_state_of_shared_references_is_checked_within_the_run(tmp_path: Path) -> None:
+    """Breach (item 5/6, limits): ``sessions.plain`` checks each global with ``_not_plain`` (and ``_holds_tuple``),
+    which recurse into every item with no budget and no memo. A program builds ``a = [a, a]`` 30 times: 31 small
+    lists in the sandbox (the value crosses to the host with its sharing: 30 MB RSS), 2**30 paths for the walk,
+    which stays under MAX_DEPTH (50), so it never stops early. The run's own code took milliseconds; the host then
+    spins until the last-resort watchdogs: in process faulthandler ends it at 6.8 s (``--timeout 5``) with every
+    thread's host stack on stderr and no ``--json`` envelope at all; through the warm server (seen with the stamped
+    launcher) the run is "abandoned and the server restarts" at 4.5 s of a 3 s limit. ``save``'s ``within`` has a
+    budget, the check before it has none; ``[a, a]`` 45 times would run for days were nothing to kill it.
+
+    Checked with the real runtime (``python -m codeact run --json --timeout 5 --session s``, monty backend).
+    Fix: walk with a budget counted in visits (stop at MAX_STATE_BYTES' worth of items, or reuse ``within``'s count:
+    what cannot be encoded within 8 MiB is not kept anyway) and with the run's deadline checked; or encode first
+    (``within`` stops at the budget) and check plainness on the decoded text, which is a tree of bounded size.
+    """
+    from tests.runtime.test_tool_bounds import measured_run
+
+    config = tmp_path / "userconfig"
+    config.mkdir()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    code = "a = [0]\nfor i in range(30):\n    a = [a, a]\nb = 1"
+    run = measured_run(code, workspace.resolve(), config, timeout=5, args=("--session", "s1"))
+    assert "ok" in run.data and "unparsed" not in run.data, (run.data, run.stderr[:400])
+    assert run.seconds < 5 + 2.0, f"ran {run.seconds:.1f} s under a 5 s limit"
