@@ -229,3 +229,50 @@ def test_session_state_of_shared_references_is_checked_within_the_run(tmp_path: 
     run = measured_run(code, workspace.resolve(), config, timeout=5, args=("--session", "s1"))
     assert "ok" in run.data and "unparsed" not in run.data, (run.data, run.stderr[:400])
     assert run.seconds < 5 + 2.0, f"ran {run.seconds:.1f} s under a 5 s limit"
+
+
+# --------------------------------------------------------- the per-run write budget: folders and names are free
+def _disk_bytes(root: Path) -> int:
+    """What ``root`` takes on disk (blocks of files and folders, as du counts them)."""
+    total = 0
+    for folder, dirs, files in os.walk(root):
+        for name in [*dirs, *files, "."]:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): create() charges only the file's bytes; "
+                                       "the folders it makes (4 KiB each) pass the run's write limit uncounted")
+def test_the_write_limit_counts_the_folders_create_makes(tmp_path: Path) -> None:
+    """Breach (the per-run write budget of issue 40's extra paragraph): ``_charge_write`` counts ``len(data)`` only,
+    but ``create`` makes every missing parent folder (``atomic.slot(..., make_parents=True)``), each at least one
+    block on disk, and names cost directory blocks too. With ``CODEACT_WRITES=1048576`` (1 MiB) a run of 300
+    ``create`` calls, each an empty file 30 new folders deep, left 70 MiB on disk here (ext4-like blocks of
+    folders) and is never refused; with the default 128 MiB limit and the 10,000-call cap the same loop writes
+    some 2 GB in about a minute (the
+    round-5 finding "one run filled a 64 MB disk in 2.2 s" is open again, through folders).
+
+    Checked with the real runtime (``python -m codeact run``, monty backend) and the disk's own block counts.
+    Fix: charge each folder create() or edit() makes (a block, e.g. 4 KiB, per folder) and each new name (its
+    length plus a directory entry's overhead) against the same budget; or cap the folders one run may create, said
+    in a note when hit.
+    """
+    from tests.runtime.test_tool_bounds import measured_run
+
+    config = tmp_path / "userconfig"
+    config.mkdir()
+    workspace = (tmp_path / "ws").resolve()
+    workspace.mkdir()
+    (workspace / "README.md").write_text("# demo\n")
+    before = _disk_bytes(workspace)
+    code = ('for i in range(300):\n'
+            '    create(path="/".join(f"d{i}x{j}" for j in range(30)) + "/f", file_text="")\n'
+            '"done"')
+    run = measured_run(code, workspace, config, timeout=120, env={"CODEACT_WRITES": str(1 << 20)})
+    assert run.data.get("ok") is not None, (run.data, run.stderr[:300])
+    grown = _disk_bytes(workspace) - before
+    assert grown <= 2 * (1 << 20), f"the run took {grown / (1 << 20):.1f} MiB of disk under a 1 MiB write limit"
