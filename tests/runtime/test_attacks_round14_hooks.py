@@ -405,3 +405,29 @@ def test_a_script_an_entrys_env_names_is_protected(tmp_path: Path, form: str) ->
     entry, target = _ENV_PATH_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ shell words shlex splits otherwise than bash
+_SPLIT_FORMS = {  # a hook command whose word bash reads as impl/run.sh, and shlex does not
+    "a line continuation inside the path": ({"bash": "bash impl/\\\nrun.sh"}, "impl/run.sh"),
+    "extglob @(...)": ({"bash": "shopt -s extglob\nbash impl/@(run).sh"}, "impl/run.sh"),
+    "extglob +(...)": ({"bash": "shopt -s extglob\nbash impl/+(run).sh"}, "impl/run.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("line continuations and extglob groups split otherwise"))
+@pytest.mark.parametrize("form", sorted(_SPLIT_FORMS))
+def test_a_hook_script_named_across_a_line_continuation_or_an_extglob_is_protected(tmp_path: Path, form: str) -> None:
+    """``shell_words`` splits with ``shlex`` (posix), which keeps an escaped newline IN the word:
+    ``bash impl/\\<newline>run.sh`` (a command written over lines) gives ``"impl/\\nrun.sh"`` (``_nested`` then
+    splits it at the newline into ``impl/`` and ``run.sh``); bash removes the pair (a line continuation) and runs
+    ``impl/run.sh``. And with ``shopt -s extglob`` on an earlier line, bash's pattern groups
+    ``@(run)``, ``+(run)`` match ``impl/run.sh`` (checked, bash 5.2: each prints ``RAN``), while shlex cuts the word
+    at ``(`` into ``impl/@``, ``run``, ``.sh`` -- no pattern character, no target. The script stays writable:
+    ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call (host code
+    execution). Fix: remove backslash-newline pairs (outside single quotes) before splitting, as bash does; read
+    a word holding ``@(``, ``+(``, ``!(``, ``?(``, ``*(`` as one glob word (the group as ``*``), or make
+    ``extglob`` Unread."""
+    entry, target = _SPLIT_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
