@@ -68,7 +68,12 @@ def test_a_pull_requests_src_path_to_a_committed_bare_repository_runs_nothing(st
     the pull request's commit. Impact: any pull request runs code on the CI runner (with the workflow's
     TEMPLATE_TOKEN in the environment) or on a reviewer's machine at `git commit` (pre-commit hook), although the
     issue's rule is that an unverified source is never touched except to read its policy "with git" — git on a
-    repository the pull request supplies is not a safe read.
+    repository the pull request supplies is not a safe read. docs/organisations.md says exactly this ("git on a
+    source a pull request names runs what that repository configures, so an unverified source is ... not read at
+    all. A local `_src_path` inside the repository is never a template"); the code does the opposite. Not affected:
+    the organisation's check (``--policy-from``), which reads only SRC. Lower where the pull request could as well
+    edit ``.codeact/bin/codeact`` (the repository's own launcher runs drift), but a vendored folder and two answer
+    lines pass a review that a changed launcher (an owned file drift reports) would not.
 
     Fix: verify the source first (``source_errors`` before ``policy_drift``) and read the policy only of the
     verified source (the base's ``_src_path``, or ``--policy-from``); never run git inside a folder the checked tree
