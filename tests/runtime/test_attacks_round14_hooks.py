@@ -431,3 +431,38 @@ def test_a_hook_script_named_across_a_line_continuation_or_an_extglob_is_protect
     entry, target = _SPLIT_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ PowerShell and cmd paths built of parts
+_BUILT_FORMS = {  # a PowerShell (cmd) hook command whose path is built of words, as PowerShell's idioms build it
+    "& (Join-Path $env:COPILOT_PROJECT_DIR 'impl' 'run.ps1')": (
+        {"powershell": "& (Join-Path $env:COPILOT_PROJECT_DIR 'impl' 'run.ps1')"},
+        "impl/run.ps1",
+    ),
+    "& (Join-Path -Path impl -ChildPath run.ps1)": (
+        {"powershell": "& (Join-Path -Path impl -ChildPath run.ps1)"},
+        "impl/run.ps1",
+    ),
+    "& ./impl/r`un.ps1 (a backtick escape)": ({"powershell": "& ./impl/r`un.ps1"}, "impl/run.ps1"),
+    "& ('./impl/{0}.ps1' -f 'run')": ({"powershell": "& ('./impl/{0}.ps1' -f 'run')"}, "impl/run.ps1"),
+    "cmd /c impl\\r^un.bat (a caret escape)": ({"windows": "cmd /c impl\\r^un.bat"}, "impl/run.bat"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("Join-Path, backtick, -f and ^ build a path of parts"))
+@pytest.mark.parametrize("form", sorted(_BUILT_FORMS))
+def test_a_hook_script_whose_path_powershell_builds_is_protected(tmp_path: Path, form: str) -> None:
+    """``windows_words`` splits on white space and trims quotes: it reads no PowerShell operator. ``Join-Path``,
+    the idiomatic way to name a script from ``$env:COPILOT_PROJECT_DIR`` (the notes say to use that variable), gives
+    the words ``impl`` (a folder) and ``run.ps1`` (read at the top): ``impl/run.ps1`` is never a target; a
+    backtick escape (`` ./impl/r`un.ps1 ``, PowerShell's escape character before a plain letter is that letter),
+    the ``-f`` format operator, and cmd's ``^`` escape likewise leave the word unlike the path. Read from
+    PowerShell's documented grammar (Join-Path's ``-Path``/``-ChildPath``/``-AdditionalChildPath``, positional
+    from PowerShell 6; about_Special_Characters; about_Operators' ``-f``): no pwsh or cmd on this machine to
+    run them. Each script stays writable: ``edit()`` succeeds and the CLI runs the program's text on the host at
+    the next tool call on Windows (host code execution). Fix: make a PowerShell command holding ``Join-Path``,
+    ``-f``, a backtick, ``+`` between strings, ``[IO.Path]::Combine`` (and cmd's ``^``) Unread, or read
+    ``Join-Path`` as joining its arguments and drop escape characters before reading a word."""
+    entry, target = _BUILT_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
