@@ -466,3 +466,34 @@ def test_a_hook_script_whose_path_powershell_builds_is_protected(tmp_path: Path,
     entry, target = _BUILT_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a plugin's hooks: the CLI's third root variable
+@pytest.mark.xfail(strict=True, reason=_REASON.format("$PLUGIN_ROOT, which the CLI sets, is read as unknown"))
+@pytest.mark.parametrize("command", ['bash "$PLUGIN_ROOT/scripts/check.sh"', "bash ${PLUGIN_ROOT}/scripts/check.sh"])
+def test_a_plugin_hook_script_named_from_plugin_root_is_protected(tmp_path: Path, command: str) -> None:
+    """hookruns reads ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}`` as a plugin's folder
+    (``_PLUGIN_VARS``). The Copilot CLI 1.0.102 sets a third, ``PLUGIN_ROOT`` (the notes list it; checked with
+    ``--plugin-dir``: the hook's environment held ``PLUGIN_ROOT=<plugin folder>`` beside the two others, and
+    ``bash "$PLUGIN_ROOT/scripts/check.sh"`` ran the script). hookruns reads ``$PLUGIN_ROOT`` as an unknown variable:
+    the word names nothing and ``scripts/check.sh`` stays writable -- ``edit()`` succeeds and every session with
+    the plugin runs the program's text on the host at each tool call (host code execution). In a marketplace
+    repository (CodeAct's plugin scope) the plugins beside ``plugins/codeact`` are such folders. Fix: add
+    ``PLUGIN_ROOT`` to ``_PLUGIN_VARS`` (and ``PLUGIN_DATA``/``CLAUDE_PLUGIN_DATA``/``COPILOT_PLUGIN_DATA``, a
+    host folder, to the variables that name nothing inside)."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "plug/scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "plug/plugin.json").write_text('{"name": "plug"}')
+    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    (ws / "plug/hooks.json").write_text(json.dumps(hooks))
+    (ws / "plug/scripts/check.sh").write_text("exit 0\n")
+    code = (
+        "try:\n    print(edit(path='plug/scripts/check.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
