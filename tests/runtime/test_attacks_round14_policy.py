@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -276,3 +277,53 @@ def test_the_write_limit_counts_the_folders_create_makes(tmp_path: Path) -> None
     assert run.data.get("ok") is not None, (run.data, run.stderr[:300])
     grown = _disk_bytes(workspace) - before
     assert grown <= 2 * (1 << 20), f"the run took {grown / (1 << 20):.1f} MiB of disk under a 1 MiB write limit"
+
+
+# ------------------------------------------------------------ item 8: a name whose DNS server never answers
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0 or not Path("/usr/bin/unshare").exists(),
+                    reason="a resolv.conf of its own for one process tree: a mount namespace, as root")
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): web_fetch resolves the host with a "
+                                       "blocking getaddrinfo that the run's deadline does not bound")
+def test_web_fetch_of_a_host_whose_dns_never_answers_ends_by_the_deadline(tmp_path: Path) -> None:
+    """Breach (item 8): web_fetch bounds the connect and every read by the time left (the watchdog shuts its
+    sockets), but ``resolve_checked`` first calls ``socket.getaddrinfo`` on the program's host name, which no socket
+    of the watchdog's covers: it waits as long as the resolver does (glibc: ``timeout`` x ``attempts`` x servers,
+    5 s x 2 by default, 30 s x 5 at most). Anyone who runs a name server can make a name of theirs never answer;
+    a prompt injection has the model fetch it. Here a resolv.conf for the run's process tree alone (a mount
+    namespace) names a local UDP server that reads queries and never replies, with ``options timeout:5 attempts:2``:
+    the run with ``--timeout 3`` ends only when faulthandler kills it (host stacks, no ``--json`` envelope) instead
+    of with web_fetch's TimeoutError.
+
+    Checked with the real runtime (``python -m codeact run --json --timeout 3``) and glibc's resolver.
+    Fix: resolve in a daemon thread (or with ``getaddrinfo_a``) and wait for it at most the time left, raising the
+    deadline's TimeoutError; the same for github_api's ``socket.create_connection`` (and the proxy's name).
+    """
+    import socket
+    import subprocess
+
+    runtime = Path(__file__).resolve().parents[2] / "runtime"
+    quiet = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    quiet.bind(("127.0.0.77", 53))  # reads nothing back: every query waits for the resolver's timeout
+    try:
+        resolv = tmp_path / "resolv.conf"
+        resolv.write_text("nameserver 127.0.0.77\noptions timeout:5 attempts:2\n")
+        config = tmp_path / "userconfig"
+        config.mkdir()
+        workspace = tmp_path / "ws"
+        workspace.mkdir()
+        (workspace / "README.md").write_text("# demo\n")
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "LANG": "C.UTF-8",
+               "PYTHONPATH": str(runtime), "CODEACT_CONFIG_DIR": str(config), "CODEACT_BACKEND": "monty",
+               "CODEACT_TOOLS": "web_fetch"}
+        inner = (f"mount --bind {resolv} /etc/resolv.conf && exec {sys.executable} -m codeact run --json "
+                 "--timeout 3 --code 'web_fetch(url=\"http://never-answers.example.invalid/\")'")
+        started = time.monotonic()
+        done = subprocess.run(["/usr/bin/unshare", "--mount", "--propagation", "private", "sh", "-c", inner],
+                              cwd=workspace, env=env, capture_output=True, text=True, timeout=120)
+        seconds = time.monotonic() - started
+    finally:
+        quiet.close()
+    assert done.stdout.strip().startswith("{"), f"no --json envelope after {seconds:.1f} s: {done.stderr[:300]}"
+    data = json.loads(done.stdout)
+    assert data["error"]["type"] == "TimeoutError" and seconds < 3 + 2.0, (seconds, data["error"])
