@@ -497,3 +497,35 @@ def test_a_plugin_hook_script_named_from_plugin_root_is_protected(tmp_path: Path
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a repository's hooks: the hooks file's own folder
+@pytest.mark.xfail(strict=True, reason=_REASON.format("$COPILOT_HOOK_DIR, which the CLI sets, is read as unknown"))
+@pytest.mark.parametrize(
+    "command", ['bash "$COPILOT_HOOK_DIR/../scripts/check.sh"', "bash ${COPILOT_HOOK_DIR}/../scripts/check.sh"]
+)
+def test_a_hook_script_named_from_the_hook_dir_is_protected(tmp_path: Path, command: str) -> None:
+    """The Copilot CLI 1.0.102 gives a repository hook ``COPILOT_HOOK_DIR``, the folder of the hooks file that runs
+    it (checked: the hook's environment held ``COPILOT_HOOK_DIR=<repo>/.github/hooks`` beside
+    ``COPILOT_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR``; and ``bash "$COPILOT_HOOK_DIR/../scripts/check.sh"`` ran
+    ``.github/scripts/check.sh``). hookruns knows only the project's variables and ``$PWD``: the word names nothing
+    and ``.github/scripts/check.sh`` stays writable -- ``edit()`` succeeds and the CLI runs the program's text on
+    the host at the next tool call (host code execution). A script beside the hooks folder, named from the hooks
+    file's own folder, is a natural layout. Fix: read ``COPILOT_HOOK_DIR`` as the folder of the hooks file being
+    read (for a plugin's hooks too, if the CLI sets it there), in every form ``$PWD`` is read."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / ".github/scripts").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
+    (ws / ".github/hooks/policy.json").write_text(json.dumps(hooks))
+    (ws / ".github/scripts/check.sh").write_text("exit 0\n")
+    code = (
+        "try:\n    print(edit(path='.github/scripts/check.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
