@@ -529,3 +529,55 @@ def test_a_hook_script_named_from_the_hook_dir_is_protected(tmp_path: Path, comm
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ git hooks a configuration moves into the work tree
+@pytest.mark.xfail(strict=True, reason=_REASON.format("git config core.hooksPath in a hook is read as nothing"))
+@pytest.mark.parametrize(
+    "command",
+    ["git config core.hooksPath impl && git commit -q --allow-empty -m x", "git config --local core.hooksPath impl"],
+)
+def test_a_git_hook_a_hooks_git_config_command_names_is_protected(tmp_path: Path, command: str) -> None:
+    """6cca89b makes ``git -c`` Unread (``git -c core.hooksPath=impl commit`` runs ``impl/pre-commit``), but not the
+    same setting written for good: ``git config core.hooksPath impl && git commit ...`` (checked, git 2.39: ``RAN
+    impl/pre-commit``). ``git config core.hooksPath .githooks`` is the common set-up line of a repository (a
+    sessionStart hook runs it at every start, husky does the same); no word names ``impl/pre-commit``, which stays
+    writable: ``edit()``/``create()`` succeed and the next commit -- the hook's own, or any later one the agent's
+    shell makes -- runs the program's text on the host (host code execution; ``core.fsmonitor``,
+    ``core.sshCommand``, ``alias.x=!...``, ``include.path`` likewise). Fix: make ``git config`` (any write of a key
+    that runs or includes a file, or any ``git config`` that is not ``--get``/``--list``) Unread, as ``git -c``
+    is."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/pre-commit")
+    assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a core.hooksPath folder in the work tree is writable"))
+@pytest.mark.parametrize("hook", ["pre-commit", "post-checkout"])
+def test_a_git_hook_in_the_folder_core_hooks_path_names_is_protected(tmp_path: Path, hook: str) -> None:
+    """GIT_RULE protects ``.git`` because "git runs what its config and hooks name (core.fsmonitor, hooks/)". A
+    repository whose ``.git/config`` says ``core.hooksPath = .githooks`` (``git config core.hooksPath .githooks``,
+    the usual set-up; husky writes ``core.hooksPath = .husky/_``) keeps its git hooks in the work tree, and the
+    boundary does not read that setting: ``.githooks/pre-commit`` is edited and a new ``.githooks/post-checkout``
+    created (both succeed). git runs them at the next commit or checkout -- the Copilot agent's own ``git
+    commit`` through its shell, with no person acting -- so the program's text runs on the host (host code
+    execution; checked: with ``core.hooksPath`` set, ``git commit`` ran the folder's ``pre-commit``). Fix: read
+    the repository's git config (``.git/config``, ``config.worktree``; bounded, as hooks files are) for
+    ``core.hooksPath`` (and ``core.fsmonitor``, ``core.sshCommand``, ``core.editor``, ``core.pager``, ...) and
+    protect the folder or files it names inside the work tree, as ``.git/hooks`` is. (docs/security.md leaves
+    ``.pre-commit-config.yaml`` writable since "a person acts" when committing; ``.git/hooks`` runs on the same
+    trigger and is protected: a hooks folder git's own config names is ``.git/hooks`` moved, not a tool's config.)"""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".githooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(ws), "config", "core.hooksPath", ".githooks"], check=True, capture_output=True)
+    (ws / ".githooks/pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    path = f".githooks/{hook}"
+    call = (
+        f"edit(path={path!r}, old_str='exit 0', new_str='id')"
+        if hook == "pre-commit"
+        else f"create(path={path!r}, file_text='#!/bin/sh\\nid\\n')"
+    )
+    code = f"try:\n    print({call})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
