@@ -64,11 +64,14 @@ def test_a_session_of_shared_lists_is_saved_within_the_run_deadline(tmp_path: Pa
     expanded, with no deadline and the interpreter held; only then does ``save`` bound the JSON (8 MiB, by
     ``within``). ``a = [0] * 1000; b = [a] * 1000; c = [b] * 1000`` (3,000 slots in the sandbox) is 10**9 items
     to walk: with ``c = [b] * 300`` the walk took 8 s (2 cores, shared) after a 5 s run, with ``d = [c] * 1000``
-    it never ends. Checked with ``CODEACT_SERVER=0`` (here: the run limited to 2 s had not ended after 30 s, the
-    host at 100% CPU) and through the warm server (``codeact run --session s --timeout 2``: the client abandons
-    the run after 3.5 s, the program's output lost, and the server is killed and restarted). Fix: walk the value
-    once per object (an ``id`` memo, as JSON's size is bounded by ``within`` anyway) or fold the check into the
-    bounded encoding (stop at MAX_STATE_BYTES and at the run's deadline), before anything walks it expanded."""
+    it never ends. Checked through the command line: with ``CODEACT_SERVER=0`` only faulthandler's backstop ends
+    the process, at the limit plus 1.8 s, with a bare stack dump (``Timeout (0:00:03.800000)!`` and the threads'
+    frames, ``_not_plain`` on top) and exit 1, the program's printed output lost; through the warm server
+    (``codeact run --session s --timeout 2``) the server's watcher abandons the run after 3.5 s, its output lost,
+    and the server retires. Here ``runner.run`` (no backstop) had not returned after 30 s, the host at 100% CPU.
+    Fix: walk the value once per object (an ``id`` memo; the JSON's size is bounded by ``within`` anyway) or fold
+    the check into the bounded encoding (stop at MAX_STATE_BYTES and at the run's deadline), before anything walks
+    it expanded."""
     base = tmp_path.resolve()
     ws = base / "ws"
     ws.mkdir()
@@ -105,3 +108,47 @@ def test_a_session_state_is_restored_within_the_run_memory_limit(tmp_path: Path)
     assert sessions.save(ws, "s", {"b": [x] * 78000}, environ) == ""
     out, peak, took = _host_run(ws, home, "print(len(b))\n", memory=256 * MiB, timeout=2, session="s", wait=60)
     assert peak < 512 * MiB and took < 8, f"{peak >> 20} MiB, {took:.1f} s for a run of 256 MiB, 2 s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ walk.translate_glob: globs matched by Python's re
+_LONG_NAME = "a" * 60
+_BACKTRACKING = "*a" * 14 + "*b"  # [^/]*a[^/]*a...b: a name of a's that does not end in b is tried every way
+_GLOB_FORMS = {
+    "a repository's .gitignore rule, glob(pattern='*/*')": ("print(glob(pattern='*/*'))\n", True),
+    "outline(path=<a file>, glob=...)": (f"print(outline(path='src/{_LONG_NAME}', glob='{_BACKTRACKING}'))\n", False),
+    "grep(path=<a file>, glob=...)": (f"print(grep(pattern='x', path='src/{_LONG_NAME}', glob='{_BACKTRACKING}'))\n",
+                                      False),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a glob or ignore rule that backtracks holds the host"))
+@pytest.mark.parametrize("form", sorted(_GLOB_FORMS))
+def test_a_glob_that_backtracks_is_matched_within_the_run_deadline(tmp_path: Path, form: str) -> None:
+    """``walk.translate_glob`` makes each ``*`` ``[^/]*`` and the host matches the result with Python's ``re``
+    (``fullmatch``), which backtracks: ``*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b`` against a name of 60 ``a`` tries every
+    way to place the a's (k = 10 on 40 characters: 20 s; here hours), in C code that holds the interpreter and that
+    no deadline stops -- grep's own regular expressions are run where ``SIGALRM`` or a killable worker stops them
+    (regex_worker), globs and ignore rules are not. Reached (1) by a repository alone: a committed ``.gitignore``
+    holding that rule and a file ``src/aaa...a``; ripgrep (linear) lists the file, and the host checks it again
+    (``Reach.ok`` -> ``ignored``) for any path-kind glob, so the model's innocent ``glob(pattern='*/*')`` or
+    ``grep(pattern=..., glob='*/*')`` never returns; (2) by a program: ``outline(path=<file>, glob=...)`` and
+    ``grep(path=<file>, glob=...)`` match the file's name with ``Glob.matches`` in the host. Checked through the
+    warm server: the run limited to 2 s is ended by the client after 4 s, which kills the server -- and a
+    concurrent innocent run on it (``bash('sleep 3')``) failed with "the CodeAct server stopped during this run";
+    with ``CODEACT_SERVER=0`` only faulthandler's backstop ends the process (a bare stack dump). Here
+    ``runner.run`` (no backstop) had not returned after 20 s. Fix: translate globs so they cannot backtrack (match
+    ``*`` segments greedily left to right, as ripgrep's globset and fnmatch's atomic groups do), or match them where
+    the deadline stops them (the regex worker / ``deadline.interrupting``)."""
+    import subprocess as sp
+
+    code, gitignore = _GLOB_FORMS[form]
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "src").mkdir(parents=True)
+    sp.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "src" / _LONG_NAME).write_text("x\n")
+    (ws / "src" / "main.py").write_text("x = 1\n")
+    if gitignore:
+        (ws / ".gitignore").write_text(_BACKTRACKING + "\n")
+    out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, wait=20)
+    assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
