@@ -327,3 +327,53 @@ def test_web_fetch_of_a_host_whose_dns_never_answers_ends_by_the_deadline(tmp_pa
     assert done.stdout.strip().startswith("{"), f"no --json envelope after {seconds:.1f} s: {done.stderr[:300]}"
     data = json.loads(done.stdout)
     assert data["error"]["type"] == "TimeoutError" and seconds < 3 + 2.0, (seconds, data["error"])
+
+
+# ------------------------------------------- item 7: a refused handshake holds its pre-auth slot for as long as it likes
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): a peer whose handshake the hub refuses "
+                                       "(404/403/400) keeps its pending slot while it keeps its socket open")
+def test_refused_handshakes_do_not_hold_the_hubs_pending_slots() -> None:
+    """Breach (item 7, pre-auth limits): the hub counts a connection as pending from ``Connection.__init__`` until
+    ``close_socket()``. A peer that sends an upgrade request the hub refuses in ``_check_request`` (a wrong path,
+    here ``/nope``; a foreign ``Origin``; a token in the URL) gets its HTTP answer, and then websockets' own
+    ``conn_handler`` fails its ``assert connection.protocol.state is OPEN`` and only ``sock.close()``\\ s the socket:
+    the connection's receiving thread stays blocked in ``recv`` (a closed descriptor does not wake it on Linux), so
+    ``close_socket()`` never runs and the slot is never freed while the peer holds its end open. Sixteen idle TCP
+    connections from any local user (no token needed) fill MAX_PENDING past AUTH_TIMEOUT (3 s) for as long as they
+    stay open: a provider with the right token is refused ("did not receive a valid HTTP response"), and 32 threads
+    stay blocked. Closing the attacker's sockets frees the slots (seen: 0 pending after).
+
+    Checked with the real ProviderHub and websockets 16.1 on loopback. Fix: free the slot when the handshake
+    ends without OPEN (``process_request`` returning a response marks the connection done: drop it from
+    ``_pending`` there, and shut the socket down with ``socket.shutdown(SHUT_RDWR)`` so the receiving thread
+    wakes), or give the whole pre-auth phase one deadline enforced by the hub (a timer that shuts the socket).
+    """
+    import socket
+
+    from websockets.sync.client import connect
+
+    from codeact.providers.hub import AUTH_TIMEOUT, MAX_PENDING, ProviderHub
+
+    hub = ProviderHub(token="secret-token", reserved=lambda: [])
+    url = hub.start()
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    request = (b"GET /nope HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    idle = []
+    try:
+        for _ in range(MAX_PENDING):
+            peer = socket.create_connection(("127.0.0.1", port))
+            peer.sendall(request)
+            idle.append(peer)
+        time.sleep(2 * AUTH_TIMEOUT)  # the pre-auth deadline has passed for every one of them
+        try:
+            with connect(url, additional_headers={"Authorization": "Bearer secret-token"}, open_timeout=3) as ws:
+                ws.send(json.dumps({"type": "hello", "name": "lender", "tools": []}))
+                answer = ws.recv(timeout=3)
+        except Exception as exc:  # noqa: BLE001 - what the provider sees is the finding
+            answer = f"refused: {type(exc).__name__}: {exc}"
+        assert "hello.ack" in str(answer), f"a provider with the token, after {MAX_PENDING} refused idle peers: {answer}"
+    finally:
+        for peer in idle:
+            peer.close()
+        hub.stop()
