@@ -581,3 +581,26 @@ def test_a_git_hook_in_the_folder_core_hooks_path_names_is_protected(tmp_path: P
     code = f"try:\n    print({call})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ npx of a folder
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npx ./folder runs the folder's package.json bin"))
+@pytest.mark.parametrize("target", ["impl/tool/package.json", "impl/tool/cli.js"])
+def test_a_package_folder_npx_runs_is_protected(tmp_path: Path, target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hook ``npx --yes ./impl/tool`` (a local package, as monorepos run their own CLIs) names the FOLDER
+    ``impl/tool``, which boundary skips as no script (``eslint --fix src/``). npx installs the folder and runs
+    the ``bin`` its ``package.json`` names (checked, npm/npx 11.19: ``{"bin": {"tool": "cli.js"}}`` ran
+    ``impl/tool/cli.js``). hookruns reads ``package.json`` for npm, pnpm, yarn and bun, not for npx's folder spec:
+    both ``impl/tool/package.json`` (which chooses the bin) and ``impl/tool/cli.js`` stay writable -- ``edit()``
+    succeeds and the CLI runs the program's text on the host at the next tool call (host code execution). Fix: for
+    ``npx``/``npm exec``/``npm x`` (and ``pnpm dlx``, ``bunx``) with a spec that is a path (``./``, ``../``, ``/``,
+    ``file:``), protect the folder's ``package.json`` and every file below it (or make it Unread)."""
+    real = Path.write_text
+
+    def write_text(self: Path, *args: object, **kwargs: object) -> int:
+        self.parent.mkdir(parents=True, exist_ok=True)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+    out = _edit_hook_target(tmp_path, {"bash": "npx --yes ./impl/tool"}, target)
+    assert out.split() == ["PermissionError"], out
