@@ -141,8 +141,6 @@ def _hook(cwd: Path, entry: str, payload: dict[str, Any], env: dict[str, str]) -
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): the user's hook takes the plugins/codeact "
-                                       "of ANY folder a \"path\" in settings.json names as an enabled plugin")
 def test_the_users_hook_does_not_pass_a_launcher_of_a_marketplace_whose_codeact_is_not_enabled(
         template_src: Path, tmp_path: Path) -> None:
     """Breach (item 1, a repository's file widening the user's policy): installs.sh.in's ``find_installs`` counts a
