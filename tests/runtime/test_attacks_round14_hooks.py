@@ -60,7 +60,6 @@ _APPEND_FORMS = {  # a hook entry that sets a variable by `+=`, which no rule re
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a variable set by += or python's -W joined to a flag"))
 @pytest.mark.parametrize("form", sorted(_APPEND_FORMS))
 def test_a_file_a_variable_appended_or_a_joined_w_makes_the_hook_run_is_protected(tmp_path: Path, form: str) -> None:
     """``_ASSIGNMENT`` reads ``NAME=value`` only: bash's ``NAME+=value`` (append; an unset name is just set) is
@@ -80,7 +79,6 @@ def test_a_file_a_variable_appended_or_a_joined_w_makes_the_hook_run_is_protecte
 
 
 # ------------------------------------------------------------ tilde forms that name the cwd
-@pytest.mark.xfail(strict=True, reason=_REASON.format("~+ is the cwd, read as an unknown home"))
 def test_a_hook_script_named_from_tilde_plus_is_protected(tmp_path: Path) -> None:
     """``_expand`` gives up on any word starting with ``~`` (a home folder not known here), so the word names
     nothing. bash's ``~+`` is ``$PWD`` (the repository for a repository hook): ``bash ~+/impl/run.sh`` runs

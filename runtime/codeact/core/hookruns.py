@@ -77,7 +77,8 @@ _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
 _TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
-_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)=(.*)", re.DOTALL)  # `D=impl`, a shell variable's assignment
+# `D=impl`, a shell variable's assignment; `D+=impl` appends (an unset name is just set), `D[0]=x` an array's item
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
 _LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
@@ -304,7 +305,7 @@ def _assigned(words: list[str], plugin: bool) -> list[str]:
             word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment and assignment[1] not in own:
-            values[assignment[1]] = assignment[2]
+            values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         out.append(word)
     return out
 
@@ -433,11 +434,20 @@ _SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read
 
 
 def _imports_a_category(words: list[str], at: int) -> bool:
-    """Whether ``words[at]`` is Python's ``-W`` (``-W action::module.Category``, ``-Waction::module.Category``)
-    whose category lies in a module: Python imports it at start, from its path (the script's folder first)."""
+    """Whether ``words[at]`` holds Python's ``-W`` (``-W action::module.Category``, ``-Waction::module.Category``,
+    or joined to other short flags as CPython reads them: ``-bW x``, ``-bWx``) whose category lies in a module:
+    Python imports it at start, from its path (the script's folder first)."""
     word = words[at]
-    value = words[at + 1] if word == "-W" and at + 1 < len(words) else word[2:] if word.startswith("-W") else None
-    return value is not None and "." in (value.split(":") + ["", "", ""])[2]
+    if not word.startswith("-") or word.startswith("--"):
+        return False
+    for index, flag in enumerate(word[1:], 1):
+        if flag in "cmX":  # the rest of the word (or the next) is their value: no more flags
+            return False
+        if flag == "W":
+            rest = word[index + 1:]
+            value = rest or (words[at + 1] if at + 1 < len(words) else "")
+            return "." in (value.split(":") + ["", "", ""])[2]
+    return False
 
 
 def _flag(word: str) -> str:
@@ -519,9 +529,9 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
         if named and UNFOLLOWED_VARIABLES.fullmatch(named):  # `export BASH_ENV`, `$env:BASH_ENV = ...`
             raise Unread(f"it sets {named}, which makes the command read a file CodeAct does not follow")
         assignment = _ASSIGNMENT.fullmatch(word)
-        if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`
+        if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`, `PYTHONPATH+=src`
             _check_variable(assignment[1])
-            values[assignment[1]] = assignment[2]
+            values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         if _PYTHON.fullmatch(name):
             found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin)
         elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
@@ -783,6 +793,8 @@ def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
             word = word.replace(form, cwd)
         if "$" in word:
             return None
+    if word == "~+" or word.startswith(("~+/", "~+\\")):  # bash's `~+` is $PWD (`~-`, OLDPWD: not known)
+        return cwd + word[2:]
     if word.startswith("~"):
         return None
     return word
