@@ -27,7 +27,6 @@ _NODE_FORMS = {  # a hook entry whose node resolves a file no word names as writ
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("node resolves an extensionless or folder script"))
 @pytest.mark.parametrize("form", sorted(_NODE_FORMS))
 def test_a_script_node_resolves_without_its_extension_is_protected(tmp_path: Path, form: str) -> None:
     """hookruns protects the word a hook names as written (``impl/check``) and, for a folder, only Python's

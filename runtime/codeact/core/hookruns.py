@@ -107,13 +107,14 @@ class Stopped(Exception):
 class _Budget:
     """The work left to read one hooks file: :data:`MAX_WORDS` words, and the run's deadline (when in a run)."""
 
-    __slots__ = ("deadline", "words")
+    __slots__ = ("deadline", "read", "words")
 
     def __init__(self) -> None:
         from .limits import Deadline
 
         self.deadline = Deadline.current()
         self.words = 0
+        self.read = False  # a file of the repository was read too (a package.json's main): not cached
 
     def spend(self, words: int = 1) -> None:
         """Count ``words`` more: :class:`Unread` past :data:`MAX_WORDS`, :class:`Stopped` past the deadline."""
@@ -168,19 +169,22 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
         raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
     if len(_CACHE) >= 256:
         _CACHE.clear()
+    budget = _Budget()
     try:
-        found = targets_of(data, root, plugin=plugin)
+        found = targets_of(data, root, plugin=plugin, budget=budget)
     except Unread as exc:  # kept as read: the next write is refused without reading it again
         _CACHE[file] = (signature, str(exc))
         raise
-    _CACHE[file] = (signature, found)
+    if not budget.read:  # what depends on another file (a package.json's main) is read again each time
+        _CACHE[file] = (signature, found)
     return found
 
 
 _CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...] | str]] = {}
 
 
-def targets_of(data: bytes, root: str, *, plugin: bool = False) -> tuple[Target, ...]:
+def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget | None = None
+               ) -> tuple[Target, ...]:
     """The targets the hooks JSON ``data`` names, resolved in the repository ``root`` (or the plugin's folder, see
     :func:`targets_in`); none if it is not JSON (a leading byte-order mark is skipped), :class:`Unread` if it nests
     deeper than Python's reader goes."""
@@ -192,14 +196,15 @@ def targets_of(data: bytes, root: str, *, plugin: bool = False) -> tuple[Target,
         return ()
     except RecursionError:  # JSON nested deeper than Python's reader goes, which Node's (the CLI's) reads
         raise Unread("JSON nested deeper than CodeAct reads") from None
-    return targets_in(parsed, root, plugin=plugin)
+    return targets_in(parsed, root, plugin=plugin, budget=budget)
 
 
-def targets_in(parsed: object, root: str, *, plugin: bool = False) -> tuple[Target, ...]:
+def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budget | None = None
+               ) -> tuple[Target, ...]:
     """The targets the parsed hooks ``parsed`` names inside ``root``, each entry read from its ``cwd`` (relative to
     ``root``). ``plugin``: ``root`` is a plugin's folder, which ``${CLAUDE_PLUGIN_ROOT}`` and
     ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder)."""
-    budget = _Budget()
+    budget = budget or _Budget()
     found: dict[Target, None] = {}
     for entry in _entries(parsed):
         budget.spend(0)
@@ -469,7 +474,7 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
     bases = _bases(words, root, cwd, plugin)
     found: list[Target] = []
-    script_next = redirected = changes_dir = False
+    script_next = redirected = changes_dir = node_next = False
     for index, word in enumerate(words):
         if budget is not None and not index % 64:  # the run's deadline, between words
             budget.spend(0)
@@ -480,10 +485,11 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         if low in _OUTPUT_REDIRECTS:
             redirected = True
             continue
-        follows, is_dir = script_next, changes_dir
+        follows, is_dir, node = script_next, changes_dir, node_next
         changes_dir = low in _CHANGE_DIR
         # `pwsh -NoProfile -File x.ps1`: options between an interpreter and its script keep it expected
         script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
+        node_next = os.path.basename(low) in _NODE_RUNNERS or (node and low[:1] == "-")  # `node -r x y`
         expanded = _expand(word, root, cwd, plugin)
         if expanded is None or changes_dir or is_dir:
             continue
@@ -491,6 +497,10 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         if "=" in expanded:  # `--config=./x.py`, `VAR=./x.sh`
             texts.append(expanded.split("=", 1)[1])
         for text in texts:
+            if node and not text.startswith("-") and (text.strip("./\\") == "" or any(c.isalnum() for c in text)):
+                # `node impl/check`, `node .`: impl/check.js, ./index.js... as require resolves them
+                for candidate in _node_files(text, bases, root, budget):
+                    found += _targets(candidate, True, bases, root)
             if text.startswith("-") or not any(char.isalnum() for char in text):  # `&&`, `[`, `!`, `;`
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
@@ -498,6 +508,51 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
     for text in _runner_files(words, root, cwd, plugin, budget, env):
         found += _targets(text, True, bases, root)
     return found
+
+
+_NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
+_NODE_SUFFIXES = (".js", ".cjs", ".mjs", ".json", ".node", ".ts", ".mts", ".cts", ".tsx", ".jsx", ".wasm")
+
+
+def _node_files(text: str, bases: list[str], root: str, budget: _Budget | None) -> list[str]:
+    """The files node (``-r``/``--require``/``--import`` too; tsx, ts-node, deno, bun) may run for ``text``, a
+    script named without a suffix, as ``require`` resolves it: ``text.*`` (``.js``, ``.cjs``, ``.json``,
+    ``.node``, ``.ts``...) and, as a folder, ``text/package.json``, ``text/index.*`` and its ``main``
+    (``main``, ``main.*``, ``main/index.*``, read from the ``package.json`` there now, which is protected itself).
+    A ``package.json`` over :data:`MAX_HOOKS_BYTES` is :class:`Unread`."""
+    if text.lower().endswith(_NODE_SUFFIXES):
+        return []
+    found = [f"{text}.*", f"{text}/index.*", f"{text}/package.json"]
+    for base in bases:
+        main = _package_main(os.path.join(base, text, "package.json"), root)
+        if main is not None:
+            if budget is not None:
+                budget.read = True
+            where = os.path.normpath(os.path.join(base, text, main))  # absolute: read from any base as itself
+            found += [where, f"{where}.*", f"{where}/index.*"]
+    return found
+
+
+def _package_main(file: str, root: str) -> str | None:
+    """The ``main`` of the ``package.json`` ``file`` (a regular file inside ``root``), or None."""
+    opened = open_regular_within(file, os.path.realpath(root))
+    if opened is None:
+        return None
+    fd, info = opened
+    try:
+        if info.st_size > MAX_HOOKS_BYTES:
+            raise Unread(f"a package.json node runs over {MAX_HOOKS_BYTES >> 20} MiB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_HOOKS_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        main = json.loads(data.decode("utf-8", errors="replace").removeprefix("\ufeff")).get("main")
+    except (ValueError, RecursionError, AttributeError):  # no main node reads either
+        return None
+    return main if isinstance(main, str) and main and "\x00" not in main else None
 
 
 def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
