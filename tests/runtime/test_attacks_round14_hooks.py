@@ -609,18 +609,17 @@ _CD_PATTERN_FORMS = {  # a hook entry that changes into impl through a word hook
     "cd i?pl; bash run.sh (a glob)": ({"bash": "cd i?pl; bash run.sh"}, "impl/run.sh"),
     "for d in */; do (cd $d && ./run.sh)": ({"bash": 'for d in */; do (cd "$d" && ./run.sh); done'}, "impl/run.sh"),
     "for d in impl; do (cd $d && ./run.sh)": ({"bash": "for d in impl; do (cd $d && ./run.sh); done"}, "impl/run.sh"),
-    "cd ~+/impl": ({"bash": "cd ~+/impl && ./run.sh"}, "impl/run.sh"),
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("cd to a glob, a loop variable or ~+ is silently dropped"))
+@pytest.mark.xfail(strict=True, reason=_REASON.format("cd to a glob or a loop variable is silently dropped"))
 @pytest.mark.parametrize("form", sorted(_CD_PATTERN_FORMS))
 def test_a_hook_script_after_cd_to_a_pattern_or_a_loop_folder_is_protected(tmp_path: Path, form: str) -> None:
     """``_bases`` joins a ``cd`` word to the cwd as a literal folder, and drops it when ``_expand`` gives up (a
     variable it does not know, ``~``): the words after it are then read from the cwd alone -- the cd fails OPEN.
     ``cd im*`` (bash expands the pattern: ``impl``) becomes the folder ``im*``, compared as text; ``for d in */;
     do (cd "$d" && ./run.sh); done`` -- the natural "every sub-project's check" hook -- and ``for d in impl``
-    (a loop variable ``_assigned`` does not read) and ``cd ~+/impl`` are dropped. Checked with bash 5.2: ``cd im*
+    (a loop variable ``_assigned`` does not read) are dropped. Checked with bash 5.2: ``cd im*
     && ./run.sh`` and ``cd i?pl; bash run.sh`` print ``RAN impl/run.sh`` (the loops run every ``*/run.sh``).
     ``impl/run.sh`` stays writable: ``edit()`` succeeds and the CLI runs the program's text on the host at the next
     tool call (host code execution). Fix: make a ``cd`` (``pushd``, ``Set-Location``) whose folder cannot be
