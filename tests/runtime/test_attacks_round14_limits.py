@@ -152,3 +152,38 @@ def test_a_glob_that_backtracks_is_matched_within_the_run_deadline(tmp_path: Pat
         (ws / ".gitignore").write_text(_BACKTRACKING + "\n")
     out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, wait=20)
     assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ host_modules: configparse run in the host
+_CONFIG_FORMS = {
+    "a committed setup.cfg, read()": "import configparser\nc = configparser.ConfigParser()\nc.read('setup.cfg')\n"
+                                     "print(c.sections())\n",
+    "a program's read_string()": "import configparser\nc = configparser.ConfigParser()\n"
+                                 "c.read_string('[s]\\nx' + ' ' * 100_000 + 'y\\n')\nprint(c.sections())\n",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("configparser's option regex backtracks in the host"))
+@pytest.mark.parametrize("form", sorted(_CONFIG_FORMS))
+def test_a_config_file_is_parsed_within_the_run_deadline(tmp_path: Path, form: str) -> None:
+    """The prelude's configparser hands the text to the host (``codeact_host.configparse``), and
+    ``host_modules._work`` sends it to the killable child only when it holds ``%(`` (interpolation); any other text
+    of up to ~1 MB counts as twice its size and is parsed in the host process, in the run's thread, with no
+    deadline. CPython's ``OPTCRE`` (``(?P<option>.*?)\\s*(?P<vi>=|:)\\s*(?P<value>.*)$``) backtracks on a line with
+    a long run of blanks and no ``=`` or ``:``: at each place ``.*?`` stops, ``\\s*`` runs over the rest of the
+    blanks (8,000 blanks: 1.4 s; 60,000: 31.6 s, measured for a run limited to 2 s; 100,000: minutes), in C code
+    that holds the interpreter. A repository alone reaches it: a committed ``setup.cfg`` (or ``tox.ini``) holding
+    ``x<100,000 blanks>y`` on a line hangs the model's innocent ``configparser.ConfigParser().read('setup.cfg')``;
+    through the warm server the client then kills the server and every run on it (as for a backtracking glob);
+    with ``CODEACT_SERVER=0`` only faulthandler's backstop ends the process. Fix: send configparse to the child
+    (killed at the deadline) whenever a line is long (say over 4 KiB) -- or always past a small size -- or
+    pre-split each line on ``=``/``:`` before CPython's regex sees it."""
+    import subprocess as sp
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    sp.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "setup.cfg").write_text("[metadata]\nname = x\nx" + " " * 100_000 + "y\n")
+    out, _, took = _host_run(ws, base / "home", _CONFIG_FORMS[form], memory=256 * MiB, timeout=2, wait=20)
+    assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
