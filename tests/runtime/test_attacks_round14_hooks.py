@@ -628,3 +628,32 @@ def test_a_hook_script_after_cd_to_a_pattern_or_a_loop_folder_is_protected(tmp_p
     entry, target = _CD_PATTERN_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ d05e3d6 and da95b5f: what the fixes still miss
+_AFTER_FIX_FORMS = {  # a hook entry whose node script (or ~N path) the new readers miss
+    "node -r dotenv/config impl/main": ({"bash": "node -r dotenv/config impl/main"}, "impl/main.js"),
+    "node --require ./impl/setup impl/main": ({"bash": "node --require ./impl/setup impl/main"}, "impl/main.js"),
+    "node --title x impl/main": ({"bash": "node --title x impl/main"}, "impl/main.js"),
+    "bash ~0/impl/run.sh (dirs +0, the cwd)": ({"bash": "bash ~0/impl/run.sh"}, "impl/run.sh"),
+    "bash ~+0/impl/run.sh": ({"bash": "bash ~+0/impl/run.sh"}, "impl/run.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("node's option values end the script look; ~0, ~+0"))
+@pytest.mark.parametrize("form", sorted(_AFTER_FIX_FORMS))
+def test_a_script_after_a_node_option_value_or_named_from_tilde_n_is_protected(tmp_path: Path, form: str) -> None:
+    """d05e3d6 resolves the word after ``node`` (and after its options) as require does; but ``node_next`` holds
+    only while the words start with ``-``: an option's value given as the next word (``-r dotenv/config``, the
+    common preload, ``--require ./impl/setup``, ``--title x``) ends the look, and the script after it is read as
+    written (``impl/main``, no ``impl/main.js``). Checked with node 20: ``node -r ./impl/setup impl/main`` and
+    ``node --title x impl/main`` print ``RAN impl/main.js``. And da95b5f reads ``~+`` as the cwd, not bash's
+    other spellings of it: ``~0`` and ``~+0`` (``dirs +0``: the cwd; checked, bash 5.2 runs ``~0/impl/run.sh``).
+    Each file stays writable: ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool
+    call (host code execution). Fix: skip node's valued options with their value (``-r``, ``--require``,
+    ``--import``, ``--loader``, ``--env-file``, ``--title``, ``-C``/``--conditions``, ``--input-type``...), or
+    resolve every plain word after ``node`` until ``--``; read ``~0``/``~+0`` as ``~+`` (and any other ``~+N``/
+    ``~-N``/``~N`` as unknown: Unread rather than nothing)."""
+    entry, target = _AFTER_FIX_FORMS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
