@@ -657,3 +657,20 @@ def test_a_script_after_a_node_option_value_or_named_from_tilde_n_is_protected(t
     entry, target = _AFTER_FIX_FORMS[form]
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ an entry inside an object hookruns takes as the entry
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a matcher group with a command key hides its inner hooks"))
+def test_a_script_an_inner_hook_of_a_group_with_a_command_key_runs_is_protected(tmp_path: Path) -> None:
+    """``_entries`` takes the first object holding a command key as the entry and does not look inside it. The
+    Copilot CLI 1.0.102 reads an object holding ``hooks`` as a matcher group and runs the entries inside it,
+    ignoring the group's own ``bash``: checked with the real CLI, ``{"matcher": ".*", "type": "command", "bash":
+    "touch MARK_outer", "hooks": [{"type": "command", "bash": "touch MARK_inner"}]}`` ran only MARK_inner. A
+    hooks file in that shape (a Claude-style group that kept a ``command`` or ``bash`` key) runs ``bash
+    impl/run.sh`` from the inner entry, which hookruns never reads: ``impl/run.sh`` stays writable, ``edit()``
+    succeeds and the CLI runs the program's text on the host at the next tool call (host code execution). Fix: in
+    ``_entries``, keep walking an entry's children (an object with ``hooks`` is a group: read its inner entries;
+    reading the outer too is the safe side)."""
+    entry = {"matcher": ".*", "bash": "echo ok", "hooks": [{"type": "command", "bash": "bash impl/run.sh"}]}
+    out = _edit_hook_target(tmp_path, entry, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
