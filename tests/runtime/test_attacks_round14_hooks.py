@@ -674,3 +674,34 @@ def test_a_script_an_inner_hook_of_a_group_with_a_command_key_runs_is_protected(
     entry = {"matcher": ".*", "bash": "echo ok", "hooks": [{"type": "command", "bash": "bash impl/run.sh"}]}
     out = _edit_hook_target(tmp_path, entry, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ the user's own hooks, run in the repository
+@pytest.mark.xfail(strict=True, reason=_REASON.format("$COPILOT_HOME/hooks run in the repository and are not read"))
+def test_a_repository_script_a_users_hook_runs_is_protected(tmp_path: Path) -> None:
+    """The Copilot CLI 1.0.102 runs the user's hooks (``$COPILOT_HOME/hooks/*.json``, ``~/.copilot/hooks``) in every
+    session, with the REPOSITORY as their cwd: checked with the real CLI, a user hook ``[ ! -f scripts/policy.sh ]
+    || bash scripts/policy.sh`` ran the repository's ``scripts/policy.sh`` (its ``$PWD``: the repository). That is
+    how an organisation runs each repository's own policy script (CodeAct's global scope uses the same ``[ ! -f X ]
+    || . X`` form). boundary reads only the repository's hooks files and its plugins': ``scripts/policy.sh`` stays
+    writable -- ``edit()`` succeeds and the CLI runs the program's text on the host at the next tool call, in every
+    repository the user opens (host code execution). Fix: read ``$COPILOT_HOME/hooks/*.json`` (and
+    ``~/.claude/settings.json``'s hooks, which the CLI reads too if so) with the workspace's top as the cwd, as the
+    repository's hooks files are read; what they name inside the workspace is a script a hook runs."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    hooks = base / "home/.copilot/hooks"
+    hooks.mkdir(parents=True)
+    entry = {"type": "command", "bash": "[ ! -f scripts/policy.sh ] || bash scripts/policy.sh"}
+    (hooks / "company.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
