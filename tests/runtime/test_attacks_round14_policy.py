@@ -328,8 +328,6 @@ def test_web_fetch_of_a_host_whose_dns_never_answers_ends_by_the_deadline(tmp_pa
 
 
 # ------------------------------------------- item 7: a refused handshake holds its pre-auth slot for as long as it likes
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): a peer whose handshake the hub refuses "
-                                       "(404/403/400) keeps its pending slot while it keeps its socket open")
 def test_refused_handshakes_do_not_hold_the_hubs_pending_slots() -> None:
     """Breach (item 7, pre-auth limits): the hub counts a connection as pending from ``Connection.__init__`` until
     ``close_socket()``. A peer that sends an upgrade request the hub refuses in ``_check_request`` (a wrong path,

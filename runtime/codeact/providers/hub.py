@@ -120,6 +120,8 @@ class ProviderHub:
             port = self._state.port
         options: dict[str, Any] = {"process_request": self._check_request, "server_header": None,
                                    "max_size": PRE_AUTH_MAX_SIZE, "open_timeout": AUTH_TIMEOUT,
+                                   # a refused handshake waits this long for the peer to hang up, holding its slot
+                                   "close_timeout": AUTH_TIMEOUT,
                                    "create_connection": self._connection_class(),
                                    "compression": None}  # by us, with a reason, not by the library's close
         try:
