@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -125,7 +125,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
     clock.start()  # from here: a first MCP discovery is not the program's time
 
     kept: dict[str, Any] = {}
-    state = _session_state(session, choice, space, env)
+    state = _session_state(session, choice, space, env, limits, notes.add)
     program = backends.Program(code=code, tools=tools, stubs=stub_source(named_in(tools, code)), limits=limits,
                                call_tool=dispatch, on_print=output.write,
                                pin_cpu=env.get("CODEACT_PIN_CPU") != "0", on_note=notes.add,
@@ -136,7 +136,7 @@ def run(code: str, *, workspace: Path | str | None = None, backend: str | None =
         raise KeyboardInterrupt
     if session is not None and error is None:
         from .core import sessions
-        note = sessions.save(space.root, session, kept, env)
+        note = sessions.save(space.root, session, kept, env, memory=int(limits.memory))
         if note:
             notes.add(note)
     return RunResult(ok=error is None, backend=choice.name, stdout=output.text(), result=result, error=error,
@@ -162,15 +162,15 @@ def _backend_for(backend: str | None, backend_impl: backends.Backend | None, set
     return choice, backends.load(choice.name)
 
 
-def _session_state(session: str | None, choice: backends.Choice, space: Workspace,
-                   env: Mapping[str, str]) -> dict[str, Any] | None:
+def _session_state(session: str | None, choice: backends.Choice, space: Workspace, env: Mapping[str, str],
+                   limits: Limits, on_note: Callable[[str], None]) -> dict[str, Any] | None:
     """The globals ``--session`` kept for this program (``None`` without a session); UsageError off monty."""
     if session is None:
         return None
     if choice.name != "monty":
         raise UsageError(f"--session needs the monty backend (this run uses {choice.name})")
     from .core import sessions
-    return sessions.load(space.root, session, env)
+    return sessions.load(space.root, session, env, memory=int(limits.memory), on_note=on_note)
 
 
 class _ToolDispatch:

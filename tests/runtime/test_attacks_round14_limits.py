@@ -57,7 +57,6 @@ def _host_run(ws: Path, home: Path, code: str, *, memory: int, timeout: float, s
 
 
 # ------------------------------------------------------------ sessions.plain: a shared structure walked expanded
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a --session save walks shared lists expanded, no deadline"))
 def test_a_session_of_shared_lists_is_saved_within_the_run_deadline(tmp_path: Path) -> None:
     """After a ``--session`` run, the host converts the program's globals (sharing kept: a few KB) and
     ``sessions.plain`` checks them with ``_not_plain`` and ``_holds_tuple``, which walk every list item by item --
@@ -81,7 +80,6 @@ def test_a_session_of_shared_lists_is_saved_within_the_run_deadline(tmp_path: Pa
 
 
 # ------------------------------------------------------------ sessions.load: 8 MiB of JSON, bound as inputs
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a session's 8 MiB state takes the host to ~1 GB to restore"))
 def test_a_session_state_is_restored_within_the_run_memory_limit(tmp_path: Path) -> None:
     """A session's state may be 8 MiB of JSON (MAX_STATE_BYTES), and the next run restores it whole:
     ``json.loads`` in the host, then every value converted and bound as the sandbox's inputs (``feed_run("None",

@@ -200,8 +200,6 @@ def test_the_users_hook_does_not_pass_a_launcher_of_a_marketplace_whose_codeact_
 
 # ------------------------------------------ item 5: --session state checked by an exponential walk, not a budget
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): --session's plain-data check walks a "
-                                       "shared-reference list as a tree: 2**30 visits, killed by the watchdog")
 def test_session_state_of_shared_references_is_checked_within_the_run(tmp_path: Path) -> None:
     """Breach (item 5/6, limits): ``sessions.plain`` checks each global with ``_not_plain`` (and ``_holds_tuple``),
     which recurse into every item with no budget and no memo. A program builds ``a = [a, a]`` 30 times: 31 small

@@ -82,3 +82,62 @@ def test_a_large_list_in_a_session_comes_back_and_later_runs_still_start(tmp_pat
     assert second.error is None and second.stdout.split("\n")[0] == "300001 299999 3.5 {'c': True}", second
     third = _run(tmp_path, "print(len(x), x[-1])")
     assert third.error is None and third.stdout.strip() == "300001 -1", third
+
+
+def test_a_state_is_restored_only_up_to_what_the_runs_memory_restores(tmp_path: Path) -> None:
+    """Round 14: JSON shares nothing, so 8 MiB of state could be 4 million lists, a GB in the host to restore. The
+    values are counted in the text first; a global past what the run's memory restores is left out, named."""
+    env = _env(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    many = [[]] * 5000  # 5,001 values as JSON writes them out
+    assert sessions.save(ws, "s", {"a": 1, "many": many, "z": "last"}, env) == ""
+    said: list[str] = []
+    memory = 4000 * sessions.RESTORE_BYTES_PER_VALUE  # restores 4,000 values
+    assert sessions.load(ws, "s", env, memory=memory, on_note=said.append) == {"a": 1, "z": "last"}
+    [note] = said
+    assert "not restored" in note and ": many;" in note and "--memory" in note, note
+    assert sessions.load(ws, "s", env, memory=8000 * sessions.RESTORE_BYTES_PER_VALUE) == {
+        "a": 1, "many": many, "z": "last"}
+    # what save keeps is what a run of the same memory restores, said at once
+    note = sessions.save(ws, "s", {"a": 1, "many": many}, env, memory=memory)
+    assert "not kept (past the 4,000 values a run of" in note and note.endswith("MiB): many"), note
+    assert sessions.load(ws, "s", env, memory=memory) == {"a": 1}
+
+
+def test_a_state_saved_by_an_earlier_version_still_loads(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert sessions.save(ws, "s", {"x": 1}, env) == ""
+    path = sessions.state_file(ws, "s", env)
+    path.write_text('{"x": [1, 2], "y": {"k": "v"}}', encoding="utf-8")
+    assert sessions.load(ws, "s", env, memory=1 << 20) == {"x": [1, 2], "y": {"k": "v"}}
+    said: list[str] = []
+    assert sessions.load(ws, "s", env, memory=3 * sessions.RESTORE_BYTES_PER_VALUE, on_note=said.append) == {}
+    assert "earlier version" in said[0], said
+
+
+def test_shared_lists_are_checked_once_per_object() -> None:
+    """Round 14: the plain-data check walked ``[[a] * 1000] * 1000`` item by item (10**9 visits and more)."""
+    import time
+
+    from codeact.core import notices
+
+    a = [0] * 1000
+    b = [a] * 1000
+    c = [b] * 1000
+    d = [(c, c)] * 1000
+    notes = notices.Notes()
+    previous = notes.activate()
+    started = time.monotonic()
+    try:
+        kept = sessions.plain({"a": a, "b": b, "c": c, "d": d})
+    finally:
+        notices.restore(previous)
+    assert time.monotonic() - started < 2
+    assert list(kept) == ["a", "b"]
+    assert "c (over 8 MiB as JSON), d (over 8 MiB as JSON)" in notes.items[0], notes.items
+    loop: list[Any] = [1]
+    loop.append(loop)
+    assert sessions.plain({"loop": loop, "t": [(1,)] * 3}) == {"t": [(1,)] * 3}

@@ -15,7 +15,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from keyword import iskeyword
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ def _name_rule() -> re.Pattern[str]:
     return re.compile(SESSION_NAME)
 
 MAX_STATE_BYTES = 8 << 20  # a session's state is data for the next program, not a database
+RESTORE_BYTES_PER_VALUE = 256  # of the run's memory limit, for each value of the state it restores (restorable)
 
 
 def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> Path:
@@ -51,44 +52,119 @@ def state_file(workspace: Path, name: str, environ: Mapping[str, str] | None = N
     return paths.xdg_dir("state", environ) / "codeact" / "sessions" / key / f"{name}.json"
 
 
-def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+def restorable(memory: int | None) -> int | None:
+    """How many values (each list, dict, key and item, as :func:`_walk` counts them) a run with ``memory`` bytes
+    of sandbox memory restores (``None``: no bound). Restoring takes the host some 190 to 300 bytes a value
+    (``json.loads``, then each value bound as the sandbox's inputs, before the run's limits hold): 8 MiB of JSON
+    can be 4 million empty lists, a GB in the host."""
+    return None if memory is None else max(1, memory // RESTORE_BYTES_PER_VALUE)
+
+
+def load(workspace: Path, name: str, environ: Mapping[str, str] | None = None, *, memory: int | None = None,
+         on_note: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The globals session ``name`` kept (``{}`` for a new session, an unreadable file or a sessions folder that
-    is not private)."""
+    is not private), those past :func:`restorable` for ``memory`` left out: each is named to ``on_note`` (the
+    values are counted in the text before any is read: JSON shares nothing, so a few KB in the sandbox can be
+    millions of values)."""
     path = state_file(workspace, name, environ)
     try:  # a state another user could have written is no state of this user's (saving it says why)
         ensure_private_dir(path.parent.parent, what="sessions folder", create=False)
         ensure_private_dir(path.parent, what="sessions folder", create=False)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # RecursionError: a file nested deeper than json.loads goes
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
         return {}
+    left = restorable(memory)
+    data: dict[str, Any] = {}
+    lost: list[str] = []
+    try:
+        for key, piece in _entries(text):
+            count = _count_text(piece)
+            if left is not None and count > left:
+                lost.append(key if key is not None else "all of it (saved by an earlier version)")
+                continue
+            value = json.loads(piece)
+            if key is None:  # an earlier version's file: one object, counted whole
+                if not isinstance(value, dict):
+                    return {}
+                data.update(value)
+            else:
+                data[key] = value
+            left = None if left is None else left - count
+    except (ValueError, RecursionError):  # RecursionError: a file nested deeper than json.loads goes
+        return {}
+    if lost and on_note is not None:
+        on_note(f"session {name!r}: not restored (a run of {(memory or 0) >> 20} MiB restores at most "
+                f"{restorable(memory):,} values: lists, dicts, keys and items, as JSON writes them out): "
+                f"{', '.join(lost)}; they are no longer kept. Raise the run's memory (--memory, CODEACT_MEMORY) to "
+                "restore them")
     # a keyword (`if`) is an identifier too, but no program can name it
-    return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier() and not iskeyword(k)} \
-        if isinstance(data, dict) else {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and k.isidentifier() and not iskeyword(k)}
 
 
-def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> str:
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def _entries(text: str) -> Iterator[tuple[str | None, str]]:
+    """Each global of a state's text and its value's JSON text, as :func:`save` writes them (one a line); an
+    earlier version's one-line object as ``(None, text)``. ValueError for anything else."""
+    if not text.startswith("{\n"):
+        yield None, text
+        return
+    decoder = json.JSONDecoder()
+    for line in text.split("\n")[1:]:  # JSON writes no newline in a string (U+2028 stays: not split here)
+        if line in ("}", ""):
+            continue
+        key, end = decoder.raw_decode(line)
+        if not isinstance(key, str) or line[end:end + 2] != ": ":
+            raise ValueError("not a state")
+        yield key, line[end + 2:].removesuffix(",")
+
+
+def _count_text(text: str) -> int:
+    """The values of JSON ``text`` as :func:`_walk` counts them, without reading it: its strings made one
+    character, then one for the whole, one for each ``,`` and ``:``, one for each list or dict that is not empty."""
+    bare = _STRING.sub("0", text)
+    return (1 + bare.count(",") + bare.count(":") + bare.count("[") + bare.count("{") - bare.count("[]")
+            - bare.count("{}"))
+
+
+def save(workspace: Path, name: str, values: Mapping[str, Any], environ: Mapping[str, str] | None = None, *,
+         memory: int | None = None) -> str:
     """Keep ``values`` as session ``name``; returns a note naming what was too large to keep, or why nothing was
-    kept ("" when all was). The state lies in private folders (:func:`codeact.privatedir.ensure_private_dir`):
-    a sessions folder that is a link or another user's keeps nothing."""
+    kept ("" when all was). At most :data:`MAX_STATE_BYTES` of JSON, and (``memory``: the run's limit) what
+    :func:`restorable` says a run of that memory restores. The state lies in private folders
+    (:func:`codeact.privatedir.ensure_private_dir`): a sessions folder that is a link or another user's keeps
+    nothing."""
     path = state_file(workspace, name, environ)
-    text, whole, _ = within(dict(values), MAX_STATE_BYTES)  # never encoded whole: it may be 100 GB as JSON
+    # name by name while they fit: each value counted first (once per object: a shared list is walked once) and
+    # encoded only when it may fit, at most twice the limit encoded in all (400 names of one shared 20 MB list
+    # must not mean 400 encodings); never encoded whole (it may be 100 GB as JSON)
+    lines: list[str] = []
+    lost: list[str] = []
+    left, work, values_left = MAX_STATE_BYTES, 2 * MAX_STATE_BYTES, restorable(memory)
+    memo: dict[int, _Info] = {}
+    for key, value in values.items():
+        budget = left if values_left is None else min(left, values_left)
+        walked = _walk(value, 0, memo, set(), budget) if work > 0 else None
+        if not isinstance(walked, tuple):
+            lost.append(key)
+            continue
+        piece, fits, is_json = within(value, min(left, work))
+        work -= len(piece)
+        line = json.dumps(key, ensure_ascii=False) + ": " + piece
+        size = len(line.encode()) + 2
+        if fits and is_json and size <= left:
+            lines.append(line)
+            left -= size
+            values_left = None if values_left is None else values_left - walked[2]
+        else:
+            lost.append(key)
+    text = "{\n" + ",\n".join(lines) + "\n}\n"
     note = ""
-    if not whole or len(text.encode()) > MAX_STATE_BYTES:
-        # name by name while they fit, encoding at most twice the limit in all (400 names of one shared 20 MB list
-        # must not mean 400 encodings)
-        kept, left, work = {}, MAX_STATE_BYTES, 2 * MAX_STATE_BYTES
-        for key, value in values.items():
-            if work <= 0:
-                break
-            piece, fits, _ = within(value, min(left, work))
-            work -= len(piece)
-            size = len(piece.encode()) + len(key) + 6
-            if fits and size <= left:
-                kept[key] = value
-                left -= size
-        text = json.dumps(kept, ensure_ascii=False)
-        note = f"session {name!r}: not kept (over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(
-            k for k in values if k not in kept)
+    if lost:
+        past = "" if memory is None else f"past the {restorable(memory):,} values a run of {memory >> 20} MiB " \
+                                         "restores, or "
+        note = f"session {name!r}: not kept ({past}over {MAX_STATE_BYTES >> 20} MiB): " + ", ".join(lost)
     try:
         ensure_private_dir(path.parent.parent, what="sessions folder", parents=True)
         ensure_private_dir(path.parent, what="sessions folder")
@@ -155,12 +231,15 @@ def harvest(code: str, state: Mapping[str, Any] | None, tools: Mapping[str, Tool
 def plain(value: Any) -> dict[str, Any]:
     """The entries of ``value`` (a :func:`harvest`) that are plain data all the way down, as JSON keeps them exactly.
     Each global left out is named in a note of the run (the next run would get NameError for it): a set, a dict
-    with a key that is not a string, NaN, lists nested deeper than :data:`MAX_DEPTH` ..."""
+    with a key that is not a string, NaN, lists nested deeper than :data:`MAX_DEPTH`, more values than
+    :data:`MAX_STATE_BYTES` (each is a byte of JSON at least) ... The value comes from the sandbox with its sharing
+    (``[[a] * 1000] * 1000`` is two lists): each object is walked once (:func:`_walk`)."""
     if not isinstance(value, dict):
         return {}
     kept: dict[str, Any] = {}
     lost: list[str] = []
     listed: list[str] = []  # kept, with a tuple in them that comes back a list
+    memo: dict[int, _Info] = {}
     for key, item in value.items():
         if key == OTHERS:
             lost += [f"{entry[0]} (a {entry[1]})" for entry in item if isinstance(entry, list) and len(entry) == 2
@@ -169,13 +248,13 @@ def plain(value: Any) -> dict[str, Any]:
             continue
         if not isinstance(key, str):
             continue
-        why = _not_plain(item)
-        if why is None:
+        walked = _walk(item, 0, memo, set(), MAX_STATE_BYTES)
+        if isinstance(walked, tuple):
             kept[key] = item
-            if _holds_tuple(item):
+            if walked[1]:
                 listed.append(key)
         else:
-            lost.append(f"{key} ({why})")
+            lost.append(f"{key} ({walked})")
     if listed:
         from . import notices
 
@@ -186,48 +265,56 @@ def plain(value: Any) -> dict[str, Any]:
 
         notices.note("--session", "not kept for the next run (only plain data JSON keeps exactly): "
                      + ", ".join(lost) + f"; keep lists, str-keyed dicts, finite numbers, at most {MAX_DEPTH} levels "
-                     "deep (a set as a list, NaN as None)")
+                     f"deep and {MAX_STATE_BYTES >> 20} MiB as JSON (a set as a list, NaN as None)")
     return kept
 
 
-def _holds_tuple(value: Any) -> bool:
-    """Whether plain ``value`` holds a tuple (which JSON keeps as a list)."""
-    if isinstance(value, tuple):
-        return True
-    if isinstance(value, list):
-        return any(_holds_tuple(item) for item in value)
-    if isinstance(value, dict):
-        return any(_holds_tuple(item) for item in value.values())
-    return False
+_Info = tuple[int, bool, int]  # a plain value's height (levels below it), whether it holds a tuple, its values
 
 
-def _not_plain(value: Any, depth: int = 0) -> str | None:
-    """Why ``value`` is not plain data JSON keeps exactly, or None when it is."""
+def _walk(value: Any, depth: int, memo: dict[int, _Info], busy: set[int], budget: int) -> _Info | str:
+    """``value`` (at ``depth``) as plain data JSON keeps exactly: its :data:`_Info`, or why it is not (more than
+    ``budget`` values, as JSON writes them out: each list, dict, key and item). Each list, dict and tuple is walked
+    once (``memo``, by id: ``value`` holds them all meanwhile), so a value shared a million times costs one visit,
+    and the work is bounded by the objects there are, however many times JSON would repeat them."""
     if depth > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH} levels"
     if value is None or isinstance(value, (bool, str)):
-        return None
+        return 0, False, 1
+    if isinstance(value, float):
+        return (0, False, 1) if math.isfinite(value) else "NaN or infinity"
+    if not isinstance(value, (int, list, tuple, dict)):
+        return f"holds a {type(value).__name__}"
+    known = memo.get(id(value))
+    if known is not None:
+        return f"nested deeper than {MAX_DEPTH} levels" if depth + known[0] > MAX_DEPTH else known
     if isinstance(value, int):  # JSON writes an int in decimal: past Python's digit limit it raises ValueError
         try:
             str(value)
         except ValueError:
             return "an int too long to write in decimal"
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else "NaN or infinity"
-    if isinstance(value, (list, tuple)):
-        items: Any = value
-    elif isinstance(value, dict):
+        memo[id(value)] = (0, False, 1)
+        return memo[id(value)]
+    if id(value) in busy:  # it holds itself: as deep as JSON can go
+        return f"nested deeper than {MAX_DEPTH} levels"
+    items: Any = value
+    height, holds_tuple, count = 0, isinstance(value, tuple), 1
+    if isinstance(value, dict):
         if not all(isinstance(k, str) for k in value):
             return "a dict key that is not a string"
-        items = value.values()
-    else:
-        return f"holds a {type(value).__name__}"
+        items, count = value.values(), 1 + len(value)
+    busy.add(id(value))
     for item in items:
-        why = _not_plain(item, depth + 1)
-        if why is not None:
-            return why
-    return None
+        got = _walk(item, depth + 1, memo, busy, budget)
+        if isinstance(got, str):
+            return got
+        height, holds_tuple, count = max(height, got[0] + 1), holds_tuple or got[1], count + got[2]
+        if count > budget:
+            return f"over {MAX_STATE_BYTES >> 20} MiB as JSON"
+    busy.discard(id(value))
+    memo[id(value)] = (height, holds_tuple, count)
+    return memo[id(value)]
 
 
-__all__ = ["MAX_DEPTH", "MAX_STATE_BYTES", "OTHERS", "assigned", "harvest", "load", "plain", "save", "state_file"]
+__all__ = ["MAX_DEPTH", "MAX_STATE_BYTES", "OTHERS", "assigned", "harvest", "load", "plain", "restorable", "save",
+           "state_file"]
