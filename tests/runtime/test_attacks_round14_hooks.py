@@ -705,3 +705,36 @@ def test_a_repository_script_a_users_hook_runs_is_protected(tmp_path: Path) -> N
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a marketplace's plugin without a manifest
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a plugin folder without plugin.json is no plugin to boundary"))
+def test_the_hooks_of_a_listed_plugin_without_a_manifest_are_protected(tmp_path: Path) -> None:
+    """boundary knows a plugin folder by its manifest (``plugin.json``, ``.plugin/``, ``.github/plugin/``,
+    ``.claude-plugin/``); without one, ``hooks.json``, ``agents/`` and ``extensions/`` there are ordinary files
+    (``.mcp.json`` stays refused by its name). The Copilot CLI 1.0.102 validates almost nothing: a plugin a
+    marketplace lists needs no manifest (Claude-format plugins make it optional). Checked with the real CLI: a
+    local marketplace listing ``q`` at ``./plugins/q`` (holding only ``skills/notes/SKILL.md``), ``copilot plugin
+    install q@mk`` ("Installed 1 skill", loaded live), then a ``plugins/q/hooks.json`` written afterwards: the next
+    session ran its sessionStart and preToolUse hooks (marker written). In a marketplace repository (CodeAct's
+    plugin scope lists its plugins in ``.github/plugin/marketplace.json``) a program creates ``hooks.json`` in such
+    a folder: every later session of a user with the plugin runs the program's command on the host (host code
+    execution). Fix: take every folder a marketplace manifest of the repository lists (``source``) as a plugin
+    folder, manifest or not."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/plugin").mkdir(parents=True)
+    (ws / "plugins/notes/skills/notes").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "notes", "source": "./plugins/notes"}]}
+    (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
+    text = json.dumps({"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "id > /tmp/pwned"}]}})
+    code = (
+        f"try:\n    print(create(path='plugins/notes/hooks.json', file_text={text!r}))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
