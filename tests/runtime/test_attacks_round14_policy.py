@@ -399,3 +399,62 @@ def test_a_run_that_ended_in_time_is_not_abandoned_while_its_value_is_encoded(
     assert launcher.run("print(1)").returncode == 0  # the warm server is up
     done = launcher.run("a = [0] * 1000\n[a] * 6000", timeout=100)
     assert done.returncode == 0 and done.stdout.startswith("[[0, 0"), (done.stdout[:200], done.stderr[-300:])
+
+
+# ------------------------- item 9: a nested run's environment turns the PID namespace off for its own bash calls
+def _processes_named(name: str) -> list[int]:
+    """The pids whose argv[0] is ``name`` (what ``exec -a NAME`` gives)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                argv = (entry / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[0] == name.encode():
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PID namespaces, subreapers: Linux")
+@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): a nested run's client environment sets "
+                                       "CODEACT_BASH_NAMESPACE=0 for the warm server's bash calls; the documented "
+                                       "escape then outlives the run")
+def test_a_nested_run_cannot_turn_the_namespace_off_for_the_warm_servers_bash(
+        make_launcher: Callable[..., Launcher]) -> None:
+    """Breach (item 9): the warm server runs each request with the CLIENT's environment (``main(argv,
+    environ=message["env"])``), and ``shell._argv`` asks ``bash_namespace.prefix(environ)`` with it, which honours
+    ``CODEACT_BASH_NAMESPACE=0``. A program's ``bash`` call runs the repository's launcher with that variable set:
+    its thin client (inside the call's namespace) hands a nested run to the warm server (outside it), whose bash
+    calls then run with no namespace. There the escape docs/security.md names as closed by the namespace works
+    again: ``env -i setsid bash -c 'exec -a NAME sleep 120' &`` (no call mark, a session of its own), then
+    ``kill -9 $PPID`` (the supervisor): the sleep is re-parented to the warm server, which the orphan sweep skips
+    (unmarked). Seen: the nested bash runs in the host's PID namespace (``/proc/self/ns/pid``), and the ``sleep``
+    still runs, a child of the warm server, seconds after both runs ended; without the variable the same program
+    runs in a namespace of its own and leaves nothing.
+
+    Checked through the stamped launcher, its warm server, the real bash and util-linux unshare (this machine makes
+    namespaces: the same program without the variable leaves nothing). Fix: read the opt-out (and every setting
+    that weakens a bound) from the server's own environment, never a request's; or refuse CODEACT_* that loosen
+    limits in a request whose client runs inside a bash call (CODEACT_BASH_CALL set).
+    """
+    mark = f"rt14nest{os.getpid()}"
+    launcher = make_launcher(["view", "create", "bash"], limit=60)
+    inner = ("print(bash(command=\"env -i setsid bash -c 'exec -a " + mark + " sleep 120' "
+             "</dev/null >/dev/null 2>&1 & sleep 0.5; kill -9 $PPID; echo inner\"))\n")
+    outer = ("create(path='inner.py', file_text=" + repr(inner) + ")\n"
+             "print(bash(command='CODEACT_BASH_NAMESPACE=0 .codeact/bin/codeact run --timeout 30 --file inner.py'))\n")
+    try:
+        assert launcher.run("print(1)").returncode == 0  # the warm server is up
+        done = launcher.run(outer, timeout=120)
+        assert done.returncode == 0, (done.stdout[-400:], done.stderr[-400:])
+        time.sleep(3)
+        left = _processes_named(mark)
+        assert not left, f"a process the program started still runs after its run ended: {left} ({done.stdout[-300:]})"
+    finally:
+        for pid in _processes_named(mark):
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
