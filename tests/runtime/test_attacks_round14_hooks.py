@@ -206,7 +206,11 @@ def test_a_marketplace_manifest_the_cli_reads_first_is_protected(tmp_path: Path)
     program's ``create()`` of both files succeeds (``evil/plugin.json`` is written before any other file of its
     folder, so it is no plugin yet): every later session of a user who added the repository as a local marketplace
     (its publisher's own set-up, as docs/scopes.md describes) runs the program's command on the host, in place of
-    CodeAct's hook (host code execution, and the enforcement hook gone). Fix: protect ``.plugin/`` at any depth
+    CodeAct's hook (host code execution, and the enforcement hook gone). No install is needed where the
+    repository's own ``.github/copilot/settings.json`` names its folder as a marketplace
+    (``"extraKnownMarketplaces": {"M": {"source": {"source": "directory", "path": "."}}}``, ``"enabledPlugins":
+    {"q@M": true}``): checked, with a fresh ``COPILOT_HOME`` the CLI loaded the planted ``./evil`` plugin and ran
+    its sessionStart hook. Fix: protect ``.plugin/`` at any depth
     like ``.claude-plugin/`` (``_FOLDER_PARTS``), or at least ``.plugin/marketplace.json`` and
     ``.plugin/plugin.json``; and refuse a ``plugin.json`` whose inline ``hooks``/``mcpServers`` name commands."""
     import json
@@ -719,7 +723,9 @@ def test_the_hooks_of_a_listed_plugin_without_a_manifest_are_protected(tmp_path:
     session ran its sessionStart and preToolUse hooks (marker written). In a marketplace repository (CodeAct's
     plugin scope lists its plugins in ``.github/plugin/marketplace.json``) a program creates ``hooks.json`` in such
     a folder: every later session of a user with the plugin runs the program's command on the host (host code
-    execution). Fix: take every folder a marketplace manifest of the repository lists (``source``) as a plugin
+    execution) -- of every user, with no install, where the repository's ``.github/copilot/settings.json``
+    enables it (``extraKnownMarketplaces`` with ``"path": "."`` and ``enabledPlugins``: checked, a fresh
+    ``COPILOT_HOME`` ran the plugin's ``hooks.json``). Fix: take every folder a marketplace manifest of the repository lists (``source``) as a plugin
     folder, manifest or not."""
     import json
 
