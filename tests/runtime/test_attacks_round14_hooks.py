@@ -725,8 +725,8 @@ def test_the_hooks_of_a_listed_plugin_without_a_manifest_are_protected(tmp_path:
     a folder: every later session of a user with the plugin runs the program's command on the host (host code
     execution) -- of every user, with no install, where the repository's ``.github/copilot/settings.json``
     enables it (``extraKnownMarketplaces`` with ``"path": "."`` and ``enabledPlugins``: checked, a fresh
-    ``COPILOT_HOME`` ran the plugin's ``hooks.json``). Fix: take every folder a marketplace manifest of the repository lists (``source``) as a plugin
-    folder, manifest or not."""
+    ``COPILOT_HOME`` ran the plugin's ``hooks.json``). Fix: take every folder a marketplace manifest of the
+    repository lists (``source``) as a plugin folder, manifest or not."""
     import json
 
     base = tmp_path.resolve()
