@@ -279,8 +279,6 @@ def test_the_write_limit_counts_the_folders_create_makes(tmp_path: Path) -> None
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.geteuid() != 0 or not Path("/usr/bin/unshare").exists(),
                     reason="a resolv.conf of its own for one process tree: a mount namespace, as root")
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): web_fetch resolves the host with a "
-                                       "blocking getaddrinfo that the run's deadline does not bound")
 def test_web_fetch_of_a_host_whose_dns_never_answers_ends_by_the_deadline(tmp_path: Path) -> None:
     """Breach (item 8): web_fetch bounds the connect and every read by the time left (the watchdog shuts its
     sockets), but ``resolve_checked`` first calls ``socket.getaddrinfo`` on the program's host name, which no socket

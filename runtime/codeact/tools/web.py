@@ -74,7 +74,7 @@ def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[st
     if not allowed and name in METADATA_HOSTS:
         raise PolicyError(f"refused to reach {name}: it is a cloud metadata service; {how}")
     try:
-        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+        infos = _addresses(name, port)
     except (socket.gaierror, UnicodeError) as exc:
         raise ToolError(f"cannot resolve host {name!r}: {exc}") from None
     if not allowed:
@@ -86,15 +86,56 @@ def resolve_checked(host: str, port: int, allow_hosts: tuple[str, ...] | list[st
     return infos
 
 
+def _addresses(host: str, port: int) -> list[tuple[Any, ...]]:
+    """``socket.getaddrinfo`` (TCP) of ``host``, waiting at most the run's time left: the resolver's own wait
+    (glibc: seconds per name server and attempt, for a name whose server never answers) holds no socket the
+    watchdog can shut. :class:`TimeoutError` at the deadline; the lookup is left to end in its daemon thread."""
+    import socket
+    import threading
+
+    deadline = Deadline.current()
+    if deadline is None:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    answer: list[Any] = []
+
+    def resolve() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            answer.append(exc)
+
+    lookup = threading.Thread(target=resolve, name="codeact-resolve", daemon=True)
+    lookup.start()
+    lookup.join(deadline.remaining())
+    if not answer:
+        raise TimeoutError(f"resolving {host} did not end before the run's deadline")
+    if isinstance(answer[0], BaseException):
+        raise answer[0]
+    return list(answer[0])
+
+
+def _create_connection(address: tuple[str, int], timeout: Any = None, source_address: Any = None,
+                       **_: Any) -> Any:
+    """``socket.create_connection`` with its name looked up by :func:`_addresses` (bounded by the deadline)."""
+    return _connect_first(_addresses(address[0], address[1]), address[0], timeout, source_address)
+
+
 def _connect(host: str, port: int, timeout: Any, allow_hosts: tuple[str, ...]) -> Any:
+    return _connect_first(resolve_checked(host, port, allow_hosts), host, timeout)
+
+
+def _connect_first(infos: list[tuple[Any, ...]], host: str, timeout: Any, source_address: Any = None) -> Any:
+    """A socket connected to the first of ``infos`` (``getaddrinfo``'s) that answers, as create_connection does."""
     import socket
 
     last: OSError | None = None
-    for family, kind, proto, _name, sockaddr in resolve_checked(host, port, allow_hosts):
+    for family, kind, proto, _name, sockaddr in infos:
         sock = socket.socket(family, kind, proto)
-        if timeout is not None and timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
-            sock.settimeout(timeout)
         try:
+            if timeout is not None and timeout is not socket._GLOBAL_DEFAULT_TIMEOUT:  # type: ignore[attr-defined]
+                sock.settimeout(timeout)
+            if source_address:
+                sock.bind(source_address)
             sock.connect(sockaddr)
             return sock
         except OSError as exc:
@@ -186,11 +227,10 @@ def _watched_opener(watch: _Watchdog) -> Any:
     be on a private address), the token dropped on a redirect to another host, and every socket it makes, a
     proxy's too, shut down at the run's deadline."""
     import http.client
-    import socket
     import urllib.request
 
     def watched(*args: Any, **kwargs: Any) -> Any:
-        return watch.register(socket.create_connection(*args, **kwargs))
+        return watch.register(_create_connection(*args, **kwargs))
 
     class Conn(http.client.HTTPConnection):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
