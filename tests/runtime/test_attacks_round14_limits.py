@@ -207,3 +207,36 @@ def test_a_last_value_of_shared_lists_is_shown_within_the_run_limits(tmp_path: P
     code = "a = [0] * 1000\nb = [a] * 1000\nc = [b] * 1000\nc\n"
     out, peak, took = _host_run(ws, base / "home", code, memory=64 * MiB, timeout=2, wait=20)
     assert 0 < peak < 160 * MiB and took < 8, f"{peak >> 20} MiB, {took:.1f} s for a run of 64 MiB, 2 s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ a shared argument walked or shown expanded
+_SHARED = "a = [0] * 1000\nb = [a] * 1000\nc = [b] * {n}\n"
+_ARGUMENT_FORMS = {
+    "pprint.pformat(c): host_modules._size": _SHARED.format(n=1000) + "import pprint\ntry:\n    pprint.pformat(c)\n"
+                                             "except Exception as exc:\n    print(type(exc).__name__)\n",
+    "grep(**{'pattern': c}): the argument's repr": _SHARED.format(n=100) + "g = {'pattern': c}\ntry:\n    grep(**g)\n"
+                                                   "except Exception as exc:\n    print(type(exc).__name__)\n",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a shared argument is walked or shown expanded in the host"))
+@pytest.mark.parametrize("form", sorted(_ARGUMENT_FORMS))
+def test_a_shared_argument_is_bounded_by_the_run_limits(tmp_path: Path, form: str) -> None:
+    """An argument crosses from the sandbox with its sharing kept (``c = [[[0] * 1000] * 1000] * 1000``: 3,000
+    slots there, 10**9 items expanded), and host code then walks or prints it item by item. ``host_modules._work``
+    sizes every host-module call's arguments with ``_size(..., budget=1 << 40)``: ``pprint.pformat(c)`` (or
+    ``statistics``, ``shlex.join``, ``difflib`` ... of such a value) walks 10**9 items before anything is refused,
+    no deadline checked (had not ended after 60 s for a run limited to 2 s). A tool given a value of the wrong type
+    through ``**kwargs`` (the type check before the run sees no literal call) formats it into its error:
+    ``grep(**{'pattern': c})`` with ``c = [b] * 100`` reaches ``_compile``'s ``ToolError(f"invalid regular
+    expression {pattern!r}")``, a 300 MB repr: the host went to 891 MiB (VmHWM) and 12.8 s for a run limited to 64
+    MiB and 2 s, and the run then failed with a bare ``RuntimeError: request frame of 300200320 bytes exceeds the
+    maximum of 268435456 bytes`` (``c = [b] * 300``: 2.6 GB, 45.6 s). Fix: size arguments once per object (an
+    ``id`` memo) against the call's real budget (the run's memory) and check the deadline while walking; check a
+    tool's argument types before anything formats them, and show a value in an error with a bounded repr
+    (``reprlib`` or ``within``)."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    out, peak, took = _host_run(ws, base / "home", _ARGUMENT_FORMS[form], memory=64 * MiB, timeout=2, wait=20)
+    assert 0 < peak < 160 * MiB and took < 8, f"{peak >> 20} MiB, {took:.1f} s for a run of 64 MiB, 2 s: {out[-300:]}"
