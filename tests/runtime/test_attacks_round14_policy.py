@@ -50,8 +50,6 @@ def bracket_page() -> Iterator[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): web_fetch turns a fetched HTML page into "
-                                       "text with a quadratic regex, unbounded by the run's deadline")
 def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, bracket_page: str) -> None:
     """Breach (limits, item 8's neighbour): web_fetch bounds the READ by the time left (the watchdog shuts the
     socket), but what it does with the body afterwards is not: ``html_to_text`` ends with
@@ -80,13 +78,14 @@ def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, b
     (workspace / "README.md").write_text("# demo\n")
     run = measured_run(f'len(web_fetch(url="{bracket_page}"))', workspace.resolve(), config, timeout=3,
                        env={"CODEACT_TOOLS": "web_fetch"})
-    assert run.data.get("error", {}).get("type") == "TimeoutError", (run.data, run.stderr[:300])
+    # the page's text, or web_fetch's TimeoutError: either way by the deadline (the conversion is linear now, so
+    # this page's text comes back at once)
+    assert run.data.get("ok") or (run.data.get("error") or {}).get("type") == "TimeoutError", (run.data,
+                                                                                               run.stderr[:300])
     assert run.seconds < 3 + 2.0, f"ran {run.seconds:.1f} s under a 3 s limit: {run.data}"
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): in the warm server a hostile HTML page "
-                                       "holds web_fetch past the deadline; the client kills the whole server")
 def test_web_fetch_of_a_hostile_html_page_in_the_warm_server_ends_with_the_deadline(
         make_launcher: Callable[..., Launcher], bracket_page: str) -> None:
     """The same page through the stamped launcher and its warm server (seen: the hostile run ends at 5 s with "the
@@ -112,7 +111,8 @@ def test_web_fetch_of_a_hostile_html_page_in_the_warm_server_ends_with_the_deadl
         thread.join(240)
     innocent = results["innocent"]
     assert innocent.returncode == 0 and "fine" in innocent.stdout, f"the innocent run was harmed: {innocent}"
-    assert "TimeoutError" in results["hostile"].stdout + results["hostile"].stderr, results["hostile"]
+    hostile = results["hostile"]  # the page's text, or web_fetch's TimeoutError, not a killed server
+    assert hostile.returncode == 0 or "TimeoutError" in hostile.stdout + hostile.stderr, hostile
 
 
 # --------------------------------------------- item 1: the user's hook and any "path" of the user's settings.json

@@ -213,3 +213,32 @@ first = grep(pattern="TODO")[0]["path"].upper()
                                     "GH_TOKEN": "t"})
     assert result.ok, result.error
     assert result.result == ["o/r", ["a", "b"], "hi", 3, "README.MD"]
+
+
+def test_html_to_text_is_linear_and_checks_the_deadline_as_it_reads() -> None:
+    """Round 14: links without text were dropped by a regex that is quadratic on ``[](`` with no ``)`` (180 KB of
+    it: 10 s, holding the interpreter past the run's deadline). They are left out while the page is read, and the
+    reading calls ``check`` (the run's deadline) before each 64 KiB."""
+    import time
+
+    from codeact.tools.html_text import html_to_text
+
+    assert html_to_text('<p>a <a href="/i"> <img src="i.png"> </a>b <a href="/t">text</a></p>', "https://h/") \
+        == "a b [text](https://h/t)"
+    assert html_to_text('<p><a href="/o"><a href="/i"></a></a>x</p>') == "x"
+    started = time.monotonic()
+    assert html_to_text("<p>" + "[](" * 200_000 + "</p>") == "[](" * 200_000
+    assert time.monotonic() - started < 2
+
+    class Passed(Exception):
+        pass
+
+    calls = [0]
+
+    def check() -> None:
+        calls[0] += 1
+        if calls[0] > 3:
+            raise Passed
+
+    with pytest.raises(Passed):
+        html_to_text("<p>" + "x " * 400_000 + "</p>", check=check)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Callable
 from html.parser import HTMLParser
 
 _SKIP = {"script", "style", "noscript", "template", "svg", "iframe", "object", "canvas", "head"}
@@ -28,7 +29,8 @@ class _TextReader(HTMLParser):
         self.pre = 0
         self.title: list[str] = []
         self.in_title = False
-        self.links: list[str | None] = []
+        self.links: list[tuple[str, int, int] | None] = []  # an open link: its URL, where its "[" is, marks before
+        self.marks = 0  # pieces written so far that are not blank
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -38,17 +40,18 @@ class _TextReader(HTMLParser):
         elif self.skip:
             return
         elif tag in _OPENS:
-            self.out.append(_OPENS[tag])
+            self._put(_OPENS[tag])
         elif tag == "pre":
             self.pre += 1
-            self.out.append("\n\n```\n")
+            self._put("\n\n```\n")
         elif tag == "a":
             self._open_link(dict(attrs).get("href") or "")
 
     def _open_link(self, href: str) -> None:
         if href and not href.startswith(("#", "javascript:", "mailto:")):
-            self.links.append(urllib.parse.urljoin(self.base_url, href) if self.base_url else href)
-            self.out.append("[")
+            self.links.append((urllib.parse.urljoin(self.base_url, href) if self.base_url else href, len(self.out),
+                               self.marks))
+            self._put("[")
         else:
             self.links.append(None)
 
@@ -61,28 +64,48 @@ class _TextReader(HTMLParser):
             return
         elif tag == "pre":
             self.pre = max(0, self.pre - 1)
-            self.out.append("\n```\n\n")
+            self._put("\n```\n\n")
         elif tag == "a" and self.links:
-            href = self.links.pop()
-            if href is not None:
-                self.out.append(f"]({href})")
+            link = self.links.pop()
+            if link is None:
+                return
+            href, at, marks = link
+            if self.marks == marks + 1:  # only blanks since its "[": a link without text (an icon) is left out
+                del self.out[at:]
+                self.marks = marks
+            else:
+                self._put(f"]({href})")
         elif tag in _CLOSES_A_BLOCK:
-            self.out.append("\n\n")
+            self._put("\n\n")
+
+    def _put(self, piece: str) -> None:
+        self.out.append(piece)
+        if piece and not piece.isspace():
+            self.marks += 1
 
     def handle_data(self, data: str) -> None:
         if self.in_title:
             self.title.append(data)
         elif not self.skip:
-            self.out.append(data if self.pre else re.sub(r"\s+", " ", data))
+            self._put(data if self.pre else re.sub(r"\s+", " ", data))
 
 
-def html_to_text(html: str, base_url: str = "") -> str:
-    """Readable text of an HTML page: headings as ``#``, list items as ``-``, links as ``[text](url)``."""
+_CHUNK = 1 << 16
+
+
+def html_to_text(html: str, base_url: str = "", check: Callable[[], None] | None = None) -> str:
+    """Readable text of an HTML page: headings as ``#``, list items as ``-``, links as ``[text](url)`` (a link
+    without text, an icon, left out). Every step is linear in the page, and ``check`` (the run's deadline: it
+    raises once it has passed) is called before each 64 KiB of it is read."""
     reader = _TextReader(base_url)
-    reader.feed(html)
+    for start in range(0, len(html), _CHUNK):
+        if check is not None:
+            check()
+        reader.feed(html[start:start + _CHUNK])
+    if check is not None:
+        check()
     reader.close()
     body = "".join(reader.out)
-    body = re.sub(r"\[\s*\]\([^)]*\)", "", body)  # links without text (icons)
     lines, in_code = [], False
     for line in body.split("\n"):
         if line.strip() == "```":

@@ -332,7 +332,8 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
     if is_html:
         from .html_text import html_to_text  # html.parser is slow to load: only for a page that is HTML
 
-        text = html_to_text(text, base_url=final_url)
+        text = html_to_text(text, base_url=final_url,
+                            check=lambda: deadline.check("web_fetch", f"reading the page of {url}"))
     if cut_bytes:
         text += f"\n... [the page is larger than {MAX_BODY // (1024 * 1024)} MiB; only its start was read]"
         notices.note("web_fetch()", f"{url}: only the first {MAX_BODY // (1024 * 1024)} MiB of the page were read; "
