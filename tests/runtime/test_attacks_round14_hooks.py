@@ -96,7 +96,6 @@ _WORKSPACE_FORMS = {  # a hook entry whose npm runs the script of every workspac
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --workspaces, -ws and -w= name no workspace folder"))
 @pytest.mark.parametrize("form", sorted(_WORKSPACE_FORMS))
 def test_a_workspace_package_json_every_workspace_runs_is_protected(tmp_path: Path, form: str) -> None:
     """``_options`` reads a workspace from ``-w x``, ``--workspace x``, ``--workspace=x`` only. npm's

@@ -66,6 +66,8 @@ _RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  #
 _MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
 _SEPARATOR = frozenset(";&|()")
 _WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
+# npm's --workspaces (-ws), pnpm's --recursive (-r): every workspace's package.json (`*/package.json`)
+_EVERY_WORKSPACE = frozenset(("--workspaces", "-ws", "--ws", "--recursive"))
 _MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
 _VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
 _LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
@@ -640,11 +642,16 @@ def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str
             if word == "workspace" and not make and not found and index < len(words):  # `yarn workspace x lint`
                 found.append(("-w", words[index]))
                 index += 1
+            elif word == "workspaces" and not make and not found:  # `yarn workspaces foreach`: every workspace
+                found.append(("-w", "*"))
             else:
                 found.append(("", word))
             continue
         key, _, value = word.partition("=")
         low = key.lower()
+        if not make and (low in _EVERY_WORKSPACE or word == "-r"):  # npm -ws, pnpm -r: every package.json
+            found.append(("-w", "*"))
+            continue
         if low.startswith("--"):  # an unambiguous abbreviation, as getopt_long reads it: `--direc=x`
             longer = [name for name in _LONG_OPTIONS if name.startswith(low)]
             low = low if low in _LONG_OPTIONS or len(longer) != 1 else longer[0]
@@ -658,6 +665,7 @@ def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str
                     index += not value and index < len(words)
                     continue
                 low = {"C": "-c", "f": "-f", "w": "-w", "F": "-w"}[flag]  # pnpm's -F: --filter, a workspace
+                value = value if make else value.removeprefix("=")  # npm's `-w=impl` (nopt), not make's
         if not value and low in _VALUED and index < len(words):
             value = words[index]
             index += 1
