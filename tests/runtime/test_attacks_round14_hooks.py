@@ -131,7 +131,6 @@ _FOUND_FORMS = {  # a hook entry that runs what `find` prints, with no -exec, no
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("what find prints run by a loop, env sh, |&, <(...)"))
 @pytest.mark.parametrize("form", sorted(_FOUND_FORMS))
 def test_a_hook_script_found_then_run_by_a_loop_or_a_wrapped_shell_is_protected(tmp_path: Path, form: str) -> None:
     """6cca89b makes ``find -exec``, ``xargs`` and a pipe whose next word is a shell (``| sh``) Unread. What find

@@ -49,6 +49,7 @@ SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".psm1", ".p
 INTERPRETERS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "py",
                           "pythonw", "node", "deno", "bun", "tsx", "ts-node", "ruby", "perl", "php", "lua", "pwsh",
                           "powershell", "pwsh.exe", "powershell.exe", "-file", "cmd", "cmd.exe", "call"))
+_SHELL_NAMES = ("sh", "bash", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox")  # POSIX shells: `-c` text
 _CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
 _OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
@@ -220,9 +221,11 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budg
                 if isinstance(text, str):
                     if len(text) > MAX_COMMAND_CHARS:
                         raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+                    substituted = _substituted(text, env, plugin)
                     if split is shell_words:
                         _check_expansions(text)
-                    split_words = split(_substituted(text, env, plugin), budget=budget)
+                        _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
+                    split_words = split(substituted, budget=budget)
                     words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
         args = entry.get("args")
         if isinstance(args, list):
@@ -235,6 +238,7 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budg
             if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
                 budget.spend(len(strings))
                 words.append([*shell_words(command_text, budget=budget), *strings])
+                _check_commands([*shell_words(command_text, 2), *strings], root, base, plugin)
         runner_env = {name: value if isinstance(value, str) else json.dumps(value) for name, value in env.items()
                       if isinstance(name, str)} if isinstance(env, dict) else {}  # a number as Node passes it
         for name in runner_env:
@@ -257,6 +261,162 @@ def _check_expansions(text: str) -> None:
             form = text[at:end + 1 if 0 <= end < at + 40 else at + 40]
             raise Unread(f"a parameter expansion CodeAct does not read: {form}")
         at = text.find("${", at + 2)
+
+
+_RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
+                        "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
+                        "rscript", "awk", "gawk"))  # with python*: a command that runs the code it reads
+# Words that leave the next one at a command's place: keywords, and commands that run the command after them
+# (their options, durations and the values of the short options named here: `nice -n 5 sh`, `timeout -s KILL 5 sh`)
+_KEYWORDS = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "coproc"))
+_WRAPPERS = {"env": "uC", "nice": "n", "nohup": "", "timeout": "sk", "stdbuf": "ioe", "command": "", "exec": "a",
+             "builtin": "", "eval": "", "sudo": "ugCDhprtU", "doas": "uC", "setsid": "", "ionice": "cnp", "chrt": "",
+             "caffeinate": "", "unbuffer": "", "time": "fo"}
+_DURATION = re.compile(r"[0-9.]+[smhd]?")
+_SETS_NAMES = frozenset(("read", "mapfile", "readarray", "for", "select", "getopts"))  # `read -r f`: f
+_SPECIAL = re.compile(r"\$\{?(?:[0-9@*#?!$_-]|#)")  # `$1`, `$@`, `${1}`, `$_`: what the command was given or ran
+
+
+def _own_names(words: list[str]) -> set[str]:
+    """The variables a shell command sets from what it reads or runs, whose value is not known here: a loop's
+    (``for f in $(find ...)``, ``select``), ``read``'s, ``mapfile``'s, ``getopts``', ``printf -v``'s, and an
+    assignment whose value holds a substitution or a variable left unread (``f=$(find ...)``)."""
+    names: set[str] = set()
+    reading = ""
+    for index, word in enumerate(words):
+        if word and (set(word) <= _SEPARATOR or word in ("do", "then")):
+            reading = ""
+            continue
+        low = os.path.basename(word).lower()
+        if low in _SETS_NAMES:
+            reading = low
+        elif reading in ("for", "select"):  # its values: the words after `in` (none: "$@"), unknown if one is
+            listed = words[index + 1:index + 1 + next((n for n, w in enumerate(words[index + 1:])
+                                                       if w in ("do", ";", "\n") or set(w) <= _SEPARATOR), 0)]
+            if listed[:1] != ["in"] or any("$" in w or "`" in w for w in listed):  # a literal list is named
+                names.add(word)
+            reading = ""
+        elif reading and not word.startswith("-"):
+            names.add(word)
+        if word == "-v" and index + 1 < len(words):  # `printf -v f ...`
+            names.add(words[index + 1])
+        elif word.startswith("-v") and index and words[index - 1] == "printf":  # `printf -vf`
+            names.add(word[2:])
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment and ("$" in assignment[3] or "`" in assignment[3]):
+            names.add(assignment[1])
+    return names
+
+
+def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> bool:
+    """Whether the shell word ``word`` names what a command's own output or reading decides: a command
+    substitution (``$(...)``, backticks), a variable of ``own`` (:func:`_own_names`), a positional or special
+    parameter (``$1``, ``$@``), ``~-``. A variable of the environment not known here (``$X``) is not."""
+    if "`" in word or "$(" in word or word == "$" or word.startswith("~-"):
+        return True
+    if "$" not in word or _expand(word, root, cwd, plugin) is not None:
+        return False
+    if _SPECIAL.search(word):
+        return True
+    return any(name in own for match in _VARIABLE.finditer(word) for name in match.groups() if name)
+
+
+_UNKNOWN = "which CodeAct does not read; name the script by its path"
+
+
+def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: set[str] | None = None,
+                    depth: int = 0) -> None:
+    """:class:`Unread` where the shell command ``words`` (split once, its own assignments read) runs what its own
+    output or reading decides: such a word (:func:`_unknown`: ``for f in $(find ...); do bash $f``, ``find ... |
+    while read -r f; do "$f"``, ``$(...)``) or a process substitution at a command's place or as the script an
+    interpreter runs (``sh <(find ...)``, ``sh < <(find ...)``); or a command that runs code reading a pipe
+    (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
+    A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep."""
+    reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
+    for word in words:
+        reader.read(word)
+
+
+class _CommandReader:
+    """:func:`_check_commands`' reading of one command, a word at a time."""
+
+    def __init__(self, root: str, cwd: str, plugin: bool, own: set[str], depth: int) -> None:
+        self.root, self.cwd, self.plugin, self.own, self.depth = root, cwd, plugin, own, depth
+        self.start, self.piped, self.skip = True, False, False  # at a command's place; reading a pipe
+        self.wrapper = ""  # after a wrapper (`env`, `nice`): the short options that take a value
+        self.interp = ""  # the interpreter whose script comes next (`-c`: a shell's text)
+        self.stack: list[tuple[bool, str]] = []
+
+    def unknown(self, word: str) -> bool:
+        return _unknown(word, self.own, self.root, self.cwd, self.plugin)
+
+    def nested(self, text: str) -> None:
+        if self.depth < 2:
+            inner = _assigned(shell_words(text, 2), self.plugin)
+            _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1)
+
+    def read(self, word: str) -> None:
+        if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
+            self.separator(word)
+        elif self.skip:
+            self.skip = False
+        elif word in _OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&"):
+            self.skip = not (self.interp and word in ("<", "<<<"))  # `sh < x`: its script is the file read
+        elif self.start:
+            self.command(word)
+        elif self.interp:
+            self.argument(word)
+
+    def separator(self, word: str) -> None:
+        if word in ("<(", ">(") and (self.start or self.interp):
+            raise Unread(f"{self.interp or 'a command'} runs what a process substitution prints, {_UNKNOWN}")
+        for char in "(" if word in ("<(", ">(") else word:
+            if char == "(":
+                self.stack.append((self.piped, self.interp))
+                self.start, self.interp = True, ""
+            elif char == ")":
+                self.piped, self.interp = self.stack.pop() if self.stack else (False, "")
+                self.start = False
+            else:
+                self.start, self.interp = True, ""
+        self.piped = word in ("|", "|&") or (self.piped and word == "(")
+        self.wrapper, self.skip = "", False
+
+    def command(self, word: str) -> None:
+        wrapper = self.wrapper
+        if _ASSIGNMENT.fullmatch(word) or (wrapper and (word[:1] == "-" or _DURATION.fullmatch(word))):
+            self.skip = bool(wrapper) and len(word) == 2 and word[0] == "-" and word[1] in wrapper  # `nice -n 5`
+            return
+        if self.unknown(word):
+            raise Unread(f"the command {word!r} is what the command's own output or reading sets, {_UNKNOWN}")
+        self.start, self.wrapper = False, ""
+        if any(space in word for space in " \t\n"):  # `eval "bash $f"`: a command's text
+            self.nested(word)
+            return
+        name = os.path.basename(word).lower()
+        if name in _WRAPPERS or name in _KEYWORDS:
+            self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
+            return
+        runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
+        if self.piped and runs_code:
+            raise Unread(f"a command piped into {word} runs what CodeAct does not read")
+        self.interp = name if runs_code or name in ("source", ".") else ""
+
+    def argument(self, word: str) -> None:
+        if self.interp == "-c":  # a shell's `-c` text: a command of its own
+            self.nested(word)
+            self.interp = ""
+        elif word in ("-o", "+o", "-O", "+O"):  # `bash -o pipefail`: a value, not the script
+            self.skip = True
+        elif word.startswith("-"):
+            if self.interp in _SHELL_NAMES and not word.startswith("--") and "c" in word[1:]:  # `sh -ec 'text'`
+                self.interp = "-c"
+            elif word.lower() in ("--eval", "--print", "-command") or (word[1:2] != "-" and set("cep") & set(word)):
+                self.interp, self.skip = "", True  # `python3 -c`, `node -pe`, `perl -ne`: another language's code
+        elif self.unknown(word):
+            raise Unread(f"{self.interp} runs {word!r}, what the command's own output or reading sets, {_UNKNOWN}")
+        else:
+            self.interp = ""
 
 
 def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
@@ -430,7 +590,7 @@ _FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
 _FD_RUNS = {"-x", "--exec", "-X", "--exec-batch"}
 _INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
     "find": _FIND_RUNS, "gfind": _FIND_RUNS, "busybox": _FIND_RUNS, "fd": _FD_RUNS, "fdfind": _FD_RUNS,
-    "xargs": None, "parallel": None, "foreach-object": None,
+    "xargs": None, "parallel": None, "foreach-object": None, "run-parts": None,
     **{shell: _ENCODED for shell in ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
                      "perl", "ruby", "source", "."})
