@@ -188,7 +188,6 @@ def test_a_config_file_is_parsed_within_the_run_deadline(tmp_path: Path, form: s
 
 
 # ------------------------------------------------------------ monty._as_python: the last value copied expanded
-@pytest.mark.xfail(strict=True, reason=_REASON.format("the program's last value is copied expanded in the host"))
 def test_a_last_value_of_shared_lists_is_shown_within_the_run_limits(tmp_path: Path) -> None:
     """The program's last expression's value comes back from the sandbox with its sharing kept, and
     ``monty._as_python`` (there for the proxies of the program's own classes and VALUE_DEPTH) rebuilds every list,

@@ -429,3 +429,30 @@ def test_cli_keeps_8_mib_of_a_flood_and_says_what_it_dropped(cli, runtime_dir):
                                                   f"(at most {8 * MiB - 64 * 1024} are); print less]\n"
     assert int(lines) == kept + 2 - int(first) + 1 - len(shown_tail)
     assert shown_tail[-1].startswith("... [") and shown_tail[-1].endswith("print less]")  # the end of the output
+
+
+def test_the_last_value_is_converted_once_per_object_with_the_depth_checked_where_met() -> None:
+    """Round 14: the last value was rebuilt item by item (``[[a] * 1000] * 1000``: 10**9 items in the host). Each
+    container is converted once now and shared again; the depth bound holds wherever a shared one is met."""
+    import pytest
+
+    from codeact.backends.monty import VALUE_DEPTH, _as_python
+    from codeact.errors import ProgramError
+
+    a = [0] * 1000
+    c = [[a] * 1000] * 1000
+    out = _as_python(c)
+    assert out == c and out[0] is out[1] and out[0][0] is out[5][7]
+    deep: list = [1]
+    for _ in range(VALUE_DEPTH - 20):
+        deep = [deep]
+    assert _as_python([deep, deep])[1][0] is not None  # shallow enough where met
+    wrapped: list = deep
+    for _ in range(30):
+        wrapped = [wrapped]
+    with pytest.raises(ProgramError, match="nested more than"):
+        _as_python([deep, wrapped])  # the same list, met 30 levels deeper the second time
+    loop: list = [1]
+    loop.append(loop)
+    with pytest.raises(ProgramError, match="nested more than"):
+        _as_python(loop)

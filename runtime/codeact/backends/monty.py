@@ -433,23 +433,58 @@ def _refuse_huge(code: str) -> None:
 VALUE_DEPTH = 200  # nesting the program's last value may have: printing and JSON recurse through it
 
 
-def _as_python(value: Any, depth: int = 0) -> Any:
+def _as_python(value: Any) -> Any:
     """The program's last value with the proxies of its own classes made into :class:`DataclassValue`; one nested
-    deeper than :data:`VALUE_DEPTH` is refused as CPython refuses to print one, not with a host traceback."""
-    if isinstance(value, (_pm.MontyClassProxy, list, tuple, dict)) and depth >= VALUE_DEPTH:
-        raise ProgramError(ErrorInfo("RecursionError", f"maximum recursion depth exceeded: the program's last value "
-                                     f"is nested more than {VALUE_DEPTH} deep; end with a flatter value or print it "
-                                     "in parts", None, None))
-    inner = depth + 1
+    deeper than :data:`VALUE_DEPTH` is refused as CPython refuses to print one, not with a host traceback. The
+    value comes from the sandbox with its sharing (``[[a] * 1000] * 1000`` is two lists): each list, tuple, dict
+    and proxy is converted once and shared again, so the work and the copy are the sandbox's own size (what shows
+    it is cut by ``within``)."""
+    memo: dict[int, tuple[Any, int, Any]] = {}
+    return _converted(value, 0, memo, set())
+
+
+def _too_deep() -> ProgramError:
+    return ProgramError(ErrorInfo("RecursionError", f"maximum recursion depth exceeded: the program's last value "
+                                  f"is nested more than {VALUE_DEPTH} deep; end with a flatter value or print it "
+                                  "in parts", None, None))
+
+
+def _converted(value: Any, depth: int, memo: dict[int, tuple[Any, int, Any]], busy: set[int]) -> Any:
+    """:func:`_as_python` of ``value`` at ``depth``; ``memo``: each container converted, with the levels of
+    containers below it (the depth check holds wherever it is met again) and the container itself, kept alive
+    so that its id is never another's (a proxy's attributes may be made anew at each read); ``busy``: those being
+    converted (one holding itself is as deep as printing goes)."""
+    if not isinstance(value, (_pm.MontyClassProxy, list, tuple, dict)):
+        return value
+    if depth >= VALUE_DEPTH:
+        raise _too_deep()
+    known = memo.get(id(value))
+    if known is not None:
+        if depth + known[1] >= VALUE_DEPTH:
+            raise _too_deep()
+        return known[0]
+    if id(value) in busy:
+        raise _too_deep()
+    busy.add(id(value))
+    below = [0]
+
+    def inner(item: Any) -> Any:
+        got = _converted(item, depth + 1, memo, busy)
+        if isinstance(item, (_pm.MontyClassProxy, list, tuple, dict)):
+            below[0] = max(below[0], memo[id(item)][1] + 1)
+        return got
+
     if isinstance(value, _pm.MontyClassProxy):
-        return DataclassValue(value.name, {k: _as_python(v, inner) for k, v in dict(value.attributes).items()})
-    if isinstance(value, list):
-        return [_as_python(v, inner) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_as_python(v, inner) for v in value)
-    if isinstance(value, dict):
-        return {k: _as_python(v, inner) for k, v in value.items()}
-    return value
+        made: Any = DataclassValue(value.name, {k: inner(v) for k, v in dict(value.attributes).items()})
+    elif isinstance(value, list):
+        made = [inner(v) for v in value]
+    elif isinstance(value, tuple):
+        made = tuple(inner(v) for v in value)
+    else:
+        made = {k: inner(v) for k, v in value.items()}
+    busy.discard(id(value))
+    memo[id(value)] = (made, below[0], value)
+    return made
 
 
 class ResultKeys:
