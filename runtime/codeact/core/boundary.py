@@ -26,7 +26,7 @@ from ..layout import (
 )
 from ..paths import real_path
 from . import hookruns
-from .beneath import Opened, open_inside
+from .beneath import Opened, open_inside, open_regular_within
 from .pathnames import MAX_QUOTED_PATH, quote, readings, unquote
 from .resolution import Outside, link_target, realpath_beneath, resolve_beneath, resolve_counted, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
@@ -42,6 +42,7 @@ INSTALL_RULE = (".codeact/", "the CodeAct runtime, launcher, hooks and manifest 
 HOOKS_RULE = (".github/hooks/", "Copilot hooks enforce the user's policy and run commands; change them by hand")
 AGENTS_RULE = (".github/agents/", "an agent file can start MCP servers (`mcp-servers:`) and widen `tools:`; "
                                   "change it by hand")
+CLAUDE_AGENTS_RULE = (".claude/agents/", AGENTS_RULE[1])  # the Copilot CLI reads Claude-format agents too
 EXTENSIONS_RULE = (".github/extensions/", "the Copilot CLI runs a repository's extensions (Node.js modules) as "
                                            "processes of the session; change them by hand")
 SETTINGS_RULE = (".github/copilot/settings*.json", "Copilot settings (also .claude/settings*.json, which the CLI "
@@ -72,9 +73,10 @@ Rule = tuple[str, str]
 PATH_MAX = 4096  # bytes of a path the kernel takes, its NUL included: a longer one is ENAMETOOLONG
 # Folders, at any depth: every part of the path is compared.
 _FOLDER_PARTS: dict[str, Rule] = {".git": GIT_RULE, ".codeact": INSTALL_RULE, ".claude-plugin": PLUGIN_RULE,
-                                  "node_modules": NPM_RULE}
+                                  ".plugin": PLUGIN_RULE, "node_modules": NPM_RULE}
 # Folders named by two parts, at any depth.
 _FOLDER_PAIRS: dict[tuple[str, str], Rule] = {(".github", "hooks"): HOOKS_RULE, (".github", "agents"): AGENTS_RULE,
+                                              (".claude", "agents"): CLAUDE_AGENTS_RULE,
                                               (".github", "extensions"): EXTENSIONS_RULE,
                                               (".github", "plugin"): PLUGIN_RULE, ("plugins", "codeact"): PLUGIN_RULE}
 # Every protected folder, as a path a hook can match a --workspace or --file value against (the enforcement spec
@@ -101,7 +103,7 @@ _PLUGIN_KEYS = ("hooks", "mcpServers", "lspServers", "agents", "extensions")
 # x.json a command file. (A link deeper down, `sub/.github -> elsewhere`, is caught only by the name written.)
 _ANCHORED_NAMES = (".git", ".codeact", ".github", ".github/hooks", ".github/agents", ".github/extensions",
                    ".github/copilot",
-                   ".github/plugin", ".claude-plugin", ".mcp.json", ".github/mcp.json", ".github/lsp.json",
+                   ".github/plugin", ".claude-plugin", ".plugin", ".claude", ".claude/agents", ".mcp.json", ".github/mcp.json", ".github/lsp.json",
                    ".vscode", ".vscode/mcp.json", "plugins", "plugins/codeact", "node_modules", *NPM_FILES)
 
 
@@ -200,12 +202,19 @@ def _is_manifest(path: Path, within: Path | None) -> bool:
     return path.is_file() if _kept_inside(path, within) else os.path.lexists(path)
 
 
-def _plugin_rule(path: Path, folder: Path, within: Path | None = None) -> tuple[Rule, str] | None:
+def _plugin_rule(path: Path, folder: Path, within: Path | None = None,
+                 listed: tuple[Path, dict[str, object]] | None = None) -> tuple[Rule, str] | None:
     """Whether ``path`` is a file of the plugin in ``folder`` that decides what runs, or a script its hooks run
     (:func:`_plugin_hook_script`): the rule and the hooks file that runs it (None when ``folder`` is not a plugin,
-    or the file is none of those). Inside ``within``, a manifest that is a link leading out counts as one, unread."""
+    or the file is none of those). Inside ``within``, a manifest that is a link leading out counts as one, unread.
+    ``listed``: a marketplace of the repository lists ``folder`` (that file and its entry), which makes it a plugin
+    with or without a manifest of its own (the CLI needs none)."""
     low = "/".join(windows_name(part) for part in path.relative_to(folder).parts)
     manifest = next((folder / m for m in _PLUGIN_MANIFESTS if _is_manifest(folder / m, within)), None)
+    if manifest is None and listed is not None:
+        if low in _PLUGIN_FILES or low.split("/", 1)[0] in _PLUGIN_FOLDERS:
+            return PLUGIN_RULE, ""
+        return _plugin_hook_script(path, folder, listed[0], listed[1].get("hooks"), within)
     if manifest is None:  # not a plugin yet: a NEW manifest beside a plugin's other files makes it one
         if low not in ("plugin.json", ".plugin/plugin.json"):
             return None
@@ -357,10 +366,11 @@ def running_install() -> Path | None:
 
 
 def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...] = (),
-               within: Path | None = None) -> tuple[Rule, Path, str] | None:
+               within: Path | None = None, user_hooks: tuple[str, ...] = ()) -> tuple[Rule, Path, str] | None:
     """Why ``path`` (absolute, normalised) must not be written: ``(rule, where, entry)`` — ``where`` is the folder the
     rule is anchored at (the path itself for a name rule) — or None. ``within`` (a checked workspace root that
-    contains ``path``) bounds the search for a git directory above it."""
+    contains ``path``) bounds the search for a git directory above it; ``user_hooks`` are the user's own hooks
+    files (:func:`user_hooks_files`), whose commands run in the workspace too."""
     rule = _name_rule(tuple(windows_name(part) for part in path.parts))
     if rule:
         return rule, path, ""
@@ -376,15 +386,80 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
     for folder in host:
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
+    listed = _listed_plugins(path, within)
     for folder in path.parents:
-        plugged = _plugin_rule(path, folder, within)
+        plugged = _plugin_rule(path, folder, within, listed.get(folder))
         if plugged:
             return plugged[0], folder, plugged[1]
     for project in installs(path, running, within):
         owned = _owned_rule(path, project, within)
         if owned:
             return owned[0], project, owned[1]
-    return _hook_script(path, within)
+    return _hook_script(path, within) or _user_hook_script(path, within, user_hooks)
+
+
+_MARKETPLACES = (".plugin/marketplace.json", ".github/plugin/marketplace.json", ".claude-plugin/marketplace.json")
+
+
+def _listed_plugins(path: Path, within: Path | None) -> dict[Path, tuple[Path, dict[str, object]]]:
+    """The plugin folders above ``path`` that a marketplace manifest in a folder above it (up to ``within``) lists
+    by a local ``source``, each with that manifest and its entry: the CLI loads such a folder's hooks, agents and
+    MCP servers whether or not it holds a ``plugin.json``."""
+    import json
+
+    found: dict[Path, tuple[Path, dict[str, object]]] = {}
+    for top in path.parents:
+        for name in _MARKETPLACES:
+            market = top / name
+            inside = _kept_inside(market, within)
+            opened = open_regular_within(market, str(within) if within is not None else None) if inside else None
+            if opened is None:
+                continue
+            fd, _ = opened
+            try:
+                with os.fdopen(fd, "rb") as handle:
+                    data = json.loads(handle.read(hookruns.MAX_HOOKS_BYTES).decode("utf-8", "replace"))
+            except (OSError, ValueError, RecursionError):
+                continue
+            plugins = data.get("plugins") if isinstance(data, dict) else None
+            for entry in plugins if isinstance(plugins, list) else ():
+                source = entry.get("source") if isinstance(entry, dict) else None
+                if isinstance(source, str) and "\x00" not in source:
+                    found.setdefault(Path(os.path.normpath(top / source)), (market, entry))
+        if top == within:
+            break
+    return found
+
+
+def user_hooks_files(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The user's own hooks files (``$COPILOT_HOME/hooks/**/*.json``, at most :data:`hookruns.MAX_HOOKS_FILES` and
+    one more, which makes them unread): the Copilot CLI runs them in every session, in the session's folder."""
+    folder = paths.copilot_home(os.environ if environ is None else environ) / "hooks"
+    found: list[str] = []
+    for top, folders, files in os.walk(folder):
+        folders.sort()
+        found += [os.path.join(top, name) for name in sorted(files) if name.lower().endswith(".json")]
+        if len(found) > hookruns.MAX_HOOKS_FILES:
+            break
+    return tuple(found[:hookruns.MAX_HOOKS_FILES + 1])
+
+
+def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -> tuple[Rule, Path, str] | None:
+    """Whether ``path`` (in the workspace ``within``) is a file the user's own hooks ``files`` run, read with the
+    workspace's top as their folder (where the CLI starts them): the rule, the hooks folder and the file."""
+    if within is None or not files or os.path.isdir(path):
+        return None
+    folder = Path(os.path.dirname(files[0]))
+    if len(files) > hookruns.MAX_HOOKS_FILES:
+        return HOOKS_UNREAD_RULE, folder, f"more than {hookruns.MAX_HOOKS_FILES} hooks files"
+    key, exists = hookruns.fold(str(path)), os.path.lexists(path)
+    for file in files:
+        targets = _read_hooks(file, str(within), None, within)
+        if isinstance(targets, str):
+            return HOOKS_UNREAD_RULE, Path(file).parent, f"{Path(file).name}: {targets}"
+        if targets and _runs(targets, key, exists, within):
+            return HOOK_SCRIPT_RULE, Path(file).parent, Path(file).name
+    return None
 
 
 # Where the Copilot CLI reads hooks in the folder it starts in: (folder, sub-folder, file names).
@@ -635,6 +710,7 @@ class Workspace(NamedTuple):
     allow_secrets: bool = False
     host_folders: tuple[Path, ...] = ()  # those inside ``root``: never written (see :func:`host_folders`)
     running: Path | None = None  # the destination folder of the install this runtime belongs to
+    user_hooks: tuple[str, ...] = ()  # the user's own hooks files (:func:`user_hooks_files`)
 
     @classmethod
     def at(cls, root: Path | str, *, allow_secrets: bool = False,
@@ -644,7 +720,8 @@ class Workspace(NamedTuple):
         env = os.environ if environ is None else environ
         running, host = running_install(), host_folders(env)
         path = check_workspace(root, environ=env, running=running, host=host)
-        return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running)
+        return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running,
+                   user_hooks_files(env))
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False, lexical: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
@@ -794,7 +871,8 @@ class Workspace(NamedTuple):
         raw = Path(self.reading(os.fspath(path)))
         given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in dict.fromkeys((given, real)):
-            found = protection(candidate, running=self.running, host=self.host_folders, within=self.root)
+            found = protection(candidate, running=self.running, host=self.host_folders, within=self.root,
+                               user_hooks=self.user_hooks)
             if found:
                 self._refuse(candidate, found)
         anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running, self.root)))
