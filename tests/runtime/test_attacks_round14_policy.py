@@ -23,14 +23,16 @@ class _BracketPage(BaseHTTPRequestHandler):
     """An HTML page of 180 KB: ``[](`` again and again, no ``)``. It arrives at once."""
 
     BODY = b"<html><body><p>" + b"[](" * 60_000 + b"</p></body></html>"
+    ATTRS = b"<html><body>" + b"<a b='" * 20_000  # html.parser itself (CPython 3.11.7): 74 s for these 120 KB
 
     def do_GET(self) -> None:
         try:
+            body = self.ATTRS if self.path.endswith("/attrs") else self.BODY
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(self.BODY)))
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(self.BODY)
+            self.wfile.write(body)
         except OSError:
             pass
 
@@ -50,7 +52,10 @@ def bracket_page() -> Iterator[str]:
 
 
 @pytest.mark.slow
-def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, bracket_page: str) -> None:
+@pytest.mark.parametrize("page", ["page", pytest.param("attrs", marks=pytest.mark.xfail(
+    strict=True, reason="open (issue 40, red team round 14): html.parser's close() converts what it buffered "
+                        "(an unclosed tag) after the last deadline check: 120 KB take 74 s"))])
+def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, bracket_page: str, page: str) -> None:
     """Breach (limits, item 8's neighbour): web_fetch bounds the READ by the time left (the watchdog shuts the
     socket), but what it does with the body afterwards is not: ``html_to_text`` ends with
     ``re.sub(r"\\[\\s*\\]\\([^)]*\\)", "", body)``, which is quadratic on text holding ``[](`` many times and no
@@ -61,6 +66,14 @@ def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, b
     nothing at all; through the warm server the client kills the whole server ("does not answer, a tool holds it").
     The program never gets the TimeoutError web_fetch promises ("The fetch ends by the run's deadline"), and the
     page, not the program, chooses this: any site the model reads (a prompt injection) can end the run so.
+
+    CPython's own ``html.parser`` (3.11.7 here) is quadratic too on malformed input a page chooses: 80 KB of
+    ``<!--`` took 8 s to convert, 120 KB of ``<a b='`` 69 s (the ``attrs`` case, open). The fix of 23cbcb9 (feed
+    64 KiB at a time, the deadline checked before each) does not bound it: the parser buffers an unclosed tag and
+    converts it in ``reader.close()``, after the last check — the checks came at 0.00, 0.00 and 0.03 s, then
+    ``close()`` ran 74 s (and a single 64 KiB feed of such text can take ~30 s on its own). Bound the parser
+    itself: run the conversion where it can be stopped (a worker process killed at the deadline), or refuse a
+    tag/comment left open past a size (``rawdata`` growing without progress) before ``close()``.
 
     Checked with a real HTTP server on loopback (allow_hosts) and the real runtime (``python -m codeact run``), and
     through the stamped launcher (next test).
@@ -76,7 +89,8 @@ def test_web_fetch_of_a_hostile_html_page_ends_by_the_deadline(tmp_path: Path, b
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "README.md").write_text("# demo\n")
-    run = measured_run(f'len(web_fetch(url="{bracket_page}"))', workspace.resolve(), config, timeout=3,
+    url = bracket_page.rsplit("/", 1)[0] + "/" + page
+    run = measured_run(f'len(web_fetch(url="{url}"))', workspace.resolve(), config, timeout=3,
                        env={"CODEACT_TOOLS": "web_fetch"})
     # the page's text, or web_fetch's TimeoutError: either way by the deadline (the conversion is linear now, so
     # this page's text comes back at once)
