@@ -260,3 +260,32 @@ def test_a_host_module_answer_is_held_within_the_run_memory_limit(tmp_path: Path
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out, peak, _ = _host_run(ws, base / "home", code, memory=64 * MiB, timeout=10, wait=60)
     assert 0 < peak < 160 * MiB, f"the host took {peak >> 20} MiB for a run limited to 64 MiB: {out[-300:]}"
+
+
+# ------------------------------------------------------------ monty._refuse_huge: tokenized as Python 3.11 reads it
+_HIDDEN_STATEMENTS = {
+    "an f-string Python 3.11 reads as opening a '('": 'x = f"{"("}"\na = 1\n' + "a\n" * 125_000 + "print(x)\n",
+    "an f-string Python 3.11 reads as opening a '''string": (
+        "x = f\"{'''\"'''}\"\na = 1\n" + "a;" * 125_000 + "\ny = '''z'''\nprint(x, y)\n"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("statements hidden from _refuse_huge by a PEP 701 f-string"))
+@pytest.mark.parametrize("form", sorted(_HIDDEN_STATEMENTS))
+def test_statements_behind_a_nested_quote_f_string_are_refused_uncompiled(form: str) -> None:
+    """docs/tool-limits.md: a program of more than 20,000 statements is "refused up front with a SyntaxError naming
+    the limit". Past the cheap count, ``_refuse_huge`` counts NEWLINE and ``;`` tokens with the host's
+    ``tokenize`` -- Python 3.11's here, which reads an f-string as one string token -- while the sandbox parses
+    Python 3.12's f-strings (PEP 701: the same quotes nested in a field). ``x = f"{"("}"`` is, to 3.11's
+    tokenizer, a string then an open ``(``: every later newline is a NL inside brackets, counted as no statement,
+    and at the end ``TokenError`` is swallowed; ``x = f"{'''"'''}"`` opens, to 3.11, a triple-quoted string that
+    swallows every ``;``, ``,`` and newline up to the next ``'''``. So ``'a\\n' * 125_000`` or ``'a;' * 125_000``
+    after either line is not refused: the sandbox compiles it outside the run's limits (its worker reached 121 MiB
+    for a run limited to 64 MiB, then MemoryError; ``'a=a;' * 62_000``: 25 s of a 30 s run). Fix: count with a
+    tokenizer of the sandbox's grammar (or, on a TokenError or an unbalanced bracket at the end, fall back to the
+    cheap counts), and treat an f-string's inside as code."""
+    from codeact.backends.monty import _refuse_huge
+    from codeact.errors import ProgramError
+
+    with pytest.raises(ProgramError, match="too large to compile"):
+        _refuse_huge(_HIDDEN_STATEMENTS[form])
