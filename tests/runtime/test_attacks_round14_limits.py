@@ -161,7 +161,6 @@ _CONFIG_FORMS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("configparser's option regex backtracks in the host"))
 @pytest.mark.parametrize("form", sorted(_CONFIG_FORMS))
 def test_a_config_file_is_parsed_within_the_run_deadline(tmp_path: Path, form: str) -> None:
     """The prelude's configparser hands the text to the host (``codeact_host.configparse``), and

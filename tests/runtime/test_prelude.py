@@ -182,3 +182,13 @@ def test_the_codec_table_is_cpythons_and_names_resolve_as_cpython_resolves_them(
     source = prelude.source_for({"codeact_codec"})
     assert bare(source + "[codeact_codec(n) for n in ('UTF-8-SIG', 'U16', 'Latin 1', 'cp1252')]") == [
         "utf_8_sig", "utf_16", "latin_1", None]
+
+
+def test_a_config_text_with_long_blank_runs_is_read_in_the_child() -> None:
+    """Round 14: CPython's option pattern backtracks over a run of blanks (100,000 on a line: minutes, in the
+    host); such a text counts as the runs' squares and goes to the child, killed at the deadline."""
+    from codeact.backends.host_modules import IN_PROCESS_WORK, _work
+
+    usual = "[metadata]\nname = x\nversion = 1.0\n\n[options]\npackages =\n    a\n    b\n" * 200
+    assert _work("codeact_host.configparse", (usual,), {})[1] <= IN_PROCESS_WORK
+    assert _work("codeact_host.configparse", ("[s]\nx" + " " * 2_000 + "y\n",), {})[1] > IN_PROCESS_WORK

@@ -313,11 +313,7 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         made = size * ((depth + 2) * indent + 8)
         return made, made
     if name == "codeact_host.configparse":
-        # `%(name)s` may repeat a value in a value, ten levels deep: a factor no size of the text bounds (nine
-        # levels of four references make 4**9 copies), so a text that interpolates is read in the child, limited
-        # in memory and time
-        text = _argument(args, kwargs, 0, "text", "")
-        return size * 2, (IN_PROCESS_WORK + 1 if isinstance(text, str) and "%(" in text else size * 2)
+        return size * 2, size * 2 + _config_steps(_argument(args, kwargs, 0, "text", ""))
     if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
         pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
             args, kwargs, 0, "pat", "")
@@ -335,6 +331,22 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
             steps += class_span(fnmatch.translate(pattern))
         return size, size + steps
     return size, size
+
+
+def _config_steps(text: Any) -> int:
+    """The steps beyond its size reading ``text`` as a config may take in the host. ``%(name)s`` may repeat a value
+    in a value, ten levels deep: a factor no size of the text bounds (nine levels of four references make 4**9
+    copies), so a text that interpolates is read in the child, limited in memory and time. CPython's option
+    pattern (``(?P<option>.*?)\\s*(?P<vi>=|:)...``) backtracks over a run of blanks at each place its lazy ``.*?``
+    stops: r blanks are r*r steps (100,000 on a line: minutes in C, the interpreter held), so long runs count as
+    their square."""
+    if not isinstance(text, str):
+        return 0
+    if "%(" in text:
+        return IN_PROCESS_WORK + 1
+    import re
+
+    return sum((end - start) ** 2 for start, end in (m.span() for m in re.finditer(r"\s{16,}", text)))
 
 
 def _urlencoded(query: Any, doseq: bool) -> int:
