@@ -548,7 +548,6 @@ def test_a_git_hook_a_hooks_git_config_command_names_is_protected(tmp_path: Path
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a core.hooksPath folder in the work tree is writable"))
 @pytest.mark.parametrize("hook", ["pre-commit", "post-checkout"])
 def test_a_git_hook_in_the_folder_core_hooks_path_names_is_protected(tmp_path: Path, hook: str) -> None:
     """GIT_RULE protects ``.git`` because "git runs what its config and hooks name (core.fsmonitor, hooks/)". A

@@ -894,6 +894,21 @@ def test_a_bare_repository_in_the_workspace_is_protected_like_dot_git(repo):
     files.create(here, path="fixtures/README.md", file_text="beside it stays writable\n")
 
 
+def test_what_the_repositorys_git_config_runs_from_the_work_tree_is_protected(repo):
+    """git runs what its config names: the hooks folder ``core.hooksPath`` moves into the work tree, and a command
+    whose program is a path there (``core.fsmonitor``, a filter's ``clean``). Each is refused like ``.git/hooks``;
+    a command named by its program's name, and files beside, stay writable."""
+    for key, value in (("core.hooksPath", ".githooks"), ("core.fsmonitor", "tools/watch.sh --fast"),
+                       ("filter.strip.clean", "./scripts/clean.py %f"), ("core.pager", "less -R")):
+        subprocess.run(["git", "-C", str(repo), "config", key, value], check=True, env={**os.environ, **GIT_ENV})
+    here = ctx_at(repo)
+    for target in (".githooks/pre-commit", ".githooks/sub/x", "tools/watch.sh", "scripts/clean.py"):
+        with pytest.raises(PolicyError, match=r"\.git.*its git config names it"):
+            files.create(here, path=target, file_text="x")
+    for target in ("tools/other.sh", "scripts/README.md", "less"):
+        files.create(here, path=target, file_text="x\n")
+
+
 @pytest.mark.parametrize("target", ["docs/HEAD", "docs/objects/x.md", "docs/refs/y.md", "src/config",
                                     "src/hooks/x.py"])
 def test_ordinary_folders_named_like_git_parts_stay_writable(repo, target):

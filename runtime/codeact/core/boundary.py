@@ -337,6 +337,70 @@ def work_trees(path: Path) -> list[Path]:
     return [folder for folder in _ancestors(path) if os.path.lexists(folder / ".git")]
 
 
+# git config keys whose value git runs: a folder of hooks, or a command (its first word, where it is a path).
+_GIT_RUN_KEYS = re.compile(r"core\.(?:hookspath|fsmonitor|sshcommand|editor|pager|askpass)|sequence\.editor"
+                           r"|diff\.(?:external|[^.]+\.(?:command|textconv))|filter\.[^.]+\.(?:clean|smudge|process)"
+                           r"|merge\.[^.]+\.driver|credential\.helper|gpg(?:\.[^.]+)?\.program|pager\.[^.]+")
+_GIT_CONFIG_CACHE: dict[str, tuple[tuple[object, ...], tuple[Path, ...]]] = {}
+
+
+def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
+    """GIT_RULE for a file of a work tree containing ``path`` that its git config makes git run: the folder
+    ``core.hooksPath`` names (husky's ``.husky/_``, a ``.githooks`` folder) and a command's program named by path
+    (``core.fsmonitor = tools/watch.sh``, a filter's or diff driver's): ``.git/hooks`` moved into the work tree."""
+    for tree in work_trees(path):
+        for run in _git_runs(tree):
+            if path == run or path.is_relative_to(run):
+                return GIT_RULE, run, "its git config names it"
+    return None
+
+
+def _git_runs(tree: Path) -> tuple[Path, ...]:
+    """The paths inside ``tree`` that its git config (all levels, as ``git config`` reads them) makes git run;
+    cached while the config files it reads are unchanged."""
+    import shlex
+
+    key = str(tree)
+    signature = tuple(_stat_key(file) for file in (tree / ".git", tree / ".git" / "config",
+                                                   tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
+                                                   paths.xdg_dir("config", os.environ) / "git" / "config"))
+    cached = _GIT_CONFIG_CACHE.get(key)
+    if cached is not None and cached[0] == signature and os.path.isdir(tree / ".git"):
+        return cached[1]
+    try:
+        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "-z"], capture_output=True,
+                                timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        listed = b""
+    found: list[Path] = []
+    for item in listed.decode("utf-8", "replace").split("\0"):
+        name, _, value = item.partition("\n")
+        if not value or not _GIT_RUN_KEYS.fullmatch(name.lower()):
+            continue
+        if name.lower() != "core.hookspath":
+            try:
+                words = shlex.split(value.removeprefix("!"))
+            except ValueError:
+                words = value.split()
+            value = words[0] if words and ("/" in words[0] or "\\" in words[0]) else ""
+        if value:
+            where = Path(os.path.normpath(os.path.join(tree, os.path.expanduser(value))))
+            if where.is_relative_to(tree) and where != tree:
+                found.append(where)
+    if len(_GIT_CONFIG_CACHE) >= 64:
+        _GIT_CONFIG_CACHE.clear()
+    _GIT_CONFIG_CACHE[key] = (signature, tuple(found))
+    return tuple(found)
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def installs(path: Path, running: Path | None = None, within: Path | None = None) -> list[Path]:
     """The stamped installs ``path`` lies in (folders with an answers file, layout.has_answers), and ``running``.
     Inside ``within``, an answers file that is a link leading out makes no install (never followed)."""
@@ -383,6 +447,9 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
     git_dir = _git_directory(path, within if within is not None and path.is_relative_to(within) else None)
     if git_dir:
         return GITDIR_RULE, git_dir, ""
+    configured = _git_config_rule(path)
+    if configured:
+        return configured
     for folder in host:
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
