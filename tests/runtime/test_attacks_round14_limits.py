@@ -282,9 +282,43 @@ def test_statements_behind_a_nested_quote_f_string_are_refused_uncompiled(form: 
     after either line is not refused: the sandbox compiles it outside the run's limits (its worker reached 121 MiB
     for a run limited to 64 MiB, then MemoryError; ``'a=a;' * 62_000``: 25 s of a 30 s run). Fix: count with a
     tokenizer of the sandbox's grammar (or, on a TokenError or an unbalanced bracket at the end, fall back to the
-    cheap counts), and treat an f-string's inside as code."""
+    cheap counts), and treat an f-string's inside as code. (Python 3.12's ``tokenize`` reads PEP 701 f-strings; the
+    runtime's Python here is 3.11.7, and 3.10/3.11 are supported.)"""
     from codeact.backends.monty import _refuse_huge
     from codeact.errors import ProgramError
 
     with pytest.raises(ProgramError, match="too large to compile"):
         _refuse_huge(_HIDDEN_STATEMENTS[form])
+
+
+# ------------------------------------------------------------ outline: qualnames that grow with nesting
+def _nested_classes(length: int = 10_000, depth: int = 98) -> str:
+    """A Python file (~1 MB) of ``depth`` classes nested one in the next, each named with ``length`` characters."""
+    lines = [" " * i + "class " + chr(65 + i % 26) * length + f"{i}:\n" for i in range(depth)]
+    return "".join(lines) + " " * depth + "pass\n"
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("outline's qualnames grow as nesting times name length"))
+def test_outline_of_nested_classes_stays_within_the_run_memory_and_its_cache(tmp_path: Path) -> None:
+    """Each outline item carries its ``qualname``, the names of every class above it joined: a file of 98 classes
+    nested one in the next, each named with 10,000 characters (986 KB, under MAX_FILE_BYTES; one space of indent a
+    level), has items whose qualnames total 98 * 99 / 2 * 10 KB, about 48 MB -- fifty times the file. The worker
+    sends them, the host keeps every parsed file's items (``parsed``) and writes them all to the outline cache in
+    ``$XDG_CACHE_HOME/codeact/outline`` before ``_fitting`` cuts what is returned to 1 MiB. 20 such files
+    (committed by a repository; ``outline(path='.')``, the model's first look) took the host process to 653 MiB
+    (VmHWM; the worker 454 MiB) for a run limited to 64 MiB, and left a 482 MB cache in the user's home, kept
+    across runs (a thousand such files: tens of GB). Fix: bound an item's text (a qualname or a name past a few
+    hundred characters cut, with a mark) and a file's items (their total size, say a multiple of the file's size,
+    past which the file gets an ``error`` item), and bound what the cache keeps per workspace. Here 8 files: host
+    364 MiB, cache 192 MiB."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    source = _nested_classes()
+    for k in range(8):
+        (ws / f"m{k}.py").write_text(source)
+    home = base / "home"
+    out, peak, _ = _host_run(ws, home, "r = outline(path='.')\nprint(len(r))\n", memory=64 * MiB, timeout=30, wait=90)
+    cache = sum(f.stat().st_size for f in (home / ".cache").rglob("*") if f.is_file())
+    assert 0 < peak < 160 * MiB and cache < 64 * MiB, (
+        f"host {peak >> 20} MiB for a run of 64 MiB, cache {cache >> 20} MiB: {out[-300:]}")
