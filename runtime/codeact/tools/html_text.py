@@ -91,6 +91,7 @@ class _TextReader(HTMLParser):
 
 
 _CHUNK = 1 << 16
+_PENDING = 4096  # characters of an unfinished tag or declaration html.parser's close() is given
 
 
 def html_to_text(html: str, base_url: str = "", check: Callable[[], None] | None = None) -> str:
@@ -104,6 +105,9 @@ def html_to_text(html: str, base_url: str = "", check: Callable[[], None] | None
         reader.feed(html[start:start + _CHUNK])
     if check is not None:
         check()
+    if len(reader.rawdata) > _PENDING:  # an unclosed tag at the end: close() would parse it in quadratic time or
+        reader.handle_data(reader.rawdata)  # worse (`<a` 50,000 times: 17 s), so it is the page's text as it is
+        reader.rawdata = ""
     reader.close()
     body = "".join(reader.out)
     lines, in_code = [], False
