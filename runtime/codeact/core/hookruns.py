@@ -4,7 +4,8 @@ The Copilot CLI runs the commands of ``.github/hooks/*.json`` and the inline hoo
 and ``.claude/settings*.json`` on the host, at every tool call for ``preToolUse``. Those files are protected by name
 (:mod:`codeact.core.boundary`); the scripts their commands run are ordinary files unless the boundary refuses them too,
 from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``osx`` (a POSIX shell's words),
-``powershell``, ``windows`` (PowerShell's or cmd's words) and ``args``, resolved against its ``cwd`` (relative to the
+``powershell``, ``windows`` (PowerShell's or cmd's words), ``exec`` (a native executable: one word) and ``args``, and
+its ``env`` values (a runner may run one: make's ``$(CC)``), resolved against its ``cwd`` (relative to the
 repository root). A plugin's hooks files (its manifest's ``hooks``, ``hooks.json``, ``hooks/hooks.json``) are read
 the same way, ``plugin=True``: from the plugin's folder, with ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}``
 read as that folder. A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
@@ -214,41 +215,68 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budg
         cwd = entry.get("cwd")
         base = os.path.normpath(os.path.join(root, cwd)) if isinstance(cwd, str) and "\x00" not in cwd else root
         env = entry.get("env")
-        words: list[list[str]] = []
-        for keys, split in ((SHELL_KEYS, shell_words), (WINDOWS_KEYS, windows_words)):
-            for key in keys:
-                text = entry.get(key)
-                if isinstance(text, str):
-                    if len(text) > MAX_COMMAND_CHARS:
-                        raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-                    substituted = _substituted(text, env, plugin)
-                    if split is shell_words:
-                        _check_expansions(text)
-                        _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
-                    split_words = split(substituted, budget=budget)
-                    words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
-        args = entry.get("args")
-        if isinstance(args, list):
-            budget.spend(len(args))
-            if any(isinstance(arg, str) and len(arg) > MAX_COMMAND_CHARS for arg in args):
-                raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-            strings = [arg for arg in args if isinstance(arg, str)]
-            words.append(strings)
-            command_text = entry.get("command")
-            if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
-                budget.spend(len(strings))
-                words.append([*shell_words(command_text, budget=budget), *strings])
-                _check_commands([*shell_words(command_text, 2), *strings], root, base, plugin)
         runner_env = {name: value if isinstance(value, str) else json.dumps(value) for name, value in env.items()
                       if isinstance(name, str)} if isinstance(env, dict) else {}  # a number as Node passes it
         for name in runner_env:
             _check_variable(name)
-        if isinstance(args, list) and isinstance(entry.get("command"), str):  # `sh` + ["-c", "python3 -m x"]
-            words.append(_nested([arg for arg in args if isinstance(arg, str)], 0, budget))
-        for command in words:
+        for command in _entry_words(entry, root, base, plugin, budget, runner_env):
             for target in _named(command, root, base, plugin, budget, runner_env):
                 found[target] = None
     return tuple(found)
+
+
+def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, budget: _Budget,
+                 runner_env: dict[str, str]) -> list[list[str]]:
+    """The commands of one hooks ``entry``, each as its words: its shell and PowerShell keys, ``command`` (or
+    ``exec``) with ``args``, and each value of its ``env`` (:class:`Unread` where one is past a bound or runs
+    what its own output sets, :func:`_check_commands`)."""
+    env = entry.get("env")
+    words: list[list[str]] = []
+    for keys, split in ((SHELL_KEYS, shell_words), (WINDOWS_KEYS, windows_words)):
+        for key in keys:
+            text = entry.get(key)
+            if isinstance(text, str):
+                if len(text) > MAX_COMMAND_CHARS:
+                    raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+                substituted = _substituted(text, env, plugin)
+                if split is shell_words:
+                    _check_expansions(text)
+                    _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
+                split_words = split(substituted, budget=budget)
+                words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
+    args = entry.get("args")
+    strings = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []
+    command_text = entry.get("command")
+    if isinstance(args, list):
+        budget.spend(len(args))
+        if any(len(arg) > MAX_COMMAND_CHARS for arg in strings):
+            raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+        words.append(strings)
+        if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
+            budget.spend(len(strings))
+            words.append([*shell_words(command_text, budget=budget), *strings])
+            _check_commands([*shell_words(command_text, 2), *strings], root, base, plugin)
+    program = _program(entry.get("exec"), budget)
+    if program:  # the CLI's `exec`: a native executable (no shell), then `args`
+        words.append([*program, *strings])
+    if strings and (isinstance(command_text, str) or program):  # `sh` + ["-c", "python3 -m x"]
+        words.append(_nested(strings, 0, budget))
+    budget.spend(len(runner_env))
+    for value in runner_env.values():  # `"env": {"CC": "impl/cc"}`: make, a script, runs the value
+        if len(value) > MAX_COMMAND_CHARS:
+            raise Unread(f"an env value over {MAX_COMMAND_CHARS >> 10} KiB")
+        words.append(_nested([value], 0, budget))
+    return words
+
+
+def _program(value: object, budget: _Budget) -> list[str]:
+    """The words of an entry's ``exec`` (a string: one word, the executable; a list: its strings)."""
+    program = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
+        if isinstance(value, list) else []
+    budget.spend(len(program))
+    if any(len(word) > MAX_COMMAND_CHARS for word in program):
+        raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
+    return program
 
 
 def _check_expansions(text: str) -> None:
@@ -481,7 +509,7 @@ def _entries(data: object) -> list[dict[str, object]]:
     """The command entries of a hooks file, whatever its shape: every object with a command key (``bash``,
     ``powershell``, ``command``...), within :data:`MAX_DEPTH`; :class:`Unread` past :data:`MAX_ENTRIES` entries or
     :data:`MAX_NODES` values."""
-    keys = (*SHELL_KEYS, *WINDOWS_KEYS)
+    keys = (*SHELL_KEYS, *WINDOWS_KEYS, "exec")
     found: list[dict[str, object]] = []
     stack: list[tuple[object, int]] = [(data, 0)]
     walked = 0
@@ -491,7 +519,8 @@ def _entries(data: object) -> list[dict[str, object]]:
         value, depth = stack.pop()
         walked += 1
         if isinstance(value, dict):
-            if any(isinstance(value.get(key), str) for key in keys) or isinstance(value.get("args"), list):
+            if any(isinstance(value.get(key), str) for key in keys) or isinstance(value.get("args"), list) \
+                    or isinstance(value.get("exec"), list):
                 found.append(value)
                 if len(found) > MAX_ENTRIES:
                     raise Unread(f"more than {MAX_ENTRIES:,} entries")
