@@ -241,7 +241,6 @@ def test_a_shared_argument_is_bounded_by_the_run_limits(tmp_path: Path, form: st
 
 
 # ------------------------------------------------------------ host_modules: an answer counted at 8 bytes an item
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a host module's answer takes ~12x what its bound counts"))
 def test_a_host_module_answer_is_held_within_the_run_memory_limit(tmp_path: Path) -> None:
     """``host_modules._work`` refuses a call whose answer would not fit the run's memory, counting
     ``statistics.quantiles(n=N)`` as ``N * 8`` bytes; a call past IN_PROCESS_WORK runs in a child Python limited to

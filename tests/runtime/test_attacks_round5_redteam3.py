@@ -169,3 +169,16 @@ def test_statistics_on_big_integers_runs_in_the_bounded_child() -> None:
     numbers = [(1 << 280_000) + i for i in range(300)]
     assert _work("statistics.pvariance", (numbers,), {})[1] > IN_PROCESS_WORK
     assert _work("statistics.mean", ([1, 2, 3],), {})[1] < IN_PROCESS_WORK  # small numbers stay in process
+
+
+def test_a_host_module_answer_of_many_small_items_is_refused_unread() -> None:
+    """Round 14: an answer of many small items takes the host ~12 times its pickle (objects, slots, monty forms);
+    one past what the run's memory holds so is refused before it is read."""
+    import pytest
+
+    from codeact.backends.host_modules import HostModules
+
+    modules = HostModules(None, memory=16 << 20, timeout=60)
+    with pytest.raises(MemoryError, match="pickled"):
+        modules.call("shlex.split", ("ab " * 1_200_000,), {})
+    assert modules.call("shlex.split", ("ab cd",), {}) == ["ab", "cd"]

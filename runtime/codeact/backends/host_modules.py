@@ -55,6 +55,10 @@ _PATTERN_STEPS = 16  # steps counted per character of a pattern: compiling one c
 _STAR_STEPS = 64  # and per `*` more (each becomes a group the expression tries at every position)
 _PAIR_STEPS = 16  # steps counted per pair of lines or characters difflib compares
 _CHILD_HEADROOM = 256 * 1024 * 1024  # a child Python's own address space, above the run's memory limit
+# What the host holds of an answer, for each byte of its pickle: a float pickles to 9 bytes and is a 24-byte object,
+# a list slot and its monty form again in the host (quantiles(n=4_000_000): 36 MB pickled, 781 MiB in the host)
+_HOST_BYTES_PER_PICKLED = 12
+_HOST_BYTES_PER_ITEM = 100  # the same for each item an answer is made of, counted before the call
 
 
 class HostModules:
@@ -104,7 +108,8 @@ class HostModules:
             raise MemoryError(f"{name}() would make about {made:,} items or characters, more than the run's memory "
                               f"limit allows ({self.memory:,} bytes); ask for less")
         if work > IN_PROCESS_WORK:
-            value = _in_child(name, args, kwargs, self.memory + _CHILD_HEADROOM, self.deadline)
+            value = _in_child(name, args, kwargs, self.memory + _CHILD_HEADROOM, self.deadline,
+                              answer=self.memory // _HOST_BYTES_PER_PICKLED)
         else:
             value = _call(name, args, kwargs)
         if name in ("pprint.pprint", "pprint.pp"):
@@ -273,7 +278,7 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
     size = _size((args, kwargs), budget)
     if name == "statistics.quantiles":
         n = _number(kwargs.get("n", args[1] if len(args) > 1 else 4), 4)
-        return size + max(n, 0) * 8, size + max(n, 0)
+        return size + max(n, 0) * _HOST_BYTES_PER_ITEM, size + max(n, 0)
     if name.startswith("statistics."):  # exact arithmetic (fractions) on big integers: their words squared
         return size, size * max(1, _widest_int(args, kwargs))
     if name == "textwrap.indent":
@@ -366,9 +371,12 @@ def _urlencoded(query: Any, doseq: bool) -> int:
     return total * 12
 
 
-def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: int, deadline: float) -> Any:
+def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: int, deadline: float, *,
+              answer: int | None = None) -> Any:
     """``name`` called in a child Python limited to ``memory`` bytes of address space and killed at ``deadline``.
-    Its arguments and answer are plain data (pickled; the answer read back with no class allowed)."""
+    Its arguments and answer are plain data (pickled; the answer read back with no class allowed); an answer whose
+    pickle is longer than ``answer`` bytes is refused unread (MemoryError): read, it would take the host about
+    :data:`_HOST_BYTES_PER_PICKLED` times that."""
     import pickle
     import subprocess
     import sys
@@ -384,6 +392,9 @@ def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: 
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"{name}() was stopped at the run's deadline (the run's time limit; raise it with "
                            "--timeout, or ask for less)") from None
+    if answer is not None and len(done.stdout) > answer:
+        raise MemoryError(f"{name}() made an answer of {len(done.stdout):,} bytes (pickled), more than the run's "
+                          "memory limit holds once read (each small item takes ~100 bytes in the host); ask for less")
     try:
         ok, value = _PlainUnpickler(done.stdout).load()
     except Exception:  # noqa: BLE001 - a child killed for memory leaves no answer
