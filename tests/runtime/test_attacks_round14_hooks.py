@@ -348,7 +348,6 @@ def test_a_script_an_exec_hook_runs_is_protected(tmp_path: Path, form: str) -> N
 
 
 # ------------------------------------------------------------ hooks files in sub-folders of .github/hooks
-@pytest.mark.xfail(strict=True, reason=_REASON.format("the CLI reads .github/hooks/**/*.json, hookruns the top only"))
 @pytest.mark.parametrize("where", ["team/policy.json", "team/audit/policy.json"])
 def test_a_script_a_nested_hooks_file_runs_is_protected(tmp_path: Path, where: str) -> None:
     """boundary._hook_files lists ``.github/hooks/*.json`` (one level) for hookruns to read. The Copilot CLI 1.0.102

@@ -536,7 +536,7 @@ _HOOK_PLACES = ((".github", "hooks", re.compile(r".*\.json", re.IGNORECASE)),
 
 
 def _hook_files(folder: str, within: Path | None) -> tuple[list[str], str | None]:
-    """The files whose hooks the Copilot CLI runs when started in ``folder``: ``.github/hooks/*.json``,
+    """The files whose hooks the Copilot CLI runs when started in ``folder``: ``.github/hooks/**/*.json``,
     ``.github/copilot/settings*.json`` and ``.claude/settings*.json`` (two stats where there are none), and the
     place holding more than ``hookruns.MAX_HOOKS_FILES`` of them (the CLI runs them all: which scripts they run
     is then not known), else None. Inside ``within``, a folder that is a link leading out is not listed."""
@@ -549,15 +549,35 @@ def _hook_files(folder: str, within: Path | None) -> tuple[list[str], str | None
         where = os.path.join(folder, top, sub) if sub else os.path.join(folder, top)
         if not tops[top] or (sub and not os.path.isdir(where)) or not _kept_inside(Path(where), within):
             continue
-        try:
-            listed = sorted(os.listdir(where))
-        except OSError:
-            continue
-        named = [os.path.join(where, name) for name in listed if names.fullmatch(name)]
+        named = _listed(where, names, within, deep=sub == "hooks")
         if len(named) > hookruns.MAX_HOOKS_FILES:
             past = os.path.relpath(where, folder)
         found += named[:hookruns.MAX_HOOKS_FILES]
     return found, past
+
+
+def _listed(where: str, names: re.Pattern[str], within: Path | None, *, deep: bool) -> list[str]:
+    """The files of the folder ``where`` whose names match ``names``, sorted; with ``deep`` those of its
+    sub-folders too, at any depth, as the CLI reads ``.github/hooks/**/*.json`` (not a dot-folder; inside
+    ``within`` not one that is a link leading out). Past :data:`hookruns.MAX_HOOKS_FILES` files or folders it
+    stops, returning more than that many (the caller's sign of a place past what is read)."""
+    found: list[str] = []
+    pending, folders = [where], 0
+    while pending and len(found) <= hookruns.MAX_HOOKS_FILES:
+        current = pending.pop(0)
+        folders += 1
+        if folders > hookruns.MAX_HOOKS_FILES:  # a tree of folders past what is read (or a cycle of links)
+            return found + [current] * (hookruns.MAX_HOOKS_FILES + 1 - len(found))
+        try:
+            with os.scandir(current) as entries:
+                listed = sorted((entry.name, entry.is_dir()) for entry in entries)
+        except OSError:
+            continue
+        found += [os.path.join(current, name) for name, is_dir in listed if not is_dir and names.fullmatch(name)]
+        if deep:
+            pending += [os.path.join(current, name) for name, is_dir in listed if is_dir and not name.startswith(".")
+                        and _kept_inside(Path(current, name), within)]
+    return found
 
 
 def _hook_script(path: Path, within: Path | None) -> tuple[Rule, Path, str] | None:

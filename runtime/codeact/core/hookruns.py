@@ -1,6 +1,6 @@
 """What a repository's hook files run: the paths inside the repository that their commands name.
 
-The Copilot CLI runs the commands of ``.github/hooks/*.json`` and the inline hooks of ``.github/copilot/settings*.json``
+The Copilot CLI runs the commands of ``.github/hooks/**/*.json`` and the inline hooks of ``.github/copilot/settings*.json``
 and ``.claude/settings*.json`` on the host, at every tool call for ``preToolUse``. Those files are protected by name
 (:mod:`codeact.core.boundary`); the scripts their commands run are ordinary files unless the boundary refuses them too,
 from what this module reads: each entry's ``bash``, ``command``, ``linux``, ``osx`` (a POSIX shell's words),
@@ -35,7 +35,7 @@ MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a large
 MAX_COMMAND_CHARS = 16 << 10  # one command's text (a hook command is a line); a longer one makes its file Unread
 MAX_WORDS = 10_000  # words split of one file's commands, all entries together; past it the file is Unread
 MAX_BASES = 16  # folders one command's words are read from (its cwd and those its `cd`s change to)
-MAX_HOOKS_FILES = 64  # *.json files read of one .github/hooks folder (the program cannot add one: HOOKS_RULE)
+MAX_HOOKS_FILES = 64  # *.json files (and folders) read of one .github/hooks tree (the program cannot add one: HOOKS_RULE)
 MAX_ENTRIES = 1_000  # command entries read of one file; past it the file is Unread
 MAX_NODES = 20_000  # JSON values walked of one file, looking for entries; past it the file is Unread
 MAX_DEPTH = 12  # how deep entries are looked for (the CLI's, VS Code's and Claude's shapes are 3 to 5 deep)
