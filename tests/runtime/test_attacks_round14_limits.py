@@ -355,3 +355,29 @@ def test_a_long_last_value_is_cut_within_the_run_memory_limit(tmp_path: Path) ->
                           timeout=120)
     peak = int(done.stdout.split()[-1]) * 1024
     assert 0 < peak < 160 * MiB, f"the host took {peak >> 20} MiB for a run limited to 64 MiB: {done.stderr[-300:]}"
+
+
+# ------------------------------------------------------------ rg_listing: a chunk of names checked with no deadline
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a path glob checks a listing chunk against every rule, no deadline"))
+def test_a_path_glob_over_many_ignore_rules_stops_at_the_run_deadline(tmp_path: Path) -> None:
+    """For a glob of the ``path`` kind (``*/*``, ``src/*/test_*.py``) ``rg_listing.list_files`` checks each name of
+    a chunk of ripgrep's listing (up to 1 MiB of names) with ``keep`` -- ``Reach.ok`` -> ``walk.ignored``, every
+    rule of every ignore file above it, one ``fullmatch`` each -- in a list comprehension that never looks at the
+    deadline (ripgrep's own timer only kills ripgrep). A repository's ``.gitignore`` of 20,000 short rules
+    (``zz<n>q``: 200 KB; ``parse_ignore`` compiles them within the deadline, checked per rule) and 3,000 files in
+    ``src/`` made the model's innocent ``glob(pattern='*/*')`` in a run limited to 5 s take 22.6 s before the
+    deadline's TimeoutError (faulthandler: ``ignored`` under the list comprehension of ``list_files``); a 1 MiB
+    ``.gitignore`` (100,000 rules) and 50,000 files would hold one chunk for about 25 minutes. Through the warm
+    server the run is abandoned (and the server retires) or, in process, faulthandler's backstop ends it. Fix:
+    check the deadline while filtering a chunk (every few hundred names), and match a level's rules at once (one
+    alternation regex per file, as ripgrep's globset does) rather than one ``fullmatch`` per rule."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".gitignore").write_text("".join(f"zz{i}q\n" for i in range(20_000)))
+    for i in range(3_000):
+        (ws / "src" / f"f{i}.txt").write_text("")
+    code = "try:\n    print(len(glob(pattern='*/*')))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=5, wait=60)
+    assert took < 12, f"a run limited to 5 s took {took:.1f} s: {out[-300:]}"
