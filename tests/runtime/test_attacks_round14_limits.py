@@ -396,3 +396,26 @@ def test_a_glob_over_many_ignore_rules_stops_at_the_run_deadline(tmp_path: Path,
     code = f"try:\n    print(len(glob(pattern={pattern!r})))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
     out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=5, wait=60)
     assert took < 12, f"a run limited to 5 s took {took:.1f} s: {out[-300:]}"
+
+
+# ------------------------------------------------------------ sessions: a list that holds itself
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a self-holding list is kept as the string '[...]', unsaid"))
+def test_a_session_global_that_holds_itself_is_kept_or_named_as_not_kept(tmp_path: Path) -> None:
+    """deeadaa reads a cycle in a session's global as "nested deeper" (left out, named in a note). But the value
+    reaches ``plain`` already converted by pydantic-monty, which writes a list or dict that holds itself as the
+    string ``'[...]'`` / ``'{...}'`` (as ``repr`` shows it): ``a = []; a.append(a)`` and ``b = {'x': 1}; b['self'] =
+    b`` are saved as ``{"a": ["[...]"], "b": {"x": 1, "self": "{...}"}}`` with no note, and the next run of the
+    session gets ``a == ['[...]']`` -- a list holding a string, not itself -- silently (checked with ``runner.run``
+    and ``--session``; the first run's notes are empty). Fix: recognise the conversion's placeholder (ask the
+    sandbox, in the harvest, whether a global holds itself: ``id`` seen on the way down) and leave such a global
+    out with its note, as for a set or NaN."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    home = base / "home"
+    first, _, _ = _host_run(ws, home, "a = []\na.append(a)\nprint('saved')\n", memory=256 * MiB, timeout=10,
+                            session="s", wait=60)
+    assert "saved" in first, first
+    second, _, _ = _host_run(ws, home, "try:\n    print('kept' if a[0] is a else repr(a))\nexcept NameError:\n"
+                             "    print('not kept')\n", memory=256 * MiB, timeout=10, session="s", wait=60)
+    assert second.split("\n")[0] in ("kept", "not kept"), second
