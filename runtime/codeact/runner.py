@@ -185,6 +185,16 @@ class _ToolDispatch:
 
     def __call__(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         tool = self._admit(name, args)
+        # the arguments cross from the sandbox with their sharing kept: written out (a tool's error shows a
+        # value, an encoder walks it) `[[[0] * 1000] * 1000] * 1000` is 10**9 items. Past the run's memory, as
+        # host modules count their output, the call is refused before any tool sees it.
+        from .backends.host_modules import expanded_size
+
+        size = expanded_size(kwargs, int(self.limits.memory))[0]
+        if size > self.limits.memory:
+            raise ValueError(f"{name}(): its arguments hold more than {int(self.limits.memory):,} items and "
+                             "characters written out (a shared list counts each time it appears), more than the "
+                             "run's memory limit allows; pass less")
         t0 = time.perf_counter()
         try:
             value = tool.call(**kwargs) if tool.source != "user" else _call_by_deadline(tool, kwargs, self.clock)

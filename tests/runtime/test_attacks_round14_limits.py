@@ -217,7 +217,6 @@ _ARGUMENT_FORMS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a shared argument is walked or shown expanded in the host"))
 @pytest.mark.parametrize("form", sorted(_ARGUMENT_FORMS))
 def test_a_shared_argument_is_bounded_by_the_run_limits(tmp_path: Path, form: str) -> None:
     """An argument crosses from the sandbox with its sharing kept (``c = [[[0] * 1000] * 1000] * 1000``: 3,000
