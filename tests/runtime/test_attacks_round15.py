@@ -1,0 +1,116 @@
+"""Red team, round 15: attacks on round 14's fixes (issue 40)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_attacks_round6_links import _run
+
+_REASON = "open (issue 40, red team round 15): {}"
+
+
+def _git_ws(tmp_path: Path, config: list[tuple[str, str]]) -> tuple[Path, Path]:
+    """A git work tree whose ``.git/config`` holds ``config``, with ``tools/x.sh`` and ``shared.gitconfig``."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "tools").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    for key, value in config:
+        subprocess.run(["git", "-C", str(ws), "config", "--add", key, value], check=True, capture_output=True)
+    (ws / "tools/x.sh").write_text("#!/bin/sh\nexit 0\n")
+    (ws / "shared.gitconfig").write_text("[core]\n\tautocrlf = false\n")
+    return base, ws
+
+
+def _edit(tmp_path: Path, config: list[tuple[str, str]], path: str = "tools/x.sh", old: str = "exit 0",
+          new: str = "id > /tmp/pwned") -> str:
+    base, ws = _git_ws(tmp_path, config)
+    code = (
+        f"try:\n    print(edit(path={path!r}, old_str={old!r}, new_str={new!r}))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    return _run(ws, base / "home", code)
+
+
+# ------------------------------------------------------------ a git command whose program is not its first word
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config command runs a path after its first word"))
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("core.pager", "sh tools/x.sh"),
+        ("filter.f.clean", "python3 tools/x.sh"),
+        ("diff.d.textconv", "bash tools/x.sh --text"),
+        ("core.fsmonitor", "env FOO=1 tools/x.sh"),
+        ("credential.helper", "!f() { tools/x.sh \"$@\"; }; f"),
+    ],
+)
+def test_a_script_a_git_config_command_runs_after_its_first_word_is_protected(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """0cc25c8 protects the program of a git config key that git runs only when it is the value's FIRST word and
+    holds a slash (``tools/watch.sh --fast``). A command git runs through the shell is as often an interpreter and
+    a script: ``core.pager = sh tools/x.sh``, ``filter.f.clean = python3 tools/x.sh`` (how LFS-like filters and
+    textconv drivers of a repository are set up), ``env X=1 tools/x.sh``, ``!f() { tools/x.sh; }; f``. The script
+    is the second word, left writable: ``edit()`` succeeds and git runs the program's text at the next
+    ``git log``/``git add``/``git diff``/credential fill (host code execution). Checked with git 2.39:
+    ``git -c filter.f.clean='sh tools/y.sh' add a.txt`` and ``core.pager='sh tools/x.sh'`` (``git log`` on a tty)
+    ran the script. Fix: read the value as a command line with hookruns (the reader hooks use: interpreters,
+    ``env``, functions; Unread when not understood) and protect every script it names inside the work tree."""
+    out = _edit(tmp_path, [(key, value)])
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ git config keys whose command is not read
+@pytest.mark.xfail(strict=True, reason=_REASON.format("git config keys that run a command are not all read"))
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("alias.lg", "!tools/x.sh"),
+        ("credential.https://github.com.helper", "!tools/x.sh"),
+        ("core.gitProxy", "tools/x.sh"),
+        ("remote.origin.uploadpack", "tools/x.sh"),
+        ("difftool.d.cmd", "tools/x.sh \"$LOCAL\" \"$REMOTE\""),
+        ("interactive.diffFilter", "tools/x.sh"),
+        ("gpg.ssh.defaultKeyCommand", "tools/x.sh"),
+    ],
+)
+def test_a_script_a_git_config_key_not_in_the_list_runs_is_protected(tmp_path: Path, key: str, value: str) -> None:
+    """_GIT_RUN_KEYS lists the keys whose value git runs, and misses others: ``alias.*`` with ``!`` (run by ``git
+    lg``), ``credential.<url>.helper`` (the per-host form of credential.helper, run at every fetch/push to that
+    host), ``core.gitProxy`` (git:// fetches), ``remote.<name>.uploadpack``/``receivepack``, ``difftool.*.cmd``,
+    ``mergetool.*.cmd``, ``interactive.diffFilter`` (``git add -p``), ``gpg.ssh.defaultKeyCommand``,
+    ``core.alternateRefsCommand``, ``sendemail.*``. Checked with git 2.39: ``git -c alias.zz='!tools/x.sh' zz``,
+    ``git -c 'credential.https://example.com.helper=!tools/x.sh' credential fill``, ``git -c
+    core.gitProxy=tools/x.sh ls-remote git://example.com/x`` and ``git -c remote.r.uploadpack=tools/x.sh fetch r``
+    each ran ``tools/x.sh``. The script stays writable (``edit()`` succeeds) and the agent's next ``git lg``/
+    ``git fetch``/``git push`` runs the program's text on the host (host code execution). Fix: protect by what
+    git does, not a short list: any key whose value is ``!``-prefixed or that git documents as a command
+    (``*.cmd``, ``*.command``, ``*.helper``, ``*.program``, ``*proxy``, ``*pack``, ``*filter``,
+    ``*keycommand``, ``*refscommand``, ...), or every path-like word of any value in the work tree."""
+    out = _edit(tmp_path, [(key, value)])
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a config file git config includes
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config file include.path names is writable"))
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("include.path", "../shared.gitconfig"), ("includeIf.gitdir:/.path", "../shared.gitconfig")],
+)
+def test_a_git_config_file_the_repositorys_config_includes_is_protected(tmp_path: Path, key: str, value: str) -> None:
+    """A repository that shares its git settings keeps them in a tracked file and has each clone include it
+    (``git config include.path ../.gitconfig``, a common set-up line; ``includeIf`` likewise). ``git config
+    --list`` reads the included file, so 0cc25c8 sees what it sets at the time, but the file itself is an
+    ordinary one: a program's ``edit()`` of ``shared.gitconfig`` succeeds and may set ``core.pager``,
+    ``core.fsmonitor``, ``core.hooksPath``, ``alias.*``, ``filter.*`` to ANY command (``sh -c '...'``, by name, not
+    a path inside the work tree). Checked with git 2.39: with ``include.path = ../shared.gitconfig``, a written
+    ``[alias] inc = !tools/x.sh`` ran at ``git inc`` and ``[core] pager = sh tools/x.sh`` at ``git log`` on a tty.
+    The agent's next git command runs the program's text on the host (host code execution). The cache signature
+    of ``_git_runs`` does not hold the included file either, so what it sets later is not seen until
+    ``.git/config`` changes. Fix: protect every file ``git config --list --show-origin`` names (outside ``.git``)
+    inside the work tree, as ``.git/config`` is, and put those files in the cache signature."""
+    out = _edit(tmp_path, [(key, value)], path="shared.gitconfig", old="autocrlf = false",
+                new="pager = sh -c 'id > /tmp/pwned'")
+    assert out.split() == ["PermissionError"], out
