@@ -114,3 +114,49 @@ def test_a_git_config_file_the_repositorys_config_includes_is_protected(tmp_path
     out = _edit(tmp_path, [(key, value)], path="shared.gitconfig", old="autocrlf = false",
                 new="pager = sh -c 'id > /tmp/pwned'")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ husky: the hook git runs is one folder up
+_HUSKY_H = """\
+#!/usr/bin/env sh
+n=$(basename "$0")
+s=$(dirname "$(dirname "$0")")/$n
+[ ! -f "$s" ] && exit 0
+[ "${HUSKY-}" = "0" ] && exit 0
+export PATH="node_modules/.bin:$PATH"
+sh -e "$s" "$@"
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("husky's .husky/pre-commit, which .husky/_ runs, is writable"))
+@pytest.mark.parametrize("call", ["edit", "create"])
+def test_a_husky_hook_the_hooks_path_folder_runs_is_protected(tmp_path: Path, call: str) -> None:
+    """0cc25c8 protects the folder ``core.hooksPath`` names and docs/security.md names husky's ``.husky/_`` as the
+    case. But husky (v9, the layout ``npx husky init`` writes) keeps only generated stubs there (``.husky/_`` is
+    git-ignored): ``.husky/_/pre-commit`` is ``. "$(dirname "$0")/h"``, and ``h`` runs ``sh -e .husky/pre-commit``
+    -- the repository's TRACKED hook, one folder up, which stays writable. Checked with git 2.39 and husky 9's
+    ``h`` (this test's stub, cut to what runs): with ``core.hooksPath = .husky/_``, ``git commit`` printed what
+    ``.husky/pre-commit`` echoes. A program's ``edit()`` of ``.husky/pre-commit`` (or ``create()`` of
+    ``.husky/commit-msg``/``.husky/pre-push``) succeeds and the agent's own next ``git commit``/``git push`` runs
+    its text on the host (host code execution) in a repository that uses husky -- the most common JavaScript
+    set-up. Fix: where ``core.hooksPath`` ends in ``/_`` with an ``h`` (or ``husky.sh``) beside the stubs, also
+    protect the git hook names (``pre-commit``, ``commit-msg``, ``pre-push``, ...) in the folder above; or protect
+    every file whose name is a git hook's in that folder and its parent."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".husky/_").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    subprocess.run(["git", "-C", str(ws), "config", "core.hooksPath", ".husky/_"], check=True, capture_output=True)
+    (ws / ".husky/_/h").write_text(_HUSKY_H)
+    for hook in ("pre-commit", "commit-msg"):
+        (ws / ".husky/_" / hook).write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
+    (ws / ".husky/_/.gitignore").write_text("*\n")
+    (ws / ".husky/pre-commit").write_text("npm test\n")
+    action = (
+        "edit(path='.husky/pre-commit', old_str='npm test', new_str='id > /tmp/pwned')"
+        if call == "edit"
+        else "create(path='.husky/commit-msg', file_text='id > /tmp/pwned\\n')"
+    )
+    code = f"try:\n    print({action})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
