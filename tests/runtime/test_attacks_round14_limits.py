@@ -418,3 +418,21 @@ def test_a_session_global_that_holds_itself_is_kept_or_named_as_not_kept(tmp_pat
     second, _, _ = _host_run(ws, home, "try:\n    print('kept' if a[0] is a else repr(a))\nexcept NameError:\n"
                              "    print('not kept')\n", memory=256 * MiB, timeout=10, session="s", wait=60)
     assert second.split("\n")[0] in ("kept", "not kept"), second
+
+
+# ------------------------------------------------------------ outline_python: MemoryError told as nesting
+@pytest.mark.xfail(strict=True, reason=_REASON.format("outline says 'too deeply nested' for a file past memory"))
+def test_outline_of_a_flat_file_past_the_memory_limit_says_memory(tmp_path: Path) -> None:
+    """``outline_python`` answers both RecursionError and MemoryError with the error item "too deeply nested to
+    parse". A flat Python file -- ``x = [a, a, ...]``, 500,000 items on one line (1 MB, under MAX_FILE_BYTES) --
+    parsed in its worker (bounded by the run's memory plus CHILD_HEADROOM; ast takes ~670 MiB) gets MemoryError,
+    and the model is told the file is too deeply nested, which it is not: it cannot tell that CODEACT_MEMORY would
+    read it (the worker's own "ended by a signal" message says memory). Fix: a MemoryError item that names the
+    memory limit, as ``_ended`` does."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    (ws / "m.py").write_text("x = [" + "a," * 500_000 + "]\n")
+    code = "r = outline(path='m.py')\nprint(r[0]['docstring'] if r else r)\n"
+    out, _, _ = _host_run(ws, base / "home", code, memory=64 * MiB, timeout=30, wait=90)
+    assert "nested" not in out and "memory" in out, out[-300:]
