@@ -196,13 +196,15 @@ def within(value: Any, budget: int) -> tuple[str, bool, bool]:
     encoded whole first (``[[[s] * 100] * 100] * 100`` is a few MB in the sandbox and 100 GB as JSON)."""
     import json
 
-    pieces: list[str] = []
+    pieces: list[str] = []  # joined every few thousand: what is held is the text, not millions of tiny strings
     size = 0
 
     def put(piece: str) -> None:
         nonlocal size
         pieces.append(piece)
         size += len(piece)
+        if len(pieces) >= 4096:
+            pieces[:] = ["".join(pieces)]
         if size > budget:
             raise _Full
 
