@@ -323,7 +323,6 @@ def test_outline_of_nested_classes_stays_within_the_run_memory_and_its_cache(tmp
 
 
 # ------------------------------------------------------------ limits.within: a JSON text kept as its chunks
-@pytest.mark.xfail(strict=True, reason=_REASON.format("within() keeps 8 MiB of JSON as millions of chunks"))
 def test_a_long_last_value_is_cut_within_the_run_memory_limit(tmp_path: Path) -> None:
     """``limits.within`` encodes a value lazily up to its budget -- ``VALUE_BUDGET`` (8 MiB) for a run's last value,
     MAX_STATE_BYTES (8 MiB) for a session -- appending every chunk ``iterencode`` yields (``"0"``, ``", "``, ...) to a
@@ -398,7 +397,6 @@ def test_a_glob_over_many_ignore_rules_stops_at_the_run_deadline(tmp_path: Path,
 
 
 # ------------------------------------------------------------ sessions: a list that holds itself
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a self-holding list is kept as the string '[...]', unsaid"))
 def test_a_session_global_that_holds_itself_is_kept_or_named_as_not_kept(tmp_path: Path) -> None:
     """deeadaa reads a cycle in a session's global as "nested deeper" (left out, named in a note). But the value
     reaches ``plain`` already converted by pydantic-monty, which writes a list or dict that holds itself as the

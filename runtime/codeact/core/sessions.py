@@ -269,6 +269,8 @@ def plain(value: Any) -> dict[str, Any]:
     return kept
 
 
+# what the sandbox's conversion writes for a list or dict met again inside itself (as repr shows it)
+_HELD_ITSELF = frozenset(("[...]", "{...}"))
 _Info = tuple[int, bool, int]  # a plain value's height (levels below it), whether it holds a tuple, its values
 
 
@@ -279,6 +281,8 @@ def _walk(value: Any, depth: int, memo: dict[int, _Info], busy: set[int], budget
     and the work is bounded by the objects there are, however many times JSON would repeat them."""
     if depth > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH} levels"
+    if isinstance(value, str) and value in _HELD_ITSELF:
+        return "holds itself, or the text '[...]' or '{...}', which the sandbox gives for it"
     if value is None or isinstance(value, (bool, str)):
         return 0, False, 1
     if isinstance(value, float):
