@@ -463,7 +463,6 @@ def test_a_hook_script_whose_path_powershell_builds_is_protected(tmp_path: Path,
 
 
 # ------------------------------------------------------------ a plugin's hooks: the CLI's third root variable
-@pytest.mark.xfail(strict=True, reason=_REASON.format("$PLUGIN_ROOT, which the CLI sets, is read as unknown"))
 @pytest.mark.parametrize("command", ['bash "$PLUGIN_ROOT/scripts/check.sh"', "bash ${PLUGIN_ROOT}/scripts/check.sh"])
 def test_a_plugin_hook_script_named_from_plugin_root_is_protected(tmp_path: Path, command: str) -> None:
     """hookruns reads ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}`` as a plugin's folder
@@ -494,7 +493,6 @@ def test_a_plugin_hook_script_named_from_plugin_root_is_protected(tmp_path: Path
 
 
 # ------------------------------------------------------------ a repository's hooks: the hooks file's own folder
-@pytest.mark.xfail(strict=True, reason=_REASON.format("$COPILOT_HOOK_DIR, which the CLI sets, is read as unknown"))
 @pytest.mark.parametrize(
     "command", ['bash "$COPILOT_HOOK_DIR/../scripts/check.sh"', "bash ${COPILOT_HOOK_DIR}/../scripts/check.sh"]
 )
@@ -636,7 +634,6 @@ _AFTER_FIX_FORMS = {  # a hook entry whose node script (or ~N path) the new read
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("node's option values end the script look; ~0, ~+0"))
 @pytest.mark.parametrize("form", sorted(_AFTER_FIX_FORMS))
 def test_a_script_after_a_node_option_value_or_named_from_tilde_n_is_protected(tmp_path: Path, form: str) -> None:
     """d05e3d6 resolves the word after ``node`` (and after its options) as require does; but ``node_next`` holds
@@ -656,7 +653,6 @@ def test_a_script_after_a_node_option_value_or_named_from_tilde_n_is_protected(t
 
 
 # ------------------------------------------------------------ an entry inside an object hookruns takes as the entry
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a matcher group with a command key hides its inner hooks"))
 def test_a_script_an_inner_hook_of_a_group_with_a_command_key_runs_is_protected(tmp_path: Path) -> None:
     """``_entries`` takes the first object holding a command key as the entry and does not look inside it. The
     Copilot CLI 1.0.102 reads an object holding ``hooks`` as a matcher group and runs the entries inside it,

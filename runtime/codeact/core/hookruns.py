@@ -54,7 +54,7 @@ _SHELL_NAMES = ("sh", "bash", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busy
 _CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
 _OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
 _PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
-_PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT")
+_PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT", "PLUGIN_ROOT")  # the CLI sets all three
 # Runners that read a file of the folder they run in first (`python -m a.b`: a/b.py; `make`: the Makefile; `npm run
 # x`: package.json): that file is protected like a script the hook names. What it imports or runs in turn is not.
 _PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
@@ -91,6 +91,7 @@ _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b"
 _BRACES = re.compile(r"(?<!\$)\{([^{}]*)\}")  # a brace expansion's group: `{a,b}`, `{1..3}`
 MAX_BRACES = 64  # words one brace expansion is read as; a larger one is read as a pattern (`*`)
 # `${VAR:-default}` (and `-`, `:=`, `=`): a variable not known here read as its default
+_TILDE_DIRS = re.compile(r"~([+-][0-9]*|[0-9]+)(?=$|[/\\])")  # bash's `~+`, `~-`, `~N`: the folder stack (not `~`)
 _DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
 _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
 _GLOB = frozenset("*?[")
@@ -175,7 +176,7 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
         _CACHE.clear()
     budget = _Budget()
     try:
-        found = targets_of(data, root, plugin=plugin, budget=budget)
+        found = targets_of(data, root, plugin=plugin, budget=budget, hook_dir=os.path.dirname(file))
     except Unread as exc:  # kept as read: the next write is refused without reading it again
         _CACHE[file] = (signature, str(exc))
         raise
@@ -187,8 +188,8 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
 _CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...] | str]] = {}
 
 
-def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget | None = None
-               ) -> tuple[Target, ...]:
+def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget | None = None,
+               hook_dir: str | None = None) -> tuple[Target, ...]:
     """The targets the hooks JSON ``data`` names, resolved in the repository ``root`` (or the plugin's folder, see
     :func:`targets_in`); none if it is not JSON (a leading byte-order mark is skipped), :class:`Unread` if it nests
     deeper than Python's reader goes."""
@@ -200,15 +201,17 @@ def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget 
         return ()
     except RecursionError:  # JSON nested deeper than Python's reader goes, which Node's (the CLI's) reads
         raise Unread("JSON nested deeper than CodeAct reads") from None
-    return targets_in(parsed, root, plugin=plugin, budget=budget)
+    return targets_in(parsed, root, plugin=plugin, budget=budget, hook_dir=hook_dir)
 
 
-def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budget | None = None
-               ) -> tuple[Target, ...]:
+def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budget | None = None,
+               hook_dir: str | None = None) -> tuple[Target, ...]:
     """The targets the parsed hooks ``parsed`` names inside ``root``, each entry read from its ``cwd`` (relative to
     ``root``). ``plugin``: ``root`` is a plugin's folder, which ``${CLAUDE_PLUGIN_ROOT}`` and
-    ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder)."""
+    ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder).
+    ``hook_dir``: the folder of the hooks file, which ``$COPILOT_HOOK_DIR`` names (the CLI sets it)."""
     budget = budget or _Budget()
+    given = _hook_dir_value(hook_dir, root, plugin)
     found: dict[Target, None] = {}
     for entry in _entries(parsed):
         budget.spend(0)
@@ -219,18 +222,31 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budg
                       if isinstance(name, str)} if isinstance(env, dict) else {}  # a number as Node passes it
         for name in runner_env:
             _check_variable(name)
-        for command in _entry_words(entry, root, base, plugin, budget, runner_env):
+        for command in _entry_words(entry, root, base, plugin, budget, runner_env, given):
             for target in _named(command, root, base, plugin, budget, runner_env):
                 found[target] = None
     return tuple(found)
 
 
+def _hook_dir_value(hook_dir: str | None, root: str, plugin: bool) -> dict[str, str]:
+    """``{"COPILOT_HOOK_DIR": ...}``: the hooks file's folder as a word (from the root's variable where inside it,
+    read after splitting), where it holds no character a shell reads otherwise; else nothing (not known)."""
+    if hook_dir is None:
+        return {}
+    rel = os.path.relpath(hook_dir, root)
+    value = hook_dir if rel.startswith("..") else \
+        "${" + (_PLUGIN_VARS[1] if plugin else _PROJECT_VARS[1]) + "}" + ("" if rel == "." else "/" + rel)
+    return {"COPILOT_HOOK_DIR": value} if re.fullmatch(r"[\w./${}:\\-]+", value) else {}
+
+
 def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, budget: _Budget,
-                 runner_env: dict[str, str]) -> list[list[str]]:
+                 runner_env: dict[str, str], given: dict[str, str] | None = None) -> list[list[str]]:
     """The commands of one hooks ``entry``, each as its words: its shell and PowerShell keys, ``command`` (or
     ``exec``) with ``args``, and each value of its ``env`` (:class:`Unread` where one is past a bound or runs
-    what its own output sets, :func:`_check_commands`)."""
-    env = entry.get("env")
+    what its own output sets, :func:`_check_commands`). ``given``: the variables the CLI sets (its own win)."""
+    env: object = entry.get("env")
+    if given:
+        env = {**(env if isinstance(env, dict) else {}), **given}
     words: list[list[str]] = []
     for keys, split in ((SHELL_KEYS, shell_words), (WINDOWS_KEYS, windows_words)):
         for key in keys:
@@ -507,7 +523,8 @@ def _assigned(words: list[str], plugin: bool) -> list[str]:
 
 def _entries(data: object) -> list[dict[str, object]]:
     """The command entries of a hooks file, whatever its shape: every object with a command key (``bash``,
-    ``powershell``, ``command``...), within :data:`MAX_DEPTH`; :class:`Unread` past :data:`MAX_ENTRIES` entries or
+    ``powershell``, ``command``, ``exec``...), and those inside it (a matcher group's ``hooks``), within
+    :data:`MAX_DEPTH`; :class:`Unread` past :data:`MAX_ENTRIES` entries or
     :data:`MAX_NODES` values."""
     keys = (*SHELL_KEYS, *WINDOWS_KEYS, "exec")
     found: list[dict[str, object]] = []
@@ -524,7 +541,7 @@ def _entries(data: object) -> list[dict[str, object]]:
                 found.append(value)
                 if len(found) > MAX_ENTRIES:
                     raise Unread(f"more than {MAX_ENTRIES:,} entries")
-                continue
+            # an entry's children too: the CLI runs a group's inner `hooks`, ignoring the group's own `bash`
             children: list[object] = list(value.values())
         elif isinstance(value, list):
             children = value
@@ -680,7 +697,8 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         changes_dir = low in _CHANGE_DIR
         # `pwsh -NoProfile -File x.ps1`: options between an interpreter and its script keep it expected
         script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
-        node_next = os.path.basename(low) in _NODE_RUNNERS or (node and low[:1] == "-")  # `node -r x y`
+        # `node -r x impl/main`: every word after node, to the command's end, is resolved as require does
+        node_next = os.path.basename(low) in _NODE_RUNNERS or (node and not set(low) <= _SEPARATOR)
         expanded = _expand(word, root, cwd, plugin)
         if expanded is None or changes_dir or is_dir:
             continue
@@ -1045,8 +1063,11 @@ def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
             word = word.replace(form, cwd)
         if "$" in word:
             return None
-    if word == "~+" or word.startswith(("~+/", "~+\\")):  # bash's `~+` is $PWD (`~-`, OLDPWD: not known)
-        return cwd + word[2:]
+    tilde = _TILDE_DIRS.match(word)
+    if tilde and tilde[1] in ("+", "0", "+0"):  # bash's `~+` (`~0`, `~+0`: `dirs +0`) is $PWD
+        return cwd + word[tilde.end(1):]
+    if tilde:  # `~-` (OLDPWD), `~2`, `~-1`: a folder the command's own cd and pushd chose
+        raise Unread(f"{tilde[0]} names a folder of the shell's folder stack, which CodeAct does not read")
     if word.startswith("~"):
         return None
     return word
