@@ -337,60 +337,92 @@ def work_trees(path: Path) -> list[Path]:
     return [folder for folder in _ancestors(path) if os.path.lexists(folder / ".git")]
 
 
-# git config keys whose value git runs: a folder of hooks, or a command (its first word, where it is a path).
-_GIT_RUN_KEYS = re.compile(r"core\.(?:hookspath|fsmonitor|sshcommand|editor|pager|askpass)|sequence\.editor"
-                           r"|diff\.(?:external|[^.]+\.(?:command|textconv))|filter\.[^.]+\.(?:clean|smudge|process)"
-                           r"|merge\.[^.]+\.driver|credential\.helper|gpg(?:\.[^.]+)?\.program|pager\.[^.]+")
-_GIT_CONFIG_CACHE: dict[str, tuple[tuple[object, ...], tuple[Path, ...]]] = {}
+_GIT_HOOK_NAMES = frozenset((  # githooks(5)
+    "applypatch-msg", "pre-applypatch", "post-applypatch", "pre-commit", "pre-merge-commit", "prepare-commit-msg",
+    "commit-msg", "post-commit", "pre-rebase", "post-checkout", "post-merge", "pre-push", "pre-receive", "update",
+    "proc-receive", "post-receive", "post-update", "reference-transaction", "push-to-checkout", "pre-auto-gc",
+    "post-rewrite", "sendemail-validate", "fsmonitor-watchman", "p4-changelist", "p4-prepare-changelist",
+    "p4-post-changelist", "p4-pre-submit", "post-index-change"))
+
+
+class _GitRuns(NamedTuple):
+    """What a work tree's git config names inside it (:func:`_git_runs`), and the config files it was read from."""
+
+    folders: tuple[Path, ...]  # core.hooksPath: every file below it
+    files: tuple[Path, ...]  # the config files inside the work tree, and each path-like word of each value
+    read: tuple[Path, ...]  # every file whose change makes it read again
+    signature: tuple[object, ...]
+
+
+_GIT_CONFIG_CACHE: dict[str, _GitRuns] = {}
 
 
 def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
-    """GIT_RULE for a file of a work tree containing ``path`` that its git config makes git run: the folder
-    ``core.hooksPath`` names (husky's ``.husky/_``, a ``.githooks`` folder) and a command's program named by path
-    (``core.fsmonitor = tools/watch.sh``, a filter's or diff driver's): ``.git/hooks`` moved into the work tree."""
+    """GIT_RULE for a file of a work tree containing ``path`` that its git config makes git read or run: the
+    folder ``core.hooksPath`` names (husky's ``.husky/_``, a ``.githooks`` folder) and the files named like git
+    hooks beside it (husky's stubs in ``.husky/_`` run ``.husky/pre-commit``), a config file it includes, and
+    every file a value of any key names by a path-like word (``core.fsmonitor = sh tools/watch.sh``, ``alias.x =
+    !tools/x.sh``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
     for tree in work_trees(path):
-        for run in _git_runs(tree):
-            if path == run or path.is_relative_to(run):
-                return GIT_RULE, run, "its git config names it"
+        runs = _git_runs(tree)
+        for folder in runs.folders:
+            if path == folder or path.is_relative_to(folder):
+                return GIT_RULE, folder, "its git config names it"
+            if path.parent == folder.parent and path.name.lower() in _GIT_HOOK_NAMES:  # husky's .husky/_ runs
+                return GIT_RULE, path, "a git hook the hooks folder its git config names runs"  # .husky/pre-commit
+        if path in runs.files:
+            return GIT_RULE, path, "its git config names it"
     return None
 
 
-def _git_runs(tree: Path) -> tuple[Path, ...]:
-    """The paths inside ``tree`` that its git config (all levels, as ``git config`` reads them) makes git run;
-    cached while the config files it reads are unchanged."""
-    import shlex
-
-    key = str(tree)
-    signature = tuple(_stat_key(file) for file in (tree / ".git", tree / ".git" / "config",
-                                                   tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
-                                                   paths.xdg_dir("config", os.environ) / "git" / "config"))
-    cached = _GIT_CONFIG_CACHE.get(key)
-    if cached is not None and cached[0] == signature and os.path.isdir(tree / ".git"):
-        return cached[1]
+def _git_runs(tree: Path) -> _GitRuns:
+    """What ``tree``'s git config (every level and include, as ``git config --list`` reads it) names inside it;
+    cached while none of the files it was read from changed."""
+    cached = _GIT_CONFIG_CACHE.get(str(tree))
+    if cached is not None and cached.signature == tuple(map(_stat_key, cached.read)):
+        return cached
     try:
-        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "-z"], capture_output=True,
-                                timeout=10).stdout
+        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "--show-origin", "-z"],
+                                capture_output=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         listed = b""
-    found: list[Path] = []
-    for item in listed.decode("utf-8", "replace").split("\0"):
+    items = listed.decode("utf-8", "replace").split("\0")
+    origins: dict[Path, None] = {}
+    folders: dict[Path, None] = {}
+    files: dict[Path, None] = {}
+    for origin, item in zip(items[0::2], items[1::2]):
+        if origin.startswith("file:"):
+            origins[Path(os.path.normpath(tree / origin[len("file:"):]))] = None
         name, _, value = item.partition("\n")
-        if not value or not _GIT_RUN_KEYS.fullmatch(name.lower()):
-            continue
-        if name.lower() != "core.hookspath":
-            try:
-                words = shlex.split(value.removeprefix("!"))
-            except ValueError:
-                words = value.split()
-            value = words[0] if words and ("/" in words[0] or "\\" in words[0]) else ""
-        if value:
-            where = Path(os.path.normpath(os.path.join(tree, os.path.expanduser(value))))
-            if where.is_relative_to(tree) and where != tree:
-                found.append(where)
+        hooks = name.lower() == "core.hookspath"
+        for word in _config_words(value):
+            where = Path(os.path.normpath(os.path.join(tree, os.path.expanduser(word))))
+            if not where.is_relative_to(tree) or where == tree:
+                continue
+            if hooks:
+                folders[where] = None
+            elif "/" in word or "\\" in word or where.is_file():
+                files[where] = None
+    files.update((origin, None) for origin in origins if origin.is_relative_to(tree))
+    read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
+            paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
+    runs = _GitRuns(tuple(folders), tuple(files), read, tuple(map(_stat_key, read)))
     if len(_GIT_CONFIG_CACHE) >= 64:
         _GIT_CONFIG_CACHE.clear()
-    _GIT_CONFIG_CACHE[key] = (signature, tuple(found))
-    return tuple(found)
+    _GIT_CONFIG_CACHE[str(tree)] = runs
+    return runs
+
+
+def _config_words(value: str) -> list[str]:
+    """The words of a git config value as a shell splits them (a command's ``!`` dropped), and the value of each
+    ``NAME=value`` word: the paths a command there may run."""
+    import shlex
+
+    try:
+        words = shlex.split(value.removeprefix("!"))
+    except ValueError:
+        words = value.removeprefix("!").split()
+    return [*words, *(word.split("=", 1)[1] for word in words if "=" in word)][:256]
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
