@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from test_attacks_round6_links import _run
+from test_attacks_round12_redteam import _edit_hook_target
 
 _REASON = "open (issue 40, red team round 15): {}"
 
@@ -155,4 +156,53 @@ def test_a_husky_hook_the_hooks_path_folder_runs_is_protected(tmp_path: Path, ca
     )
     code = f"try:\n    print({action})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
     out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ hookruns: a cd to a folder the reader does not know
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a cd whose folder the reader does not know is read as none"))
+@pytest.mark.parametrize(
+    "command",
+    [
+        "shopt -s cdable_vars; d=impl; cd d && bash run",
+        "declare -n r=d; d=impl; cd $r; bash run",
+        "bash -c 'cd \"$1\"; bash run' _ impl",
+        "f() { cd \"$1\"; bash run; }; f impl",
+        "set -- impl; cd \"$1\"; bash run",
+        "x='cd impl'; $x; bash run",
+    ],
+)
+def test_a_script_after_a_cd_to_a_folder_the_reader_does_not_know_is_protected(tmp_path: Path, command: str) -> None:
+    """8535f9a makes a word the command's own reading sets (``$1``, ``$@``, a ``read`` variable) Unread where it
+    stands at a command's place or as the script an interpreter runs, but not where it is ``cd``'s folder: the
+    cwd is then lost and the next relative script (``bash run``) is looked for in the folder before -- where it
+    does not exist, so nothing is protected. Likewise a folder bash finds another way: ``shopt -s cdable_vars``
+    (``cd d`` goes to ``$d``), a nameref (``declare -n r=d``), a variable that holds the whole ``cd impl``
+    command. Checked with bash 5.2: each form printed what ``impl/run`` echoes. The program's ``edit()`` of
+    ``impl/run`` succeeds and the CLI runs its text at the next tool call (host code execution). Fix: a ``cd``
+    (``pushd``, ``Set-Location``) whose folder is not a literal or a known variable -- a positional or special
+    parameter, an own variable of :func:`_own_names`, a nameref, a word after ``shopt -s cdable_vars``, a
+    command word that is a variable -- makes the hooks file Unread (as 8535f9a does for the script itself)."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run")
+    assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a variable's text that eval or sh -c runs is read as none"))
+@pytest.mark.parametrize(
+    "command",
+    [
+        "x='cd impl; bash run'; eval \"$x\"",
+        "x='cd impl; bash run'; bash -c \"$x\"",
+        "c='cd impl && bash run'; sh -c \"$c\"",
+    ],
+)
+def test_a_script_a_variables_command_text_runs_is_protected(tmp_path: Path, command: str) -> None:
+    """``eval 'cd impl; bash run'`` and ``sh -c 'cd impl && bash run'`` are read (8535f9a: "a shell's -c text and
+    eval's are read the same way"), and ``c='bash run'; cd impl && sh -c "$c"`` too; but the same text kept in a
+    variable first (``x='cd impl; bash run'; eval "$x"``, ``bash -c "$x"``) is not: the variable's value is read
+    as one word ``cd impl; bash run`` -- no folder change, no ``run`` word -- and ``impl/run`` stays writable.
+    Checked with bash 5.2: each printed what ``impl/run`` echoes. The program's ``edit()`` succeeds and the CLI
+    runs its text at the next tool call (host code execution). Fix: read a ``-c``/``eval`` text that is a known
+    variable as the variable's value (the same reading, two levels deep), or make it Unread."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run")
     assert out.split() == ["PermissionError"], out
