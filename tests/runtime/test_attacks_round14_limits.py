@@ -362,7 +362,6 @@ _RULE_FORMS = {  # the glob, and whether the files are committed before .gitigno
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("names checked against every ignore rule with no deadline"))
 @pytest.mark.parametrize("form", sorted(_RULE_FORMS))
 def test_a_glob_over_many_ignore_rules_stops_at_the_run_deadline(tmp_path: Path, form: str) -> None:
     """Two loops check names against every ignore rule above them (``Reach.ok`` -> ``walk.ignored``: one

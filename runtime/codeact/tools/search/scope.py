@@ -95,7 +95,8 @@ def tracked_below(root: Path, start: Path | None, plan: Glob, stamped: Stamped |
     below = "" if start == root else start.relative_to(root).as_posix() + "/"
     reach: Reach | None = None
     found = []
-    for path in hidden:
+    for path in hidden:  # each may be checked against every ignore rule above it: the deadline checked at each
+        deadline.check("glob", "checking tracked files that ignore rules hide")
         rel = path[len(below):]
         if (path.startswith(below) and plan.matches(rel) and not skipped(rel)
                 and (stamped is None or not stamped.hides(rel)) and _plain_file(root, path)):
