@@ -206,3 +206,75 @@ def test_a_script_a_variables_command_text_runs_is_protected(tmp_path: Path, com
     variable as the variable's value (the same reading, two levels deep), or make it Unread."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ d82d187: what git config reads LATER
+def _create(tmp_path: Path, config: list[tuple[str, str]], path: str, text: str) -> str:
+    base, ws = _git_ws(tmp_path, config)
+    (ws / "tools/run").write_text("exit 0\n")
+    code = (
+        f"try:\n    print(create(path={path!r}, file_text={text!r}))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    return _run(ws, base / "home", code)
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config include not read now is writable"))
+@pytest.mark.parametrize(
+    ("key", "value", "path"),
+    [
+        ("include.path", "../.gitconfig.local", ".gitconfig.local"),
+        ("includeIf.onbranch:agent/**.path", "../.gitconfig.agent", ".gitconfig.agent"),
+    ],
+)
+def test_a_git_config_file_an_include_names_but_git_does_not_read_now_is_protected(
+    tmp_path: Path, key: str, value: str, path: str
+) -> None:
+    """d82d187 protects the config files ``git config --list --show-origin`` shows: only those git reads NOW. An
+    include of a missing file (``include.path = ../.gitconfig.local``: the usual "local overrides, if any" line;
+    git ignores a missing include) and a conditional include not active now (``includeIf "onbranch:agent/**"``,
+    ``hasconfig:``, ``gitdir:`` of another checkout) show nothing, so the file stays writable; once written (or
+    once the agent runs ``git checkout -b agent/x``) git reads it. Checked with git 2.39: ``.gitconfig.local``
+    created afterwards with an alias ran at ``git local``; an included file setting ``core.fsmonitor = "echo
+    ...; false"`` ran at ``git status`` after ``git checkout -b agent/x`` and not before. Any key there runs any
+    command (host code execution at the agent's next git command). Fix: protect every path an ``include.path`` or
+    ``includeIf.*.path`` value names (read from the config files themselves, or ``git config --get-regexp
+    '^include(if)?\\.'`` with ``--show-origin``), present or not, active or not."""
+    text = "[core]\n\tfsmonitor = \"id > /tmp/pwned; false\"\n"
+    out = _create(tmp_path, [(key, value)], path, text)
+    assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config command's script is read from the wrong folder"))
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        ("!sh check.sh", "check.sh"),
+        ("!cd tools && sh run", "tools/run"),
+        ("!sh -c 'cd tools && sh run'", "tools/run"),
+    ],
+)
+def test_a_script_a_git_alias_runs_from_its_folder_or_not_yet_there_is_protected(
+    tmp_path: Path, value: str, path: str
+) -> None:
+    """d82d187 reads every value's words with ``shlex`` from the work tree's top and protects a word with a slash,
+    or one naming a file that exists when the config is read (cached while the config files are unchanged). A
+    word without a slash naming a file that does not exist YET (``alias.t = !sh check.sh``; ``core.pager = sh
+    pager.sh``) is left out, and creating the file does not change the config, so it stays so; a ``cd`` in the
+    command (``!cd tools && sh run``) or a shell's ``-c`` text (``!sh -c 'cd tools && sh run'``) is not followed,
+    so ``tools/run`` is looked for at the top. Checked with git 2.39: ``git t`` ran a ``check.sh`` created after
+    the alias was set, and both ``tools/run`` forms ran ``tools/run``. The program's ``create()``/``edit()``
+    succeeds and the agent's next ``git t`` runs its text on the host. Fix: read git's shell commands with
+    hookruns' reader (cd, ``-c`` text, existing or not, Unread when not understood) rather than ``shlex``
+    words."""
+    if path == "check.sh":
+        out = _create(tmp_path, [("alias.t", value)], path, "id > /tmp/pwned\n")
+    else:
+        base, ws = _git_ws(tmp_path, [("alias.t", value)])
+        (ws / path).write_text("exit 0\n")
+        code = (
+            f"try:\n    print(edit(path={path!r}, old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n"
+        )
+        out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
