@@ -278,3 +278,36 @@ def test_a_script_a_git_alias_runs_from_its_folder_or_not_yet_there_is_protected
         )
         out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ _listed_plugins: the marketplace's pluginRoot
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a marketplace's metadata.pluginRoot is not read"))
+def test_the_hooks_of_a_plugin_listed_under_a_plugin_root_are_protected(tmp_path: Path) -> None:
+    """040d571 takes every folder a marketplace manifest lists by a local ``source`` as a plugin folder, resolving
+    ``source`` from the marketplace's folder. The Copilot CLI (1.0.102, like Claude's format) also reads the
+    manifest's ``metadata.pluginRoot``, the base of every relative source: ``"metadata": {"pluginRoot":
+    "./plugins"}, "plugins": [{"name": "r", "source": "evil"}]`` is ``./plugins/evil``. Checked with the real CLI
+    and a fresh ``COPILOT_HOME``: ``copilot plugin marketplace add /tmp/mk``, ``copilot plugin install r@mk`` said
+    "It is loaded live from /tmp/mk/plugins/evil". boundary looks at ``./evil`` instead, so in such a marketplace
+    repository the real plugin folder (a skills-only plugin, no manifest) is an ordinary folder: a program's
+    ``create()`` of ``plugins/notes/hooks.json`` succeeds, and (round 14's check) the next session of every user
+    with the plugin runs its hooks on the host (host code execution). Fix: join ``metadata.pluginRoot`` (when a
+    string) before each relative source in ``_listed_plugins``; refuse what it cannot read."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/plugin").mkdir(parents=True)
+    (ws / "plugins/notes/skills/notes").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "metadata": {"pluginRoot": "./plugins"},
+              "plugins": [{"name": "notes", "source": "notes"}]}
+    (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
+    text = json.dumps({"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "id > /tmp/pwned"}]}})
+    code = (
+        f"try:\n    print(create(path='plugins/notes/hooks.json', file_text={text!r}))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
