@@ -290,8 +290,9 @@ def test_the_hooks_of_a_plugin_listed_under_a_plugin_root_are_protected(tmp_path
     and a fresh ``COPILOT_HOME``: ``copilot plugin marketplace add /tmp/mk``, ``copilot plugin install r@mk`` said
     "It is loaded live from /tmp/mk/plugins/evil". boundary looks at ``./evil`` instead, so in such a marketplace
     repository the real plugin folder (a skills-only plugin, no manifest) is an ordinary folder: a program's
-    ``create()`` of ``plugins/notes/hooks.json`` succeeds, and (round 14's check) the next session of every user
-    with the plugin runs its hooks on the host (host code execution). Fix: join ``metadata.pluginRoot`` (when a
+    ``create()`` of ``plugins/notes/hooks.json`` succeeds, and the next session of every user with the plugin runs
+    its hooks on the host (host code execution; checked: a ``plugins/evil/hooks.json`` written after the install
+    ran its sessionStart hook in the next ``copilot -p`` session, mock model). Fix: join ``metadata.pluginRoot`` (when a
     string) before each relative source in ``_listed_plugins``; refuse what it cannot read."""
     import json
 
