@@ -254,8 +254,6 @@ def _disk_bytes(root: Path) -> int:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): create() charges only the file's bytes; "
-                                       "the folders it makes (4 KiB each) pass the run's write limit uncounted")
 def test_the_write_limit_counts_the_folders_create_makes(tmp_path: Path) -> None:
     """Breach (the per-run write budget of issue 40's extra paragraph): ``_charge_write`` counts ``len(data)`` only,
     but ``create`` makes every missing parent folder (``atomic.slot(..., make_parents=True)``), each at least one

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from ..errors import ToolTimeout, UsageError
 
 MiB = 1024 * 1024
+FOLDER_BYTES = 4096  # what a new folder takes on disk at least: a block
 
 
 # Records are NamedTuples rather than dataclasses on the start-up path: a dataclass costs more to create.
@@ -84,18 +85,27 @@ class Deadline:
     from now. A tool asks :meth:`remaining` for what it may wait and raises :meth:`stopped` when it runs out.
     """
 
-    __slots__ = ("timeout", "at", "written")
+    __slots__ = ("timeout", "at", "written", "folders")
 
     def __init__(self, timeout: float) -> None:
         self.timeout = float(timeout)
         self.at = time.monotonic() + self.timeout
         self.written = 0  # bytes the write tools wrote in this run (the ``writes`` limit; see :meth:`charge_write`)
+        self.folders = 0  # folders create() made in this run (:meth:`charge_folders`)
 
     def charge_write(self, size: int, limit: int) -> bool:
         """Count ``size`` bytes against the run's write limit: False (nothing counted) when they would pass it."""
         if self.written + size > limit:
             return False
         self.written += size
+        return True
+
+    def charge_folders(self, count: int, limit: int) -> bool:
+        """Count ``count`` new folders against the run's write limit ``limit``, each as the block it takes on disk
+        (:data:`FOLDER_BYTES`), apart from the bytes written: False (nothing counted) past it."""
+        if (self.folders + count) * FOLDER_BYTES > limit:
+            return False
+        self.folders += count
         return True
 
     def start(self) -> Deadline:

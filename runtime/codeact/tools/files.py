@@ -5,11 +5,12 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from stat import S_ISBLK, S_ISCHR, S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from typing import BinaryIO, cast
 
 from ..core import notices
-from ..core.limits import Deadline, Limits
+from ..core.limits import FOLDER_BYTES, Deadline, Limits
 from ..core.pathnames import quote, quote_part
 from ..core.tool import ToolContext
 from ..errors import ToolError
@@ -281,6 +282,22 @@ def _charge_write(ctx: ToolContext, tool: str, size: int, where: str) -> None:
         raise ToolError(text)
 
 
+def _charge_folders(ctx: ToolContext, root: Path, real: Path, where: str) -> None:
+    """Count the folders ``create`` makes on the way to ``real`` against the run's write limit, each as a block on
+    disk, apart from the bytes (300 empty files 30 new folders deep are 36 MiB of folders and no bytes)."""
+    missing, folder = 0, real.parent
+    while folder != root and root in folder.parents and not os.path.lexists(folder):
+        missing += 1
+        folder = folder.parent
+    limit = int(ctx.limits.writes)
+    if missing and not ctx.run_deadline().charge_folders(missing, limit):
+        text = (f"create({where}) was refused: its {missing} new folder(s) would take this run past the "
+                f"{limit // FOLDER_BYTES:,} folders its write limit of {limit:,} bytes allows (a folder counts as "
+                f"the {FOLDER_BYTES:,}-byte block it takes); make fewer folders, or raise CODEACT_WRITES")
+        notices.note("create()", text)
+        raise ToolError(text)
+
+
 def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
     """Create a new file with ``file_text`` (parent folders too); refuses to overwrite an existing file."""
     real = ctx.workspace.resolve_for_write(path)
@@ -289,6 +306,7 @@ def create(ctx: ToolContext, *, path: str, file_text: str) -> str:
         raise FileExistsError(f"{where} already exists; use edit() to change it")
     ctx.workspace.check_secrets(file_text, real)
     data = file_text.encode("utf-8")
+    _charge_folders(ctx, ctx.workspace.root, real, where)
     _charge_write(ctx, "create", len(data), where)
     with atomic.slot(ctx.workspace.root, real.relative_to(ctx.workspace.root), where, make_parents=True) as target:
         target.create(data)  # fails if another run created it since the check above
