@@ -312,3 +312,35 @@ def test_the_hooks_of_a_plugin_listed_under_a_plugin_root_are_protected(tmp_path
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ the user's own hooks, inline in settings.json
+@pytest.mark.xfail(strict=True, reason=_REASON.format("the user's $COPILOT_HOME/settings.json hooks are not read"))
+def test_a_repository_script_a_users_settings_hook_runs_is_protected(tmp_path: Path) -> None:
+    """040d571 reads the user's own hooks files (``$COPILOT_HOME/hooks/**/*.json``), which the CLI runs in every
+    session's folder, and protects the workspace scripts they name. The CLI also runs the inline ``hooks`` of the
+    user's ``$COPILOT_HOME/settings.json`` (as it does a repository's ``.github/copilot/settings.json``): checked
+    with the real CLI 1.0.102 and the mock model, ``{"hooks": {"sessionStart": [{"type": "command", "bash": "sh
+    scripts/x.sh"}]}}`` in ``$COPILOT_HOME/settings.json`` ran the REPOSITORY's ``scripts/x.sh`` in a ``copilot -p``
+    session started there (``config.json``'s and ``~/.claude/settings.json``'s were not run). A company's
+    user-level policy hook written that way (``[ -f scripts/policy.sh ] && bash scripts/policy.sh``) leaves the
+    script writable: ``edit()`` succeeds and the next tool call runs the program's text on the host (host code
+    execution). Fix: read ``$COPILOT_HOME/settings*.json``'s inline ``hooks`` with ``user_hooks_files`` (the same
+    reading as the repository's settings files), the workspace's top as their folder."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    home = base / "home/.copilot"
+    home.mkdir(parents=True)
+    entry = {"type": "command", "bash": "[ ! -f scripts/policy.sh ] || bash scripts/policy.sh"}
+    (home / "settings.json").write_text(json.dumps({"hooks": {"preToolUse": [entry]}}))
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
