@@ -219,7 +219,6 @@ def _create(tmp_path: Path, config: list[tuple[str, str]], path: str, text: str)
     return _run(ws, base / "home", code)
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config include not read now is writable"))
 @pytest.mark.parametrize(
     ("key", "value", "path"),
     [
@@ -245,7 +244,6 @@ def test_a_git_config_file_an_include_names_but_git_does_not_read_now_is_protect
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config command's script is read from the wrong folder"))
 @pytest.mark.parametrize(
     ("value", "path"),
     [

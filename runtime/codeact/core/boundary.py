@@ -349,7 +349,8 @@ class _GitRuns(NamedTuple):
     """What a work tree's git config names inside it (:func:`_git_runs`), and the config files it was read from."""
 
     folders: tuple[Path, ...]  # core.hooksPath: every file below it
-    files: tuple[Path, ...]  # the config files inside the work tree, and each path-like word of each value
+    files: tuple[Path, ...]  # the config files inside the work tree, and those an include names (read or not)
+    commands: tuple[hookruns.Target, ...]  # what its values, read as shell commands, run
     read: tuple[Path, ...]  # every file whose change makes it read again
     signature: tuple[object, ...]
 
@@ -360,9 +361,10 @@ _GIT_CONFIG_CACHE: dict[str, _GitRuns] = {}
 def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     """GIT_RULE for a file of a work tree containing ``path`` that its git config makes git read or run: the
     folder ``core.hooksPath`` names (husky's ``.husky/_``, a ``.githooks`` folder) and the files named like git
-    hooks beside it (husky's stubs in ``.husky/_`` run ``.husky/pre-commit``), a config file it includes, and
-    every file a value of any key names by a path-like word (``core.fsmonitor = sh tools/watch.sh``, ``alias.x =
-    !tools/x.sh``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
+    hooks beside it (husky's stubs in ``.husky/_`` run ``.husky/pre-commit``), the config files and those an
+    include names (present or not, its condition met or not), and what any value, read as a shell command as
+    hooks are (:mod:`codeact.core.hookruns`), runs (``core.fsmonitor = sh tools/watch.sh``, ``alias.x = !cd tools
+    && sh x``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
     for tree in work_trees(path):
         runs = _git_runs(tree)
         for folder in runs.folders:
@@ -370,7 +372,7 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
                 return GIT_RULE, folder, "its git config names it"
             if path.parent == folder.parent and path.name.lower() in _GIT_HOOK_NAMES:  # husky's .husky/_ runs
                 return GIT_RULE, path, "a git hook the hooks folder its git config names runs"  # .husky/pre-commit
-        if path in runs.files:
+        if path in runs.files or hookruns.matches(runs.commands, hookruns.fold(str(path)), os.path.lexists(path)):
             return GIT_RULE, path, "its git config names it"
     return None
 
@@ -390,39 +392,45 @@ def _git_runs(tree: Path) -> _GitRuns:
     origins: dict[Path, None] = {}
     folders: dict[Path, None] = {}
     files: dict[Path, None] = {}
+    entries: list[dict[str, object]] = []
     for origin, item in zip(items[0::2], items[1::2]):
-        if origin.startswith("file:"):
-            origins[Path(os.path.normpath(tree / origin[len("file:"):]))] = None
+        file = Path(os.path.normpath(tree / origin[len("file:"):])) if origin.startswith("file:") else None
+        if file is not None:
+            origins[file] = None
         name, _, value = item.partition("\n")
-        hooks = name.lower() == "core.hookspath"
-        for word in _config_words(value):
-            where = Path(os.path.normpath(os.path.join(tree, os.path.expanduser(word))))
-            if not where.is_relative_to(tree) or where == tree:
-                continue
-            if hooks:
-                folders[where] = None
-            elif "/" in word or "\\" in word or where.is_file():
-                files[where] = None
-    files.update((origin, None) for origin in origins if origin.is_relative_to(tree))
+        low = name.lower()
+        if low == "core.hookspath" and value:
+            folders[Path(os.path.normpath(os.path.join(tree, os.path.expanduser(value))))] = None
+        elif low == "include.path" or (low.startswith("includeif.") and low.endswith(".path")):
+            where = os.path.join(file.parent if file is not None else tree, os.path.expanduser(value))
+            files[Path(os.path.normpath(where))] = None  # what git reads once it is there, or its condition met
+        elif value:
+            entries.append({"bash": value.removeprefix("!")})
+    files.update((origin, None) for origin in origins)
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
-    runs = _GitRuns(tuple(folders), tuple(files), read, tuple(map(_stat_key, read)))
+    runs = _GitRuns(tuple(f for f in folders if f.is_relative_to(tree) and f != tree),
+                    tuple(f for f in files if f.is_relative_to(tree)), _config_commands(entries, tree), read,
+                    tuple(map(_stat_key, read)))
     if len(_GIT_CONFIG_CACHE) >= 64:
         _GIT_CONFIG_CACHE.clear()
     _GIT_CONFIG_CACHE[str(tree)] = runs
     return runs
 
 
-def _config_words(value: str) -> list[str]:
-    """The words of a git config value as a shell splits them (a command's ``!`` dropped), and the value of each
-    ``NAME=value`` word: the paths a command there may run."""
-    import shlex
-
-    try:
-        words = shlex.split(value.removeprefix("!"))
-    except ValueError:
-        words = value.removeprefix("!").split()
-    return [*words, *(word.split("=", 1)[1] for word in words if "=" in word)][:256]
+def _config_commands(entries: list[dict[str, object]], tree: Path) -> tuple[hookruns.Target, ...]:
+    """What the git config values ``entries`` (each read as a ``bash`` command, from the work tree's top) run,
+    as hooks' commands are read; a value the reader does not follow gives its path-like words instead (a user's
+    alias piping into ``xargs`` must not refuse every write of every repository)."""
+    found: dict[hookruns.Target, None] = {}
+    for entry in entries:
+        try:
+            targets = hookruns.targets_in([entry], str(tree))
+        except (hookruns.Unread, hookruns.Stopped):
+            words = [word for word in hookruns.shell_words(str(entry["bash"])) if "/" in word or "\\" in word]
+            targets = hookruns.targets_in([{"args": [f"./{word}" for word in words]}], str(tree)) if words else ()
+        found.update(dict.fromkeys(targets))
+    return tuple(found)
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
