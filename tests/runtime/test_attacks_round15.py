@@ -170,6 +170,8 @@ def test_a_husky_hook_the_hooks_path_folder_runs_is_protected(tmp_path: Path, ca
         "f() { cd \"$1\"; bash run; }; f impl",
         "set -- impl; cd \"$1\"; bash run",
         "x='cd impl'; $x; bash run",
+        "cd $(dirname impl/x) && bash run",
+        "for d in impl; do cd $d; done; bash run",
     ],
 )
 def test_a_script_after_a_cd_to_a_folder_the_reader_does_not_know_is_protected(tmp_path: Path, command: str) -> None:
@@ -178,7 +180,8 @@ def test_a_script_after_a_cd_to_a_folder_the_reader_does_not_know_is_protected(t
     cwd is then lost and the next relative script (``bash run``) is looked for in the folder before -- where it
     does not exist, so nothing is protected. Likewise a folder bash finds another way: ``shopt -s cdable_vars``
     (``cd d`` goes to ``$d``), a nameref (``declare -n r=d``), a variable that holds the whole ``cd impl``
-    command. Checked with bash 5.2: each form printed what ``impl/run`` echoes. The program's ``edit()`` of
+    command, a command substitution (``cd $(dirname impl/x)``), a literal loop's variable (``for d in impl; do cd
+    $d; done``). Checked with bash 5.2: each form printed what ``impl/run`` echoes. The program's ``edit()`` of
     ``impl/run`` succeeds and the CLI runs its text at the next tool call (host code execution). Fix: a ``cd``
     (``pushd``, ``Set-Location``) whose folder is not a literal or a known variable -- a positional or special
     parameter, an own variable of :func:`_own_names`, a nameref, a word after ``shopt -s cdable_vars``, a
