@@ -433,9 +433,6 @@ def _processes_named(name: str) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PID namespaces, subreapers: Linux")
-@pytest.mark.xfail(strict=True, reason="open (issue 40, red team round 14): a nested run's client environment sets "
-                                       "CODEACT_BASH_NAMESPACE=0 for the warm server's bash calls; the documented "
-                                       "escape then outlives the run")
 def test_a_nested_run_cannot_turn_the_namespace_off_for_the_warm_servers_bash(
         make_launcher: Callable[..., Launcher]) -> None:
     """Breach (item 9): the warm server runs each request with the CLIENT's environment (``main(argv,

@@ -16,7 +16,11 @@ import os
 import sys
 from collections.abc import Mapping
 
-OPT_OUT = "CODEACT_BASH_NAMESPACE"  # "0" in the caller's environment: bash runs without the namespace
+# "0" in this process's own environment (the CLI's, or the one the warm server started with) and the run's: bash runs
+# without the namespace. Never the run's alone: the warm server runs a request with its client's environment, and a
+# nested run that a program's bash call starts (`CODEACT_BASH_NAMESPACE=0 .codeact/bin/codeact run ...`, from inside
+# its namespace) would have the server's bash calls run outside one
+OPT_OUT = "CODEACT_BASH_NAMESPACE"
 _SEARCHED = ("/usr/bin/unshare", "/bin/unshare", "/usr/sbin/unshare", "/sbin/unshare")  # never the caller's PATH
 _FLAGS = ("--pid", "--fork", "--kill-child=SIGTERM", "--mount-proc")
 _probed: tuple[str, ...] | None = None
@@ -25,7 +29,7 @@ _probed: tuple[str, ...] | None = None
 def prefix(environ: Mapping[str, str]) -> tuple[str, ...]:
     """The command line that starts the supervisor in a fresh PID namespace, or ``()`` where none can be made."""
     global _probed
-    if environ.get(OPT_OUT) == "0" or not sys.platform.startswith("linux"):
+    if (environ.get(OPT_OUT) == "0" and os.environ.get(OPT_OUT) == "0") or not sys.platform.startswith("linux"):
         return ()
     if _probed is None:
         _probed = _probe()
