@@ -345,3 +345,37 @@ def test_a_repository_script_a_users_settings_hook_runs_is_protected(tmp_path: P
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 0d0497a: a git config value hookruns cannot read
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config command hookruns finds Unread protects no script"))
+@pytest.mark.parametrize(
+    "value",
+    [
+        "!cd tools && find . -name run | xargs sh",
+        "!cd tools && xargs -a list sh",
+        "!cd tools; for f in $(ls); do [ \"$f\" = run ] && sh $f; done; true",
+    ],
+)
+def test_a_script_a_git_config_command_runs_that_hookruns_does_not_read_is_protected(
+    tmp_path: Path, value: str
+) -> None:
+    """0d0497a reads each git config value as a hook's ``bash`` command; where hookruns says Unread (``xargs``,
+    ``find -exec``, a loop over ``$(...)``, a pipe into a shell) it falls back to the value's words holding a
+    slash -- so that "a user's alias piping into xargs must not refuse every write". A value that changes folder
+    first names no such word: ``alias.w = !cd tools && find . -name run | xargs sh`` (or ``xargs -a list sh``, a
+    loop over ``$(ls)``) protects nothing, and ``tools/run`` stays writable. Checked with git 2.39: ``git w``
+    ran ``tools/run`` for each of the three. A repository set-up line (``git config alias.lint '!cd tools && ...'``)
+    puts such a value in ``.git/config``; the program's ``edit()`` succeeds and the agent's next ``git w`` runs its
+    text on the host (host code execution). Fix: where a value of the work tree's own config (``.git/config``,
+    ``config.worktree``, a file included from the work tree) is Unread, fail closed as hooks files do (refuse the
+    writes below each folder it changes to, or the whole tree); keep the fallback for the user's global config."""
+    base, ws = _git_ws(tmp_path, [("alias.w", value)])
+    (ws / "tools/run").write_text("exit 0\n")
+    (ws / "tools/list").write_text("run\n")
+    code = (
+        "try:\n    print(edit(path='tools/run', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
