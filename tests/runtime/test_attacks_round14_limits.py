@@ -267,7 +267,6 @@ _HIDDEN_STATEMENTS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("statements hidden from _refuse_huge by a PEP 701 f-string"))
 @pytest.mark.parametrize("form", sorted(_HIDDEN_STATEMENTS))
 def test_statements_behind_a_nested_quote_f_string_are_refused_uncompiled(form: str) -> None:
     """docs/tool-limits.md: a program of more than 20,000 statements is "refused up front with a SyntaxError naming

@@ -407,21 +407,35 @@ def _refuse_huge(code: str) -> None:
             and code.count("{") <= MAX_ITEMS // 2):
         return
     import io
+    import re
     import tokenize
 
     items = statements = 0
     if code.count("{") > MAX_ITEMS // 2:  # f-string fields and dicts: each is a node, inside a string or not
         items = MAX_ITEMS + 1
+    # The exact count is trusted only where the host's tokenizer reads the program as the sandbox does: before 3.12
+    # it reads an f-string as one string token, while the sandbox parses PEP 701's (the same quotes nested in a
+    # field: f"{"("}" opens a bracket to 3.11, a nested triple quote a string that swallows what follows), and a
+    # program it cannot read to the end (TokenError, an ERRORTOKEN) may be one it read otherwise. Then the cheap
+    # counts stand, which count inside strings too.
+    exact = not (sys.version_info < (3, 12) and re.search(r"(?<![\w])(?:[rR]?[fF]|[fF][rR])['\"]", code))
     try:
         for token in tokenize.generate_tokens(io.StringIO(code.replace("\r\n", "\n").replace("\r", "\n")).readline):
+            if not exact:
+                break
             if token.type == tokenize.OP and token.string == ",":
                 items += 1
             elif token.type == tokenize.NEWLINE or (token.type == tokenize.OP and token.string == ";"):
                 statements += 1
+            elif token.type == tokenize.ERRORTOKEN and not token.string.isspace():
+                exact = False
             if items > MAX_ITEMS or statements > MAX_STATEMENTS:  # known: tokenizing the rest costs seconds
                 break
     except (tokenize.TokenError, SyntaxError):
-        pass  # the parser says what is wrong, below
+        exact = False
+    if not exact:
+        items = max(items, code.count(","))
+        statements = max(statements, code.count("\n") + code.count("\r") + code.count(";"))
     if items > MAX_ITEMS or statements > MAX_STATEMENTS:
         what = (f"{MAX_ITEMS:,} comma-separated items or {MAX_ITEMS // 2:,} braces" if items > MAX_ITEMS
                 else f"{MAX_STATEMENTS:,} statements")
