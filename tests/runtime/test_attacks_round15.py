@@ -316,7 +316,6 @@ def test_the_hooks_of_a_plugin_listed_under_a_plugin_root_are_protected(tmp_path
 
 
 # ------------------------------------------------------------ the user's own hooks, inline in settings.json
-@pytest.mark.xfail(strict=True, reason=_REASON.format("the user's $COPILOT_HOME/settings.json hooks are not read"))
 def test_a_repository_script_a_users_settings_hook_runs_is_protected(tmp_path: Path) -> None:
     """040d571 reads the user's own hooks files (``$COPILOT_HOME/hooks/**/*.json``), which the CLI runs in every
     session's folder, and protects the workspace scripts they name. The CLI also runs the inline ``hooks`` of the

@@ -539,10 +539,16 @@ def _listed_plugins(path: Path, within: Path | None) -> dict[Path, tuple[Path, d
 
 
 def user_hooks_files(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The user's own hooks files (``$COPILOT_HOME/hooks/**/*.json``, at most :data:`hookruns.MAX_HOOKS_FILES` and
-    one more, which makes them unread): the Copilot CLI runs them in every session, in the session's folder."""
-    folder = paths.copilot_home(os.environ if environ is None else environ) / "hooks"
-    found: list[str] = []
+    """The user's own hooks files (``$COPILOT_HOME/hooks/**/*.json`` and the inline ``hooks`` of
+    ``$COPILOT_HOME/settings*.json``, at most :data:`hookruns.MAX_HOOKS_FILES` and one more, which makes them
+    unread): the Copilot CLI runs them in every session, in the session's folder."""
+    home = paths.copilot_home(os.environ if environ is None else environ)
+    folder = home / "hooks"
+    try:
+        found = sorted(str(home / name) for name in os.listdir(home)
+                       if re.fullmatch(r"settings.*\.json", name, re.IGNORECASE) and (home / name).is_file())
+    except OSError:
+        found = []
     for top, folders, files in os.walk(folder):
         folders.sort()
         found += [os.path.join(top, name) for name in sorted(files) if name.lower().endswith(".json")]
