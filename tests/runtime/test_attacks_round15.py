@@ -378,3 +378,22 @@ def test_a_script_a_git_config_command_runs_that_hookruns_does_not_read_is_prote
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a long git config value makes every run a bare traceback"))
+@pytest.mark.parametrize("words", [1, 12000])
+def test_a_long_git_config_value_does_not_break_every_run(tmp_path: Path, words: int) -> None:
+    """0d0497a reads every git config value as a ``bash`` command with hookruns, which raises Unread past 16 KiB
+    of command or 10,000 words; its fallback (the value's words with a slash) reads the same value again with
+    ``shell_words`` and a fresh ``targets_in``, which raise Unread too, uncaught. ``_git_runs`` runs for the
+    workspace's own check at the start of every run, so a repository whose git config (``.git/config``, the
+    user's ``~/.gitconfig``, or an in-tree file ``include.path`` names, which a pull request edits) holds one long
+    alias makes EVERY run -- ``print(1)`` included -- end in a bare ``codeact.core.hookruns.Unread`` traceback.
+    Checked: ``git config alias.big '!xargs sh a/0 a/1 ... a/11999'`` then ``python -m codeact run --code
+    'print(1)' --json``: a traceback, no JSON envelope (no silent wrong answer / no bare traceback; every run of
+    the repository refused). Fix: catch Unread/Stopped around the fallback too, and say so in the refusal of a
+    write (fail closed for the work tree's own config, as hooks files are), never at the run's start."""
+    value = "!xargs sh " + (" ".join(f"a/{i}" for i in range(words)) if words > 1 else "a/" + "x" * 20000)
+    base, ws = _git_ws(tmp_path, [("alias.big", value)])
+    out = _run(ws, base / "home", "print(1)")
+    assert out.split() == ["1"], out
