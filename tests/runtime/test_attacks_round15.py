@@ -397,3 +397,46 @@ def test_a_long_git_config_value_does_not_break_every_run(tmp_path: Path, words:
     base, ws = _git_ws(tmp_path, [("alias.big", value)])
     out = _run(ws, base / "home", "print(1)")
     assert out.split() == ["1"], out
+
+
+# ------------------------------------------------------------ a user's installed plugin's hooks
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a user's plugin hook naming $CLAUDE_PROJECT_DIR is not read"))
+def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tmp_path: Path) -> None:
+    """040d571/8ec4c1c read the user's own hooks files and settings, run in the session's folder. A plugin the
+    user installed runs its hooks from its own folder (outside the workspace), but with ``$CLAUDE_PROJECT_DIR``
+    and ``$COPILOT_PROJECT_DIR`` set to the session's folder -- and a plugin's hook naming the project's own
+    script through them (``bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"``: a company policy plugin calling each
+    repository's check) runs the REPOSITORY's file. Checked with the real CLI 1.0.102 and the mock model: a local
+    marketplace's plugin (``extraKnownMarketplaces`` + ``enabledPlugins`` in ``$COPILOT_HOME/settings.json``, as
+    ``copilot plugin install`` writes them) printed ``CLAUDE_PROJECT_DIR=/tmp/uh2`` and ran
+    ``/tmp/uh2/scripts/policy.sh`` at sessionStart. boundary reads the hooks of plugins inside the workspace only:
+    ``scripts/policy.sh`` stays writable, ``edit()`` succeeds and the next tool call runs the program's text on
+    the host (host code execution). Fix: read the hooks of the user's enabled plugins (the folders
+    ``enabledPlugins`` and the marketplaces in ``$COPILOT_HOME/settings.json`` and ``installed-plugins/`` name)
+    with ``$CLAUDE_PROJECT_DIR``/``$COPILOT_PROJECT_DIR`` read as the workspace, as the user's own hooks are."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    market = base / "mk"
+    (market / ".github/plugin").mkdir(parents=True)
+    (market / "plugins/policy").mkdir(parents=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
+    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (market / "plugins/policy/plugin.json").write_text('{"name": "policy"}')
+    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
+    (market / "plugins/policy/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    home = base / "home/.copilot"
+    home.mkdir(parents=True)
+    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
+                "enabledPlugins": {"policy@mk": True}}
+    (home / "settings.json").write_text(json.dumps(settings))
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
