@@ -347,7 +347,6 @@ def test_a_repository_script_a_users_settings_hook_runs_is_protected(tmp_path: P
 
 
 # ------------------------------------------------------------ 0d0497a: a git config value hookruns cannot read
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a git config command hookruns finds Unread protects no script"))
 @pytest.mark.parametrize(
     "value",
     [

@@ -351,6 +351,7 @@ class _GitRuns(NamedTuple):
     folders: tuple[Path, ...]  # core.hooksPath: every file below it
     files: tuple[Path, ...]  # the config files inside the work tree, and those an include names (read or not)
     commands: tuple[hookruns.Target, ...]  # what its values, read as shell commands, run
+    unread: str  # a command of the work tree's own config that is not read (every write below it refused), or ""
     read: tuple[Path, ...]  # every file whose change makes it read again
     signature: tuple[object, ...]
 
@@ -367,6 +368,8 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     && sh x``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
     for tree in work_trees(path):
         runs = _git_runs(tree)
+        if runs.unread and not os.path.isdir(path):  # a file's write: the workspace itself stays one
+            return GIT_RULE, tree, f"its git config runs a command CodeAct does not read ({runs.unread}); simplify it"
         for folder in runs.folders:
             if path == folder or path.is_relative_to(folder):
                 return GIT_RULE, folder, "its git config names it"
@@ -392,7 +395,7 @@ def _git_runs(tree: Path) -> _GitRuns:
     origins: dict[Path, None] = {}
     folders: dict[Path, None] = {}
     files: dict[Path, None] = {}
-    entries: list[dict[str, object]] = []
+    entries: list[tuple[str, dict[str, object], bool]] = []
     for origin, item in zip(items[0::2], items[1::2]):
         file = Path(os.path.normpath(tree / origin[len("file:"):])) if origin.startswith("file:") else None
         if file is not None:
@@ -405,12 +408,13 @@ def _git_runs(tree: Path) -> _GitRuns:
             where = os.path.join(file.parent if file is not None else tree, os.path.expanduser(value))
             files[Path(os.path.normpath(where))] = None  # what git reads once it is there, or its condition met
         elif value:
-            entries.append({"bash": value.removeprefix("!")})
+            entries.append((name, {"bash": value.removeprefix("!")}, file is not None and file.is_relative_to(tree)))
     files.update((origin, None) for origin in origins)
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
+    commands, unread = _config_commands(entries, tree)
     runs = _GitRuns(tuple(f for f in folders if f.is_relative_to(tree) and f != tree),
-                    tuple(f for f in files if f.is_relative_to(tree)), _config_commands(entries, tree), read,
+                    tuple(f for f in files if f.is_relative_to(tree)), commands, unread, read,
                     tuple(map(_stat_key, read)))
     if len(_GIT_CONFIG_CACHE) >= 64:
         _GIT_CONFIG_CACHE.clear()
@@ -418,19 +422,25 @@ def _git_runs(tree: Path) -> _GitRuns:
     return runs
 
 
-def _config_commands(entries: list[dict[str, object]], tree: Path) -> tuple[hookruns.Target, ...]:
-    """What the git config values ``entries`` (each read as a ``bash`` command, from the work tree's top) run,
-    as hooks' commands are read; a value the reader does not follow gives its path-like words instead (a user's
-    alias piping into ``xargs`` must not refuse every write of every repository)."""
+def _config_commands(entries: list[tuple[str, dict[str, object], bool]], tree: Path
+                     ) -> tuple[tuple[hookruns.Target, ...], str]:
+    """What the git config values ``entries`` (name, the value as a ``bash`` command, whether the work tree's own
+    config holds it) run, read from the work tree's top as hooks' commands are; and the first of the work tree's
+    own that the reader does not follow (``!cd tools && find . | xargs sh``): its writes fail closed, as a hooks
+    file's do. One of the user's own config gives its path-like words instead (a global alias piping into
+    ``xargs`` must not refuse every write of every repository)."""
     found: dict[hookruns.Target, None] = {}
-    for entry in entries:
+    unread = ""
+    for name, entry, own in entries:
         try:
             targets = hookruns.targets_in([entry], str(tree))
-        except (hookruns.Unread, hookruns.Stopped):
+        except (hookruns.Unread, hookruns.Stopped) as exc:
+            if own and not unread:
+                unread = f"{name}: {exc}"
             words = [word for word in hookruns.shell_words(str(entry["bash"])) if "/" in word or "\\" in word]
             targets = hookruns.targets_in([{"args": [f"./{word}" for word in words]}], str(tree)) if words else ()
         found.update(dict.fromkeys(targets))
-    return tuple(found)
+    return tuple(found), unread
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
