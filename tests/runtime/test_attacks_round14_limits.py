@@ -295,7 +295,6 @@ def _nested_classes(length: int = 10_000, depth: int = 98) -> str:
     return "".join(lines) + " " * depth + "pass\n"
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("outline's qualnames grow as nesting times name length"))
 def test_outline_of_nested_classes_stays_within_the_run_memory_and_its_cache(tmp_path: Path) -> None:
     """Each outline item carries its ``qualname``, the names of every class above it joined: a file of 98 classes
     nested one in the next, each named with 10,000 characters (986 KB, under MAX_FILE_BYTES; one space of indent a

@@ -504,7 +504,33 @@ def _script_language(prefix: str, rel: str) -> str | None:
         os.close(opened.fd)
 
 
+MAX_ITEM_TEXT = 256  # characters of an item's name, qualname, docstring, each base and decorator; past it cut
+
+
+def _cut(text: str | None) -> str | None:
+    return text if text is None or len(text) <= MAX_ITEM_TEXT else text[:MAX_ITEM_TEXT - 1] + "\u2026"
+
+
+def _capped(items: list[Item]) -> list[Item]:
+    """``items`` with each text cut to :data:`MAX_ITEM_TEXT` (a mark at the cut): a qualname holds every name
+    above it, so 98 classes nested one in the next, each named with 10,000 characters (a 1 MB file), made items of
+    48 MB, held by the host and written to the outline cache."""
+    def long(item: Item) -> bool:
+        return any(isinstance(text, str) and len(text) > MAX_ITEM_TEXT for text in (item[1], item[2], item[5])) or \
+            any(len(text) > MAX_ITEM_TEXT for text in (*item[6], *item[7]))
+
+    return [(kind, _cut(name), _cut(qualname), line, end, _cut(doc), [str(_cut(b)) for b in bases],
+             [str(_cut(d)) for d in decorators]) if long((kind, name, qualname, line, end, doc, bases, decorators))
+            else (kind, name, qualname, line, end, doc, bases, decorators)
+            for kind, name, qualname, line, end, doc, bases, decorators in items]
+
+
 def outline_file(prefix: str, rel: str, bounded: bool = False) -> list[Item]:
+    """:func:`_outline_file`, each item's texts cut (:func:`_capped`)."""
+    return _capped(_outline_file(prefix, rel, bounded))
+
+
+def _outline_file(prefix: str, rel: str, bounded: bool = False) -> list[Item]:
     """The items of the file ``prefix + rel`` (``prefix``: the workspace root and a ``/``), in source order (an
     ``error`` item first); ``rel`` names it in messages. Opened part by part, no link followed: a folder swapped for
     a link since the listing is refused, never followed. ``bounded`` (the host): raise
