@@ -437,10 +437,18 @@ def _config_commands(entries: list[tuple[str, dict[str, object], bool]], tree: P
         except (hookruns.Unread, hookruns.Stopped) as exc:
             if own and not unread:
                 unread = f"{name}: {exc}"
-            words = [word for word in hookruns.shell_words(str(entry["bash"])) if "/" in word or "\\" in word]
-            targets = hookruns.targets_in([{"args": [f"./{word}" for word in words]}], str(tree)) if words else ()
+            targets = _path_words(str(entry["bash"]), tree)
         found.update(dict.fromkeys(targets))
     return tuple(found), unread
+
+
+def _path_words(command: str, tree: Path) -> tuple[hookruns.Target, ...]:
+    """The words of ``command`` holding a slash, as paths from ``tree``'s top (none past what is read of one)."""
+    try:
+        words = [word for word in hookruns.shell_words(command) if "/" in word or "\\" in word]
+        return hookruns.targets_in([{"args": [f"./{word}" for word in words]}], str(tree)) if words else ()
+    except (hookruns.Unread, hookruns.Stopped):
+        return ()
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
