@@ -119,7 +119,6 @@ _GLOB_FORMS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a glob or ignore rule that backtracks holds the host"))
 @pytest.mark.parametrize("form", sorted(_GLOB_FORMS))
 def test_a_glob_that_backtracks_is_matched_within_the_run_deadline(tmp_path: Path, form: str) -> None:
     """``walk.translate_glob`` makes each ``*`` ``[^/]*`` and the host matches the result with Python's ``re``

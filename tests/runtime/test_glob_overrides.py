@@ -137,3 +137,27 @@ def test_each_listed_piece_arrives_sorted_with_its_lead(tmp_path, monkeypatch):
     assert _both(tmp_path, "*.py", "pkg") == ["pkg/b.py", "pkg/deep/d.py"]
     listed = [piece for piece in pieces if piece][0]  # ripgrep's: the first run above
     assert listed == sorted(listed) and all(path.startswith("pkg/") for path in listed)
+
+
+def test_a_glob_matches_as_written_without_backtracking() -> None:
+    """Round 14: ``*a*a*...*b`` against a name of 60 ``a`` (or ``**/a/`` six times against 2,000 segments) tried every
+    way to place them, hours in C. Stars are matched fewest-first, atomically, and match exactly what they did."""
+    import itertools
+    import re
+    import time
+
+    from codeact.tools.search import walk
+
+    patterns = ["*.py", "**/*.py", "src/**/test_*.py", "a/**/b/**/c", "**", "**/**", "a/**", "*a*b*", "*a*a*b",
+                "?*[ab]*c?", "{a,b/c}/*", "x/{*.py,*.ts}", "**/a/**/a/**/b", "[!a]*x*y", "\\**x*", "a/*/b", "*/*",
+                "**/*_test/**/*.py", "a**b", "a/**/**/b", "*.{py,pyi}", "**/{src,lib}/**/*.c"]
+    parts = ["a", "b", "x", "y", "/", ".py", "_test", "src", "*"]
+    paths = ["".join(p) for size in range(5) for p in itertools.product(parts, repeat=size)][:40_000]
+    for pattern in patterns:
+        written = re.compile(walk._translate_plain(pattern), re.S)
+        made = re.compile(walk.translate_glob(pattern), re.S)
+        assert [p for p in paths if written.fullmatch(p)] == [p for p in paths if made.fullmatch(p)], pattern
+    started = time.monotonic()
+    assert re.compile(walk.translate_glob("*a" * 14 + "*b"), re.S).fullmatch("a" * 60) is None
+    assert re.compile(walk.translate_glob("**/a/" * 6 + "**/b"), re.S).fullmatch("a/" * 2000 + "c") is None
+    assert time.monotonic() - started < 1

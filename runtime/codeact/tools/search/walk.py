@@ -30,7 +30,120 @@ Rules = list[tuple[re.Pattern[str], bool, bool]]  # (regex, negated, dir_only), 
 
 # --------------------------------------------------------------------------------------------------------- globs
 def translate_glob(pattern: str) -> str:
-    """A regular expression (for ``fullmatch``) equivalent to a ripgrep/.gitignore glob; ValueError if malformed."""
+    """A regular expression (for ``fullmatch``) equivalent to a ripgrep/.gitignore glob; ValueError if malformed.
+
+    It cannot backtrack more than linearly: ``*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b`` against a name of 60 ``a`` tried
+    every way to place the a's (hours, in C, the interpreter held; a committed .gitignore rule is enough). Within a
+    segment, each ``*`` but the last takes the fewest characters before the fixed part after it, atomically (as
+    CPython's fnmatch does: with fixed-length parts the leftmost place is always a right one), and so does each
+    ``**/`` at the level of whole segments; a segment holding ``{a,b}`` is matched as written."""
+    segments = _segments(pattern)
+    out: list[str] = []
+    i, n = 0, len(segments)
+    while i < n:
+        seg = segments[i]
+        if seg != "**":
+            out.append(_segment(seg) + ("/" if i + 1 < n else ""))
+            i += 1
+            continue
+        if i + 1 == n:  # a trailing `**`: anything (below)
+            out.append(".*")
+            break
+        j = i + 1  # the segments up to the next `**` (or the end): each matches exactly one segment of a path
+        while j < n and segments[j] != "**":
+            j += 1
+        if j == i + 1:  # `**/**`: one is enough
+            i = j
+            continue
+        chunk = "/".join(_segment(s) for s in segments[i + 1:j])
+        fixed = all("/" not in s and s != "" for s in segments[i + 1:j])
+        if j < n and fixed:  # the fewest whole segments before the chunk, atomically: it and a `/` follow
+            out.append(_atomic(f"(?:[^/]*/)*?{chunk}/"))
+        else:
+            out.append(f"(?:.*/)?{chunk}" + ("/" if j < n else ""))
+        i = j
+    return "".join(out)
+
+
+_GROUPS = iter(range(1 << 62))
+
+
+def _atomic(regex: str) -> str:
+    """``regex`` as an atomic group (what it first matches is kept, never retried), in every Python: a lookahead
+    is atomic in ``re``, and the backreference takes what it matched."""
+    name = f"g{next(_GROUPS)}"
+    return f"(?=(?P<{name}>{regex}))(?P={name})"
+
+
+def _segments(pattern: str) -> list[str]:
+    """``pattern`` split at each ``/`` outside ``[...]`` and ``{...}`` (escapes kept)."""
+    parts: list[str] = []
+    depth, start, i, n = 0, 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            close = _class_end(pattern, i)
+            if close > i:
+                i = close + 1
+                continue
+        elif c == "{":
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+        elif c == "/" and not depth:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """Where the class opened at ``i`` closes, or ``i`` when it does not (as :func:`_translate_class` reads it)."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] in "!^":
+        j += 1
+    first = True
+    while j < len(pattern) and (pattern[j] != "]" or first):
+        j += 2 if pattern[j] == "\\" and j + 1 < len(pattern) else 1
+        first = False
+    return j if j < len(pattern) else i
+
+
+def _segment(seg: str) -> str:
+    """One segment's regular expression (it matches within one segment of a path, ``/`` only inside ``{...}``):
+    with two or more ``*`` runs and no ``{...}``, each run but the last matched atomically, fewest first."""
+    if "{" in seg or sum(1 for _ in re.finditer(r"\*+", seg)) < 2:
+        return _translate_plain(seg)
+    chunks: list[list[str]] = [[]]  # the fixed-length parts between the runs of `*`
+    i, n = 0, len(seg)
+    while i < n:
+        c = seg[i]
+        if c == "*":
+            while i < n and seg[i] == "*":
+                i += 1
+            chunks.append([])
+        elif c == "?":
+            chunks[-1].append("[^/]")
+            i += 1
+        elif c == "[":
+            i = _translate_class(seg, i, chunks[-1])
+        elif c == "\\" and i + 1 < n:
+            chunks[-1].append(re.escape(seg[i + 1]))
+            i += 2
+        else:
+            chunks[-1].append(re.escape(c))
+            i += 1
+    middle = "".join(_atomic("[^/]*?" + "".join(chunk)) for chunk in chunks[1:-1])
+    return "".join(chunks[0]) + middle + "[^/]*" + "".join(chunks[-1])
+
+
+def _translate_plain(pattern: str) -> str:
+    """A glob's regular expression as written, each ``*`` run ``[^/]*`` (what :func:`translate_glob` does where it
+    cannot make one that does not backtrack: a segment holding ``{a,b}``)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
