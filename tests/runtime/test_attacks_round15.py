@@ -398,7 +398,6 @@ def test_a_long_git_config_value_does_not_break_every_run(tmp_path: Path, words:
 
 
 # ------------------------------------------------------------ a user's installed plugin's hooks
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a user's plugin hook naming $CLAUDE_PROJECT_DIR is not read"))
 def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tmp_path: Path) -> None:
     """040d571/8ec4c1c read the user's own hooks files and settings, run in the session's folder. A plugin the
     user installed runs its hooks from its own folder (outside the workspace), but with ``$CLAUDE_PROJECT_DIR``

@@ -572,7 +572,48 @@ def user_hooks_files(environ: Mapping[str, str] | None = None) -> tuple[str, ...
         found += [os.path.join(top, name) for name in sorted(files) if name.lower().endswith(".json")]
         if len(found) > hookruns.MAX_HOOKS_FILES:
             break
-    return tuple(found[:hookruns.MAX_HOOKS_FILES + 1])
+    found += _user_plugin_hooks(home)
+    return tuple(found[:_MAX_USER_HOOKS_FILES + 1])
+
+
+_MAX_USER_HOOKS_FILES = 256  # the user's hooks files and those of the plugins they enabled; past it, unread
+_PLUGIN_HOOKS_FILES = ("hooks.json", "hooks/hooks.json", *_PLUGIN_MANIFESTS)  # a manifest's inline hooks are read
+
+
+def _user_plugin_hooks(home: Path) -> list[str]:
+    """The hooks files of the plugins the user enabled: those of a live local marketplace ``settings.json`` names
+    (``extraKnownMarketplaces`` with a ``directory`` source, ``enabledPlugins``) and the copies under
+    ``installed-plugins/``. The CLI runs their hooks with ``$CLAUDE_PROJECT_DIR`` and ``$COPILOT_PROJECT_DIR`` set
+    to the session's folder, so a plugin's hook may run the repository's own script."""
+    import json
+
+    folders: list[Path] = []
+    try:
+        settings = json.loads((home / "settings.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        settings = {}
+    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
+    markets = settings.get("extraKnownMarketplaces") if isinstance(settings, dict) else None
+    for key, on in (enabled.items() if isinstance(enabled, dict) else ()):
+        name, _, market = str(key).rpartition("@")
+        source = markets.get(market, {}).get("source") if isinstance(markets, dict) and isinstance(
+            markets.get(market), dict) else None
+        if on is not True or not isinstance(source, dict) or not isinstance(source.get("path"), str):
+            continue
+        top = Path(os.path.expanduser(source["path"]))
+        for listed, (_, entry) in _listed_plugins(top / "x", None).items():
+            if entry.get("name") == name and (listed == top or listed.is_relative_to(top)):
+                folders.append(listed)
+    installed = str(home / "installed-plugins")
+    for here, subfolders, files in os.walk(installed):
+        subfolders.sort()
+        if any(name in files for name in ("plugin.json", "hooks.json")) or {".plugin", ".claude-plugin",
+                                                                            "hooks"} & set(subfolders):
+            folders.append(Path(here))
+        if len(folders) > _MAX_USER_HOOKS_FILES or here.count(os.sep) - installed.count(os.sep) >= 3:
+            subfolders.clear()
+    return [str(folder / name) for folder in dict.fromkeys(folders) for name in _PLUGIN_HOOKS_FILES
+            if (folder / name).is_file()]
 
 
 def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -> tuple[Rule, Path, str] | None:
@@ -581,8 +622,8 @@ def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -
     if within is None or not files or os.path.isdir(path):
         return None
     folder = Path(os.path.dirname(files[0]))
-    if len(files) > hookruns.MAX_HOOKS_FILES:
-        return HOOKS_UNREAD_RULE, folder, f"more than {hookruns.MAX_HOOKS_FILES} hooks files"
+    if len(files) > _MAX_USER_HOOKS_FILES:
+        return HOOKS_UNREAD_RULE, folder, f"more than {_MAX_USER_HOOKS_FILES} of your own hooks files"
     key, exists = hookruns.fold(str(path)), os.path.lexists(path)
     for file in files:
         targets = _read_hooks(file, str(within), None, within)
