@@ -437,3 +437,34 @@ def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tm
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 23cbcb9: web_fetch's HTML reading, memory
+_RSS = """\
+import resource, sys
+from codeact.tools.html_text import html_to_text
+page = "ab<br>" * ((4 << 20) // 6)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+text = html_to_text(page, "")
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("web_fetch's HTML reading holds ~25 times the page"))
+def test_web_fetchs_html_reading_holds_a_bounded_multiple_of_the_page() -> None:
+    """23cbcb9 makes ``html_to_text`` linear in TIME, but its reader keeps every piece it writes as a list item
+    (each text run, each ``\\n`` of a ``<br>``, each ``](url)``): a page of ``ab<br>`` repeated (4 MiB) grows the
+    host process by 87-108 MiB (measured, ru_maxrss, this test's script), 22-27 times the page; web_fetch reads up
+    to 10 MiB of body (docs/tool-limits.md's only memory bound for it), so one call holds ~230-270 MiB in the host (the
+    warm server, which every run shares) -- past the run's default 256 MiB memory limit and whatever lower
+    ``CODEACT_MEMORY`` the user set, which the call never consults (``edit`` refuses a file over a quarter of that
+    limit for the same reason). A program calling it from several concurrent runs, or a page fetched on the
+    user's behalf, makes the server's memory a multiple of it (limits: an innocent concurrent run harmed). Fix:
+    join the reader's pieces as it goes (a bounded list, or an ``io.StringIO``), and refuse (or cut, with a note)
+    a page whose text would pass a share of the run's memory limit."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _RSS], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "runtime")})
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) <= 32, f"{done.stdout.strip()} MiB held for a 4 MiB page"
