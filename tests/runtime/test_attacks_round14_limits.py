@@ -415,7 +415,6 @@ def test_a_session_global_that_holds_itself_is_kept_or_named_as_not_kept(tmp_pat
 
 
 # ------------------------------------------------------------ outline_python: MemoryError told as nesting
-@pytest.mark.xfail(strict=True, reason=_REASON.format("outline says 'too deeply nested' for a file past memory"))
 def test_outline_of_a_flat_file_past_the_memory_limit_says_memory(tmp_path: Path) -> None:
     """``outline_python`` answers both RecursionError and MemoryError with the error item "too deeply nested to
     parse". A flat Python file -- ``x = [a, a, ...]``, 500,000 items on one line (1 MB, under MAX_FILE_BYTES) --

@@ -22,8 +22,11 @@ def outline_python(data: bytes, rel: str) -> list[Item]:
         return [error_item(line, exc.msg, getattr(exc, "end_lineno", None) if exc.lineno else line)]
     except ValueError as exc:  # a NUL byte (some Python versions), an unknown encoding
         return [error_item(_nul_line(data), str(exc))]
-    except (RecursionError, MemoryError):
+    except RecursionError:
         return [error_item(None, "too deeply nested to parse")]
+    except MemoryError:  # a flat file can be too large to parse as well (`x = [a, a, ...]`, 500,000 items)
+        return [error_item(None, "not parsed: it needed more memory than the run's limit allows (the parser's tree is "
+                                 "hundreds of times the file); raise CODEACT_MEMORY")]
     items: list[Item] = []
     _visit(tree, "", "module", items, _Source(data))
     return items
