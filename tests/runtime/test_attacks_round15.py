@@ -439,6 +439,45 @@ def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tm
     assert out.split() == ["PermissionError"], out
 
 
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a user plugin's hooks file its manifest names is not read"))
+def test_a_repository_script_a_users_plugins_manifest_named_hooks_file_runs_is_protected(tmp_path: Path) -> None:
+    """5f4fd3e reads the user's enabled plugins' ``hooks.json``, ``hooks/hooks.json`` and their manifests' INLINE
+    ``hooks``, but not the hooks file a manifest names (``"hooks": "./config/hooks.json"``), which the CLI runs
+    (boundary's own ``_PLUGIN_KEYS`` reads that key for a plugin in the workspace). Checked with the real CLI
+    1.0.102 and the mock model: a local marketplace's enabled plugin whose ``plugin.json`` says ``"hooks":
+    "./config/hooks.json"``, holding ``bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"``, ran the session folder's
+    ``scripts/policy.sh`` at sessionStart. The script stays writable: ``edit()`` succeeds and the next tool call
+    runs the program's text on the host (host code execution). Fix: follow the manifest's ``hooks`` (a path, or a
+    list of them) in ``_user_plugin_hooks`` as ``_plugin_rule`` does."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    market = base / "mk"
+    (market / ".github/plugin").mkdir(parents=True)
+    (market / "plugins/policy").mkdir(parents=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
+    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (market / "plugins/policy/config").mkdir()
+    (market / "plugins/policy/plugin.json").write_text('{"name": "policy", "hooks": "./config/hooks.json"}')
+    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
+    (market / "plugins/policy/config/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    home = base / "home/.copilot"
+    home.mkdir(parents=True)
+    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
+                "enabledPlugins": {"policy@mk": True}}
+    (home / "settings.json").write_text(json.dumps(settings))
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+
+
 # ------------------------------------------------------------ 23cbcb9: web_fetch's HTML reading, memory
 _RSS = """\
 import resource, sys
