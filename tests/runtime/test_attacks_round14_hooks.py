@@ -292,7 +292,6 @@ def test_a_variable_set_by_a_form_6cca89b_does_not_read_is_unread(tmp_path: Path
 
 
 # ------------------------------------------------------------ 6cca89b: a third cd
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a third relative cd is read from the cwd's reading"))
 @pytest.mark.parametrize(
     "command", ["cd impl && cd sub && cd deep && ./run.sh", "cd impl; cd sub; cd ../deep; ./run.sh"]
 )
@@ -606,7 +605,6 @@ _CD_PATTERN_FORMS = {  # a hook entry that changes into impl through a word hook
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("cd to a glob or a loop variable is silently dropped"))
 @pytest.mark.parametrize("form", sorted(_CD_PATTERN_FORMS))
 def test_a_hook_script_after_cd_to_a_pattern_or_a_loop_folder_is_protected(tmp_path: Path, form: str) -> None:
     """``_bases`` joins a ``cd`` word to the cwd as a literal folder, and drops it when ``_expand`` gives up (a

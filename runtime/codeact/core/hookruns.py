@@ -34,7 +34,7 @@ from .winnames import windows_name
 MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is Unread
 MAX_COMMAND_CHARS = 16 << 10  # one command's text (a hook command is a line); a longer one makes its file Unread
 MAX_WORDS = 10_000  # words split of one file's commands, all entries together; past it the file is Unread
-MAX_BASES = 16  # folders one command's words are read from (its cwd and those its `cd`s change to)
+MAX_BASES = 16  # folder changes (`cd`) read of one command; its words are read from at most 8x as many folders
 MAX_HOOKS_FILES = 64  # *.json files (and folders) read of one .github/hooks tree (the program cannot add one: HOOKS_RULE)
 MAX_ENTRIES = 1_000  # command entries read of one file; past it the file is Unread
 MAX_NODES = 20_000  # JSON values walked of one file, looking for entries; past it the file is Unread
@@ -942,8 +942,13 @@ def _module_files(module: str) -> list[str]:
 
 def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
     """The folders a command's words are read from: ``cwd``, and those a ``cd`` in it changes to
-    (``cd tools && ./audit.sh``); :class:`Unread` past :data:`MAX_BASES`."""
+    (``cd tools && ./audit.sh``), each ``cd`` read from every folder the earlier ones reached (and from ``cwd``,
+    where one failed); a folder word holding ``*?[`` is a pattern, its targets patterns too. :class:`Unread` for
+    a ``cd`` to a folder not known here (a variable, ``~``, a substitution: the words after it are read from
+    there), past :data:`MAX_BASES` folder changes, or past eight times as many folders reached."""
     bases = [cwd]
+    here = [cwd]
+    changes = 0
     after_cd = env = False
     for word in words:
         low = word.lower()
@@ -951,12 +956,18 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
         if after_cd and word.startswith("-") and folder is None:  # `cd -P x`, `-Path x`, `--`
             continue
         if after_cd or folder:
-            expanded = _expand(folder or word, root, cwd, plugin)
-            if expanded is not None:
-                if len(bases) >= MAX_BASES:
-                    raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
-                for base in dict.fromkeys((bases[-1], cwd)):  # from the folder it is in (or, if a cd failed, cwd)
-                    bases.append(os.path.normpath(os.path.join(base, expanded)))
+            given = folder or word
+            expanded = _expand(given, root, cwd, plugin)
+            if expanded is None:
+                raise Unread(f"a command changes folder to {given!r}, which names a folder not known here; "
+                             "name the folder as a path")
+            changes += 1
+            if changes >= MAX_BASES:
+                raise Unread(f"a command that changes folder more than {MAX_BASES - 1} times")
+            here = list(dict.fromkeys(os.path.normpath(os.path.join(base, expanded)) for base in [*here, cwd]))
+            bases = list(dict.fromkeys([*bases, *here]))
+            if len(bases) > 8 * MAX_BASES:
+                raise Unread(f"a command whose folder changes reach more than {8 * MAX_BASES} folders")
             after_cd = False
             continue
         env = (env and not set(word) <= _SEPARATOR) or os.path.basename(low) == "env"
@@ -983,11 +994,11 @@ def _env_chdir(word: str) -> str | None:
 def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target]:
     """The targets inside ``root`` that the path ``text`` stands for, read from each of ``bases``."""
     found: list[Target] = []
-    glob = any(char in _GLOB for char in text)
     for base in bases:
         target = os.path.normpath(os.path.join(base, text))
         if target == root or not target.startswith(root.rstrip(os.sep) + os.sep):
             continue
+        glob = any(char in _GLOB for char in target[len(root):])  # `./x/*.sh`, or from a `cd im*` folder
         key = fold(target)
         if glob:  # `./scripts/*.sh`: the shell runs every match; the repository's own path matched as text
             top = fold(root)
