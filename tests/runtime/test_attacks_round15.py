@@ -507,3 +507,34 @@ def test_web_fetchs_html_reading_holds_a_bounded_multiple_of_the_page() -> None:
                           env={"PYTHONPATH": str(Path(__file__).resolve().parents[2] / "runtime")})
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) <= 32, f"{done.stdout.strip()} MiB held for a 4 MiB page"
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a linked worktree's git config is not its own: fails open"))
+def test_a_script_an_unread_git_command_of_a_linked_worktree_runs_is_protected(tmp_path: Path) -> None:
+    """47a7633 fails closed on a git config value hookruns cannot read only where the value's config file lies
+    INSIDE the work tree (``file.is_relative_to(tree)``); elsewhere it is "the user's own" and only its slash words
+    are protected. A linked worktree (``git worktree add ../ws``: how agents and reviewers often get a checkout of
+    their own) has a ``.git`` FILE, and its repository config -- the same ``.git/config`` the main checkout set up,
+    ``alias.w = !cd tools && find . -name run | xargs sh`` -- lies in the main repository, outside the worktree: so
+    the fallback applies and ``tools/run`` stays writable (a submodule's ``.git/modules/x/config`` likewise).
+    Checked with git 2.39: ``git w`` run in the linked worktree ran its ``tools/run``. The program's ``edit()``
+    succeeds and the agent's next ``git w`` runs its text on the host (host code execution). Fix: take as the work
+    tree's own every config file of its repository (``git rev-parse --git-common-dir``/``--git-dir``: ``config``,
+    ``config.worktree``) and the files they include, wherever they lie; the user's global and system files only
+    are the user's."""
+    base = tmp_path.resolve()
+    main = base / "main"
+    (main / "tools").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(main)], check=True, capture_output=True)
+    (main / "tools/run").write_text("exit 0\n")
+    env = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b",
+           "PATH": "/usr/bin:/bin"}
+    for args in (["add", "-A"], ["commit", "-qm", "x"], ["config", "alias.w", "!cd tools && find . -name run | xargs sh"],
+                 ["worktree", "add", "-q", str(base / "ws")]):
+        subprocess.run(["git", "-C", str(main), *args], check=True, capture_output=True, env=env)
+    code = (
+        "try:\n    print(edit(path='tools/run', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(base / "ws", base / "home", code)
+    assert out.split() == ["PermissionError"], out
