@@ -160,16 +160,21 @@ def test_a_husky_hook_the_hooks_path_folder_runs_is_protected(tmp_path: Path, ca
 
 
 # ------------------------------------------------------------ hookruns: a cd to a folder the reader does not know
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a cd whose folder the reader does not know is read as none"))
+_CD_OPEN = pytest.mark.xfail(strict=True, reason=_REASON.format("a cd whose folder the reader does not know"))
+
+
 @pytest.mark.parametrize(
     "command",
     [
-        "shopt -s cdable_vars; d=impl; cd d && bash run",
-        "declare -n r=d; d=impl; cd $r; bash run",
+        pytest.param("shopt -s cdable_vars; d=impl; cd d && bash run", marks=_CD_OPEN),
+        pytest.param("bash -O cdable_vars -c 'd=impl; cd d; bash run'", marks=_CD_OPEN),
+        pytest.param("declare -n r=d; d=impl; cd $r; bash run", marks=_CD_OPEN),
+        pytest.param("typeset -n r=d; d=impl; cd $r; bash run", marks=_CD_OPEN),
+        pytest.param("x='cd impl'; $x; bash run", marks=_CD_OPEN),
+        pytest.param('cd "`echo impl`" && bash run', marks=_CD_OPEN),
         "bash -c 'cd \"$1\"; bash run' _ impl",
         "f() { cd \"$1\"; bash run; }; f impl",
         "set -- impl; cd \"$1\"; bash run",
-        "x='cd impl'; $x; bash run",
         "cd $(dirname impl/x) && bash run",
         "for d in impl; do cd $d; done; bash run",
     ],
@@ -185,7 +190,10 @@ def test_a_script_after_a_cd_to_a_folder_the_reader_does_not_know_is_protected(t
     ``impl/run`` succeeds and the CLI runs its text at the next tool call (host code execution). Fix: a ``cd``
     (``pushd``, ``Set-Location``) whose folder is not a literal or a known variable -- a positional or special
     parameter, an own variable of :func:`_own_names`, a nameref, a word after ``shopt -s cdable_vars``, a
-    command word that is a variable -- makes the hooks file Unread (as 8535f9a does for the script itself)."""
+    command word that is a variable -- makes the hooks file Unread (as 8535f9a does for the script itself).
+    d49c961 read the positional, substitution and loop forms (they pass now); after it, cdable_vars (also as
+    ``bash -O cdable_vars``), namerefs (``declare -n``, ``typeset -n``), a variable holding ``cd impl`` and a
+    backtick substitution inside double quotes (``cd "`echo impl`"``, checked: ran ``impl/run``) stay open."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run")
     assert out.split() == ["PermissionError"], out
 
