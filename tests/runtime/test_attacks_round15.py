@@ -546,3 +546,47 @@ def test_a_script_an_unread_git_command_of_a_linked_worktree_runs_is_protected(t
     )
     out = _run(base / "ws", base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ hookruns: a virtual environment's start-up files
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a hook's .venv python runs the venv's .pth files"))
+@pytest.mark.parametrize("command", [".venv/bin/python scripts/check.py", "uv run scripts/check.py"])
+@pytest.mark.parametrize("name", ["evil.pth", "sitecustomize.py"])
+def test_a_start_up_file_of_the_virtual_environment_a_hook_runs_is_protected(
+    tmp_path: Path, command: str, name: str
+) -> None:
+    """docs/security.md covers, for any Python start a hook makes, ``sitecustomize.py`` and ``usercustomize.py``
+    in each folder of ``PYTHONPATH`` -- but not the site-packages of the interpreter the hook runs when that is
+    the repository's own virtual environment (``.venv/bin/python scripts/check.py``, ``uv run ...`` and
+    ``poetry run ...``, which use the project's ``.venv``): every ``*.pth`` file there is read at start-up and its
+    ``import`` lines run, and ``sitecustomize.py`` there is imported. Checked with Python 3.11: a venv's
+    ``site-packages/x.pth`` holding ``import os; os.system("echo PTH-RAN")`` printed at ``.venv/bin/python -c
+    pass``. boundary protects ``.venv/bin/python`` (a word with a slash) but not the folder: a program's
+    ``create()`` of ``.venv/lib/python3.11/site-packages/evil.pth`` succeeds and the CLI runs its code at the next
+    tool call (host code execution). ``node_modules`` is protected whole for the same reason (npx). Fix: protect
+    a virtual environment's site-packages (a folder with ``pyvenv.cfg`` at any depth: ``lib/*/site-packages``,
+    ``Lib/site-packages``) in a workspace whose hooks run Python from it -- or simply every ``.venv``/``venv``
+    folder holding ``pyvenv.cfg``, like ``node_modules``."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    site = ws / ".venv/lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    (ws / ".venv/bin").mkdir()
+    (ws / ".venv/pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n")
+    (ws / ".venv/bin/python").write_text("")
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "scripts").mkdir()
+    (ws / "scripts/check.py").write_text("pass\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    path = f".venv/lib/python3.11/site-packages/{name}"
+    text = "import os; os.system('id > /tmp/pwned')\n"
+    code = (
+        f"try:\n    print(create(path={path!r}, file_text={text!r}))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
