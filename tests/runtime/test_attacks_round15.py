@@ -590,3 +590,40 @@ def test_a_start_up_file_of_the_virtual_environment_a_hook_runs_is_protected(
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 5592cf0: a glob segment with braces backtracks
+_BRACED = "*a" * 14 + "*{b,c}"  # a segment holding {a,b} "is matched as written": [^/]*a[^/]*a...(?:b|c)
+_BRACED_FORMS = {
+    "a repository's .gitignore rule, glob(pattern='*/*')": ("print(glob(pattern='*/*'))\n", True),
+    "outline(path=<a file>, glob=...)": (f"print(outline(path='src/{'a' * 60}', glob='{_BRACED}'))\n", False),
+    "grep(path=<a file>, glob=...)": (f"print(grep(pattern='x', path='src/{'a' * 60}', glob='{_BRACED}'))\n", False),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a glob segment with braces still backtracks"), run=False)
+@pytest.mark.parametrize("form", sorted(_BRACED_FORMS))
+def test_a_braced_glob_that_backtracks_is_matched_within_the_run_deadline(tmp_path: Path, form: str) -> None:
+    """5592cf0 translates globs so that they cannot backtrack, except "a segment holding ``{a,b}`` is matched as
+    written": each ``*`` there is still ``[^/]*``, so ``*a*a*a*a*a*a*a*a*a*a*a*a*a*a*{b,c}`` against a name of 60
+    ``a`` is round 14's catastrophic case again (checked: ``re.fullmatch(translate_glob(that), "a" * 40)`` had
+    not ended after 10 s; 60 characters: hours), in C, the interpreter held, no deadline. A program reaches it
+    with ``grep(path=<file>, glob=...)``/``outline(path=<file>, glob=...)`` (ripgrep's globs take braces); a
+    committed ``.gitignore`` line too (checked: all three forms below, a run of 2 s not ended after 20 s; for
+    ``.gitignore``, where braces are not even special, the model's innocent ``glob(pattern="*/*")``). Through the warm
+    server the client then kills the server and any concurrent run with it (round 14's test shows the chain).
+    Fix: expand a segment's braces into alternatives each translated atomically (bounded: braces past a count
+    refused), or match such a glob in the regex worker the deadline kills. (run=False: a hang.)"""
+    from test_attacks_round14_limits import MiB, _host_run
+
+    code, gitignore = _BRACED_FORMS[form]
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "src" / ("a" * 60)).write_text("x\n")
+    (ws / "src" / "main.py").write_text("x = 1\n")
+    if gitignore:
+        (ws / ".gitignore").write_text(_BRACED + "\n")
+    out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, wait=20)
+    assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
