@@ -58,6 +58,27 @@ def test_names_sanitised_reserved_and_collisions_warned() -> None:
     assert catalog.find("my-srv", "get-item") is catalog.find("my_srv_2", "get_item_2")
 
 
+def test_every_module_the_sandbox_imports_is_reserved() -> None:
+    """A server named like a module the sandbox bundles would be hidden by ``import`` of it (or hide it): each
+    standard module that imports in bare pydantic-monty without asking the host is in SANDBOX_MODULES."""
+    import sys
+
+    pm = pytest.importorskip("pydantic_monty")
+    from codeact.mcp.exposure import SANDBOX_MODULES
+
+    bundled = set()
+    with pm.Monty(max_processes=1) as pool:
+        for module in sorted(m for m in sys.stdlib_module_names if not m.startswith("_")):
+            with pool.checkout(limits={"max_feed_duration_secs": 5.0}) as session:
+                try:
+                    if isinstance(session.feed_start(f"import {module}"), pm.MontyComplete):
+                        bundled.add(module)
+                except pm.MontyError:
+                    pass
+    assert {"json", "re", "fnmatch"} <= bundled  # the probe works
+    assert bundled <= SANDBOX_MODULES, sorted(bundled - SANDBOX_MODULES)
+
+
 def test_failed_and_excluded_servers_expose_nothing() -> None:
     data = lock(ok=[tool("t")], down="no answer within 10 s", skipped=[tool("u")])
     assert [t.name for t in build_catalog(data, exclude=["skipped"]).tools] == ["ok.t"]

@@ -22,12 +22,13 @@ from ..core.stubs import python_type
 
 GENERIC_TOOL = "mcp_call"
 RESOURCE_TOOL = "mcp_resource"  # top-level, so no server's own tool can shadow it
-# Modules the sandbox can import (pydantic-monty 1.4) and names the generated stubs import: a server namespace
-# must not take them, or `import time` in a program would hide the `time` server (or the reverse).
+# Modules the sandbox can import (pydantic-monty 1.6; tests/mcp/test_catalog_render.py asks it) and names the
+# generated stubs import: a server namespace must not take them, or `import time` in a program would hide the
+# `time` server (or the reverse).
 SANDBOX_MODULES = frozenset({
     "asyncio", "base64", "collections", "copy", "csv", "dataclasses", "datetime", "functools", "hashlib",
     "itertools", "json", "math", "os", "pathlib", "random", "re", "sys", "time", "typing", "decimal", "binascii",
-    "tomllib", "Any", "Literal",
+    "tomllib", "bisect", "fnmatch", "posixpath", "unicodedata", "Any", "Literal",
 })
 RESERVED = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist) | SANDBOX_MODULES
                      | set(BUILTINS) | {GENERIC_TOOL, RESOURCE_TOOL})
