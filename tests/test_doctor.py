@@ -166,7 +166,7 @@ def test_broken_monty_exits_3_when_monty_is_chosen(monkeypatch: pytest.MonkeyPat
                                                              "MontyCrashedError", doctor.FIX_MONTY))
     report, text = _doctor()
     assert (report.backend, report.exit_code) == ("monty", 3)
-    assert "pip install pydantic-monty==1.4.0" in text
+    assert "pip install pydantic-monty==1.6.0" in text
     assert text.rstrip().endswith("error: the chosen backend (monty) cannot run here; see the fixes above.")
 
 

@@ -14,7 +14,7 @@ from codeact import bootstrap
 from codeact.bootstrap import BootstrapError, ensure
 
 RUNTIME = Path(__file__).resolve().parents[2] / "runtime"
-REQUIREMENTS = "# pinned\npydantic-monty==1.4.0\n"
+REQUIREMENTS = "# pinned\npydantic-monty==1.6.0\n"
 
 
 class FakeRun:

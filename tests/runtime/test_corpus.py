@@ -125,10 +125,6 @@ INVALID: dict[str, tuple[str, str, int, str, str, Any]] = {
                            'n = len(glob(pattern="*.md"))\ntry:\n    if n != 5:\n'
                            '        raise ValueError(f"expected 5 files, found {n}")\nexcept ValueError as e:\n'
                            '    out = str(e)\nout\n', "expected 5 files, found 4"),
-    "json_default": ('import json\nfrom datetime import date\njson.dumps({"d": date(2024, 1, 2)}, default=str)\n',
-                     "TypeError", 3, "convert the values first",
-                     'import json\nfrom datetime import date\njson.dumps({"d": str(date(2024, 1, 2))})\n',
-                     '{"d": "2024-01-02"}'),
     "ordered_dict": ('import collections\nd = collections.OrderedDict()\nd["b"] = 1\nlist(d)\n', "AttributeError", 2,
                      "use a plain dict", 'd = {}\nd["b"] = 1\nlist(d)\n', ["b"]),
     "open_outside": ('open("/etc/hostname").read()[:1]\n', "PermissionError", 1, "outside the workspace",

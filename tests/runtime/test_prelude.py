@@ -23,7 +23,7 @@ def bare(code: str) -> Any:
 
 # helper -> (a program that shows the gap, what the bare sandbox answers, what CPython answers)
 GAP_PROGRAMS: dict[str, tuple[str, Any, Any]] = {
-    "codeact_re_pattern": ('import re\n(bool(re.search(r"b$", "ab\\n")), bool(re.search(r"b\\Z", "ab\\n")))',
+    "codeact_re_pattern": ('import re\n(bool(re.search(r"b$", "ab\\n")), bool(re.search(r"\\w", "é", re.ASCII)))',
                            (False, True), (True, False)),
     "codeact_re_template": ('import re\n(re.sub(r"(a)", r"\\1_", "ab"), re.sub("a", r"\\n", "a"))', ("b", "\\n"),
                             ("a_b", "\n")),
@@ -47,8 +47,7 @@ GAP_PROGRAMS: dict[str, tuple[str, Any, Any]] = {
     "codeact_vars": ("from dataclasses import dataclass\n@dataclass\nclass P:\n    x: int\nvars(P(1))", "error",
                      {"x": 1}),
     "codeact_heapq": ("import heapq", "error", None),
-    "codeact_set": ('(list({3, 1, 2}), list(set([30, 1, 2])), {1: "a", True: "b"})',
-                    ([3, 1, 2], [30, 1, 2], {True: "b"}), ([1, 2, 3], [1, 2, 30], {1: "b"})),
+    "codeact_set": ("(list({3, 1, 2}), list(set([30, 1, 2])))", ([3, 1, 2], [30, 1, 2]), ([1, 2, 3], [1, 2, 30])),
     "codeact_StringIO": ("import io", "error", None),
     "codeact_ChainMap": ("from collections import ChainMap", "error", None),
     "codeact_cmp_to_key": ("from functools import cmp_to_key", "error", None),

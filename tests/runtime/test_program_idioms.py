@@ -145,6 +145,7 @@ VALID = {
     "compiled sub": 'import re\nc = re.compile(r"(\\d+)")\nc.sub(r"<\\1>", "a1b22")',
     "re.sub function": 'import re\nre.sub(r"\\d+", lambda m: str(int(m[0]) * 2), "a1b22")',
     "set of ints": 'list({3, 1, 2}), {10, 2, 33}, sorted({3, 1})',
+    "json default": 'import json\nfrom datetime import date\njson.dumps({"d": date(2024, 1, 2), "s": {2}}, default=str)',
     "1 and True": '({1: "a", True: "b"}, {0: "x", False: "y", 1.0: "z"}, {True, 1})',
     # item 2
     "read_text(encoding=)": 'from pathlib import Path\nlen(Path("README.md").read_text(encoding="utf-8"))',
@@ -207,8 +208,6 @@ HINTED = {
                  'sorted([(1, "b"), (0, "a")], key=lambda t: t[1])'),
     "OrderedDict": ('from collections import OrderedDict\nOrderedDict(a=1)', "plain dict", 'dict(a=1)'),
     "sys.exit": ('import sys\nsys.exit(0)', "RuntimeError('why')", 'raise RuntimeError("why")'),
-    "json default": ('import json\njson.dumps({"a": {1, 2}}, default=list)', "convert the values first",
-                     'import json\njson.dumps({"a": sorted({1, 2})})'),
     "dict attribute": ('d = {"path": "a"}\nd.name', "d['name'] or d.get('name')", 'd = {"path": "a"}\nd.get("name")'),
     "tool result attribute": ('[h.file for h in grep(pattern="^import json", path="src")]', "'path', 'line', 'text'",
                               '[h["path"] for h in grep(pattern="^import json", path="src")]'),

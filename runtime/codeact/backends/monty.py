@@ -39,7 +39,7 @@ class MontyBackend:
         if _pm is None:
             raise BackendUnavailable(
                 f"pydantic-monty is not importable ({_IMPORT_ERROR}); re-run the launcher to re-sync "
-                "its venv, or: pip install pydantic-monty==1.4.0")
+                "its venv, or: pip install pydantic-monty==1.6.0")
 
     def execute(self, program: Program) -> Any:
         _refuse_huge(program.code)

@@ -60,8 +60,6 @@ _HINTS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"'(?:encoding|errors)' argument is not yet supported"), "open() reads UTF-8 text here: drop "
      "encoding= and errors= (a file that is not UTF-8 raises UnicodeDecodeError; read its bytes with "
      "open(path, 'rb').read())."),
-    (re.compile(r"unexpected keyword argument 'default'"), "json.dumps(default=...) is not supported: convert the "
-     "values first (str(x), x.isoformat(), a dict of plain fields)."),
     (re.compile(r"no attribute 'OrderedDict'|cannot import name 'OrderedDict'"), "dicts keep insertion order: use a "
      "plain dict (and dict(sorted(d.items())) to reorder)."),
     (re.compile(r"module '[\w.]+' has no attribute"), "The sandbox's version of that module lacks this name; use "

@@ -402,8 +402,8 @@ def _object_edits(src: Source, ordered: tuple[str, ...]) -> list[Edit]:
 def _literal_edits(src: Source) -> list[Edit]:
     """Sets and displays whose CPython value the sandbox builds differently: ``set(xs)`` and ``{e for ...}`` of
     ints are built in CPython's order (codeact_set); a set of number literals, which CPython iterates in hash order
-    (the sandbox: as written), is written in CPython's order; a dict or set whose literal
-    keys CPython finds equal (``1`` and ``True``) keeps CPython's first key."""
+    (the sandbox: as written), is written in CPython's order; a set whose literal items CPython finds equal
+    (``1`` and ``True``) keeps CPython's first item."""
     edits: list[Edit] = []
     for node in src.nodes:
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "set"
@@ -423,14 +423,6 @@ def _literal_edits(src: Source) -> list[Edit]:
             if [repr(v) for v in cpython] != [repr(v) for v in order]:
                 start, end = src.span(node)
                 edits.append((start, end, 0, "{" + ", ".join(repr(v) for v in cpython) + "}"))
-        elif isinstance(node, ast.Dict) and node.keys:
-            seen: dict[Any, Any] = {}
-            for key in node.keys:
-                if isinstance(key, ast.Constant) and type(key.value) in (int, float, bool, complex):
-                    first = seen.setdefault(key.value, key.value)
-                    if type(first) is not type(key.value):
-                        start, end = src.span(key)
-                        edits.append((start, end, 0, repr(first)))
     return edits
 
 

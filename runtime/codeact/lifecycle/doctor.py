@@ -25,7 +25,7 @@ from .. import __version__
 from ..backends import boot_hyperlight, precheck, probe
 from ..errors import EXIT_BACKEND_UNAVAILABLE, EXIT_OK, EXIT_USAGE, UsageError
 
-MONTY_REQUIREMENT = "pydantic-monty==1.4.0"
+MONTY_REQUIREMENT = "pydantic-monty==1.6.0"
 FIX_MONTY = f"re-run the launcher to re-sync the codeact venv, or: pip install {MONTY_REQUIREMENT}"
 FIX_PYTHON = "use Python 3.10 or newer for the codeact venv (the launcher picks one; uv can install it)"
 FIX_EXTENSIONS = ("install it beside copier: uv tool install copier --with copier-template-extensions "

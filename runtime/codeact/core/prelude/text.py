@@ -24,8 +24,8 @@ def codeact_re_inline_flags(pattern: str) -> tuple[str, str]:
 
 def codeact_re_translate(pattern: Any, flags: Any = 0) -> Any:
     """``pattern`` as the sandbox's engine must read it to match as CPython's ``re`` does: ``$`` (without MULTILINE)
-    becomes ``(?=\\n?\\z)``, ``\\Z`` becomes ``\\z``, and under re.ASCII (or ``(?a)``) ``\\w \\W \\d \\D \\s \\S \\b \\B``
-    become their ASCII classes. Anything but a string is returned as it is."""
+    becomes ``(?=\\n?\\z)`` (``\\Z`` already matches as CPython's), and under re.ASCII (or ``(?a)``)
+    ``\\w \\W \\d \\D \\s \\S \\b \\B`` become their ASCII classes. Anything but a string is returned as it is."""
     if not isinstance(pattern, str):
         return pattern
     bits = flags if isinstance(flags, int) else 0
@@ -40,9 +40,7 @@ def codeact_re_translate(pattern: Any, flags: Any = 0) -> Any:
         ch = pattern[i]
         if ch == "\\" and i + 1 < n:
             nxt = pattern[i + 1]
-            if nxt == "Z" and not in_class:
-                out.append("\\z")
-            elif ascii_only and nxt in "wdsWDS":
+            if ascii_only and nxt in "wdsWDS":
                 out.append(codeact_re_ascii_class(nxt, in_class))
             elif ascii_only and nxt in "bB" and not in_class:
                 word = "[" + codeact_ASCII_WORD + "]"
