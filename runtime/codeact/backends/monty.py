@@ -125,6 +125,9 @@ class MontyBackend:
                 from .monty_errors import worker_lost
 
                 raise ProgramError(worker_lost(exc, program, time.monotonic() - began)) from None
+            except _pm.MontyConfigurationError as exc:  # the session's set-up refused (1.4.0: a MontyRuntimeError)
+                raise ProgramError(ErrorInfo("RuntimeError", f"the sandbox refused to start the run: {exc}", None,
+                                             None)) from None
         raise AssertionError("unreachable")
 
     def _drive(self, session: Any, program: Program, code: str, cpu: OneCpu, seen: ResultKeys) -> Any:

@@ -11,13 +11,18 @@ _SCALARS = {"string": "str", "integer": "int", "number": "float", "boolean": "bo
             "object": "dict", "array": "list"}
 
 
-def python_type(schema: dict[str, Any] | bool | None) -> str:
-    """The Python annotation for a JSON Schema (``Any`` where it cannot say more)."""
-    if not isinstance(schema, dict) or not schema:
+MAX_TYPE_DEPTH = 16  # an annotation nested deeper is ``Any`` there: the sandbox refuses stubs nested ~150 deep
+
+
+def python_type(schema: dict[str, Any] | bool | None, depth: int = 0) -> str:
+    """The Python annotation for a JSON Schema (``Any`` where it cannot say more, and below
+    :data:`MAX_TYPE_DEPTH` levels: one tool's deeply nested schema would make pydantic-monty refuse the stubs of
+    every tool, so that no program could run type-checked)."""
+    if not isinstance(schema, dict) or not schema or depth >= MAX_TYPE_DEPTH:
         return "Any"
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            parts = list(dict.fromkeys(python_type(s) for s in schema[key]))
+            parts = list(dict.fromkeys(python_type(s, depth + 1) for s in schema[key]))
             return "Any" if "Any" in parts else " | ".join(parts)
     if "enum" in schema:
         values = schema["enum"]
@@ -26,9 +31,9 @@ def python_type(schema: dict[str, Any] | bool | None) -> str:
         return "Any"
     kind = schema.get("type")
     if isinstance(kind, list):
-        return " | ".join(dict.fromkeys(python_type({**schema, "type": k}) for k in kind))
+        return " | ".join(dict.fromkeys(python_type({**schema, "type": k}, depth + 1) for k in kind))
     if kind == "array" and isinstance(schema.get("items"), dict) and schema["items"]:
-        return f"list[{python_type(schema['items'])}]"
+        return f"list[{python_type(schema['items'], depth + 1)}]"
     return _SCALARS.get(kind, "Any") if isinstance(kind, str) else "Any"
 
 
