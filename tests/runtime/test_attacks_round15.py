@@ -627,3 +627,44 @@ def test_a_braced_glob_that_backtracks_is_matched_within_the_run_deadline(tmp_pa
         (ws / ".gitignore").write_text(_BRACED + "\n")
     out, _, took = _host_run(ws, base / "home", code, memory=256 * MiB, timeout=2, wait=20)
     assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a plugin the repository's settings enable is not read"))
+def test_a_repository_script_a_plugin_the_repositorys_settings_enable_runs_is_protected(tmp_path: Path) -> None:
+    """5f4fd3e reads the hooks of the plugins the USER enabled (``$COPILOT_HOME/settings.json``'s
+    ``extraKnownMarketplaces``/``enabledPlugins``, ``installed-plugins/``). The repository's own
+    ``.github/copilot/settings.json`` takes the same keys, and the CLI loads what it enables with no install and a
+    fresh ``COPILOT_HOME``: checked with the real CLI 1.0.102 and the mock model, a repository whose settings name
+    a marketplace folder OUTSIDE it (``"path": "/tmp/mk"``: a company's plugins checked out beside the
+    repositories) and enable ``r@mk`` ran that plugin's hook ``bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"`` --
+    the repository's script -- at sessionStart, no ``$COPILOT_HOME/settings.json`` present. The plugin's folder is
+    outside the workspace (so not read as one of its plugins) and not the user's: ``scripts/policy.sh`` stays
+    writable, ``edit()`` succeeds and the next tool call runs the program's text on the host (host code
+    execution). Fix: read ``enabledPlugins``/``extraKnownMarketplaces`` of the repository's settings files
+    (``.github/copilot/settings*.json``, ``.claude/settings*.json``) as the user's are, their hooks read on the
+    workspace."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    (ws / ".github/copilot").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    market = base / "mk"
+    (market / ".github/plugin").mkdir(parents=True)
+    (market / "plugins/policy").mkdir(parents=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
+    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (market / "plugins/policy/plugin.json").write_text('{"name": "policy"}')
+    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
+    (market / "plugins/policy/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
+                "enabledPlugins": {"policy@mk": True}}
+    (ws / ".github/copilot/settings.json").write_text(json.dumps(settings))
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
