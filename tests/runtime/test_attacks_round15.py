@@ -668,3 +668,33 @@ def test_a_repository_script_a_plugin_the_repositorys_settings_enable_runs_is_pr
     )
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("an installed plugin with only .github/plugin/ is not found"))
+def test_a_repository_script_an_installed_plugin_with_a_github_manifest_runs_is_protected(tmp_path: Path) -> None:
+    """5f4fd3e finds the copies under ``$COPILOT_HOME/installed-plugins/`` by a ``plugin.json`` or ``hooks.json``
+    file, or a ``.plugin``, ``.claude-plugin`` or ``hooks`` folder -- not by ``.github/plugin/plugin.json``, one of
+    the four manifests the CLI reads (boundary's own ``_PLUGIN_MANIFESTS``), whose inline ``hooks`` it then never
+    reads. Checked with the real CLI 1.0.102 and the mock model: a plugin holding only
+    ``.github/plugin/plugin.json`` with an inline sessionStart hook ``bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"``
+    ran the session folder's script. Installed from a remote marketplace (the copy under ``installed-plugins/``),
+    such a plugin leaves ``scripts/policy.sh`` writable: ``edit()`` succeeds and the next tool call runs the
+    program's text on the host (host code execution). Fix: detect a plugin copy by any of ``_PLUGIN_MANIFESTS``
+    (``.github`` among the folders looked at)."""
+    import json
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "scripts").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    copy = base / "home/.copilot/installed-plugins/mk/policy"
+    (copy / ".github/plugin").mkdir(parents=True)
+    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
+    (copy / ".github/plugin/plugin.json").write_text(json.dumps({"name": "policy", "hooks": {"preToolUse": [entry]}}))
+    code = (
+        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+    )
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
