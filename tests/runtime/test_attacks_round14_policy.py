@@ -383,9 +383,6 @@ def test_refused_handshakes_do_not_hold_the_hubs_pending_slots() -> None:
 
 # ---------------------------------------------- item 5: the last value's 8 MiB of text are made after the deadline
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, run=False, reason="open (issue 40, red team round 14; timing): a run that ended in "
-                                                  "time is reported past its deadline while the host encodes its last "
-                                                  "value (8 MiB, seconds)")
 @pytest.mark.parametrize(("code", "args"), [("a = [0] * 1000\n[a] * 6000", ()),
                                             ("a = [0] * 1_000_000\nb = 1", ("--session", "big"))],
                          ids=["last-value", "session"])
