@@ -549,7 +549,6 @@ def test_a_script_an_unread_git_command_of_a_linked_worktree_runs_is_protected(t
 
 
 # ------------------------------------------------------------ hookruns: a virtual environment's start-up files
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a hook's .venv python runs the venv's .pth files"))
 @pytest.mark.parametrize("command", [".venv/bin/python scripts/check.py", "uv run scripts/check.py"])
 @pytest.mark.parametrize("name", ["evil.pth", "sitecustomize.py"])
 def test_a_start_up_file_of_the_virtual_environment_a_hook_runs_is_protected(

@@ -957,7 +957,8 @@ def test_a_shared_venv_folder_inside_the_workspace_is_never_written(cli, repo, t
     done = cli("run", "--code", program, env={"CODEACT_VENV": str(repo / "ci-cache/venvs")})
     assert done.returncode != 0 and "is refused — a host folder (ci-cache/venvs)" in done.stderr, done.stderr
     assert not (site / "evil.pth").exists()
-    files.create(ctx_at(repo), path=str(target), file_text="x\n")  # without CODEACT_VENV it is an ordinary folder
+    with pytest.raises(PolicyError, match="a virtual environment"):  # without CODEACT_VENV: still a venv (pyvenv.cfg)
+        files.create(ctx_at(repo), path=str(target), file_text="x\n")
 
 
 def test_the_venv_the_runtime_runs_in_is_never_written(repo, tmp_path):

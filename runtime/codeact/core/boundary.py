@@ -66,6 +66,9 @@ HOOK_SCRIPT_RULE = ("a script a hook runs", "the repository's hooks (or a plugin
                                            "tool call; change it by hand")
 HOOKS_UNREAD_RULE = ("a hooks file past what CodeAct reads", "which scripts its hooks run is not known, so no file "
                                                            "they could run is written; shorten the hooks file by hand")
+VENV_RULE = ("a virtual environment", "Python reads its site-packages' .pth files and sitecustomize at every start "
+                                     "of its interpreter (a hook's .venv/bin/python, uv run, poetry run); install "
+                                     "with pip or uv through bash")
 STREAM_RULE = ("a data stream", "on Windows `name:stream` writes a stream of `name` (`.git::$INDEX_ALLOCATION` is "
                                 "the .git folder); write a plain name")
 
@@ -330,6 +333,19 @@ def _ancestors(path: Path) -> list[Path]:
     return [path, *path.parents] if path.is_dir() and not path.is_symlink() else list(path.parents)
 
 
+def _virtual_environment(path: Path, within: Path | None) -> Path | None:
+    """The virtual environment (a folder holding ``pyvenv.cfg``, whatever its name) ``path`` lies in, or the one
+    writing ``path`` (a ``pyvenv.cfg``) would make; looked for up to ``within``."""
+    if windows_name(path.name) == "pyvenv.cfg":
+        return path.parent
+    for folder in path.parents:
+        if os.path.lexists(folder / "pyvenv.cfg"):
+            return folder
+        if folder == within:
+            break
+    return None
+
+
 def work_trees(path: Path) -> list[Path]:
     """The top levels of the git work trees that contain ``path``, innermost first (nested repositories too): the
     folders that hold anything named ``.git``, a link included whatever it leads to (a committed ``.git`` link to an
@@ -511,6 +527,9 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
     for folder in host:
         if path == folder or path.is_relative_to(folder):
             return HOST_RULE, folder, ""
+    venv = _virtual_environment(path, within)
+    if venv is not None:
+        return VENV_RULE, venv, ""
     listed = _listed_plugins(path, within)
     for folder in path.parents:
         plugged = _plugin_rule(path, folder, within, listed.get(folder))
