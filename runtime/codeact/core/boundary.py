@@ -408,6 +408,9 @@ def _git_runs(tree: Path) -> _GitRuns:
     except (OSError, subprocess.SubprocessError):
         listed = b""
     items = listed.decode("utf-8", "replace").split("\0")
+    # the user's own and the system's config: a command there the reader does not follow is no repository's
+    users = {Path(os.path.normpath(file)) for file in (paths.home() / ".gitconfig", "/etc/gitconfig",
+                                                       paths.xdg_dir("config", os.environ) / "git" / "config")}
     origins: dict[Path, None] = {}
     folders: dict[Path, None] = {}
     files: dict[Path, None] = {}
@@ -424,7 +427,7 @@ def _git_runs(tree: Path) -> _GitRuns:
             where = os.path.join(file.parent if file is not None else tree, os.path.expanduser(value))
             files[Path(os.path.normpath(where))] = None  # what git reads once it is there, or its condition met
         elif value:
-            entries.append((name, {"bash": value.removeprefix("!")}, file is not None and file.is_relative_to(tree)))
+            entries.append((name, {"bash": value.removeprefix("!")}, file is not None and file not in users))
     files.update((origin, None) for origin in origins)
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
@@ -566,73 +569,95 @@ def _listed_plugins(path: Path, within: Path | None) -> dict[Path, tuple[Path, d
             except (OSError, ValueError, RecursionError):
                 continue
             plugins = data.get("plugins") if isinstance(data, dict) else None
+            metadata = data.get("metadata") if isinstance(data, dict) else None
+            root = metadata.get("pluginRoot") if isinstance(metadata, dict) else None
+            base = top / root if isinstance(root, str) and "\x00" not in root else top  # relative sources' base
             for entry in plugins if isinstance(plugins, list) else ():
                 source = entry.get("source") if isinstance(entry, dict) else None
                 if isinstance(source, str) and "\x00" not in source:
-                    found.setdefault(Path(os.path.normpath(top / source)), (market, entry))
+                    for folder in dict.fromkeys((base / source, top / source)):  # as the CLI reads it, or not
+                        found.setdefault(Path(os.path.normpath(folder)), (market, entry))
         if top == within:
             break
     return found
 
 
-def user_hooks_files(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """The user's own hooks files (``$COPILOT_HOME/hooks/**/*.json`` and the inline ``hooks`` of
-    ``$COPILOT_HOME/settings*.json``, at most :data:`hookruns.MAX_HOOKS_FILES` and one more, which makes them
-    unread): the Copilot CLI runs them in every session, in the session's folder."""
+def user_hooks_files(environ: Mapping[str, str] | None = None, workspace: Path | None = None) -> tuple[str, ...]:
+    """The hooks files the Copilot CLI runs in every session, in the session's folder, from outside it: the user's
+    own (``$COPILOT_HOME/hooks/**/*.json``, the inline ``hooks`` of ``$COPILOT_HOME/settings*.json``) and those of
+    the plugins the user, or ``workspace``'s own settings files, enabled (:func:`_plugin_hooks_files`); at most
+    :data:`_MAX_USER_HOOKS_FILES` and one more, which makes them unread."""
     home = paths.copilot_home(os.environ if environ is None else environ)
-    folder = home / "hooks"
-    try:
-        found = sorted(str(home / name) for name in os.listdir(home)
-                       if re.fullmatch(r"settings.*\.json", name, re.IGNORECASE) and (home / name).is_file())
-    except OSError:
-        found = []
-    for top, folders, files in os.walk(folder):
+    found = _settings_files(home)
+    for top, folders, files in os.walk(home / "hooks"):
         folders.sort()
         found += [os.path.join(top, name) for name in sorted(files) if name.lower().endswith(".json")]
         if len(found) > hookruns.MAX_HOOKS_FILES:
             break
-    found += _user_plugin_hooks(home)
+    settings = [Path(file) for file in found if os.path.dirname(file) == str(home)]
+    if workspace is not None:
+        settings += [Path(file) for folder in (workspace / ".github" / "copilot", workspace / ".claude")
+                     for file in _settings_files(folder)]
+    found += _plugin_hooks_files(settings, home / "installed-plugins")
     return tuple(found[:_MAX_USER_HOOKS_FILES + 1])
 
 
-_MAX_USER_HOOKS_FILES = 256  # the user's hooks files and those of the plugins they enabled; past it, unread
+_MAX_USER_HOOKS_FILES = 256  # the user's hooks files and those of the plugins enabled; past it, unread
 _PLUGIN_HOOKS_FILES = ("hooks.json", "hooks/hooks.json", *_PLUGIN_MANIFESTS)  # a manifest's inline hooks are read
 
 
-def _user_plugin_hooks(home: Path) -> list[str]:
-    """The hooks files of the plugins the user enabled: those of a live local marketplace ``settings.json`` names
-    (``extraKnownMarketplaces`` with a ``directory`` source, ``enabledPlugins``) and the copies under
-    ``installed-plugins/``. The CLI runs their hooks with ``$CLAUDE_PROJECT_DIR`` and ``$COPILOT_PROJECT_DIR`` set
-    to the session's folder, so a plugin's hook may run the repository's own script."""
+def _settings_files(folder: Path) -> list[str]:
+    """``settings*.json`` of ``folder`` (the CLI's settings files), sorted."""
+    try:
+        return sorted(str(folder / name) for name in os.listdir(folder)
+                      if re.fullmatch(r"settings.*\.json", name, re.IGNORECASE) and (folder / name).is_file())
+    except OSError:
+        return []
+
+
+def _plugin_hooks_files(settings: list[Path], installed: Path) -> list[str]:
+    """The hooks files of the plugins enabled: those of a live local marketplace that one of the ``settings``
+    files names (``extraKnownMarketplaces`` with a ``directory`` source, ``enabledPlugins``), and the copies under
+    ``installed``. The CLI runs their hooks with ``$CLAUDE_PROJECT_DIR`` and ``$COPILOT_PROJECT_DIR`` set to the
+    session's folder, so a plugin's hook may run the repository's own script."""
     import json
 
     folders: list[Path] = []
-    try:
-        settings = json.loads((home / "settings.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        settings = {}
-    enabled = settings.get("enabledPlugins") if isinstance(settings, dict) else None
-    markets = settings.get("extraKnownMarketplaces") if isinstance(settings, dict) else None
-    for key, on in (enabled.items() if isinstance(enabled, dict) else ()):
-        name, _, market = str(key).rpartition("@")
-        source = markets.get(market, {}).get("source") if isinstance(markets, dict) and isinstance(
-            markets.get(market), dict) else None
-        if on is not True or not isinstance(source, dict) or not isinstance(source.get("path"), str):
+    for file in settings:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError):
             continue
-        top = Path(os.path.expanduser(source["path"]))
-        for listed, (_, entry) in _listed_plugins(top / "x", None).items():
-            if entry.get("name") == name and (listed == top or listed.is_relative_to(top)):
-                folders.append(listed)
-    installed = str(home / "installed-plugins")
+        enabled = data.get("enabledPlugins") if isinstance(data, dict) else None
+        markets = data.get("extraKnownMarketplaces") if isinstance(data, dict) else None
+        for key, on in (enabled.items() if isinstance(enabled, dict) else ()):
+            name, _, market = str(key).rpartition("@")
+            known = markets.get(market) if isinstance(markets, dict) else None
+            source = known.get("source") if isinstance(known, dict) else None
+            if on is not True or not isinstance(source, dict) or not isinstance(source.get("path"), str):
+                continue
+            top = Path(os.path.normpath(file.parent / os.path.expanduser(source["path"])))
+            folders += [listed for listed, (_, entry) in _listed_plugins(top / "x", None).items()
+                        if entry.get("name") == name]
     for here, subfolders, files in os.walk(installed):
         subfolders.sort()
-        if any(name in files for name in ("plugin.json", "hooks.json")) or {".plugin", ".claude-plugin",
-                                                                            "hooks"} & set(subfolders):
+        if any(name in files for name in ("plugin.json", "hooks.json")) or {".plugin", ".claude-plugin", "hooks",
+                                                                            ".github"} & set(subfolders):
             folders.append(Path(here))
-        if len(folders) > _MAX_USER_HOOKS_FILES or here.count(os.sep) - installed.count(os.sep) >= 3:
+        if len(folders) > _MAX_USER_HOOKS_FILES or here.count(os.sep) - str(installed).count(os.sep) >= 3:
             subfolders.clear()
-    return [str(folder / name) for folder in dict.fromkeys(folders) for name in _PLUGIN_HOOKS_FILES
-            if (folder / name).is_file()]
+    found: list[str] = []
+    for folder in dict.fromkeys(folders):
+        names = list(_PLUGIN_HOOKS_FILES)
+        for named in _PLUGIN_MANIFESTS:  # the hooks files its manifest names
+            try:
+                hooks = json.loads((folder / named).read_text(encoding="utf-8")).get("hooks")
+            except (OSError, ValueError, RecursionError, AttributeError):
+                continue
+            names += [name for name in ([hooks] if isinstance(hooks, str) else hooks if isinstance(hooks, list)
+                                        else ()) if isinstance(name, str) and "\x00" not in name]
+        found += [str(folder / name) for name in dict.fromkeys(names) if (folder / name).is_file()]
+    return found
 
 
 def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -> tuple[Rule, Path, str] | None:
@@ -932,7 +957,7 @@ class Workspace(NamedTuple):
         running, host = running_install(), host_folders(env)
         path = check_workspace(root, environ=env, running=running, host=host)
         return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running,
-                   user_hooks_files(env))
+                   user_hooks_files(env, path))
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False, lexical: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
