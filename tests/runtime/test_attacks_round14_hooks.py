@@ -523,7 +523,6 @@ def test_a_hook_script_named_from_the_hook_dir_is_protected(tmp_path: Path, comm
 
 
 # ------------------------------------------------------------ git hooks a configuration moves into the work tree
-@pytest.mark.xfail(strict=True, reason=_REASON.format("git config core.hooksPath in a hook is read as nothing"))
 @pytest.mark.parametrize(
     "command",
     ["git config core.hooksPath impl && git commit -q --allow-empty -m x", "git config --local core.hooksPath impl"],
@@ -574,7 +573,6 @@ def test_a_git_hook_in_the_folder_core_hooks_path_names_is_protected(tmp_path: P
 
 
 # ------------------------------------------------------------ npx of a folder
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npx ./folder runs the folder's package.json bin"))
 @pytest.mark.parametrize("target", ["impl/tool/package.json", "impl/tool/cli.js"])
 def test_a_package_folder_npx_runs_is_protected(tmp_path: Path, target: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A hook ``npx --yes ./impl/tool`` (a local package, as monorepos run their own CLIs) names the FOLDER

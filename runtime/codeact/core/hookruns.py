@@ -764,6 +764,95 @@ def _package_main(file: str, root: str) -> str | None:
     return main if isinstance(main, str) and main and "\x00" not in main else None
 
 
+_NPXS = frozenset(("npx", "npx.cmd", "pnpx", "bunx", "bunx.exe"))
+_GIT_VALUED = frozenset(("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"))
+_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
+                           "--get-colorbool", "--edit", "-e", "--unset", "--unset-all", "--remove-section",
+                           "--rename-section", "get", "list", "edit", "unset", "remove-section", "rename-section"))
+_CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--comment", "--value"))
+
+
+def _subcommand(words: list[str], start: int) -> str:
+    """The first word of ``words[start:]`` that is no option, up to the command's end ("" if none)."""
+    for word in words[start:start + 16]:
+        if set(word) <= _SEPARATOR:
+            return ""
+        if not word.startswith("-"):
+            return word.lower()
+    return ""
+
+
+def _package_folders(words: list[str], start: int) -> list[str]:
+    """The package folders ``npx``, ``npm exec``, ``pnpm dlx``, ``bunx`` run from the path specs of
+    ``words[start:]``: its ``--package``/``-p`` values and the first word that is no option (the command, after
+    ``exec``/``dlx``), where one is a path (``./tool``, ``../x``, ``file:x``): every file below each (its
+    ``package.json`` picks the ``bin`` it runs)."""
+    specs: list[str] = []
+    index = start
+    while index < len(words) and index < start + 64 and not set(words[index]) <= _SEPARATOR:
+        word = words[index]
+        index += 1
+        if word.startswith(("--package=", "-p=")):
+            specs.append(word.split("=", 1)[1])
+        elif word in ("--package", "-p") and index < len(words):
+            specs.append(words[index])
+            index += 1
+        elif not word.startswith("-") and word.lower() not in ("exec", "x", "dlx"):
+            specs.append(word)
+            break
+    found: list[str] = []
+    for spec in (spec.removeprefix("file:") for spec in specs):
+        if spec.startswith(("./", "../", "/", ".\\", "..\\")) or spec in (".", ".."):
+            found += [os.path.join(spec, "package.json"), os.path.join(spec, "*")]
+    return found
+
+
+def _git_and_npx_files(name: str, words: list[str], index: int, root: str, cwd: str, plugin: bool) -> list[str]:
+    """For ``git`` at ``words[index]``: :class:`Unread` for ``git -c`` (what its configuration names runs),
+    :func:`_git_config_files`; for ``npx`` (``npm exec``, ``pnpm dlx``...): :func:`_package_folders`."""
+    if name == "git" and any(other.startswith(("-c", "--config-env", "--exec-path")) for other in words[index + 1:]):
+        raise Unread("git -c runs what its configuration names (core.hooksPath, diff.external, ...)")
+    if name in ("git", "git.exe"):  # `git config core.hooksPath impl`: git runs impl/* from then on
+        return _git_config_files(words, index + 1, root, cwd, plugin)
+    if name in _NPXS or (name in _NPMS and _subcommand(words, index + 1) in ("exec", "x")) or (
+            name in _PACKAGE_RUNNERS and _subcommand(words, index + 1) in ("dlx", "exec", "x")):
+        return _package_folders(words, index + 1)
+    return []
+
+
+def _git_config_files(words: list[str], start: int, root: str, cwd: str, plugin: bool) -> list[str]:
+    """What a ``git config`` write among ``words[start:]`` makes git run: the files of the folder it names as
+    ``core.hooksPath`` (read from the cwd and the repository's top, as git reads it), the file an
+    ``include.path`` or ``includeIf.*.path`` names; :class:`Unread` for a folder not known here."""
+    index = start
+    while index < len(words) and words[index].startswith("-"):  # git's own options
+        index += 1 + (words[index] in _GIT_VALUED)
+    if index >= len(words) or words[index].lower() != "config":
+        return []
+    given: list[str] = []
+    index += 1
+    while index < len(words) and not set(words[index]) <= _SEPARATOR and len(given) < 4:
+        word = words[index]
+        index += 1
+        if word.lower() in _CONFIG_READS:
+            return []
+        if word.startswith("-"):
+            index += word in _CONFIG_VALUED
+        elif word != "set" or given:
+            given.append(word)
+    if len(given) < 2:
+        return []
+    key, value = given[0].lower(), given[1]
+    if key != "core.hookspath" and not (key.startswith("include") and key.endswith(".path")):
+        return []
+    expanded = _expand(value, root, cwd, plugin)
+    if expanded is None:
+        raise Unread(f"git config {given[0]} names {value!r}, a folder not known here, whose files git then runs")
+    if key == "core.hookspath":
+        return [os.path.join(expanded, "*"), os.path.join(root, expanded, "*")]
+    return [expanded, os.path.join(root, expanded)]
+
+
 def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
                   env: dict[str, str] | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
@@ -782,8 +871,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             later = {_flag(other) for other in words[index + 1:]}
             if flags is None or {_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
-        if name == "git" and any(other.startswith(("-c", "--config-env", "--exec-path")) for other in words[index + 1:]):
-            raise Unread("git -c runs what its configuration names (core.hooksPath, diff.external, ...)")
+        found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
         if word == "|" and index + 1 < len(words) and os.path.basename(words[index + 1]).lower() in _SHELLS:
