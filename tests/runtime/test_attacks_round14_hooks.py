@@ -268,7 +268,6 @@ _SETTER_FORMS = {  # a hook entry that sets an unfollowed variable with no `NAME
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("set -a, a nameref, PowerShell's other env setters, %"))
 @pytest.mark.parametrize("form", sorted(_SETTER_FORMS))
 def test_a_variable_set_by_a_form_6cca89b_does_not_read_is_unread(tmp_path: Path, form: str) -> None:
     """6cca89b reads an unfollowed name as set when the word before it is a setter (``export``, ``-v``...) or it

@@ -259,7 +259,7 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
                     _check_expansions(text)
                     _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
                 split_words = split(substituted, budget=budget)
-                words.append(_assigned(split_words, plugin) if split is shell_words else split_words)
+                words.append(_assigned(split_words, plugin, nested=True) if split is shell_words else split_words)
     args = entry.get("args")
     strings = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []
     command_text = entry.get("command")
@@ -377,7 +377,12 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
     A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep."""
     reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
-    for word in words:
+    for index, word in enumerate(words):
+        if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
+            raise Unread("shopt cdable_vars makes cd read a folder from a variable, which CodeAct does not follow")
+        if word[:1] == "-" and "n" in word[1:] and not word.startswith("--") and index and \
+                words[index - 1] in ("declare", "typeset", "local"):  # a nameref: a variable naming another
+            raise Unread(f"{words[index - 1]} {word} makes a variable name another, which CodeAct does not follow")
         reader.read(word)
 
 
@@ -481,10 +486,11 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
     return value[min(starts) if operation == "#" else max(starts):] if starts else value
 
 
-def _assigned(words: list[str], plugin: bool) -> list[str]:
+def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
     """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
-    D=impl``) read in the words after the assignment; :class:`Unread` where they grow the command past
-    :data:`MAX_COMMAND_CHARS` (not those hookruns sets itself)."""
+    D=impl``) read in the words after the assignment, and a value holding white space read as its words too
+    (``x='cd impl'; $x``); :class:`Unread` where they grow the command past :data:`MAX_COMMAND_CHARS` (not those
+    hookruns sets itself). ``nested``: a quoted word's words follow it (:func:`_nested`), no assignments."""
     if not any("=" in word for word in words):
         return words
     own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
@@ -511,13 +517,21 @@ def _assigned(words: list[str], plugin: bool) -> list[str]:
             raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
         return found
 
+    inside = 0  # words left of a quoted word's words (`x='cd impl'` then `x=cd`, `impl`): no assignments
     for word in words:
+        given = word
+        inside -= 1
+        outer = inside < 0
+        if nested and outer and any(space in word for space in " \t\n"):
+            inside = len(shell_words(word, 1)) + len(windows_words(word, 1))
         if values and "$" in word:
             word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
-        if assignment and assignment[1] not in own:
+        if assignment and assignment[1] not in own and outer:
             values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         out.append(word)
+        if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
+            out += shell_words(word, 2)  # words, as a quoted word's are read (`_nested`)
     return out
 
 
@@ -636,13 +650,14 @@ _FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
 _FD_RUNS = {"-x", "--exec", "-X", "--exec-batch"}
 _INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
     "find": _FIND_RUNS, "gfind": _FIND_RUNS, "busybox": _FIND_RUNS, "fd": _FD_RUNS, "fdfind": _FD_RUNS,
-    "xargs": None, "parallel": None, "foreach-object": None, "run-parts": None,
+    "xargs": None, "parallel": None, "foreach-object": None, "%": None, "foreach": None, "run-parts": None,
     **{shell: _ENCODED for shell in ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
                      "perl", "ruby", "source", "."})
 
 
-_ENV_PREFIX = re.compile(r"(?i)^\$env:")  # PowerShell's environment variables
+# PowerShell's environment variables: `$env:X`, `${env:X}`, `Env:X` (`Set-Item -Path Env:X`), and .NET's setter
+_ENV_NAME = re.compile(r"(?i)^(?:\$\{?)?env:[\\/]?(\w+)|SetEnvironmentVariable\(\s*['\"]?(\w+)")
 _SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read", "-v", "-x", "-gx"})
 
 
@@ -876,8 +891,10 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             raise Unread("python -W names a warning category in a module, which Python imports first")
         if word == "|" and index + 1 < len(words) and os.path.basename(words[index + 1]).lower() in _SHELLS:
             raise Unread(f"a command piped into {words[index + 1]} runs what CodeAct does not read")
-        named = _ENV_PREFIX.sub("", word) if _ENV_PREFIX.match(word) else (
-            word if index and words[index - 1] in _SETTERS else "")
+        env_name = _ENV_NAME.search(word)
+        named = (env_name[1] or env_name[2]) if env_name else (
+            word if index and words[index - 1] in _SETTERS else
+            word[2:] if word.startswith("-v") and index and words[index - 1] == "printf" else "")  # `-vBASH_ENV`
         if named and UNFOLLOWED_VARIABLES.fullmatch(named):  # `export BASH_ENV`, `$env:BASH_ENV = ...`
             raise Unread(f"it sets {named}, which makes the command read a file CodeAct does not follow")
         assignment = _ASSIGNMENT.fullmatch(word)
@@ -1045,7 +1062,7 @@ def _bases(words: list[str], root: str, cwd: str, plugin: bool) -> list[str]:
             continue
         if after_cd or folder:
             given = folder or word
-            expanded = _expand(given, root, cwd, plugin)
+            expanded = _expand(given, root, cwd, plugin) if "`" not in given else None  # `cd "`echo x`"`
             if expanded is None:
                 raise Unread(f"a command changes folder to {given!r}, which names a folder not known here; "
                              "name the folder as a path")
