@@ -407,7 +407,6 @@ _SPLIT_FORMS = {  # a hook command whose word bash reads as impl/run.sh, and shl
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("line continuations and extglob groups split otherwise"))
 @pytest.mark.parametrize("form", sorted(_SPLIT_FORMS))
 def test_a_hook_script_named_across_a_line_continuation_or_an_extglob_is_protected(tmp_path: Path, form: str) -> None:
     """``shell_words`` splits with ``shlex`` (posix), which keeps an escaped newline IN the word:
@@ -441,7 +440,6 @@ _BUILT_FORMS = {  # a PowerShell (cmd) hook command whose path is built of words
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("Join-Path, backtick, -f and ^ build a path of parts"))
 @pytest.mark.parametrize("form", sorted(_BUILT_FORMS))
 def test_a_hook_script_whose_path_powershell_builds_is_protected(tmp_path: Path, form: str) -> None:
     """``windows_words`` splits on white space and trims quotes: it reads no PowerShell operator. ``Join-Path``,

@@ -575,6 +575,7 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
     budget = budget or _Budget()
     words: list[str] = []
     try:
+        text = _EXTGLOB.sub("*", _joined_lines(text))  # `impl/\<newline>run.sh`; `impl/@(run).sh`: a pattern
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         lexer.commenters = ""  # bash starts a comment only at a word's start (`${D#x}` is none): read on
@@ -611,13 +612,71 @@ def _braces(word: str) -> list[str]:
     return done if done != [word] else []
 
 
+_EXTGLOB = re.compile(r"[@+!?*]\([^()\s]*\)")  # bash's extglob groups: `@(a|b)`, `+(x)`, read as `*`
+
+
+def _joined_lines(text: str) -> str:
+    """``text`` with bash's line continuations removed: a backslash before a newline, outside single quotes."""
+    if "\\\n" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\" and text[index + 1:index + 2] == "\n":
+            index += 2
+            continue
+        elif char == "\\":
+            out.append(text[index:index + 2])
+            index += 2
+            continue
+        elif char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
 def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
     """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
     ends, ``\\`` read as ``/``. Counted against ``budget``."""
     budget = budget or _Budget()
-    words = [word.strip(_TRIM).replace("\\", "/") for word in text.split()]
+    raw = text.split()
+    words = [word.strip(_TRIM).replace("\\", "/") for word in raw]
+    more = [_UNESCAPED.sub(r"\1", word) for word in words if "`" in word or "^" in word]  # `r`un.ps1`, r^un.bat
+    more += [_FORMAT_ITEM.sub("*", word) for word in words if _FORMAT_ITEM.search(word)]  # `'x/{0}.ps1' -f 'run'`
+    more += _joined_paths(raw)
+    words += more
     budget.spend(len(words))
     return _nested([word for word in words if word], depth, budget)
+
+
+_UNESCAPED = re.compile(r"[`^](.)")  # PowerShell's backtick, cmd's caret: the character after it as itself
+_FORMAT_ITEM = re.compile(r"\{\d+(?:,[^{}]*)?(?::[^{}]*)?\}")  # `-f`'s format item: any text (a pattern)
+_JOIN_OPTIONS = ("-path", "-childpath", "-additionalchildpath", "-resolve")
+
+
+def _joined_paths(raw: list[str]) -> list[str]:
+    """The paths PowerShell's ``Join-Path`` makes of its arguments (positional, ``-Path``, ``-ChildPath``,
+    ``-AdditionalChildPath``) among the white-space words ``raw``, as one ``/``-joined word each."""
+    found: list[str] = []
+    for index, word in enumerate(raw):
+        if word.strip(_TRIM).lower() != "join-path":
+            continue
+        parts: list[str] = []
+        for part in raw[index + 1:index + 17]:
+            end = part.rstrip().endswith((")", ";", "|")) or part in ("|", ";")
+            clean = part.strip(_TRIM).replace("\\", "/")
+            if clean and clean.lower() not in _JOIN_OPTIONS:
+                parts += [name.strip(_TRIM) for name in clean.split(",") if name.strip(_TRIM)]
+            if end:
+                break
+        if parts:
+            found.append("/".join(parts))
+    return found
 
 
 def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
