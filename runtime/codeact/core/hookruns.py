@@ -309,7 +309,7 @@ def _check_expansions(text: str) -> None:
 
 _RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
                         "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
-                        "rscript", "awk", "gawk"))  # with python*: a command that runs the code it reads
+                        "rscript"))  # with python*: a command that runs the code it reads (awk: its argument)
 # Words that leave the next one at a command's place: keywords, and commands that run the command after them
 # (their options, durations and the values of the short options named here: `nice -n 5 sh`, `timeout -s KILL 5 sh`)
 _KEYWORDS = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "coproc"))
