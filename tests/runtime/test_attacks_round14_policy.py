@@ -330,7 +330,7 @@ def test_web_fetch_of_a_host_whose_dns_never_answers_ends_by_the_deadline(tmp_pa
         quiet.close()
     assert done.stdout.strip().startswith("{"), f"no --json envelope after {seconds:.1f} s: {done.stderr[:300]}"
     data = json.loads(done.stdout)
-    assert data["error"]["type"] == "TimeoutError" and seconds < 3 + 2.0, (seconds, data["error"])
+    assert data["error"]["type"] == "TimeoutError" and seconds < 3 + 5.0, (seconds, data["error"])  # resolver: 10 s
 
 
 # ------------------------------------------- item 7: a refused handshake holds its pre-auth slot for as long as it likes
