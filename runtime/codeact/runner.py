@@ -188,7 +188,7 @@ class _ToolDispatch:
         # the arguments cross from the sandbox with their sharing kept: written out (a tool's error shows a
         # value, an encoder walks it) `[[[0] * 1000] * 1000] * 1000` is 10**9 items. Past the run's memory, as
         # host modules count their output, the call is refused before any tool sees it.
-        from .backends.host_modules import expanded_size
+        from .core.sizes import expanded_size
 
         size = expanded_size(kwargs, int(self.limits.memory))[0]
         if size > self.limits.memory:

@@ -23,7 +23,7 @@ import time
 
 TYPE_CHECKING = False  # not `typing`: the child Python (:func:`_in_child`) loads this file alone, and fast
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
     from typing import Any
 
     from ..core.boundary import Workspace
@@ -223,68 +223,11 @@ def _size(value: Any, budget: int) -> int:
 
 
 def _size_depth(value: Any, budget: int) -> tuple[int, int]:
-    """:func:`_size`, and how deep ``value``'s containers nest (:func:`expanded_size`)."""
+    """:func:`_size`, and how deep ``value``'s containers nest (:func:`codeact.core.sizes.expanded_size`; host side
+    only: the child loads this file alone)."""
+    from ..core.sizes import expanded_size
+
     return expanded_size(value, budget)
-
-
-def expanded_size(value: Any, budget: int) -> tuple[int, int]:
-    """``(size, depth)`` of plain ``value`` as it is written out: one for each item, plus a string's characters and
-    a big integer's machine words, and how deep its containers nest (a list of numbers: 1). Each list, tuple, dict
-    and set is walked once (a memo by id; a value from the sandbox keeps its sharing: ``[[a] * 1000] * 1000`` is
-    two lists of a thousand slots for 10**9 items), with no recursion; counting stops just past ``budget`` (a
-    value that holds itself is past any). Here, not in codeact.core: this file also runs alone, in the child.
-    The runner sizes a tool call's arguments with it too."""
-    def leaf(item: Any) -> int:
-        if isinstance(item, (str, bytes)):
-            return 1 + len(item)
-        if isinstance(item, int):
-            return 1 + (item.bit_length() >> 6)
-        return 1
-
-    def items(item: Any) -> Iterator[Any]:
-        if isinstance(item, dict):
-            yield from item
-            yield from item.values()
-        else:
-            yield from item
-
-    containers = (list, tuple, dict, set, frozenset)
-    if not isinstance(value, containers):
-        return leaf(value), 0
-    memo: dict[int, tuple[int, int]] = {}
-    held: list[Any] = []  # every container walked stays alive, so no id is another's meanwhile
-    busy = {id(value)}
-    stack: list[tuple[Any, Iterator[Any], list[int]]] = [(value, items(value), [1, 0])]
-    while stack:
-        node, pending, done = stack[-1]
-        for child in pending:
-            if isinstance(child, containers):
-                known = memo.get(id(child))
-                if known is None:
-                    if id(child) in busy:
-                        return budget + 1, len(stack)
-                    busy.add(id(child))
-                    stack.append((child, items(child), [1, 0]))
-                    break
-                size, depth = known
-            else:
-                size, depth = leaf(child), 0
-            done[0] += size
-            done[1] = max(done[1], depth + 1)
-            if done[0] > budget:
-                return budget + 1, max(len(stack), done[1])
-        else:
-            stack.pop()
-            busy.discard(id(node))
-            memo[id(node)] = (done[0], done[1])
-            held.append(node)
-            if stack:
-                parent = stack[-1][2]
-                parent[0] += done[0]
-                parent[1] = max(parent[1], done[1] + 1)
-                if parent[0] > budget:
-                    return budget + 1, max(len(stack), parent[1])
-    return memo[id(value)]
 
 
 def _widest_int(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:

@@ -251,14 +251,14 @@ def _small(items: Any) -> bool:
         return True
     if kinds == {str}:
         return sum(map(len, items)) <= _SMALL
-    from ..backends.host_modules import expanded_size
+    from .sizes import expanded_size
 
     return expanded_size(items, _SMALL)[0] <= _SMALL
 
 
 def _json_into(value: Any, put: Callable[[str], None], path: set[int]) -> None:
     """``value`` as ``json.JSONEncoder(ensure_ascii=False)`` writes it, given to ``put`` a slice at a time: a slice
-    small written out (:func:`~codeact.backends.host_modules.expanded_size`, each object counted once) by the C
+    small written out (:func:`~codeact.core.sizes.expanded_size`, each object counted once) by the C
     encoder, a larger one item by item. ValueError for a value that holds itself, TypeError for one that is not
     JSON, as the encoder raises them."""
     import json
