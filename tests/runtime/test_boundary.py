@@ -1206,3 +1206,45 @@ def test_views_one_read_path_never_hands_back_a_short_read(tmp_path: Path, monke
         os.close(fd)
     ctx = ToolContext(workspace=Workspace(tmp_path.resolve()), limits=Limits())
     assert files.view(ctx, path="whole.txt") == "0123456789\n" * 10
+
+
+# --------------------------------------------------------- round 16: common set-ups that must not refuse every write
+def _writes_in(tmp_path: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A program's create() of an ordinary file in ``ws``, with ``tmp_path/home`` as HOME (git reads it too)."""
+    from test_attacks_round6_links import _run
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))  # git config runs with the host process's environment
+    code = "try:\n    print(create(path='src/a.py', file_text='x = 1\\n'))\nexcept Exception as exc:\n    print(exc)\n"
+    return _run(ws, home, code)
+
+
+def test_common_hooks_and_git_config_leave_ordinary_files_writable(tmp_path, monkeypatch):
+    """What a red team found refusing every write: a Claude-style hook ``cd "${CLAUDE_PROJECT_DIR}" && npm run
+    lint`` (its ``}`` trimmed, the cd read as to an unknown folder); the user's own hook ``cd ~/.copilot/hooks &&
+    ./notify.sh``; a global alias with ``xargs`` kept in a file ``~/.gitconfig`` includes; a branch description
+    reading like a command. Each leaves ``src/a.py`` writable, while the files they name stay protected."""
+    import json
+
+    ws = tmp_path / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    (ws / "src").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    hook = {"type": "command", "command": 'cd "${CLAUDE_PROJECT_DIR}" && npm run lint'}
+    (ws / ".claude/settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [{"matcher": "Edit",
+                                                                                     "hooks": [hook]}]}}))
+    (ws / "package.json").write_text('{"scripts": {"lint": "exit 0"}}\n')
+    home = tmp_path / "home"
+    (home / ".copilot/hooks").mkdir(parents=True)
+    (home / ".copilot/hooks/notify.json").write_text(json.dumps({"version": 1, "hooks": {"postToolUse": [
+        {"type": "command", "bash": "cd ~/.copilot/hooks && ./notify.sh"}]}}))
+    (home / ".gitconfig").write_text(f"[include]\n\tpath = {home}/.gitconfig.aliases\n")
+    (home / ".gitconfig.aliases").write_text('[alias]\n\tsweep = "!git branch --merged | grep -v main | xargs '
+                                             'git branch -d"\n')
+    subprocess.run(["git", "-C", str(ws), "config", "branch.main.description", "WIP. To try it: cd ~/src && make"],
+                   check=True, capture_output=True)
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "src/a.py" in out and "refused" not in out, out
+    from codeact.core.boundary import protection
+
+    assert protection((ws / "package.json").resolve(), within=ws.resolve())  # what the hook runs stays protected

@@ -373,6 +373,11 @@ class _GitRuns(NamedTuple):
 
 
 _GIT_CONFIG_CACHE: dict[str, _GitRuns] = {}
+# Keys whose value git runs as a command (git-config(1)): where the reader does not follow one of the repository's
+# own, its writes fail closed; any other value (a branch's description) is read for the paths it names only.
+_GIT_COMMAND_KEY = re.compile(r"^(?:alias|pager)\.|\.(?:cmd|command|textconv|driver|helper|program|uploadpack"
+                              r"|receivepack|gitproxy|proxy|sshcommand|askpass|editor|pager|fsmonitor|external|clean"
+                              r"|smudge|process|difffilter|defaultkeycommand|alternaterefscommand)$")
 
 
 def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
@@ -403,19 +408,16 @@ def _git_runs(tree: Path) -> _GitRuns:
     if cached is not None and cached.signature == tuple(map(_stat_key, cached.read)):
         return cached
     try:
-        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "--show-origin", "-z"],
+        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "--show-scope", "--show-origin", "-z"],
                                 capture_output=True, timeout=10).stdout
     except (OSError, subprocess.SubprocessError):
         listed = b""
     items = listed.decode("utf-8", "replace").split("\0")
-    # the user's own and the system's config: a command there the reader does not follow is no repository's
-    users = {Path(os.path.normpath(file)) for file in (paths.home() / ".gitconfig", "/etc/gitconfig",
-                                                       paths.xdg_dir("config", os.environ) / "git" / "config")}
     origins: dict[Path, None] = {}
     folders: dict[Path, None] = {}
     files: dict[Path, None] = {}
     entries: list[tuple[str, dict[str, object], bool]] = []
-    for origin, item in zip(items[0::2], items[1::2]):
+    for scope, origin, item in zip(items[0::3], items[1::3], items[2::3]):
         file = Path(os.path.normpath(tree / origin[len("file:"):])) if origin.startswith("file:") else None
         if file is not None:
             origins[file] = None
@@ -426,8 +428,9 @@ def _git_runs(tree: Path) -> _GitRuns:
         elif low == "include.path" or (low.startswith("includeif.") and low.endswith(".path")):
             where = os.path.join(file.parent if file is not None else tree, os.path.expanduser(value))
             files[Path(os.path.normpath(where))] = None  # what git reads once it is there, or its condition met
-        elif value:
-            entries.append((name, {"bash": value.removeprefix("!")}, file is not None and file not in users))
+        elif value:  # the repository's own (local, worktree) command: one the reader does not follow fails closed
+            own = scope in ("local", "worktree") and _GIT_COMMAND_KEY.search(low) is not None
+            entries.append((name, {"bash": value.removeprefix("!")}, own))
     files.update((origin, None) for origin in origins)
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
@@ -671,9 +674,10 @@ def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -
     key, exists = hookruns.fold(str(path)), os.path.lexists(path)
     for file in files:
         targets = _read_hooks(file, str(within), None, within)
-        if isinstance(targets, str):
-            return HOOKS_UNREAD_RULE, Path(file).parent, f"{Path(file).name}: {targets}"
-        if targets and _runs(targets, key, exists, within):
+        # One past what is read names nothing here: the user's own hooks (a `cd ~/.copilot/hooks && ./notify.sh`,
+        # a plugin's `cd "${CLAUDE_PLUGIN_ROOT}"`) are no repository's, and must not refuse every write of every
+        # workspace; what they run of the workspace is then not known (docs/security.md says so).
+        if isinstance(targets, tuple) and targets and _runs(targets, key, exists, within):
             return HOOK_SCRIPT_RULE, Path(file).parent, Path(file).name
     return None
 

@@ -640,12 +640,21 @@ def _joined_lines(text: str) -> str:
     return "".join(out)
 
 
+def _trimmed_word(word: str) -> str:
+    """``word`` with :data:`_TRIM` taken from its ends, but the ``}`` that closes a ``${...}`` kept (``"${X}"`` is
+    ``${X}``, not ``${X``, which no variable is)."""
+    trimmed = word.strip(_TRIM)
+    if "${" in trimmed and trimmed.rfind("}") < trimmed.rfind("${") and "}" in word[word.find(trimmed) + len(trimmed):]:
+        trimmed += "}"
+    return trimmed
+
+
 def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
     """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
     ends, ``\\`` read as ``/``. Counted against ``budget``."""
     budget = budget or _Budget()
     raw = text.split()
-    words = [word.strip(_TRIM).replace("\\", "/") for word in raw]
+    words = [_trimmed_word(word).replace("\\", "/") for word in raw]
     more = [_UNESCAPED.sub(r"\1", word) for word in words if "`" in word or "^" in word]  # `r`un.ps1`, r^un.bat
     more += [_FORMAT_ITEM.sub("*", word) for word in words if _FORMAT_ITEM.search(word)]  # `'x/{0}.ps1' -f 'run'`
     more += _joined_paths(raw)
