@@ -307,6 +307,12 @@ def _check_expansions(text: str) -> None:
         at = text.find("${", at + 2)
 
 
+# Text filters whose program may run a command (`awk '{system("sh " $0)}'`, `sed 's/^/sh /e'`): their program
+# words are searched, and one that can makes the hooks file Unread (a plain `awk '{print $1}'` stays data).
+_AWK_RUNS = re.compile(r"system\s*\(|getline|\|\s*\"|\|&")
+_SED_RUNS = re.compile(r"(?:^|[;\n{}])\s*e(?:\s|$|;|})|[/|#,:@!][gpIiMm0-9w]*e[gpIiMm0-9]*\s*(?:$|[;\n}])")
+_SCRIPTED = {**{name: _AWK_RUNS for name in ("awk", "gawk", "mawk", "nawk")},
+             **{name: _SED_RUNS for name in ("sed", "gsed")}}
 _RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
                         "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
                         "rscript"))  # with python*: a command that runs the code it reads (awk: its argument)
@@ -954,6 +960,8 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             later = {_flag(other) for other in words[index + 1:]}
             if flags is None or {_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
+        if name in _SCRIPTED and any(_SCRIPTED[name].search(other) for other in words[index + 1:]):
+            raise Unread(f"{name}'s program runs commands CodeAct does not read")
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
