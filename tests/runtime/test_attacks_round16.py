@@ -36,3 +36,13 @@ def test_a_plain_text_filter_in_a_hook_leaves_the_repository_writable(tmp_path: 
     out = _edit_hook_target(tmp_path, {"bash": "jq -r .toolName | awk '{print $1}' | sed 's/e/E/' >> log.txt"},
                             "impl/run.sh")
     assert out.split() != ["PermissionError"], out
+
+
+@pytest.mark.parametrize("command", ["npm install", "npm ci", "npm i ./impl", "pnpm install"])
+def test_a_workspace_package_json_an_install_runs_is_protected(tmp_path: Path, command: str) -> None:
+    """npm's install (``ci``, ``i ./folder``; pnpm's, yarn's) runs the lifecycle scripts of every workspace package
+    and every local ``file:`` dependency, not only the root's: with ``"workspaces": ["impl"]`` a hook's ``npm
+    install`` ran ``impl/package.json``'s ``postinstall`` (checked with npm 11.19, offline). Every package.json
+    below the folder is read as the install's."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/package.json")
+    assert out.split() == ["PermissionError"], out

@@ -70,6 +70,11 @@ _SEPARATOR = frozenset(";&|()")
 _WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
 # npm's --workspaces (-ws), pnpm's --recursive (-r): every workspace's package.json (`*/package.json`)
 _EVERY_WORKSPACE = frozenset(("--workspaces", "-ws", "--ws", "--recursive"))
+# npm's (pnpm's, yarn's, bun's) commands that install: the lifecycle scripts of every workspace package and every
+# local `file:` dependency run, so every package.json below is read as theirs
+_INSTALLS = frozenset(("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isntal", "isntall", "add",
+                       "ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it",
+                       "install-ci-test", "cit", "update", "up", "upgrade", "udpate", "rebuild", "rb", "link", "ln"))
 _MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
 _VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
 _LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
@@ -1032,6 +1037,8 @@ def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str
                 index += 1
             elif word == "workspaces" and not make and not found:  # `yarn workspaces foreach`: every workspace
                 found.append(("-w", "*"))
+            elif word.lower() in _INSTALLS and not make and not found:  # every workspace's install scripts run
+                found += [("", word), ("-w", "*")]
             else:
                 found.append(("", word))
             continue
