@@ -46,3 +46,23 @@ def test_a_workspace_package_json_an_install_runs_is_protected(tmp_path: Path, c
     below the folder is read as the install's."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.parametrize("layout", ["conda", "planted"])
+def test_a_start_up_file_of_a_python_environment_without_pyvenv_cfg_is_protected(tmp_path: Path, layout: str) -> None:
+    """1afcc8a knows a virtual environment by its ``pyvenv.cfg``. A conda or pixi environment has none (it has
+    ``conda-meta/``), and a ``.pth`` written where a venv will be made (``python -m venv`` keeps what is there) runs
+    at that venv's first start: both checked with Python 3.11 (round 16). A ``site-packages`` folder, and a folder
+    holding ``conda-meta``, are protected too."""
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    env = ws / (".pixi/envs/default" if layout == "conda" else ".venv")
+    site = env / "lib/python3.11/site-packages"
+    site.mkdir(parents=True)
+    if layout == "conda":
+        (env / "conda-meta").mkdir()
+    code = ("try:\n    print(create(path=" + repr(str(site.relative_to(ws) / "evil.pth")) + ", file_text='import os\\n'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    assert _run(ws, base / "home", code).split() == ["PermissionError"]

@@ -334,12 +334,15 @@ def _ancestors(path: Path) -> list[Path]:
 
 
 def _virtual_environment(path: Path, within: Path | None) -> Path | None:
-    """The virtual environment (a folder holding ``pyvenv.cfg``, whatever its name) ``path`` lies in, or the one
-    writing ``path`` (a ``pyvenv.cfg``) would make; looked for up to ``within``."""
+    """The virtual environment (a folder holding ``pyvenv.cfg``, or a conda or pixi one holding ``conda-meta``,
+    whatever its name) ``path`` lies in, or the one writing ``path`` (a ``pyvenv.cfg``) would make, or the
+    ``site-packages`` folder it lies in (a venv made later keeps what is there); looked for up to ``within``."""
     if windows_name(path.name) == "pyvenv.cfg":
         return path.parent
     for folder in path.parents:
-        if os.path.lexists(folder / "pyvenv.cfg"):
+        if windows_name(folder.name) in ("site-packages", "dist-packages"):  # one not made yet, a conda env's
+            return folder
+        if os.path.lexists(folder / "pyvenv.cfg") or os.path.lexists(folder / "conda-meta"):
             return folder
         if folder == within:
             break
