@@ -66,3 +66,13 @@ def test_a_start_up_file_of_a_python_environment_without_pyvenv_cfg_is_protected
     code = ("try:\n    print(create(path=" + repr(str(site.relative_to(ws) / "evil.pth")) + ", file_text='import os\\n'))\n"
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     assert _run(ws, base / "home", code).split() == ["PermissionError"]
+
+
+@pytest.mark.parametrize("command", ["npx --yes file:impl", "npx --yes impl/", "npx -p file:impl cli",
+                                     'npx "$CLAUDE_PROJECT_DIR/impl"'])
+def test_a_package_folder_npx_runs_by_any_folder_spec_is_protected(tmp_path: Path, command: str) -> None:
+    """8b3a3b7 reads ``npx ./tool`` as the folder's package; npm takes a spec as a folder also when it is
+    ``file:x``, ends in ``/``, or is a path through the project's variable: each ran ``impl``'s bin (npx
+    11.19, offline; round 16)."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/package.json")
+    assert out.split() == ["PermissionError"], out

@@ -895,8 +895,10 @@ def _package_folders(words: list[str], start: int) -> list[str]:
             specs.append(word)
             break
     found: list[str] = []
-    for spec in (spec.removeprefix("file:") for spec in specs):
-        if spec.startswith(("./", "../", "/", ".\\", "..\\")) or spec in (".", ".."):
+    for given in specs:  # npm takes a spec as a folder when it is `file:`, or starts `.`, `/`, `~/`, or ends `/`
+        spec = given.removeprefix("file:")
+        if (given.startswith("file:") or spec.startswith(("./", "../", "/", ".\\", "..\\", "$"))
+                or spec.endswith(("/", "\\")) or spec in (".", "..")):
             found += [os.path.join(spec, "package.json"), os.path.join(spec, "*")]
     return found
 
@@ -910,7 +912,8 @@ def _git_and_npx_files(name: str, words: list[str], index: int, root: str, cwd: 
         return _git_config_files(words, index + 1, root, cwd, plugin)
     if name in _NPXS or (name in _NPMS and _subcommand(words, index + 1) in ("exec", "x")) or (
             name in _PACKAGE_RUNNERS and _subcommand(words, index + 1) in ("dlx", "exec", "x")):
-        return _package_folders(words, index + 1)
+        return [expanded for file in _package_folders(words, index + 1)
+                if (expanded := _expand(file, root, cwd, plugin)) is not None]
     return []
 
 
