@@ -223,10 +223,18 @@ def _size(value: Any, budget: int) -> int:
 
 
 def _size_depth(value: Any, budget: int) -> tuple[int, int]:
-    """:func:`_size`, and how deep ``value``'s containers nest (:func:`codeact.core.sizes.expanded_size`; host side
-    only: the child loads this file alone)."""
-    from ..core.sizes import expanded_size
+    """:func:`_size`, and how deep ``value``'s containers nest (:func:`codeact.core.sizes.expanded_size`)."""
+    try:
+        from ..core.sizes import expanded_size
+    except ImportError:  # the child loads this file alone (no package): core/sizes.py the same way
+        import importlib.util
+        from pathlib import Path
 
+        spec = importlib.util.spec_from_file_location("codeact_sizes", Path(__file__).parent.parent / "core" / "sizes.py")
+        assert spec is not None and spec.loader is not None
+        sizes = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sizes)
+        expanded_size = sizes.expanded_size
     return expanded_size(value, budget)
 
 
