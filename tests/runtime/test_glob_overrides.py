@@ -9,6 +9,7 @@ import pytest
 from codeact.core.boundary import Workspace
 from codeact.core.limits import Limits
 from codeact.core.tool import ToolContext
+from codeact.errors import ToolError
 from codeact.tools import search
 from codeact.tools.search import rg_listing, ripgrep
 from codeact.tools.search.walk import may_ignore, name_ends
@@ -161,3 +162,51 @@ def test_a_glob_matches_as_written_without_backtracking() -> None:
     assert re.compile(walk.translate_glob("*a" * 14 + "*b"), re.S).fullmatch("a" * 60) is None
     assert re.compile(walk.translate_glob("**/a/" * 6 + "**/b"), re.S).fullmatch("a/" * 2000 + "c") is None
     assert time.monotonic() - started < 1
+
+
+def _written(walk, pattern: str) -> str:
+    """``pattern``'s regular expression as written: ``{a,b}`` an alternation of its alternatives, each as written."""
+    real = walk.translate_glob
+    walk.translate_glob = lambda part: _written(walk, part)
+    try:
+        return walk._translate_plain(pattern)
+    finally:
+        walk.translate_glob = real
+
+
+def test_a_glob_with_braces_matches_as_written_without_backtracking() -> None:
+    """Round 15: a segment holding ``{a,b}`` was matched as written, so ``*a*a*...*{b,c}`` backtracked for hours on a
+    name of 60 ``a``. A glob with braces is now expanded into the brace-free globs it stands for, each translated as
+    one without braces is: the same paths match (nested and empty alternatives, escaped braces, ``/`` and ``**``
+    inside them, a ``**`` that ends up inside a segment), in bounded time, and past a count of globs it is refused."""
+    import itertools
+    import re
+    import time
+
+    from codeact.tools.search import walk
+
+    patterns = ["*.{py,pyi}", "{a,b/c}/*", "x/{*.py,*.ts}", "**/{src,lib}/**/*.c", "*a*{b,c}", "{a,{b,{x,y}}}*a*b",
+                "{,a}*{a,}", "{}a", "a{,}b", "\\{a,b}*", "{a\\,b,x}*", "{a\\},b}*a*b", "[{]*a*{a,b}", "*{*,}*a*b",
+                "{**/a,b}*a*b", "x{**/a,b}*b", "{a/**,b}*a", "{a/**,b}", "{**,a}x*b", "{/,a}*a*b", "{*/a,b}/*a*b",
+                "a/{**/x,y}/**/b*a", "{a,b}/**/{a,b}/**/*{a,b}", "**/{a,x}/**", "{a,b}*/**/*a*b", "*a*a*{b,/}**",
+                "\\*\\*", "a\\**b*a*b", "{*a*a,x}*b*{a,b}"]
+    parts = ["a", "b", "x", "/", "ab", "{", "}", ",", "*"]
+    paths = ["".join(p) for size in range(5) for p in itertools.product(parts, repeat=size)]
+    for pattern in patterns:
+        written = re.compile(_written(walk, pattern), re.S)
+        made = re.compile(walk.translate_glob(pattern), re.S)
+        assert [p for p in paths if written.fullmatch(p)] == [p for p in paths if made.fullmatch(p)], pattern
+    started = time.monotonic()
+    name, path = "a" * 250, "a/" + ("a" * 254 + "/") * 15 + "a" * 250
+    assert re.compile(walk.translate_glob("*a" * 14 + "*{b,c}"), re.S).fullmatch(name) is None
+    assert re.compile(walk.translate_glob("{x,*a*a*a*a*a*a*a*a*a*a*a*a*b}*a*a*a*a*c"), re.S).fullmatch(name) is None
+    assert re.compile(walk.translate_glob("{a,b}/**/" * 5 + "*a*a*a*a*{c,d}"), re.S).fullmatch(path) is None
+    loose = "{a/**,b}*a*a*a*a*{a/**,b}*a*a*a*a*{a/**,b}*a*a*a*a*{a/**,b}*a*a*a*a*a{c,d}"  # 32 with `.*` inside
+    assert re.compile(walk.translate_glob(loose), re.S).fullmatch(path + "cccc") is None
+    assert time.monotonic() - started < 2
+    for many in ("{a,b}" * 9, "{" + ",".join(map(str, range(300))) + "}", loose + "{e,f}"):
+        with pytest.raises(ValueError, match="more than"):
+            walk.translate_glob(many)
+        with pytest.raises(ToolError, match="invalid glob"):
+            walk.Glob("src/" + many)
+    assert walk.parse_ignore("{a,b}" * 9 + "\n*.log\n")[0][0].fullmatch("x.log")  # ripgrep skips what it cannot

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeAlias, TypeVar
 
 from ...core.beneath import open_regular_within
-from ...core.patterns import check_pattern, compile_narrow, compile_uncached
+from ...core.patterns import MAX_PATTERN, check_pattern, compile_narrow, compile_uncached
 from ...errors import ToolError
 from .. import confine
 
@@ -36,14 +36,27 @@ def translate_glob(pattern: str) -> str:
     every way to place the a's (hours, in C, the interpreter held; a committed .gitignore rule is enough). Within a
     segment, each ``*`` but the last takes the fewest characters before the fixed part after it, atomically (as
     CPython's fnmatch does: with fixed-length parts the leftmost place is always a right one), and so does each
-    ``**/`` at the level of whole segments; a segment holding ``{a,b}`` is matched as written."""
-    segments = _segments(pattern)
+    ``**/`` at the level of whole segments. A glob holding ``{a,b}`` is expanded into the brace-free globs it
+    stands for (at most :data:`MAX_ALTERNATIVES`), each translated so, and matched one after the other."""
+    nodes = _nodes(pattern)
+    if any(isinstance(node, list) for node in nodes):
+        return _translate_braced(nodes)
+    return _join_segments(_segments(pattern), _segment, lambda s: "/" not in s and s != "")
+
+
+_Segment = TypeVar("_Segment")
+
+
+def _join_segments(segments: Sequence[_Segment], translate: Callable[[_Segment], str],
+                   fixed_one: Callable[[_Segment], bool]) -> str:
+    """The regular expression of a glob's ``segments`` (``"**"`` where a whole segment is ``**``), each other
+    segment translated by ``translate``; ``fixed_one``: whether a segment matches within one segment of a path."""
     out: list[str] = []
     i, n = 0, len(segments)
     while i < n:
         seg = segments[i]
         if seg != "**":
-            out.append(_segment(seg) + ("/" if i + 1 < n else ""))
+            out.append(translate(seg) + ("/" if i + 1 < n else ""))
             i += 1
             continue
         if i + 1 == n:  # a trailing `**`: anything (below)
@@ -55,14 +68,181 @@ def translate_glob(pattern: str) -> str:
         if j == i + 1:  # `**/**`: one is enough
             i = j
             continue
-        chunk = "/".join(_segment(s) for s in segments[i + 1:j])
-        fixed = all("/" not in s and s != "" for s in segments[i + 1:j])
+        chunk = "/".join(translate(s) for s in segments[i + 1:j])
+        fixed = all(fixed_one(s) for s in segments[i + 1:j])
         if j < n and fixed:  # the fewest whole segments before the chunk, atomically: it and a `/` follow
             out.append(_atomic(f"(?:[^/]*/)*?{chunk}/"))
         else:
             out.append(f"(?:.*/)?{chunk}" + ("/" if j < n else ""))
         i = j
     return "".join(out)
+
+
+# ------------------------------------------------------------------------------------------ globs with braces
+# A glob with braces is read into atoms, as :func:`_translate_plain` writes them: (kind, regex) with kind "c" (one
+# character, not a `/`), "/" (a `/`), "*" (`[^/]*`), "a" (`.*`: a trailing `**`) or "d" (`(?:.*/)?`: a `**/`); a
+# `{a,b}` is a list of its alternatives' atoms (each read as a glob of its own, as translate_glob reads it).
+MAX_ALTERNATIVES = 256  # brace-free globs one glob may stand for: past it, it is refused (an ignore rule, skipped)
+# ... of which with a `**` inside a segment: each such is matched in time quadratic in a path's length (about
+# 3 ms for a path of 4 KB), not linear
+MAX_LOOSE = 32
+_A_STAR, _A_ANY, _A_DIRS, _A_SLASH = ("*", "[^/]*"), ("a", ".*"), ("d", "(?:.*/)?"), ("/", "/")
+_TOO_MANY = (f"its '{{...}}' groups stand for more than {MAX_ALTERNATIVES} globs; use fewer alternatives "
+             "(or several calls)")
+_Atom = tuple[str, str]
+_Node: TypeAlias = "_Atom | list[list[_Node]]"
+
+
+def _nodes(pattern: str) -> list[_Node]:
+    """``pattern`` read as :func:`_translate_plain` reads it, its ``{a,b}`` groups as lists of alternatives."""
+    out: list[_Node] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            piece: list[str] = []
+            i = _translate_stars(pattern, i, piece)
+            out.append({"[^/]*": _A_STAR, ".*": _A_ANY}.get(piece[0], _A_DIRS))
+        elif c == "?":
+            out.append(("c", "[^/]"))
+            i += 1
+        elif c == "[":
+            piece = []
+            i = _translate_class(pattern, i, piece)
+            out.append(("c", piece[0]))
+        elif c == "{":
+            parts, i = _alternatives(pattern, i)
+            try:
+                out.append([_nodes(part) for part in parts])
+            except RecursionError:
+                raise ValueError("its '{' groups nest too deep") from None
+        else:
+            if c == "\\" and i + 1 < n:
+                i += 1
+                c = pattern[i]
+            out.append(_A_SLASH if c == "/" else ("c", re.escape(c)))
+            i += 1
+    return out
+
+
+def _expand(nodes: list[_Node], size: list[int]) -> list[list[_Atom]]:
+    """The brace-free atom sequences ``nodes`` stand for: ValueError past :data:`MAX_ALTERNATIVES` of them, or
+    past :data:`MAX_PATTERN` atoms in all (``size``: the atoms made so far)."""
+    seqs: list[list[_Atom]] = [[]]
+    for node in nodes:
+        if isinstance(node, list):
+            choices = [seq for part in node for seq in _expand(part, size)]
+            if len(seqs) * len(choices) > MAX_ALTERNATIVES:
+                raise ValueError(_TOO_MANY)
+            size[0] += sum(len(a) for a in seqs) * (len(choices) - 1) + sum(len(b) for b in choices) * len(seqs)
+            seqs = [a + b for a in seqs for b in choices]
+        else:
+            size[0] += len(seqs)
+            for seq in seqs:
+                seq.append(node)
+        if size[0] > MAX_PATTERN:
+            raise ValueError(f"its '{{...}}' groups stand for globs of more than {MAX_PATTERN:,} characters in all")
+    return seqs
+
+
+def _normal(seq: Iterable[_Atom]) -> list[_Atom]:
+    """``seq`` with its runs of stars merged (``[^/]*[^/]*`` is ``[^/]*``; ``.*`` takes in a star or ``**/`` beside
+    it): the same names match."""
+    out: list[_Atom] = []
+    for atom in seq:
+        last = out[-1][0] if out else ""
+        if atom is _A_STAR and last in ("*", "a") or atom is _A_DIRS and last in ("d", "a"):
+            continue
+        if atom is _A_ANY:
+            while out and out[-1][0] in ("*", "d"):
+                out.pop()
+        out.append(atom)
+    return out
+
+
+def _translate_braced(nodes: list[_Node]) -> str:
+    """The regular expression of a glob with braces: one alternative per brace-free glob it stands for, each made
+    as for a glob without braces (none backtracks more than polynomially, and they are tried one after the other,
+    never in combination)."""
+    size, loose = [0], 0
+    alternatives: list[str] = []
+    for seq in _expand(nodes, size):
+        seq = _normal(seq)
+        segments = _atom_segments(seq)
+        if segments is not None:
+            alternatives.append(_join_segments(segments, _chunked, bool))
+            continue
+        variants: list[list[_Atom]] = [[]]  # each `**/` not at a segment's start: none, or `.*/`
+        for atom in seq:
+            if atom is _A_DIRS:
+                variants = [v + extra for v in variants for extra in ([], [_A_ANY, _A_SLASH])]
+                if len(alternatives) + len(variants) > MAX_ALTERNATIVES:
+                    raise ValueError(_TOO_MANY)
+            else:
+                for v in variants:
+                    v.append(atom)
+        loose += len(variants)
+        if loose > MAX_LOOSE:
+            raise ValueError(f"it stands for more than {MAX_LOOSE} globs with a '**' inside a segment (as "
+                             "'x{**/a,b}' or '{a/**,b}x' make); write the '**' as a whole segment")
+        alternatives.extend(_any_blocks(_normal(v)) for v in variants)
+    if len(alternatives) > MAX_ALTERNATIVES:
+        raise ValueError(_TOO_MANY)
+    unique = list(dict.fromkeys(alternatives))
+    return unique[0] if len(unique) == 1 else "(?:" + "|".join(unique) + ")"
+
+
+def _atom_segments(seq: list[_Atom]) -> list[list[_Atom] | str] | None:
+    """``seq`` as a glob's segments (``"**"`` for a ``**``), or ``None`` where a ``**`` in it does not stand at the
+    start of a segment (``x{**/a,b}``) or a trailing one does not end it (``{a/**,b}c``)."""
+    segments: list[list[_Atom] | str] = []
+    current: list[_Atom] = []
+    for k, atom in enumerate(seq):
+        if atom is _A_SLASH:
+            segments.append(current)
+            current = []
+        elif atom is _A_DIRS or atom is _A_ANY:
+            if current or (atom is _A_ANY and k + 1 < len(seq)):
+                return None
+            segments.append("**")
+        else:
+            current.append(atom)
+    if not seq or seq[-1] is not _A_ANY:
+        segments.append(current)
+    return segments
+
+
+def _chunked(atoms: list[_Atom] | str, lazy_end: bool = False) -> str:
+    """The regular expression of ``[^/]*`` and fixed atoms (``/`` among them): each star but the last takes the
+    fewest characters before the fixed part after it, atomically; the last takes the most, or the fewest
+    (``lazy_end``: the match that ends first)."""
+    chunks: list[list[str]] = [[]]
+    for atom in atoms:
+        if atom is _A_STAR:
+            chunks.append([])
+        else:
+            chunks[-1].append(atom[1])
+    if len(chunks) == 1:
+        return "".join(chunks[0])
+    middle = "".join(_atomic("[^/]*?" + "".join(chunk)) for chunk in chunks[1:-1])
+    return "".join(chunks[0]) + middle + ("[^/]*?" if lazy_end else "[^/]*") + "".join(chunks[-1])
+
+
+def _any_blocks(seq: list[_Atom]) -> str:
+    """The regular expression of atoms with no ``**/`` (``.*`` and ``[^/]*`` between fixed parts): the parts
+    between two ``.*`` each placed where it ends first, atomically (a later ``.*`` takes what follows), the last
+    part anywhere before the end."""
+    blocks: list[list[_Atom]] = [[]]
+    for atom in seq:
+        if atom is _A_ANY:
+            blocks.append([])
+        else:
+            blocks[-1].append(atom)
+    if len(blocks) == 1:
+        return _chunked(blocks[0])
+    first = _atomic(_chunked(blocks[0], True)) if blocks[0] else ""
+    middle = "".join(_atomic(".*?" + _chunked(block, True)) for block in blocks[1:-1])
+    return first + middle + ".*" + _chunked(blocks[-1])
 
 
 _GROUPS = iter(range(1 << 62))
@@ -114,9 +294,9 @@ def _class_end(pattern: str, i: int) -> int:
 
 
 def _segment(seg: str) -> str:
-    """One segment's regular expression (it matches within one segment of a path, ``/`` only inside ``{...}``):
-    with two or more ``*`` runs and no ``{...}``, each run but the last matched atomically, fewest first."""
-    if "{" in seg or sum(1 for _ in re.finditer(r"\*+", seg)) < 2:
+    """One segment's regular expression (it matches within one segment of a path; it holds no ``{a,b}``): with
+    two or more ``*`` runs, each run but the last matched atomically, fewest first."""
+    if sum(1 for _ in re.finditer(r"\*+", seg)) < 2:
         return _translate_plain(seg)
     chunks: list[list[str]] = [[]]  # the fixed-length parts between the runs of `*`
     i, n = 0, len(seg)
@@ -137,13 +317,15 @@ def _segment(seg: str) -> str:
         else:
             chunks[-1].append(re.escape(c))
             i += 1
+    if len(chunks) < 3:  # an escaped `\*` counted as a run above
+        return _translate_plain(seg)
     middle = "".join(_atomic("[^/]*?" + "".join(chunk)) for chunk in chunks[1:-1])
     return "".join(chunks[0]) + middle + "[^/]*" + "".join(chunks[-1])
 
 
 def _translate_plain(pattern: str) -> str:
-    """A glob's regular expression as written, each ``*`` run ``[^/]*`` (what :func:`translate_glob` does where it
-    cannot make one that does not backtrack: a segment holding ``{a,b}``)."""
+    """A glob's regular expression as written, each ``*`` run ``[^/]*`` (it may backtrack: what
+    :func:`translate_glob` makes is equivalent, and it reads a glob as this does)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -185,6 +367,14 @@ def _translate_stars(pattern: str, i: int, out: list[str]) -> int:
 
 def _translate_alternates(pattern: str, i: int, out: list[str]) -> int:
     """The ``{a,b,...}`` group at ``i`` (nested groups and escapes kept whole), each alternative a glob itself."""
+    parts, end = _alternatives(pattern, i)
+    out.append("(?:" + "|".join(translate_glob(p) for p in parts) + ")")
+    return end
+
+
+def _alternatives(pattern: str, i: int) -> tuple[list[str], int]:
+    """The alternatives of the ``{a,b,...}`` group at ``i`` (nested groups and escapes kept whole), and where
+    the group ends; ValueError if it is not closed."""
     n = len(pattern)
     depth, j, parts, start = 0, i, [], i + 1
     while j < n:
@@ -204,8 +394,7 @@ def _translate_alternates(pattern: str, i: int, out: list[str]) -> int:
     if j >= n:
         raise ValueError("unclosed alternate group '{'")
     parts.append(pattern[start:j])
-    out.append("(?:" + "|".join(translate_glob(p) for p in parts) + ")")
-    return j + 1
+    return parts, j + 1
 
 
 def _translate_class(pattern: str, i: int, out: list[str]) -> int:
