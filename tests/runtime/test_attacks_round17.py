@@ -1,0 +1,166 @@
+"""Red team, round 17 (issue 40; report-only): attacks on round 16's fixes (a5828a7, 3969470, 9abd0ec, 485dcce,
+aba35c2, 463c084) and their neighbours. Each test runs a program through the sandbox (``run``, monty) and fails
+while the finding is open (strict xfail). Every breach was checked with the real tool on Linux (bash 5.2, mawk
+1.3, GNU sed 4.9, GNU make, ed, sqlite3, vim, npm/npx 11.19 offline): the tool ran the file the program wrote."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from test_attacks_round12_redteam import _edit_hook_target
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
+
+_REASON = "open (issue 40, red team round 17): {}"
+
+
+# ------------------------------------------------------------ a5828a7: awk's and sed's programs that run commands
+_FILTER_RUNS = {  # a text filter whose program runs a command built from what it reads, in a form _AWK_RUNS or
+    # _SED_RUNS misses
+    "awk print | a variable": "find impl -name run.sh | awk '{c=\"bash \" $0; print \"\" | c}'",
+    "awk printf | (an expression)": "find impl -name run.sh | awk '{printf \"\" | (\"bash \" $0)}'",
+    "sed e with a line address": "find impl -name run.sh | sed 's/^/bash /;1e'",
+    "sed e with the last-line address": "find impl -name run.sh | sed -e 's/^/bash /' -e '$e'",
+    "sed s///e with another delimiter": "find impl -name run.sh | sed 's%^%bash %e'",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("awk's print | var, sed's 1e and s%..%..%e run commands"))
+@pytest.mark.parametrize("form", sorted(_FILTER_RUNS))
+def test_a_hook_script_a_text_filter_runs_in_another_spelling_is_protected(tmp_path: Path, form: str) -> None:
+    """a5828a7 reads an awk or sed program as one that runs commands by two regular expressions. ``_AWK_RUNS`` wants
+    a quote after awk's ``|`` (``print | "cmd"``), but the command after ``|`` is any expression: ``print "" | c``
+    with ``c="bash " $0``, or ``printf "" | ("bash " $0)``. ``_SED_RUNS`` wants sed's ``e`` command at a command's
+    start, but a command may carry an address (``1e``, ``$e``, ``/re/e`` aside), and the ``s`` command's delimiter
+    may be any character, not only ``/|#,:@!`` (``s%^%bash %e``). Each form, as a hook of the repository, ran the
+    program's ``impl/run.sh`` with the real mawk and GNU sed (``find impl -name run.sh | sed 's/^/bash /;1e'``
+    printed the planted text's output), while ``edit()`` of ``impl/run.sh`` succeeds. Suggested fix: read any awk
+    program holding ``system``, ``getline`` or a ``|`` outside a string/regex as one that runs commands (or simply
+    any ``|`` not inside a ``"..."`` literal); read a sed script as running commands where any ``e`` is a command
+    after an optional address (``[0-9$,~!]*``, ``/re/``) or is a flag of an ``s`` command whatever its delimiter
+    (parse ``s`` with its delimiter, or fail closed on an ``e`` among the final flag letters of any word)."""
+    out = _edit_hook_target(tmp_path, {"bash": _FILTER_RUNS[form]}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
+
+
+_PIPED_INTERPRETERS = {  # a command that reads the commands it runs from the pipe, not in _RUNS_CODE
+    "make -f -": "find impl -name run.sh | sed 's/^/all:;@bash /' | make -s -f -",
+    "ed": "find impl -name run.sh | sed 's/^/!bash /' | ed -s",
+    "sqlite3": "find impl -name run.sh | sed 's/^/.shell bash /' | sqlite3",
+    "vim -es": "find impl -name run.sh | sed 's/^/!bash /' | vim -es -u NONE",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("make -f -, ed, sqlite3, vim -es run the commands piped in"))
+@pytest.mark.parametrize("form", sorted(_PIPED_INTERPRETERS))
+def test_a_hook_script_piped_into_another_command_interpreter_is_protected(tmp_path: Path, form: str) -> None:
+    """The neighbour of a5828a7: a pipe into a shell (``| sh``), python, perl, node, tclsh... makes the hooks file
+    Unread (``_RUNS_CODE``), but other common programs run the commands they read on stdin: ``make -f -`` runs a
+    Makefile read from the pipe (``all:;@bash impl/run.sh``), ``ed`` and ``vim -es``/``ex -s`` run ``!cmd``,
+    sqlite3's shell runs ``.shell cmd`` (``.system``). Each ran the program's ``impl/run.sh`` on this machine
+    (GNU make 4.3, ed 1.19, vim 9, sqlite3 3.40) while ``edit()`` succeeds. Suggested fix: add ``ed``, ``ex``,
+    ``vi``/``vim``/``nvim`` (``-e``/``-es``), ``sqlite3``, ``gdb``, ``make -f -`` (a ``-f`` value of ``-`` or
+    ``/dev/stdin``), ``m4``, ``dc`` to the commands that run what a pipe feeds them (fail closed on the pipe)."""
+    out = _edit_hook_target(tmp_path, {"bash": _PIPED_INTERPRETERS[form]}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
+
+
+_ORDINARY_FILTERS = {  # ordinary log and format hooks with no command in their awk program
+    "awk prints a literal |": "jq -r .toolName | awk '{print $1 \"|\" $2}' >> log.txt",
+    "awk sets FS to |": "jq -r .toolName | awk 'BEGIN{FS=\"|\"} {print $1}' >> log.txt",
+    "a later jq program's | \"...\"": "awk '{print $1}' log.txt | jq -R '. | \"x\"' > /dev/null",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a literal \"|\" in awk (or a later jq) refuses every write"))
+@pytest.mark.parametrize("form", sorted(_ORDINARY_FILTERS))
+def test_an_awk_filter_with_a_literal_bar_leaves_the_repository_writable(tmp_path: Path, form: str) -> None:
+    """False positive of a5828a7: ``_AWK_RUNS`` matches ``|"`` anywhere in the words after ``awk``, so the string
+    literal ``"|"`` (``print $1 "|" $2``, ``BEGIN{FS="|"}``), or a LATER command's program in the same pipeline
+    (jq's ``'. | "x"'``, its string interpolation idiom), reads as ``print | "cmd"``: the hooks file becomes one past
+    what CodeAct reads and every write of the workspace is refused (here ``notes.md``, which nothing names). Real
+    awk runs no command for these programs. Suggested fix: search only awk's own program word (the first word
+    after its options, or ``-f``'s file), and skip string literals before looking for ``|``."""
+    out = _edit_hook_target(tmp_path, {"bash": _ORDINARY_FILTERS[form]}, "notes.md")
+    assert out.split() != ["PermissionError"], out
+
+
+_PIPED_SCRIPTS = {  # a hook that pipes the CLI's JSON into an interpreter running a named script file
+    "python3 script": "jq -c . | python3 .github/hooks/guard.py",
+    "bash script": "jq -c . | bash .github/hooks/guard.sh",
+    "node script": "tee -a .github/hooks/calls.jsonl | node .github/hooks/guard.js",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a pipe into `python3 script.py` refuses every write"))
+@pytest.mark.parametrize("form", sorted(_PIPED_SCRIPTS))
+def test_a_pipe_into_an_interpreter_running_a_named_script_leaves_the_repository_writable(tmp_path: Path,
+                                                                                          form: str) -> None:
+    """False positive (8535f9a's pipe rule, widened to ``_RUNS_CODE``): ``jq -c . | python3 .github/hooks/guard.py``
+    makes the hooks file one past what CodeAct reads ("a command piped into python3 runs what CodeAct does not
+    read"), so every write of the workspace is refused. But an interpreter given a script file runs that file, and
+    the pipe is only its stdin (the hook's JSON): python3, bash, node run ``guard.*`` (already protected, it is
+    named) and read no code from the pipe. Suggested fix: fail closed on a pipe into an interpreter only when it
+    reads its program from stdin (no script operand, or ``-``, ``/dev/stdin``, ``-s``); with a script operand, read
+    the script as the hook's file, as without the pipe."""
+    out = _edit_hook_target(tmp_path, {"bash": _PIPED_SCRIPTS[form]}, "notes.md")
+    assert out.split() != ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 3969470: an install runs every workspace's scripts
+_INSTALL_FORMS = {  # npm commands that reify the tree (running workspace lifecycle scripts) not read as installs
+    "npm --silent install (an option first)": "npm --silent install",
+    "npm --prefer-offline install": "npm --prefer-offline install",
+    "npm dedupe": "npm dedupe",
+    "npm prune": "npm prune",
+    "npm uninstall": "npm uninstall left-pad",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --silent install, dedupe, prune, uninstall: not installs"))
+@pytest.mark.parametrize("form", sorted(_INSTALL_FORMS))
+def test_a_workspace_package_json_every_reifying_npm_command_runs_is_protected(tmp_path: Path, form: str) -> None:
+    """3969470 reads an npm command as an install (every ``package.json`` below protected) only when the install
+    word is the FIRST word of ``_options``' result, but ``_options`` records options too: with any option before
+    the command (``npm --silent install``, ``npm -s ci``, ``npm --prefer-offline install``) ``found`` is not empty
+    and only the top ``package.json`` is protected. And ``_INSTALLS`` lacks npm's other commands that reify the
+    tree: ``dedupe`` (``ddp``), ``prune``, ``uninstall`` (``rm``, ``r``, ``un``, ``remove``, ``unlink``), ``audit
+    fix``, ``find-dupes`` aside. With ``"workspaces": ["packages/*"]`` each of ``npm --silent install``, ``npm
+    --prefer-offline install``, ``npm dedupe``, ``npm prune``, ``npm uninstall nothing`` ran
+    ``packages/a/package.json``'s ``postinstall`` (npm 11.19, offline, a fresh clone without ``node_modules``;
+    ``npm -s ci`` too, with a lockfile), and here, with ``"workspaces": ["impl"]``, ``edit()`` of
+    ``impl/package.json`` succeeds. Suggested fix: look for the subcommand past options (as
+    ``_subcommand`` does, skipping npm's valued options), and treat every npm subcommand that is not known to run
+    no lifecycle script as an install (fail closed: a list of the read-only ones — ``run``, ``view``, ``ls``,
+    ``pkg``, ``exec`` — instead of a list of installs); bare ``yarn`` (and ``yarn --frozen-lockfile``) is an
+    install too (not checked here: no yarn on this machine)."""
+    out = _edit_hook_target(tmp_path, {"bash": _INSTALL_FORMS[form]}, "impl/package.json")
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ aba35c2: npx's folder specs
+_NPX_FORMS = {  # npx specs npm reads as a folder (npm-package-arg), not read so by _package_folders
+    "npx name@./folder": "npx --yes impl@./impl",
+    "npx name@file:folder": "npx --yes x@file:impl",
+    "npx --package name@./folder": "npx --yes --package x@./impl impl",
+    "npx --loglevel error ./folder": "npx --yes --loglevel error ./impl",
+    "npm exec --loglevel error -- ./folder": "npm exec --yes --loglevel error -- ./impl",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npx x@./impl, x@file:impl, an option's value as the spec"))
+@pytest.mark.parametrize("form", sorted(_NPX_FORMS))
+def test_a_package_folder_npx_runs_by_an_aliased_spec_or_after_a_valued_option_is_protected(tmp_path: Path,
+                                                                                             form: str) -> None:
+    """aba35c2 reads ``file:x``, ``./x``, ``x/`` and ``$VAR/x`` as a folder spec, but npm-package-arg splits
+    ``name@spec`` first: ``impl@./impl``, ``x@file:impl`` (and ``--package x@./impl``) are folder specs too. And
+    ``_package_folders`` takes the first word that is no option as the spec, so an option's VALUE
+    (``--loglevel error``, ``--cache dir``, ``--registry url``) is taken for it and the real spec after it is never
+    read. Each ran ``impl``'s ``bin`` (npx 11.19 offline: ``RAN-IMPL-BIN``), while ``edit()`` of
+    ``impl/package.json`` succeeds. Suggested fix: strip a ``name@`` before a spec (the last ``@`` not at the
+    start), read ``FILE:`` case-insensitively (npm-package-arg's ``/^file:/i``), and skip npm's valued options
+    (``--loglevel``, ``--cache``, ``--registry``, ``--userconfig``, ``--prefix``, ... or any ``--x`` followed by
+    a word when that word is no folder spec) or read every word up to ``--``/the command as a possible spec."""
+    out = _edit_hook_target(tmp_path, {"bash": _NPX_FORMS[form]}, "impl/package.json")
+    assert out.split() == ["PermissionError"], out
