@@ -164,3 +164,139 @@ def test_a_package_folder_npx_runs_by_an_aliased_spec_or_after_a_valued_option_i
     a word when that word is no folder spec) or read every word up to ``--``/the command as a possible spec."""
     out = _edit_hook_target(tmp_path, {"bash": _NPX_FORMS[form]}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 3969470's neighbours: what else an install runs
+@pytest.mark.xfail(strict=True, reason=_REASON.format("node-gyp runs binding.gyp's <!(cmd) at a hook's npm install"))
+@pytest.mark.parametrize(("command", "target"), [("npm ci", "binding.gyp"), ("npm install", "impl/binding.gyp")])
+def test_a_binding_gyp_an_install_runs_is_protected(tmp_path: Path, command: str, target: str) -> None:
+    """npm gives a package with a ``binding.gyp`` and no ``install``/``preinstall`` script the default install
+    script ``node-gyp rebuild``, for the project's root as for a workspace package; gyp runs every ``<!(cmd)``
+    command expansion of the file while it reads it. With ``binding.gyp`` holding ``{"variables": {"x": "<!(sh -c
+    'echo PWNED > /tmp/pwned')"}}`` a plain ``npm ci`` (and ``npm install`` for ``impl/binding.gyp`` in the
+    workspace ``impl``) ran the command on this machine (npm 11.19, node-gyp 12.4, offline: the command ran before
+    node-gyp failed for lack of headers). The boundary protects ``package.json`` for any npm command, but
+    ``binding.gyp`` beside it stays writable (created or edited). Suggested fix: for every npm/pnpm/yarn/bun
+    install (and ``rebuild``), protect ``binding.gyp`` beside each ``package.json`` it protects (npm's
+    ``gypfile``), as the lifecycle scripts' own files."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, target)
+    assert out.split() == ["PermissionError"], out
+
+
+_LOCK = """{
+  "name": "x",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {
+    "": {"name": "x", "dependencies": {"left-pad": "^1.3.0"}},
+    "node_modules/left-pad": {
+      "version": "1.3.0",
+      "resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",
+      "integrity": "sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQEQhyBuXW4/9g9Ioc=="
+    }
+  }
+}
+"""
+
+
+def _ascii_tar(name: str, text: str) -> str:
+    """A plain (ustar) tar holding ``name`` with ``text``: ASCII only, so a program's ``create()`` writes it."""
+    import io
+    import tarfile
+
+    data = text.encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime, info.uname, info.gname = len(data), 0, "", ""
+        tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue().decode("ascii")
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npm ci installs what package-lock.json resolves, a local tar"))
+def test_the_lockfile_a_hooks_npm_ci_installs_from_is_protected(tmp_path: Path) -> None:
+    """A hook's ``npm ci`` installs exactly what ``package-lock.json`` resolves. The program creates
+    ``vendor/lp.tar`` (a plain ustar tar is ASCII, so ``create()`` writes it) holding a ``package.json`` named
+    ``left-pad`` 1.3.0 with a ``postinstall``, and edits the lockfile's ``resolved`` of ``left-pad`` (a registry
+    dependency of the protected ``package.json``) to ``file:vendor/lp.tar`` (``"hasInstallScript": true``, no
+    ``integrity``). ``npm ci --offline`` then extracted the tar and ran its ``postinstall`` on this machine
+    (npm 11.19: its allowScripts notice only warns). Both writes succeed today: neither ``package-lock.json``
+    (``npm-shrinkwrap.json``, pnpm's ``pnpm-lock.yaml``, ``yarn.lock``, ``bun.lock``) nor a tarball is protected.
+    Suggested fix: for every install command a hook runs, protect the lockfiles beside each ``package.json`` it
+    protects (they decide what is fetched and which install scripts run), or fail closed on them."""
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "npm ci --silent"}]}}))
+    (ws / "package.json").write_text('{"name": "x", "dependencies": {"left-pad": "^1.3.0"}}\n')
+    (ws / "package-lock.json").write_text(_LOCK)
+    tar = _ascii_tar("package/package.json", json.dumps({"name": "left-pad", "version": "1.3.0", "scripts": {
+        "postinstall": "id > /tmp/pwned"}}))
+    old = ('"resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz",\n      "integrity": '
+           '"sha512-XI5MPzVNApjAyhQzphX8BkmKsKUxD4LdyK24iZeQEQhyBuXW4/9g9Ioc=="')
+    new = '"resolved": "file:vendor/lp.tar", "hasInstallScript": true'
+    code = (f"try:\n    print(create(path='vendor/lp.tar', file_text={tar!r}))\n"
+            f"    print(edit(path='package-lock.json', old_str={old!r}, new_str={new!r}))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert "PermissionError" in out.split(), out
+
+
+# ------------------------------------------------------------ the .git rule's neighbour: a git hook manager's config
+_PRE_COMMIT_HOOK = """#!/usr/bin/env bash
+# File generated by pre-commit: https://pre-commit.com
+# ID: 138fd403232d2ddd5efb44317e38bf03
+# start templated
+INSTALL_PYTHON=/usr/bin/python3
+ARGS=(hook-impl --config=.pre-commit-config.yaml --hook-type=pre-commit)
+# end templated
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ARGS+=(--hook-dir "$HERE" -- "$@")
+if [ -x "$INSTALL_PYTHON" ]; then
+    exec "$INSTALL_PYTHON" -mpre_commit "${ARGS[@]}"
+elif command -v pre-commit > /dev/null; then
+    exec pre-commit "${ARGS[@]}"
+else
+    echo '`pre-commit` not found.  Did you forget to activate your virtualenv?' 1>&2
+    exit 1
+fi
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("pre-commit's git hook runs .pre-commit-config.yaml's entries"))
+def test_the_config_a_git_hook_manager_runs_is_protected(tmp_path: Path) -> None:
+    """The ``.git`` rule protects the hooks folder and, for husky, ``.husky/pre-commit`` beside ``core.hooksPath``
+    (what husky's stubs run). The pre-commit framework (``pre-commit install``, as common as husky) writes
+    ``.git/hooks/pre-commit``, which runs ``pre-commit hook-impl --config=.pre-commit-config.yaml``: every
+    ``repo: local`` hook's ``entry`` there (``language: system``) is a command run at each ``git commit``, the
+    agent's own included. A program edited ``entry: 'true'`` to ``entry: sh -c 'echo PWNED > /tmp/pwned'``; a
+    ``git commit`` then ran it (pre-commit 4.7, git 2.39, this machine). ``edit()`` succeeds today. Suggested fix:
+    read each file of the hooks folder (``.git/hooks`` or ``core.hooksPath``) as a hook command, as hookruns reads
+    a hooks file's commands, so that ``--config=.pre-commit-config.yaml`` (a ``--x=path`` word) is protected; or
+    protect the known managers' files by name where their hook is installed (``.pre-commit-config.yaml``,
+    ``lefthook.yml``/``.lefthook.yml``, ``.overcommit.yml``)."""
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    hook = ws / ".git/hooks/pre-commit"
+    hook.write_text(_PRE_COMMIT_HOOK)
+    hook.chmod(0o755)
+    (ws / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n  - id: ok\n    name: ok\n    entry: 'true'\n    language: system\n")
+    code = ("try:\n    print(edit(path='.pre-commit-config.yaml', old_str=\"entry: 'true'\", "
+            "new_str=\"entry: sh -c 'id > /tmp/pwned'\"))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
