@@ -300,3 +300,48 @@ def test_the_config_a_git_hook_manager_runs_is_protected(tmp_path: Path) -> None
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 9abd0ec: a user's hooks past what is read name nothing
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a repo-enabled plugin's unread hook names nothing (9abd0ec)"))
+@pytest.mark.parametrize("settings", [".claude", ".github/copilot"])
+@pytest.mark.parametrize("command", ['cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh | xargs bash',
+                                     'cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh -exec bash {} \\;'])
+def test_a_repository_enabled_plugins_unread_hook_still_fails_closed(tmp_path: Path, settings: str,
+                                                                     command: str) -> None:
+    """9abd0ec made a user's hooks file past what CodeAct reads name nothing (so that ``cd ~/.copilot/hooks &&
+    ./notify.sh`` does not refuse every write everywhere). But ``user_hooks_files`` also holds the hooks of the
+    plugins the REPOSITORY's own settings enable (``.claude/settings.json`` or ``.github/copilot/settings.json``:
+    ``extraKnownMarketplaces`` with a ``directory`` source inside the repository, ``enabledPlugins``), and those are
+    the repository's hooks: the same ``find impl -name run.sh | xargs bash`` (or ``-exec bash {} \\;``) that
+    refuses the write in ``.github/hooks/*.json`` leaves ``impl/run.sh`` writable when the repository carries it as
+    its enabled plugin's ``hooks/hooks.json``. ``edit()`` succeeds; bash and xargs run the program's text at the
+    next tool call (findutils 4.9, bash 5.2: ``find impl -name run.sh | xargs bash`` ran ``impl/run.sh``).
+    Suggested fix: keep "names nothing" for the hooks files outside the workspace only (the user's own, their
+    plugins under ``installed-plugins``); a hooks file the workspace holds, or that its own settings enable,
+    fails closed as the repository's hooks do."""
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / "impl").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / settings).mkdir(parents=True)
+    up = "../" * len(Path(settings).parts)
+    (ws / settings / "settings.json").write_text(json.dumps({
+        "extraKnownMarketplaces": {"team": {"source": {"source": "directory", "path": up + "tools/mkt"}}},
+        "enabledPlugins": {"guard@team": True}}))
+    (ws / "tools/mkt/.claude-plugin").mkdir(parents=True)
+    (ws / "tools/mkt/.claude-plugin/marketplace.json").write_text(json.dumps({
+        "name": "team", "owner": {"name": "t"}, "plugins": [{"name": "guard", "source": "./guard"}]}))
+    (ws / "tools/mkt/guard/hooks").mkdir(parents=True)
+    (ws / "tools/mkt/guard/hooks/hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"hooks": [{"type": "command", "command": command}]}]}}))
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
