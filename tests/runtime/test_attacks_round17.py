@@ -146,6 +146,7 @@ _NPX_FORMS = {  # npx specs npm reads as a folder (npm-package-arg), not read so
     "npx --package name@./folder": "npx --yes --package x@./impl impl",
     "npx --loglevel error ./folder": "npx --yes --loglevel error ./impl",
     "npm exec --loglevel error -- ./folder": "npm exec --yes --loglevel error -- ./impl",
+    "npm --loglevel error exec -- ./folder": "npm --loglevel error exec --yes -- ./impl",
 }
 
 
@@ -157,7 +158,8 @@ def test_a_package_folder_npx_runs_by_an_aliased_spec_or_after_a_valued_option_i
     ``name@spec`` first: ``impl@./impl``, ``x@file:impl`` (and ``--package x@./impl``) are folder specs too. And
     ``_package_folders`` takes the first word that is no option as the spec, so an option's VALUE
     (``--loglevel error``, ``--cache dir``, ``--registry url``) is taken for it and the real spec after it is never
-    read. Each ran ``impl``'s ``bin`` (npx 11.19 offline: ``RAN-IMPL-BIN``), while ``edit()`` of
+    read; likewise ``_subcommand`` takes ``npm --loglevel error exec``'s ``error`` for the command, so the ``exec``
+    is not seen at all. Each ran ``impl``'s ``bin`` (npx 11.19 offline: ``RAN-IMPL-BIN``), while ``edit()`` of
     ``impl/package.json`` succeeds. Suggested fix: strip a ``name@`` before a spec (the last ``@`` not at the
     start), read ``FILE:`` case-insensitively (npm-package-arg's ``/^file:/i``), and skip npm's valued options
     (``--loglevel``, ``--cache``, ``--registry``, ``--userconfig``, ``--prefix``, ... or any ``--x`` followed by
@@ -344,4 +346,27 @@ def test_a_repository_enabled_plugins_unread_hook_still_fails_closed(tmp_path: P
     code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a here-document's substitution, run by a shell
+_HEREDOCS = {  # the here-document forms of the documented-Unread `bash $(find ...)` and `find ... | sh`
+    "bash <<EOF bash $(find)": "bash <<EOF\nbash $(find impl -name run.sh)\nEOF",
+    "bash <<EOF bash `find`": "bash <<EOF\nbash `find impl -name run.sh`\nEOF",
+    "sh <<EOF $(find | sed)": "sh <<EOF\n$(find impl -name run.sh | sed 's/^/bash /')\nEOF",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a substitution in an unquoted here-document a shell runs"))
+@pytest.mark.parametrize("form", sorted(_HEREDOCS))
+def test_a_hook_script_a_here_documents_substitution_names_is_protected(tmp_path: Path, form: str) -> None:
+    """``bash $(find impl -name run.sh)`` and ``find ... | sh`` make the hooks file one past what CodeAct reads,
+    and a quoted here-document's text is read as commands (``bash <<'EOF'`` / ``cd impl`` / ``./run.sh`` is
+    protected). But in an UNQUOTED here-document (``<<EOF``) the shell expands ``$(...)`` and backticks before the
+    shell it feeds runs the text: ``bash <<EOF`` / ``bash $(find impl -name run.sh)`` / ``EOF`` ran the program's
+    ``impl/run.sh`` (bash 5.2, ``bash -c`` as the CLI runs a hook), yet the hooks file is read and
+    ``impl/run.sh`` stays writable. Suggested fix: read a substitution inside an unquoted here-document (or
+    here-string) like one on the command line: Unread where it is at a command's place or the script an
+    interpreter runs (simplest: any ``$(``/backtick in an unquoted here-document fed to a shell or interpreter)."""
+    out = _edit_hook_target(tmp_path, {"bash": _HEREDOCS[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
