@@ -370,3 +370,44 @@ def test_a_hook_script_a_here_documents_substitution_names_is_protected(tmp_path
     interpreter runs (simplest: any ``$(``/backtick in an unquoted here-document fed to a shell or interpreter)."""
     out = _edit_hook_target(tmp_path, {"bash": _HEREDOCS[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+_FINDERS_THAT_RUN = {  # commands that run a program on each file they find, besides find -exec, xargs, run-parts
+    "rg --pre bash": "rg --pre bash -l TODO impl",
+    "git grep -O bash": "git grep -Obash -l exit -- impl",
+    "git grep --open-files-in-pager=bash": "git grep --open-files-in-pager=bash -l exit -- impl",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("rg --pre and git grep -O run a command on each file found"))
+@pytest.mark.parametrize("form", sorted(_FINDERS_THAT_RUN))
+def test_a_hook_script_a_search_tool_runs_on_what_it_finds_is_protected(tmp_path: Path, form: str) -> None:
+    """``find -exec``/``-execdir``, ``xargs``, ``run-parts`` make the hooks file one past what CodeAct reads. Two
+    search tools run a command on every file they find too: ripgrep's ``--pre COMMAND`` runs ``COMMAND PATH`` for
+    each file it searches (``rg --pre bash -l TODO impl`` ran ``bash impl/run.sh``: ripgrep 14.1, the runtime's
+    own), and ``git grep -O<pager>`` (``--open-files-in-pager=<pager>``) runs the pager with the matching files
+    (``git grep -Obash -l exit -- impl`` ran ``bash impl/run.sh``: git 2.39). ``impl`` is a folder, which stays
+    writable, so ``edit()`` of ``impl/run.sh`` succeeds. Suggested fix: add ``rg --pre``/``--pre=`` and ``git grep
+    -O``/``--open-files-in-pager`` to the commands that run what they find (fail closed)."""
+    out = _edit_hook_target(tmp_path, {"bash": _FINDERS_THAT_RUN[form]}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
+
+
+_GENERATED = {  # a hook that writes a script outside the workspace from what it finds, then runs it
+    "sed > /tmp/h.sh; bash /tmp/h.sh": "find impl -name run.sh | sed 's/^/bash /' > /tmp/h.sh; bash /tmp/h.sh",
+    "find -fprintf; sh": "find impl -name run.sh -fprintf /tmp/h.sh 'bash %p\\n'; sh /tmp/h.sh",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a script the hook writes outside the workspace, then runs"))
+@pytest.mark.parametrize("form", sorted(_GENERATED))
+def test_a_hook_script_run_through_a_script_the_hook_generates_is_protected(tmp_path: Path, form: str) -> None:
+    """``find impl -name run.sh | sed 's/^/bash /' | sh`` is Unread (a pipe into a shell), but the same through a
+    file is not: ``... > /tmp/h.sh; bash /tmp/h.sh`` (or find's ``-fprintf /tmp/h.sh 'bash %p\\n'``) runs a
+    script outside the workspace whose text the hook built from what it found, and ``bash /tmp/h.sh`` names
+    nothing inside. bash ran the program's ``impl/run.sh`` (bash 5.2, GNU findutils 4.9); ``edit()`` succeeds.
+    Suggested fix: a script an interpreter runs that lies outside the workspace and that the same command wrote
+    (``>``/``>>``/``tee`` to it, find's ``-fprint*``), or any outside script not known to be the user's, makes
+    the hooks file one past what CodeAct reads."""
+    out = _edit_hook_target(tmp_path, {"bash": _GENERATED[form]}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
