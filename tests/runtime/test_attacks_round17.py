@@ -411,3 +411,22 @@ def test_a_hook_script_run_through_a_script_the_hook_generates_is_protected(tmp_
     the hooks file one past what CodeAct reads."""
     out = _edit_hook_target(tmp_path, {"bash": _GENERATED[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 3969470's Python twin: pip builds the project it installs
+@pytest.mark.xfail(strict=True, reason=_REASON.format("pip install . runs setup.py / pyproject's in-tree backend"))
+@pytest.mark.parametrize(("command", "target"), [("pip install -q -e .", "setup.py"),
+                                                 ("pip install -q .", "pyproject.toml")])
+def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, command: str, target: str) -> None:
+    """3969470 protects every ``package.json`` an npm install runs the scripts of; pip's install of a folder
+    runs the project's build the same way: ``pip install -e .`` runs ``setup.py`` (a setuptools project), and
+    ``pip install .`` runs the backend ``pyproject.toml`` names, which ``backend-path = ["."]`` takes from the
+    project's own folder (``build-backend = "evil_backend"`` ran ``./evil_backend.py``). Both ran the planted
+    code with pip 25 in a venv on this machine. The hook's words (``pip install -e .``) name a folder, which
+    stays writable, so ``edit()`` of ``setup.py`` or ``pyproject.toml`` succeeds. Suggested fix: read
+    ``pip install``/``pip wheel``/``python -m pip``'s folder operands (``.``, ``-e .``, ``./x``; ``uv sync``,
+    ``uv run``, ``uv pip install``, ``poetry install``, ``pdm install``, ``hatch`` too: each builds the project)
+    as naming the folder's ``setup.py``, ``pyproject.toml`` (and, fail closed, its in-tree backend), as npm's
+    ``package.json``."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, target)
+    assert out.split() == ["PermissionError"], out
