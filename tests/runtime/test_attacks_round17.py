@@ -422,7 +422,7 @@ def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, 
     runs the project's build the same way: ``pip install -e .`` runs ``setup.py`` (a setuptools project), and
     ``pip install .`` runs the backend ``pyproject.toml`` names, which ``backend-path = ["."]`` takes from the
     project's own folder (``build-backend = "evil_backend"`` ran ``./evil_backend.py``). Both ran the planted
-    code with pip 25 in a venv on this machine. The hook's words (``pip install -e .``) name a folder, which
+    code with pip 23.2 (Python 3.11) in a venv on this machine. The hook's words (``pip install -e .``) name a folder, which
     stays writable, so ``edit()`` of ``setup.py`` or ``pyproject.toml`` succeeds. Suggested fix: read
     ``pip install``/``pip wheel``/``python -m pip``'s folder operands (``.``, ``-e .``, ``./x``; ``uv sync``,
     ``uv run``, ``uv pip install``, ``poetry install``, ``pdm install``, ``hatch`` too: each builds the project)
