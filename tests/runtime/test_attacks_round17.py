@@ -430,3 +430,45 @@ def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, 
     ``package.json``."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
+
+
+_CARGO = {  # a file cargo reads first in the folder a hook's cargo command runs in, created by the program
+    "build.rs (cargo clippy)": ("cargo clippy -q", "build.rs",
+                                'fn main() { std::process::Command::new("sh").arg("-c").arg("id > /tmp/pwned")'
+                                '.status().ok(); }\n'),
+    ".cargo/config.toml runner (cargo test)": ("cargo test -q", ".cargo/config.toml",
+                                               "[target.'cfg(all())']\nrunner = [\"sh\", \"-c\", \"id > /tmp/pwned\"]\n"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("cargo runs a new build.rs, .cargo/config.toml's runner"))
+@pytest.mark.parametrize("form", sorted(_CARGO))
+def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Path, form: str) -> None:
+    """The rule covers the first file a runner reads (make's ``Makefile``, npm's ``package.json``, ``.npmrc``),
+    not cargo's: a package's ``build.rs`` beside ``Cargo.toml`` is found without being named and compiled and run
+    by every ``cargo check``/``clippy``/``build``/``test``, and ``.cargo/config.toml`` (cargo's ``.npmrc``) names
+    a ``runner`` for ``cargo test``/``run`` (and a ``rustc-wrapper``). This test's ``build.rs`` ran ``id`` at
+    ``cargo clippy -q --offline``, and its ``.cargo/config.toml`` at ``cargo test -q --offline`` (cargo 1.95,
+    this machine). With a hook's ``cargo clippy``/``cargo test`` both ``create()``
+    calls succeed. Suggested fix: for ``cargo`` (``--manifest-path``, ``-C``), protect ``Cargo.toml``,
+    ``build.rs`` and ``.cargo/config*`` of the folder it runs in and its parents inside the workspace (cargo reads
+    every ``.cargo/config.toml`` up the tree)."""
+    command, target, text = _CARGO[form]
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / "src").mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    (ws / "Cargo.toml").write_text('[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n')
+    (ws / "src/main.rs").write_text("fn main() {}\n")
+    code = (f"try:\n    print(create(path={target!r}, file_text={text!r}))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
