@@ -472,3 +472,33 @@ def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Pat
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("mvn reads .mvn/jvm.config: a JVM option runs a command"))
+def test_the_jvm_options_a_hooks_maven_command_reads_first_are_protected(tmp_path: Path) -> None:
+    """The same gap for Maven: the ``mvn`` launcher reads ``.mvn/jvm.config`` of the project (found upwards from
+    the folder it runs in) as the JVM's options before anything else. ``-Xmx6m
+    -XX:OnOutOfMemoryError=echo${IFS}PWNED>/tmp/pwned`` made ``mvn -q -o validate`` run the command (the JVM runs
+    it through ``/bin/sh -c`` when the tiny heap runs out at start-up: Maven 3.8, this machine, offline). With a
+    hook's ``mvn`` the program's ``create()`` of ``.mvn/jvm.config`` succeeds (``.mvn/maven.config``, which adds
+    options to every mvn, and ``pom.xml``, whose plugins run at each build, are writable too). Suggested fix: for
+    ``mvn``/``mvnw`` (``-f``, ``--file``), protect ``pom.xml`` and ``.mvn/`` of its folder (``.npmrc``'s twins);
+    Gradle's ``gradle.properties``/``build.gradle*``/``settings.gradle*`` likewise."""
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": "mvn -q -o validate"}]}}))
+    (ws / "pom.xml").write_text("<project><modelVersion>4.0.0</modelVersion><groupId>x</groupId><artifactId>x"
+                                "</artifactId><version>1</version><packaging>pom</packaging></project>\n")
+    text = "-Xmx6m -XX:OnOutOfMemoryError=echo${IFS}PWNED>/tmp/pwned\n"
+    code = (f"try:\n    print(create(path='.mvn/jvm.config', file_text={text!r}))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
