@@ -23,6 +23,7 @@ _FILTER_RUNS = {  # a text filter whose program runs a command built from what i
     "sed e with a line address": "find impl -name run.sh | sed 's/^/bash /;1e'",
     "sed e with the last-line address": "find impl -name run.sh | sed -e 's/^/bash /' -e '$e'",
     "sed s///e with another delimiter": "find impl -name run.sh | sed 's%^%bash %e'",
+    "awk -f a here-document": "find impl -name run.sh | awk -f /dev/fd/3 3<<EOF\n{system(\"bash \" \\$0)}\nEOF",
 }
 
 
@@ -35,7 +36,9 @@ def test_a_hook_script_a_text_filter_runs_in_another_spelling_is_protected(tmp_p
     start, but a command may carry an address (``1e``, ``$e``, ``/re/e`` aside), and the ``s`` command's delimiter
     may be any character, not only ``/|#,:@!`` (``s%^%bash %e``). Each form, as a hook of the repository, ran the
     program's ``impl/run.sh`` with the real mawk and GNU sed (``find impl -name run.sh | sed 's/^/bash /;1e'``
-    printed the planted text's output), while ``edit()`` of ``impl/run.sh`` succeeds. Suggested fix: read any awk
+    printed the planted text's output), while ``edit()`` of ``impl/run.sh`` succeeds. And the program may come
+    from a here-document (``awk -f /dev/fd/3 3<<EOF``): it is in no word after awk, so ``_AWK_RUNS`` does not
+    see it (it ran ``impl/run.sh`` too; sed's here-document form is caught today). Suggested fix: read any awk
     program holding ``system``, ``getline`` or a ``|`` outside a string/regex as one that runs commands (or simply
     any ``|`` not inside a ``"..."`` literal); read a sed script as running commands where any ``e`` is a command
     after an optional address (``[0-9$,~!]*``, ``/re/``) or is a flag of an ``s`` command whatever its delimiter
