@@ -118,10 +118,13 @@ _INSTALL_FORMS = {  # npm commands that reify the tree (running workspace lifecy
     "npm dedupe": "npm dedupe",
     "npm prune": "npm prune",
     "npm uninstall": "npm uninstall left-pad",
+    "pnpm --silent install": "pnpm --silent install",
+    "yarn (bare: an install)": "yarn",
+    "yarn --frozen-lockfile": "yarn --frozen-lockfile",
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --silent install, dedupe, prune, uninstall: not installs"))
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --silent install, dedupe, prune, bare yarn: not installs"))
 @pytest.mark.parametrize("form", sorted(_INSTALL_FORMS))
 def test_a_workspace_package_json_every_reifying_npm_command_runs_is_protected(tmp_path: Path, form: str) -> None:
     """3969470 reads an npm command as an install (every ``package.json`` below protected) only when the install
@@ -136,8 +139,10 @@ def test_a_workspace_package_json_every_reifying_npm_command_runs_is_protected(t
     ``impl/package.json`` succeeds. Suggested fix: look for the subcommand past options (as
     ``_subcommand`` does, skipping npm's valued options), and treat every npm subcommand that is not known to run
     no lifecycle script as an install (fail closed: a list of the read-only ones — ``run``, ``view``, ``ls``,
-    ``pkg``, ``exec`` — instead of a list of installs); bare ``yarn`` (and ``yarn --frozen-lockfile``) is an
-    install too (not checked here: no yarn on this machine)."""
+    ``pkg``, ``exec`` — instead of a list of installs). Bare ``yarn`` is yarn's install, and ``yarn
+    --frozen-lockfile`` and ``pnpm --silent install`` hit the same first-word check: each ran ``impl``'s
+    ``postinstall`` (yarn 1.22.22 with ``"workspaces": ["impl"]``, pnpm 9.15 with ``pnpm-workspace.yaml``,
+    offline)."""
     out = _edit_hook_target(tmp_path, {"bash": _INSTALL_FORMS[form]}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
 
@@ -502,6 +507,48 @@ def test_the_jvm_options_a_hooks_maven_command_reads_first_are_protected(tmp_pat
                                 "</artifactId><version>1</version><packaging>pom</packaging></project>\n")
     text = "-Xmx6m -XX:OnOutOfMemoryError=echo${IFS}PWNED>/tmp/pwned\n"
     code = (f"try:\n    print(create(path='.mvn/jvm.config', file_text={text!r}))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
+
+
+_MANAGER_CODE = {  # a package manager's project file that names or is code it runs at every command
+    "pnpm's .pnpmfile.cjs (pnpm lint)": ("pnpm lint", ".pnpmfile.cjs",
+                                         "require('child_process').execSync('id > /tmp/pwned')\n"),
+    "pnpm's .pnpmfile.cjs (pnpm install)": ("pnpm install", ".pnpmfile.cjs",
+                                            "require('child_process').execSync('id > /tmp/pwned')\n"),
+    "yarn's .yarnrc yarn-path": ("yarn lint", ".yarnrc", 'yarn-path "./tools/y.js"\n'),
+    "yarn's .yarnrc.yml yarnPath": ("yarn lint", ".yarnrc.yml", "yarnPath: ./tools/y.js\n"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("pnpm runs .pnpmfile.cjs, yarn runs .yarnrc's yarn-path"))
+@pytest.mark.parametrize("form", sorted(_MANAGER_CODE))
+def test_the_code_file_a_hooks_package_manager_loads_is_protected(tmp_path: Path, form: str) -> None:
+    """``.npmrc`` is protected because npm runs what it names; its twins are not. pnpm loads the project's
+    ``.pnpmfile.cjs`` (its ``readPackage`` hooks) at every command, ``pnpm run lint`` as well as ``pnpm
+    install``, and yarn 1 hands every command to the JavaScript file ``.yarnrc``'s ``yarn-path`` (or
+    ``.yarnrc.yml``'s ``yarnPath``) names. A created ``.pnpmfile.cjs`` ran at ``pnpm install --offline`` and at
+    ``pnpm run lint`` (pnpm 9.15.9), and a created ``.yarnrc``/``.yarnrc.yml`` pointing at a created
+    ``tools/y.js`` ran it at ``yarn lint`` (yarn 1.22.22), on this machine. With a hook's ``pnpm``/``yarn``
+    command every ``create()`` succeeds. Suggested fix: protect ``.pnpmfile.cjs`` (and the file pnpm's
+    ``pnpmfile`` setting names), ``.yarnrc``, ``.yarnrc.yml``, ``.yarn/releases/``, ``.yarn/plugins/``,
+    ``.pnp.cjs``/``.pnp.loader.mjs`` (yarn berry requires them into node), bun's ``bunfig.toml`` (``preload``)
+    by name, as ``.npmrc`` is."""
+    command, target, text = _MANAGER_CODE[form]
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    (ws / "package.json").write_text('{"name": "x", "version": "1.0.0", "scripts": {"lint": "true"}}\n')
+    code = (f"try:\n    print(create(path={target!r}, file_text={text!r}))\n"
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
