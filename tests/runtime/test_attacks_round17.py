@@ -552,3 +552,24 @@ def test_the_code_file_a_hooks_package_manager_loads_is_protected(tmp_path: Path
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+_NPX_PREFIXES = {  # an npx whose --prefix value is read as the package spec: the whole repository
+    "npx --prefix \"$CLAUDE_PROJECT_DIR\"": 'npx --prefix "$CLAUDE_PROJECT_DIR" eslint --fix .',
+    "npm exec --prefix \"$CLAUDE_PROJECT_DIR\"": 'npm exec --prefix "$CLAUDE_PROJECT_DIR" -- eslint .',
+    "npx --prefix .": "npx --prefix . prettier --check .",
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npx --prefix \"$CLAUDE_PROJECT_DIR\" refuses every write"))
+@pytest.mark.parametrize("form", sorted(_NPX_PREFIXES))
+def test_an_npx_prefix_leaves_the_repository_writable(tmp_path: Path, form: str) -> None:
+    """False positive of aba35c2 (and of 8b3a3b7 for ``.``): ``_package_folders`` skips an option but not its
+    value, so ``npx --prefix "$CLAUDE_PROJECT_DIR" eslint --fix .`` takes ``$CLAUDE_PROJECT_DIR`` for the package
+    spec; since aba35c2 a spec starting with ``$`` is a folder, so ``$CLAUDE_PROJECT_DIR/*`` — every file of the
+    repository — is protected and every write is refused (here ``notes.md``). npm reads ``--prefix`` as taking
+    a value (the folder whose ``node_modules/.bin`` it looks in) and runs ``eslint``. Suggested fix: the same as
+    for the valued options above: skip npm's valued options with their values (``--prefix``, ``-C``,
+    ``--cache``, ``--loglevel``, ``--registry``, ``--userconfig``, ``-w``...) before taking the spec."""
+    out = _edit_hook_target(tmp_path, {"bash": _NPX_PREFIXES[form]}, "notes.md")
+    assert out.split() != ["PermissionError"], out
