@@ -573,3 +573,52 @@ def test_an_npx_prefix_leaves_the_repository_writable(tmp_path: Path, form: str)
     ``--cache``, ``--loglevel``, ``--registry``, ``--userconfig``, ``-w``...) before taking the spec."""
     out = _edit_hook_target(tmp_path, {"bash": _NPX_PREFIXES[form]}, "notes.md")
     assert out.split() != ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 9abd0ec: git config --show-scope
+_OLD_GIT = """#!/bin/sh
+# git before 2.26 (Ubuntu 20.04's 2.25.1): `git config --show-scope` is an unknown option
+for arg in "$@"; do
+    if [ "$arg" = "--show-scope" ]; then
+        echo "error: unknown option \\`show-scope'" >&2
+        exit 129
+    fi
+done
+exec {git} "$@"
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("with git < 2.26 (no --show-scope) no git config is read"))
+def test_a_script_git_config_runs_is_protected_with_a_git_before_2_26(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """9abd0ec reads the repository's config with ``git config --list --show-scope --show-origin -z``.
+    ``--show-scope`` came with git 2.26 (March 2020); an older git (Ubuntu 20.04 LTS ships 2.25.1) refuses the
+    option ("error: unknown option", exit 129, nothing on stdout), and ``_git_runs`` then reads an empty list: no
+    ``core.fsmonitor``, filter, alias or ``core.hooksPath`` is seen and every file they run is writable — fail
+    open, with no word said. Before 9abd0ec, ``--show-origin`` needed git 2.8. Here a wrapper stands for git 2.25
+    (it refuses ``--show-scope`` as git does an unknown option, exit 129 like git 2.39's ``git config --list
+    --bogus``, and passes everything else to the real git); ``core.fsmonitor = sh tools/x.sh`` then leaves
+    ``tools/x.sh`` writable. Suggested fix: when the call fails (non-zero exit, or an unknown option), retry
+    without ``--show-scope`` reading every file as the repository's (the old, stricter reading), or fail closed
+    (refuse writes in the work tree, naming the cause) rather than read no config."""
+    import shutil
+
+    from test_attacks_round15 import _edit
+
+    real = shutil.which("git")
+    assert real is not None
+    fake = tmp_path / "oldgit"
+    fake.mkdir()
+    (fake / "git").write_text(_OLD_GIT.replace("{git}", real))
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = _edit(tmp_path, [("core.fsmonitor", "sh tools/x.sh")])
+    assert out.split() == ["PermissionError"], out
+
+
+def test_the_same_git_config_is_read_with_this_machines_git(tmp_path: Path) -> None:
+    """The control: with the real git (2.39 here) the same config refuses the write."""
+    from test_attacks_round15 import _edit
+
+    out = _edit(tmp_path, [("core.fsmonitor", "sh tools/x.sh")])
+    assert out.split() == ["PermissionError"], out
