@@ -1,7 +1,9 @@
 """Red team, round 17 (issue 40; report-only): attacks on round 16's fixes (a5828a7, 3969470, 9abd0ec, 485dcce,
 aba35c2, 463c084) and their neighbours. Each test runs a program through the sandbox (``run``, monty) and fails
-while the finding is open (strict xfail). Every breach was checked with the real tool on Linux (bash 5.2, mawk
-1.3, GNU sed 4.9, GNU make, ed, sqlite3, vim, npm/npx 11.19 offline): the tool ran the file the program wrote."""
+while the finding is open (strict xfail); a false positive is a test that the ordinary write succeeds. Every
+breach was checked with the real tool on this Linux machine (bash 5.2, mawk 1.3, GNU sed 4.9, GNU make 4.3, ed,
+sqlite3, vim, ripgrep 14.1, git 2.39, npm/npx 11.19 and node-gyp 12.4 offline, pnpm 9.15, yarn 1.22, pip 23.2,
+cargo 1.95, Maven 3.8, pre-commit 4.7): the tool ran the file the program wrote."""
 from __future__ import annotations
 
 import os
