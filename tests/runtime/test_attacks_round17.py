@@ -624,3 +624,45 @@ def test_the_same_git_config_is_read_with_this_machines_git(tmp_path: Path) -> N
 
     out = _edit(tmp_path, [("core.fsmonitor", "sh tools/x.sh")])
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ a pattern target through the repository's own link
+_THROUGH_A_LINK = {  # hook command, the link (a committed folder link), where it leads, the file edited there
+    "npx ./cli (aba35c2's cli/*)": ("npx --yes ./cli", "cli", "tools/cli", "tools/cli/cli.js"),
+    "bash ./hk/*.sh (a documented pattern)": ("bash ./hk/*.sh", "hk", "tools/hooks", "tools/hooks/a.sh"),
+}
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a pattern target is not followed through a folder link"))
+@pytest.mark.parametrize("form", sorted(_THROUGH_A_LINK))
+def test_a_file_a_pattern_target_reaches_through_a_folder_link_is_protected(tmp_path: Path, form: str) -> None:
+    """docs/security.md: "a pattern (``./hooks.d/*.sh``) covers every file it matches; through links too". But
+    ``boundary._runs`` follows links for named targets only (``if target.glob or not target.named: continue``), so
+    a pattern through a folder link the repository commits (``hk -> tools/hooks``) covers ``hk/a.sh`` and not
+    ``tools/hooks/a.sh``, the same file. aba35c2's folder specs are such patterns too: ``npx ./cli`` protects
+    ``cli/*``, and with ``cli -> tools/cli`` the bin ``tools/cli/cli.js`` is writable (``cli/package.json`` is
+    named, so it is followed and protected). Real tools follow the link: ``bash ./hk/*.sh`` ran
+    ``tools/hooks/a.sh`` (bash 5.2) and ``npx --yes --offline ./cli`` ran ``tools/cli/cli.js`` (npx 11.19).
+    ``edit()`` of the real path succeeds. Suggested fix: resolve a pattern's fixed leading folders through links
+    inside the workspace (as named targets are), and match the written path against the pattern so rebased."""
+    import json
+    import subprocess
+
+    from test_attacks_round6_links import _run
+
+    command, link, to, target = _THROUGH_A_LINK[form]
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / ".github/hooks").mkdir(parents=True)
+    (ws / to).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
+        {"type": "command", "bash": command}]}}))
+    (ws / "package.json").write_text('{"name": "x", "version": "1.0.0"}\n')
+    (ws / to / "package.json").write_text('{"name": "cli", "version": "1.0.0", "bin": {"cli": "cli.js"}}\n')
+    (ws / target).write_text("exit 0\n")
+    os.symlink(to, ws / link)
+    code = (f"try:\n    print(edit(path={target!r}, old_str='exit 0', new_str='id'))\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out = _run(ws, base / "home", code)
+    assert out.split() == ["PermissionError"], out
