@@ -666,3 +666,18 @@ def test_a_file_a_pattern_target_reaches_through_a_folder_link_is_protected(tmp_
             "except Exception as exc:\n    print(type(exc).__name__)\n")
     out = _run(ws, base / "home", code)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("PowerShell's cd \"${env:CLAUDE_PROJECT_DIR}\" refuses every write"))
+@pytest.mark.parametrize("command", ['cd "${env:CLAUDE_PROJECT_DIR}"; npm run lint',
+                                     "Set-Location ${env:CLAUDE_PROJECT_DIR}; npm run lint"])
+def test_a_braced_powershell_project_variable_leaves_the_repository_writable(tmp_path: Path, command: str) -> None:
+    """False positive beside 9abd0ec (which kept the ``}`` of a ``${...}`` so that ``cd "${CLAUDE_PROJECT_DIR}"``
+    is read): PowerShell's braced spelling of an environment variable, ``${env:CLAUDE_PROJECT_DIR}``, is not read
+    as the project, whereas ``$env:CLAUDE_PROJECT_DIR`` is. The ``cd`` goes to "a folder not known here", the
+    hooks file is one past what CodeAct reads, and every write of the workspace is refused (here ``notes.md``).
+    ``${env:NAME}`` is the same variable as ``$env:NAME`` in PowerShell (about_Environment_Variables). Suggested
+    fix: read ``${env:NAME}`` as ``$env:NAME`` (case-insensitively, as PowerShell does) wherever the project's
+    and the entry's variables are replaced."""
+    out = _edit_hook_target(tmp_path, {"powershell": command}, "notes.md")
+    assert out.split() != ["PermissionError"], out
