@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from attack_helpers import create_output, edit_output, git_workspace, hooks_json, listed_plugin_hooks, policy_workspace
 from test_attacks_round6_links import _run
 from test_attacks_round12_redteam import _edit_hook_target
 
@@ -178,15 +179,8 @@ def test_a_claude_format_agent_file_is_protected_like_github_agents(tmp_path: Pa
     runs an agent's frontmatter ``hooks:``). ``.github/agents/`` wins a name clash, so ``codeact`` itself cannot be
     shadowed. Fix: add ``(".claude", "agents")`` to ``_FOLDER_PAIRS`` (AGENTS_RULE), with ``.claude`` and
     ``.claude/agents`` in ``_ANCHORED_NAMES``."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    code = (
-        f"try:\n    print(create(path={path!r}, file_text={_AGENT!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    base, ws = git_workspace(tmp_path)
+    out = create_output(ws, base, path, _AGENT)
     assert out.split() == ["PermissionError"], out
 
 
@@ -211,11 +205,7 @@ def test_a_marketplace_manifest_the_cli_reads_first_is_protected(tmp_path: Path)
     ``.plugin/plugin.json``; and refuse a ``plugin.json`` whose inline ``hooks``/``mcpServers`` name commands."""
     import json
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/plugin").mkdir(parents=True)
-    (ws / "plugins/codeact").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, ".github/plugin", "plugins/codeact")
     listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "codeact", "source": "./plugins/codeact"}]}
     (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
     (ws / "plugins/codeact/plugin.json").write_text('{"name": "codeact"}')
@@ -357,22 +347,11 @@ def test_a_script_a_nested_hooks_file_runs_is_protected(tmp_path: Path, where: s
     CLI runs the program's text on the host at the next tool call (host code execution). Teams group hooks by
     owner this way. Fix: walk ``.github/hooks/`` recursively as the CLI does (skipping dot-folders, ``.json`` in
     lower case), under MAX_HOOKS_FILES in all (the place past it Unread)."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    hooks = ws / ".github/hooks" / where
-    hooks.parent.mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    entry = {"type": "command", "bash": "bash impl/run.sh"}
-    hooks.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
+    hooks = Path(".github/hooks", where)
+    base, ws = git_workspace(tmp_path, str(hooks.parent), "impl")
+    (ws / hooks).write_text(hooks_json({"type": "command", "bash": "bash impl/run.sh"}))
     (ws / "impl/run.sh").write_text("exit 0\n")
-    code = (
-        "try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -470,21 +449,11 @@ def test_a_plugin_hook_script_named_from_plugin_root_is_protected(tmp_path: Path
     repository (CodeAct's plugin scope) the plugins beside ``plugins/codeact`` are such folders. Fix: add
     ``PLUGIN_ROOT`` to ``_PLUGIN_VARS`` (and ``PLUGIN_DATA``/``CLAUDE_PLUGIN_DATA``/``COPILOT_PLUGIN_DATA``, a
     host folder, to the variables that name nothing inside)."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "plug/scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, "plug/scripts")
     (ws / "plug/plugin.json").write_text('{"name": "plug"}')
-    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
-    (ws / "plug/hooks.json").write_text(json.dumps(hooks))
+    (ws / "plug/hooks.json").write_text(hooks_json({"type": "command", "bash": command}))
     (ws / "plug/scripts/check.sh").write_text("exit 0\n")
-    code = (
-        "try:\n    print(edit(path='plug/scripts/check.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "plug/scripts/check.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -501,21 +470,10 @@ def test_a_hook_script_named_from_the_hook_dir_is_protected(tmp_path: Path, comm
     the host at the next tool call (host code execution). A script beside the hooks folder, named from the hooks
     file's own folder, is a natural layout. Fix: read ``COPILOT_HOOK_DIR`` as the folder of the hooks file being
     read (for a plugin's hooks too, if the CLI sets it there), in every form ``$PWD`` is read."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / ".github/scripts").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    hooks = {"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": command}]}}
-    (ws / ".github/hooks/policy.json").write_text(json.dumps(hooks))
+    base, ws = git_workspace(tmp_path, ".github/hooks", ".github/scripts")
+    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", "bash": command}))
     (ws / ".github/scripts/check.sh").write_text("exit 0\n")
-    code = (
-        "try:\n    print(edit(path='.github/scripts/check.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, ".github/scripts/check.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -552,20 +510,14 @@ def test_a_git_hook_in_the_folder_core_hooks_path_names_is_protected(tmp_path: P
     protect the folder or files it names inside the work tree, as ``.git/hooks`` is. (docs/security.md leaves
     ``.pre-commit-config.yaml`` writable since "a person acts" when committing; ``.git/hooks`` runs on the same
     trigger and is protected: a hooks folder git's own config names is ``.git/hooks`` moved, not a tool's config.)"""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".githooks").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, ".githooks")
     subprocess.run(["git", "-C", str(ws), "config", "core.hooksPath", ".githooks"], check=True, capture_output=True)
     (ws / ".githooks/pre-commit").write_text("#!/bin/sh\nexit 0\n")
     path = f".githooks/{hook}"
-    call = (
-        f"edit(path={path!r}, old_str='exit 0', new_str='id')"
-        if hook == "pre-commit"
-        else f"create(path={path!r}, file_text='#!/bin/sh\\nid\\n')"
-    )
-    code = f"try:\n    print({call})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
-    out = _run(ws, base / "home", code)
+    if hook == "pre-commit":
+        out = edit_output(ws, base, path)
+    else:
+        out = create_output(ws, base, path, "#!/bin/sh\nid\n")
     assert out.split() == ["PermissionError"], out
 
 
@@ -672,22 +624,12 @@ def test_a_repository_script_a_users_hook_runs_is_protected(tmp_path: Path) -> N
     repository the user opens (host code execution). Fix: read ``$COPILOT_HOME/hooks/*.json`` (and
     ``~/.claude/settings.json``'s hooks, which the CLI reads too if so) with the workspace's top as the cwd, as the
     repository's hooks files are read; what they name inside the workspace is a script a hook runs."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = policy_workspace(tmp_path)
     hooks = base / "home/.copilot/hooks"
     hooks.mkdir(parents=True)
     entry = {"type": "command", "bash": "[ ! -f scripts/policy.sh ] || bash scripts/policy.sh"}
-    (hooks / "company.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    (hooks / "company.json").write_text(hooks_json(entry))
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -706,20 +648,6 @@ def test_the_hooks_of_a_listed_plugin_without_a_manifest_are_protected(tmp_path:
     enables it (``extraKnownMarketplaces`` with ``"path": "."`` and ``enabledPlugins``: checked, a fresh
     ``COPILOT_HOME`` ran the plugin's ``hooks.json``). Fix: take every folder a marketplace manifest of the
     repository lists (``source``) as a plugin folder, manifest or not."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/plugin").mkdir(parents=True)
-    (ws / "plugins/notes/skills/notes").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
     listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "notes", "source": "./plugins/notes"}]}
-    (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
-    (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
-    text = json.dumps({"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "id > /tmp/pwned"}]}})
-    code = (
-        f"try:\n    print(create(path='plugins/notes/hooks.json', file_text={text!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = listed_plugin_hooks(tmp_path, listed)
     assert out.split() == ["PermissionError"], out

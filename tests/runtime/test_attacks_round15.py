@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from attack_helpers import create_output, edit_output, git_workspace, hooks_json, listed_plugin_hooks, policy_workspace
 from test_attacks_round6_links import _run
 from test_attacks_round12_redteam import _edit_hook_target
 
@@ -14,10 +15,7 @@ _REASON = "open (issue 40, red team round 15): {}"
 
 def _git_ws(tmp_path: Path, config: list[tuple[str, str]]) -> tuple[Path, Path]:
     """A git work tree whose ``.git/config`` holds ``config``, with ``tools/x.sh`` and ``shared.gitconfig``."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "tools").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, "tools")
     for key, value in config:
         subprocess.run(["git", "-C", str(ws), "config", "--add", key, value], check=True, capture_output=True)
     (ws / "tools/x.sh").write_text("#!/bin/sh\nexit 0\n")
@@ -28,11 +26,7 @@ def _git_ws(tmp_path: Path, config: list[tuple[str, str]]) -> tuple[Path, Path]:
 def _edit(tmp_path: Path, config: list[tuple[str, str]], path: str = "tools/x.sh", old: str = "exit 0",
           new: str = "id > /tmp/pwned") -> str:
     base, ws = _git_ws(tmp_path, config)
-    code = (
-        f"try:\n    print(edit(path={path!r}, old_str={old!r}, new_str={new!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    return _run(ws, base / "home", code)
+    return edit_output(ws, base, path, old, new)
 
 
 # ------------------------------------------------------------ a git command whose program is not its first word
@@ -139,23 +133,17 @@ def test_a_husky_hook_the_hooks_path_folder_runs_is_protected(tmp_path: Path, ca
     set-up. Fix: where ``core.hooksPath`` ends in ``/_`` with an ``h`` (or ``husky.sh``) beside the stubs, also
     protect the git hook names (``pre-commit``, ``commit-msg``, ``pre-push``, ...) in the folder above; or protect
     every file whose name is a git hook's in that folder and its parent."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".husky/_").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, ".husky/_")
     subprocess.run(["git", "-C", str(ws), "config", "core.hooksPath", ".husky/_"], check=True, capture_output=True)
     (ws / ".husky/_/h").write_text(_HUSKY_H)
     for hook in ("pre-commit", "commit-msg"):
         (ws / ".husky/_" / hook).write_text('#!/usr/bin/env sh\n. "$(dirname "$0")/h"\n')
     (ws / ".husky/_/.gitignore").write_text("*\n")
     (ws / ".husky/pre-commit").write_text("npm test\n")
-    action = (
-        "edit(path='.husky/pre-commit', old_str='npm test', new_str='id > /tmp/pwned')"
-        if call == "edit"
-        else "create(path='.husky/commit-msg', file_text='id > /tmp/pwned\\n')"
-    )
-    code = f"try:\n    print({action})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
-    out = _run(ws, base / "home", code)
+    if call == "edit":
+        out = edit_output(ws, base, ".husky/pre-commit", "npm test", "id > /tmp/pwned")
+    else:
+        out = create_output(ws, base, ".husky/commit-msg", "id > /tmp/pwned\n")
     assert out.split() == ["PermissionError"], out
 
 
@@ -219,11 +207,7 @@ def test_a_script_a_variables_command_text_runs_is_protected(tmp_path: Path, com
 def _create(tmp_path: Path, config: list[tuple[str, str]], path: str, text: str) -> str:
     base, ws = _git_ws(tmp_path, config)
     (ws / "tools/run").write_text("exit 0\n")
-    code = (
-        f"try:\n    print(create(path={path!r}, file_text={text!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    return _run(ws, base / "home", code)
+    return create_output(ws, base, path, text)
 
 
 @pytest.mark.parametrize(
@@ -277,11 +261,7 @@ def test_a_script_a_git_alias_runs_from_its_folder_or_not_yet_there_is_protected
     else:
         base, ws = _git_ws(tmp_path, [("alias.t", value)])
         (ws / path).write_text("exit 0\n")
-        code = (
-            f"try:\n    print(edit(path={path!r}, old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n"
-        )
-        out = _run(ws, base / "home", code)
+        out = edit_output(ws, base, path)
     assert out.split() == ["PermissionError"], out
 
 
@@ -298,23 +278,9 @@ def test_the_hooks_of_a_plugin_listed_under_a_plugin_root_are_protected(tmp_path
     its hooks on the host (host code execution; checked: a ``plugins/evil/hooks.json`` written after the install
     ran its sessionStart hook in the next ``copilot -p`` session, mock model). Fix: join ``metadata.pluginRoot`` (when a
     string) before each relative source in ``_listed_plugins``; refuse what it cannot read."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/plugin").mkdir(parents=True)
-    (ws / "plugins/notes/skills/notes").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
     listed = {"name": "mk", "owner": {"name": "me"}, "metadata": {"pluginRoot": "./plugins"},
               "plugins": [{"name": "notes", "source": "notes"}]}
-    (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
-    (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
-    text = json.dumps({"version": 1, "hooks": {"sessionStart": [{"type": "command", "bash": "id > /tmp/pwned"}]}})
-    code = (
-        f"try:\n    print(create(path='plugins/notes/hooks.json', file_text={text!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = listed_plugin_hooks(tmp_path, listed)
     assert out.split() == ["PermissionError"], out
 
 
@@ -332,20 +298,12 @@ def test_a_repository_script_a_users_settings_hook_runs_is_protected(tmp_path: P
     reading as the repository's settings files), the workspace's top as their folder."""
     import json
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = policy_workspace(tmp_path)
     home = base / "home/.copilot"
     home.mkdir(parents=True)
     entry = {"type": "command", "bash": "[ ! -f scripts/policy.sh ] || bash scripts/policy.sh"}
     (home / "settings.json").write_text(json.dumps({"hooks": {"preToolUse": [entry]}}))
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -374,11 +332,7 @@ def test_a_script_a_git_config_command_runs_that_hookruns_does_not_read_is_prote
     base, ws = _git_ws(tmp_path, [("alias.w", value)])
     (ws / "tools/run").write_text("exit 0\n")
     (ws / "tools/list").write_text("run\n")
-    code = (
-        "try:\n    print(edit(path='tools/run', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "tools/run")
     assert out.split() == ["PermissionError"], out
 
 
@@ -401,6 +355,28 @@ def test_a_long_git_config_value_does_not_break_every_run(tmp_path: Path, words:
 
 
 # ------------------------------------------------------------ a user's installed plugin's hooks
+_POLICY = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}  # a company's policy hook
+
+
+def _policy_marketplace(base: Path, hooks: str = "hooks.json") -> str:
+    """A local marketplace ``base / "mk"`` listing the plugin ``policy`` (``plugins/policy``), whose hooks file
+    ``hooks`` (named by its manifest where not ``hooks.json``) runs :data:`_POLICY`: the settings (JSON text) that
+    add the marketplace and enable the plugin."""
+    import json
+
+    market = base / "mk"
+    (market / ".github/plugin").mkdir(parents=True)
+    (market / "plugins/policy" / hooks).parent.mkdir(parents=True, exist_ok=True)
+    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
+    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    manifest = {"name": "policy"} if hooks == "hooks.json" else {"name": "policy", "hooks": f"./{hooks}"}
+    (market / "plugins/policy/plugin.json").write_text(json.dumps(manifest))
+    (market / "plugins/policy" / hooks).write_text(hooks_json(_POLICY))
+    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
+                "enabledPlugins": {"policy@mk": True}}
+    return json.dumps(settings)
+
+
 def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tmp_path: Path) -> None:
     """040d571/8ec4c1c read the user's own hooks files and settings, run in the session's folder. A plugin the
     user installed runs its hooks from its own folder (outside the workspace), but with ``$CLAUDE_PROJECT_DIR``
@@ -414,31 +390,10 @@ def test_a_repository_script_a_users_installed_plugins_hook_runs_is_protected(tm
     the host (host code execution). Fix: read the hooks of the user's enabled plugins (the folders
     ``enabledPlugins`` and the marketplaces in ``$COPILOT_HOME/settings.json`` and ``installed-plugins/`` name)
     with ``$CLAUDE_PROJECT_DIR``/``$COPILOT_PROJECT_DIR`` read as the workspace, as the user's own hooks are."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
-    market = base / "mk"
-    (market / ".github/plugin").mkdir(parents=True)
-    (market / "plugins/policy").mkdir(parents=True)
-    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
-    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
-    (market / "plugins/policy/plugin.json").write_text('{"name": "policy"}')
-    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
-    (market / "plugins/policy/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
-    home = base / "home/.copilot"
-    home.mkdir(parents=True)
-    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
-                "enabledPlugins": {"policy@mk": True}}
-    (home / "settings.json").write_text(json.dumps(settings))
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    base, ws = policy_workspace(tmp_path)
+    (base / "home/.copilot").mkdir(parents=True)
+    (base / "home/.copilot/settings.json").write_text(_policy_marketplace(base))
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -451,32 +406,10 @@ def test_a_repository_script_a_users_plugins_manifest_named_hooks_file_runs_is_p
     ``scripts/policy.sh`` at sessionStart. The script stays writable: ``edit()`` succeeds and the next tool call
     runs the program's text on the host (host code execution). Fix: follow the manifest's ``hooks`` (a path, or a
     list of them) in ``_user_plugin_hooks`` as ``_plugin_rule`` does."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
-    market = base / "mk"
-    (market / ".github/plugin").mkdir(parents=True)
-    (market / "plugins/policy").mkdir(parents=True)
-    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
-    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
-    (market / "plugins/policy/config").mkdir()
-    (market / "plugins/policy/plugin.json").write_text('{"name": "policy", "hooks": "./config/hooks.json"}')
-    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
-    (market / "plugins/policy/config/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
-    home = base / "home/.copilot"
-    home.mkdir(parents=True)
-    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
-                "enabledPlugins": {"policy@mk": True}}
-    (home / "settings.json").write_text(json.dumps(settings))
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    base, ws = policy_workspace(tmp_path)
+    (base / "home/.copilot").mkdir(parents=True)
+    (base / "home/.copilot/settings.json").write_text(_policy_marketplace(base, "config/hooks.json"))
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -533,11 +466,7 @@ def test_a_script_an_unread_git_command_of_a_linked_worktree_runs_is_protected(t
     for args in (["add", "-A"], ["commit", "-qm", "x"], ["config", "alias.w", "!cd tools && find . -name run | xargs sh"],
                  ["worktree", "add", "-q", str(base / "ws")]):
         subprocess.run(["git", "-C", str(main), *args], check=True, capture_output=True, env=env)
-    code = (
-        "try:\n    print(edit(path='tools/run', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(base / "ws", base / "home", code)
+    out = edit_output(base / "ws", base, "tools/run")
     assert out.split() == ["PermissionError"], out
 
 
@@ -559,28 +488,13 @@ def test_a_start_up_file_of_the_virtual_environment_a_hook_runs_is_protected(
     a virtual environment's site-packages (a folder with ``pyvenv.cfg`` at any depth: ``lib/*/site-packages``,
     ``Lib/site-packages``) in a workspace whose hooks run Python from it -- or simply every ``.venv``/``venv``
     folder holding ``pyvenv.cfg``, like ``node_modules``."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    site = ws / ".venv/lib/python3.11/site-packages"
-    site.mkdir(parents=True)
-    (ws / ".venv/bin").mkdir()
+    base, ws = git_workspace(tmp_path, ".venv/lib/python3.11/site-packages", ".venv/bin", ".github/hooks", "scripts")
     (ws / ".venv/pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n")
     (ws / ".venv/bin/python").write_text("")
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "scripts").mkdir()
     (ws / "scripts/check.py").write_text("pass\n")
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", "bash": command}]}}))
+    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", "bash": command}))
     path = f".venv/lib/python3.11/site-packages/{name}"
-    text = "import os; os.system('id > /tmp/pwned')\n"
-    code = (
-        f"try:\n    print(create(path={path!r}, file_text={text!r}))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    out = create_output(ws, base, path, "import os; os.system('id > /tmp/pwned')\n")
     assert out.split() == ["PermissionError"], out
 
 
@@ -634,30 +548,9 @@ def test_a_repository_script_a_plugin_the_repositorys_settings_enable_runs_is_pr
     execution). Fix: read ``enabledPlugins``/``extraKnownMarketplaces`` of the repository's settings files
     (``.github/copilot/settings*.json``, ``.claude/settings*.json``) as the user's are, their hooks read on the
     workspace."""
-    import json
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    (ws / ".github/copilot").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
-    market = base / "mk"
-    (market / ".github/plugin").mkdir(parents=True)
-    (market / "plugins/policy").mkdir(parents=True)
-    listed = {"name": "mk", "owner": {"name": "me"}, "plugins": [{"name": "policy", "source": "./plugins/policy"}]}
-    (market / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
-    (market / "plugins/policy/plugin.json").write_text('{"name": "policy"}')
-    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
-    (market / "plugins/policy/hooks.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [entry]}}))
-    settings = {"extraKnownMarketplaces": {"mk": {"source": {"source": "directory", "path": str(market)}}},
-                "enabledPlugins": {"policy@mk": True}}
-    (ws / ".github/copilot/settings.json").write_text(json.dumps(settings))
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    base, ws = policy_workspace(tmp_path, ".github/copilot")
+    (ws / ".github/copilot/settings.json").write_text(_policy_marketplace(base))
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -673,18 +566,9 @@ def test_a_repository_script_an_installed_plugin_with_a_github_manifest_runs_is_
     (``.github`` among the folders looked at)."""
     import json
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / "scripts").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    base, ws = policy_workspace(tmp_path)
     copy = base / "home/.copilot/installed-plugins/mk/policy"
     (copy / ".github/plugin").mkdir(parents=True)
-    entry = {"type": "command", "bash": 'bash "$CLAUDE_PROJECT_DIR/scripts/policy.sh"'}
-    (copy / ".github/plugin/plugin.json").write_text(json.dumps({"name": "policy", "hooks": {"preToolUse": [entry]}}))
-    code = (
-        "try:\n    print(edit(path='scripts/policy.sh', old_str='exit 0', new_str='id'))\n"
-        "except Exception as exc:\n    print(type(exc).__name__)\n"
-    )
-    out = _run(ws, base / "home", code)
+    (copy / ".github/plugin/plugin.json").write_text(json.dumps({"name": "policy", "hooks": {"preToolUse": [_POLICY]}}))
+    out = edit_output(ws, base, "scripts/policy.sh")
     assert out.split() == ["PermissionError"], out

@@ -1,0 +1,65 @@
+"""Set-up the red-team tests (``test_attacks_*.py``) share: a workspace that is a git repository, a hooks file,
+and a program that calls one tool and prints what it returns or the name of the exception it raises."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from test_attacks_round6_links import _run
+
+
+def git_workspace(tmp_path: Path, *folders: str) -> tuple[Path, Path]:
+    """``tmp_path`` resolved (the base; a run's home is ``base / "home"``) and ``base / "ws"``: a fresh git
+    repository holding the empty ``folders``."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    for folder in folders:
+        (ws / folder).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    return base, ws
+
+
+def hooks_json(entry: dict[str, object], event: str = "preToolUse") -> str:
+    """A hooks file's text (version 1) that runs ``entry`` at ``event``."""
+    return json.dumps({"version": 1, "hooks": {event: [entry]}})
+
+
+def catching(call: str) -> str:
+    """A program that prints what ``call`` returns, or the name of the exception it raises."""
+    return f"try:\n    print({call})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+
+
+def run_catching(ws: Path, base: Path, call: str) -> str:
+    """:func:`catching` of ``call`` run in the sandbox over ``ws``, home ``base / "home"``: its output."""
+    return _run(ws, base / "home", catching(call))
+
+
+def edit_output(ws: Path, base: Path, path: str, old: str = "exit 0", new: str = "id") -> str:
+    """A program's ``edit()`` of ``path`` in ``ws`` (``old`` to ``new``): its output (``PermissionError`` where
+    the boundary protects the file)."""
+    return run_catching(ws, base, f"edit(path={path!r}, old_str={old!r}, new_str={new!r})")
+
+
+def create_output(ws: Path, base: Path, path: str, text: str) -> str:
+    """A program's ``create()`` of ``path`` in ``ws`` holding ``text``: its output."""
+    return run_catching(ws, base, f"create(path={path!r}, file_text={text!r})")
+
+
+def policy_workspace(tmp_path: Path, *folders: str) -> tuple[Path, Path]:
+    """:func:`git_workspace` (``scripts`` and ``folders``) holding ``scripts/policy.sh`` (``exit 0``): the
+    repository's own script that a company's policy hook runs."""
+    base, ws = git_workspace(tmp_path, "scripts", *folders)
+    (ws / "scripts/policy.sh").write_text("exit 0\n")
+    return base, ws
+
+
+def listed_plugin_hooks(tmp_path: Path, listed: dict[str, object]) -> str:
+    """A marketplace repository whose ``.github/plugin/marketplace.json`` is ``listed``, listing ``notes``: a
+    plugin without a manifest at ``plugins/notes`` (one skill). A program creates ``plugins/notes/hooks.json`` (a
+    sessionStart hook): its output (``PermissionError`` where the boundary takes the folder as a plugin's)."""
+    base, ws = git_workspace(tmp_path, ".github/plugin", "plugins/notes/skills/notes")
+    (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
+    (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
+    text = hooks_json({"type": "command", "bash": "id > /tmp/pwned"}, "sessionStart")
+    return create_output(ws, base, "plugins/notes/hooks.json", text)
