@@ -20,9 +20,17 @@ def git_workspace(tmp_path: Path, *folders: str) -> tuple[Path, Path]:
     return base, ws
 
 
-def hooks_json(entry: dict[str, object], event: str = "preToolUse") -> str:
-    """A hooks file's text (version 1) that runs ``entry`` at ``event``."""
-    return json.dumps({"version": 1, "hooks": {event: [entry]}})
+def hooks_json(*entries: dict[str, object], event: str = "preToolUse") -> str:
+    """A hooks file's text (version 1) that runs ``entries`` (none, one or more) at ``event``."""
+    return json.dumps({"version": 1, "hooks": {event: list(entries)}})
+
+
+def hooked_workspace(tmp_path: Path, entries: list[dict[str, object]], *folders: str) -> tuple[Path, Path]:
+    """:func:`git_workspace` (``.github/hooks`` and ``folders``) whose ``.github/hooks/policy.json`` runs
+    ``entries`` at preToolUse."""
+    base, ws = git_workspace(tmp_path, ".github/hooks", *folders)
+    (ws / ".github/hooks/policy.json").write_text(hooks_json(*entries))
+    return base, ws
 
 
 def catching(call: str) -> str:
@@ -61,5 +69,5 @@ def listed_plugin_hooks(tmp_path: Path, listed: dict[str, object]) -> str:
     base, ws = git_workspace(tmp_path, ".github/plugin", "plugins/notes/skills/notes")
     (ws / ".github/plugin/marketplace.json").write_text(json.dumps(listed))
     (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
-    text = hooks_json({"type": "command", "bash": "id > /tmp/pwned"}, "sessionStart")
+    text = hooks_json({"type": "command", "bash": "id > /tmp/pwned"}, event="sessionStart")
     return create_output(ws, base, "plugins/notes/hooks.json", text)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from attack_helpers import edit_output, git_workspace, hooked_workspace, hooks_json
 from test_attacks_round6_links import _run
 from test_attacks_round9_redteam import _peak_run
 
@@ -116,6 +117,14 @@ def test_a_committed_gitignore_of_wide_character_ranges_is_read_within_the_run_d
     assert took < 15, f"a run limited to 3 s took {took:.0f} s: {out[-300:]}"
 
 
+def _edit_impl_run(tmp_path: Path, entry: dict[str, object]) -> tuple[Path, str]:
+    """A repository whose ``.github/hooks/policy.json`` runs ``entry`` (preToolUse), holding ``impl/run.sh``; a
+    program edits ``impl/run.sh``: the workspace and the program's output."""
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", **entry}], "impl")
+    (ws / "impl/run.sh").write_text("exit 0\n")
+    return ws, edit_output(ws, base, "impl/run.sh")
+
+
 # ------------------------------------------------------------ hook commands read with shlex, not as bash reads them
 _BASH_FORMS = {  # a hook entry that runs impl/run.sh, as bash (the `bash` key's shell) reads it
     "the entry's env": {"bash": 'sh "$D/run.sh"', "env": {"D": "impl"}},
@@ -137,20 +146,7 @@ def test_a_hook_script_named_through_bash_expansions_is_protected(tmp_path: Path
     ``$'...'`` as bash does; where a word holds syntax the reader does not evaluate, protect what its literal
     parts could name (``impl/*``), or refuse such a hooks file's scripts folder-wide. (Fixed: hookruns reads the
     entry's env, ``$'...'`` and brace groups before it reads paths.)"""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", **_BASH_FORMS[form]}]}}))
-    (ws / "impl/run.sh").write_text("exit 0\n")
-    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    ws, out = _edit_impl_run(tmp_path, _BASH_FORMS[form])
     assert out.split() == ["PermissionError"], out
     assert (ws / "impl/run.sh").read_text() == "exit 0\n"
 
@@ -200,20 +196,11 @@ def test_a_hook_script_is_protected_when_its_file_nests_deeper_than_python_reads
     call. (The deep value must be in the committed file: a contrived file, but the rule's own words are that a
     file past a bound is never read as harmless.) Fix: treat RecursionError (and any file the reader cannot
     parse but that starts like JSON) as Unread, as the other bounds are. (Fixed: RecursionError is Unread.)"""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    hooks = json.dumps({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "sh impl/run.sh"}]}})
+    base, ws = git_workspace(tmp_path, ".github/hooks", "impl")
+    hooks = hooks_json({"type": "command", "bash": "sh impl/run.sh"})
     (ws / ".github/hooks/policy.json").write_text('{"x": ' + "[" * 1500 + "]" * 1500 + ", " + hooks[1:])
     (ws / "impl/run.sh").write_text("exit 0\n")
-    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -237,20 +224,7 @@ def test_a_hook_script_named_through_the_commands_own_variables_is_protected(tmp
     as the variable for the rest of the command; expand braces recursively; read ``$"..."`` as ``"..."``; where a
     ``$NAME`` stays unknown, protect what the word's literal tail can name (``*/run.sh``) rather than nothing.
     (Fixed: hookruns._assigned, nested _braces, _LOCALE.)"""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", **_BASH_FORMS_2[form]}]}}))
-    (ws / "impl/run.sh").write_text("exit 0\n")
-    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    ws, out = _edit_impl_run(tmp_path, _BASH_FORMS_2[form])
     assert out.split() == ["PermissionError"], out
     assert (ws / "impl/run.sh").read_text() == "exit 0\n"
 
@@ -275,21 +249,9 @@ def test_a_module_a_hook_runs_with_python_m_is_protected_however_it_is_found(tmp
     the CLI runs the program's text on the host at the next tool call. Fix: look the module up in PYTHONPATH's
     folders too (set in the command, through env(1), or in the entry's env) and read a short-flag group ending in
     ``m`` as ``-m``. (Fixed: hookruns._python_files, _module_name.)"""
-    import json
-    import subprocess
-
     entry, target = _MODULE_FORMS[form]
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "tools").mkdir()
-    (ws / "src/app").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", **entry}]}}))
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", **entry}], "tools", "src/app")
     for name in ("tools/__init__.py", "tools/check.py", "src/app/__init__.py", "src/app/check.py"):
         (ws / name).write_text("exit = 0\n")
-    code = (f"try:\n    print(edit(path={target!r}, old_str='exit = 0', new_str='import os'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, target, "exit = 0", "import os")
     assert out.split() == ["PermissionError"], out

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from attack_helpers import catching, edit_output, git_workspace, hooked_workspace, hooks_json
 from test_attacks_round6_links import _run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
@@ -15,22 +16,11 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 def _edit_hook_target(tmp_path: Path, entry: dict[str, object], target: str) -> str:
     """A repository whose ``.github/hooks/policy.json`` holds the ``preToolUse`` ``entry`` (which runs ``target``);
     a program edits ``target``: its output (``PermissionError`` while the boundary protects the file)."""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", **entry}]}}))
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", **entry}], "impl")
     (ws / "impl/__init__.py").write_text("")
     (ws / "package.json").write_text('{"name": "x", "workspaces": ["impl"], "scripts": {"lint": "exit 0"}}\n')
     (ws / target).write_text("exit 0\n")
-    code = (f"try:\n    print(edit(path={target!r}, old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, target)
     if out.split() != ["PermissionError"]:
         assert (ws / target).read_text() == "id\n"  # edited indeed: the hook now runs the program's text
     return out
@@ -166,6 +156,15 @@ def _hot_journal(db: Path, victim: str) -> None:
     Path(f"{db}-journal").write_bytes(head + tail)
 
 
+def _hooks_file_a_hot_journal_names(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A repository holding ``data.db`` beside a hot journal whose super-journal is its (empty) hooks file
+    ``.github/hooks/policy.json``: the base, the workspace and the hooks file."""
+    base, ws = hooked_workspace(tmp_path, [])
+    policy = ws / ".github/hooks/policy.json"
+    _hot_journal(ws / "data.db", str(policy))
+    return base, ws, policy
+
+
 def test_sql_on_a_database_with_a_hot_journal_deletes_no_protected_file(tmp_path: Path) -> None:
     """A repository holds ``data.db`` and a leftover ``data.db-journal`` (a hot rollback journal, 512 bytes of
     header and a tail; ``_check_file`` refuses only a journal that is a link or hard-linked). The journal's tail
@@ -177,16 +176,7 @@ def test_sql_on_a_database_with_a_hot_journal_deletes_no_protected_file(tmp_path
     files go the same way. Fix: refuse a database whose ``-journal`` is non-empty (or move it aside) before the
     worker opens it -- or open with ``?immutable``/read-only where the call only reads -- and grant the worker
     REMOVE_FILE for the database's own journal names only (a ruleset per file, not the folder)."""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    policy = ws / ".github/hooks/policy.json"
-    policy.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": []}}))
-    _hot_journal(ws / "data.db", str(policy))
+    base, ws, policy = _hooks_file_a_hot_journal_names(tmp_path)
     out = _run(ws, base / "home", "print(sql(db='data.db', query='SELECT x FROM t'))")
     assert policy.exists(), f"the protected hooks file was deleted by a query: {out}"
 
@@ -223,22 +213,12 @@ def test_a_script_the_65th_hooks_file_runs_is_protected(tmp_path: Path) -> None:
     the script ``zz.json`` names writable: ``edit(path='impl/run.sh', ...)`` succeeds and the CLI runs the
     program's text on the host at the next tool call (host code execution). Fix: past MAX_HOOKS_FILES, raise
     Unread (refuse the writes the folder's hooks govern), as the other bounds do."""
-    import json
-    import subprocess
-
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    (ws / "impl").mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path, ".github/hooks", "impl")
     for n in range(64):
         (ws / f".github/hooks/a{n:02}.json").write_text('{"version": 1, "hooks": {}}\n')
-    (ws / ".github/hooks/zz.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", "bash": "sh impl/run.sh"}]}}))
+    (ws / ".github/hooks/zz.json").write_text(hooks_json({"type": "command", "bash": "sh impl/run.sh"}))
     (ws / "impl/run.sh").write_text("exit 0\n")
-    code = ("try:\n    print(edit(path='impl/run.sh', old_str='exit 0', new_str='id'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
-    out = _run(ws, base / "home", code)
+    out = edit_output(ws, base, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
 
@@ -372,18 +352,13 @@ def test_a_glob_over_a_gitignore_of_wide_classes_stops_at_the_run_deadline(tmp_p
     (per line, or before each class compile), and bound the code points all of one file's classes span (as
     ``parse_ignore`` bounds a rule) -- or answer "may match" for a class wider than a few hundred code points
     without compiling it."""
-    import subprocess
-
     from test_attacks_round9_redteam import _peak_run
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    ws.mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    base, ws = git_workspace(tmp_path)
     wide = "[" + "".join(f"{chr(0x100 + i)}-{chr(0x100 + i + 65535)}" for i in range(16)) + "]"
     (ws / ".gitignore").write_text("".join(f"x{n}{wide}\n" for n in range(200)), encoding="utf-8")
     (ws / "a.py").write_text("x = 1\n")
-    code = "try:\n    print(glob(pattern='*.py'))\nexcept Exception as exc:\n    print(type(exc).__name__)\n"
+    code = catching("glob(pattern='*.py')")
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 10, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
 
@@ -399,22 +374,14 @@ def test_a_hooks_file_of_wide_glob_words_is_matched_within_the_run_deadline(tmp_
     about 90 s, in one call, the warm server's other runs waiting meanwhile). Fix: count the class span of a
     hooks file's glob words against a bound while reading it (Unread past it), check the run's deadline between
     targets in ``matches``, and compile with ``patterns.compile_uncached`` (its cap) rather than fnmatch's."""
-    import json
-    import subprocess
-
     from test_attacks_round9_redteam import _peak_run
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
     wide = "[" + "".join(f"{chr(0x100 + i)}-{chr(0x100 + i + 65535)}" for i in range(16)) + "]"
     entries = [{"type": "command", "bash": "sh " + " ".join(f"impl/x{e}_{n}{wide}" for n in range(100))}
                for e in range(5)]
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": entries}}))
+    base, ws = hooked_workspace(tmp_path, entries)
     (ws / "notes.txt").write_text("a\n")
-    code = ("try:\n    print(edit(path='notes.txt', old_str='a', new_str='b'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    code = catching("edit(path='notes.txt', old_str='a', new_str='b')")
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 8, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
 
@@ -431,21 +398,12 @@ def test_a_hook_command_of_trimmed_variables_is_read_within_the_run_deadline(tmp
     past a 2 s limit, in the host, the warm server's other runs waiting. Fix: count a trimmed value against
     MAX_COMMAND_CHARS as ``value_of`` counts the others (Unread past it), and trim with ``str.endswith``/
     ``removesuffix`` for a literal pattern (or bound the cuts tried, spending the budget between them)."""
-    import json
-    import subprocess
-
     from test_attacks_round9_redteam import _peak_run
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
     command = "D=" + "a" * 1_000 + "; E=" + "${D%b}" * 800 + "; sh x${E%b}"
-    (ws / ".github/hooks/policy.json").write_text(json.dumps({"version": 1, "hooks": {"preToolUse": [
-        {"type": "command", "bash": command}]}}))
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", "bash": command}])
     (ws / "notes.txt").write_text("a\n")
-    code = ("try:\n    print(edit(path='notes.txt', old_str='a', new_str='b'))\n"
-            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    code = catching("edit(path='notes.txt', old_str='a', new_str='b')")
     out, _, took = _peak_run(ws, base / "home", code, memory=128 << 20, timeout=2)
     assert took < 6, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
 
@@ -460,17 +418,9 @@ def test_sql_beside_a_journal_without_the_magic_deletes_no_protected_file(tmp_pa
     check, and ``sql(db='data.db', query='SELECT x FROM t')`` deletes the protected hooks file while answering
     ``[{'x': 1}]``. Fix: refuse any non-empty ``-journal`` whose first byte is not zero (what SQLite calls hot),
     or whose last 8 bytes are the magic (a super-journal name) -- or open only once the journal is moved aside."""
-    import json
     import struct
-    import subprocess
 
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / ".github/hooks").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    policy = ws / ".github/hooks/policy.json"
-    policy.write_text(json.dumps({"version": 1, "hooks": {"preToolUse": []}}))
-    _hot_journal(ws / "data.db", str(policy))
+    base, ws, policy = _hooks_file_a_hot_journal_names(tmp_path)
     journal = ws / "data.db-journal"
     name = str(policy).encode()
     journal.write_bytes(b"\x01" + struct.pack(">I", 0) + name + struct.pack(">II", len(name), sum(name))

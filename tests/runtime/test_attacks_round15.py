@@ -6,7 +6,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import create_output, edit_output, git_workspace, hooks_json, listed_plugin_hooks, policy_workspace
+from attack_helpers import (
+    create_output,
+    edit_output,
+    git_workspace,
+    hooked_workspace,
+    hooks_json,
+    listed_plugin_hooks,
+    policy_workspace,
+)
 from test_attacks_round6_links import _run
 from test_attacks_round12_redteam import _edit_hook_target
 
@@ -488,11 +496,11 @@ def test_a_start_up_file_of_the_virtual_environment_a_hook_runs_is_protected(
     a virtual environment's site-packages (a folder with ``pyvenv.cfg`` at any depth: ``lib/*/site-packages``,
     ``Lib/site-packages``) in a workspace whose hooks run Python from it -- or simply every ``.venv``/``venv``
     folder holding ``pyvenv.cfg``, like ``node_modules``."""
-    base, ws = git_workspace(tmp_path, ".venv/lib/python3.11/site-packages", ".venv/bin", ".github/hooks", "scripts")
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", "bash": command}],
+                                ".venv/lib/python3.11/site-packages", ".venv/bin", "scripts")
     (ws / ".venv/pyvenv.cfg").write_text("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n")
     (ws / ".venv/bin/python").write_text("")
     (ws / "scripts/check.py").write_text("pass\n")
-    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", "bash": command}))
     path = f".venv/lib/python3.11/site-packages/{name}"
     out = create_output(ws, base, path, "import os; os.system('id > /tmp/pwned')\n")
     assert out.split() == ["PermissionError"], out
