@@ -681,3 +681,16 @@ def test_a_braced_powershell_project_variable_leaves_the_repository_writable(tmp
     and the entry's variables are replaced."""
     out = _edit_hook_target(tmp_path, {"powershell": command}, "notes.md")
     assert out.split() != ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npx --call=TEXT: the joined form of -c is not read as a command"))
+@pytest.mark.parametrize("command", ['npx --call="cd impl && bash run.sh"',
+                                     'npm exec --call="cd impl && bash run.sh"'])
+def test_a_hook_script_npx_call_text_runs_is_protected(tmp_path: Path, command: str) -> None:
+    """Beside aba35c2: ``npx -c "cd impl && bash run.sh"`` and ``npx --call "..."`` are read as a command of their
+    own (``impl/run.sh`` protected), but the joined ``--call="..."`` (nopt's ``--key=value``) is not: the text
+    is one word that names nothing. ``npx --offline --call="cd impl && bash run.sh"`` and ``npm exec --call=...``
+    ran ``impl/run.sh`` (npm 11.19), and ``edit()`` of it succeeds. Suggested fix: read ``--call=TEXT`` (and
+    ``-c=TEXT``) as ``--call TEXT``, a shell command's text."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run.sh")
+    assert out.split() == ["PermissionError"], out
