@@ -694,3 +694,19 @@ def test_a_hook_script_npx_call_text_runs_is_protected(tmp_path: Path, command: 
     ``-c=TEXT``) as ``--call TEXT``, a shell command's text."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npm's --node-options=--require=./x is NODE_OPTIONS, unread"))
+@pytest.mark.parametrize(("command", "target"), [("npm test --node-options=--require=./impl/x.js", "impl/x.js"),
+                                                 ("npm run lint --node-options=--import=./impl/x.mjs",
+                                                  "impl/x.mjs")])
+def test_a_module_npms_node_options_preloads_is_protected(tmp_path: Path, command: str, target: str) -> None:
+    """``NODE_OPTIONS=...`` (an entry's ``env`` or a ``VAR=`` word) makes the hooks file one past what CodeAct
+    reads, but npm's own ``--node-options=...`` config, which npm exports as ``NODE_OPTIONS`` to every script
+    it runs, is not: with the value joined by ``=`` twice (``--node-options=--require=./impl/x.js``) no word is
+    the path, and ``impl/x.js`` stays writable (``node --require=./impl/x.js`` alone is read and protected).
+    ``npm test --node-options=--require=./impl/x.js`` with ``"test": "node -e 0"`` ran ``impl/x.js`` (npm 11.19,
+    node 20). Suggested fix: read npm's ``--node-options`` (``npm_config_node_options``) as ``NODE_OPTIONS``:
+    add it to the unfollowed variables, or read its value's words as node's options."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, target)
+    assert out.split() == ["PermissionError"], out
