@@ -657,3 +657,16 @@ def test_a_module_npms_node_options_preloads_is_protected(tmp_path: Path, comman
     add it to the unfollowed variables, or read its value's words as node's options."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("npx pnpm@9 run lint: a versioned package manager is not npm"))
+@pytest.mark.parametrize("command", ["npx --yes pnpm@9 run lint", "npx --yes yarn@1 lint", "npx -y npm@10 run lint"])
+def test_the_package_json_a_versioned_package_manager_runs_is_protected(tmp_path: Path, command: str) -> None:
+    """``npx yarn lint`` and ``npm exec -- yarn lint`` are read as yarn (``package.json`` protected), but a
+    version-pinned spec is not: ``npx --yes pnpm@9 run lint``, ``npx --yes yarn@1 lint``, ``npx -y npm@10 run
+    lint`` (the usual way to pin the package manager in a hook) leave the top ``package.json`` writable, and each
+    ran its ``lint`` script (npx 11.19 fetching pnpm 9, yarn 1.22; npm likewise). ``edit()`` succeeds. Suggested
+    fix: strip a ``@version`` (and a scope-less ``name@tag``) from npx's command spec before matching it against
+    npm, pnpm, yarn, bun (``_NPMS``, ``_PACKAGE_RUNNERS``)."""
+    out = _edit_hook_target(tmp_path, {"bash": command}, "package.json")
+    assert out.split() == ["PermissionError"], out
