@@ -432,7 +432,6 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) >> 10)
 """
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("web_fetch's HTML reading holds ~25 times the page"), run=False)
 def test_web_fetchs_html_reading_holds_a_bounded_multiple_of_the_page() -> None:
     """23cbcb9 makes ``html_to_text`` linear in TIME, but its reader keeps every piece it writes as a list item
     (each text run, each ``\\n`` of a ``<br>``, each ``](url)``): a page of ``ab<br>`` repeated (4 MiB) grows the
@@ -443,7 +442,8 @@ def test_web_fetchs_html_reading_holds_a_bounded_multiple_of_the_page() -> None:
     limit for the same reason). A program calling it from several concurrent runs, or a page fetched on the
     user's behalf, makes the server's memory a multiple of it (limits: an innocent concurrent run harmed). Fix:
     join the reader's pieces as it goes (a bounded list, or an ``io.StringIO``), and refuse (or cut, with a note)
-    a page whose text would pass a share of the run's memory limit."""
+    a page whose text would pass a share of the run's memory limit. Fixed: the reader joins what it writes as it
+    goes, and web_fetch reads a page's text up to 1/64 of the run's memory limit, said in the result when cut."""
     import sys
 
     done = subprocess.run([sys.executable, "-c", _RSS], capture_output=True, text=True, timeout=120,

@@ -244,6 +244,66 @@ def test_html_to_text_is_linear_and_checks_the_deadline_as_it_reads() -> None:
         html_to_text("<p>" + "x " * 400_000 + "</p>", check=check)
 
 
+def test_html_reading_holds_its_text_joined_and_stops_at_max_chars() -> None:
+    """Round 15: the reader kept each piece it wrote as a list item (~25 times the page), and a link's URL joined
+    to a long page URL made the text far longer than the page. It joins what it writes as it goes, keeping apart
+    only what an open link without text may still take back, and stops where its text reaches ``max_chars``."""
+    import tracemalloc
+
+    from codeact.tools import html_text
+    from codeact.tools.html_text import read_html
+
+    base = "https://h/" + "d/" * 500  # each `<a href=x>` becomes a URL of 1 KB
+    page = "<p>" + "<a href=x>y</a> " * 20_000
+    tracemalloc.start()
+    try:
+        text, stopped = read_html(page, base, max_chars=200_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert stopped is not None and 0 < stopped < len(page) and 150_000 < len(text) <= 200_000
+    assert peak < 3 << 20, peak  # 20 MB of text unbounded
+    whole, all_read = read_html(page[:stopped], base)
+    assert all_read is None and whole.startswith(text[:-2000])
+    assert read_html(page, base, max_chars=len(html_to_text(page, base)) + 100)[1] is None
+    # links without text are still left out, around any amount of text and inside a link never closed
+    filler = "<br>word" * (3 * html_text._KEPT)
+    assert html_to_text(f"<a href=/o>{filler}<a href=/i> <img></a>end") == \
+        "[" + "\nword" * (3 * html_text._KEPT) + "end"
+    assert html_to_text("<p>" + "<a href=/o><a href=/i> </a> </a>x " * 5_000 + "</p>") == "x " * 4_999 + "x"
+    # past _KEPT blank pieces in a link without text, it is kept as written
+    assert html_to_text("<a href=/i>" + "<br>" * (3 * html_text._KEPT) + "</a>x") == "[\n\n](/i)x"
+    # the title is kept to 4,096 characters; a link opened with 256 open is plain text
+    assert html_to_text("<title>" + "t" * 10_000 + "</title>x") == "# " + "t" * 4096 + "\n\nx"
+    assert html_to_text("<a href=/a>" * 300 + "x") == "[" * 256 + "x"
+
+
+def test_web_fetch_says_where_it_stopped_reading_a_page(server, make_ctx, fixture_workspace):
+    """A page whose text passes what web_fetch reads under the run's memory limit (1/64 of it, and at least four
+    times max_length) is read up to there, and the result and a notice say so: never a silent cut."""
+    from codeact.core.limits import Limits
+
+    ctx = make_ctx(fixture_workspace, allow_hosts=("127.0.0.1",), limits=Limits(memory=16 << 20))
+    assert web.html_keep(16 << 20, 20_000) == 256 << 10 and web.html_keep(256 << 20, 20_000) == 1 << 20
+    page = "<p>" + "word " * 200_000 + "</p><p>the end</p>"
+    server.routes["/big"] = (200, {"Content-Type": "text/html"}, page.encode())
+    collector = notices.Notes()
+    previous = collector.activate()
+    try:
+        text = web.web_fetch(ctx, url=server.base + "/big", max_length=10 ** 7)
+        short = web.web_fetch(ctx, url=server.base + "/big")
+    finally:
+        notices.restore(previous)
+    assert text.startswith("word word") and "the end" not in text and len(text) < (256 << 10) + 400
+    assert text.endswith(f"characters of HTML were read: their text reached {256 << 10:,} characters, what "
+                         "web_fetch reads of a page under the run's memory limit]")
+    assert short.startswith("word word") and short.endswith("raise max_length or fetch a narrower page]")
+    assert any("characters of HTML were read" in item and "CODEACT_MEMORY" in item for item in collector.items)
+    assert any("characters read (max_length=20000)" in item for item in collector.items), collector.items
+    server.routes["/small"] = (200, {"Content-Type": "text/html"}, b"<p>" + b"word " * 1000 + b"</p>")
+    assert web.web_fetch(ctx, url=server.base + "/small", max_length=10 ** 7) == ("word " * 1000).strip()
+
+
 @pytest.mark.parametrize("tail", ["<a b='" * 20_000, "<a" * 50_000, "</" * 50_000, "<?" * 50_000])
 def test_an_unclosed_tag_at_the_end_of_a_page_is_not_parsed_at_close(tail: str) -> None:
     """Round 14: html.parser's close() parses what it buffered in quadratic time or worse (120 KB: 74 s). An

@@ -329,21 +329,41 @@ def web_fetch(ctx: ToolContext, *, url: str, max_length: int = 20000) -> str:
         text = raw.decode(charset or "utf-8", "replace")
     except LookupError:
         text = raw.decode("utf-8", "replace")
+    raw = b""  # the page is held once, as text
+    stopped = None
     if is_html:
-        from .html_text import html_to_text  # html.parser is slow to load: only for a page that is HTML
+        from .html_text import read_html  # html.parser is slow to load: only for a page that is HTML
 
-        text = html_to_text(text, base_url=final_url,
-                            check=lambda: deadline.check("web_fetch", f"reading the page of {url}"))
-    if cut_bytes:
+        keep, html_chars = html_keep(int(ctx.limits.memory), max_length), len(text)
+        text, stopped = read_html(text, base_url=final_url, max_chars=keep,
+                                  check=lambda: deadline.check("web_fetch", f"reading the page of {url}"))
+        if stopped is not None:
+            said = (f"only the first {stopped:,} of the page's {html_chars:,} characters of HTML were read: their "
+                    f"text reached {keep:,} characters, what web_fetch reads of a page under the run's memory limit")
+            text += f"\n... [{said}]"
+            notices.note("web_fetch()", f"{url}: {said} (CODEACT_MEMORY); fetch a narrower page")
+    if cut_bytes and stopped is None:
         text += f"\n... [the page is larger than {MAX_BODY // (1024 * 1024)} MiB; only its start was read]"
         notices.note("web_fetch()", f"{url}: only the first {MAX_BODY // (1024 * 1024)} MiB of the page were read; "
                                     "fetch a narrower page (an API, a raw file)")
     if len(text) > max_length:
-        notices.note("web_fetch()", f"{url}: returned the first {max_length:,} of {len(text):,} characters "
+        read_all = "" if stopped is None else " read"
+        notices.note("web_fetch()", f"{url}: returned the first {max_length:,} of {len(text):,} characters{read_all} "
                                     f"(max_length={max_length}); raise max_length= or fetch a narrower page")
         text = (f"{text[:max_length]}\n... [truncated {len(text) - max_length} more characters; "
                 "raise max_length or fetch a narrower page]")
     return text
+
+
+HTML_SHARE = 64  # the text web_fetch reads of an HTML page: at most this share of the run's memory limit
+
+
+def html_keep(memory: int, max_length: int) -> int:
+    """The characters of text web_fetch reads of an HTML page (before blank lines are dropped): four times what
+    it returns and at least 1 Mi, but at most 1/:data:`HTML_SHARE` of the run's memory limit ``memory`` (at least
+    64 Ki): reading holds a few times that (one of each character, 4 bytes where the page has an emoji), and
+    a link's URL, joined to the page's, can make the text far longer than the page."""
+    return min(max(4 * max_length, 1 << 20), max(1 << 16, memory // HTML_SHARE))
 
 
 def _fetch(opener: Any, request: Any, timeout: float, deadline: Deadline) -> tuple[str, str, str | None, bytes]:
