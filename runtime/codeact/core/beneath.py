@@ -110,6 +110,23 @@ def open_regular_within(path: str | os.PathLike[str], top: str | None) -> tuple[
     return None
 
 
+def read_regular_within(path: str | os.PathLike[str], top: str | None, limit: int
+                        ) -> tuple[bytes, os.stat_result] | None:
+    """At most ``limit + 1`` bytes of the regular file ``path`` (so a caller sees one past ``limit`` as too large)
+    and its ``fstat``, as :func:`open_regular_within` opens it; ``None`` where it is not read."""
+    opened = open_regular_within(path, top)
+    if opened is None:
+        return None
+    fd, info = opened
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit + 1), info
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def _opened_within(fd: int, path: str, top: str) -> bool:
     """Whether what ``fd`` opened lies at or below ``top``: its real path as the kernel names the descriptor
     (``/proc``), else the path's real path (where there is no ``/proc``, a swap between the two is not seen)."""

@@ -26,7 +26,7 @@ from ..layout import (
 )
 from ..paths import real_path
 from . import hookruns
-from .beneath import Opened, open_inside, open_regular_within
+from .beneath import Opened, open_inside, read_regular_within
 from .pathnames import MAX_QUOTED_PATH, quote, readings, unquote
 from .resolution import Outside, link_target, realpath_beneath, resolve_beneath, resolve_counted, walk_plain
 from .winnames import has_stream, short_name_of, windows_name
@@ -565,10 +565,8 @@ def _listed_plugins(path: Path, within: Path | None) -> dict[Path, tuple[Path, d
         for name in _MARKETPLACES:
             market = top / name
             inside = _kept_inside(market, within)
-            opened = open_regular_within(market, str(within) if within is not None else None) if inside else None
-            if opened is None:
-                continue
-            fd, _ = opened
+            read = read_regular_within(market, str(within) if within is not None else None,
+                                       hookruns.MAX_HOOKS_BYTES) if inside else None
             try:
                 with os.fdopen(fd, "rb") as handle:
                     data = json.loads(handle.read(hookruns.MAX_HOOKS_BYTES).decode("utf-8", "replace"))

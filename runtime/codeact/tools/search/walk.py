@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple, TypeAlias, TypeVar
 
-from ...core.beneath import open_regular_within
+from ...core.beneath import read_regular_within
 from ...core.patterns import MAX_PATTERN, check_pattern, compile_narrow, compile_uncached
 from ...errors import ToolError
 from .. import confine
@@ -697,22 +697,15 @@ def read_ignore(path: Path, root: Path) -> IgnoreText | None:
     opened by (a file swapped for a link meanwhile is seen); ``O_NONBLOCK``: a FIFO does not hold the open. At
     most :data:`MAX_IGNORE_BYTES` are read, cut after the last whole line: the rules are parsed here, with the
     interpreter held, and a program may write a file of 128 MiB."""
-    opened = open_regular_within(path, os.fspath(root))
-    if opened is None:
+    read = read_regular_within(path, os.fspath(root), MAX_IGNORE_BYTES)
+    if read is None:
         return None
-    fd, info = opened
-    try:
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_IGNORE_BYTES + 1)
-        cut_from = 0
-        if len(data) > MAX_IGNORE_BYTES:
-            cut_from = max(info.st_size, len(data))
-            data = data[:data.rfind(b"\n", 0, MAX_IGNORE_BYTES) + 1]  # whole lines only: none if there is no "\n"
-        return IgnoreText(data.decode("utf-8", errors="replace"), cut_from)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data, info = read
+    cut_from = 0
+    if len(data) > MAX_IGNORE_BYTES:
+        cut_from = max(info.st_size, len(data))
+        data = data[:data.rfind(b"\n", 0, MAX_IGNORE_BYTES) + 1]  # whole lines only: none if there is no "\n"
+    return IgnoreText(data.decode("utf-8", errors="replace"), cut_from)
 
 
 def read_ignore_file(path: Path, root: Path) -> str | None:
