@@ -76,3 +76,25 @@ def test_a_package_folder_npx_runs_by_any_folder_spec_is_protected(tmp_path: Pat
     11.19, offline; round 16)."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
+
+
+def test_a_large_git_config_is_read_within_the_run_deadline(tmp_path: Path) -> None:
+    """Round 16 (report-only): the first write of a run reads what the repository's git config runs (``git config
+    --list``, each value read as a hook command) with no deadline: a ``.git/config`` of 40,000 aliases (2 MiB, which
+    only its owner can write) held a run limited to 2 s for about 13 s. The reading now stops at the run's
+    deadline, refusing the write with a TimeoutError, and is not cached: the next run reads it again."""
+    import subprocess
+
+    from test_attacks_round14_limits import MiB, _host_run
+
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    with (ws / ".git/config").open("a") as config:
+        config.write("[alias]\n" + "".join(f"\ta{n} = !cd tools && sh run{n}.sh --flag v{n}\n" for n in range(40_000)))
+    code = ("try:\n    create(path='notes.md', file_text='x')\n    print('written')\n"
+            "except Exception as exc:\n    print(type(exc).__name__)\n")
+    out, _, took = _host_run(ws, base / "home", code, memory=512 * MiB, timeout=2, wait=60)
+    assert took < 8, f"a run limited to 2 s took {took:.0f} s: {out[-300:]}"
+    assert "TimeoutError" in out or "written" in out, out

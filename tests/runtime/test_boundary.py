@@ -499,7 +499,14 @@ def test_reading_the_hooks_files_stops_at_the_run_deadline(repo):
     (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "./scripts/a.sh"}]))
     here = ctx_at(repo)
     previous = Deadline(0).activate()
-    try:
+    try:  # what the repository's git config runs is read first (on a file's first write)
+        with pytest.raises(ToolTimeout, match=r"refused at the run's deadline, while reading what the git config of "
+                           r"\S+ runs \(the 0 s time limit"):
+            files.create(here, path="notes.md", file_text="x")
+        Deadline.restore(previous)
+        files.create(here, path="first.md", file_text="x")  # no run: the git config read in full, and kept
+        (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "./scripts/a.sh"}]))
+        previous = Deadline(0).activate()
         with pytest.raises(ToolTimeout, match=r"refused at the run's deadline, while reading which scripts the hooks "
                            r"file \.github/hooks/policy\.json runs \(the 0 s time limit"):
             files.create(here, path="notes.md", file_text="x")

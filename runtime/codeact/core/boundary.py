@@ -293,10 +293,9 @@ def _read_hooks(file: str, root: str, top: str | None, within: Path | None, *, p
         raise _late(_shown(Path(file), within), exc.timeout) from None
 
 
-def _late(shown: str, timeout: float) -> ToolTimeout:
-    return ToolTimeout(f"the write was refused at the run's deadline, while reading which scripts the hooks file "
-                       f"{shown} runs (the {timeout:g} s time limit of the whole run); raise the limit with "
-                       "--timeout")
+def _late(shown: str, timeout: float, what: str = "which scripts the hooks file {} runs") -> ToolTimeout:
+    return ToolTimeout(f"the write was refused at the run's deadline, while reading {what.format(shown)} (the "
+                       f"{timeout:g} s time limit of the whole run); raise the limit with --timeout")
 
 
 def _shown(file: Path, within: Path | None) -> str:
@@ -369,10 +368,12 @@ class _GitRuns(NamedTuple):
 
     folders: tuple[Path, ...]  # core.hooksPath: every file below it
     files: tuple[Path, ...]  # the config files inside the work tree, and those an include names (read or not)
-    commands: tuple[hookruns.Target, ...]  # what its values, read as shell commands, run
-    unread: str  # a command of the work tree's own config that is not read (every write below it refused), or ""
+    entries: tuple[tuple[str, dict[str, object], bool], ...]  # its values as commands (_config_commands)
     read: tuple[Path, ...]  # every file whose change makes it read again
     signature: tuple[object, ...]
+    # what its values, read as shell commands, run; and a command of the work tree's own config that is not read
+    # (every write below it refused), or "": read at a file's first write, by the run's deadline (None: not yet)
+    commands: tuple[tuple[hookruns.Target, ...], str] | None = None
 
 
 _GIT_CONFIG_CACHE: dict[str, _GitRuns] = {}
@@ -392,14 +393,19 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     && sh x``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
     for tree in work_trees(path):
         runs = _git_runs(tree)
-        if runs.unread and not os.path.isdir(path):  # a file's write: the workspace itself stays one
-            return GIT_RULE, tree, f"its git config runs a command CodeAct does not read ({runs.unread}); simplify it"
         for folder in runs.folders:
             if path == folder or path.is_relative_to(folder):
                 return GIT_RULE, folder, "its git config names it"
             if path.parent == folder.parent and path.name.lower() in _GIT_HOOK_NAMES:  # husky's .husky/_ runs
                 return GIT_RULE, path, "a git hook the hooks folder its git config names runs"  # .husky/pre-commit
-        if path in runs.files or hookruns.matches(runs.commands, hookruns.fold(str(path)), os.path.lexists(path)):
+        if path in runs.files:
+            return GIT_RULE, path, "its git config names it"
+        if os.path.isdir(path):  # a workspace (checked before its run's clock starts), not a file's write
+            continue
+        commands, unread = _git_commands(tree, runs)
+        if unread:
+            return GIT_RULE, tree, f"its git config runs a command CodeAct does not read ({unread}); simplify it"
+        if hookruns.matches(commands, hookruns.fold(str(path)), os.path.lexists(path)):
             return GIT_RULE, path, "its git config names it"
     return None
 
@@ -437,14 +443,27 @@ def _git_runs(tree: Path) -> _GitRuns:
     files.update((origin, None) for origin in origins)
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
-    commands, unread = _config_commands(entries, tree)
     runs = _GitRuns(tuple(f for f in folders if f.is_relative_to(tree) and f != tree),
-                    tuple(f for f in files if f.is_relative_to(tree)), commands, unread, read,
+                    tuple(f for f in files if f.is_relative_to(tree)), tuple(entries), read,
                     tuple(map(_stat_key, read)))
     if len(_GIT_CONFIG_CACHE) >= 64:
         _GIT_CONFIG_CACHE.clear()
     _GIT_CONFIG_CACHE[str(tree)] = runs
     return runs
+
+
+def _git_commands(tree: Path, runs: _GitRuns) -> tuple[tuple[hookruns.Target, ...], str]:
+    """``runs.commands``, read once (:func:`_config_commands`) and kept with ``runs``; at the run's deadline a
+    :class:`ToolTimeout` refusing the write, nothing kept (the next run reads them again, in its own time)."""
+    if runs.commands is not None:
+        return runs.commands
+    try:
+        commands = _config_commands(list(runs.entries), tree)
+    except hookruns.Stopped as exc:
+        raise _late(str(tree), exc.timeout, "what the git config of {} runs") from None
+    if _GIT_CONFIG_CACHE.get(str(tree)) is runs:
+        _GIT_CONFIG_CACHE[str(tree)] = runs._replace(commands=commands)
+    return commands
 
 
 def _config_commands(entries: list[tuple[str, dict[str, object], bool]], tree: Path
@@ -459,7 +478,7 @@ def _config_commands(entries: list[tuple[str, dict[str, object], bool]], tree: P
     for name, entry, own in entries:
         try:
             targets = hookruns.targets_in([entry], str(tree))
-        except (hookruns.Unread, hookruns.Stopped) as exc:
+        except hookruns.Unread as exc:
             if own and not unread:
                 unread = f"{name}: {exc}"
             targets = _path_words(str(entry["bash"]), tree)
@@ -568,9 +587,8 @@ def _listed_plugins(path: Path, within: Path | None) -> dict[Path, tuple[Path, d
             read = read_regular_within(market, str(within) if within is not None else None,
                                        hookruns.MAX_HOOKS_BYTES) if inside else None
             try:
-                with os.fdopen(fd, "rb") as handle:
-                    data = json.loads(handle.read(hookruns.MAX_HOOKS_BYTES).decode("utf-8", "replace"))
-            except (OSError, ValueError, RecursionError):
+                data = json.loads(read[0][:hookruns.MAX_HOOKS_BYTES].decode("utf-8", "replace")) if read else None
+            except (ValueError, RecursionError):
                 continue
             plugins = data.get("plugins") if isinstance(data, dict) else None
             metadata = data.get("metadata") if isinstance(data, dict) else None
