@@ -296,13 +296,7 @@ _FORMS_688 = {  # a hook entry that runs a file the boundary leaves writable, as
 }
 
 
-_PYTHON_C = ("python3 -c 'import impl.run'", "python3 -c runpy.run_module")
-_NOT_COVERED = pytest.mark.xfail(strict=True, reason="not covered (docs/security.md): what -c code imports is the "
-                                 "repository's own code, read no further than a module beside a script")
-
-
-@pytest.mark.parametrize("form", [pytest.param(form, marks=_NOT_COVERED) if form in _PYTHON_C else form
-                                  for form in sorted(_FORMS_688)])
+@pytest.mark.parametrize("form", sorted(_FORMS_688))
 def test_a_hook_script_is_protected_in_the_forms_688c609_still_misses(tmp_path: Path, form: str) -> None:
     """688c609 reads ``env -C dir``/``--chdir=dir``, make's joined short flags and ``${D%x}``/``${D#x}``. Still
     missed: GNU env's joined ``-Cimpl`` and abbreviated ``--chd=impl`` (getopt_long, as make's now are);

@@ -78,6 +78,33 @@ def test_a_package_folder_npx_runs_by_any_folder_spec_is_protected(tmp_path: Pat
     assert out.split() == ["PermissionError"], out
 
 
+_VARIABLE_WORDS = {  # a variable inside a script's word: a loop's, a function's, the environment's
+    "a literal loop": ({"bash": "for t in lint run; do bash impl/$t.sh; done"}, "impl/run.sh"),
+    "a function's $1": ({"bash": "f() { bash impl/$1.sh; }; f run"}, "impl/run.sh"),
+    "a function's ${1}": ({"bash": 'f() { sh "impl/${1}.sh"; }; f run'}, "impl/run.sh"),
+    "the environment's $X": ({"bash": "bash impl/$HOOK_NAME.sh"}, "impl/run.sh"),
+    "a folder in a variable": ({"bash": "bash $TOOLS/run.sh"}, "impl/run.sh"),
+    "a loop over a listing": ({"bash": "for f in $(ls impl); do sh impl/$f; done"}, "impl/run.sh"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_VARIABLE_WORDS))
+def test_a_hook_script_named_through_a_variable_inside_its_word_is_protected(tmp_path: Path, form: str) -> None:
+    """Round 16 (report-only): ``for t in lint test; do bash scripts/$t.sh; done`` and ``f() { bash impl/$1.sh;
+    }; f run`` ran ``impl/run.sh``, which stayed writable: a loop's words, ``$1`` and a variable of the
+    environment were read only where they stood as a whole word. Such a variable inside a path word is now read as
+    any text (``impl/**.sh``): every file it may name is protected."""
+    entry, target = _VARIABLE_WORDS[form]
+    out = _edit_hook_target(tmp_path, entry, target)
+    assert out.split() == ["PermissionError"], out
+
+
+def test_a_variable_word_leaves_what_it_cannot_name_writable(tmp_path: Path) -> None:
+    """The same loop protects only the files its word's literal parts can name: impl/run.py stays writable."""
+    out = _edit_hook_target(tmp_path, {"bash": "for t in lint run; do bash impl/$t.sh; done"}, "impl/run.py")
+    assert out.split() != ["PermissionError"], out
+
+
 def test_a_large_git_config_is_read_within_the_run_deadline(tmp_path: Path) -> None:
     """Round 16 (report-only): the first write of a run reads what the repository's git config runs (``git config
     --list``, each value read as a hook command) with no deadline: a ``.git/config`` of 40,000 aliases (2 MiB, which

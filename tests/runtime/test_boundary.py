@@ -281,6 +281,7 @@ def test_a_script_a_repository_hook_names_is_refused_by_the_hooks_file(repo):
         {"bash": "./scripts/guard.sh --strict", "powershell": "pwsh -NoProfile -File .\\scripts\\guard.ps1"},
         {"bash": "python3 scripts/check.py > logs/check.txt", "powershell": "py scripts/check.py"}]))
     scripts(repo, "scripts/guard.sh", "scripts/check.py", "scripts/other.sh")
+    (repo / "scripts/check.py").write_text("exit(0)\n")  # Python (one that does not parse: its folder is refused)
     here = ctx_at(repo)
     for rel in ("scripts/guard.sh", "scripts/check.py", "scripts/guard.ps1"):  # guard.ps1 does not exist: create
         refused_write(here, rel, r"a script a hook runs \(\.github/hooks/policy\.json\): the repository's hooks")
@@ -347,10 +348,10 @@ def test_a_hook_finds_the_root_or_cwd_by_substitution_or_a_defaulted_variable(re
     scripts(repo, "scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "alt.sh", "y/alt.sh",
             "scripts/win.ps1", "tools/scripts/top.sh")
     here = ctx_at(repo)
-    for rel in ("scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "scripts/win.ps1"):
+    for rel in ("scripts/top.sh", "tools/local.sh", "scripts/dflt.sh", "hooks.d/run.sh", "scripts/win.ps1",
+                "alt.sh", "y/alt.sh"):  # `$X/alt.sh`: any alt.sh, since what `$X` names is not known here
         refused_write(here, rel)
-    for rel in ("tools/scripts/top.sh", "alt.sh", "y/alt.sh"):  # `$X`: what it names is not known here
-        files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
+    files.edit(here, path="tools/scripts/top.sh", old_str="exit 0", new_str="exit 1")
 
 
 def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
@@ -368,11 +369,11 @@ def test_the_first_file_a_hooks_runner_reads_is_refused(repo):
     for rel in ("pkg/Makefile", "ws1/package.json", "ws2/package.json", "package.json", "deep/package.json",
                 "envdir/package.json", "tools/lint/check.py", "tools/lint/check/__main__.py", "tools/__init__.py", "tools/lint/__init__.py",
                 "gate.py", "gate/__main__.py", "build/rules.mk", "docs/Makefile", "docs/GNUmakefile",
-                "docs/makefile", "web/package.json", "app/package.json", "srv/package.json"):
+                "docs/makefile", "web/package.json", "app/package.json", "srv/package.json",
+                "tools/lint/helper.py", "other/evil.py", "other/json.py"):  # what Python imports from its path
         refused_write(here, rel)
-    # what those files import or include, and what no runner here reads, stay writable
-    for rel in ("tools/lint/helper.py", "build/Makefile", "other/package.json", "other/evil.py", "Makefile",
-                "ws1/Makefile"):
+    # what a Makefile includes, and what no runner here reads, stay writable
+    for rel in ("build/Makefile", "other/package.json", "Makefile", "ws1/Makefile"):
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
     files.create(here, path="build/common.mk", file_text="include me\n")
 
@@ -438,7 +439,7 @@ def test_a_hook_commands_own_variables_and_python_path_are_read(repo):
         refused_write(here, rel)
     for rel in ("deep/e.sh", "api/x/app/main.py"):  # no brace group or PYTHONPATH folder names them
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
-    files.create(here, path="api/dev.py", file_text="x\n")  # -X takes `dev`: no module named dev
+    files.create(here, path="api/dev/__main__.py", file_text="x\n")  # -X takes `dev`: no module named dev
 
 
 def test_a_malformed_hooks_file_names_nothing_and_breaks_nothing(repo):
@@ -496,7 +497,6 @@ def test_reading_the_hooks_files_stops_at_the_run_deadline(repo):
     from codeact.core.limits import Deadline
     from codeact.errors import ToolTimeout
 
-    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "./scripts/a.sh"}]))
     here = ctx_at(repo)
     previous = Deadline(0).activate()
     try:  # what the repository's git config runs is read first (on a file's first write)
@@ -562,17 +562,24 @@ def test_the_scripts_a_plugins_hooks_run_are_refused(repo, tmp_path):
     files.edit(here, path="plugins/lint/tools/audit.sh", old_str="exit 0", new_str="exit 1")
 
 
-@pytest.mark.xfail(strict=True, reason="not covered (issue 40, docs/security.md says so): only the files a hook command names are "
-                   "protected, not what its script imports: a module beside a Python hook script shadows the stdlib")
 def test_a_module_beside_a_python_hook_script_cannot_be_planted(repo):
     """``python3 scripts/check.py`` puts scripts/ first on ``sys.path``: a program that creates ``scripts/json.py``
-    runs its text on the host when check.py imports json, at the next tool call. The hooks file names check.py
-    only, so the rule (a script a hook runs) leaves json.py writable; so are the files a shell script sources."""
+    runs its text on the host when check.py imports json, at the next tool call. What Python imports from the
+    script's folder is protected with the script (pyimports.SURFACE), and the packages the script imports; a
+    README beside it, and what it does not import, stay writable."""
     (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "python3 scripts/check.py"}]))
     (repo / "scripts").mkdir()
     (repo / "scripts/check.py").write_text("import json\n")
-    with pytest.raises(PolicyError, match="a script a hook runs"):
-        files.create(ctx_at(repo), path="scripts/json.py", file_text="import os\n")
+    (repo / "scripts/check.py").write_text("import json\nfrom lib.rules import RULES\nimport helper\n")
+    (repo / "scripts/helper.py").write_text("import util\n")
+    here = ctx_at(repo)
+    for rel in ("scripts/json.py", "scripts/json/__init__.py", "scripts/__pycache__/helper.cpython-311.pyc",
+                "scripts/lib/rules.py", "scripts/lib/deep/x.py", "scripts/util/__init__.py", "scripts/util/x.py",
+                "scripts/other/__init__.py", "scripts/_speedups.so"):
+        with pytest.raises(PolicyError, match="a script a hook runs"):
+            files.create(here, path=rel, file_text="import os\n")
+    for rel in ("scripts/README.md", "scripts/other/x.py", "src/json.py", "scripts/data/rules.yml"):
+        files.create(here, path=rel, file_text="ours\n")
 
 
 @pytest.fixture
@@ -1255,3 +1262,36 @@ def test_common_hooks_and_git_config_leave_ordinary_files_writable(tmp_path, mon
     from codeact.core.boundary import protection
 
     assert protection((ws / "package.json").resolve(), within=ws.resolve())  # what the hook runs stays protected
+
+
+def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
+    """``./hooks.d/*.sh`` runs the scripts of hooks.d, not those below it: a pattern's ``*`` stays in one part
+    of the path, as bash's does; a variable inside a word (``impl/$T.sh``) may hold a ``/`` and crosses parts."""
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "for f in ./hooks.d/*.sh; do :; done; "
+                                                                        "bash impl/$T.sh"}]))
+    here = ctx_at(repo)
+    for rel in ("hooks.d/a.sh", "impl/a.sh", "impl/deep/a.sh"):
+        refused_write(here, rel)
+    for rel in ("hooks.d/deep/a.sh", "hooks.d/a.txt", "impl/a.py"):
+        files.create(here, path=rel, file_text="ours\n")
+
+
+@pytest.mark.parametrize("code, refused", [
+    ("import importlib; importlib.import_module(name)", "scripts/any/x.py"),  # a computed name: the folder
+    ("import os\n" + "x = (" * 300 + ")" * 300, "scripts/any/x.py"),  # not read: the folder
+    ("from . import x\nimport yaml.loader", "scripts/yaml/loader.py"),
+])
+def test_a_python_hook_script_whose_imports_are_not_known_protects_its_folder(repo, code, refused):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "python3 scripts/check.py"}]))
+    (repo / "scripts").mkdir()
+    (repo / "scripts/check.py").write_text(code + "\n")
+    refused_write(ctx_at(repo), refused)
+    files.create(ctx_at(repo), path="src/any/x.py", file_text="ours\n")
+
+
+def test_a_python_hook_script_that_moves_sys_path_is_past_what_codeact_reads(repo):
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "python3 scripts/check.py"}]))
+    (repo / "scripts").mkdir()
+    (repo / "scripts/check.py").write_text("import sys\nsys.path.insert(0, 'vendor')\nimport rules\n")
+    with pytest.raises(PolicyError, match="changes sys.path"):
+        files.create(ctx_at(repo), path="vendor/rules.py", file_text="import os\n")

@@ -27,7 +27,7 @@ import os
 import re
 from typing import NamedTuple
 
-from .beneath import open_regular_within
+from .beneath import read_regular_within
 from .patterns import compile_narrow
 from .winnames import windows_name
 
@@ -94,7 +94,7 @@ _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|
 _C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
               "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
 _BRACES = re.compile(r"(?<!\$)\{([^{}]*)\}")  # a brace expansion's group: `{a,b}`, `{1..3}`
-MAX_BRACES = 64  # words one brace expansion is read as; a larger one is read as a pattern (`*`)
+MAX_BRACES = 64  # words one brace expansion is read as; a larger one is read as a pattern (`**`)
 # `${VAR:-default}` (and `-`, `:=`, `=`): a variable not known here read as its default
 _TILDE_DIRS = re.compile(r"~([+-][0-9]*|[0-9]+)(?=$|[/\\])")  # bash's `~+`, `~-`, `~N`: the folder stack (not `~`)
 _DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
@@ -156,27 +156,18 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
     path lies outside ``top`` (a link leading out is never followed: what lies outside must not decide a write's
     answer). A file that is not JSON names nothing. :class:`Unread` where the file is past a bound (over
     :data:`MAX_HOOKS_BYTES`, see :func:`targets_in`), :class:`Stopped` at the run's deadline."""
-    opened = open_regular_within(file, top)
-    if opened is None:
+    read = read_regular_within(file, top, MAX_HOOKS_BYTES)
+    if read is None:
         return None
-    fd, info = opened
-    try:
-        if info.st_size > MAX_HOOKS_BYTES:
-            raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
-        signature = (file, root, plugin, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-        cached = _CACHE.get(file)
-        if cached is not None and cached[0] == signature:
-            if isinstance(cached[1], str):
-                raise Unread(cached[1])
-            return cached[1]
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_HOOKS_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data, info = read
     if len(data) > MAX_HOOKS_BYTES:
         raise Unread(f"over {MAX_HOOKS_BYTES >> 20} MiB")
+    signature = (file, root, plugin, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    cached = _CACHE.get(file)
+    if cached is not None and cached[0] == signature:
+        if isinstance(cached[1], str):
+            raise Unread(cached[1])
+        return cached[1]
     if len(_CACHE) >= 256:
         _CACHE.clear()
     budget = _Budget()
@@ -370,6 +361,8 @@ def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> boo
     if "`" in word or "$(" in word or word == "$" or word.startswith("~-"):
         return True
     if "$" not in word or _expand(word, root, cwd, plugin) is not None:
+        return False
+    if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$t.sh`: every file it may be is protected
         return False
     if _SPECIAL.search(word):
         return True
@@ -619,7 +612,7 @@ def _braces(word: str) -> list[str]:
         parts = group[1].split(",") if "," in group[1] else ["*"]
         pending += [head + part + tail for part in parts]
         if len(done) + len(pending) > MAX_BRACES:
-            return [_BRACES.sub("*", word)]
+            return [_BRACES.sub("**", word)]
     return done if done != [word] else []
 
 
@@ -667,7 +660,7 @@ def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -
     raw = text.split()
     words = [_trimmed_word(word).replace("\\", "/") for word in raw]
     more = [_UNESCAPED.sub(r"\1", word) for word in words if "`" in word or "^" in word]  # `r`un.ps1`, r^un.bat
-    more += [_FORMAT_ITEM.sub("*", word) for word in words if _FORMAT_ITEM.search(word)]  # `'x/{0}.ps1' -f 'run'`
+    more += [_FORMAT_ITEM.sub("**", word) for word in words if _FORMAT_ITEM.search(word)]  # `'x/{0}.ps1' -f 'run'`
     more += _joined_paths(raw)
     words += more
     budget.spend(len(words))
@@ -794,6 +787,8 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         # `node -r x impl/main`: every word after node, to the command's end, is resolved as require does
         node_next = os.path.basename(low) in _NODE_RUNNERS or (node and not set(low) <= _SEPARATOR)
         expanded = _expand(word, root, cwd, plugin)
+        if expanded is None and not (changes_dir or is_dir):
+            expanded = _as_pattern(word, root, cwd, plugin)
         if expanded is None or changes_dir or is_dir:
             continue
         texts = [expanded]
@@ -808,9 +803,33 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
             found += _targets(text, named, bases, root)
+            if named and not follows and "*" not in text and _runs_python(text, cwd, root):  # `./check.py`
+                for file in _import_files(os.path.dirname(text), text, None, root, cwd, budget):
+                    found += _targets(file, True, bases, root)
     for text in _runner_files(words, root, cwd, plugin, budget, env):
         found += _targets(text, True, bases, root)
     return found
+
+
+_VARIABLE_PART = re.compile(r"\$\{[^{}]*\}|\$env:\w+|\$\w+|\$[0-9@*#?!$_-]|%\w+%")
+
+
+def _as_pattern(word: str, root: str, cwd: str, plugin: bool) -> str | None:
+    """A path word holding variables not known here (the environment's ``$X``, a loop's ``$t``, a function's
+    ``$1``) as the pattern its known parts make, each such variable read as ``**`` (any text, ``/`` too):
+    ``scripts/$t.sh`` is ``scripts/**.sh``. None where no name is left beside them (``$PYTHON``, ``$PWD/$f``)."""
+    known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
+    if plugin and any(name in word for name in _PROJECT_VARS):  # a plugin's hook: the session's folder, not here
+        return None
+
+    def marked(match: re.Match[str]) -> str:
+        name = re.sub(r"^[${%]+(?:env:)?|[}%]$", "", match[0]).split(":")[0]
+        return match[0] if name in known else "\x00"
+
+    if not any(char.isalnum() for char in _VARIABLE_PART.sub("", word)):
+        return None
+    expanded = _expand(_VARIABLE_PART.sub(marked, word), root, cwd, plugin)
+    return None if expanded is None else expanded.replace("\x00/", "\x00").replace("\x00", "**")
 
 
 _NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
@@ -838,19 +857,12 @@ def _node_files(text: str, bases: list[str], root: str, budget: _Budget | None) 
 
 def _package_main(file: str, root: str) -> str | None:
     """The ``main`` of the ``package.json`` ``file`` (a regular file inside ``root``), or None."""
-    opened = open_regular_within(file, os.path.realpath(root))
-    if opened is None:
+    read = read_regular_within(file, os.path.realpath(root), MAX_HOOKS_BYTES)
+    if read is None:
         return None
-    fd, info = opened
-    try:
-        if info.st_size > MAX_HOOKS_BYTES:
-            raise Unread(f"a package.json node runs over {MAX_HOOKS_BYTES >> 20} MiB")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_HOOKS_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data = read[0]
+    if len(data) > MAX_HOOKS_BYTES:
+        raise Unread(f"a package.json node runs over {MAX_HOOKS_BYTES >> 20} MiB")
     try:
         main = json.loads(data.decode("utf-8", errors="replace").removeprefix("\ufeff")).get("main")
     except (ValueError, RecursionError, AttributeError):  # no main node reads either
@@ -899,7 +911,7 @@ def _package_folders(words: list[str], start: int) -> list[str]:
         spec = given.removeprefix("file:")
         if (given.startswith("file:") or spec.startswith(("./", "../", "/", ".\\", "..\\", "$"))
                 or spec.endswith(("/", "\\")) or spec in (".", "..")):
-            found += [os.path.join(spec, "package.json"), os.path.join(spec, "*")]
+            found += [os.path.join(spec, "package.json"), os.path.join(spec, "**")]
     return found
 
 
@@ -986,7 +998,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             _check_variable(assignment[1])
             values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         if _PYTHON.fullmatch(name):
-            found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin)
+            found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin, budget)
         elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
             options = _options(words, index + 1, name in _MAKES)
             if name in _MAKES:  # make reads each file of MAKEFILES before the Makefile
@@ -1039,16 +1051,16 @@ def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str
                 found.append(("-w", words[index]))
                 index += 1
             elif word == "workspaces" and not make and not found:  # `yarn workspaces foreach`: every workspace
-                found.append(("-w", "*"))
+                found.append(("-w", "**"))
             elif word.lower() in _INSTALLS and not make and not found:  # every workspace's install scripts run
-                found += [("", word), ("-w", "*")]
+                found += [("", word), ("-w", "**")]
             else:
                 found.append(("", word))
             continue
         key, _, value = word.partition("=")
         low = key.lower()
         if not make and (low in _EVERY_WORKSPACE or word == "-r"):  # npm -ws, pnpm -r: every package.json
-            found.append(("-w", "*"))
+            found.append(("-w", "**"))
             continue
         if low.startswith("--"):  # an unambiguous abbreviation, as getopt_long reads it: `--direc=x`
             longer = [name for name in _LONG_OPTIONS if name.startswith(low)]
@@ -1071,12 +1083,13 @@ def _options(words: list[str], start: int, make: bool = False) -> list[tuple[str
     return found
 
 
-def _python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool
-                  ) -> list[str]:
+def _python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool,
+                  budget: _Budget | None = None) -> list[str]:
     """The files ``python ...`` (its options from ``words[start]`` on) may run first: ``-m a.b``'s files in the
-    folder it runs in and in each folder of ``pythonpath``, a script folder's (or zip's) ``__main__.py``, and
-    ``sitecustomize.py``, ``usercustomize.py`` in each folder of ``pythonpath``."""
-    module = _module_name(words, start)
+    folder it runs in and in each folder of ``PYTHONPATH``, a script folder's (or zip's) ``__main__.py``,
+    ``sitecustomize.py``, ``usercustomize.py`` in each folder of ``PYTHONPATH``, and what it imports from the
+    folder first on its path (:func:`_import_files`: the script's, or for ``-c``/``-m`` the one it runs in)."""
+    start_kind, given, isolated = _python_start(words, start)
     found: list[str] = []
     for folder in ["", *[part for part in re.split(r"[:;]", pythonpath or "") if part][:MAX_BASES]]:
         expanded = _expand(folder, root, cwd, plugin) if folder else ""
@@ -1084,41 +1097,114 @@ def _python_files(words: list[str], start: int, pythonpath: str | None, root: st
             continue
         if folder:  # every Python start imports these from a PYTHONPATH folder, whatever it runs
             found += [os.path.join(expanded, "sitecustomize.py"), os.path.join(expanded, "usercustomize.py")]
-        if module is not None and module.startswith("\x00"):  # a script: a folder or zip runs its __main__.py
-            script = module[1:]
-            if not script.lower().endswith((".py", ".pyw")) and not folder:
-                found.append(os.path.join(script, "__main__.py"))
-        elif module is not None:
-            found += [os.path.join(expanded, file) for file in _module_files(module)]
+        if start_kind == "script":  # a folder or zip runs its __main__.py
+            if not given.lower().endswith((".py", ".pyw")) and not folder:
+                found.append(os.path.join(given, "__main__.py"))
+        elif start_kind == "module":
+            found += [os.path.join(expanded, file) for file in _module_files(given)]
+    script = _expand(given, root, cwd, plugin) if start_kind == "script" else None
+    code = given if start_kind == "code" else f"import {given}" if start_kind == "module" else None
+    first = os.path.dirname(script) if script is not None else "" if code is not None and not isolated else None
+    for folder in [first, *[_expand(part, root, cwd, plugin) for part in re.split(r"[:;]", pythonpath or "")
+                            if part][:MAX_BASES]]:  # PYTHONPATH's folders come before the standard library too
+        found += _import_files(folder, script, code, root, cwd, budget)
     return found
 
 
-def _module_name(words: list[str], start: int) -> str | None:
-    """The module ``python ... -m NAME`` runs, reading the words after the interpreter as CPython reads its
-    options: short flags may be joined (``-Im x``, ``-Imx``), ``-W``/``-X`` take a value, ``-c`` runs no module;
-    a script (a word not an option) comes back after a NUL."""
+def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
+    """What ``python ...`` runs, reading the words after the interpreter as CPython reads its options (short
+    flags may be joined: ``-Im x``, ``-Imx``; ``-W``/``-X`` take a value): ``("module", name)`` for ``-m``,
+    ``("code", text)`` for ``-c``, ``("script", path)``, or ``("", "")``; and whether ``-I``/``-P`` keep the
+    folder it runs in off its path."""
     index = start
+    isolated = False
     while index < len(words):
         word = words[index]
         index += 1
         if set(word) <= _SEPARATOR or word == "-":
-            return None
-        if not word.startswith("-"):  # the script (marked by a NUL, no module name holds one)
-            return "\x00" + word
+            break
+        if not word.startswith("-"):
+            return "script", word, isolated
         if word.startswith("--"):
             index += word == "--check-hash-based-pycs"  # the one long option that takes the next word
             continue
         flags = word[1:]
         for at, flag in enumerate(flags):
-            if flag == "c":
-                return None
-            if flag == "m":
-                rest = flags[at + 1:]
-                return rest or (words[index] if index < len(words) else None)
+            if flag in "cm":
+                rest = flags[at + 1:] or (words[index] if index < len(words) else "")
+                return ("code" if flag == "c" else "module"), rest, isolated
+            isolated = isolated or flag in "IP"
             if flag in "WX":
                 index += 0 if flags[at + 1:] else 1
                 break
-    return None
+    return "", "", isolated
+
+
+def _import_files(folder: str | None, script: str | None, code: str | None, root: str, cwd: str,
+                  budget: _Budget | None) -> list[str]:
+    """What a Python start imports from ``folder`` (relative to the folder it runs in; None: not on its path or
+    not known), a folder of its path before the standard library: every module a program could add or change there (:data:`pyimports.SURFACE`: a
+    ``json.py`` shadows the standard library's), and each package of it that ``script`` (a file) or ``code``
+    imports, as their modules of ``folder`` import in turn, every file below it. A program that imports a name
+    it computes may run any module of the folder (all of it); one that moves ``sys.path`` is :class:`Unread`."""
+    if folder is None:
+        return []
+    from . import pyimports
+
+    found = [os.path.join(_glob_escaped(folder), pattern) for pattern in pyimports.SURFACE]
+    pending: list[tuple[str | bytes, bool]] = [(code, True)] if code is not None else []
+    if script is not None:
+        text = _module_source(os.path.join(cwd, script), root, budget)
+        if text is None:
+            return found
+        pending.append((text, True))
+    seen: set[str] = set()
+    while pending:
+        source, entry = pending.pop()
+        imports = pyimports.imports_of(source)
+        if imports is None and not entry and source != _TOO_LARGE:
+            continue  # a module of the folder that does not parse fails its import: nothing of it runs
+        if imports is None or imports.dynamic or len(seen) > pyimports.MAX_MODULES:
+            return [*found, os.path.join(_glob_escaped(folder), "**")]  # not known: every file of the folder
+        if imports.moves_path:
+            raise Unread("a Python program a hook runs changes sys.path, which CodeAct does not follow; "
+                         "keep its imports beside it")
+        for name in sorted(imports.names - seen):
+            seen.add(name)
+            found.append(os.path.join(_glob_escaped(os.path.join(folder, name)), "**"))
+            module = _module_source(os.path.join(cwd, folder, f"{name}.py"), root, budget)
+            if module is not None:
+                pending.append((module, False))
+    return found
+
+
+def _module_source(file: str, root: str, budget: _Budget | None) -> bytes | None:
+    """The text of the Python file ``file`` (a regular file inside ``root``) up to :data:`MAX_HOOKS_BYTES`, or
+    None where it is missing (one larger is read as not known). Read each time: a hooks file's answer that depends on it is
+    not cached."""
+    if budget is not None:
+        budget.read = True
+    read = read_regular_within(os.path.normpath(file), os.path.realpath(root), MAX_HOOKS_BYTES)
+    if read is None:
+        return None
+    return read[0] if len(read[0]) <= MAX_HOOKS_BYTES else _TOO_LARGE
+
+
+_TOO_LARGE = b"\x00"  # a module past MAX_HOOKS_BYTES: Python's parser refuses a NUL, so what it imports is not known
+
+
+def _runs_python(script: str, cwd: str, root: str) -> bool:
+    """Whether the script ``script`` runs as Python by itself: a ``.py`` name, or a ``#!`` line naming python."""
+    if script.lower().endswith((".py", ".pyw")):
+        return True
+    read = read_regular_within(os.path.normpath(os.path.join(cwd, script)), os.path.realpath(root), 127)
+    line = read[0].split(b"\n", 1)[0] if read is not None else b""
+    return line.startswith(b"#!") and b"python" in line
+
+
+def _glob_escaped(path: str) -> str:
+    """``path`` with the characters a glob reads (``*?[``) matched as themselves."""
+    return re.sub(r"([*?[])", r"[\1]", path)
 
 
 def _module_files(module: str) -> list[str]:
@@ -1301,6 +1387,19 @@ def _glob(pattern: str) -> re.Pattern[str] | None:
 
 
 def _glob_matches(pattern: str, name: str) -> bool:
-    """Whether ``name`` matches the glob word ``pattern``; a too wide one is taken to match: the write is refused."""
-    regex = _glob(pattern)
-    return regex is None or regex.match(name) is not None
+    """Whether ``name`` matches the glob word ``pattern`` as the shell matches a path: ``*``, ``?`` and a class
+    within one part; ``**`` anywhere makes every ``*`` cross parts (what a variable, an unread brace or a
+    workspace stands for). A too wide one is taken to match: the write is refused."""
+    if "**" in pattern:
+        regex = _glob(pattern)
+        return regex is None or regex.match(name) is not None
+    parts, names = pattern.split("/"), name.split("/")
+    if len(parts) != len(names):
+        return False
+    for part, given in zip(parts, names):
+        if part == given:
+            continue
+        regex = _glob(part)
+        if regex is not None and regex.match(given) is None:
+            return False
+    return True
