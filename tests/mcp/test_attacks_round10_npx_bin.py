@@ -8,8 +8,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from codeact.runner import RunResult
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="a stdio server started by path"),
               pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
@@ -29,6 +33,14 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
     deno.json, bunfig.toml likewise for deno and bunx servers). (Fixed: the user's ``npx`` server gets ``--prefix``
     of an empty folder in CodeAct's cache, mcp/prespawn._npx_outside: npm resolves there and runs the server in the
     workspace.)"""
+    marker, second = _plant_bin_and_start(tmp_path, "npx", ["-y", "mcp-remote", "https://example.invalid/mcp"])
+    assert not marker.exists(), f"the program's tool.js ran on the host when the MCP server started: {second}"
+
+
+def _plant_bin_and_start(tmp_path: Path, command: str, args: list[str]) -> tuple[Path, RunResult]:
+    """A first program creates ``package.json`` (its ``bin`` named ``mcp-remote``) and ``tool.js``; the user's
+    server ``command args`` is configured after it, and a second program that names it starts it: the file
+    ``tool.js`` writes where it runs on the host, and the second program's result."""
     from codeact.core.config import Settings
     from codeact.runner import run
 
@@ -45,6 +57,7 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
                "npm_config_offline": "true"}
     manifest = json.dumps({"name": "notes", "version": "1.0.0", "bin": {"mcp-remote": "tool.js"}})
     tool = f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(marker)!r}, 'x')\n"
+    entry: dict[str, Any] = {"type": "local", "command": command, "args": args, "tools": ["*"]}
     cwd = os.getcwd()
     os.chdir(ws)
     try:
@@ -53,14 +66,12 @@ def test_a_program_cannot_make_a_users_npx_server_run_the_workspaces_package_bin
                     settings=Settings(), environ=environ)
         assert "created tool.js" in first.stdout, (first.stdout, first.stderr, first.error)
         # the user adds the server later (or its cached listing expires, or `codeact discover` runs): it starts
-        (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": {
-            "type": "local", "command": "npx", "args": ["-y", "mcp-remote", "https://example.invalid/mcp"],
-            "tools": ["*"]}}}))
+        (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": entry}}))
         second = run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws,
                      backend="monty", settings=Settings(), environ=environ)
     finally:
         os.chdir(cwd)
-    assert not marker.exists(), f"the program's tool.js ran on the host when the MCP server started: {second}"
+    return marker, second
 
 
 def _params(command: str, args: list[str], scope: str, tmp_path: Path) -> tuple[str, list[str], dict, str | None]:

@@ -4,14 +4,13 @@ way still runs the bin the workspace's ``package.json`` names. Each case runs tw
 (``run``, monty) and the real npm."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
+from test_attacks_round10_npx_bin import _plant_bin_and_start
 
 pytestmark = [pytest.mark.skipif(os.name != "posix", reason="a stdio server started by path"),
               pytest.mark.skipif(shutil.which("npx") is None, reason="npx (Node.js) is not installed")]
@@ -76,36 +75,6 @@ def _login_shell_resets_path(tmp_path: Path) -> bool:
 
 
 def _planted_bin_ran(tmp_path: Path, command: str, args: list[str]) -> bool:
-    """A first program creates ``package.json`` (its ``bin`` named ``mcp-remote``) and ``tool.js``; the user's
-    server ``command args`` is configured after it, and a second program that names it starts it: whether
-    ``tool.js`` ran on the host."""
-    from codeact.core.config import Settings
-    from codeact.runner import run
-
-    base = tmp_path.resolve()
-    ws, copilot, home = base / "ws", base / "copilot", base / "home"
-    for folder in (ws, copilot, home):
-        folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
-    marker = base / "ran-on-the-host"
-    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-               "CODEACT_CONFIG_DIR": str(home / "cfg"), "COPILOT_HOME": str(copilot), "COPILOT_ALLOW_ALL": "true",
-               "XDG_CACHE_HOME": str(base / "cache"), "XDG_STATE_HOME": str(base / "state"),
-               "npm_config_cache": str(base / "npm-cache"), "npm_config_update_notifier": "false",
-               "npm_config_offline": "true"}
-    manifest = json.dumps({"name": "notes", "version": "1.0.0", "bin": {"mcp-remote": "tool.js"}})
-    tool = f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(marker)!r}, 'x')\n"
-    entry: dict[str, Any] = {"type": "local", "command": command, "args": args, "tools": ["*"]}
-    cwd = os.getcwd()
-    os.chdir(ws)
-    try:
-        first = run(f"print(create(path='package.json', file_text={manifest!r}))\n"
-                    f"print(create(path='tool.js', file_text={tool!r}))\n", workspace=ws, backend="monty",
-                    settings=Settings(), environ=environ)
-        assert "created tool.js" in first.stdout, (first.stdout, first.stderr, first.error)
-        (copilot / "mcp-config.json").write_text(json.dumps({"mcpServers": {"remote": entry}}))
-        run("try:\n    print(remote)\nexcept Exception as exc:\n    print(exc)\n", workspace=ws, backend="monty",
-            settings=Settings(), environ=environ)
-    finally:
-        os.chdir(cwd)
+    """:func:`_plant_bin_and_start` (round 10's set-up): whether the ``tool.js`` a program created ran on the host."""
+    marker, _ = _plant_bin_and_start(tmp_path, command, args)
     return marker.exists()
