@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
-from test_edit_safety import _SWAPPER, _can_exchange
+from test_edit_safety import _can_exchange, _swappable, _swapping
 from test_tool_bounds import MARGIN, assert_bounded, config, measured_run, trickle, workspace  # noqa: F401 - fixtures
 
 from codeact.backends.sandbox_os import WorkspaceOS
@@ -44,23 +44,14 @@ def test_the_file_idioms_never_read_outside_while_a_folder_is_swapped_for_a_link
     root, no link followed, as ``view`` does: the outside file, name or size is never seen."""
     if not _can_exchange(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "f.txt").write_text("OUTSIDE-SECRET-CONTENT\n")
-    (outside / "outside-only-name").write_text("")
-    sub = fixture_workspace / "sub"
-    sub.mkdir()
-    (sub / "f.txt").write_text("inside\n")
-    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    sub, link = _swappable(fixture_workspace, tmp_path / "outside", {"f.txt": "inside\n"},
+                           {"f.txt": "OUTSIDE-SECRET-CONTENT\n", "outside-only-name": ""})
     files = WorkspaceOS(Workspace.at(fixture_workspace))
     idioms = _idioms(files, fixture_workspace)
     assert idioms["read_text"]() == "inside\n" and idioms["iterdir"]() == "f.txt"
-    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "4"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
     leaked: dict[str, int] = {}
     read: dict[str, int] = {}
-    try:
+    with _swapping(sub, link, "4") as swapper:
         while swapper.poll() is None:
             for name, call in idioms.items():
                 try:
@@ -70,9 +61,6 @@ def test_the_file_idioms_never_read_outside_while_a_folder_is_swapped_for_a_link
                 read[name] = read.get(name, 0) + 1
                 if "OUTSIDE" in got or "outside-only-name" in got or got == str(len("OUTSIDE-SECRET-CONTENT\n")):
                     leaked[name] = leaked.get(name, 0) + 1
-    finally:
-        swapper.wait(timeout=30)
-    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert not leaked, f"outside content through the idioms: {leaked} (of {read})"
     assert all(read.get(name) for name in ("read_text", "iterdir", "scan")), read  # they did run meanwhile
 

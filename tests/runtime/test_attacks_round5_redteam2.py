@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 from test_attacks_round4 import Launcher, launcher  # noqa: F401 - the fixture
-from test_attacks_round5 import _running
-from test_edit_safety import _SWAPPER, _can_exchange
+from test_attacks_round5 import _running, provider_hub  # noqa: F401 - the fixture
+from test_edit_safety import _can_exchange, _swappable, _swapping
 
 from codeact.core.tool import ToolContext
 from codeact.tools import search, shell
@@ -30,14 +30,8 @@ def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(c
     the outside file's lines (path='sub/f.txt': 7, path='sub': 6) and ``glob`` list outside-only names (8)."""
     if not _can_exchange(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "f.txt").write_text("OUTSIDE-SECRET-CONTENT\n")
-    (outside / "outside-only-name.txt").write_text("x OUTSIDE\n")
-    sub = fixture_workspace / "sub"
-    sub.mkdir()
-    (sub / "f.txt").write_text("inside\n")
-    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    sub, link = _swappable(fixture_workspace, tmp_path / "outside", {"f.txt": "inside\n"},
+                           {"f.txt": "OUTSIDE-SECRET-CONTENT\n", "outside-only-name.txt": "x OUTSIDE\n"})
     calls: dict[str, Callable[[], Any]] = {
         "grep file": lambda: search.grep(ctx, pattern="OUTSIDE|inside", path="sub/f.txt"),
         "grep folder": lambda: search.grep(ctx, pattern="OUTSIDE|inside|x", path="sub"),
@@ -45,11 +39,8 @@ def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(c
         "glob pattern": lambda: search.glob(ctx, pattern="sub/*"),
     }
     assert "inside" in str(calls["grep file"]()) and "sub/f.txt" in str(calls["glob pattern"]())
-    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "8"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
     leaked: dict[str, int] = {}
-    try:
+    with _swapping(sub, link, "8") as swapper:
         while swapper.poll() is None:
             for name, call in calls.items():
                 try:
@@ -58,9 +49,6 @@ def test_grep_and_glob_never_read_outside_while_a_folder_is_swapped_for_a_link(c
                     continue
                 if "OUTSIDE" in got or "outside-only-name" in got:
                     leaked[name] = leaked.get(name, 0) + 1
-    finally:
-        swapper.wait(timeout=30)
-    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert not leaked, f"outside content or names through grep/glob: {leaked}"
 
 
@@ -107,17 +95,6 @@ def test_a_million_element_literal_is_a_clean_error_by_the_deadline(launcher: La
 
 
 # ------------------------------------------------ item 7: a silent unauthenticated peer holds its slot 13 s, not 3 s
-@pytest.fixture
-def provider_hub() -> Any:
-    pytest.importorskip("websockets", reason="websockets is not installed (template requirements.txt pins it)")
-    from codeact.providers.hub import ProviderHub
-
-    hub = ProviderHub(token="s3cret-token", reserved=lambda: (), max_result=1000)
-    url = hub.start()
-    yield hub, url
-    hub.stop()
-
-
 def _silent_peer(host: str, port: int) -> Any:
     """A raw WebSocket handshake, then nothing: no auth frame, and never an answer to the close frame."""
     import base64
@@ -131,7 +108,7 @@ def _silent_peer(host: str, port: int) -> Any:
     return sock
 
 
-def test_a_silent_unauthenticated_peer_is_gone_by_the_auth_deadline(provider_hub: Any) -> None:
+def test_a_silent_unauthenticated_peer_is_gone_by_the_auth_deadline(provider_hub: Any) -> None:  # noqa: F811
     """docs/providers.md: "its handshake and its auth frame must come within 3 s" and at most 16 may wait. The hub
     sends its error and close frame at 3 s, then waits websockets' close_timeout (10 s) for the peer's answer: a peer
     that never answers keeps its socket, thread and pending slot 13 s. 16 such peers, renewed every 13 s, lock a

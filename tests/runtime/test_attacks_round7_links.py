@@ -98,28 +98,17 @@ def test_outline_never_reads_outside_while_a_folder_is_swapped_for_a_link(ctx, f
     a link only as the LAST part: a folder on the way swapped for a link to an outside folder is followed (in this
     process, unconfined, since "this process parses too"; the workers likewise), and the outside file's
     definitions, names and docstrings come back to the program (and are kept in the outline cache)."""
-    import subprocess
-    import sys
-
-    from test_edit_safety import _SWAPPER, _can_exchange
+    from test_edit_safety import _can_exchange, _swappable, _swapping
 
     from codeact.tools.outline import outline
 
     if not _can_exchange(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "f.py").write_text('def OUTSIDE_SECRET():\n    """OUTSIDE-DOCSTRING"""\n')
-    sub = fixture_workspace / "sub"
-    sub.mkdir()
-    (sub / "f.py").write_text("def inside():\n    pass\n")
-    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
+    sub, link = _swappable(fixture_workspace, tmp_path / "outside", {"f.py": "def inside():\n    pass\n"},
+                           {"f.py": 'def OUTSIDE_SECRET():\n    """OUTSIDE-DOCSTRING"""\n'})
     assert "inside" in str(outline(ctx, path="sub/f.py"))
-    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "6"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
     leaked: dict[str, int] = {}
-    try:
+    with _swapping(sub, link, "6") as swapper:
         while swapper.poll() is None:
             for name, path in (("file", "sub/f.py"), ("folder", "sub")):
                 try:
@@ -128,9 +117,6 @@ def test_outline_never_reads_outside_while_a_folder_is_swapped_for_a_link(ctx, f
                     continue
                 if "OUTSIDE" in got:
                     leaked[name] = leaked.get(name, 0) + 1
-    finally:
-        swapper.wait(timeout=30)
-    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert not leaked, f"an outside file's outline came back: {leaked}"
 
 
@@ -291,10 +277,7 @@ def test_sql_never_writes_outside_while_a_folder_is_swapped_for_a_link(ctx, fixt
     databases outside the workspace. SQLite opens by path whatever it is given (it expands even
     ``/proc/self/fd/N/x.db`` to the folder's path), so it now runs in a thread Landlock confines to the folder the
     walk opened."""
-    import subprocess
-    import sys
-
-    from test_edit_safety import _SWAPPER, _can_exchange
+    from test_edit_safety import _can_exchange, _swappable, _swapping
 
     from codeact.tools import confine, sql
 
@@ -303,24 +286,15 @@ def test_sql_never_writes_outside_while_a_folder_is_swapped_for_a_link(ctx, fixt
     if not confine.can_confine_threads():
         pytest.skip("no Landlock here: SQLite runs unconfined (docs/security.md)")
     outside = tmp_path / "outside"
-    outside.mkdir()
-    sub = fixture_workspace / "sub"
-    sub.mkdir()
-    (fixture_workspace / "sub.link").symlink_to(outside, target_is_directory=True)
-    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(fixture_workspace / "sub.link"), "4"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    sub, link = _swappable(fixture_workspace, outside, {}, {})
     n = 0
-    try:
+    with _swapping(sub, link, "4") as swapper:
         while swapper.poll() is None:
             n += 1
             try:
                 sql.sql(ctx, query="CREATE TABLE t(x); INSERT INTO t VALUES (1)", db=f"sub/n{n}.db")
             except Exception:  # refused or failed: fine, as long as nothing lands outside
                 continue
-    finally:
-        swapper.wait(timeout=30)
-    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert sorted(p.name for p in outside.iterdir()) == [], f"written outside in {n} calls"
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -179,25 +181,45 @@ def _can_exchange(tmp_path: Path) -> bool:
         return False
 
 
+def _swappable(workspace: Path, outside: Path, inside: dict[str, str], beyond: dict[str, str]) -> tuple[Path, Path]:
+    """``workspace/sub`` holding the files ``inside`` (name: text) and ``workspace/sub.link``, a link to the folder
+    ``outside`` holding ``beyond``: the two paths :func:`_swapping` exchanges."""
+    outside.mkdir()
+    for name, text in beyond.items():
+        (outside / name).write_text(text)
+    sub = workspace / "sub"
+    sub.mkdir()
+    for name, text in inside.items():
+        (sub / name).write_text(text)
+    link = workspace / "sub.link"
+    link.symlink_to(outside, target_is_directory=True)
+    return sub, link
+
+
+@contextmanager
+def _swapping(sub: Path, link: Path, seconds: str) -> Iterator[subprocess.Popen[str]]:
+    """A host process that exchanges ``sub`` and ``link`` (:data:`_SWAPPER`) for ``seconds``, started and ready;
+    the block runs while ``poll()`` is None, and the process must end well."""
+    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(link), seconds], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    try:
+        yield swapper
+    finally:
+        swapper.wait(timeout=30)
+    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
+
+
 def test_a_symlink_swapped_in_while_writing_never_redirects_a_write(ctx, fixture_workspace, tmp_path):
     """A second process swaps ``sub`` (a folder) with a link to a folder outside, atomically and in a loop, while
     edits and creates run; nothing outside is ever written (the old path-based write redirected dozens of files)."""
     if not _can_exchange(tmp_path):
         pytest.skip("renameat2(RENAME_EXCHANGE) is not available here")
     outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "f.txt").write_text("outside\n")
-    sub = fixture_workspace / "sub"
-    sub.mkdir()
-    (sub / "f.txt").write_text("inside\n")
-    link = fixture_workspace / "sub.link"
-    link.symlink_to(outside, target_is_directory=True)
-    swapper = subprocess.Popen([sys.executable, "-c", _SWAPPER, str(sub), str(link), "3"], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-    assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"
+    sub, link = _swappable(fixture_workspace, outside, {"f.txt": "inside\n"}, {"f.txt": "outside\n"})
     outcomes: dict[str, int] = {}
     n = 0
-    try:
+    with _swapping(sub, link, "3") as swapper:
         while swapper.poll() is None:
             n += 1
             for call in (lambda: files.create(ctx, path=f"sub/new{n}.txt", file_text=f"new {n}\n"),
@@ -207,9 +229,6 @@ def test_a_symlink_swapped_in_while_writing_never_redirects_a_write(ctx, fixture
                     outcomes["ok"] = outcomes.get("ok", 0) + 1
                 except (PolicyError, OSError, ToolError) as exc:
                     outcomes[type(exc).__name__] = outcomes.get(type(exc).__name__, 0) + 1
-    finally:
-        swapper.wait(timeout=30)
-    assert swapper.returncode == 0, swapper.stderr.read() if swapper.stderr else ""
     assert sorted(p.name for p in outside.iterdir()) == ["f.txt"], outcomes
     assert (outside / "f.txt").read_text() == "outside\n"
     assert outcomes.get("ok", 0) > 0, outcomes  # the writes did run while the link came and went
