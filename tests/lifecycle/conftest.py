@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from copier import run_copy
 
-from tests.conftest import REPO_ROOT, git
+from tests.conftest import REPO_ROOT, git, make_repo
 
 MIN_COPIER = str(yaml.safe_load((REPO_ROOT / "copier.yml").read_text())["_min_copier_version"])
 # .ci/run installs Copier MIN_COPIER (with copier-template-extensions) into .ci-cache/copier-MIN and exports this.
@@ -26,6 +27,18 @@ def min_copier() -> str:
     if MIN_COPIER not in version:
         pytest.skip(f"{exe} is not Copier {MIN_COPIER}: {version.strip()}")
     return str(exe)
+
+
+@pytest.fixture
+def stamped(template_src: Path, tmp_path: Path, venv_dir: Path, monkeypatch) -> Path:
+    """A repository stamped with this template (the real Copier, defaults) and committed; the tests' venv as
+    its runtime's (``CODEACT_VENV``)."""
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
+    project = make_repo(tmp_path / "project")
+    run_copy(str(template_src), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "codeact")
+    return project
 
 
 def copy_working_tree(dest: Path) -> None:

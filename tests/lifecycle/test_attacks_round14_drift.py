@@ -11,23 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
-from copier import run_copy
 
-from tests.conftest import GIT_ENV, git, make_repo
+from tests.conftest import GIT_ENV, git
 
 ANSWERS = ".copier-answers.codeact.yml"
-
-
-@pytest.fixture
-def stamped(template_src: Path, tmp_path: Path, venv_dir: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
-    project = make_repo(tmp_path / "project")
-    run_copy(str(template_src), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "codeact")
-    return project
 
 
 def drift(project: Path, *args: str) -> tuple[int, str]:

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from copier import run_copy
 
@@ -60,16 +59,6 @@ def set_answers(project: Path, **values: str) -> None:
     answers = yaml.safe_load(path.read_text())
     answers.update(values)
     path.write_text(yaml.safe_dump(answers))
-
-
-@pytest.fixture
-def stamped(template_src: Path, tmp_path: Path, venv_dir: Path, monkeypatch) -> Path:
-    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))
-    project = make_repo(tmp_path / "project")
-    run_copy(str(template_src), project, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True, skip_tasks=True)
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "codeact")
-    return project
 
 
 def test_a_changed_source_is_reported_and_never_rendered(stamped, tmp_path):
