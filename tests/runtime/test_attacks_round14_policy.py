@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_attacks_round6_bash import _processes_named  # argv[0] is the name: exec -a NAME
 
 from tests.runtime.launchers import Launcher
 
@@ -414,20 +415,6 @@ def test_a_run_that_ended_in_time_is_not_abandoned_while_its_value_is_encoded(
 
 
 # ------------------------- item 9: a nested run's environment turns the PID namespace off for its own bash calls
-def _processes_named(name: str) -> list[int]:
-    """The pids whose argv[0] is ``name`` (what ``exec -a NAME`` gives)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv[0] == name.encode():
-                found.append(int(entry.name))
-    return found
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PID namespaces, subreapers: Linux")
 def test_a_nested_run_cannot_turn_the_namespace_off_for_the_warm_servers_bash(
