@@ -26,6 +26,19 @@ def _edit_hook_target(tmp_path: Path, entry: dict[str, object], target: str) -> 
     return out
 
 
+def _write_text_makes_folders(monkeypatch: pytest.MonkeyPatch, name: str | None = None) -> None:
+    """``Path.write_text`` makes the file's folders first (for files named ``name`` only, where given), so that
+    :func:`_edit_hook_target` writes a target in a folder it does not make itself."""
+    real = Path.write_text
+
+    def write_text(self: Path, *args: object, **kwargs: object) -> int:
+        if name is None or self.name == name:
+            self.parent.mkdir(parents=True, exist_ok=True)
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
 # ------------------------------------------------------------ hookruns._bases: a folder change with options
 _CD_FORMS = {  # a hook entry that changes folder, then runs impl/run.sh (or .ps1), as the shell reads it
     "cd -P": ({"bash": "cd -P impl && ./run.sh"}, "impl/run.sh"),

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_attacks_round12_redteam import _edit_hook_target, _encoded
+from test_attacks_round12_redteam import _edit_hook_target, _encoded, _write_text_makes_folders
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -136,14 +136,7 @@ def test_a_hook_script_run_after_cd_minus_or_a_second_cd_is_protected(tmp_path: 
     make a second ``cd`` Unread)."""
     entry, target = _CD_FORMS[form]
     if "/sub/" in target:  # the helper writes impl/sub/run.sh: its folder made first
-        real = Path.write_text
-
-        def write_text(self: Path, *args: object, **kwargs: object) -> int:
-            if self.name == "run.sh":
-                self.parent.mkdir(parents=True, exist_ok=True)
-            return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(Path, "write_text", write_text)
+        _write_text_makes_folders(monkeypatch, "run.sh")
     out = _edit_hook_target(tmp_path, entry, target)
     assert out.split() == ["PermissionError"], out
 

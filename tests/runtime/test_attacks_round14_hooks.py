@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from attack_helpers import create_output, edit_output, git_workspace, hooks_json, listed_plugin_hooks, policy_workspace
 from test_attacks_round6_links import _run
-from test_attacks_round12_redteam import _edit_hook_target
+from test_attacks_round12_redteam import _edit_hook_target, _write_text_makes_folders
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -295,14 +295,7 @@ def test_a_hook_script_after_three_relative_cds_is_protected(
     at the next tool call (host code execution). Fix: read each ``cd`` from EVERY base the earlier ones reached
     (bounded by MAX_BASES, Unread past it), not only the last one appended."""
     target = "impl/sub/deep/run.sh" if "cd deep" in command else "impl/deep/run.sh"
-    real = Path.write_text
-
-    def write_text(self: Path, *args: object, **kwargs: object) -> int:
-        if self.name == "run.sh":
-            self.parent.mkdir(parents=True, exist_ok=True)
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Path, "write_text", write_text)
+    _write_text_makes_folders(monkeypatch, "run.sh")
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
 
@@ -532,13 +525,7 @@ def test_a_package_folder_npx_runs_is_protected(tmp_path: Path, target: str, mon
     succeeds and the CLI runs the program's text on the host at the next tool call (host code execution). Fix: for
     ``npx``/``npm exec``/``npm x`` (and ``pnpm dlx``, ``bunx``) with a spec that is a path (``./``, ``../``, ``/``,
     ``file:``), protect the folder's ``package.json`` and every file below it (or make it Unread)."""
-    real = Path.write_text
-
-    def write_text(self: Path, *args: object, **kwargs: object) -> int:
-        self.parent.mkdir(parents=True, exist_ok=True)
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Path, "write_text", write_text)
+    _write_text_makes_folders(monkeypatch)
     out = _edit_hook_target(tmp_path, {"bash": "npx --yes ./impl/tool"}, target)
     assert out.split() == ["PermissionError"], out
 

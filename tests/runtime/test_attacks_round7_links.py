@@ -231,17 +231,24 @@ def test_a_protected_link_name_leading_inside_still_protects(tmp_path: Path, tar
 
 
 # ------------------------------------------------------------ a listed path that reads back as another file
+def _real_and_decoy(tmp_path: Path, decoy: str) -> tuple[Path, Path]:
+    """``tmp_path`` resolved and ``ws`` in it: the folder ``"a`` holding ``b"`` (``REAL``) and, at the root, the
+    file ``decoy`` (``DECOY``) whose name a listed ``"a/b"`` may read back as."""
+    base = tmp_path.resolve()
+    ws = base / "ws"
+    (ws / '"a').mkdir(parents=True)
+    (ws / '"a' / 'b"').write_text("REAL\n")
+    (ws / decoy).write_text("DECOY\n")
+    return base, ws
+
+
 def test_a_path_the_file_idioms_list_reads_back_as_that_file(tmp_path: Path) -> None:
     """The idioms quote each listed NAME alone (codeact.core.pathnames.quote): a folder ``"a`` and its file ``b"``
     need no quoting one by one, so os.walk, Path.rglob and iterdir give ``"a/b"``. Read back, that path is
     unquoted whole: ``_rejoined`` glues ``"a`` and ``b"`` with the ``\\`` pathlib would have eaten, and
     ``"a\\b"`` is the quoted form of ``a<backspace>`` -- another file at the root. A repository that commits both
     makes the program read (and edit) a different file than the one it listed (inside the workspace only)."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / '"a').mkdir(parents=True)
-    (ws / '"a' / 'b"').write_text("REAL\n")
-    (ws / "a\x08").write_text("DECOY\n")
+    base, ws = _real_and_decoy(tmp_path, "a\x08")
     code = ("import os\nfrom pathlib import Path\n"
             "for top, dirs, files in os.walk('\"a'):\n"
             "    for f in files:\n"
@@ -256,11 +263,7 @@ def test_a_path_pathlib_made_ambiguous_is_refused_rather_than_read_as_another_fi
     """``Path('"a').iterdir()`` joins the raw ``"a`` to the quoted ``"b\\""`` and the sandbox's pathlib eats the
     ``\\``: ``"a/"b/""`` is also the quoted name ``a"b"`` (its ``\\`` eaten). With both files committed the
     program is told the path is ambiguous, and never handed the other file's contents."""
-    base = tmp_path.resolve()
-    ws = base / "ws"
-    (ws / '"a').mkdir(parents=True)
-    (ws / '"a' / 'b"').write_text("REAL\n")
-    (ws / 'a"b"').write_text("DECOY\n")
+    base, ws = _real_and_decoy(tmp_path, 'a"b"')
     code = ("from pathlib import Path\nfor p in Path('\"a').iterdir():\n"
             "    try:\n        print(repr(p.read_text()))\n    except Exception as exc:\n"
             "        print(type(exc).__name__, exc)\n")
