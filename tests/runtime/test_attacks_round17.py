@@ -262,7 +262,6 @@ def test_the_lockfile_a_hooks_npm_ci_installs_from_is_protected(tmp_path: Path) 
 
 
 # ------------------------------------------------------------ 9abd0ec: a user's hooks past what is read name nothing
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a repo-enabled plugin's unread hook names nothing (9abd0ec)"))
 @pytest.mark.parametrize("settings", [".claude", ".github/copilot"])
 @pytest.mark.parametrize("command", ['cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh | xargs bash',
                                      'cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh -exec bash {} \\;'])
@@ -278,7 +277,9 @@ def test_a_repository_enabled_plugins_unread_hook_still_fails_closed(tmp_path: P
     next tool call (findutils 4.9, bash 5.2: ``find impl -name run.sh | xargs bash`` ran ``impl/run.sh``).
     Suggested fix: keep "names nothing" for the hooks files outside the workspace only (the user's own, their
     plugins under ``installed-plugins``); a hooks file the workspace holds, or that its own settings enable,
-    fails closed as the repository's hooks do."""
+    fails closed as the repository's hooks do.
+    Fixed: ``Workspace.enabled_hooks`` holds the hooks files the workspace's settings enable; those, and any the
+    workspace holds, are a hooks file past what CodeAct reads where they are unread (``_user_hook_script``)."""
     import json
     import subprocess
 

@@ -1264,6 +1264,40 @@ def test_common_hooks_and_git_config_leave_ordinary_files_writable(tmp_path, mon
     assert protection((ws / "package.json").resolve(), within=ws.resolve())  # what the hook runs stays protected
 
 
+def test_a_users_enabled_plugins_unread_hook_names_nothing_the_repositorys_fails_closed(tmp_path, monkeypatch):
+    """A plugin the user's own settings enable, kept outside the workspace, whose hook is past what CodeAct reads
+    (``find ... | xargs``) names nothing: it is the user's, not the repository's. The same plugin enabled by the
+    repository's own settings (``.claude/settings.json``) is the repository's hook and refuses the write."""
+    import json
+
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    home = tmp_path / "home"
+    market = tmp_path / "mkt"
+    (market / ".claude-plugin").mkdir(parents=True)
+    (market / ".claude-plugin/marketplace.json").write_text(json.dumps({
+        "name": "team", "owner": {"name": "t"}, "plugins": [{"name": "guard", "source": "./guard"}]}))
+    (market / "guard/hooks").mkdir(parents=True)
+    (market / "guard/hooks/hooks.json").write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+        {"type": "command", "command": 'cd "${CLAUDE_PLUGIN_ROOT}" && find . -name "*.sh" | xargs bash'}]}]}}))
+    settings = json.dumps({"extraKnownMarketplaces": {"team": {"source": {"source": "directory",
+                                                                          "path": str(market)}}},
+                           "enabledPlugins": {"guard@team": True}})
+    (home / ".copilot").mkdir(parents=True)
+    (home / ".copilot/settings.json").write_text(settings)
+    from codeact.core.boundary import user_hooks_files
+
+    assert str(market / "guard/hooks/hooks.json") in user_hooks_files({"HOME": str(home)}, ws)  # read, unread
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "src/a.py" in out and "refused" not in out, out
+    (home / ".copilot/settings.json").unlink()
+    (ws / ".claude").mkdir()
+    (ws / ".claude/settings.json").write_text(settings)
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "refused" in out and "past what CodeAct reads" in out, out
+
+
 def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
     """``./hooks.d/*.sh`` runs the scripts of hooks.d, not those below it: a pattern's ``*`` stays in one part
     of the path, as bash's does; a variable inside a word (``impl/$T.sh``) may hold a ``/`` and crosses parts."""

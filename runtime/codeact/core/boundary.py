@@ -532,11 +532,13 @@ def running_install() -> Path | None:
 
 
 def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...] = (),
-               within: Path | None = None, user_hooks: tuple[str, ...] = ()) -> tuple[Rule, Path, str] | None:
+               within: Path | None = None, user_hooks: tuple[str, ...] = (),
+               enabled_hooks: tuple[str, ...] = ()) -> tuple[Rule, Path, str] | None:
     """Why ``path`` (absolute, normalised) must not be written: ``(rule, where, entry)`` — ``where`` is the folder the
     rule is anchored at (the path itself for a name rule) — or None. ``within`` (a checked workspace root that
     contains ``path``) bounds the search for a git directory above it; ``user_hooks`` are the user's own hooks
-    files (:func:`user_hooks_files`), whose commands run in the workspace too."""
+    files (:func:`user_hooks_files`), whose commands run in the workspace too; ``enabled_hooks`` those of them
+    that the workspace's own settings enable (the repository's: they fail closed)."""
     rule = _name_rule(tuple(windows_name(part) for part in path.parts))
     if rule:
         return rule, path, ""
@@ -567,7 +569,7 @@ def protection(path: Path, *, running: Path | None = None, host: tuple[Path, ...
         owned = _owned_rule(path, project, within)
         if owned:
             return owned[0], project, owned[1]
-    return _hook_script(path, within) or _user_hook_script(path, within, user_hooks)
+    return _hook_script(path, within) or _user_hook_script(path, within, user_hooks, enabled_hooks)
 
 
 _MARKETPLACES = (".plugin/marketplace.json", ".github/plugin/marketplace.json", ".claude-plugin/marketplace.json")
@@ -609,6 +611,13 @@ def user_hooks_files(environ: Mapping[str, str] | None = None, workspace: Path |
     own (``$COPILOT_HOME/hooks/**/*.json``, the inline ``hooks`` of ``$COPILOT_HOME/settings*.json``) and those of
     the plugins the user, or ``workspace``'s own settings files, enabled (:func:`_plugin_hooks_files`); at most
     :data:`_MAX_USER_HOOKS_FILES` and one more, which makes them unread."""
+    return _session_hooks_files(environ, workspace)[0]
+
+
+def _session_hooks_files(environ: Mapping[str, str] | None, workspace: Path | None
+                         ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`user_hooks_files`, and those of them that the workspace's own settings files enable (and the user's
+    do not): the repository's hooks, which fail closed where they are past what is read (:func:`_user_hook_script`)."""
     home = paths.copilot_home(os.environ if environ is None else environ)
     found = _settings_files(home)
     for top, folders, files in os.walk(home / "hooks"):
@@ -617,11 +626,15 @@ def user_hooks_files(environ: Mapping[str, str] | None = None, workspace: Path |
         if len(found) > hookruns.MAX_HOOKS_FILES:
             break
     settings = [Path(file) for file in found if os.path.dirname(file) == str(home)]
+    own = _plugin_hooks_files(settings, home / "installed-plugins")
+    enabled: list[str] = []
     if workspace is not None:
-        settings += [Path(file) for folder in (workspace / ".github" / "copilot", workspace / ".claude")
-                     for file in _settings_files(folder)]
-    found += _plugin_hooks_files(settings, home / "installed-plugins")
-    return tuple(found[:_MAX_USER_HOOKS_FILES + 1])
+        enabled = _plugin_hooks_files([Path(file) for folder in (workspace / ".github" / "copilot",
+                                                                 workspace / ".claude")
+                                       for file in _settings_files(folder)], None)
+    found += own + [file for file in enabled if file not in own]
+    found = list(dict.fromkeys(found))[:_MAX_USER_HOOKS_FILES + 1]
+    return tuple(found), tuple(file for file in enabled if file not in own)
 
 
 _MAX_USER_HOOKS_FILES = 256  # the user's hooks files and those of the plugins enabled; past it, unread
@@ -637,7 +650,7 @@ def _settings_files(folder: Path) -> list[str]:
         return []
 
 
-def _plugin_hooks_files(settings: list[Path], installed: Path) -> list[str]:
+def _plugin_hooks_files(settings: list[Path], installed: Path | None) -> list[str]:
     """The hooks files of the plugins enabled: those of a live local marketplace that one of the ``settings``
     files names (``extraKnownMarketplaces`` with a ``directory`` source, ``enabledPlugins``), and the copies under
     ``installed``. The CLI runs their hooks with ``$CLAUDE_PROJECT_DIR`` and ``$COPILOT_PROJECT_DIR`` set to the
@@ -661,7 +674,7 @@ def _plugin_hooks_files(settings: list[Path], installed: Path) -> list[str]:
             top = Path(os.path.normpath(file.parent / os.path.expanduser(source["path"])))
             folders += [listed for listed, (_, entry) in _listed_plugins(top / "x", None).items()
                         if entry.get("name") == name]
-    for here, subfolders, files in os.walk(installed):
+    for here, subfolders, files in os.walk(installed) if installed is not None else ():
         subfolders.sort()
         if any(name in files for name in ("plugin.json", "hooks.json")) or {".plugin", ".claude-plugin", "hooks",
                                                                             ".github"} & set(subfolders):
@@ -682,9 +695,12 @@ def _plugin_hooks_files(settings: list[Path], installed: Path) -> list[str]:
     return found
 
 
-def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -> tuple[Rule, Path, str] | None:
+def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...],
+                      enabled: tuple[str, ...] = ()) -> tuple[Rule, Path, str] | None:
     """Whether ``path`` (in the workspace ``within``) is a file the user's own hooks ``files`` run, read with the
-    workspace's top as their folder (where the CLI starts them): the rule, the hooks folder and the file."""
+    workspace's top as their folder (where the CLI starts them): the rule, the hooks folder and the file. Those of
+    ``files`` the workspace holds, or that its own settings enable (``enabled``), are the repository's hooks: one
+    past what is read refuses the write (:data:`HOOKS_UNREAD_RULE`), as a hooks file of ``.github/hooks`` does."""
     if within is None or not files or os.path.isdir(path):
         return None
     folder = Path(os.path.dirname(files[0]))
@@ -695,7 +711,10 @@ def _user_hook_script(path: Path, within: Path | None, files: tuple[str, ...]) -
         targets = _read_hooks(file, str(within), None, within)
         # One past what is read names nothing here: the user's own hooks (a `cd ~/.copilot/hooks && ./notify.sh`,
         # a plugin's `cd "${CLAUDE_PLUGIN_ROOT}"`) are no repository's, and must not refuse every write of every
-        # workspace; what they run of the workspace is then not known (docs/security.md says so).
+        # workspace; what they run of the workspace is then not known (docs/security.md says so). The
+        # repository's own (a plugin its settings enable, a hooks file it holds) fail closed.
+        if isinstance(targets, str) and (file in enabled or Path(file).is_relative_to(within)):
+            return HOOKS_UNREAD_RULE, Path(file).parent, f"{_shown(Path(file), within)}: {targets}"
         if isinstance(targets, tuple) and targets and _runs(targets, key, exists, within):
             return HOOK_SCRIPT_RULE, Path(file).parent, Path(file).name
     return None
@@ -970,6 +989,7 @@ class Workspace(NamedTuple):
     host_folders: tuple[Path, ...] = ()  # those inside ``root``: never written (see :func:`host_folders`)
     running: Path | None = None  # the destination folder of the install this runtime belongs to
     user_hooks: tuple[str, ...] = ()  # the user's own hooks files (:func:`user_hooks_files`)
+    enabled_hooks: tuple[str, ...] = ()  # those of them the workspace's own settings enable (they fail closed)
 
     @classmethod
     def at(cls, root: Path | str, *, allow_secrets: bool = False,
@@ -980,7 +1000,7 @@ class Workspace(NamedTuple):
         running, host = running_install(), host_folders(env)
         path = check_workspace(root, environ=env, running=running, host=host)
         return cls(path, allow_secrets, tuple(f for f in host if f.is_relative_to(path)), running,
-                   user_hooks_files(env, path))
+                   *_session_hooks_files(env, path))
 
     def resolve(self, path: str | os.PathLike[str], *, must_exist: bool = False, lexical: bool = False) -> Path:
         """The real path of ``path`` (relative to the workspace root), refused if it leaves the workspace."""
@@ -1131,7 +1151,7 @@ class Workspace(NamedTuple):
         given = Path(os.path.normpath(raw if raw.is_absolute() else self.root / raw))
         for candidate in dict.fromkeys((given, real)):
             found = protection(candidate, running=self.running, host=self.host_folders, within=self.root,
-                               user_hooks=self.user_hooks)
+                               user_hooks=self.user_hooks, enabled_hooks=self.enabled_hooks)
             if found:
                 self._refuse(candidate, found)
         anchors = dict.fromkeys((self.root, *work_trees(real), *installs(real, self.running, self.root)))
