@@ -29,7 +29,6 @@ _FILTER_RUNS = {  # a text filter whose program runs a command built from what i
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("awk's print | var, sed's 1e and s%..%..%e run commands"))
 @pytest.mark.parametrize("form", sorted(_FILTER_RUNS))
 def test_a_hook_script_a_text_filter_runs_in_another_spelling_is_protected(tmp_path: Path, form: str) -> None:
     """a5828a7 reads an awk or sed program as one that runs commands by two regular expressions. ``_AWK_RUNS`` wants
@@ -44,7 +43,9 @@ def test_a_hook_script_a_text_filter_runs_in_another_spelling_is_protected(tmp_p
     program holding ``system``, ``getline`` or a ``|`` outside a string/regex as one that runs commands (or simply
     any ``|`` not inside a ``"..."`` literal); read a sed script as running commands where any ``e`` is a command
     after an optional address (``[0-9$,~!]*``, ``/re/``) or is a flag of an ``s`` command whatever its delimiter
-    (parse ``s`` with its delimiter, or fail closed on an ``e`` among the final flag letters of any word)."""
+    (parse ``s`` with its delimiter, or fail closed on an ``e`` among the final flag letters of any word).
+    Fixed: awk's and sed's own program is parsed (``hookruns._filter_program``): any ``system(``, ``|`` or ``@``
+    outside awk's strings, regexes and comments, any sed ``e`` command or ``s///e`` flag; ``-f`` from a descriptor fails closed."""
     out = _edit_hook_target(tmp_path, {"bash": _FILTER_RUNS[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
@@ -57,7 +58,6 @@ _PIPED_INTERPRETERS = {  # a command that reads the commands it runs from the pi
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("make -f -, ed, sqlite3, vim -es run the commands piped in"))
 @pytest.mark.parametrize("form", sorted(_PIPED_INTERPRETERS))
 def test_a_hook_script_piped_into_another_command_interpreter_is_protected(tmp_path: Path, form: str) -> None:
     """The neighbour of a5828a7: a pipe into a shell (``| sh``), python, perl, node, tclsh... makes the hooks file
@@ -66,7 +66,8 @@ def test_a_hook_script_piped_into_another_command_interpreter_is_protected(tmp_p
     sqlite3's shell runs ``.shell cmd`` (``.system``). Each ran the program's ``impl/run.sh`` on this machine
     (GNU make 4.3, ed 1.19, vim 9, sqlite3 3.40) while ``edit()`` succeeds. Suggested fix: add ``ed``, ``ex``,
     ``vi``/``vim``/``nvim`` (``-e``/``-es``), ``sqlite3``, ``gdb``, ``make -f -`` (a ``-f`` value of ``-`` or
-    ``/dev/stdin``), ``m4``, ``dc`` to the commands that run what a pipe feeds them (fail closed on the pipe)."""
+    ``/dev/stdin``), ``m4``, ``dc`` to the commands that run what a pipe feeds them (fail closed on the pipe).
+    Fixed: a pipe into one of ``hookruns._STDIN_RUNNERS`` or make reading ``-f -`` makes the hooks file Unread."""
     out = _edit_hook_target(tmp_path, {"bash": _PIPED_INTERPRETERS[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
@@ -78,7 +79,6 @@ _ORDINARY_FILTERS = {  # ordinary log and format hooks with no command in their 
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a literal \"|\" in awk (or a later jq) refuses every write"))
 @pytest.mark.parametrize("form", sorted(_ORDINARY_FILTERS))
 def test_an_awk_filter_with_a_literal_bar_leaves_the_repository_writable(tmp_path: Path, form: str) -> None:
     """False positive of a5828a7: ``_AWK_RUNS`` matches ``|"`` anywhere in the words after ``awk``, so the string
@@ -86,7 +86,8 @@ def test_an_awk_filter_with_a_literal_bar_leaves_the_repository_writable(tmp_pat
     (jq's ``'. | "x"'``, its string interpolation idiom), reads as ``print | "cmd"``: the hooks file becomes one past
     what CodeAct reads and every write of the workspace is refused (here ``notes.md``, which nothing names). Real
     awk runs no command for these programs. Suggested fix: search only awk's own program word (the first word
-    after its options, or ``-f``'s file), and skip string literals before looking for ``|``."""
+    after its options, or ``-f``'s file), and skip string literals before looking for ``|``.
+    Fixed: only awk's own program word is read, its strings and regular expressions left out."""
     out = _edit_hook_target(tmp_path, {"bash": _ORDINARY_FILTERS[form]}, "notes.md")
     assert out.split() != ["PermissionError"], out
 
@@ -98,7 +99,6 @@ _PIPED_SCRIPTS = {  # a hook that pipes the CLI's JSON into an interpreter runni
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a pipe into `python3 script.py` refuses every write"))
 @pytest.mark.parametrize("form", sorted(_PIPED_SCRIPTS))
 def test_a_pipe_into_an_interpreter_running_a_named_script_leaves_the_repository_writable(tmp_path: Path,
                                                                                           form: str) -> None:
@@ -108,7 +108,8 @@ def test_a_pipe_into_an_interpreter_running_a_named_script_leaves_the_repository
     the pipe is only its stdin (the hook's JSON): python3, bash, node run ``guard.*`` (already protected, it is
     named) and read no code from the pipe. Suggested fix: fail closed on a pipe into an interpreter only when it
     reads its program from stdin (no script operand, or ``-``, ``/dev/stdin``, ``-s``); with a script operand, read
-    the script as the hook's file, as without the pipe."""
+    the script as the hook's file, as without the pipe.
+    Fixed: ``hookruns._reads_code`` reads a shell's, python's or node's options; a script operand reads the pipe as data."""
     out = _edit_hook_target(tmp_path, {"bash": _PIPED_SCRIPTS[form]}, "notes.md")
     assert out.split() != ["PermissionError"], out
 

@@ -303,12 +303,276 @@ def _check_expansions(text: str) -> None:
         at = text.find("${", at + 2)
 
 
-# Text filters whose program may run a command (`awk '{system("sh " $0)}'`, `sed 's/^/sh /e'`): their program
-# words are searched, and one that can makes the hooks file Unread (a plain `awk '{print $1}'` stays data).
-_AWK_RUNS = re.compile(r"system\s*\(|getline|\|\s*\"|\|&")
-_SED_RUNS = re.compile(r"(?:^|[;\n{}])\s*e(?:\s|$|;|})|[/|#,:@!][gpIiMm0-9w]*e[gpIiMm0-9]*\s*(?:$|[;\n}])")
-_SCRIPTED = {**{name: _AWK_RUNS for name in ("awk", "gawk", "mawk", "nawk")},
-             **{name: _SED_RUNS for name in ("sed", "gsed")}}
+# Text filters whose program may run a command (`awk '{system("sh " $0)}'`, `print "" | c`, `sed '1e'`,
+# `sed 's%^%sh %e'`): their own program (the first word after their options, `-e`'s and `--source`'s values) is
+# read as the tool reads it, and one that can run a command makes the hooks file Unread (a plain
+# `awk '{print $1 "|" $2}'` stays data, and so does a later command's `|`); one read from stdin or a descriptor
+# (`-f /dev/fd/3`, `-f -`) is not known. A program file (`-f x.awk`) is protected like a script.
+_AWKS = frozenset(("awk", "gawk", "mawk", "nawk"))
+_FILTERS = _AWKS | {"sed", "gsed"}
+# their long options (as getopt_long reads them, abbreviated too) that take a value: the short option they are
+_FILTER_LONG = {"awk": {"--assign": "v", "--field-separator": "F", "--file": "f", "--source": "e", "--exec": "E",
+                        "--include": "i", "--load": "l", "--characters-as-bytes": "", "--csv": "", "--traditional": "",
+                        "--copyright": "", "--debug": "", "--dump-variables": "", "--gen-pot": "", "--help": "",
+                        "--lint": "", "--bignum": "", "--no-optimize": "", "--non-decimal-data": "",
+                        "--optimize": "", "--profile": "", "--pretty-print": "", "--posix": "", "--re-interval": "",
+                        "--sandbox": "", "--trace": "", "--use-lc-numeric": "", "--version": ""},
+                "sed": {"--expression": "e", "--file": "f", "--line-length": "l", "--in-place": "",
+                        "--debug": "", "--follow-symlinks": "", "--null-data": "", "--zero-terminated": "",
+                        "--posix": "", "--quiet": "", "--silent": "", "--regexp-extended": "", "--sandbox": "",
+                        "--separate": "", "--unbuffered": "", "--binary": "", "--help": "", "--version": ""}}
+_FILTER_SHORT = {"awk": ("FvfeEilW", "dDLop"), "sed": ("efl", "i")}  # a value: required, only joined
+_AWK_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|/(?:[^/\\\n[]|\\.|\[(?:[^]\\\n]|\\.)*\]?)*/|\|\||[^"#/|]+|.',
+                        re.DOTALL)
+_AWK_OPERAND = re.compile(r"[\w$)\]+-][ \t]*$")  # what a `/` after it divides (else it starts a regex)
+
+
+def _from_stdin(path: str) -> bool:
+    """Whether the program file ``path`` is stdin or another descriptor (``-``, ``/dev/stdin``, ``/dev/fd/3``)."""
+    return path in ("-", "<", "<(", "<<", "<<<") or path.startswith(
+        ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/tty"))
+
+
+def _awk_runs(program: str) -> bool:
+    """Whether the awk ``program`` may run a command: ``system(``, a ``|`` (``print | cmd``, ``cmd | getline``,
+    gawk's ``|&``) or an ``@`` (``@include``, ``@load``, an indirect call) outside its strings, regular
+    expressions and comments."""
+    kept: list[str] = []
+    at = 0
+    while at < len(program):
+        match = _AWK_TOKEN.match(program, at)
+        token = match[0] if match else program[at]
+        if token[:1] == "/" and _AWK_OPERAND.search("".join(kept[-3:])):  # a division: `/` alone
+            token = "/"
+        at += len(token)
+        kept.append("" if token[:1] in ('"', "#") or (token[:1] == "/" and len(token) > 1) else token)
+    return bool(re.search(r"system\s*\(|(?<!\|)\|(?!\|)|@", "".join(kept)))
+
+
+def _sed_runs(script: str) -> bool:
+    """Whether the GNU sed ``script`` may run a command: an ``e`` command (after any address: ``1e``, ``$e``,
+    ``/x/e``) or an ``s`` command's ``e`` flag, whatever its delimiter (``s%^%sh %e``); a script this reading
+    does not follow counts as one that may."""
+    reader = _SedScript(script)
+    while True:
+        reader.skip(" \t\n;")
+        if reader.at >= reader.end:
+            return False
+        if reader.runs():
+            return True
+
+
+class _SedScript:
+    """:func:`_sed_runs`' reading of a sed script, a command at a time."""
+
+    def __init__(self, script: str) -> None:
+        self.script, self.at, self.end = script, 0, len(script)
+
+    def skip(self, chars: str) -> None:
+        while self.at < self.end and self.script[self.at] in chars:
+            self.at += 1
+
+    def delimited(self, delimiter: str) -> bool:
+        """Past the unescaped ``delimiter``; False where none closes it."""
+        while self.at < self.end and self.script[self.at] != delimiter:
+            self.at += 2 if self.script[self.at] == "\\" else 1
+        self.at += 1
+        return self.at <= self.end
+
+    def rest_of_line(self) -> None:
+        """To the line's end (``a text``, ``w file``, a comment; a ``\\`` continues it)."""
+        while self.at < self.end and self.script[self.at] != "\n":
+            self.at += 2 if self.script[self.at] == "\\" else 1
+
+    def address(self) -> bool:
+        """Past one address (``3``, ``0~2``, ``$``, ``/re/I``, ``\\%re%``); False where a regex is not closed."""
+        char = self.script[self.at] if self.at < self.end else ""
+        if char.isdigit():
+            self.skip("0123456789~")
+        elif char == "$":
+            self.at += 1
+        elif char in ("/", "\\"):
+            self.at += 1 + (char == "\\")
+            if self.at > self.end or not self.delimited(self.script[self.at - 1]):
+                return False
+            self.skip("IM")
+        return True
+
+    def runs(self) -> bool:
+        """Whether the command at ``at`` (its addresses first) may run one; past it."""
+        if not self.address():
+            return True
+        self.skip(" \t")
+        if self.at < self.end and self.script[self.at] == ",":
+            self.at += 1
+            self.skip(" \t")
+            if self.at < self.end and self.script[self.at] in "+~":
+                self.skip("+~0123456789")
+            elif not self.address():
+                return True
+        self.skip(" \t!")
+        if self.at >= self.end:
+            return True
+        command = self.script[self.at]
+        self.at += 1
+        if command in "{e" or self.arguments(command):
+            return command == "e" or command != "{"
+        self.skip(" \t")
+        return self.at < self.end and self.script[self.at] not in ";\n}#"
+
+    def arguments(self, command: str) -> bool:
+        """Past ``command``'s arguments; True where it may run one (an ``s///e``) or is not known."""
+        if command in "}=dDgGhHnNpPxzFlLqQ":
+            self.skip(" \t0123456789")
+        elif command in "#aicrRwW":
+            self.rest_of_line()
+        elif command in ":btTv":
+            while self.at < self.end and self.script[self.at] not in ";\n":
+                self.at += 1
+        elif command in "sy":
+            if self.at >= self.end or self.script[self.at] in "\n\\":
+                return True
+            delimiter = self.script[self.at]
+            self.at += 1
+            if not (self.delimited(delimiter) and self.delimited(delimiter)):
+                return True
+            flags = self.at
+            self.skip("gpiImMe0123456789" if command == "s" else "")
+            if "e" in self.script[flags:self.at]:
+                return True
+            if command == "s" and self.at < self.end and self.script[self.at] == "w":
+                self.rest_of_line()
+        else:
+            return True
+        return False
+
+
+def _filter_option(tool: str, word: str) -> tuple[str, str, bool]:
+    """The option ``word`` of awk or sed (``tool``) as ``(short option, value, whether the value is the next
+    word)``: ``("f", "x.awk", False)`` for ``-fx.awk`` or ``--file=x.awk``; ``("", "", False)`` for a flag."""
+    if word.startswith("--"):
+        key, equals, value = word.partition("=")
+        longer = [option for option in _FILTER_LONG[tool] if option.startswith(key)]
+        flag = _FILTER_LONG[tool].get(key if key in longer else longer[0] if len(longer) == 1 else "", "")
+        return flag, value, bool(flag) and not equals
+    required, joined = _FILTER_SHORT[tool]
+    at = next((n for n, letter in enumerate(word[1:], 1) if letter in required + joined), None)
+    if at is None:
+        return "", "", False
+    return word[at], word[at + 1:], not word[at + 1:] and word[at] in required
+
+
+def _filter_program(name: str, words: list[str], start: int) -> tuple[str, list[str]]:
+    """For awk or sed before ``words[start]``: why its program may run a command ("" if it may not), and the
+    program files it names (``-f x.awk``). Options are read as the tool reads them: awk's up to its program (the
+    first word that is no option), sed's to the command's end (GNU sed takes them after its script too); the
+    words :func:`_nested` adds after a word holding spaces are skipped."""
+    tool = "awk" if name in _AWKS else "sed"
+    programs: list[str] = []
+    files: list[str] = []
+    positional: list[str] = []
+    index, options = start, True
+
+    def take() -> str:  # the next word, past the words _nested added after it (a word holding spaces)
+        nonlocal index
+        word = words[index] if index < len(words) else ""
+        index += 1
+        if any(space in word for space in " \t\n"):
+            index += len(shell_words(word, 1)) + len(windows_words(word, 1))
+        return word
+
+    while index < len(words) and index < start + 256:
+        word = take()
+        if not word or set(word) <= _SEPARATOR:
+            break
+        flag, value = "", ""
+        if word == "--" and options:
+            options = False
+        elif options and word[:1] == "-" and len(word) > 1:
+            flag, value, needs = _filter_option(tool, word)
+            value = take() if needs else value
+        else:
+            positional.append(word)
+            if tool == "awk":
+                break
+        if flag == "e":
+            programs.append(value)
+        elif flag in ("f", "E") or (flag == "W" and value.startswith("e")):  # mawk's `-W exec file`
+            if flag == "W" or _from_stdin(value) or "$(" in value or "`" in value:
+                return f"{name} reads its program from {value!r}, which CodeAct does not read", files
+            files.append(value)
+        elif tool == "awk" and flag in ("i", "l"):
+            return f"{name} -{flag} loads a file CodeAct does not read", files
+    if not programs and not files and positional:
+        programs.append(positional[0])
+    if programs and (_awk_runs if tool == "awk" else _sed_runs)("\n".join(programs)):
+        return f"{name}'s program runs commands CodeAct does not read", files
+    return "", files
+
+
+# Commands that run what they read on stdin, besides shells and interpreters (_RUNS_CODE): ed's and vim's `!cmd`,
+# sqlite3's `.shell` (not with `-safe`), gdb's `shell`, m4's `syscmd`, dc's `!`; a pipe or here-document into one
+# is not read. make with `-f -` (or `/dev/stdin`) runs the Makefile it reads there.
+_STDIN_RUNNERS = frozenset(("ed", "ex", "vi", "vim", "nvim", "view", "rvim", "gvim", "gdb", "lldb", "m4", "dc",
+                            "sqlite3", "mysql", "psql", "csh", "tcsh", "yash", "expect", "jshell", "ghci"))
+# An interpreter's options that take the next word as their value (a shell's, python's, node's): a word after
+# them that is no option is the script it runs; an option not known here leaves that unknown
+_SCRIPT_VALUED = {"shell": ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"), "python": ("-W", "-X"),
+                  "node": ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+                           "--env-file", "--title", "--disable-warning")}
+_NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnings", "--trace-uncaught",
+                         "--trace-deprecation", "--throw-deprecation", "--no-deprecation", "--pending-deprecation",
+                         "--preserve-symlinks", "--preserve-symlinks-main", "--experimental-vm-modules",
+                         "--experimental-strip-types", "--no-experimental-fetch", "--abort-on-uncaught-exception"))
+
+
+def _reads_code(words: list[str], at: int) -> bool:
+    """Whether the command ``words[at]``, given a pipe or a here-document as its stdin, runs code it reads there:
+    a command of :data:`_STDIN_RUNNERS`, make reading its Makefile from stdin, a shell, python or node with no
+    script to run (``| sh``, ``| python3 -``, ``| bash -s``, ``-i``, ``-c``/``-e``/``-m`` code), any other
+    interpreter of :data:`_RUNS_CODE`. A shell, python or node given a script file (``| python3 guard.py``) runs
+    that file (the hook's own, protected by its name), reading the pipe as data."""
+    name = os.path.basename(words[at]).lower()
+    end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= _SEPARATOR), len(words))
+    if name in _STDIN_RUNNERS:
+        return not (name == "sqlite3" and "-safe" in words[at + 1:end])
+    if name in _MAKES:
+        return any(key in _MAKE_FILES and _from_stdin(value) for key, value in _options(words, at + 1, True))
+    kind = "shell" if name in _SHELL_NAMES else "python" if _PYTHON.fullmatch(name) else \
+        "node" if name in ("node", "nodejs", "node.exe") else ""
+    if not kind:
+        return name in _RUNS_CODE or name in _SHELLS
+    return _no_script(kind, words, at + 1, end)
+
+
+def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
+    """Whether a shell, python or node (``kind``) whose options start at ``words[index]`` runs no script file:
+    none is given before ``end``, or it is stdin, or an option reads code (``-s``, ``-i``, ``-c``, ``-m``, ``-e``)
+    or is not known here (what it takes is not)."""
+    while index < end:
+        word = words[index]
+        index += 1
+        if not word or word[0] in "<>&" or word.isdigit():
+            return True  # a redirection between them: its script is not the next word
+        if word == "--":
+            return index >= end or _from_stdin(words[index])
+        if word[:1] not in "-+" or word == "-":
+            return _from_stdin(word)  # the script it runs: a file, or stdin again
+        if word in _SCRIPT_VALUED[kind]:
+            index += 1
+        elif kind == "node":
+            if "=" not in word and word not in _NODE_FLAGS:  # -e, -p, -i, an option not known here
+                return True
+        elif not word.startswith("--"):
+            letters = word[1:]
+            valued = next((n for n, letter in enumerate(letters) if letter in ("oO" if kind == "shell" else "WX")),
+                          None)
+            if set(letters[:valued]) & set("sic" if kind == "shell" else "cmi"):
+                return True  # a shell's `-s`, `-i`, `-c`; python's `-c`, `-m`, `-i`
+            index += valued is not None and not (kind == "python" and letters[valued + 1:])  # `-eo x`, `-Wx`
+    return True
+
+
 _RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
                         "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
                         "rscript"))  # with python*: a command that runs the code it reads (awk: its argument)
@@ -381,7 +645,9 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
     A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep."""
     reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
+    reader.words = words
     for index, word in enumerate(words):
+        reader.at = index
         if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
             raise Unread("shopt cdable_vars makes cd read a folder from a variable, which CodeAct does not follow")
         if word[:1] == "-" and "n" in word[1:] and not word.startswith("--") and index and \
@@ -399,6 +665,8 @@ class _CommandReader:
         self.wrapper = ""  # after a wrapper (`env`, `nice`): the short options that take a value
         self.interp = ""  # the interpreter whose script comes next (`-c`: a shell's text)
         self.stack: list[tuple[bool, str]] = []
+        self.words: list[str] = []
+        self.at = 0  # the word read now: words[at]
 
     def unknown(self, word: str) -> bool:
         return _unknown(word, self.own, self.root, self.cwd, self.plugin)
@@ -451,7 +719,7 @@ class _CommandReader:
             self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
             return
         runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
-        if self.piped and runs_code:
+        if self.piped and _reads_code(self.words, self.at):
             raise Unread(f"a command piped into {word} runs what CodeAct does not read")
         self.interp = name if runs_code or name in ("source", ".") else ""
 
@@ -980,12 +1248,15 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             later = {_flag(other) for other in words[index + 1:]}
             if flags is None or {_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
-        if name in _SCRIPTED and any(_SCRIPTED[name].search(other) for other in words[index + 1:]):
-            raise Unread(f"{name}'s program runs commands CodeAct does not read")
+        if name in _FILTERS:  # awk's, sed's program: one that runs commands is not read; its file is protected
+            reason, programs = _filter_program(name, words, index + 1)
+            if reason:
+                raise Unread(reason)
+            found += [file for given in programs if (file := _expand(given, root, cwd, plugin)) is not None]
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
-        if word == "|" and index + 1 < len(words) and os.path.basename(words[index + 1]).lower() in _SHELLS:
+        if word in ("|", "|&") and index + 1 < len(words) and _reads_code(words, index + 1):
             raise Unread(f"a command piped into {words[index + 1]} runs what CodeAct does not read")
         env_name = _ENV_NAME.search(word)
         named = (env_name[1] or env_name[2]) if env_name else (
