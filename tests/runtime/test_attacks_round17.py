@@ -127,7 +127,6 @@ _INSTALL_FORMS = {  # npm commands that reify the tree (running workspace lifecy
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npm --silent install, dedupe, prune, bare yarn: not installs"))
 @pytest.mark.parametrize("form", sorted(_INSTALL_FORMS))
 def test_a_workspace_package_json_every_reifying_npm_command_runs_is_protected(tmp_path: Path, form: str) -> None:
     """3969470 reads an npm command as an install (every ``package.json`` below protected) only when the install
@@ -145,7 +144,9 @@ def test_a_workspace_package_json_every_reifying_npm_command_runs_is_protected(t
     ``pkg``, ``exec`` — instead of a list of installs). Bare ``yarn`` is yarn's install, and ``yarn
     --frozen-lockfile`` and ``pnpm --silent install`` hit the same first-word check: each ran ``impl``'s
     ``postinstall`` (yarn 1.22.22 with ``"workspaces": ["impl"]``, pnpm 9.15 with ``pnpm-workspace.yaml``,
-    offline)."""
+    offline).
+    Fixed: ``_options`` finds the command past npm's options as nopt reads them, and every npm command but those
+    known to reify nothing (``_NPM_READS``) is an install; bare ``yarn`` and pnpm's, yarn's removes are too."""
     out = _edit_hook_target(tmp_path, {"bash": _INSTALL_FORMS[form]}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
 
@@ -161,7 +162,6 @@ _NPX_FORMS = {  # npx specs npm reads as a folder (npm-package-arg), not read so
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npx x@./impl, x@file:impl, an option's value as the spec"))
 @pytest.mark.parametrize("form", sorted(_NPX_FORMS))
 def test_a_package_folder_npx_runs_by_an_aliased_spec_or_after_a_valued_option_is_protected(tmp_path: Path,
                                                                                              form: str) -> None:
@@ -174,13 +174,14 @@ def test_a_package_folder_npx_runs_by_an_aliased_spec_or_after_a_valued_option_i
     ``impl/package.json`` succeeds. Suggested fix: strip a ``name@`` before a spec (the last ``@`` not at the
     start), read ``FILE:`` case-insensitively (npm-package-arg's ``/^file:/i``), and skip npm's valued options
     (``--loglevel``, ``--cache``, ``--registry``, ``--userconfig``, ``--prefix``, ... or any ``--x`` followed by
-    a word when that word is no folder spec) or read every word up to ``--``/the command as a possible spec."""
+    a word when that word is no folder spec) or read every word up to ``--``/the command as a possible spec.
+    Fixed: ``_package_folders`` skips npm's valued options with their values (nopt's reading of npm 11's config)
+    and reads each spec as npm-package-arg does (``_folder_spec``: ``name@spec``, ``FILE:``)."""
     out = _edit_hook_target(tmp_path, {"bash": _NPX_FORMS[form]}, "impl/package.json")
     assert out.split() == ["PermissionError"], out
 
 
 # ------------------------------------------------------------ 3969470's neighbours: what else an install runs
-@pytest.mark.xfail(strict=True, reason=_REASON.format("node-gyp runs binding.gyp's <!(cmd) at a hook's npm install"))
 @pytest.mark.parametrize(("command", "target"), [("npm ci", "binding.gyp"), ("npm install", "impl/binding.gyp")])
 def test_a_binding_gyp_an_install_runs_is_protected(tmp_path: Path, command: str, target: str) -> None:
     """npm gives a package with a ``binding.gyp`` and no ``install``/``preinstall`` script the default install
@@ -191,7 +192,9 @@ def test_a_binding_gyp_an_install_runs_is_protected(tmp_path: Path, command: str
     node-gyp failed for lack of headers). The boundary protects ``package.json`` for any npm command, but
     ``binding.gyp`` beside it stays writable (created or edited). Suggested fix: for every npm/pnpm/yarn/bun
     install (and ``rebuild``), protect ``binding.gyp`` beside each ``package.json`` it protects (npm's
-    ``gypfile``), as the lifecycle scripts' own files."""
+    ``gypfile``), as the lifecycle scripts' own files.
+    Fixed: an install protects ``binding.gyp``, ``config.gypi`` and ``common.gypi`` beside each ``package.json``
+    it protects (``_INSTALL_FILES``)."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
 
@@ -226,7 +229,6 @@ def _ascii_tar(name: str, text: str) -> str:
     return buffer.getvalue().decode("ascii")
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npm ci installs what package-lock.json resolves, a local tar"))
 def test_the_lockfile_a_hooks_npm_ci_installs_from_is_protected(tmp_path: Path) -> None:
     """A hook's ``npm ci`` installs exactly what ``package-lock.json`` resolves. The program creates
     ``vendor/lp.tar`` (a plain ustar tar is ASCII, so ``create()`` writes it) holding a ``package.json`` named
@@ -236,7 +238,8 @@ def test_the_lockfile_a_hooks_npm_ci_installs_from_is_protected(tmp_path: Path) 
     (npm 11.19: its allowScripts notice only warns). Both writes succeed today: neither ``package-lock.json``
     (``npm-shrinkwrap.json``, pnpm's ``pnpm-lock.yaml``, ``yarn.lock``, ``bun.lock``) nor a tarball is protected.
     Suggested fix: for every install command a hook runs, protect the lockfiles beside each ``package.json`` it
-    protects (they decide what is fetched and which install scripts run), or fail closed on them."""
+    protects (they decide what is fetched and which install scripts run), or fail closed on them.
+    Fixed: an install protects the lockfiles and tarballs (``*.tgz``, ``*.tar``) of its folder and below."""
     import json
     import subprocess
 
@@ -473,7 +476,6 @@ _MANAGER_CODE = {  # a package manager's project file that names or is code it r
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("pnpm runs .pnpmfile.cjs, yarn runs .yarnrc's yarn-path"))
 @pytest.mark.parametrize("form", sorted(_MANAGER_CODE))
 def test_the_code_file_a_hooks_package_manager_loads_is_protected(tmp_path: Path, form: str) -> None:
     """``.npmrc`` is protected because npm runs what it names; its twins are not. pnpm loads the project's
@@ -485,7 +487,8 @@ def test_the_code_file_a_hooks_package_manager_loads_is_protected(tmp_path: Path
     command every ``create()`` succeeds. Suggested fix: protect ``.pnpmfile.cjs`` (and the file pnpm's
     ``pnpmfile`` setting names), ``.yarnrc``, ``.yarnrc.yml``, ``.yarn/releases/``, ``.yarn/plugins/``,
     ``.pnp.cjs``/``.pnp.loader.mjs`` (yarn berry requires them into node), bun's ``bunfig.toml`` (``preload``)
-    by name, as ``.npmrc`` is."""
+    by name, as ``.npmrc`` is.
+    Fixed: any pnpm, yarn or bun command protects what it loads anywhere in the repository (``_MANAGER_FILES``)."""
     command, target, text = _MANAGER_CODE[form]
     import json
     import subprocess
@@ -512,7 +515,6 @@ _NPX_PREFIXES = {  # an npx whose --prefix value is read as the package spec: th
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npx --prefix \"$CLAUDE_PROJECT_DIR\" refuses every write"))
 @pytest.mark.parametrize("form", sorted(_NPX_PREFIXES))
 def test_an_npx_prefix_leaves_the_repository_writable(tmp_path: Path, form: str) -> None:
     """False positive of aba35c2 (and of 8b3a3b7 for ``.``): ``_package_folders`` skips an option but not its
@@ -521,7 +523,8 @@ def test_an_npx_prefix_leaves_the_repository_writable(tmp_path: Path, form: str)
     repository — is protected and every write is refused (here ``notes.md``). npm reads ``--prefix`` as taking
     a value (the folder whose ``node_modules/.bin`` it looks in) and runs ``eslint``. Suggested fix: the same as
     for the valued options above: skip npm's valued options with their values (``--prefix``, ``-C``,
-    ``--cache``, ``--loglevel``, ``--registry``, ``--userconfig``, ``-w``...) before taking the spec."""
+    ``--cache``, ``--loglevel``, ``--registry``, ``--userconfig``, ``-w``...) before taking the spec.
+    Fixed: ``_package_folders`` skips ``--prefix`` with its value (npm's valued options, as nopt reads them)."""
     out = _edit_hook_target(tmp_path, {"bash": _NPX_PREFIXES[form]}, "notes.md")
     assert out.split() != ["PermissionError"], out
 
@@ -645,7 +648,6 @@ def test_a_hook_script_npx_call_text_runs_is_protected(tmp_path: Path, command: 
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npm's --node-options=--require=./x is NODE_OPTIONS, unread"))
 @pytest.mark.parametrize(("command", "target"), [("npm test --node-options=--require=./impl/x.js", "impl/x.js"),
                                                  ("npm run lint --node-options=--import=./impl/x.mjs",
                                                   "impl/x.mjs")])
@@ -656,12 +658,13 @@ def test_a_module_npms_node_options_preloads_is_protected(tmp_path: Path, comman
     the path, and ``impl/x.js`` stays writable (``node --require=./impl/x.js`` alone is read and protected).
     ``npm test --node-options=--require=./impl/x.js`` with ``"test": "node -e 0"`` ran ``impl/x.js`` (npm 11.19,
     node 20). Suggested fix: read npm's ``--node-options`` (``npm_config_node_options``) as ``NODE_OPTIONS``:
-    add it to the unfollowed variables, or read its value's words as node's options."""
+    add it to the unfollowed variables, or read its value's words as node's options.
+    Fixed: npm's options naming what it runs or reads (``--node-options``, ``--script-shell``, ``--userconfig``...)
+    make the hooks file one past what CodeAct reads, as their ``npm_config_*`` variables do."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npx pnpm@9 run lint: a versioned package manager is not npm"))
 @pytest.mark.parametrize("command", ["npx --yes pnpm@9 run lint", "npx --yes yarn@1 lint", "npx -y npm@10 run lint"])
 def test_the_package_json_a_versioned_package_manager_runs_is_protected(tmp_path: Path, command: str) -> None:
     """``npx yarn lint`` and ``npm exec -- yarn lint`` are read as yarn (``package.json`` protected), but a
@@ -669,6 +672,7 @@ def test_the_package_json_a_versioned_package_manager_runs_is_protected(tmp_path
     lint`` (the usual way to pin the package manager in a hook) leave the top ``package.json`` writable, and each
     ran its ``lint`` script (npx 11.19 fetching pnpm 9, yarn 1.22; npm likewise). ``edit()`` succeeds. Suggested
     fix: strip a ``@version`` (and a scope-less ``name@tag``) from npx's command spec before matching it against
-    npm, pnpm, yarn, bun (``_NPMS``, ``_PACKAGE_RUNNERS``)."""
+    npm, pnpm, yarn, bun (``_NPMS``, ``_PACKAGE_RUNNERS``).
+    Fixed: ``_runner_files`` reads ``npm@10``, ``pnpm@9``, ``yarn@1`` as npm, pnpm, yarn."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "package.json")
     assert out.split() == ["PermissionError"], out
