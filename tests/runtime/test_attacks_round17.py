@@ -341,7 +341,6 @@ _FINDERS_THAT_RUN = {  # commands that run a program on each file they find, bes
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("rg --pre and git grep -O run a command on each file found"))
 @pytest.mark.parametrize("form", sorted(_FINDERS_THAT_RUN))
 def test_a_hook_script_a_search_tool_runs_on_what_it_finds_is_protected(tmp_path: Path, form: str) -> None:
     """``find -exec``/``-execdir``, ``xargs``, ``run-parts`` make the hooks file one past what CodeAct reads. Two
@@ -350,7 +349,8 @@ def test_a_hook_script_a_search_tool_runs_on_what_it_finds_is_protected(tmp_path
     own), and ``git grep -O<pager>`` (``--open-files-in-pager=<pager>``) runs the pager with the matching files
     (``git grep -Obash -l exit -- impl`` ran ``bash impl/run.sh``: git 2.39). ``impl`` is a folder, which stays
     writable, so ``edit()`` of ``impl/run.sh`` succeeds. Suggested fix: add ``rg --pre``/``--pre=`` and ``git grep
-    -O``/``--open-files-in-pager`` to the commands that run what they find (fail closed)."""
+    -O``/``--open-files-in-pager`` to the commands that run what they find (fail closed).
+    Fixed: ``hookruns._finder_runs`` makes ``rg --pre`` and ``git grep -O``/``--open-files-in-pager`` Unread."""
     out = _edit_hook_target(tmp_path, {"bash": _FINDERS_THAT_RUN[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
@@ -620,7 +620,6 @@ def test_a_file_a_pattern_target_reaches_through_a_folder_link_is_protected(tmp_
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("PowerShell's cd \"${env:CLAUDE_PROJECT_DIR}\" refuses every write"))
 @pytest.mark.parametrize("command", ['cd "${env:CLAUDE_PROJECT_DIR}"; npm run lint',
                                      "Set-Location ${env:CLAUDE_PROJECT_DIR}; npm run lint"])
 def test_a_braced_powershell_project_variable_leaves_the_repository_writable(tmp_path: Path, command: str) -> None:
@@ -630,12 +629,12 @@ def test_a_braced_powershell_project_variable_leaves_the_repository_writable(tmp
     hooks file is one past what CodeAct reads, and every write of the workspace is refused (here ``notes.md``).
     ``${env:NAME}`` is the same variable as ``$env:NAME`` in PowerShell (about_Environment_Variables). Suggested
     fix: read ``${env:NAME}`` as ``$env:NAME`` (case-insensitively, as PowerShell does) wherever the project's
-    and the entry's variables are replaced."""
+    and the entry's variables are replaced.
+    Fixed: ``hookruns._expand`` reads ``${env:D}`` and ``$Env:D`` as ``$env:D``."""
     out = _edit_hook_target(tmp_path, {"powershell": command}, "notes.md")
     assert out.split() != ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("npx --call=TEXT: the joined form of -c is not read as a command"))
 @pytest.mark.parametrize("command", ['npx --call="cd impl && bash run.sh"',
                                      'npm exec --call="cd impl && bash run.sh"'])
 def test_a_hook_script_npx_call_text_runs_is_protected(tmp_path: Path, command: str) -> None:
@@ -643,7 +642,9 @@ def test_a_hook_script_npx_call_text_runs_is_protected(tmp_path: Path, command: 
     own (``impl/run.sh`` protected), but the joined ``--call="..."`` (nopt's ``--key=value``) is not: the text
     is one word that names nothing. ``npx --offline --call="cd impl && bash run.sh"`` and ``npm exec --call=...``
     ran ``impl/run.sh`` (npm 11.19), and ``edit()`` of it succeeds. Suggested fix: read ``--call=TEXT`` (and
-    ``-c=TEXT``) as ``--call TEXT``, a shell command's text."""
+    ``-c=TEXT``) as ``--call TEXT``, a shell command's text.
+    Fixed: ``hookruns._nested_words`` reads an option's ``=`` value holding spaces as words too, and the
+    command reader reads npx's ``-c``/``--call``/``--call=`` text as a command."""
     out = _edit_hook_target(tmp_path, {"bash": command}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 

@@ -493,7 +493,7 @@ def _filter_program(name: str, words: list[str], start: int) -> tuple[str, list[
         word = words[index] if index < len(words) else ""
         index += 1
         if any(space in word for space in " \t\n"):
-            index += len(shell_words(word, 1)) + len(windows_words(word, 1))
+            index += len(_nested_words(word))
         return word
 
     while index < len(words) and index < start + 256:
@@ -736,10 +736,25 @@ class _CommandReader:
         runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
         if self.piped and _reads_code(self.words, self.at):
             raise Unread(f"a command piped into {word} runs what CodeAct does not read")
-        self.interp = name if runs_code or name in ("source", ".") else ""
+        self.interp = name if runs_code or name in ("source", ".") else \
+            "npx" if name in _NPXS else "npm" if name in _NPMS else ""
+
+    def npx(self, word: str) -> None:
+        """npx's (``npm exec``'s) options: ``-c TEXT``, ``--call TEXT``, ``--call=TEXT``, a shell command's text."""
+        key, equals, value = word.partition("=")
+        if self.interp == "npm":  # `npm exec`, `npm x`: npx
+            self.interp = "npx" if word in ("exec", "x") else "npm" if word.startswith("-") else ""
+        elif key in ("-c", "--call"):
+            self.interp = "" if equals else "-c"
+            if equals:
+                self.nested(value)
+        elif not word.startswith("-"):
+            self.interp = ""
 
     def argument(self, word: str) -> None:
-        if self.interp == "-c":  # a shell's `-c` text: a command of its own
+        if self.interp in ("npx", "npm"):
+            self.npx(word)
+        elif self.interp == "-c":  # a shell's `-c` text: a command of its own
             self.nested(word)
             self.interp = ""
         elif word in ("-o", "+o", "-O", "+O"):  # `bash -o pipefail`: a value, not the script
@@ -810,7 +825,7 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
         inside -= 1
         outer = inside < 0
         if nested and outer and any(space in word for space in " \t\n"):
-            inside = len(shell_words(word, 1)) + len(windows_words(word, 1))
+            inside = len(_nested_words(word))
         if values and "$" in word:
             word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
@@ -982,7 +997,17 @@ def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
     for word in words:
         out.append(word)
         if any(space in word for space in " \t\n"):
-            out += shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
+            out += _nested_words(word, depth, budget)
+    return out
+
+
+def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> list[str]:
+    """The words :func:`_nested` adds after ``word`` (which holds white space): its shell and PowerShell words, and
+    an option's value's too (npx's ``--call="cd impl && bash run.sh"``, nopt's ``--key=value``)."""
+    out = shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
+    key, equals, value = word.partition("=")
+    if equals and key[:1] == "-" and not any(space in key for space in " \t\n"):
+        out += shell_words(value, depth + 1, budget=budget) + windows_words(value, depth + 1, budget=budget)
     return out
 
 
@@ -1039,6 +1064,44 @@ def _flag(word: str) -> str:
     low = word.lower()
     stripped = low.lstrip("-/\u2013\u2014\u2015")
     return "-" + stripped if stripped != low else low
+
+
+def _program_files(name: str, words: list[str], start: int, root: str, cwd: str, plugin: bool) -> list[str]:
+    """For a search tool or text filter before ``words[start]``: :class:`Unread` where it runs commands CodeAct
+    does not read (:func:`_finder_runs`, :func:`_filter_program`); the program files it names (``awk -f x``)."""
+    reason = _finder_runs(name, words, start)
+    programs: list[str] = []
+    if name in _FILTERS and not reason:
+        reason, programs = _filter_program(name, words, start)
+    if reason:
+        raise Unread(reason)
+    return [file for given in programs if (file := _expand(given, root, cwd, plugin)) is not None]
+
+
+def _finder_runs(name: str, words: list[str], start: int) -> str:
+    """Why a search tool at ``words[start - 1]`` runs a command on each file it finds ("" if it does not):
+    ripgrep's ``--pre COMMAND``, ``git grep``'s ``-O<pager>`` and ``--open-files-in-pager[=<pager>]``
+    (abbreviated too), read up to the command's end or ``--``."""
+    if name in ("rg", "rg.exe"):
+        if any(word == "--pre" or word.startswith("--pre=") for word in words[start:]):
+            return "rg --pre runs a command on each file it searches, which CodeAct does not read"
+        return ""
+    if name not in ("git", "git.exe"):
+        return ""
+    index = start
+    while index < len(words) and words[index].startswith("-"):  # git's own options
+        index += 1 + (words[index] in _GIT_VALUED)
+    if index >= len(words) or words[index].lower() != "grep":
+        return ""
+    for word in words[index + 1:]:
+        if word == "--" or (word and set(word) <= _SEPARATOR):
+            break
+        key = word.partition("=")[0]
+        letters = word[1:] if word[:1] == "-" and word[1:2] != "-" else ""
+        pager = next((letter == "O" for letter in letters if letter in "OefABCm"), False)  # -lObash, not -eO
+        if pager or (len(key) >= 4 and "--open-files-in-pager".startswith(key)):
+            return "git grep -O runs a pager on the files it finds, which CodeAct does not read"
+    return ""
 
 
 def _check_variable(name: str) -> None:
@@ -1402,11 +1465,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             later = {_flag(other) for other in words[index + 1:]}
             if flags is None or {_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
-        if name in _FILTERS:  # awk's, sed's program: one that runs commands is not read; its file is protected
-            reason, programs = _filter_program(name, words, index + 1)
-            if reason:
-                raise Unread(reason)
-            found += [file for given in programs if (file := _expand(given, root, cwd, plugin)) is not None]
+        found += _program_files(name, words, index + 1, root, cwd, plugin)
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
@@ -1821,6 +1880,9 @@ def _ansi_c(body: str) -> str:
     return shlex.quote(_ESCAPE.sub(decoded, body))
 
 
+_PS_ENV = re.compile(r"(?i)\$\{env:(\w+)\}|\$env:(\w+)")
+
+
 def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
     """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``, or with
     ``plugin`` the plugin's ``$CLAUDE_PLUGIN_ROOT``, ``$COPILOT_PLUGIN_ROOT``), ``$PWD``, and their ``${}``,
@@ -1830,6 +1892,8 @@ def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
         known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
         word = _DEFAULTED.sub(lambda m: f"${{{m[1]}}}" if m[1] in known else m[2], word)
     if "$" in word or "%" in word:
+        if "env:" in word.lower():  # PowerShell's `${env:D}` and `$Env:D` are `$env:D`
+            word = _PS_ENV.sub(lambda match: "$env:" + (match[1] or match[2]), word)
         for name, value in ((var, root) for var in (_PLUGIN_VARS if plugin else _PROJECT_VARS)):
             for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
                 word = word.replace(form, value)
