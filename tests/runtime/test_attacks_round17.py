@@ -542,7 +542,6 @@ exec {git} "$@"
 """
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("with git < 2.26 (no --show-scope) no git config is read"))
 def test_a_script_git_config_runs_is_protected_with_a_git_before_2_26(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """9abd0ec reads the repository's config with ``git config --list --show-scope --show-origin -z``.
@@ -554,7 +553,9 @@ def test_a_script_git_config_runs_is_protected_with_a_git_before_2_26(tmp_path: 
     --bogus``, and passes everything else to the real git); ``core.fsmonitor = sh tools/x.sh`` then leaves
     ``tools/x.sh`` writable. Suggested fix: when the call fails (non-zero exit, or an unknown option), retry
     without ``--show-scope`` reading every file as the repository's (the old, stricter reading), or fail closed
-    (refuse writes in the work tree, naming the cause) rather than read no config."""
+    (refuse writes in the work tree, naming the cause) rather than read no config.
+    Fixed: ``_git_listing`` retries with ``--show-origin`` alone, each value's scope told by its file, and a
+    listing git cannot give at all refuses every write of the work tree (``_GitRuns.failed``)."""
     import shutil
 
     from test_attacks_round15 import _edit

@@ -1298,6 +1298,55 @@ def test_a_users_enabled_plugins_unread_hook_names_nothing_the_repositorys_fails
     assert "refused" in out and "past what CodeAct reads" in out, out
 
 
+_FAKE_GIT = """#!/bin/sh
+for arg in "$@"; do
+    case "$arg" in {refused}) echo "error: unknown option" >&2; exit 129;; esac
+done
+exec {git} "$@"
+"""
+
+
+def _fake_git(tmp_path, monkeypatch, refused):
+    """A ``git`` first on PATH that refuses the options matching the case pattern ``refused`` (exit 129)."""
+    import shutil
+
+    folder = tmp_path / "fakegit"
+    folder.mkdir()
+    (folder / "git").write_text(_FAKE_GIT.format(refused=refused, git=shutil.which("git")))
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def test_a_git_before_2_26_tells_the_repositorys_config_by_its_file(tmp_path, monkeypatch):
+    """git before 2.26 has no ``--show-scope``: the config is listed with ``--show-origin`` alone, a value of a
+    file inside the work tree (``.git/config``) read as the repository's (a command not read fails closed), one of
+    the user's files as theirs (a global alias with ``xargs`` leaves the repository writable)."""
+    _fake_git(tmp_path, monkeypatch, "--show-scope")
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[alias]\n\tsweep = "!git branch --merged | xargs git branch -d"\n')
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "src/a.py" in out and "refused" not in out, out
+    subprocess.run(["git", "-C", str(ws), "config", "alias.own", "!find . -name x.sh | xargs sh"], check=True,
+                   capture_output=True)
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "refused" in out and "alias.own" in out, out
+
+
+def test_a_git_config_git_cannot_list_refuses_the_work_trees_writes(tmp_path, monkeypatch):
+    """Where ``git config --list`` fails (with or without ``--show-scope``), what the config runs is not known:
+    the write is refused, naming the cause, never read as a repository without config."""
+    _fake_git(tmp_path, monkeypatch, "--list")
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, capture_output=True)
+    out = _writes_in(tmp_path, ws, monkeypatch)
+    assert "refused" in out and "git could not list its config (exit 129: error: unknown option)" in out, out
+
+
 def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
     """``./hooks.d/*.sh`` runs the scripts of hooks.d, not those below it: a pattern's ``*`` stays in one part
     of the path, as bash's does; a variable inside a word (``impl/$T.sh``) may hold a ``/`` and crosses parts."""

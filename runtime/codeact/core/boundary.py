@@ -374,6 +374,7 @@ class _GitRuns(NamedTuple):
     # what its values, read as shell commands, run; and a command of the work tree's own config that is not read
     # (every write below it refused), or "": read at a file's first write, by the run's deadline (None: not yet)
     commands: tuple[tuple[hookruns.Target, ...], str] | None = None
+    failed: str = ""  # why git's listing of the config failed (every write below the work tree refused), or ""
 
 
 _GIT_CONFIG_CACHE: dict[str, _GitRuns] = {}
@@ -393,6 +394,9 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     && sh x``, a filter's ``clean``): git runs commands from many keys, so no list of keys is kept."""
     for tree in work_trees(path):
         runs = _git_runs(tree)
+        if runs.failed and not os.path.isdir(path):  # a file's write; a workspace is checked before any run
+            return GIT_RULE, tree, (f"git could not list its config ({runs.failed}), so what it runs is not known; "
+                                    "check that `git config --list` works there")
         for folder in runs.folders:
             if path == folder or path.is_relative_to(folder):
                 return GIT_RULE, folder, "its git config names it"
@@ -410,23 +414,58 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     return None
 
 
+def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
+    """``tree``'s git config as ``git config --list`` reads it: (scope, origin, ``name\nvalue``) for each value,
+    and why git could not list it ("" when it did). git before 2.26 refuses ``--show-scope``: the listing is then
+    read with ``--show-origin`` alone (git 2.8), each value's scope told by its file (:func:`_scope_of`)."""
+    failed = ""
+    for scoped in (True, False):
+        command = ["git", "-C", str(tree), "config", "--list", *["--show-scope"] * scoped, "--show-origin", "-z"]
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=10)
+        except subprocess.TimeoutExpired:
+            return [], "it took over 10 s"
+        except (OSError, subprocess.SubprocessError) as exc:
+            return [], f"git did not start: {exc.__class__.__name__}"
+        if done.returncode == 0:
+            items = done.stdout.decode("utf-8", "replace").split("\0")
+            if scoped:
+                return list(zip(items[0::3], items[1::3], items[2::3])), ""
+            return [(_scope_of(tree, origin), origin, item) for origin, item in zip(items[0::2], items[1::2])], ""
+        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        failed = f"exit {done.returncode}" + (f": {error[0][:200]}" if error else "")
+    return [], failed
+
+
+def _scope_of(tree: Path, origin: str) -> str:
+    """The scope of a value git lists from ``origin`` without ``--show-scope`` (git before 2.26): ``local`` for a
+    file inside the work tree (its ``.git`` included) or a git directory's ``config``/``config.worktree`` (a linked
+    work tree's common folder), else ``global`` (the user's or the system's files, and what they include)."""
+    if not origin.startswith("file:"):
+        return "command"
+    file = Path(os.path.normpath(tree / origin[len("file:"):]))
+    if file.is_relative_to(tree):
+        return "local"
+    if file.name in ("config", "config.worktree") and os.path.isfile(file.parent / "HEAD"):
+        return "local"
+    return "global"
+
+
 def _git_runs(tree: Path) -> _GitRuns:
     """What ``tree``'s git config (every level and include, as ``git config --list`` reads it) names inside it;
-    cached while none of the files it was read from changed."""
+    cached while none of the files it was read from changed. Where git cannot list it (an error, a timeout, no
+    git), ``failed`` says why and nothing is kept: every write below ``tree`` is refused, never read as no config."""
     cached = _GIT_CONFIG_CACHE.get(str(tree))
     if cached is not None and cached.signature == tuple(map(_stat_key, cached.read)):
         return cached
-    try:
-        listed = subprocess.run(["git", "-C", str(tree), "config", "--list", "--show-scope", "--show-origin", "-z"],
-                                capture_output=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        listed = b""
-    items = listed.decode("utf-8", "replace").split("\0")
+    listing, failed = _git_listing(tree)
+    if failed:
+        return _GitRuns((), (), (), (), (), failed=failed)
     origins: dict[Path, None] = {}
     folders: dict[Path, None] = {}
     files: dict[Path, None] = {}
     entries: list[tuple[str, dict[str, object], bool]] = []
-    for scope, origin, item in zip(items[0::3], items[1::3], items[2::3]):
+    for scope, origin, item in listing:
         file = Path(os.path.normpath(tree / origin[len("file:"):])) if origin.startswith("file:") else None
         if file is not None:
             origins[file] = None
