@@ -1445,6 +1445,14 @@ def _git_config_files(words: list[str], start: int, root: str, cwd: str, plugin:
     return [expanded, os.path.join(root, expanded)]
 
 
+def _runner_name(word: str) -> str:
+    """The command ``word`` runs, as runners are named: its file name in lower case, a package manager's version
+    spec cut off (``npx pnpm@9 lint``, ``npx -y npm@10 run lint``: pnpm's, npm's)."""
+    name = os.path.basename(word).lower()
+    bare = name.split("@")[0]
+    return bare if "@" in name[1:] and bare in (*_NPMS, *_PACKAGE_RUNNERS) else name
+
+
 def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
                   env: dict[str, str] | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
@@ -1455,9 +1463,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
     found: list[str] = []
     values = dict(env or {})
     for index, word in enumerate(words):
-        name = os.path.basename(word).lower()
-        if "@" in name[1:] and name.split("@")[0] in (*_NPMS, *_PACKAGE_RUNNERS):  # `npx pnpm@9 lint`: pnpm's
-            name = name.split("@")[0]
+        name = _runner_name(word)
         if budget is not None and not index % 64:
             budget.spend(0)
         if name in _INDIRECT:
