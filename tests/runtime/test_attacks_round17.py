@@ -586,7 +586,6 @@ _THROUGH_A_LINK = {  # hook command, the link (a committed folder link), where i
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a pattern target is not followed through a folder link"))
 @pytest.mark.parametrize("form", sorted(_THROUGH_A_LINK))
 def test_a_file_a_pattern_target_reaches_through_a_folder_link_is_protected(tmp_path: Path, form: str) -> None:
     """docs/security.md: "a pattern (``./hooks.d/*.sh``) covers every file it matches; through links too". But
@@ -597,7 +596,9 @@ def test_a_file_a_pattern_target_reaches_through_a_folder_link_is_protected(tmp_
     named, so it is followed and protected). Real tools follow the link: ``bash ./hk/*.sh`` ran
     ``tools/hooks/a.sh`` (bash 5.2) and ``npx --yes --offline ./cli`` ran ``tools/cli/cli.js`` (npx 11.19).
     ``edit()`` of the real path succeeds. Suggested fix: resolve a pattern's fixed leading folders through links
-    inside the workspace (as named targets are), and match the written path against the pattern so rebased."""
+    inside the workspace (as named targets are), and match the written path against the pattern so rebased.
+    Fixed: ``boundary._pattern_through_link`` resolves a pattern's fixed folders with ``resolve_beneath`` and
+    matches the written path against the pattern rebased there."""
     import json
     import subprocess
 

@@ -1359,6 +1359,19 @@ def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
         files.create(here, path=rel, file_text="ours\n")
 
 
+def test_a_hooks_pattern_is_followed_through_a_folder_link(repo):
+    """``./hk/*.sh`` with ``hk -> tools/hooks`` runs ``tools/hooks/a.sh``: the pattern's fixed folders are resolved
+    through links inside the workspace and the pattern matched there, each ``*`` within one part still."""
+    (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "bash ./hk/*.sh"}]))
+    (repo / "tools/hooks").mkdir(parents=True)
+    os.symlink("tools/hooks", repo / "hk")
+    here = ctx_at(repo)
+    for rel in ("hk/a.sh", "tools/hooks/a.sh"):
+        refused_write(here, rel)
+    for rel in ("tools/hooks/deep/a.sh", "tools/hooks/a.txt", "tools/a.sh"):
+        files.create(here, path=rel, file_text="ours\n")
+
+
 @pytest.mark.parametrize("code, refused", [
     ("import importlib; importlib.import_module(name)", "scripts/any/x.py"),  # a computed name: the folder
     ("import os\n" + "x = (" * 300 + ")" * 300, "scripts/any/x.py"),  # not read: the folder

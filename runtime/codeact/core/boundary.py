@@ -850,7 +850,11 @@ def _runs(targets: tuple[hookruns.Target, ...], key: str, exists: bool, within: 
     if hookruns.matches(targets, key, exists):
         return True
     for target in targets:
-        if target.glob or not target.named:  # a bare word is matched as written (it runs only where it exists)
+        if target.glob:
+            if _pattern_through_link(target, key, exists, within):
+                return True
+            continue
+        if not target.named:  # a bare word is matched as written (it runs only where it exists)
             continue
         if _name_rule(tuple(target.key.split("/"))):  # refused by name, through a top-level link too
             continue
@@ -864,6 +868,31 @@ def _runs(targets: tuple[hookruns.Target, ...], key: str, exists: bool, within: 
         if real != target.path and hookruns.fold(real) == key:
             return True
     return False
+
+
+def _pattern_through_link(target: hookruns.Target, key: str, exists: bool, within: Path | None) -> bool:
+    """Whether the path folded as ``key`` matches the pattern ``target`` once its fixed leading folders are
+    resolved through links (``hk -> tools/hooks``: ``hk/*.sh`` runs ``tools/hooks/a.sh``), as the shell and npx
+    follow them. Inside ``within`` the folders are resolved from the workspace's own files; one leading out is not
+    followed."""
+    parts = target.path.split(os.sep)
+    fixed = next((n for n, part in enumerate(parts) if any(char in part for char in "*?[")), len(parts))
+    prefix = os.sep.join(parts[:fixed])
+    if fixed < 2 or not prefix:
+        return False
+    if within is not None and Path(prefix).is_relative_to(within):
+        try:
+            real = resolve_beneath(str(within), prefix, lexical=True)[0]
+        except (Outside, OSError):
+            return False
+    else:
+        real = os.path.realpath(prefix)
+    if real == prefix:
+        return False
+    folded, top = hookruns.fold(target.path), hookruns.fold(real)
+    rest = folded[len(hookruns.fold(prefix)):]
+    rebased = re.sub(r"([*?[])", r"[\1]", top) + rest  # the real folders matched as text, the rest a pattern
+    return hookruns.matches((target._replace(path=real + target.path[len(prefix):], key=rebased),), key, exists)
 
 
 def _linked_rule(real: Path, anchors: list[Path], running: Path | None, root: Path) -> tuple[Rule, Path, str] | None:
