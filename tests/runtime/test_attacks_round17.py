@@ -319,7 +319,6 @@ _HEREDOCS = {  # the here-document forms of the documented-Unread `bash $(find .
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a substitution in an unquoted here-document a shell runs"))
 @pytest.mark.parametrize("form", sorted(_HEREDOCS))
 def test_a_hook_script_a_here_documents_substitution_names_is_protected(tmp_path: Path, form: str) -> None:
     """``bash $(find impl -name run.sh)`` and ``find ... | sh`` make the hooks file one past what CodeAct reads,
@@ -329,7 +328,8 @@ def test_a_hook_script_a_here_documents_substitution_names_is_protected(tmp_path
     ``impl/run.sh`` (bash 5.2, ``bash -c`` as the CLI runs a hook), yet the hooks file is read and
     ``impl/run.sh`` stays writable. Suggested fix: read a substitution inside an unquoted here-document (or
     here-string) like one on the command line: Unread where it is at a command's place or the script an
-    interpreter runs (simplest: any ``$(``/backtick in an unquoted here-document fed to a shell or interpreter)."""
+    interpreter runs (simplest: any ``$(``/backtick in an unquoted here-document fed to a shell or interpreter).
+    Fixed: ``hookruns._check_here_documents`` fails closed on it when the command fed runs code it reads."""
     out = _edit_hook_target(tmp_path, {"bash": _HEREDOCS[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 
@@ -361,7 +361,6 @@ _GENERATED = {  # a hook that writes a script outside the workspace from what it
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a script the hook writes outside the workspace, then runs"))
 @pytest.mark.parametrize("form", sorted(_GENERATED))
 def test_a_hook_script_run_through_a_script_the_hook_generates_is_protected(tmp_path: Path, form: str) -> None:
     """``find impl -name run.sh | sed 's/^/bash /' | sh`` is Unread (a pipe into a shell), but the same through a
@@ -370,7 +369,8 @@ def test_a_hook_script_run_through_a_script_the_hook_generates_is_protected(tmp_
     nothing inside. bash ran the program's ``impl/run.sh`` (bash 5.2, GNU findutils 4.9); ``edit()`` succeeds.
     Suggested fix: a script an interpreter runs that lies outside the workspace and that the same command wrote
     (``>``/``>>``/``tee`` to it, find's ``-fprint*``), or any outside script not known to be the user's, makes
-    the hooks file one past what CodeAct reads."""
+    the hooks file one past what CodeAct reads.
+    Fixed: the command reader fails closed on a script it writes itself (``hookruns._written``) or in /tmp."""
     out = _edit_hook_target(tmp_path, {"bash": _GENERATED[form]}, "impl/run.sh")
     assert out.split() == ["PermissionError"], out
 

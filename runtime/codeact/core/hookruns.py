@@ -268,6 +268,7 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
                 substituted = _substituted(text, env, plugin)
                 if split is shell_words:
                     _check_expansions(text)
+                    _check_here_documents(text)
                     _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
                 split_words = split(substituted, budget=budget)
                 words.append(_assigned(split_words, plugin, nested=True) if split is shell_words else split_words)
@@ -652,15 +653,16 @@ _UNKNOWN = "which CodeAct does not read; name the script by its path"
 
 
 def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: set[str] | None = None,
-                    depth: int = 0) -> None:
+                    depth: int = 0, written: frozenset[str] = frozenset()) -> None:
     """:class:`Unread` where the shell command ``words`` (split once, its own assignments read) runs what its own
     output or reading decides: such a word (:func:`_unknown`: ``for f in $(find ...); do bash $f``, ``find ... |
     while read -r f; do "$f"``, ``$(...)``) or a process substitution at a command's place or as the script an
     interpreter runs (``sh <(find ...)``, ``sh < <(find ...)``); or a command that runs code reading a pipe
     (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
-    A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep."""
+    A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep. And where it runs a script it
+    wrote itself (``... > /tmp/h.sh; bash /tmp/h.sh``, :func:`_written`) or one of a temporary folder."""
     reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
-    reader.words = words
+    reader.words, reader.written = words, written | _written(words)
     for index, word in enumerate(words):
         reader.at = index
         if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
@@ -669,6 +671,65 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
                 words[index - 1] in ("declare", "typeset", "local"):  # a nameref: a variable naming another
             raise Unread(f"{words[index - 1]} {word} makes a variable name another, which CodeAct does not follow")
         reader.read(word)
+
+
+# Where a script run is one another command may have written (`bash /tmp/h.sh`): a temporary folder
+_TEMPORARY = ("/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/", "/private/var/folders/", "$TMPDIR", "${TMPDIR",
+              "$TMP/", "${TMP}", "$TEMP/", "${TEMP}", "$RUNNER_TEMP", "${RUNNER_TEMP")
+_WRITERS = frozenset(("tee", "cp", "mv", "install", "ln", "rsync"))  # their operands: files written
+_FIND_WRITES = frozenset(("-fprint", "-fprint0", "-fprintf", "-fls"))
+
+
+def _written(words: list[str]) -> frozenset[str]:
+    """The names (last parts) of the files the shell command ``words`` writes: a redirection's (``> x``,
+    ``>> x``), ``tee``'s, ``cp``'s, ``mv``'s, ``install``'s, ``ln``'s operands, find's ``-fprint*`` file,
+    dd's ``of=``; ``/dev/`` files and descriptors aside."""
+    found: set[str] = set()
+    writer = False
+    for index, word in enumerate(words):
+        if not word or set(word) <= _SEPARATOR:
+            writer = False
+            continue
+        target = ""
+        if (word in _OUTPUT_REDIRECTS or word in _FIND_WRITES or word == "<>") and index + 1 < len(words):
+            target = words[index + 1]
+        elif word.startswith("of="):
+            target = word[3:]
+        elif writer and word[:1] != "-":
+            target = word
+        else:
+            writer = writer or os.path.basename(word).lower() in _WRITERS
+        name = os.path.basename(target.rstrip("/"))
+        if name and not target.startswith("/dev/") and not name.isdigit():
+            found.add(name)
+    return frozenset(found)
+
+
+_HERE_DOCUMENT = re.compile(r"(?<![<\\])<<(?!<)(-?)[ \t]*([^\s;&|()<>]+)")
+
+
+def _check_here_documents(text: str) -> None:
+    """:class:`Unread` where the shell command ``text`` feeds an unquoted here-document holding a command
+    substitution (``$(...)``, backticks: the shell runs it first, its output becomes the text) to a command that
+    runs code it reads (:func:`_reads_code`: ``bash <<EOF`` / ``bash $(find ...)``). A quoted one (``<<'EOF'``)
+    is text, read as the command's words."""
+    for match in _HERE_DOCUMENT.finditer(text):
+        delimiter, start = match[2], text.find("\n", match.end())
+        if start < 0 or any(quote in delimiter for quote in "'\"\\"):
+            continue
+        body: list[str] = []
+        for line in text[start + 1:].split("\n"):
+            if (line.lstrip("\t") if match[1] else line) == delimiter:
+                break
+            body.append(line)
+        if not any("$(" in line or "`" in line for line in body):
+            continue
+        begin = max(text.rfind(char, 0, match.start()) for char in ";&|(\n") + 1
+        end = min([at for at in (text.find(char, match.end()) for char in ";&|)\n") if at >= 0] or [len(text)])
+        words = shell_words(text[begin:match.start()] + " " + text[match.end():end], 2)
+        if any(_reads_code(words, at) for at in range(len(words))):
+            raise Unread("a here-document's command substitution is run before the code it feeds, which CodeAct "
+                         "does not read")
 
 
 class _CommandReader:
@@ -681,15 +742,24 @@ class _CommandReader:
         self.interp = ""  # the interpreter whose script comes next (`-c`: a shell's text)
         self.stack: list[tuple[bool, str]] = []
         self.words: list[str] = []
+        self.written: frozenset[str] = frozenset()  # the names of the files the command writes (_written)
         self.at = 0  # the word read now: words[at]
 
     def unknown(self, word: str) -> bool:
         return _unknown(word, self.own, self.root, self.cwd, self.plugin)
 
+    def generated(self, word: str) -> None:
+        """:class:`Unread` where the script ``word`` is one the command writes itself, or lies in a temporary
+        folder (another command's, another hook's): what it runs is what was written there."""
+        name = os.path.basename(word.rstrip("/"))
+        if (name and name in self.written) or word.startswith(_TEMPORARY):
+            raise Unread(f"it runs {word!r}, a script the hook writes or a temporary one, which CodeAct does not read")
+
     def nested(self, text: str) -> None:
         if self.depth < 2:
             inner = _assigned(shell_words(text, 2), self.plugin)
-            _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1)
+            _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1,
+                            self.written)
 
     def read(self, word: str) -> None:
         if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
@@ -730,6 +800,8 @@ class _CommandReader:
             self.nested(word)
             return
         name = os.path.basename(word).lower()
+        if name not in _KEYWORDS:
+            self.generated(word)
         if name in _WRAPPERS or name in _KEYWORDS:
             self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
             return
@@ -767,6 +839,7 @@ class _CommandReader:
         elif self.unknown(word):
             raise Unread(f"{self.interp} runs {word!r}, what the command's own output or reading sets, {_UNKNOWN}")
         else:
+            self.generated(word)
             self.interp = ""
 
 
