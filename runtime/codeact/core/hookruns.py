@@ -1621,9 +1621,11 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
             break
         if not word.startswith("-") or (not make and _DASHES.fullmatch(word)):
             first = not make and not command
-            if _DASHES.fullmatch(word):  # `npm -- ci`: the command
+            if _DASHES.fullmatch(word):  # `npm -- ci`: the command; `npm run x -- --y`: the script's, no option
                 if not first or index >= len(words) or set(words[index]) <= _SEPARATOR:
-                    continue
+                    ends = next((n for n in range(index, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+                    found += [("", later) for later in words[index:ends][:64]]
+                    break
                 word = words[index]
                 index += 1
             command = command or word
@@ -1658,9 +1660,12 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
             value = words[index]
             index += 1
         found.append((low, value))
-    if not make and not command and manager == "yarn":  # a bare `yarn` (`yarn --frozen-lockfile`) installs
-        found += [("-w", "**"), (_INSTALL, "")]
+    if not make and not command and manager == "yarn" and not {key for key, _ in found} & _YARN_ONLY_SAYS:
+        found += [("-w", "**"), (_INSTALL, "")]  # a bare `yarn` (`yarn --frozen-lockfile`) installs
     return found
+
+
+_YARN_ONLY_SAYS = frozenset(("--version", "-v", "--help", "-h"))  # a bare yarn with one of these installs nothing
 
 
 def _npm_read(words: list[str], index: int, word: str) -> tuple[tuple[str, str], int] | None:
