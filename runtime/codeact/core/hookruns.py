@@ -338,11 +338,6 @@ _FILTER_LONG = {"awk": {"--assign": "v", "--field-separator": "F", "--file": "f"
                         "--posix": "", "--quiet": "", "--silent": "", "--regexp-extended": "", "--sandbox": "",
                         "--separate": "", "--unbuffered": "", "--binary": "", "--help": "", "--version": ""}}
 _FILTER_SHORT = {"awk": ("FvfeEilW", "dDLop"), "sed": ("efl", "i")}  # a value: required, only joined
-_AWK_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"?|#[^\n]*|/(?:[^/\\\n[]|\\.|\[(?:[^]\\\n]|\\.)*\]?)*/|\|\||[^"#/|]+|.',
-                        re.DOTALL)
-_AWK_OPERAND = re.compile(r"[\w$)\]+-][ \t]*$")  # what a `/` after it divides (else it starts a regex)
-
-
 def _from_stdin(path: str) -> bool:
     """Whether the program file ``path`` is stdin or another descriptor (``-``, ``/dev/stdin``, ``/dev/fd/3``)."""
     return path in ("-", "<", "<(", "<<", "<<<") or path.startswith(
@@ -352,17 +347,47 @@ def _from_stdin(path: str) -> bool:
 def _awk_runs(program: str) -> bool:
     """Whether the awk ``program`` may run a command: ``system(``, a ``|`` (``print | cmd``, ``cmd | getline``,
     gawk's ``|&``) or an ``@`` (``@include``, ``@load``, an indirect call) outside its strings, regular
-    expressions and comments."""
+    expressions (a ``/`` where no operand comes before it) and comments. One pass: a regular expression not
+    closed on its line is read as code (the safe side), and so is any later one that line holds."""
     kept: list[str] = []
-    at = 0
-    while at < len(program):
-        match = _AWK_TOKEN.match(program, at)
-        token = match[0] if match else program[at]
-        if token[:1] == "/" and _AWK_OPERAND.search("".join(kept[-3:])):  # a division: `/` alone
-            token = "/"
-        at += len(token)
-        kept.append("" if token[:1] in ('"', "#") or (token[:1] == "/" and len(token) > 1) else token)
+    at, end, last, open_until = 0, len(program), "", -1
+    while at < end:
+        char = program[at]
+        if char == '"' or (char == "/" and at > open_until and not (last.isalnum() or last in tuple("_$)]+-\""))):
+            close = _awk_literal_end(program, at)
+            if close is not None:
+                at, last = close, "a"  # a string or regex: an operand, left out
+                continue
+            open_until = program.find("\n", at) % (end + 1)  # not closed: the rest of the line is code
+        if char == "#":
+            at = program.find("\n", at) % (end + 1)
+            continue
+        kept.append(char)
+        last = "" if char == "\n" else last if char in " \t" else char
+        at += 1
     return bool(re.search(r"system\s*\(|(?<!\|)\|(?!\|)|@", "".join(kept)))
+
+
+def _awk_literal_end(program: str, at: int) -> int | None:
+    """The end of the string (``"...``) or regular expression (``/...``, its classes ``[...]`` holding a
+    ``/`` too) starting at ``program[at]``; None where the line ends first."""
+    quote, at, bracket = program[at], at + 1, False
+    while at < len(program) and program[at] != "\n":
+        char = program[at]
+        if char == "\\":
+            at += 2
+            continue
+        if quote == "/" and char == "[" and not bracket:
+            bracket = True
+            at += 1 + (program[at + 1:at + 2] == "^")
+            at += program[at:at + 1] == "]"  # `[]x]`: a first `]` is itself
+            continue
+        if bracket and char == "]":
+            bracket = False
+        elif char == quote and not bracket:
+            return at + 1
+        at += 1
+    return None
 
 
 def _sed_runs(script: str) -> bool:
@@ -712,17 +737,28 @@ def _check_here_documents(text: str) -> None:
     """:class:`Unread` where the shell command ``text`` feeds an unquoted here-document holding a command
     substitution (``$(...)``, backticks: the shell runs it first, its output becomes the text) to a command that
     runs code it reads (:func:`_reads_code`: ``bash <<EOF`` / ``bash $(find ...)``). A quoted one (``<<'EOF'``)
-    is text, read as the command's words."""
+    is text, read as the command's words. Each body is found by its lines' index (one pass over the text)."""
+    if "<<" not in text or ("$(" not in text and "`" not in text):
+        return
+    import bisect
+
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    substituted = [0]  # the lines before each that hold a substitution
+    ends: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # where each line (tabs stripped) is
+    for index, line in enumerate(lines):
+        substituted.append(substituted[-1] + ("$(" in line or "`" in line))
+        ends[0].setdefault(line, []).append(index)
+        ends[1].setdefault(line.lstrip("\t"), []).append(index)
     for match in _HERE_DOCUMENT.finditer(text):
-        delimiter, start = match[2], text.find("\n", match.end())
-        if start < 0 or any(quote in delimiter for quote in "'\"\\"):
+        if any(quote in match[2] for quote in "'\"\\"):
             continue
-        body: list[str] = []
-        for line in text[start + 1:].split("\n"):
-            if (line.lstrip("\t") if match[1] else line) == delimiter:
-                break
-            body.append(line)
-        if not any("$(" in line or "`" in line for line in body):
+        first = bisect.bisect_right(starts, match.start())  # the line after the operator's
+        found = ends[bool(match[1])].get(match[2], [])
+        last = next(iter(found[bisect.bisect_right(found, first - 1):]), len(lines))
+        if substituted[last] == substituted[min(first, last)]:
             continue
         begin = max(text.rfind(char, 0, match.start()) for char in ";&|(\n") + 1
         end = min([at for at in (text.find(char, match.end()) for char in ";&|)\n") if at >= 0] or [len(text)])
