@@ -376,7 +376,6 @@ def test_a_hook_script_run_through_a_script_the_hook_generates_is_protected(tmp_
 
 
 # ------------------------------------------------------------ 3969470's Python twin: pip builds the project it installs
-@pytest.mark.xfail(strict=True, reason=_REASON.format("pip install . runs setup.py / pyproject's in-tree backend"))
 @pytest.mark.parametrize(("command", "target"), [("pip install -q -e .", "setup.py"),
                                                  ("pip install -q .", "pyproject.toml")])
 def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, command: str, target: str) -> None:
@@ -389,7 +388,9 @@ def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, 
     ``pip install``/``pip wheel``/``python -m pip``'s folder operands (``.``, ``-e .``, ``./x``; ``uv sync``,
     ``uv run``, ``uv pip install``, ``poetry install``, ``pdm install``, ``hatch`` too: each builds the project)
     as naming the folder's ``setup.py``, ``pyproject.toml`` (and, fail closed, its in-tree backend), as npm's
-    ``package.json``."""
+    ``package.json``.
+    Fixed: ``codeact.core.buildfiles`` names each local folder a pip (``python -m pip``, ``uv``, ``pdm``,
+    ``poetry``) build takes: its ``setup.py``, ``setup.cfg``, ``pyproject.toml`` and in-tree backend."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
 
@@ -403,7 +404,6 @@ _CARGO = {  # a file cargo reads first in the folder a hook's cargo command runs
 }
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("cargo runs a new build.rs, .cargo/config.toml's runner"))
 @pytest.mark.parametrize("form", sorted(_CARGO))
 def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Path, form: str) -> None:
     """The rule covers the first file a runner reads (make's ``Makefile``, npm's ``package.json``, ``.npmrc``),
@@ -414,7 +414,9 @@ def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Pat
     this machine). With a hook's ``cargo clippy``/``cargo test`` both ``create()``
     calls succeed. Suggested fix: for ``cargo`` (``--manifest-path``, ``-C``), protect ``Cargo.toml``,
     ``build.rs`` and ``.cargo/config*`` of the folder it runs in and its parents inside the workspace (cargo reads
-    every ``.cargo/config.toml`` up the tree)."""
+    every ``.cargo/config.toml`` up the tree).
+    Fixed: ``codeact.core.buildfiles.cargo_files``: ``Cargo.toml``/``build.rs`` there and below, ``.cargo/config*``
+    and ``rust-toolchain*`` there and above, for any cargo command."""
     command, target, text = _CARGO[form]
     import json
     import subprocess
@@ -436,7 +438,6 @@ def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Pat
     assert out.split() == ["PermissionError"], out
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("mvn reads .mvn/jvm.config: a JVM option runs a command"))
 def test_the_jvm_options_a_hooks_maven_command_reads_first_are_protected(tmp_path: Path) -> None:
     """The same gap for Maven: the ``mvn`` launcher reads ``.mvn/jvm.config`` of the project (found upwards from
     the folder it runs in) as the JVM's options before anything else. ``-Xmx6m
@@ -445,7 +446,9 @@ def test_the_jvm_options_a_hooks_maven_command_reads_first_are_protected(tmp_pat
     hook's ``mvn`` the program's ``create()`` of ``.mvn/jvm.config`` succeeds (``.mvn/maven.config``, which adds
     options to every mvn, and ``pom.xml``, whose plugins run at each build, are writable too). Suggested fix: for
     ``mvn``/``mvnw`` (``-f``, ``--file``), protect ``pom.xml`` and ``.mvn/`` of its folder (``.npmrc``'s twins);
-    Gradle's ``gradle.properties``/``build.gradle*``/``settings.gradle*`` likewise."""
+    Gradle's ``gradle.properties``/``build.gradle*``/``settings.gradle*`` likewise.
+    Fixed: ``codeact.core.buildfiles.maven_files``: ``pom.xml`` there and below, ``.mvn/`` there and above (Gradle
+    is not covered yet; docs/security.md says so)."""
     import json
     import subprocess
 

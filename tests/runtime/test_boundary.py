@@ -1359,6 +1359,34 @@ def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
         files.create(here, path=rel, file_text="ours\n")
 
 
+@pytest.mark.parametrize(("command", "named", "not_named"), [
+    ("pip install -e .", ["setup.py", "setup.cfg", "pyproject.toml"], ["src/app.py"]),
+    ("pip install requests", [], ["requests/setup.py"]),  # a name, not a folder (pip 23.2)
+    ("pip wheel -r sub/outer.txt", ["sub/outer.txt", "sub/inner.txt", "lib/setup.py"], []),
+    ("cd impl && python3 -m pip install .", ["impl/pyproject.toml", "impl/be/hook.py"], ["be/other.py"]),
+    ("cargo test", ["build.rs", "crates/a/build.rs", ".cargo/config.toml", "rust-toolchain.toml"], ["src/lib.rs"]),
+    ("cd impl && cargo check", [".cargo/config.toml", "impl/.cargo/config", "impl/Cargo.toml"], ["impl/src/a.rs"]),
+    ("mvn -q -f impl/pom.xml verify", ["impl/pom.xml", "impl/m/pom.xml", ".mvn/jvm.config",
+                                      "impl/.mvn/maven.config"], ["pom.xml", "impl/src/A.java"]),
+])
+def test_the_files_a_build_tool_reads_first_are_named(tmp_path, command, named, not_named):
+    """pip's, cargo's and Maven's first files (codeact.core.buildfiles): a nested requirements file is read from its
+    own folder, its ``-e`` paths from the folder pip runs in; an in-tree backend's module is named."""
+    from codeact.core import hookruns
+
+    root = tmp_path.resolve()
+    (root / "sub").mkdir()
+    (root / "sub/outer.txt").write_text("-r inner.txt\n")
+    (root / "sub/inner.txt").write_text("-e ./lib\n")
+    (root / "impl").mkdir()
+    (root / "impl/pyproject.toml").write_text('[build-system]\nbuild-backend = "hook"\nbackend-path = ["be"]\n')
+    targets = hookruns.targets_in([{"bash": command}], str(root))
+    for rel in named:
+        assert hookruns.matches(targets, hookruns.fold(str(root / rel)), False), rel
+    for rel in not_named:
+        assert not hookruns.matches(targets, hookruns.fold(str(root / rel)), True), rel
+
+
 def test_a_hooks_pattern_is_followed_through_a_folder_link(repo):
     """``./hk/*.sh`` with ``hk -> tools/hooks`` runs ``tools/hooks/a.sh``: the pattern's fixed folders are resolved
     through links inside the workspace and the pattern matched there, each ``*`` within one part still."""

@@ -1562,6 +1562,45 @@ def _runner_name(word: str) -> str:
     return bare if "@" in name[1:] and bare in (*_NPMS, *_PACKAGE_RUNNERS) else name
 
 
+def _build_files(name: str, words: list[str], index: int, root: str, cwd: str, plugin: bool,
+                 budget: _Budget | None) -> list[str]:
+    """What a build tool at ``words[index]`` reads first (:mod:`codeact.core.buildfiles`: pip's, uv's, cargo's,
+    Maven's), its project files read from each folder the command may run in."""
+    from . import buildfiles
+
+    module = ""
+    if _PYTHON.fullmatch(name):  # `python -m pip install .`, `python3 -mbuild`
+        kind, module, _ = _python_start(words, index + 1)
+        if kind != "module" or module not in ("pip", "build"):
+            return []
+    elif name not in buildfiles.RUNNERS and not buildfiles.PIPS.fullmatch(name):
+        return []
+    bases: list[str] | None = None
+
+    def expand(word: str) -> str | None:
+        return _expand(word, root, cwd, plugin)
+
+    def read(rel: str) -> list[bytes]:
+        nonlocal bases
+        where = expand(rel)
+        if where is None:
+            return []
+        if budget is not None:
+            budget.read = True
+        bases = _bases(words, root, cwd, plugin) if bases is None else bases
+        found = (read_regular_within(os.path.normpath(os.path.join(base, where)), os.path.realpath(root),
+                                     MAX_HOOKS_BYTES) for base in bases)
+        return [data for data, _ in filter(None, found) if len(data) <= MAX_HOOKS_BYTES]
+
+    if module:
+        at = next((n + 1 for n in range(index + 1, min(len(words), index + 32))
+                   if words[n] == module or words[n].endswith("m" + module)), len(words))
+        files = buildfiles.python_module_files(module, words, at, expand, read)
+    else:
+        files = buildfiles.build_files(name, words, index + 1, expand, read)
+    return [file for given in files if (file := expand(given)) is not None]
+
+
 def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
                   env: dict[str, str] | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
@@ -1582,6 +1621,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
                 raise Unread(f"{name} runs commands CodeAct does not read")
         found += _program_files(name, words, index + 1, root, cwd, plugin)
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
+        found += _build_files(name, words, index, root, cwd, plugin, budget)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
         if word in ("|", "|&") and index + 1 < len(words) and _reads_code(words, index + 1):
