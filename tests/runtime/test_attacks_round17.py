@@ -92,6 +92,24 @@ def test_an_awk_filter_with_a_literal_bar_leaves_the_repository_writable(tmp_pat
     assert out.split() != ["PermissionError"], out
 
 
+_SPACED_SCRIPTS = {  # sed scripts holding spaces, under keys also read as PowerShell's words (split on spaces)
+    "command: s/ *$//": ("command", "jq -r .prompt | sed 's/ *$//; s/^ *//' >> log.txt"),
+    "command: a quoted \\(...\\)": ("command", "sed -n 's/.*\"file_path\": *\"\\([^\"]*\\)\".*/\\1/p' > last.txt"),
+    "powershell: -e 's/a b/c/'": ("powershell", "sed -e 's/a b/c/' -e 's/x/y/g' log.txt"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(_SPACED_SCRIPTS))
+def test_a_sed_script_with_spaces_leaves_the_repository_writable(tmp_path: Path, form: str) -> None:
+    """The fixer's own check of the strict sed reading (a script it does not parse counts as one that runs a
+    command): a ``command`` or ``powershell`` entry is read as PowerShell's words too, split on white space, which
+    cut ``s/ *$//`` apart. Those pieces are read leniently (only an ``e`` read counts), the POSIX shell's words
+    strictly, so these ordinary scripts refuse no write."""
+    key, command = _SPACED_SCRIPTS[form]
+    out = _edit_hook_target(tmp_path, {key: command}, "notes.md")
+    assert out.split() != ["PermissionError"], out
+
+
 _PIPED_SCRIPTS = {  # a hook that pipes the CLI's JSON into an interpreter running a named script file
     "python3 script": "jq -c . | python3 .github/hooks/guard.py",
     "bash script": "jq -c . | bash .github/hooks/guard.sh",

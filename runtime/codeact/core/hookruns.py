@@ -270,6 +270,8 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
                     _check_expansions(text)
                     _check_here_documents(text)
                     _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
+                if split is windows_words:  # awk's, sed's program, as PowerShell's quotes keep it whole
+                    _check_filters(shell_words(substituted, 2))
                 split_words = split(substituted, budget=budget)
                 words.append(_assigned(split_words, plugin, nested=True) if split is shell_words else split_words)
     args = entry.get("args")
@@ -390,17 +392,17 @@ def _awk_literal_end(program: str, at: int) -> int | None:
     return None
 
 
-def _sed_runs(script: str) -> bool:
+def _sed_runs(script: str, strict: bool = True) -> bool:
     """Whether the GNU sed ``script`` may run a command: an ``e`` command (after any address: ``1e``, ``$e``,
     ``/x/e``) or an ``s`` command's ``e`` flag, whatever its delimiter (``s%^%sh %e``); a script this reading
-    does not follow counts as one that may."""
+    does not follow counts as one that may where ``strict`` (else only an ``e`` read before it does)."""
     reader = _SedScript(script)
     while True:
         reader.skip(" \t\n;")
         if reader.at >= reader.end:
             return False
         if reader.runs():
-            return True
+            return strict or reader.ran
 
 
 class _SedScript:
@@ -408,6 +410,7 @@ class _SedScript:
 
     def __init__(self, script: str) -> None:
         self.script, self.at, self.end = script, 0, len(script)
+        self.ran = False  # an `e` command or flag was read
 
     def skip(self, chars: str) -> None:
         while self.at < self.end and self.script[self.at] in chars:
@@ -456,6 +459,7 @@ class _SedScript:
             return True
         command = self.script[self.at]
         self.at += 1
+        self.ran = command == "e"
         if command in "{e" or self.arguments(command):
             return command == "e" or command != "{"
         self.skip(" \t")
@@ -480,12 +484,30 @@ class _SedScript:
             flags = self.at
             self.skip("gpiImMe0123456789" if command == "s" else "")
             if "e" in self.script[flags:self.at]:
+                self.ran = True
                 return True
             if command == "s" and self.at < self.end and self.script[self.at] == "w":
                 self.rest_of_line()
         else:
             return True
         return False
+
+
+def _check_filter(words: list[str], index: int, strict: bool = True) -> None:
+    """:class:`Unread` where ``words[index]`` is awk or sed whose program runs commands (:func:`_filter_program`;
+    ``words`` as a POSIX shell splits them, no word's own words after it)."""
+    name = os.path.basename(words[index]).lower()
+    if name in _FILTERS:
+        reason = _filter_program(name, words, index + 1, strict)[0]
+        if reason:
+            raise Unread(reason)
+
+
+def _check_filters(words: list[str]) -> None:
+    """:func:`_check_filter` of each word of a PowerShell command split as a POSIX shell splits it (its quotes
+    keep a program whole as a POSIX shell's do; a sed script not parsed is taken not to run one)."""
+    for index in range(len(words)):
+        _check_filter(words, index, strict=False)
 
 
 def _filter_option(tool: str, word: str) -> tuple[str, str, bool]:
@@ -503,11 +525,13 @@ def _filter_option(tool: str, word: str) -> tuple[str, str, bool]:
     return word[at], word[at + 1:], not word[at + 1:] and word[at] in required
 
 
-def _filter_program(name: str, words: list[str], start: int) -> tuple[str, list[str]]:
+def _filter_program(name: str, words: list[str], start: int, strict: bool = True,
+                    nested: bool = False) -> tuple[str, list[str]]:
     """For awk or sed before ``words[start]``: why its program may run a command ("" if it may not), and the
     program files it names (``-f x.awk``). Options are read as the tool reads them: awk's up to its program (the
     first word that is no option), sed's to the command's end (GNU sed takes them after its script too); the
-    words :func:`_nested` adds after a word holding spaces are skipped."""
+    words :func:`_nested` adds after a word holding spaces are skipped where ``nested``. Not ``strict`` (words
+    split on white space too, which cut a program apart): a sed script not parsed is taken not to run one."""
     tool = "awk" if name in _AWKS else "sed"
     programs: list[str] = []
     files: list[str] = []
@@ -518,7 +542,7 @@ def _filter_program(name: str, words: list[str], start: int) -> tuple[str, list[
         nonlocal index
         word = words[index] if index < len(words) else ""
         index += 1
-        if any(space in word for space in " \t\n"):
+        if nested and any(space in word for space in " \t\n"):
             index += len(_nested_words(word))
         return word
 
@@ -546,7 +570,8 @@ def _filter_program(name: str, words: list[str], start: int) -> tuple[str, list[
             return f"{name} -{flag} loads a file CodeAct does not read", files
     if not programs and not files and positional:
         programs.append(positional[0])
-    if programs and (_awk_runs if tool == "awk" else _sed_runs)("\n".join(programs)):
+    script = "\n".join(programs)
+    if programs and (_awk_runs(script) if tool == "awk" else _sed_runs(script, strict)):
         return f"{name}'s program runs commands CodeAct does not read", files
     return "", files
 
@@ -690,6 +715,7 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     reader.words, reader.written = words, written | _written(words)
     for index, word in enumerate(words):
         reader.at = index
+        _check_filter(words, index)
         if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
             raise Unread("shopt cdable_vars makes cd read a folder from a variable, which CodeAct does not follow")
         if word[:1] == "-" and "n" in word[1:] and not word.startswith("--") and index and \
@@ -1180,8 +1206,8 @@ def _program_files(name: str, words: list[str], start: int, root: str, cwd: str,
     does not read (:func:`_finder_runs`, :func:`_filter_program`); the program files it names (``awk -f x``)."""
     reason = _finder_runs(name, words, start)
     programs: list[str] = []
-    if name in _FILTERS and not reason:
-        reason, programs = _filter_program(name, words, start)
+    if name in _FILTERS and not reason:  # strict in _check_commands, of a POSIX shell's words
+        reason, programs = _filter_program(name, words, start, strict=False, nested=True)
     if reason:
         raise Unread(reason)
     return [file for given in programs if (file := _expand(given, root, cwd, plugin)) is not None]
