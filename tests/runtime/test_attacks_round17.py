@@ -283,6 +283,27 @@ def test_the_lockfile_a_hooks_npm_ci_installs_from_is_protected(tmp_path: Path) 
     assert "PermissionError" in out.split(), out
 
 
+@pytest.mark.parametrize("spec", ["file:../shared", "../shared", "link:../shared", "file:../vendor/s.tgz"])
+def test_a_local_dependency_outside_the_folder_a_hook_installs_in_is_protected(tmp_path: Path, spec: str) -> None:
+    """Beside the lockfile finding: ``npm ci`` run in ``web`` (the entry's ``cwd``) installs ``web``'s local dependencies, and npm runs the
+    lifecycle scripts of a ``file:``/relative folder dependency (or extracts a local tarball) wherever it lies:
+    ``../shared`` is not below ``web``, so ``**/package.json`` of the install's folder does not cover it. Fixed:
+    ``_local_dependencies`` reads the install folder's (protected) ``package.json`` for local specs and protects
+    each folder's ``package.json`` (and node-gyp's files), each tarball, following the folders' own in turn."""
+    import json
+
+    from attack_helpers import edit_output, hooked_workspace
+
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", "bash": "npm ci --silent",
+                                                             "cwd": "web"}], "web",
+                                "shared", "vendor")
+    (ws / "web/package.json").write_text(json.dumps({"name": "web", "dependencies": {"shared": spec}}))
+    target = "vendor/s.tgz" if spec.endswith(".tgz") else "shared/package.json"
+    (ws / target).write_text("exit 0\n")
+    out = edit_output(ws, base, target)
+    assert out.split() == ["PermissionError"], out
+
+
 # ------------------------------------------------------------ 9abd0ec: a user's hooks past what is read name nothing
 @pytest.mark.parametrize("settings", [".claude", ".github/copilot"])
 @pytest.mark.parametrize("command", ['cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh | xargs bash',

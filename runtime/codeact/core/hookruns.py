@@ -1289,6 +1289,57 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                     found += _targets(file, True, bases, root)
     for text in _runner_files(words, root, cwd, plugin, budget, env):
         found += _targets(text, True, bases, root)
+        found += _local_dependencies(text, bases, root, budget)
+    return found
+
+
+_DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+MAX_LOCAL_PACKAGES = 64  # local packages (`file:../x`) followed from one install; past it the hooks file is Unread
+
+
+def _local_dependencies(text: str, bases: list[str], root: str, budget: _Budget | None) -> list[Target]:
+    """For ``text``, an install's ``package-lock.json`` (none other: nothing), what the install in its folder
+    (from each of ``bases``) installs from the repository outside that folder: the
+    local dependencies its ``package.json`` names (``file:../shared``, ``../shared``, ``link:``, a tarball), and
+    theirs in turn, each protected as an install's folder (its ``package.json``, ``binding.gyp``..., whose
+    lifecycle scripts run) or tarball. Read each time (not cached); :class:`Unread` past
+    :data:`MAX_LOCAL_PACKAGES` packages or for a ``package.json`` over :data:`MAX_HOOKS_BYTES`."""
+    if os.path.basename(text) != _INSTALL_FILES[0] or _GLOB & set(text):
+        return []
+    pending = [os.path.normpath(os.path.join(base, os.path.dirname(text))) for base in bases]
+    seen: set[str] = set()
+    found: list[Target] = []
+    while pending:
+        here = pending.pop()
+        if here in seen:
+            continue
+        seen.add(here)
+        if len(seen) > MAX_LOCAL_PACKAGES:
+            raise Unread(f"an install of more than {MAX_LOCAL_PACKAGES} local packages")
+        if budget is not None:
+            budget.read = True
+        read = read_regular_within(os.path.join(here, "package.json"), os.path.realpath(root), MAX_HOOKS_BYTES)
+        if read is None:
+            continue
+        if len(read[0]) > MAX_HOOKS_BYTES:
+            raise Unread(f"a package.json an install reads over {MAX_HOOKS_BYTES >> 20} MiB")
+        try:
+            data = json.loads(read[0].decode("utf-8", errors="replace").removeprefix("\ufeff"))
+        except (ValueError, RecursionError):  # npm refuses it too
+            continue
+        specs = [spec for key in _DEPENDENCY_KEYS if isinstance(data, dict) and isinstance(data.get(key), dict)
+                 for spec in data[key].values() if isinstance(spec, str)]
+        for spec in specs:
+            local = spec[5:] if spec.lower().startswith("link:") else _folder_spec(spec)
+            if local is None or local.startswith(("$", "~")):
+                continue
+            path = os.path.normpath(os.path.join(here, local))
+            if local.lower().endswith((".tgz", ".tar.gz", ".tar")):
+                found += _targets(path, True, [here], root)
+                continue
+            found += [target for file in ("package.json", *_INSTALL_FILES) if "*" not in file
+                      for target in _targets(os.path.join(path, file), True, [here], root)]
+            pending.append(path)
     return found
 
 
