@@ -304,6 +304,21 @@ def test_a_local_dependency_outside_the_folder_a_hook_installs_in_is_protected(t
     assert out.split() == ["PermissionError"], out
 
 
+def test_the_workspace_root_an_install_in_a_workspace_runs_is_protected(tmp_path: Path) -> None:
+    """Beside the lockfile finding: npm run in a workspace folder (the entry's ``cwd``: ``impl``) installs from the
+    workspace root above it, whose lifecycle scripts run: ``npm install --offline`` in ``a/`` of a root with
+    ``"workspaces": ["a", "b"]`` ran the root's ``postinstall`` (npm 11.19, this machine), and wrote the root's
+    ``package-lock.json``. Fixed: an install protects ``package.json``, its lockfiles and node-gyp's files in
+    each folder up from the one it runs in."""
+    from attack_helpers import edit_output, hooked_workspace
+
+    base, ws = hooked_workspace(tmp_path, [{"type": "command", "bash": "npm install", "cwd": "impl"}], "impl")
+    (ws / "impl/package.json").write_text('{"name": "impl", "version": "1.0.0"}\n')
+    (ws / "package.json").write_text('{"name": "x", "workspaces": ["impl"], "scripts": {"postinstall": "exit 0"}}\n')
+    out = edit_output(ws, base, "package.json")
+    assert out.split() == ["PermissionError"], out
+
+
 # ------------------------------------------------------------ 9abd0ec: a user's hooks past what is read name nothing
 @pytest.mark.parametrize("settings", [".claude", ".github/copilot"])
 @pytest.mark.parametrize("command", ['cd "$CLAUDE_PROJECT_DIR" && find impl -name run.sh | xargs bash',

@@ -1750,6 +1750,9 @@ def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, 
         return [os.path.join(folder, file) for file in named or _MAKEFILES]
     installed = [os.path.join(folder, where, file) for file in _INSTALL_FILES for where in ("", "**")] \
         if (_INSTALL, "") in options else []
+    if installed:  # npm installs from the workspace root above (its scripts run): each folder up, its own files
+        installed += [os.path.join(folder, *[".."] * up, file) for up in range(1, MAX_BASES + 1)
+                      for file in ("package.json", *_INSTALL_FILES) if "*" not in file]
     return [*(os.path.join(folder, where, "package.json") for where in ("", *workspaces)), *installed, *loaded]
 
 
