@@ -789,7 +789,9 @@ def _check_here_documents(text: str) -> None:
         begin = max(text.rfind(char, 0, match.start()) for char in ";&|(\n") + 1
         end = min([at for at in (text.find(char, match.end()) for char in ";&|)\n") if at >= 0] or [len(text)])
         words = shell_words(text[begin:match.start()] + " " + text[match.end():end], 2)
-        if any(_reads_code(words, at) for at in range(len(words))):
+        at = next((n for n, word in enumerate(words) if not _ASSIGNMENT.fullmatch(word) and word[:1] != "-"
+                   and not _DURATION.fullmatch(word) and os.path.basename(word).lower() not in _WRAPPERS), None)
+        if at is not None and _reads_code(words, at):  # the command fed, past `VAR=x`, `env`, `nice -n 5`
             raise Unread("a here-document's command substitution is run before the code it feeds, which CodeAct "
                          "does not read")
 
@@ -882,6 +884,8 @@ class _CommandReader:
             self.interp = "" if equals else "-c"
             if equals:
                 self.nested(value)
+        elif word in ("-p", "--package"):  # `npx -p pkg -c 'text'`: a value
+            self.skip = True
         elif not word.startswith("-"):
             self.interp = ""
 
