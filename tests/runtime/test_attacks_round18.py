@@ -111,6 +111,8 @@ _LOADERS = {  # scripts/check.py loads scripts/plugins/cfg.py in a way pyimports
     "from sys import path": (
         "import os\nfrom sys import path\npath.insert(0, os.path.join(os.path.dirname(__file__), 'plugins'))\n"
         "import cfg\n"),
+    "exec of an import": "exec('from plugins import cfg')\n",
+    "pkgutil.resolve_name": "import pkgutil\npkgutil.resolve_name('plugins.cfg')\n",
 }
 
 
@@ -123,12 +125,14 @@ def test_a_module_a_hook_script_loads_otherwise_is_protected(tmp_path: Path, for
     ``exec_module``, ``SourceFileLoader(...).load_module()``: the same as ``runpy.run_path``, which is Unread); a
     relative ``import_module('.cfg', package='plugins')`` (read as the top-level ``cfg``: ``plugins/cfg.py`` is
     what runs); a loader bound to another name (``from importlib import import_module as load``); ``sys.path``
-    reached through ``import sys as s`` or ``from sys import path``. ``python3 scripts/check.py`` ran the planted
+    reached through ``import sys as s`` or ``from sys import path``; an import in ``exec``'s text;
+    ``pkgutil.resolve_name('plugins.cfg')``. ``python3 scripts/check.py`` ran the planted
     ``scripts/plugins/cfg.py`` in every form (Python 3.11), which stays writable. Suggested fix: resolve a
     relative name against its ``package`` argument; treat any ``path`` attribute or name bound from ``sys`` (track
     ``import sys as x``, ``from sys import path``), ``spec_from_file_location``, ``SourceFileLoader``,
     ``load_source``, ``exec_module``/``load_module`` and a loader imported under another name (``from importlib
-    import ... as``) as Unread or as dynamic (the whole folder)."""
+    import ... as``), ``exec``/``eval``/``compile`` (parse a constant text, else dynamic) and ``resolve_name`` as
+    Unread or as dynamic (the whole folder)."""
     files = {"scripts/check.py": _LOADERS[form], "scripts/plugins/__init__.py": ""}
     out = _edit_imported(tmp_path, "python3 scripts/check.py", files, "scripts/plugins/cfg.py")
     assert out.split() == ["PermissionError"]
@@ -250,3 +254,60 @@ def test_an_existing_module_no_hook_imports_stays_writable(tmp_path: Path, form:
     out = edit_output(ws, base, target, "x = 0", "x = 1")
     assert out.split() != ["PermissionError"], out
     assert (ws / target).read_text() == "x = 1\n"
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a namespace package the standard library imports"))
+def test_a_namespace_module_the_standard_library_imports_is_protected(tmp_path: Path) -> None:
+    """Python 3.11's ``copy`` (imported by ``dataclasses``, ``pickle`` and much else) runs ``try: from
+    org.python.core import PyStringMap``. With a folder ``org/python/`` (no ``__init__.py``: a namespace package)
+    beside the hook's script, that import runs ``org/python/core.py``: ``python3 scripts/check.py`` whose script
+    is only ``import dataclasses`` ran a program's new ``scripts/org/python/core.py`` (Python 3.11.7). The surface
+    (``*.py``, ``*/__init__.*``) stops at one folder down, and ``org`` is no name the script imports. Suggested
+    fix: protect every ``.py`` (and ``.pyc``/``.so``) at any depth of the folder first on ``sys.path`` (a
+    namespace package's module has no ``__init__`` on its way), or at least below any folder named like a module
+    the standard library tries (``org``, ``_winapi``, ``msvcrt``, ``nt``)."""
+    command = "python3 scripts/check.py"
+    base, ws = _workspace(tmp_path, command, {"scripts/check.py": "import dataclasses\n"})
+    out = create_output(ws, base, "scripts/org/python/core.py", "print('PLANTED')\n")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, command), out
+    assert out.split() == ["PermissionError"]
+
+
+def _linked(tmp_path: Path, link: str, to: str, files: dict[str, str]) -> tuple[Path, Path]:
+    """:func:`_workspace` for ``python3 scripts/check.py`` holding ``files`` and the repository's own link ``link``
+    to ``to`` (relative to the link's folder)."""
+    base, ws = _workspace(tmp_path, "python3 scripts/check.py", files)
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(to, ws / link)
+    return base, ws
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a linked script: Python's first folder is the link's target's"))
+def test_what_a_linked_hook_script_imports_is_protected(tmp_path: Path) -> None:
+    """Python puts the folder of the script's real path first on ``sys.path`` (links resolved). With the
+    repository's ``scripts/check.py -> ../shared/check.py`` (a hook runs ``python3 scripts/check.py``), editing
+    ``shared/check.py`` is refused (the named script is followed through the link), but the import surface is
+    taken from the link's folder (``scripts/*.py``): a program's new ``shared/json.py`` is created, and Python 3.11
+    ran it when the script imported ``json``. Suggested fix: take the folder first on the path from the script's
+    real path (``os.path.realpath`` inside the workspace) as well as the name written."""
+    base, ws = _linked(tmp_path, "scripts/check.py", "../shared/check.py", {"shared/check.py": "import json\n"})
+    out = create_output(ws, base, "shared/json.py", "print('PLANTED')\n")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, "python3 scripts/check.py"), out
+    assert out.split() == ["PermissionError"]
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("a module of the folder that is a link: its target writable"))
+def test_the_target_of_a_linked_module_a_hook_script_imports_is_protected(tmp_path: Path) -> None:
+    """The repository's ``scripts/helper.py -> ../shared/helper.py`` (a module shared by links, as monorepos do);
+    the hook's ``scripts/check.py`` imports ``helper``. ``scripts/helper.py`` is protected (the surface), and
+    ``_module_source`` even reads the link's target to follow its imports, but ``shared/helper.py`` itself stays
+    writable: a program's edit of it ran when the hook ran (Python 3.11). Suggested fix: protect the real path of
+    each module file followed (and of each surface file that is a link inside the workspace)."""
+    base, ws = _linked(tmp_path, "scripts/helper.py", "../shared/helper.py",
+                       {"scripts/check.py": "import helper\n", "shared/helper.py": "x = 0\n"})
+    out = edit_output(ws, base, "shared/helper.py", "x = 0", "print('PLANTED')")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, "python3 scripts/check.py"), out
+    assert out.split() == ["PermissionError"]
