@@ -183,6 +183,7 @@ def test_what_a_script_python_runs_imports_is_protected(tmp_path: Path, form: st
 _DOTS = {  # a variable whose value climbs out of the pattern's literal folder
     "a loop's value holding ..": ("for t in lint ../tools/run; do bash impl/$t.sh; done", "tools/run.sh"),
     "a .. after the variable": ("for t in a; do bash impl/$t/../run.sh; done", "impl/run.sh"),
+    "a value holding a space": ('for t in "run x"; do bash impl/$t.sh; done', "impl/run"),
 }
 
 
@@ -193,9 +194,11 @@ def test_a_script_a_variable_with_dots_names_is_protected(tmp_path: Path, form: 
     hold ``..`` (``for t in lint ../tools/run``: bash ran ``impl/../tools/run.sh``, i.e. ``tools/run.sh``), and a
     ``..`` after the variable (``impl/$t/../run.sh``) is folded away: ``\\x00/`` becomes ``**`` and ``fold`` drops
     the trailing dots of ``**..``, giving ``impl/**/run.sh``, which misses ``impl/run.sh`` that bash ran for
-    ``t=a``. Both files stay writable. Suggested fix: a literal loop's values are known: substitute them; otherwise
+    ``t=a``. And an unquoted variable is split into words: ``for t in "run x"; do bash impl/$t.sh`` ran
+    ``impl/run`` (``x.sh`` its argument), which ``impl/**.sh`` misses. Each file stays writable. Suggested fix: a literal loop's values are known: substitute them; otherwise
     a variable can reach any folder (``..``), so read the word as ``**`` plus its literal tail after the last
-    variable (``**.sh``, ``**/run.sh`` from the workspace's top), or Unread where a ``..`` follows a variable."""
+    variable (``**.sh``, ``**/run.sh`` from the workspace's top), or Unread where a ``..`` follows a variable; an
+    unquoted variable may end the word (``impl/**``)."""
     command, target = _DOTS[form]
     base, ws = _workspace(tmp_path, command, {"impl/lint.sh": "exit 0\n", "impl/a/.keep": "", target: "exit 0\n"})
     out = edit_output(ws, base, target, "exit 0", "echo PLANTED")
