@@ -314,3 +314,34 @@ def test_the_target_of_a_linked_module_a_hook_script_imports_is_protected(tmp_pa
     if out.split() != ["PermissionError"]:
         assert _host_runs_planted(ws, "python3 scripts/check.py"), out
     assert out.split() == ["PermissionError"]
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("python3 <folder>: the folder is first on sys.path, not its parent"))
+def test_what_a_folder_python_runs_imports_is_protected(tmp_path: Path) -> None:
+    """``python3 tools`` runs ``tools/__main__.py`` with ``tools/`` itself first on ``sys.path``.
+    ``_python_files`` takes ``os.path.dirname('tools')`` (the repository's top) as that folder, so the top's
+    ``*.py`` are protected and ``tools/*.py`` are not: a program's new ``tools/json.py`` ran when ``__main__.py``
+    imported ``json`` (Python 3.11). ``python3 tools/`` (a trailing slash) is read right. Suggested fix: for a
+    script that is a folder or zip (no ``.py``/``.pyw`` suffix, or an existing folder), the folder first on the
+    path is the script itself, and its ``__main__.py`` is the code whose imports are followed."""
+    command = "python3 tools"
+    base, ws = _workspace(tmp_path, command, {"tools/__main__.py": "import json\n"})
+    out = create_output(ws, base, "tools/json.py", "print('PLANTED')\n")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, command), out
+    assert out.split() == ["PermissionError"]
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("python3 -c: '' on sys.path follows the code's os.chdir"))
+def test_what_python_c_imports_after_chdir_is_protected(tmp_path: Path) -> None:
+    """For ``-c`` Python 3.11 puts ``''`` first on ``sys.path``: the folder the process is in *when it imports*,
+    not when it starts. ``python3 -c "import os; os.chdir('tools'); import check"`` ran a program's
+    ``tools/check.py``; ``pyimports`` reads ``os.chdir`` as nothing, so only the top's surface is protected.
+    Suggested fix: read a ``-c`` program calling ``os.chdir`` (or ``os.fchdir``) as one that moves its path
+    (Unread), as ``sys.path`` is."""
+    command = """python3 -c "import os; os.chdir('tools'); import check" """
+    base, ws = _workspace(tmp_path, command, {"tools/check.py": "x = 0\n"})
+    out = edit_output(ws, base, "tools/check.py", "x = 0", "print('PLANTED')")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, command), out
+    assert out.split() == ["PermissionError"]
