@@ -20,11 +20,14 @@ _REASON = "open (issue 40, red team round 18): {}"
 
 
 def _workspace(tmp_path: Path, command: str, files: dict[str, str]) -> tuple[Path, Path]:
-    """A repository whose ``.github/hooks/policy.json`` runs the bash ``command`` at preToolUse, holding ``files``."""
+    """A repository whose ``.github/hooks/policy.json`` runs the bash ``command`` at preToolUse, holding ``files``
+    (one whose text starts with ``#!`` executable)."""
     base, ws = hooked_workspace(tmp_path, [{"type": "command", "bash": command}])
     for name, text in files.items():
         (ws / name).parent.mkdir(parents=True, exist_ok=True)
         (ws / name).write_text(text)
+        if text.startswith("#!"):
+            (ws / name).chmod(0o755)
     return base, ws
 
 
@@ -80,6 +83,7 @@ def test_what_a_package_of_the_folder_imports_is_protected(tmp_path: Path, form:
 _CD_FORMS = {  # the script's folder reached by a `cd` of the command, not the entry's cwd
     "cd, then the script": "cd tools && python3 check.py",
     "cd, then -m": "cd tools && python3 -m check",
+    "cd, then ./check.py": "cd tools && ./check.py",
 }
 
 
@@ -89,10 +93,12 @@ def test_what_a_script_after_cd_imports_is_protected(tmp_path: Path, form: str) 
     """``hookruns._import_files`` reads the script (``_module_source(os.path.join(cwd, script))``) from the entry's
     ``cwd``, not from the folders a ``cd`` of the command reached (``_bases``): for ``cd tools && python3
     check.py`` it reads ``./check.py`` (missing) and follows nothing, so ``tools/check.py``'s ``import lib.util``
-    leaves ``tools/lib/util.py`` writable (the surface, ``tools/*.py``, is protected through the bases). Python ran
-    the planted text. ``cd x && python3 y.py`` is the most common shape of a hook. Suggested fix: read the script
+    leaves ``tools/lib/util.py`` writable (the surface, ``tools/*.py``, is protected through the bases); so do
+    ``cd tools && python3 -m check`` and ``cd tools && ./check.py`` (``_named`` reads ``./check.py`` from the
+    entry's cwd too, and for an extensionless ``./check`` whose ``#!`` names python, ``_runs_python`` finds no
+    file, so not even the surface is protected). Python ran the planted text. ``cd x && python3 y.py`` is the most common shape of a hook. Suggested fix: read the script
     and its folder's modules from each base, as ``_targets`` does."""
-    files = {"tools/check.py": "import lib.util\n", "tools/lib/__init__.py": ""}
+    files = {"tools/check.py": "#!/usr/bin/env python3\nimport lib.util\n", "tools/lib/__init__.py": ""}
     assert _edit_imported(tmp_path, _CD_FORMS[form], files, "tools/lib/util.py").split() == ["PermissionError"]
 
 
