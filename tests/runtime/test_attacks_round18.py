@@ -351,3 +351,21 @@ def test_what_python_c_imports_after_chdir_is_protected(tmp_path: Path) -> None:
     if out.split() != ["PermissionError"]:
         assert _host_runs_planted(ws, command), out
     assert out.split() == ["PermissionError"]
+
+
+@pytest.mark.xfail(strict=True, reason=_REASON.format("false positive: imports not known freeze every file"))
+def test_a_file_python_cannot_import_stays_writable_beside_a_dynamic_import(tmp_path: Path) -> None:
+    """Where a hook script's imports are not known (a name computed when it runs, a file that does not parse or is
+    over 1 MiB, more than 32 modules), ``_import_files`` protects ``folder/**``: every file below the folder,
+    whatever it is. A repository whose hook is ``python3 hook.py`` at its top, loading
+    ``importlib.import_module('checks.' + sys.argv[1])`` (a common plugin shape), has every file read-only for
+    every run: ``README.md``, ``src/app.js``. Python imports only ``.py``, ``.pyc``, ``.so``/``.pyd`` (and a
+    package's folder), so nothing else below the folder can run through an import. Suggested fix: protect the
+    importable files at any depth (``**/*.py``, ``**/*.pyc``, ``**/*.so``, ``**/*.pyd``, ``**/__pycache__/**``)
+    instead of ``**``."""
+    command = "python3 hook.py"
+    hook = "import importlib, sys\nimportlib.import_module('checks.' + sys.argv[1])\n"
+    base, ws = _workspace(tmp_path, command, {"hook.py": hook, "README.md": "x = 0\n"})
+    out = edit_output(ws, base, "README.md", "x = 0", "x = 1")
+    assert out.split() != ["PermissionError"], out
+    assert (ws / "README.md").read_text() == "x = 1\n"
