@@ -1,8 +1,8 @@
 """Red team, round 18 (issue 40; report-only): attacks on 22a20a9 (Python's imports and a variable inside a word
 followed; a pattern's ``*`` within one part), 3d1f93f (git config's commands read by the run's deadline) and
 76f1230 (``beneath.read_regular_within``). Each test runs a program through the sandbox (``run``, monty) and fails
-while the finding is open (strict xfail); a false positive is a test that the ordinary write succeeds. Every breach
-was checked with the real tool on this Linux machine (bash 5.2, Python 3.11): where the sandbox's write goes
+while the finding is open (they were strict xfails; the lead fixed all 30 in hookruns and pyimports); a false
+positive is a test that the ordinary write succeeds. Every breach was checked with the real tool on this Linux machine (bash 5.2, Python 3.11): where the sandbox's write goes
 through, the test itself runs the hook's command with the real bash and asserts that it ran the planted text."""
 from __future__ import annotations
 
@@ -15,9 +15,6 @@ from attack_helpers import create_output, edit_output, hooked_workspace
 from test_attacks_round6_links import _run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
-
-_REASON = "open (issue 40, red team round 18): {}"
-
 
 def _workspace(tmp_path: Path, command: str, files: dict[str, str]) -> tuple[Path, Path]:
     """A repository whose ``.github/hooks/policy.json`` runs the bash ``command`` at preToolUse, holding ``files``
@@ -64,7 +61,6 @@ _PACKAGES_NOT_READ = {  # a module a package (not a `name.py`) of the folder imp
 
 
 @pytest.mark.parametrize("form", sorted(_PACKAGES_NOT_READ))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a package's modules are not parsed for their imports"))
 def test_what_a_package_of_the_folder_imports_is_protected(tmp_path: Path, form: str) -> None:
     """``hookruns._import_files`` follows an import ``name`` by parsing ``folder/name.py`` only; a package
     (``name/``) is protected as ``name/**`` but its modules are never read. So ``python3 -m tools.check`` (or
@@ -88,7 +84,6 @@ _CD_FORMS = {  # the script's folder reached by a `cd` of the command, not the e
 
 
 @pytest.mark.parametrize("form", sorted(_CD_FORMS))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a script reached by cd is read from the entry's cwd"))
 def test_what_a_script_after_cd_imports_is_protected(tmp_path: Path, form: str) -> None:
     """``hookruns._import_files`` reads the script (``_module_source(os.path.join(cwd, script))``) from the entry's
     ``cwd``, not from the folders a ``cd`` of the command reached (``_bases``): for ``cd tools && python3
@@ -123,7 +118,6 @@ _LOADERS = {  # scripts/check.py loads scripts/plugins/cfg.py in a way pyimports
 
 
 @pytest.mark.parametrize("form", sorted(_LOADERS))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a module loaded by path or by a renamed loader"))
 def test_a_module_a_hook_script_loads_otherwise_is_protected(tmp_path: Path, form: str) -> None:
     """``pyimports.imports_of`` knows ``import``, ``from``, and calls whose function is *named*
     ``import_module``/``__import__``/``run_module``/``find_spec``, ``sys.path`` written as ``sys.path``, and
@@ -144,7 +138,6 @@ def test_a_module_a_hook_script_loads_otherwise_is_protected(tmp_path: Path, for
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("python3 - < script: the cwd's imports not protected"))
 def test_what_a_python_script_read_from_stdin_imports_is_protected(tmp_path: Path) -> None:
     """``python3 - < scripts/check.py`` runs the script read from stdin with the folder it runs in first on
     ``sys.path`` (``''``), as ``-c`` does. ``_python_start`` stops at ``-`` and returns no start, so no folder's
@@ -167,7 +160,6 @@ _NOT_PYTHON_BY_ITS_LINE = {  # a script python runs, whose first 127 bytes name 
 
 
 @pytest.mark.parametrize("form", sorted(_NOT_PYTHON_BY_ITS_LINE))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a script run as Python its #! line's 127 bytes do not name"))
 def test_what_a_script_python_runs_imports_is_protected(tmp_path: Path, form: str) -> None:
     """``hookruns._runs_python`` takes ``./tools/check`` as a Python start only where its first 127 bytes hold
     ``#!`` and ``python``. Linux reads up to 255 bytes of the ``#!`` line (``#!/usr/bin/env`` and 130 spaces
@@ -194,7 +186,6 @@ _DOTS = {  # a variable whose value climbs out of the pattern's literal folder
 
 
 @pytest.mark.parametrize("form", sorted(_DOTS))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a variable read as ** may hold .., or a .. follow it"))
 def test_a_script_a_variable_with_dots_names_is_protected(tmp_path: Path, form: str) -> None:
     """``hookruns._as_pattern`` reads ``impl/$t.sh`` as ``impl/**.sh``, "every file it may be". But a value may
     hold ``..`` (``for t in lint ../tools/run``: bash ran ``impl/../tools/run.sh``, i.e. ``tools/run.sh``), and a
@@ -213,7 +204,6 @@ def test_a_script_a_variable_with_dots_names_is_protected(tmp_path: Path, form: 
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a word read set by `read` is a pattern now, not Unread"))
 def test_a_script_a_read_word_names_through_a_new_list_is_protected(tmp_path: Path) -> None:
     """A regression of 22a20a9: ``_unknown`` now returns False for any word ``_as_pattern`` can read, before its
     check of the command's own names, so ``while read -r f; do bash "checks/$f"; done < checks.txt`` (``f`` set by
@@ -246,7 +236,6 @@ _ORDINARY_EDITS = {  # an existing module of the project, imported by nothing th
 
 
 @pytest.mark.parametrize("form", sorted(_ORDINARY_EDITS))
-@pytest.mark.xfail(strict=True, reason=_REASON.format("false positive: every existing module of the folder"))
 def test_an_existing_module_no_hook_imports_stays_writable(tmp_path: Path, form: str) -> None:
     """22a20a9 protects the whole importable surface of the folder first on ``sys.path`` (``*.py``,
     ``*/__init__.*``...), existing files included. A hook ``python3 scripts/log_tool_use.py`` (importing ``json``
@@ -265,7 +254,6 @@ def test_an_existing_module_no_hook_imports_stays_writable(tmp_path: Path, form:
     assert (ws / target).read_text() == "x = 1\n"
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a namespace package the standard library imports"))
 def test_a_namespace_module_the_standard_library_imports_is_protected(tmp_path: Path) -> None:
     """Python 3.11's ``copy`` (imported by ``dataclasses``, ``pickle`` and much else) runs ``try: from
     org.python.core import PyStringMap``. With a folder ``org/python/`` (no ``__init__.py``: a namespace package)
@@ -292,7 +280,6 @@ def _linked(tmp_path: Path, link: str, to: str, files: dict[str, str]) -> tuple[
     return base, ws
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a linked script: Python's first folder is the link's target's"))
 def test_what_a_linked_hook_script_imports_is_protected(tmp_path: Path) -> None:
     """Python puts the folder of the script's real path first on ``sys.path`` (links resolved). With the
     repository's ``scripts/check.py -> ../shared/check.py`` (a hook runs ``python3 scripts/check.py``), editing
@@ -307,7 +294,6 @@ def test_what_a_linked_hook_script_imports_is_protected(tmp_path: Path) -> None:
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("a module of the folder that is a link: its target writable"))
 def test_the_target_of_a_linked_module_a_hook_script_imports_is_protected(tmp_path: Path) -> None:
     """The repository's ``scripts/helper.py -> ../shared/helper.py`` (a module shared by links, as monorepos do);
     the hook's ``scripts/check.py`` imports ``helper``. ``scripts/helper.py`` is protected (the surface), and
@@ -322,7 +308,6 @@ def test_the_target_of_a_linked_module_a_hook_script_imports_is_protected(tmp_pa
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("python3 <folder>: the folder is first on sys.path, not its parent"))
 def test_what_a_folder_python_runs_imports_is_protected(tmp_path: Path) -> None:
     """``python3 tools`` runs ``tools/__main__.py`` with ``tools/`` itself first on ``sys.path``.
     ``_python_files`` takes ``os.path.dirname('tools')`` (the repository's top) as that folder, so the top's
@@ -338,7 +323,6 @@ def test_what_a_folder_python_runs_imports_is_protected(tmp_path: Path) -> None:
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("python3 -c: '' on sys.path follows the code's os.chdir"))
 def test_what_python_c_imports_after_chdir_is_protected(tmp_path: Path) -> None:
     """For ``-c`` Python 3.11 puts ``''`` first on ``sys.path``: the folder the process is in *when it imports*,
     not when it starts. ``python3 -c "import os; os.chdir('tools'); import check"`` ran a program's
@@ -353,7 +337,6 @@ def test_what_python_c_imports_after_chdir_is_protected(tmp_path: Path) -> None:
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format("false positive: imports not known freeze every file"))
 def test_a_file_python_cannot_import_stays_writable_beside_a_dynamic_import(tmp_path: Path) -> None:
     """Where a hook script's imports are not known (a name computed when it runs, a file that does not parse or is
     over 1 MiB, more than 32 modules), ``_import_files`` protects ``folder/**``: every file below the folder,

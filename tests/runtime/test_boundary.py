@@ -1417,5 +1417,5 @@ def test_a_python_hook_script_that_moves_sys_path_is_past_what_codeact_reads(rep
     (repo / ".github/hooks/policy.json").write_text(hook_file([{"bash": "python3 scripts/check.py"}]))
     (repo / "scripts").mkdir()
     (repo / "scripts/check.py").write_text("import sys\nsys.path.insert(0, 'vendor')\nimport rules\n")
-    with pytest.raises(PolicyError, match="changes sys.path"):
+    with pytest.raises(PolicyError, match=r"changes where Python looks \(sys\.path\)"):
         files.create(ctx_at(repo), path="vendor/rules.py", file_text="import os\n")

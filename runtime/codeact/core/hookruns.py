@@ -22,11 +22,13 @@ What was read is cached by the file's identity and change time.
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import json
 import os
 import re
 from typing import NamedTuple
 
+from . import pyimports
 from .beneath import read_regular_within
 from .patterns import compile_narrow
 from .winnames import windows_name
@@ -152,12 +154,14 @@ class _Budget:
 
 class Target(NamedTuple):
     """A path a hook command names: ``path`` absolute and normalised, ``key`` as :func:`fold` writes it (an
-    ``fnmatch`` pattern when ``glob``); ``named`` is False for a bare word that is a path only where it exists."""
+    ``fnmatch`` pattern when ``glob``); ``named`` is False for a bare word that is a path only where it exists;
+    ``fresh``: a file there now is one only where :func:`codeact.core.pyimports.shadows` says so."""
 
     path: str
     key: str
     named: bool
     glob: bool
+    fresh: bool = False  # a Python start's surface (pyimports.SURFACE): refused where new, or the stdlib's name
 
 
 def fold(path: str) -> str:
@@ -692,11 +696,11 @@ def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> boo
         return True
     if "$" not in word or _expand(word, root, cwd, plugin) is not None:
         return False
-    if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$t.sh`: every file it may be is protected
+    if any(name in own for match in _VARIABLE.finditer(word) for name in match.groups() if name):
+        return True  # `read -r f`'s, a loop's over a substitution: a value that may be anything, `..` too
+    if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$X.sh`: every file it may be is protected
         return False
-    if _SPECIAL.search(word):
-        return True
-    return any(name in own for match in _VARIABLE.finditer(word) for name in match.groups() if name)
+    return bool(_SPECIAL.search(word))
 
 
 _UNKNOWN = "which CodeAct does not read; name the script by its path"
@@ -1253,6 +1257,7 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
            env: dict[str, str] | None = None) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
     bases = _bases(words, root, cwd, plugin)
+    loops = _literal_loops(words)
     found: list[Target] = []
     script_next = redirected = changes_dir = node_next = False
     for index, word in enumerate(words):
@@ -1271,15 +1276,9 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
         # `node -r x impl/main`: every word after node, to the command's end, is resolved as require does
         node_next = os.path.basename(low) in _NODE_RUNNERS or (node and not set(low) <= _SEPARATOR)
-        expanded = _expand(word, root, cwd, plugin)
-        if expanded is None and not (changes_dir or is_dir):
-            expanded = _as_pattern(word, root, cwd, plugin)
-        if expanded is None or changes_dir or is_dir:
+        if changes_dir or is_dir:
             continue
-        texts = [expanded]
-        if "=" in expanded:  # `--config=./x.py`, `VAR=./x.sh`
-            texts.append(expanded.split("=", 1)[1])
-        for text in texts:
+        for text in _word_texts(word, loops, root, cwd, plugin):
             if node and not text.startswith("-") and (text.strip("./\\") == "" or any(c.isalnum() for c in text)):
                 # `node impl/check`, `node .`: impl/check.js, ./index.js... as require resolves them
                 for candidate in _node_files(text, bases, root, budget):
@@ -1288,8 +1287,8 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
             found += _targets(text, named, bases, root)
-            if named and not follows and "*" not in text and _runs_python(text, cwd, root):  # `./check.py`
-                for file in _import_files(os.path.dirname(text), text, None, root, cwd, budget):
+            if named and not follows and "*" not in text and _runs_python(text, bases, root):  # `./check.py`
+                for file in _import_files(os.path.dirname(text), text, None, root, bases, budget):
                     found += _targets(file, True, bases, root)
     for text in _runner_files(words, root, cwd, plugin, budget, env):
         found += _targets(text, True, bases, root)
@@ -1347,25 +1346,79 @@ def _local_dependencies(text: str, bases: list[str], root: str, budget: _Budget 
     return found
 
 
+def _word_texts(word: str, loops: dict[str, list[str]], root: str, cwd: str, plugin: bool) -> list[str]:
+    """The paths a word may stand for: once per value of a literal loop's variable it holds (``for t in a b; do
+    bash impl/$t.sh``), its known variables expanded, others read as a pattern (:func:`_as_pattern`); and an
+    option's or assignment's value after ``=`` (``--config=./x.py``, ``VAR=./x.sh``)."""
+    texts: list[str] = []
+    variants = _loop_values(word, loops)
+    variants += [part for variant in variants if any(c.isspace() for c in variant) for part in variant.split()]
+    for variant in variants or [word]:  # a value with spaces: the words an unquoted one splits into too
+        expanded = _expand(variant, root, cwd, plugin)
+        if expanded is None:
+            expanded = _as_pattern(variant, root, cwd, plugin)
+        if expanded is not None:
+            texts.append(expanded)
+            if "=" in expanded:
+                texts.append(expanded.split("=", 1)[1])
+    return texts
+
+
 _VARIABLE_PART = re.compile(r"\$\{[^{}]*\}|\$env:\w+|\$\w+|\$[0-9@*#?!$_-]|%\w+%")
 
 
 def _as_pattern(word: str, root: str, cwd: str, plugin: bool) -> str | None:
-    """A path word holding variables not known here (the environment's ``$X``, a loop's ``$t``, a function's
-    ``$1``) as the pattern its known parts make, each such variable read as ``**`` (any text, ``/`` too):
-    ``scripts/$t.sh`` is ``scripts/**.sh``. None where no name is left beside them (``$PYTHON``, ``$PWD/$f``)."""
+    """A path word holding variables not known here as the pattern its known parts make: a variable of the
+    environment (``$X``, the user's: taken to stay below the word's folder) read as ``**`` (any text, ``/`` too):
+    ``scripts/$X.sh`` is ``scripts/**.sh``; a positional or special parameter (``$1``, ``$@``: a function's
+    argument may hold ``..``), or any variable followed by a ``..``, as ``**`` and the word's last name only
+    (``**.sh``, from the folder the command runs in). None where no name is left beside them (``$PYTHON``,
+    ``$PWD/$f``)."""
     known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
     if plugin and any(name in word for name in _PROJECT_VARS):  # a plugin's hook: the session's folder, not here
         return None
 
     def marked(match: re.Match[str]) -> str:
         name = re.sub(r"^[${%]+(?:env:)?|[}%]$", "", match[0]).split(":")[0]
-        return match[0] if name in known else "\x00"
+        return match[0] if name in known else "\x02" if _SPECIAL.fullmatch(match[0]) else "\x00"
 
     if not any(char.isalnum() for char in _VARIABLE_PART.sub("", word)):
         return None
     expanded = _expand(_VARIABLE_PART.sub(marked, word), root, cwd, plugin)
-    return None if expanded is None else expanded.replace("\x00/", "\x00").replace("\x00", "**")
+    if expanded is None:
+        return None
+    tail = re.split(r"[\x00\x02]", expanded)[-1]
+    if "\x02" in expanded or ".." in re.split(r"[/\\]", tail):  # may climb anywhere: the last name only
+        return "**" + re.split(r"[/\\]", tail)[-1]
+    return expanded.replace("\x00/", "\x00").replace("\x00", "**")
+
+
+def _literal_loops(words: list[str]) -> dict[str, list[str]]:
+    """The variables of the command's loops over a literal list (``for t in lint run; do``) and their values."""
+    loops: dict[str, list[str]] = {}
+    for index, word in enumerate(words[:-2]):
+        if word == "for" and words[index + 2] == "in" and words[index + 1].isidentifier():
+            values = list(itertools.takewhile(lambda w: w not in ("do", ";", "\n") and not set(w) <= _SEPARATOR,
+                                              words[index + 3:index + 3 + MAX_BRACES + 1]))
+            if values and len(values) <= MAX_BRACES and not any("$" in w or "`" in w or set(w) & _GLOB
+                                                                for w in values):
+                loops[words[index + 1]] = values
+    return loops
+
+
+def _loop_values(word: str, loops: dict[str, list[str]]) -> list[str]:
+    """``word`` once for each value of the literal loops' variables it holds (``impl/$t.sh``: ``impl/lint.sh``,
+    ``impl/run.sh``), at most :data:`MAX_BRACES` words; ``[]`` where it holds none."""
+    names = [name for name in loops if f"${name}" in word or f"${{{name}}}" in word]
+    if not names:
+        return []
+    found = [word]
+    for name in names:
+        pattern = re.compile(rf"\$(?:{name}\b|\{{{name}\}})")
+        found = [pattern.sub(value.replace("\\", "\\\\"), w) for w in found for value in loops[name]]
+        if len(found) > MAX_BRACES:
+            return []
+    return found
 
 
 _NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
@@ -1891,26 +1944,51 @@ def _python_files(words: list[str], start: int, pythonpath: str | None, root: st
                 found.append(os.path.join(given, "__main__.py"))
         elif start_kind == "module":
             found += [os.path.join(expanded, file) for file in _module_files(given)]
-    script = _expand(given, root, cwd, plugin) if start_kind == "script" else None
+    script = _expand(given, root, cwd, plugin) if start_kind in ("script", "stdin") else None
     code = given if start_kind == "code" else f"import {given}" if start_kind == "module" else None
-    first = os.path.dirname(script) if script is not None else "" if code is not None and not isolated else None
-    for folder in [first, *[_expand(part, root, cwd, plugin) for part in re.split(r"[:;]", pythonpath or "")
-                            if part][:MAX_BASES]]:  # PYTHONPATH's folders come before the standard library too
-        found += _import_files(folder, script, code, root, cwd, budget)
+    bases = _bases(words, root, cwd, plugin)
+    firsts: list[str | None] = ["" if start_kind in ("code", "module", "stdin") and not isolated else None]
+    if start_kind == "script" and script is not None:  # its folder (a folder python runs: itself), as it is named
+        firsts = [script if any(os.path.isdir(os.path.join(base, script)) for base in bases)  # and as it resolves
+                  else os.path.dirname(script), *_real_folders(script, bases, root)]
+    for folder in [*firsts, *[_expand(part, root, cwd, plugin) for part in re.split(r"[:;]", pythonpath or "")
+                              if part][:MAX_BASES]]:  # PYTHONPATH's folders come before the standard library too
+        found += _import_files(folder, script, code, root, bases, budget)
+    return found
+
+
+def _real_folders(script: str, bases: list[str], root: str) -> list[str]:
+    """The folders (absolute, inside ``root``) of the script ``script`` read through its links, where they differ
+    from where it is named: Python puts the folder of its real path first on ``sys.path``."""
+    top = os.path.realpath(root)
+    found: list[str] = []
+    for base in bases:
+        named = os.path.normpath(os.path.join(base, script))
+        real = os.path.realpath(named)
+        if real != named and real.startswith(top + os.sep) and os.path.dirname(real) not in found:
+            found.append(os.path.dirname(real))
     return found
 
 
 def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
     """What ``python ...`` runs, reading the words after the interpreter as CPython reads its options (short
     flags may be joined: ``-Im x``, ``-Imx``; ``-W``/``-X`` take a value): ``("module", name)`` for ``-m``,
-    ``("code", text)`` for ``-c``, ``("script", path)``, or ``("", "")``; and whether ``-I``/``-P`` keep the
-    folder it runs in off its path."""
+    ``("code", text)`` for ``-c`` (and a here-string), ``("script", path)``, ``("stdin", path)`` for a program
+    read from a file (``python3 - < x.py``, ``python3 < x.py``), or ``("", "")``; and whether ``-I``/``-P`` keep
+    the folder it runs in off its path. :class:`Unread` for a program in a here-document."""
     index = start
     isolated = False
     while index < len(words):
         word = words[index]
         index += 1
-        if set(word) <= _SEPARATOR or word == "-":
+        if word in ("<", "<<<") and index < len(words):
+            return ("stdin" if word == "<" else "code"), words[index], isolated
+        if word in ("<<", "<<-"):
+            raise Unread("python reads its program from a here-document, which CodeAct does not read; "
+                         "put it in a script file")
+        if word == "-":  # the program from stdin: a redirect after it names it
+            continue
+        if set(word) <= _SEPARATOR:
             break
         if not word.startswith("-"):
             return "script", word, isolated
@@ -1929,66 +2007,81 @@ def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
     return "", "", isolated
 
 
-def _import_files(folder: str | None, script: str | None, code: str | None, root: str, cwd: str,
+def _import_files(folder: str | None, script: str | None, code: str | None, root: str, bases: list[str],
                   budget: _Budget | None) -> list[str]:
-    """What a Python start imports from ``folder`` (relative to the folder it runs in; None: not on its path or
-    not known), a folder of its path before the standard library: every module a program could add or change there (:data:`pyimports.SURFACE`: a
-    ``json.py`` shadows the standard library's), and each package of it that ``script`` (a file) or ``code``
-    imports, as their modules of ``folder`` import in turn, every file below it. A program that imports a name
-    it computes may run any module of the folder (all of it); one that moves ``sys.path`` is :class:`Unread`."""
+    """What a Python start imports from ``folder`` (relative to the folders it may run in, ``bases``; None: not on
+    its path), a folder of its path before the standard library (:func:`codeact.core.pyimports.follow`): its
+    surface (marked :data:`_FRESH`), and every file of each name ``script`` (a file, read from each base) or
+    ``code`` imports, followed. :class:`Unread` where a module it runs moves where Python looks."""
     if folder is None:
         return []
-    from . import pyimports
+    sources: list[str | bytes] = [code] if code is not None else []
+    for base in bases if script is not None else ():
+        text = _module_source(os.path.join(base, script or ""), root, budget)
+        if text is not None:
+            sources.append(text)
+    top = os.path.realpath(root)
 
-    found = [os.path.join(_glob_escaped(folder), pattern) for pattern in pyimports.SURFACE]
-    pending: list[tuple[str | bytes, bool]] = [(code, True)] if code is not None else []
-    if script is not None:
-        text = _module_source(os.path.join(cwd, script), root, budget)
-        if text is None:
-            return found
-        pending.append((text, True))
-    seen: set[str] = set()
-    while pending:
-        source, entry = pending.pop()
-        imports = pyimports.imports_of(source)
-        if imports is None and not entry and source != _TOO_LARGE:
-            continue  # a module of the folder that does not parse fails its import: nothing of it runs
-        if imports is None or imports.dynamic or len(seen) > pyimports.MAX_MODULES:
-            return [*found, os.path.join(_glob_escaped(folder), "**")]  # not known: every file of the folder
-        if imports.moves_path:
-            raise Unread("a Python program a hook runs changes sys.path, which CodeAct does not follow; "
-                         "keep its imports beside it")
-        for name in sorted(imports.names - seen):
-            seen.add(name)
-            found.append(os.path.join(_glob_escaped(os.path.join(folder, name)), "**"))
-            module = _module_source(os.path.join(cwd, folder, f"{name}.py"), root, budget)
-            if module is not None:
-                pending.append((module, False))
-    return found
+    def read(rel: str) -> bytes | None:
+        return next((text for base in bases
+                     if (text := _module_source(os.path.join(base, folder, rel), root, budget)) is not None), None)
+
+    def modules(rel: str) -> list[str] | None:
+        found: list[str] = []
+        for base in bases:
+            start = os.path.normpath(os.path.join(base, folder))
+            below = os.path.join(start, rel)
+            if not os.path.realpath(below).startswith(top + os.sep) or not os.path.isdir(below):
+                continue
+            for where, folders, files in os.walk(below):
+                folders.sort()
+                found += [os.path.relpath(os.path.join(where, name), start) for name in sorted(files)
+                          if name.endswith(".py")]
+                if len(found) > pyimports.MAX_MODULES:
+                    return found
+        return found or None
+
+    followed = pyimports.follow(sources, read, modules) if sources else pyimports.Followed(pyimports.SURFACE, (),
+                                                                                            False)
+    moved = code is not None and (pyimports.imports_of(code) or pyimports.Imports(frozenset(), False, False)).chdir
+    if followed.moves_path or moved:  # `-c`'s path entry '' follows an os.chdir of the code
+        raise Unread("a Python program a hook runs loads a module by its path or changes where Python looks "
+                     "(sys.path), which CodeAct does not follow; keep its imports beside it")
+    escaped = _glob_escaped(folder)
+    linked = [os.path.realpath(path) for base in bases for pattern in followed.whole if pattern.endswith(".*")
+              if os.path.islink(path := os.path.join(base, folder, pattern[:-2] + ".py"))]  # helper.py -> shared/
+    return [_FRESH + os.path.join(escaped, pattern) for pattern in followed.surface] + \
+        [os.path.join(escaped, pattern) for pattern in followed.whole] + \
+        [path for path in linked if path.startswith(os.path.realpath(root) + os.sep)]
 
 
 def _module_source(file: str, root: str, budget: _Budget | None) -> bytes | None:
     """The text of the Python file ``file`` (a regular file inside ``root``) up to :data:`MAX_HOOKS_BYTES`, or
-    None where it is missing (one larger is read as not known). Read each time: a hooks file's answer that depends on it is
-    not cached."""
+    None where it is missing (one larger is :data:`codeact.core.pyimports.TOO_LARGE`: not known). Read each time:
+    a hooks file's answer that depends on it is not cached."""
     if budget is not None:
         budget.read = True
+        budget.spend(0)
     read = read_regular_within(os.path.normpath(file), os.path.realpath(root), MAX_HOOKS_BYTES)
     if read is None:
         return None
-    return read[0] if len(read[0]) <= MAX_HOOKS_BYTES else _TOO_LARGE
+    return read[0] if len(read[0]) <= MAX_HOOKS_BYTES else pyimports.TOO_LARGE
 
 
-_TOO_LARGE = b"\x00"  # a module past MAX_HOOKS_BYTES: Python's parser refuses a NUL, so what it imports is not known
+_SHELL_EXECS_PYTHON = re.compile(rb"^[\s'\"]*exec\b[^\n]*python", re.MULTILINE)  # sh/Python polyglots
 
 
-def _runs_python(script: str, cwd: str, root: str) -> bool:
-    """Whether the script ``script`` runs as Python by itself: a ``.py`` name, or a ``#!`` line naming python."""
+def _runs_python(script: str, bases: list[str], root: str) -> bool:
+    """Whether the script ``script`` runs as Python by itself: a ``.py`` name, a ``#!`` line naming python (the
+    kernel reads 255 bytes of it), or a shell script whose first lines ``exec`` python (a sh/Python polyglot)."""
     if script.lower().endswith((".py", ".pyw")):
         return True
-    read = read_regular_within(os.path.normpath(os.path.join(cwd, script)), os.path.realpath(root), 127)
-    line = read[0].split(b"\n", 1)[0] if read is not None else b""
-    return line.startswith(b"#!") and b"python" in line
+    for base in bases:
+        read = read_regular_within(os.path.normpath(os.path.join(base, script)), os.path.realpath(root), 511)
+        head = read[0] if read is not None else b""
+        if head.startswith(b"#!") and (b"python" in head.split(b"\n", 1)[0] or _SHELL_EXECS_PYTHON.search(head)):
+            return True
+    return False
 
 
 def _glob_escaped(path: str) -> str:
@@ -2058,7 +2151,10 @@ def _env_chdir(word: str) -> str | None:
 
 
 def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target]:
-    """The targets inside ``root`` that the path ``text`` stands for, read from each of ``bases``."""
+    """The targets inside ``root`` that the path ``text`` stands for, read from each of ``bases`` (a Python
+    start's surface where ``text`` begins with :data:`_FRESH`)."""
+    fresh = text.startswith(_FRESH)
+    text = text.removeprefix(_FRESH)
     found: list[Target] = []
     for base in bases:
         target = os.path.normpath(os.path.join(base, text))
@@ -2069,8 +2165,11 @@ def _targets(text: str, named: bool, bases: list[str], root: str) -> list[Target
         if glob:  # `./scripts/*.sh`: the shell runs every match; the repository's own path matched as text
             top = fold(root)
             key = re.sub(r"([*?[])", r"[\1]", top) + key[len(top):]
-        found.append(Target(target, key, named, glob))
+        found.append(Target(target, key, named, glob, fresh))
     return found
+
+
+_FRESH = "\x01"  # marks a path of a Python start's surface (no path holds it)
 
 
 def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
@@ -2158,7 +2257,7 @@ def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
 def matches(targets: tuple[Target, ...], key: str, exists: bool) -> bool:
     """Whether the path whose :func:`fold` is ``key`` (``exists``: there now) is one of ``targets``."""
     for target in targets:
-        if not target.named and not exists:
+        if (not target.named and not exists) or (target.fresh and exists and not pyimports.shadows(key)):
             continue
         if (_glob_matches(target.key, key) if target.glob else key == target.key):
             return True
