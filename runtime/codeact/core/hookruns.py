@@ -931,6 +931,12 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
     return value[min(starts) if operation == "#" else max(starts):] if starts else value
 
 
+def _from_substitution(value: str, after: list[str]) -> bool:
+    """Whether an assignment's ``value`` (the word after it: ``after``) is a command substitution's output, which
+    the shell's words do not hold: an unquoted ``$(...)`` (shlex splits it as ``$`` then ``(``), backticks."""
+    return "`" in value or (value.endswith("$") and after[:1] != [] and after[0].startswith("("))
+
+
 def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
     """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
     D=impl``) read in the words after the assignment, and a value holding white space read as its words too
@@ -963,7 +969,7 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
         return found
 
     inside = 0  # words left of a quoted word's words (`x='cd impl'` then `x=cd`, `impl`): no assignments
-    for word in words:
+    for at, word in enumerate(words):
         given = word
         inside -= 1
         outer = inside < 0
@@ -973,7 +979,10 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
             word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
         if assignment and assignment[1] not in own and outer:
-            values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
+            if _from_substitution(assignment[3], words[at + 1:at + 2]):  # `T=$(jq ...)` split as `T=$`, `(`, ...:
+                values.pop(assignment[1], None)  # what the command prints, not known (:func:`_own_names`)
+            else:
+                values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         out.append(word)
         if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
             out += shell_words(word, 2)  # words, as a quoted word's are read (`_nested`)
