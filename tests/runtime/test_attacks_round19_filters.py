@@ -70,3 +70,57 @@ def test_a_variable_set_from_an_unquoted_substitution_is_not_known(tmp_path: Pat
     writable and bash ran the program's text (the quoted ``T="$(...)"`` was Unread already)."""
     out = _edit_planted(tmp_path, _SUBSTITUTED[form], {}, "tools/edit.sh")
     assert out.split() == ["PermissionError"], out
+
+
+# ------------------------------------------------------------ 2: xargs CMD, read as CMD with unknown arguments
+_XARGS_ALLOWED = {
+    "xargs -r npx prettier --write": "jq -r '.toolArgs.path // empty' | xargs -r npx prettier --write",
+    "xargs -0 -n 1 black": "jq -j '.toolArgs.path' | xargs -0 -n 1 black -q",
+    "xargs -I{} prettier --write {}": "jq -r .toolArgs.path | xargs -I{} npx prettier --write {}",
+    "xargs sed -i script": "jq -r .toolArgs.path | xargs -r sed -i 's/ *$//'",
+    "xargs, no command": "jq -r .toolArgs.path | xargs",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_XARGS_ALLOWED))
+def test_xargs_running_a_formatter_does_not_refuse_every_write(tmp_path: Path, form: str) -> None:
+    """Any ``xargs`` made the hooks file Unread, so the most common formatter hook (``jq -r '.toolArgs.path //
+    empty' | xargs -r npx prettier --write``) refused every write of the repository. xargs runs its command with
+    the input as extra arguments: read as that command, those arguments not known."""
+    out = _ordinary_edit(tmp_path, _XARGS_ALLOWED[form])
+    assert "PermissionError" not in out, out
+
+
+_XARGS_UNREAD = {
+    "xargs sh": "jq -r .toolArgs.path | xargs sh",
+    "xargs bash run.sh": "jq -r .toolArgs.path | xargs bash tools/run.sh",
+    "xargs -I{} bash -c": "jq -r .toolArgs.path | xargs -I{} bash -c 'echo {}'",
+    "xargs python3": "jq -r .toolArgs.path | xargs python3",
+    "xargs -n1 perl": "jq -r .toolArgs.path | xargs -n1 perl",
+    "xargs env sh": "jq -r .toolArgs.path | xargs env sh",
+    "xargs -I% %": "jq -r .toolArgs.path | xargs -I% % --check",
+    "xargs -i {} x": "jq -r .toolArgs.path | xargs -i {} x",
+    "xargs $CMD": "jq -r .toolArgs.path | xargs $CMD",
+    "xargs awk": "jq -r .toolArgs.path | xargs awk",
+    "xargs sed -n": "jq -r .toolArgs.path | xargs sed -n",
+    "xargs -a list sh": "xargs -a list sh",
+    "xargs --max-args 1 sh": "jq -r .toolArgs.path | xargs --max-args 1 sh",
+    "xargs xargs sh": "jq -r .toolArgs.path | xargs xargs sh",
+    "xargs find -exec": "jq -r .toolArgs.path | xargs -I{} find {} -exec sh {} ;",
+    "xargs npx": "jq -r .toolArgs.path | xargs npx",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_XARGS_UNREAD))
+def test_xargs_running_code_it_reads_stays_unread(tmp_path: Path, form: str) -> None:
+    """Where xargs' input becomes code (a shell's, an interpreter's, awk's program, the command itself with
+    ``-I``) or its command is not known, the hooks file stays Unread: every write refused."""
+    out = _ordinary_edit(tmp_path, _XARGS_UNREAD[form])
+    assert out.split() == ["PermissionError"], out
+
+
+def test_the_script_xargs_runs_is_protected(tmp_path: Path) -> None:
+    """``xargs -r ./tools/fmt.sh``: the script xargs runs is the hook's, protected by its name."""
+    out = _edit_planted(tmp_path, "jq -r .toolArgs.path | xargs -r ./tools/fmt.sh", {}, "tools/fmt.sh")
+    assert out.split() == ["PermissionError"], out
+

@@ -1697,6 +1697,79 @@ def _git_config_files(words: list[str], start: int, root: str, cwd: str, plugin:
     return [expanded, os.path.join(root, expanded)]
 
 
+# GNU xargs' options (findutils 4.9's getopt): short ones that take a value (the rest of the word or the next),
+# those whose value is optional (only joined), flags; long ones that take a value (joined by `=` or the next word)
+_XARGS_VALUED, _XARGS_OPTIONAL, _XARGS_FLAGS = "aEILnPsd", "eil", "0oprtx"
+_XARGS_LONG = ("--arg-file", "--delimiter", "--max-args", "--max-chars", "--max-procs", "--process-slot-var")
+_XARGS_OTHER = ("--null", "--eof", "--replace", "--max-lines", "--interactive", "--no-run-if-empty", "--verbose",
+                "--exit", "--show-limits", "--open-tty", "--help", "--version")
+
+
+def _check_xargs(words: list[str], start: int) -> None:
+    """:class:`Unread` where ``xargs`` (its options from ``words[start]``) runs a command CodeAct does not read:
+    one not known (a variable, a substitution, the input itself with ``-I``), a shell, interpreter or wrapper (the
+    input becomes its code: ``xargs sh``, ``xargs -I{} bash -c 'echo {}'``), another command that runs commands,
+    awk or sed given no program (the input is it), npx or npm given nothing; an option not known here. Otherwise
+    (``xargs -r npx prettier --write``) the command is read where it stands, the input its extra arguments; none
+    at all runs ``echo``."""
+    index, replace = start, ""
+    while index < len(words) and words[index][:1] == "-" and words[index] != "-":
+        word = words[index]
+        index += 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            key, equals, value = word.partition("=")
+            valued = [name for name in _XARGS_LONG if name.startswith(key)]
+            other = [name for name in _XARGS_OTHER if name.startswith(key)]
+            if len(valued) + len(other) != 1 and key not in _XARGS_LONG + _XARGS_OTHER:
+                raise Unread(f"xargs {word} is an option CodeAct does not read")
+            if valued and not equals:
+                index += 1
+            if "--replace".startswith(key) and len(key) > 3:
+                replace = value or "{}"
+            continue
+        for at, letter in enumerate(word[1:], 1):
+            rest = word[at + 1:]
+            if letter in _XARGS_FLAGS:
+                continue
+            if letter in _XARGS_VALUED:
+                value = rest or (words[index] if index < len(words) else "")
+                index += not rest
+                replace = value if letter == "I" else replace
+            elif letter in _XARGS_OPTIONAL:
+                replace = (rest or "{}") if letter == "i" else replace
+            else:
+                raise Unread(f"xargs {word} is an option CodeAct does not read")
+            break
+    if index >= len(words) or set(words[index]) <= _SEPARATOR or words[index] in _OUTPUT_REDIRECTS:
+        return  # xargs runs echo
+    command = words[index]
+    name = _runner_name(command)
+    end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+    if "$" in command or "`" in command or (replace and replace in command) or name in _RUNS_CODE or \
+            name in _SHELLS or _PYTHON.fullmatch(name) or name in _STDIN_RUNNERS or name in _WRAPPERS or \
+            name in _KEYWORDS or name in _INDIRECT or name in ("xargs", "gxargs") or \
+            (name in _FILTERS and not _has_program(name, words[:end], index + 1)) or \
+            ((name in _NPXS or name in _NPMS) and index + 1 >= end):
+        raise Unread(f"xargs runs {command} with its input, which CodeAct does not read")
+
+
+def _has_program(name: str, words: list[str], start: int) -> bool:
+    """Whether awk or sed at ``words[start - 1]`` is given its program (``-e``, ``-f``, or a word)."""
+    tool, index = "awk" if name in _AWKS else "sed", start
+    while index < len(words):
+        word = words[index]
+        index += 1
+        if word == "--" or word[:1] != "-" or len(word) < 2:
+            return index <= len(words) - (word == "--")
+        flag, _, needs = _filter_option(tool, word)
+        if flag in ("e", "f", "E"):
+            return True
+        index += needs
+    return False
+
+
 def _runner_name(word: str) -> str:
     """The command ``word`` runs, as runners are named: its file name in lower case, a package manager's version
     spec cut off (``npx pnpm@9 lint``, ``npx -y npm@10 run lint``: pnpm's, npm's)."""
@@ -1757,7 +1830,9 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
         name = _runner_name(word)
         if budget is not None and not index % 64:
             budget.spend(0)
-        if name in _INDIRECT:
+        if name in ("xargs", "gxargs"):
+            _check_xargs(words, index + 1)
+        elif name in _INDIRECT:
             flags = _INDIRECT[name]
             later = {_flag(other) for other in words[index + 1:]}
             if flags is None or {_flag(flag) for flag in flags} & later:
