@@ -124,3 +124,50 @@ def test_the_script_xargs_runs_is_protected(tmp_path: Path) -> None:
     out = _edit_planted(tmp_path, "jq -r .toolArgs.path | xargs -r ./tools/fmt.sh", {}, "tools/fmt.sh")
     assert out.split() == ["PermissionError"], out
 
+
+# ------------------------------------------------------------ 3: a pipe into an interpreter given its code
+_PIPED_ALLOWED = {
+    "bash -c text": "jq -r .toolArgs | bash -c 'read -r p; echo \"$p\" >> .hook.log'",
+    "bash -o pipefail -c": "jq -r .toolArgs | bash -o pipefail -c 'cat > /dev/null'",
+    "perl x.pl": "jq -r .toolArgs | perl tools/x.pl",
+    "ruby x.rb": "jq -r .toolArgs | ruby -w tools/x.rb",
+    "deno run x.ts": "jq -r .toolArgs | deno run -A tools/x.ts",
+    "pwsh -File x.ps1": "jq -r .toolArgs | pwsh -NoProfile -File tools/x.ps1",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_PIPED_ALLOWED))
+def test_a_pipe_into_an_interpreter_given_its_code_does_not_refuse_every_write(tmp_path: Path, form: str) -> None:
+    """A pipe into bash's ``-c`` text, or into perl, ruby, ``deno run``, ``pwsh -File`` given a script, was read as
+    an interpreter reading its code from the pipe: every write refused. The pipe is data there (as for ``|
+    python3 guard.py``)."""
+    out = _ordinary_edit(tmp_path, _PIPED_ALLOWED[form])
+    assert "PermissionError" not in out, out
+
+
+_PIPED_UNREAD = {
+    "bash -c 'sh'": "jq -r .toolArgs | bash -c 'sh'",
+    "bash -c 'env python3'": "jq -r .toolArgs | bash -c 'env python3'",
+    "bash -c 'source /dev/stdin'": "jq -r .toolArgs | bash -c 'source /dev/stdin'",
+    "bash -s": "jq -r .toolArgs | bash -s",
+    "perl -e": "jq -r .toolArgs | perl -e 'eval join \"\", <STDIN>'",
+    "perl": "jq -r .toolArgs | perl",
+    "ruby -": "jq -r .toolArgs | ruby -",
+    "deno run -": "jq -r .toolArgs | deno run -",
+    "pwsh -Command -": "jq -r .toolArgs | pwsh -Command -",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_PIPED_UNREAD))
+def test_a_pipe_into_an_interpreter_reading_its_code_there_stays_unread(tmp_path: Path, form: str) -> None:
+    """Where the interpreter (or a command of bash's ``-c`` text) reads its code from the pipe, the hooks file
+    stays Unread."""
+    out = _ordinary_edit(tmp_path, _PIPED_UNREAD[form])
+    assert out.split() == ["PermissionError"], out
+
+
+def test_the_script_a_pipe_feeds_is_protected(tmp_path: Path) -> None:
+    """``| perl tools/x.pl``: the script is the hook's, protected by its name."""
+    out = _edit_planted(tmp_path, "jq -r .toolArgs | perl tools/x.pl", {}, "tools/x.pl")
+    assert out.split() == ["PermissionError"], out
+

@@ -610,9 +610,84 @@ def _reads_code(words: list[str], at: int) -> bool:
         return any(key in _MAKE_FILES and _from_stdin(value) for key, value in _options(words, at + 1, True))
     kind = "shell" if name in _SHELL_NAMES else "python" if _PYTHON.fullmatch(name) else \
         "node" if name in ("node", "nodejs", "node.exe") else ""
+    if kind == "shell":
+        text = _shell_text(words, at + 1, end)
+        if text is not None:  # `| bash -c 'text'`: the pipe is data, unless the text's commands read code there
+            return _text_reads_code(text)
     if not kind:
-        return name in _RUNS_CODE or name in _SHELLS
+        return not _script_given(name, words, at + 1, end) and (name in _RUNS_CODE or name in _SHELLS)
     return _no_script(kind, words, at + 1, end)
+
+
+def _shell_text(words: list[str], index: int, end: int) -> str | None:
+    """The ``-c`` text of a shell whose options start at ``words[index]`` (``bash -c 'text'``, ``sh -ec``,
+    ``bash -o pipefail -c``); None where there is none or an option is not known here (``-s``, ``-i``)."""
+    text = False
+    while index < end:
+        word = words[index]
+        index += 1
+        if word in ("-o", "+o") or word in ("-O", "+O"):
+            index += 1
+        elif re.fullmatch(r"[-+][ceuxvfnaBCEhHkmPT]+", word):
+            text = text or (word[0] == "-" and "c" in word)
+        else:
+            return word if text and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR else None
+    return None
+
+
+def _text_reads_code(text: str) -> bool:
+    """Whether a shell's ``-c`` text, given a pipe as its stdin, has a command that runs code read there
+    (:func:`_reads_code`: ``bash -c 'sh'``, ``bash -c 'env python3'``) or names stdin (``source /dev/stdin``)."""
+    words = shell_words(text, 2)
+    if any(_from_stdin(word) for word in words):
+        return True
+    start = True
+    for index, word in enumerate(words):
+        if not word or set(word) <= _SEPARATOR or word in _KEYWORDS or word in ("{", "}", "]]", "[["):
+            start = True
+        elif start and not (_ASSIGNMENT.fullmatch(word) or word[:1] == "-" or _DURATION.fullmatch(word)
+                            or os.path.basename(word).lower() in _WRAPPERS):
+            start = False
+            if _reads_code(words, index):
+                return True
+    return False
+
+
+_PERL_FLAGS = {"perl": re.compile(r"-[wWTtlnpas0-9]+"), "ruby": re.compile(r"-[wWnpalsv]+")}
+_PWSH = frozenset(("pwsh", "pwsh.exe", "powershell", "powershell.exe"))
+
+
+def _script_given(name: str, words: list[str], index: int, end: int) -> bool:
+    """Whether perl, ruby, ``deno run`` or PowerShell (``name``, its words from ``words[index]``) runs a script
+    file it is given (``perl x.pl``, ``deno run -A x.ts``, ``pwsh -NoProfile -File x.ps1``), reading a pipe as
+    data; False where it may read its code there or an option is not known here."""
+    def script(at: int) -> bool:
+        word = words[at] if at < end else ""
+        return bool(word) and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR and not _from_stdin(word)
+
+    if name in _PERL_FLAGS:
+        while index < end and _PERL_FLAGS[name].fullmatch(words[index]):
+            index += 1
+        return script(index)
+    if name in ("deno", "deno.exe"):
+        if index >= end or words[index] != "run":
+            return False
+        index += 1
+        while index < end and (words[index] in ("-A", "-q", "--quiet", "--no-check", "--no-prompt")
+                               or words[index].startswith(("--allow-", "--deny-"))):
+            index += 1
+        return script(index)
+    if name in _PWSH:
+        while index < end:
+            flag = _flag(words[index])
+            index += 1
+            if flag in ("-file", "-f"):
+                return script(index)
+            if flag in ("-executionpolicy", "-ex", "-ep"):
+                index += 1
+            elif flag not in ("-noprofile", "-nop", "-nologo", "-nol", "-noninteractive", "-noni"):
+                return False
+    return False
 
 
 def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
