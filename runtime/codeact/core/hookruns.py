@@ -1940,7 +1940,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
                 options = [("--prefix", prefix)] * bool(prefix) + options
             found += _task_files(name, options, root, cwd, plugin)
         elif name in ("node", "node.exe") and any(w == "--run" or w.startswith("--run=") for w in words[index:]):
-            found.append("package.json")  # `node --run lint`: package.json's script, as npm runs it
+            found += ["package.json", *_packages_up("")]  # `node --run lint`: the nearest package.json's script
     return found
 
 
@@ -1968,8 +1968,16 @@ def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, 
         if (_INSTALL, "") in options else []
     if installed:  # npm installs from the workspace root above (its scripts run): each folder up, its own files
         installed += [os.path.join(folder, *[".."] * up, file) for up in range(1, MAX_BASES + 1)
-                      for file in ("package.json", *_INSTALL_FILES) if "*" not in file]
-    return [*(os.path.join(folder, where, "package.json") for where in ("", *workspaces)), *installed, *loaded]
+                      for file in _INSTALL_FILES if "*" not in file]
+    return [*(os.path.join(folder, where, "package.json") for where in ("", *workspaces)), *_packages_up(folder),
+            *installed, *loaded]
+
+
+def _packages_up(folder: str) -> list[str]:
+    """``package.json`` of each folder above ``folder``: npm, pnpm, yarn, bun and ``node --run`` run the script
+    of the nearest one at or above the folder they run in (``npm run lint`` in ``web/``, which has none, runs the
+    root's); those outside the repository drop."""
+    return [os.path.join(folder, *[".."] * up, "package.json") for up in range(1, MAX_BASES + 1)]
 
 
 def _options(words: list[str], start: int, make: bool = False, manager: str = "npm") -> list[tuple[str, str]]:
