@@ -93,7 +93,6 @@ _CARGO_TARGETS = {"build.rs": ("fn main() { }", 'fn main() { println!("cargo:war
                   "Cargo.toml": ('edition = "2021"', 'edition = "2021"\nbuild = "b.rs"', "")}  # not run
 
 
-@pytest.mark.xfail(strict=True, reason="open: round 19 item 2")
 @pytest.mark.parametrize("target", sorted(_CARGO_TARGETS))
 def test_cargo_files_above_the_cwd_are_protected(tmp_path: Path, target: str) -> None:
     """cargo takes the nearest ``Cargo.toml`` at or above the folder it runs in: ``{"bash": "cargo build
@@ -104,7 +103,6 @@ def test_cargo_files_above_the_cwd_are_protected(tmp_path: Path, target: str) ->
     assert out.split() == ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason="open: round 19 item 2")
 @pytest.mark.parametrize("command", ["cargo fmt", "cargo fmt --check", "cargo fmt --all -- --check"])
 def test_cargo_fmt_leaves_cargo_toml_and_build_rs_writable(tmp_path: Path, command: str) -> None:
     """A false positive: ``cargo fmt`` runs no build script, so the package's ``Cargo.toml`` and ``build.rs``

@@ -202,8 +202,10 @@ def _backend_files(folder: str, text: str) -> list[str]:
 def cargo_files(words: list[str], start: int, expand: Expand, read: Read) -> list[str]:
     """What ``cargo ...`` reads first: ``.cargo/config.toml`` (and ``.cargo/config``: a ``runner``, a
     ``rustc-wrapper``, an alias) and rustup's ``rust-toolchain.toml`` in the folder it runs in and every folder
-    above; ``Cargo.toml`` and ``build.rs`` of the package (``--manifest-path``), of every package below it (a
-    workspace's members), and the build script its ``Cargo.toml`` names (``build = "..."``)."""
+    above; but for ``cargo fmt`` (which builds nothing) ``Cargo.toml`` and ``build.rs`` of the package
+    (``--manifest-path``), of every package below it (a workspace's members) and of every folder above it (cargo
+    takes the nearest ``Cargo.toml`` at or above the folder, and a workspace's root above that), and the build
+    script each of those ``Cargo.toml`` files names (``build = "..."``)."""
     manifest = _option_value(words, start, ("--manifest-path",))
     folder = os.path.dirname(manifest) if manifest else "."
     chdir = _option_value(words, start, ("-C",))
@@ -211,14 +213,37 @@ def cargo_files(words: list[str], start: int, expand: Expand, read: Read) -> lis
         folder = os.path.join(chdir, folder)
     if expand(folder) is None:
         folder = "."
-    found = [os.path.join(folder, where, name) for where in ("", "**") for name in ("Cargo.toml", "build.rs")]
+    found = [os.path.join(folder, *[".."] * up, name) for up in range(_UP) for name in _CARGO_UP]
+    if _cargo_command(words, start) == "fmt":  # rustfmt reads no build script
+        return found
+    found += [os.path.join(folder, where, name) for where in ("", "**") for name in ("Cargo.toml", "build.rs")]
     if manifest:
         found.append(manifest)
-    for data in read(manifest or os.path.join(folder, "Cargo.toml")):
-        found += [os.path.join(folder, named) for named in re.findall(r"(?m)^\s*build\s*=\s*[\"']([^\"']+)[\"']",
-                                                                       data.decode("utf-8", "replace"))[:16]]
-    found += [os.path.join(folder, *[".."] * up, name) for up in range(_UP) for name in _CARGO_UP]
+    for up in range(_UP):
+        above = os.path.join(folder, *[".."] * up)
+        if up:
+            found += [os.path.join(above, "Cargo.toml"), os.path.join(above, "build.rs")]
+        for data in read(manifest if manifest and not up else os.path.join(above, "Cargo.toml")):
+            found += [os.path.join(above, named) for named in re.findall(
+                r"(?m)^\s*build\s*=\s*[\"']([^\"']+)[\"']", data.decode("utf-8", "replace"))[:16]]
     return found
+
+
+def _cargo_command(words: list[str], start: int) -> str:
+    """The subcommand of ``cargo`` whose words start at ``words[start]`` (``cargo +nightly -q fmt``: ``fmt``)."""
+    index = start
+    while index < len(words) and index < start + 32:
+        word = words[index]
+        if word and set(word) <= _SEPARATOR:
+            break
+        if not word.startswith(("-", "+")):
+            return word.lower()
+        index += 1 + (word in _CARGO_VALUED)
+    return ""
+
+
+_CARGO_VALUED = frozenset(("-C", "--manifest-path", "--config", "-Z", "--color", "--target-dir", "--lockfile-path",
+                           "--explain"))
 
 
 def maven_files(words: list[str], start: int, expand: Expand) -> list[str]:
