@@ -171,3 +171,37 @@ def test_the_script_a_pipe_feeds_is_protected(tmp_path: Path) -> None:
     out = _edit_planted(tmp_path, "jq -r .toolArgs | perl tools/x.pl", {}, "tools/x.pl")
     assert out.split() == ["PermissionError"], out
 
+
+# ------------------------------------------------------------ 4, 5: awk's regular expressions, sed's labels
+_FILTERS_THAT_RUN = {  # each reads the tool call's path, which the program chooses: `echo PLANTED`
+    "awk: print /#/": "awk '{ print /#/; system($0) }'",
+    "awk: 1. / 2": "awk '{ x = 1. / 2; system($0); y = 3 / 4 }'",
+    "awk: a line continued": "awk '{ x = NR \\\n/ 2; system($0); y = 1 / 2 }'",
+    "sed: a label ends at a space": "sed ':a e'",
+    "sed: a branch's label ends at a space": "sed -e 'tx e' -e ':x'",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_FILTERS_THAT_RUN))
+def test_a_filter_whose_program_runs_commands_is_unread(tmp_path: Path, form: str) -> None:
+    """``_awk_runs`` guessed a ``/`` after ``print``, after ``1.`` or after a line continuation wrong (a regex
+    where awk divides, a division where it matches), so a ``#`` or a regex hid ``system(``; ``_SedScript`` read
+    a label (``:a``, ``tx``) to the ``;``, where GNU sed ends it at white space, so ``:a e`` hid an ``e``
+    command. mawk 1.3.4 and GNU sed 4.9 ran the tool call's path as a command: the hooks file must be Unread
+    (every write refused)."""
+    command = "jq -r .toolArgs.path | " + _FILTERS_THAT_RUN[form]
+    out = _ordinary_edit(tmp_path, command)
+    if out.split() != ["PermissionError"] and shutil.which("jq"):
+        done = subprocess.run(["bash", "-c", command], input='{"toolArgs": {"path": "echo PLANTED"}}',
+                              capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+        assert "PLANTED" in done.stdout, (out, done.stderr)
+    assert out.split() == ["PermissionError"], out
+
+
+@pytest.mark.parametrize("command", ["awk '{print $1 \"|\" $2}'", "awk '/a|b/ { print $1 / 2 }'",
+                                     "sed 's/ *$//'", "sed -e ':a' -e 'N;$!ba' -e 's/\\n/ /g'"])
+def test_ordinary_filters_do_not_refuse_every_write(tmp_path: Path, command: str) -> None:
+    """Ordinary filters stay data."""
+    out = _ordinary_edit(tmp_path, "jq -r .toolArgs.path | " + command)
+    assert "PermissionError" not in out, out
+

@@ -353,25 +353,51 @@ def _from_stdin(path: str) -> bool:
 def _awk_runs(program: str) -> bool:
     """Whether the awk ``program`` may run a command: ``system(``, a ``|`` (``print | cmd``, ``cmd | getline``,
     gawk's ``|&``) or an ``@`` (``@include``, ``@load``, an indirect call) outside its strings, regular
-    expressions (a ``/`` where no operand comes before it) and comments. One pass: a regular expression not
-    closed on its line is read as code (the safe side), and so is any later one that line holds."""
+    expressions and comments. A ``/`` is a regular expression where no operand comes before it (after an
+    operator, ``(``, ``,``, ``print``, ``printf``, ``return``, ``getline``, ``in``), else a division (after a
+    name, a number, ``1.``, ``)``, ``]``, ``++``, a string; a line continued with ``\\`` keeps what came before). One
+    pass: a regular expression not closed on its line is read as code (the safe side), and so is any later one
+    that line holds; a regular expression or comment that holds ``system``, ``@`` or a ``|`` beside code-like
+    text (white space, ``;``, ``"``, ``(``) counts as code too (a guess gone wrong fails closed)."""
     kept: list[str] = []
-    at, end, last, open_until = 0, len(program), "", -1
+    at, end, last, word, open_until = 0, len(program), "", "", -1
     while at < end:
         char = program[at]
-        if char == '"' or (char == "/" and at > open_until and not (last.isalnum() or last in tuple("_$)]+-\""))):
+        if char == "\\" and program[at + 1:at + 2] == "\n":  # a line continued: what came before stays
+            at += 2
+            continue
+        operand = (last.isalnum() or last in tuple("_$)].+-\"")) and word not in _AWK_BEFORE_REGEX
+        if char == '"' or (char == "/" and at > open_until and not operand):
             close = _awk_literal_end(program, at)
             if close is not None:
-                at, last = close, "a"  # a string or regex: an operand, left out
+                if char == "/" and _awk_hides_code(program[at:close]):
+                    kept.append(program[at:close])
+                at, last, word = close, "a", ""  # a string or regex: an operand, left out
                 continue
             open_until = program.find("\n", at) % (end + 1)  # not closed: the rest of the line is code
         if char == "#":
-            at = program.find("\n", at) % (end + 1)
+            close = program.find("\n", at) % (end + 1)
+            if _awk_hides_code(program[at:close]):
+                kept.append(program[at:close])
+            at = close
             continue
         kept.append(char)
+        if char.isalnum() or char == "_":  # the name or number before, as one word
+            word = word + char if at and (program[at - 1].isalnum() or program[at - 1] == "_") else char
+        elif char not in " \t":
+            word = ""
         last = "" if char == "\n" else last if char in " \t" else char
         at += 1
     return bool(re.search(r"system\s*\(|(?<!\|)\|(?!\|)|@", "".join(kept)))
+
+
+_AWK_BEFORE_REGEX = frozenset(("print", "printf", "return", "getline", "in", "case", "do", "else"))
+
+
+def _awk_hides_code(span: str) -> bool:
+    """Whether a span read as a regular expression or comment may be code misread: it holds ``system``, an ``@``,
+    or a ``|`` beside white space, ``;``, ``"`` or ``(`` (``/a|b/`` does not)."""
+    return "system" in span or "@" in span or ("|" in span and any(char in span for char in " \t;\"("))
 
 
 def _awk_literal_end(program: str, at: int) -> int | None:
@@ -405,8 +431,11 @@ def _sed_runs(script: str, strict: bool = True) -> bool:
         reader.skip(" \t\n;")
         if reader.at >= reader.end:
             return False
+        before = reader.at
         if reader.runs():
-            return strict or reader.ran
+            if strict or reader.ran:
+                return True
+            reader.at = max(reader.at, before + 1)  # not parsed: read on, for an `e` after it
 
 
 class _SedScript:
@@ -463,7 +492,7 @@ class _SedScript:
             return True
         command = self.script[self.at]
         self.at += 1
-        self.ran = command == "e"
+        self.ran = self.ran or command == "e"
         if command in "{e" or self.arguments(command):
             return command == "e" or command != "{"
         self.skip(" \t")
@@ -475,8 +504,9 @@ class _SedScript:
             self.skip(" \t0123456789")
         elif command in "#aicrRwW":
             self.rest_of_line()
-        elif command in ":btTv":
-            while self.at < self.end and self.script[self.at] not in ";\n":
+        elif command in ":btTv":  # GNU sed ends a label at white space or `;`
+            self.skip(" \t")
+            while self.at < self.end and self.script[self.at] not in "; \t\n":
                 self.at += 1
         elif command in "sy":
             if self.at >= self.end or self.script[self.at] in "\n\\":
