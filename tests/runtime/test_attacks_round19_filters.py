@@ -205,3 +205,26 @@ def test_ordinary_filters_do_not_refuse_every_write(tmp_path: Path, command: str
     out = _ordinary_edit(tmp_path, "jq -r .toolArgs.path | " + command)
     assert "PermissionError" not in out, out
 
+
+# ------------------------------------------------------------ 6: a script the hook writes itself
+_WRITES_THEN_RUNS = {
+    "sort -o": "mkdir -p build; cat $(find parts -type f) | sort -o build/run.sh; bash build/run.sh",
+    "sort --output=": "mkdir -p build; cat $(find parts -type f) | sort --output=build/run.sh; bash build/run.sh",
+    "sed w": "mkdir -p build; cat $(find parts -type f) | sed -n 'w build/run.sh'; bash build/run.sh",
+    "awk print >": "mkdir -p build; cat $(find parts -type f) | awk '{ print > \"build/run.sh\" }'; bash build/run.sh",
+    "split": "mkdir -p build; cat $(find parts -type f) | split -l 1000 - build/run; bash build/runaa",
+}
+
+
+@pytest.mark.parametrize("form", sorted(_WRITES_THEN_RUNS))
+def test_a_script_the_hook_writes_with_a_tool_is_unread(tmp_path: Path, form: str) -> None:
+    """``_written`` knew redirections, tee, cp, mv, install, ln, rsync, dd and find's ``-fprint*`` only: ``sort
+    -o``, sed's ``w``, awk's ``print > "x"``, ``split`` (and ``csplit``, ``tar -x``, ``unzip``, ``patch``, ``curl
+    -o``, ``wget -O``) wrote the script the hook then runs from a file the program creates (``parts/evil``):
+    bash ran it. A program's write of ``parts/evil`` must be refused (the hooks file is Unread)."""
+    command = _WRITES_THEN_RUNS[form]
+    base, ws = _workspace(tmp_path, command, {"parts/evil": "exit 0\n"})
+    out = edit_output(ws, base, "parts/evil", "exit 0", "echo PLANTED")
+    if out.split() != ["PermissionError"]:
+        assert _host_runs_planted(ws, command), out
+    assert out.split() == ["PermissionError"], out

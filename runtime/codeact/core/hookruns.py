@@ -843,13 +843,18 @@ _FIND_WRITES = frozenset(("-fprint", "-fprint0", "-fprintf", "-fls"))
 def _written(words: list[str]) -> frozenset[str]:
     """The names (last parts) of the files the shell command ``words`` writes: a redirection's (``> x``,
     ``>> x``), ``tee``'s, ``cp``'s, ``mv``'s, ``install``'s, ``ln``'s operands, find's ``-fprint*`` file,
-    dd's ``of=``; ``/dev/`` files and descriptors aside."""
+    dd's ``of=``, and those :func:`_tool_writes` reads (``sort -o``, ``curl -o``, sed's ``w``, awk's ``print >
+    "x"``); :data:`_ANY_FILE` where a command writes files its words do not name (``tar -x``, ``unzip``);
+    ``/dev/`` files and descriptors aside."""
     found: set[str] = set()
-    writer = False
+    writer, command = False, ""
     for index, word in enumerate(words):
         if not word or set(word) <= _SEPARATOR:
-            writer = False
+            writer, command = False, ""
             continue
+        if not command and not _ASSIGNMENT.fullmatch(word):
+            command = os.path.basename(word).lower()
+            command = "" if command in _WRAPPERS else command
         target = ""
         if (word in _OUTPUT_REDIRECTS or word in _FIND_WRITES or word == "<>") and index + 1 < len(words):
             target = words[index + 1]
@@ -859,10 +864,48 @@ def _written(words: list[str]) -> frozenset[str]:
             target = word
         else:
             writer = writer or os.path.basename(word).lower() in _WRITERS
-        name = os.path.basename(target.rstrip("/"))
-        if name and not target.startswith("/dev/") and not name.isdigit():
-            found.add(name)
+        for written in (target, *_tool_writes(command, words, index)):
+            name = os.path.basename(written.strip().rstrip("/"))
+            if name and not written.startswith("/dev/") and not name.isdigit():
+                found.add(name)
     return frozenset(found)
+
+
+_ANY_FILE = "\x00any"  # :func:`_written`'s mark of a command that writes files its words do not name
+_UNPACKERS = frozenset(("tar", "gtar", "bsdtar", "unzip", "split", "gsplit", "csplit", "patch", "cpio", "7z", "7za",
+                        "gunzip", "bunzip2", "unxz", "unzstd", "ar"))
+_AWK_OUTPUT = re.compile(r'printf?\b[^;}\n]*?>>?\s*(?:"([^"]*)"|(\S))')
+
+
+def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
+    """The files the command ``command`` writes as its word ``words[index]`` says: sort's and curl's ``-o``
+    (``--output``), wget's ``-O`` (``--output-document``) and a URL's last part (curl ``-O``, wget), sed's ``w``
+    file (``w x``, ``s/a/b/w x``), awk's ``print > "x"``; :data:`_ANY_FILE` for an unpacker (``tar``, ``unzip``,
+    ``split``, ``patch``...) and awk's ``print > $1``."""
+    word = words[index]
+    following = words[index + 1] if index + 1 < len(words) else ""
+    if command in ("sort", "curl", "wget"):
+        short, long = ("-O", "--output-document") if command == "wget" else ("-o", "--output")
+        if word in (short, long):
+            return [following]
+        if word.startswith(long + "="):
+            return [word.partition("=")[2]]
+        if word.startswith(short) and len(word) > 2:
+            return [word[2:]]
+        if command != "sort" and "://" in word:
+            return [word.split("?")[0].split("#")[0]]
+    elif command in _UNPACKERS and os.path.basename(word).lower() == command:
+        end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+        extracts = command not in ("tar", "gtar", "bsdtar") or any(  # tar: `-x`, `xf`, `--extract`, `--get`
+            other in ("--extract", "--get") or re.fullmatch(r"-?[A-Za-z]*x[A-Za-z]*", other) and
+            (other[:1] == "-" or n == index + 1) for n, other in enumerate(words[index + 1:end], index + 1))
+        return [_ANY_FILE] if extracts else []
+    elif command in ("sed", "gsed") and os.path.basename(word).lower() != command:
+        return [match.strip() for match in re.findall(r"(?:^|[^A-Za-z\\])[wW][ \t]*([^\n]+)", word)]
+    elif command in _AWKS and os.path.basename(word).lower() != command:
+        return [match[0] or _ANY_FILE for match in _AWK_OUTPUT.findall(word)
+                if match[0] or match[1] not in "\"("]
+    return []
 
 
 _HERE_DOCUMENT = re.compile(r"(?<![<\\])<<(?!<)(-?)[ \t]*([^\s;&|()<>]+)")
@@ -921,11 +964,14 @@ class _CommandReader:
     def unknown(self, word: str) -> bool:
         return _unknown(word, self.own, self.root, self.cwd, self.plugin)
 
-    def generated(self, word: str) -> None:
-        """:class:`Unread` where the script ``word`` is one the command writes itself, or lies in a temporary
-        folder (another command's, another hook's): what it runs is what was written there."""
+    def generated(self, word: str, script: bool = True) -> None:
+        """:class:`Unread` where the script ``word`` is one the command writes itself (any script a path names,
+        after a command that writes files its words do not name: ``tar -x``, ``unzip``; a ``script`` an
+        interpreter runs, or a command word holding a ``/``), or lies in a temporary folder (another command's,
+        another hook's): what it runs is what was written there."""
         name = os.path.basename(word.rstrip("/"))
-        if (name and name in self.written) or word.startswith(_TEMPORARY):
+        if (name and name in self.written) or (_ANY_FILE in self.written and (script or "/" in word)) or \
+                word.startswith(_TEMPORARY):
             raise Unread(f"it runs {word!r}, a script the hook writes or a temporary one, which CodeAct does not read")
 
     def nested(self, text: str) -> None:
@@ -974,7 +1020,7 @@ class _CommandReader:
             return
         name = os.path.basename(word).lower()
         if name not in _KEYWORDS:
-            self.generated(word)
+            self.generated(word, script=False)
         if name in _WRAPPERS or name in _KEYWORDS:
             self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
             return
