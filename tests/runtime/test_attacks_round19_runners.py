@@ -122,7 +122,6 @@ _CHILD = '<project><modelVersion>4.0.0</modelVersion><parent><groupId>g</groupId
          '<version>1</version>{relative}</parent><artifactId>m</artifactId></project>\n'
 
 
-@pytest.mark.xfail(strict=True, reason="open: round 19 item 3")
 def test_maven_parent_pom_above_is_protected(tmp_path: Path) -> None:
     """``{"bash": "mvn -o -q compile", "cwd": "mod"}`` where ``mod/pom.xml`` names a ``<parent>``: Maven reads
     ``../pom.xml`` (its plugins, their configuration), which was writable."""
@@ -132,7 +131,6 @@ def test_maven_parent_pom_above_is_protected(tmp_path: Path) -> None:
         ["PermissionError"]
 
 
-@pytest.mark.xfail(strict=True, reason="open: round 19 item 3")
 def test_maven_relative_path_parent_is_protected(tmp_path: Path) -> None:
     """A ``<relativePath>`` in a POM Maven reads names the parent's POM elsewhere: it is protected too."""
     base, ws = _workspace(tmp_path, {"bash": "mvn -o -q compile", "cwd": "mod"},

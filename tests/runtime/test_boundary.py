@@ -1366,8 +1366,8 @@ def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
     ("cd impl && python3 -m pip install .", ["impl/pyproject.toml", "impl/be/hook.py"], ["be/other.py"]),
     ("cargo test", ["build.rs", "crates/a/build.rs", ".cargo/config.toml", "rust-toolchain.toml"], ["src/lib.rs"]),
     ("cd impl && cargo check", [".cargo/config.toml", "impl/.cargo/config", "impl/Cargo.toml"], ["impl/src/a.rs"]),
-    ("mvn -q -f impl/pom.xml verify", ["impl/pom.xml", "impl/m/pom.xml", ".mvn/jvm.config",
-                                      "impl/.mvn/maven.config"], ["pom.xml", "impl/src/A.java"]),
+    ("mvn -q -f impl/pom.xml verify", ["impl/pom.xml", "impl/m/pom.xml", ".mvn/jvm.config", "pom.xml",
+                                      "impl/.mvn/maven.config"], ["impl/src/A.java"]),  # pom.xml: a <parent>'s
 ])
 def test_the_files_a_build_tool_reads_first_are_named(tmp_path, command, named, not_named):
     """pip's, cargo's and Maven's first files (codeact.core.buildfiles): a nested requirements file is read from its

@@ -65,7 +65,7 @@ def build_files(name: str, words: list[str], start: int, expand: Expand, read: R
     if name in _CARGOS:
         return cargo_files(words, start, expand, read)
     if name in _MAVENS:
-        return maven_files(words, start, expand)
+        return maven_files(words, start, expand, read)
     return []
 
 
@@ -246,10 +246,12 @@ _CARGO_VALUED = frozenset(("-C", "--manifest-path", "--config", "-Z", "--color",
                            "--explain"))
 
 
-def maven_files(words: list[str], start: int, expand: Expand) -> list[str]:
+def maven_files(words: list[str], start: int, expand: Expand, read: Read) -> list[str]:
     """What ``mvn``/``mvnw`` reads first: ``.mvn/`` (``jvm.config``, ``maven.config``, ``extensions.xml``, the
     wrapper's files) of the folder it runs in and every folder above (Maven takes the nearest), ``pom.xml`` there
-    (``-f``/``--file``) and every module's below."""
+    (``-f``/``--file``), every module's below and every folder's above (a ``<parent>``'s default
+    ``../pom.xml``), and the parent a ``<relativePath>`` of those POMs names (a folder's ``pom.xml``, or the
+    file)."""
     given = _option_value(words, start, ("-f", "--file"))
     if given is None:
         given = next((word[2:] for word in words[start:start + 32] if word.startswith("-f") and len(word) > 2
@@ -264,4 +266,13 @@ def maven_files(words: list[str], start: int, expand: Expand) -> list[str]:
             folder = given
     found += [os.path.join(folder, where, "pom.xml") for where in ("", "**")]
     found += [os.path.join(folder, *[".."] * up, ".mvn", "**") for up in range(_UP)]
+    poms = [found[0] if given and given.lower().endswith(".xml") and expand(given) is not None else ""]
+    poms += [os.path.join(folder, *[".."] * up, "pom.xml") for up in range(_UP)]
+    found += poms[2:]
+    for pom in filter(None, poms):
+        for data in read(pom):
+            for named in re.findall(r"<relativePath>\s*([^<]+?)\s*</relativePath>",
+                                    data.decode("utf-8", "replace"))[:16]:
+                where = os.path.join(os.path.dirname(pom), named)
+                found += [where] if where.lower().endswith(".xml") else [os.path.join(where, "pom.xml")]
     return found
