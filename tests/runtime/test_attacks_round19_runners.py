@@ -153,7 +153,6 @@ _NODE_CODE = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="open: round 19 item 4")
 @pytest.mark.parametrize("form", sorted(_NODE_CODE))
 def test_what_node_code_requires_is_protected(tmp_path: Path, form: str) -> None:
     """node given its code by a here-document (``node <<'EOF'``, ``cat <<'EOF' | node``), a here-string or
