@@ -108,6 +108,9 @@ _XARGS_UNREAD = {
     "xargs xargs sh": "jq -r .toolArgs.path | xargs xargs sh",
     "xargs find -exec": "jq -r .toolArgs.path | xargs -I{} find {} -exec sh {} ;",
     "xargs npx": "jq -r .toolArgs.path | xargs npx",
+    "xargs npx -y": "jq -r .toolArgs.path | xargs npx -y",
+    "xargs -I{} npx {}": "jq -r .toolArgs.path | xargs -I{} npx {}",
+    "xargs pnpm": "jq -r .toolArgs.path | xargs pnpm",
 }
 
 

@@ -1913,7 +1913,8 @@ def _check_xargs(words: list[str], start: int) -> None:
     """:class:`Unread` where ``xargs`` (its options from ``words[start]``) runs a command CodeAct does not read:
     one not known (a variable, a substitution, the input itself with ``-I``), a shell, interpreter or wrapper (the
     input becomes its code: ``xargs sh``, ``xargs -I{} bash -c 'echo {}'``), another command that runs commands,
-    awk or sed given no program (the input is it), npx or npm given nothing; an option not known here. Otherwise
+    awk or sed given no program (the input is it), npx, npm or a package runner given no package or ``-I``'s
+    string as it; an option not known here. Otherwise
     (``xargs -r npx prettier --write``) the command is read where it stands, the input its extra arguments; none
     at all runs ``echo``."""
     index, replace = start, ""
@@ -1955,8 +1956,18 @@ def _check_xargs(words: list[str], start: int) -> None:
             name in _SHELLS or _PYTHON.fullmatch(name) or name in _STDIN_RUNNERS or name in _WRAPPERS or \
             name in _KEYWORDS or name in _INDIRECT or name in ("xargs", "gxargs") or \
             (name in _FILTERS and not _has_program(name, words[:end], index + 1)) or \
-            ((name in _NPXS or name in _NPMS) and index + 1 >= end):
+            _runs_its_input(name, words[index + 1:end], replace):
         raise Unread(f"xargs runs {command} with its input, which CodeAct does not read")
+
+
+def _runs_its_input(name: str, words: list[str], replace: str) -> bool:
+    """Whether npx, npm or a package runner (``name``) that xargs runs with ``words`` runs a package its input
+    names: none is named (``xargs npx -y``: the input's first word is it), or it is ``-I``'s string
+    (``xargs -I{} npx {}``)."""
+    if name not in _NPXS and name not in _NPMS and name not in _PACKAGE_RUNNERS:
+        return False
+    first = next((word for word in words if word[:1] != "-"), "")
+    return not first or bool(replace and replace in first)
 
 
 def _has_program(name: str, words: list[str], start: int) -> bool:
