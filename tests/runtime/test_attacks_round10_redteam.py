@@ -430,7 +430,7 @@ def test_a_program_cannot_rewrite_a_script_a_plugins_hooks_run(tmp_path: Path) -
     protects what the REPOSITORY's hooks files run, but no rule reads a plugin's hooks file for the scripts it
     runs: ``edit(path='plugins/lint/scripts/check.sh', ...)`` succeeds, and every session with the plugin
     installed runs the program's text on the host at each tool call. Fix: read a plugin's hooks files (the
-    manifest's ``hooks``, default ``hooks.json``) with core/hookruns.py too, resolving relative paths and
+    manifest's ``hooks``, default ``hooks.json``) with core/hookruns/ too, resolving relative paths and
     ``${CLAUDE_PLUGIN_ROOT}``/``${COPILOT_PLUGIN_ROOT}`` against the plugin's folder. (Fixed:
     boundary._plugin_hook_script.)"""
     import json

@@ -443,7 +443,7 @@ def test_the_build_script_a_hooks_pip_install_runs_is_protected(tmp_path: Path, 
     ``uv run``, ``uv pip install``, ``poetry install``, ``pdm install``, ``hatch`` too: each builds the project)
     as naming the folder's ``setup.py``, ``pyproject.toml`` (and, fail closed, its in-tree backend), as npm's
     ``package.json``.
-    Fixed: ``codeact.core.buildfiles`` names each local folder a pip (``python -m pip``, ``uv``, ``pdm``,
+    Fixed: ``codeact.core.hookruns.buildfiles`` names each local folder a pip (``python -m pip``, ``uv``, ``pdm``,
     ``poetry``) build takes: its ``setup.py``, ``setup.cfg``, ``pyproject.toml`` and in-tree backend."""
     out = _edit_hook_target(tmp_path, {"bash": command}, target)
     assert out.split() == ["PermissionError"], out
@@ -469,7 +469,7 @@ def test_the_files_a_hooks_cargo_command_reads_first_are_protected(tmp_path: Pat
     calls succeed. Suggested fix: for ``cargo`` (``--manifest-path``, ``-C``), protect ``Cargo.toml``,
     ``build.rs`` and ``.cargo/config*`` of the folder it runs in and its parents inside the workspace (cargo reads
     every ``.cargo/config.toml`` up the tree).
-    Fixed: ``codeact.core.buildfiles.cargo_files``: ``Cargo.toml``/``build.rs`` there and below, ``.cargo/config*``
+    Fixed: ``codeact.core.hookruns.buildfiles.cargo_files``: ``Cargo.toml``/``build.rs`` there and below, ``.cargo/config*``
     and ``rust-toolchain*`` there and above, for any cargo command."""
     command, target, text = _CARGO[form]
     import json
@@ -501,7 +501,7 @@ def test_the_jvm_options_a_hooks_maven_command_reads_first_are_protected(tmp_pat
     options to every mvn, and ``pom.xml``, whose plugins run at each build, are writable too). Suggested fix: for
     ``mvn``/``mvnw`` (``-f``, ``--file``), protect ``pom.xml`` and ``.mvn/`` of its folder (``.npmrc``'s twins);
     Gradle's ``gradle.properties``/``build.gradle*``/``settings.gradle*`` likewise.
-    Fixed: ``codeact.core.buildfiles.maven_files``: ``pom.xml`` there and below, ``.mvn/`` there and above (Gradle
+    Fixed: ``codeact.core.hookruns.buildfiles.maven_files``: ``pom.xml`` there and below, ``.mvn/`` there and above (Gradle
     is not covered yet; docs/security.md says so)."""
     import json
     import subprocess

@@ -1370,7 +1370,7 @@ def test_a_hooks_pattern_matches_as_the_shell_matches_a_path(repo):
                                       "impl/.mvn/maven.config"], ["impl/src/A.java"]),  # pom.xml: a <parent>'s
 ])
 def test_the_files_a_build_tool_reads_first_are_named(tmp_path, command, named, not_named):
-    """pip's, cargo's and Maven's first files (codeact.core.buildfiles): a nested requirements file is read from its
+    """pip's, cargo's and Maven's first files (codeact.core.hookruns.buildfiles): a nested requirements file is read from its
     own folder, its ``-e`` paths from the folder pip runs in; an in-tree backend's module is named."""
     from codeact.core import hookruns
 

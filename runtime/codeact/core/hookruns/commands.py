@@ -1,0 +1,457 @@
+"""What a command does with its input and output: whether it reads code from a pipe or a here-document, runs a
+command the reader does not know, or writes the files another command then runs."""
+from __future__ import annotations
+
+import os
+import re
+
+from .bounds import Unread
+from .filters import _check_filter, _from_stdin
+from .names import (
+    _AWKS,
+    _KEYWORDS,
+    _MAKE_FILES,
+    _MAKES,
+    _NODE_FLAGS,
+    _NPMS,
+    _NPXS,
+    _OUTPUT_REDIRECTS,
+    _PWSH,
+    _PYTHON,
+    _RUNS_CODE,
+    _SCRIPT_VALUED,
+    _SEPARATOR,
+    _SETS_NAMES,
+    _SHELL_NAMES,
+    _SHELLS,
+    _SPECIAL,
+    _STDIN_RUNNERS,
+    _WRAPPERS,
+)
+from .options import _options
+from .paths import _as_pattern
+from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, shell_words
+
+
+def _reads_code(words: list[str], at: int) -> bool:
+    """Whether the command ``words[at]``, given a pipe or a here-document as its stdin, runs code it reads there:
+    a command of :data:`_STDIN_RUNNERS`, make reading its Makefile from stdin, a shell, python or node with no
+    script to run (``| sh``, ``| python3 -``, ``| bash -s``, ``-i``, ``-c``/``-e``/``-m`` code), any other
+    interpreter of :data:`_RUNS_CODE`. A shell, python or node given a script file (``| python3 guard.py``) runs
+    that file (the hook's own, protected by its name), reading the pipe as data."""
+    name = os.path.basename(words[at]).lower()
+    end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= _SEPARATOR), len(words))
+    if name in _STDIN_RUNNERS:
+        return not (name == "sqlite3" and "-safe" in words[at + 1:end])
+    if name in _MAKES:
+        return any(key in _MAKE_FILES and _from_stdin(value) for key, value in _options(words, at + 1, True))
+    kind = "shell" if name in _SHELL_NAMES else "python" if _PYTHON.fullmatch(name) else \
+        "node" if name in ("node", "nodejs", "node.exe") else ""
+    if kind == "shell":
+        text = _shell_text(words, at + 1, end)
+        if text is not None:  # `| bash -c 'text'`: the pipe is data, unless the text's commands read code there
+            return _text_reads_code(text)
+    if not kind:
+        return not _script_given(name, words, at + 1, end) and (name in _RUNS_CODE or name in _SHELLS)
+    return _no_script(kind, words, at + 1, end)
+
+
+def _shell_text(words: list[str], index: int, end: int) -> str | None:
+    """The ``-c`` text of a shell whose options start at ``words[index]`` (``bash -c 'text'``, ``sh -ec``,
+    ``bash -o pipefail -c``); None where there is none or an option is not known here (``-s``, ``-i``)."""
+    text = False
+    while index < end:
+        word = words[index]
+        index += 1
+        if word in ("-o", "+o") or word in ("-O", "+O"):
+            index += 1
+        elif re.fullmatch(r"[-+][ceuxvfnaBCEhHkmPT]+", word):
+            text = text or (word[0] == "-" and "c" in word)
+        else:
+            return word if text and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR else None
+    return None
+
+
+def _text_reads_code(text: str) -> bool:
+    """Whether a shell's ``-c`` text, given a pipe as its stdin, has a command that runs code read there
+    (:func:`_reads_code`: ``bash -c 'sh'``, ``bash -c 'env python3'``) or names stdin (``source /dev/stdin``)."""
+    words = shell_words(text, 2)
+    if any(_from_stdin(word) for word in words):
+        return True
+    start = True
+    for index, word in enumerate(words):
+        if not word or set(word) <= _SEPARATOR or word in _KEYWORDS or word in ("{", "}", "]]", "[["):
+            start = True
+        elif start and not (_ASSIGNMENT.fullmatch(word) or word[:1] == "-" or _DURATION.fullmatch(word)
+                            or os.path.basename(word).lower() in _WRAPPERS):
+            start = False
+            if _reads_code(words, index):
+                return True
+    return False
+
+
+_PERL_FLAGS = {"perl": re.compile(r"-[wWTtlnpas0-9]+"), "ruby": re.compile(r"-[wWnpalsv]+")}
+
+
+def _script_given(name: str, words: list[str], index: int, end: int) -> bool:
+    """Whether perl, ruby, ``deno run`` or PowerShell (``name``, its words from ``words[index]``) runs a script
+    file it is given (``perl x.pl``, ``deno run -A x.ts``, ``pwsh -NoProfile -File x.ps1``), reading a pipe as
+    data; False where it may read its code there or an option is not known here."""
+    def script(at: int) -> bool:
+        word = words[at] if at < end else ""
+        return bool(word) and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR and not _from_stdin(word)
+
+    if name in _PERL_FLAGS:
+        while index < end and _PERL_FLAGS[name].fullmatch(words[index]):
+            index += 1
+        return script(index)
+    if name in ("deno", "deno.exe"):
+        if index >= end or words[index] != "run":
+            return False
+        index += 1
+        while index < end and (words[index] in ("-A", "-q", "--quiet", "--no-check", "--no-prompt")
+                               or words[index].startswith(("--allow-", "--deny-"))):
+            index += 1
+        return script(index)
+    if name in _PWSH:
+        while index < end:
+            flag = _flag(words[index])
+            index += 1
+            if flag in ("-file", "-f"):
+                return script(index)
+            if flag in ("-executionpolicy", "-ex", "-ep"):
+                index += 1
+            elif flag not in ("-noprofile", "-nop", "-nologo", "-nol", "-noninteractive", "-noni"):
+                return False
+    return False
+
+
+def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
+    """Whether a shell, python or node (``kind``) whose options start at ``words[index]`` runs no script file:
+    none is given before ``end``, or it is stdin, or an option reads code (``-s``, ``-i``, ``-c``, ``-m``, ``-e``)
+    or is not known here (what it takes is not)."""
+    while index < end:
+        word = words[index]
+        index += 1
+        if not word or word[0] in "<>&" or word.isdigit():
+            return True  # a redirection between them: its script is not the next word
+        if word == "--":
+            return index >= end or _from_stdin(words[index])
+        if word[:1] not in "-+" or word == "-":
+            return _from_stdin(word)  # the script it runs: a file, or stdin again
+        if word in _SCRIPT_VALUED[kind]:
+            index += 1
+        elif kind == "node":
+            if "=" not in word and word not in _NODE_FLAGS:  # -e, -p, -i, an option not known here
+                return True
+        elif not word.startswith("--"):
+            letters = word[1:]
+            valued = next((n for n, letter in enumerate(letters) if letter in ("oO" if kind == "shell" else "WX")),
+                          None)
+            if set(letters[:valued]) & set("sic" if kind == "shell" else "cmi"):
+                return True  # a shell's `-s`, `-i`, `-c`; python's `-c`, `-m`, `-i`
+            index += valued is not None and not (kind == "python" and letters[valued + 1:])  # `-eo x`, `-Wx`
+    return True
+_DURATION = re.compile(r"[0-9.]+[smhd]?")
+
+
+def _own_names(words: list[str]) -> set[str]:
+    """The variables a shell command sets from what it reads or runs, whose value is not known here: a loop's
+    (``for f in $(find ...)``, ``select``), ``read``'s, ``mapfile``'s, ``getopts``', ``printf -v``'s, and an
+    assignment whose value holds a substitution or a variable left unread (``f=$(find ...)``)."""
+    names: set[str] = set()
+    reading = ""
+    for index, word in enumerate(words):
+        if word and (set(word) <= _SEPARATOR or word in ("do", "then")):
+            reading = ""
+            continue
+        low = os.path.basename(word).lower()
+        if low in _SETS_NAMES:
+            reading = low
+        elif reading in ("for", "select"):  # its values: the words after `in` (none: "$@"), unknown if one is
+            listed = words[index + 1:index + 1 + next((n for n, w in enumerate(words[index + 1:])
+                                                       if w in ("do", ";", "\n") or set(w) <= _SEPARATOR), 0)]
+            if listed[:1] != ["in"] or any("$" in w or "`" in w for w in listed):  # a literal list is named
+                names.add(word)
+            reading = ""
+        elif reading and not word.startswith("-"):
+            names.add(word)
+        if word == "-v" and index + 1 < len(words):  # `printf -v f ...`
+            names.add(words[index + 1])
+        elif word.startswith("-v") and index and words[index - 1] == "printf":  # `printf -vf`
+            names.add(word[2:])
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment and ("$" in assignment[3] or "`" in assignment[3]):
+            names.add(assignment[1])
+    return names
+
+
+def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> bool:
+    """Whether the shell word ``word`` names what a command's own output or reading decides: a command
+    substitution (``$(...)``, backticks), a variable of ``own`` (:func:`_own_names`), a positional or special
+    parameter (``$1``, ``$@``), ``~-``. A variable of the environment not known here (``$X``) is not."""
+    if "`" in word or "$(" in word or word == "$" or word.startswith("~-"):
+        return True
+    if "$" not in word or _expand(word, root, cwd, plugin) is not None:
+        return False
+    if any(name in own for match in _VARIABLE.finditer(word) for name in match.groups() if name):
+        return True  # `read -r f`'s, a loop's over a substitution: a value that may be anything, `..` too
+    if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$X.sh`: every file it may be is protected
+        return False
+    return bool(_SPECIAL.search(word))
+
+
+_UNKNOWN = "which CodeAct does not read; name the script by its path"
+
+
+def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: set[str] | None = None,
+                    depth: int = 0, written: frozenset[str] = frozenset()) -> None:
+    """:class:`Unread` where the shell command ``words`` (split once, its own assignments read) runs what its own
+    output or reading decides: such a word (:func:`_unknown`: ``for f in $(find ...); do bash $f``, ``find ... |
+    while read -r f; do "$f"``, ``$(...)``) or a process substitution at a command's place or as the script an
+    interpreter runs (``sh <(find ...)``, ``sh < <(find ...)``); or a command that runs code reading a pipe
+    (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
+    A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep. And where it runs a script it
+    wrote itself (``... > /tmp/h.sh; bash /tmp/h.sh``, :func:`_written`) or one of a temporary folder."""
+    reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
+    reader.words, reader.written = words, written | _written(words)
+    for index, word in enumerate(words):
+        reader.at = index
+        _check_filter(words, index)
+        if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
+            raise Unread("shopt cdable_vars makes cd read a folder from a variable, which CodeAct does not follow")
+        if word[:1] == "-" and "n" in word[1:] and not word.startswith("--") and index and \
+                words[index - 1] in ("declare", "typeset", "local"):  # a nameref: a variable naming another
+            raise Unread(f"{words[index - 1]} {word} makes a variable name another, which CodeAct does not follow")
+        reader.read(word)
+
+
+# Where a script run is one another command may have written (`bash /tmp/h.sh`): a temporary folder
+_TEMPORARY = ("/tmp/", "/var/tmp/", "/dev/shm/", "/private/tmp/", "/private/var/folders/", "$TMPDIR", "${TMPDIR",
+              "$TMP/", "${TMP}", "$TEMP/", "${TEMP}", "$RUNNER_TEMP", "${RUNNER_TEMP")
+_WRITERS = frozenset(("tee", "cp", "mv", "install", "ln", "rsync"))  # their operands: files written
+_FIND_WRITES = frozenset(("-fprint", "-fprint0", "-fprintf", "-fls"))
+
+
+def _written(words: list[str]) -> frozenset[str]:
+    """The names (last parts) of the files the shell command ``words`` writes: a redirection's (``> x``,
+    ``>> x``), ``tee``'s, ``cp``'s, ``mv``'s, ``install``'s, ``ln``'s operands, find's ``-fprint*`` file,
+    dd's ``of=``, and those :func:`_tool_writes` reads (``sort -o``, ``curl -o``, sed's ``w``, awk's ``print >
+    "x"``); :data:`_ANY_FILE` where a command writes files its words do not name (``tar -x``, ``unzip``);
+    ``/dev/`` files and descriptors aside."""
+    found: set[str] = set()
+    writer, command = False, ""
+    for index, word in enumerate(words):
+        if not word or set(word) <= _SEPARATOR:
+            writer, command = False, ""
+            continue
+        if not command and not _ASSIGNMENT.fullmatch(word):
+            command = os.path.basename(word).lower()
+            command = "" if command in _WRAPPERS else command
+        target = ""
+        if (word in _OUTPUT_REDIRECTS or word in _FIND_WRITES or word == "<>") and index + 1 < len(words):
+            target = words[index + 1]
+        elif word.startswith("of="):
+            target = word[3:]
+        elif writer and word[:1] != "-":
+            target = word
+        else:
+            writer = writer or os.path.basename(word).lower() in _WRITERS
+        for written in (target, *_tool_writes(command, words, index)):
+            name = os.path.basename(written.strip().rstrip("/"))
+            if name and not written.startswith("/dev/") and not name.isdigit():
+                found.add(name)
+    return frozenset(found)
+
+
+_ANY_FILE = "\x00any"  # :func:`_written`'s mark of a command that writes files its words do not name
+_UNPACKERS = frozenset(("tar", "gtar", "bsdtar", "unzip", "split", "gsplit", "csplit", "patch", "cpio", "7z", "7za",
+                        "gunzip", "bunzip2", "unxz", "unzstd", "ar"))
+_AWK_OUTPUT = re.compile(r'printf?\b[^;}\n]*?>>?\s*(?:"([^"]*)"|(\S))')
+
+
+def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
+    """The files the command ``command`` writes as its word ``words[index]`` says: sort's and curl's ``-o``
+    (``--output``), wget's ``-O`` (``--output-document``) and a URL's last part (curl ``-O``, wget), sed's ``w``
+    file (``w x``, ``s/a/b/w x``), awk's ``print > "x"``; :data:`_ANY_FILE` for an unpacker (``tar``, ``unzip``,
+    ``split``, ``patch``...) and awk's ``print > $1``."""
+    word = words[index]
+    following = words[index + 1] if index + 1 < len(words) else ""
+    if command in ("sort", "curl", "wget"):
+        short, long = ("-O", "--output-document") if command == "wget" else ("-o", "--output")
+        if word in (short, long):
+            return [following]
+        if word.startswith(long + "="):
+            return [word.partition("=")[2]]
+        if word.startswith(short) and len(word) > 2:
+            return [word[2:]]
+        if command != "sort" and "://" in word:
+            return [word.split("?")[0].split("#")[0]]
+    elif command in _UNPACKERS and os.path.basename(word).lower() == command:
+        end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+        extracts = command not in ("tar", "gtar", "bsdtar") or any(  # tar: `-x`, `xf`, `--extract`, `--get`
+            other in ("--extract", "--get") or re.fullmatch(r"-?[A-Za-z]*x[A-Za-z]*", other) and
+            (other[:1] == "-" or n == index + 1) for n, other in enumerate(words[index + 1:end], index + 1))
+        return [_ANY_FILE] if extracts else []
+    elif command in ("sed", "gsed") and os.path.basename(word).lower() != command:
+        return [match.strip() for match in re.findall(r"(?:^|[^A-Za-z\\])[wW][ \t]*([^\n]+)", word)]
+    elif command in _AWKS and os.path.basename(word).lower() != command:
+        return [match[0] or _ANY_FILE for match in _AWK_OUTPUT.findall(word)
+                if match[0] or match[1] not in "\"("]
+    return []
+
+
+_HERE_DOCUMENT = re.compile(r"(?<![<\\])<<(?!<)(-?)[ \t]*([^\s;&|()<>]+)")
+
+
+def _check_here_documents(text: str) -> None:
+    """:class:`Unread` where the shell command ``text`` feeds an unquoted here-document holding a command
+    substitution (``$(...)``, backticks: the shell runs it first, its output becomes the text) to a command that
+    runs code it reads (:func:`_reads_code`: ``bash <<EOF`` / ``bash $(find ...)``). A quoted one (``<<'EOF'``)
+    is text, read as the command's words. Each body is found by its lines' index (one pass over the text)."""
+    if "<<" not in text or ("$(" not in text and "`" not in text):
+        return
+    import bisect
+
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    substituted = [0]  # the lines before each that hold a substitution
+    ends: tuple[dict[str, list[int]], dict[str, list[int]]] = ({}, {})  # where each line (tabs stripped) is
+    for index, line in enumerate(lines):
+        substituted.append(substituted[-1] + ("$(" in line or "`" in line))
+        ends[0].setdefault(line, []).append(index)
+        ends[1].setdefault(line.lstrip("\t"), []).append(index)
+    for match in _HERE_DOCUMENT.finditer(text):
+        if any(quote in match[2] for quote in "'\"\\"):
+            continue
+        first = bisect.bisect_right(starts, match.start())  # the line after the operator's
+        found = ends[bool(match[1])].get(match[2], [])
+        last = next(iter(found[bisect.bisect_right(found, first - 1):]), len(lines))
+        if substituted[last] == substituted[min(first, last)]:
+            continue
+        begin = max(text.rfind(char, 0, match.start()) for char in ";&|(\n") + 1
+        end = min([at for at in (text.find(char, match.end()) for char in ";&|)\n") if at >= 0] or [len(text)])
+        words = shell_words(text[begin:match.start()] + " " + text[match.end():end], 2)
+        at = next((n for n, word in enumerate(words) if not _ASSIGNMENT.fullmatch(word) and word[:1] != "-"
+                   and not _DURATION.fullmatch(word) and os.path.basename(word).lower() not in _WRAPPERS), None)
+        if at is not None and _reads_code(words, at):  # the command fed, past `VAR=x`, `env`, `nice -n 5`
+            raise Unread("a here-document's command substitution is run before the code it feeds, which CodeAct "
+                         "does not read")
+
+
+class _CommandReader:
+    """:func:`_check_commands`' reading of one command, a word at a time."""
+
+    def __init__(self, root: str, cwd: str, plugin: bool, own: set[str], depth: int) -> None:
+        self.root, self.cwd, self.plugin, self.own, self.depth = root, cwd, plugin, own, depth
+        self.start, self.piped, self.skip = True, False, False  # at a command's place; reading a pipe
+        self.wrapper = ""  # after a wrapper (`env`, `nice`): the short options that take a value
+        self.interp = ""  # the interpreter whose script comes next (`-c`: a shell's text)
+        self.stack: list[tuple[bool, str]] = []
+        self.words: list[str] = []
+        self.written: frozenset[str] = frozenset()  # the names of the files the command writes (_written)
+        self.at = 0  # the word read now: words[at]
+
+    def unknown(self, word: str) -> bool:
+        return _unknown(word, self.own, self.root, self.cwd, self.plugin)
+
+    def generated(self, word: str, script: bool = True) -> None:
+        """:class:`Unread` where the script ``word`` is one the command writes itself (any script a path names,
+        after a command that writes files its words do not name: ``tar -x``, ``unzip``; a ``script`` an
+        interpreter runs, or a command word holding a ``/``), or lies in a temporary folder (another command's,
+        another hook's): what it runs is what was written there."""
+        name = os.path.basename(word.rstrip("/"))
+        if (name and name in self.written) or (_ANY_FILE in self.written and (script or "/" in word)) or \
+                word.startswith(_TEMPORARY):
+            raise Unread(f"it runs {word!r}, a script the hook writes or a temporary one, which CodeAct does not read")
+
+    def nested(self, text: str) -> None:
+        if self.depth < 2:
+            inner = _assigned(shell_words(text, 2), self.plugin)
+            _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1,
+                            self.written)
+
+    def read(self, word: str) -> None:
+        if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
+            self.separator(word)
+        elif self.skip:
+            self.skip = False
+        elif word in _OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&"):
+            self.skip = not (self.interp and word in ("<", "<<<"))  # `sh < x`: its script is the file read
+        elif self.start:
+            self.command(word)
+        elif self.interp:
+            self.argument(word)
+
+    def separator(self, word: str) -> None:
+        if word in ("<(", ">(") and (self.start or self.interp):
+            raise Unread(f"{self.interp or 'a command'} runs what a process substitution prints, {_UNKNOWN}")
+        for char in "(" if word in ("<(", ">(") else word:
+            if char == "(":
+                self.stack.append((self.piped, self.interp))
+                self.start, self.interp = True, ""
+            elif char == ")":
+                self.piped, self.interp = self.stack.pop() if self.stack else (False, "")
+                self.start = False
+            else:
+                self.start, self.interp = True, ""
+        self.piped = word in ("|", "|&") or (self.piped and word == "(")
+        self.wrapper, self.skip = "", False
+
+    def command(self, word: str) -> None:
+        wrapper = self.wrapper
+        if _ASSIGNMENT.fullmatch(word) or (wrapper and (word[:1] == "-" or _DURATION.fullmatch(word))):
+            self.skip = bool(wrapper) and len(word) == 2 and word[0] == "-" and word[1] in wrapper  # `nice -n 5`
+            return
+        if self.unknown(word):
+            raise Unread(f"the command {word!r} is what the command's own output or reading sets, {_UNKNOWN}")
+        self.start, self.wrapper = False, ""
+        if any(space in word for space in " \t\n"):  # `eval "bash $f"`: a command's text
+            self.nested(word)
+            return
+        name = os.path.basename(word).lower()
+        if name not in _KEYWORDS:
+            self.generated(word, script=False)
+        if name in _WRAPPERS or name in _KEYWORDS:
+            self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
+            return
+        runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
+        if self.piped and _reads_code(self.words, self.at):
+            raise Unread(f"a command piped into {word} runs what CodeAct does not read")
+        self.interp = name if runs_code or name in ("source", ".") else \
+            "npx" if name in _NPXS else "npm" if name in _NPMS else ""
+
+    def npx(self, word: str) -> None:
+        """npx's (``npm exec``'s) options: ``-c TEXT``, ``--call TEXT``, ``--call=TEXT``, a shell command's text."""
+        key, equals, value = word.partition("=")
+        if self.interp == "npm":  # `npm exec`, `npm x`: npx
+            self.interp = "npx" if word in ("exec", "x") else "npm" if word.startswith("-") else ""
+        elif key in ("-c", "--call"):
+            self.interp = "" if equals else "-c"
+            if equals:
+                self.nested(value)
+        elif word in ("-p", "--package"):  # `npx -p pkg -c 'text'`: a value
+            self.skip = True
+        elif not word.startswith("-"):
+            self.interp = ""
+
+    def argument(self, word: str) -> None:
+        if self.interp in ("npx", "npm"):
+            self.npx(word)
+        elif self.interp == "-c":  # a shell's `-c` text: a command of its own
+            self.nested(word)
+            self.interp = ""
+        elif word in ("-o", "+o", "-O", "+O"):  # `bash -o pipefail`: a value, not the script
+            self.skip = True
+        elif word.startswith("-"):
+            if self.interp in _SHELL_NAMES and not word.startswith("--") and "c" in word[1:]:  # `sh -ec 'text'`
+                self.interp = "-c"
+            elif word.lower() in ("--eval", "--print", "-command") or (word[1:2] != "-" and set("cep") & set(word)):
+                self.interp, self.skip = "", True  # `python3 -c`, `node -pe`, `perl -ne`: another language's code
+        elif self.unknown(word):
+            raise Unread(f"{self.interp} runs {word!r}, what the command's own output or reading sets, {_UNKNOWN}")
+        else:
+            self.generated(word)
+            self.interp = ""

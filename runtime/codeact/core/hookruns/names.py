@@ -1,0 +1,133 @@
+"""The programs, options and words the command reader knows, as data: which names run code, read a project file,
+change folder or write files."""
+from __future__ import annotations
+
+import re
+
+SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".psm1", ".psd1", ".py", ".pyw", ".pyz", ".js",
+                   ".mjs", ".cjs", ".ts", ".mts", ".cts", ".rb", ".pl", ".php", ".lua", ".bat", ".cmd", ".jar",
+                   ".exe")
+# Words after which the next plain word is a script the command runs, whether that file exists or not.
+INTERPRETERS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "py",
+                          "pythonw", "node", "deno", "bun", "tsx", "ts-node", "ruby", "perl", "php", "lua", "pwsh",
+                          "powershell", "pwsh.exe", "powershell.exe", "-file", "cmd", "cmd.exe", "call"))
+_SHELL_NAMES = ("sh", "bash", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox")  # POSIX shells: `-c` text
+_CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
+_OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
+_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
+_PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT", "PLUGIN_ROOT")  # the CLI sets all three
+# Runners that read a file of the folder they run in first (`python -m a.b`: a/b.py; `make`: the Makefile; `npm run
+# x`: package.json): that file is protected like a script the hook names. What it imports or runs in turn is not.
+_PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
+_MAKES = frozenset(("make", "gmake", "make.exe", "gmake.exe", "mingw32-make", "mingw32-make.exe"))
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # those make reads, the first found
+_NPMS = frozenset(("npm", "npm.cmd", "npm.exe"))
+_NPM_SCRIPTS = frozenset(("run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "install",
+                          "i", "ci", "install-test", "it", "install-ci-test", "cit"))  # read package.json's scripts
+_PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bun.exe"))  # `yarn lint`: a script
+_RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
+_MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
+_SEPARATOR = frozenset(";&|()")
+_WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
+# npm's --workspaces (-ws), pnpm's --recursive (-r): every workspace's package.json (`*/package.json`)
+_EVERY_WORKSPACE = frozenset(("--workspaces", "-ws", "--ws", "--recursive"))
+# npm's (pnpm's, yarn's, bun's) commands that install: the lifecycle scripts of every workspace package and every
+# local `file:` dependency run, so every package.json below is read as theirs
+_INSTALLS = frozenset(("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isntal", "isntall", "add",
+                       "ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it",
+                       "install-ci-test", "cit", "update", "up", "upgrade", "udpate", "rebuild", "rb", "link", "ln",
+                       "remove", "rm", "r", "un", "uninstall", "unlink", "prune", "dedupe", "ddp", "import",
+                       "approve-builds", "patch-commit", "upgrade-interactive", "unplug", "trust"))
+# Beside each package.json an install reads: what it installs from (lockfiles, a tarball a `file:` spec or a lockfile
+# names) and node-gyp's files (npm's default install script for a package with binding.gyp: `node-gyp rebuild`, and
+# gyp runs a `<!(cmd)` of the file while reading it; config.gypi and common.gypi of the folder are included)
+_INSTALL_FILES = ("package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb",
+                  "binding.gyp", "config.gypi", "common.gypi", "*.tgz", "*.tar", "*.tar.gz")
+# What a package manager loads at every command, wherever in the repository (pnpm: the workspace's root; yarn: every
+# folder up): pnpm's .pnpmfile.cjs hooks and pnpm-workspace.yaml settings, yarn's .yarnrc `yarn-path` and
+# .yarnrc.yml `yarnPath` (the JavaScript yarn hands the command to), its plugins and PnP loaders, bun's bunfig.toml
+_MANAGER_FILES = {"pnpm": (".pnpmfile.cjs", ".pnpmfile.mjs", "pnpm-workspace.yaml"),
+                  "yarn": (".yarnrc", ".yarnrc.yml", ".yarn/releases/**", ".yarn/plugins/**", ".pnp.cjs", ".pnp.js",
+                           ".pnp.loader.mjs"),
+                  "bun": ("bunfig.toml",)}
+_INSTALL = "\x00install"  # :func:`_options`' mark of an install
+_MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
+_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
+_LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
+
+
+# Text filters whose own program may run a command (:mod:`.filters` reads it)
+_AWKS = frozenset(("awk", "gawk", "mawk", "nawk"))
+_FILTERS = _AWKS | {"sed", "gsed"}
+
+
+# Commands that run what they read on stdin, besides shells and interpreters (_RUNS_CODE): ed's and vim's `!cmd`,
+# sqlite3's `.shell` (not with `-safe`), gdb's `shell`, m4's `syscmd`, dc's `!`; a pipe or here-document into one
+# is not read. make with `-f -` (or `/dev/stdin`) runs the Makefile it reads there.
+_STDIN_RUNNERS = frozenset(("ed", "ex", "vi", "vim", "nvim", "view", "rvim", "gvim", "gdb", "lldb", "m4", "dc",
+                            "sqlite3", "mysql", "psql", "csh", "tcsh", "yash", "expect", "jshell", "ghci"))
+# An interpreter's options that take the next word as their value (a shell's, python's, node's): a word after
+# them that is no option is the script it runs; an option not known here leaves that unknown
+_SCRIPT_VALUED = {"shell": ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"), "python": ("-W", "-X"),
+                  "node": ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+                           "--env-file", "--title", "--disable-warning")}
+_NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnings", "--trace-uncaught",
+                         "--trace-deprecation", "--throw-deprecation", "--no-deprecation", "--pending-deprecation",
+                         "--preserve-symlinks", "--preserve-symlinks-main", "--experimental-vm-modules",
+                         "--experimental-strip-types", "--no-experimental-fetch", "--abort-on-uncaught-exception"))
+_PWSH = frozenset(("pwsh", "pwsh.exe", "powershell", "powershell.exe"))
+
+
+_RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
+                        "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
+                        "rscript"))  # with python*: a command that runs the code it reads (awk: its argument)
+# Words that leave the next one at a command's place: keywords, and commands that run the command after them
+# (their options, durations and the values of the short options named here: `nice -n 5 sh`, `timeout -s KILL 5 sh`)
+_KEYWORDS = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "coproc"))
+_WRAPPERS = {"env": "uC", "nice": "n", "nohup": "", "timeout": "sk", "stdbuf": "ioe", "command": "", "exec": "a",
+             "builtin": "", "eval": "", "sudo": "ugCDhprtU", "doas": "uC", "setsid": "", "ionice": "cnp", "chrt": "",
+             "caffeinate": "", "unbuffer": "", "time": "fo"}
+_SETS_NAMES = frozenset(("read", "mapfile", "readarray", "for", "select", "getopts"))  # `read -r f`: f
+_SPECIAL = re.compile(r"\$\{?(?:[0-9@*#?!$_-]|#)")  # `$1`, `$@`, `${1}`, `$_`: what the command was given or ran
+
+
+# Variables that make a shell or runner read (or run) a file before, or instead of, what the command names: set
+# by a hook entry's ``env`` or a command's ``VAR=`` word, they make the hooks file Unread (which file is not
+# followed). PATH, HOME and the loaders' too: the repository's folder in them makes `python3` or a profile its file.
+UNFOLLOWED_VARIABLES = re.compile(
+    r"(?i:BASH_ENV|ENV|ZDOTDIR|HOME|PATH|CDPATH|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|IFS|"
+    r"LD_\w+|DYLD_\w+|NODE_OPTIONS|NODE_PATH|NODE_EXTRA_CA_CERTS|npm_config_(?!prefix$)\w+|"
+    r"PYTHONSTARTUP|PYTHONHOME|PYTHONUSERBASE|PYTHONEXECUTABLE|PYTHONPLATLIBDIR|PIP_\w+|UV_\w+|VIRTUAL_ENV|"
+    r"PERL5OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|GEM_\w+|BUNDLE_\w+|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|"
+    r"CLASSPATH|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|GIT_\w+|BASH_FUNC_\S+|PYTHONWARNINGS|PYTHONPATH_\w+|OLDPWD|"
+    r"XDG_CONFIG_HOME|XDG_DATA_HOME|PSModulePath|COREPACK_\w+|YARN_\w+|BUN_\w+|DENO_\w+)")
+
+
+# Commands that run what they find or decode, which the words do not name: a hooks file using them is Unread.
+_ENCODED = {"-e", "-ec", "-en", "-enc", "-enco", "-encod", "-encode", "-encoded", "-encodedc", "-encodedco",
+            "-encodedcom", "-encodedcomm", "-encodedcomma", "-encodedcomman", "-encodedcommand"}
+_FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
+_FD_RUNS = {"-x", "--exec", "-X", "--exec-batch"}
+_INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
+    "find": _FIND_RUNS, "gfind": _FIND_RUNS, "busybox": _FIND_RUNS, "fd": _FD_RUNS, "fdfind": _FD_RUNS,
+    "xargs": None, "parallel": None, "foreach-object": None, "%": None, "foreach": None, "run-parts": None,
+    **{shell: _ENCODED for shell in ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
+                     "perl", "ruby", "source", "."})
+
+
+# PowerShell's environment variables: `$env:X`, `${env:X}`, `Env:X` (`Set-Item -Path Env:X`), and .NET's setter
+_ENV_NAME = re.compile(r"(?i)^(?:\$\{?)?env:[\\/]?(\w+)|SetEnvironmentVariable\(\s*['\"]?(\w+)")
+_SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read", "-v", "-x", "-gx"})
+
+
+_NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
+_NODE_SUFFIXES = (".js", ".cjs", ".mjs", ".json", ".node", ".ts", ".mts", ".cts", ".tsx", ".jsx", ".wasm")
+
+
+_NPXS = frozenset(("npx", "npx.cmd", "pnpx", "bunx", "bunx.exe"))
+_GIT_VALUED = frozenset(("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"))
+_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
+                           "--get-colorbool", "--edit", "-e", "--unset", "--unset-all", "--remove-section",
+                           "--rename-section", "get", "list", "edit", "unset", "remove-section", "rename-section"))
+_CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--comment", "--value"))

@@ -1,0 +1,358 @@
+"""A command's words as the shell splits them: POSIX shells (:func:`shell_words`), PowerShell and cmd
+(:func:`windows_words`), with the variables, substitutions and expansions the reader follows."""
+from __future__ import annotations
+
+import re
+
+from .bounds import MAX_COMMAND_CHARS, Unread, _Budget
+from .matching import _glob
+from .names import _PLUGIN_VARS, _PROJECT_VARS, UNFOLLOWED_VARIABLES
+
+# Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
+# `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
+_TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
+                        r"|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
+_PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
+# A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
+_VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+_TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
+# `D=impl`, a shell variable's assignment; `D+=impl` appends (an unset name is just set), `D[0]=x` an array's item
+_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
+_LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
+_C_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f",
+              "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_BRACES = re.compile(r"(?<!\$)\{([^{}]*)\}")  # a brace expansion's group: `{a,b}`, `{1..3}`
+MAX_BRACES = 64  # words one brace expansion is read as; a larger one is read as a pattern (`**`)
+# `${VAR:-default}` (and `-`, `:=`, `=`): a variable not known here read as its default
+_TILDE_DIRS = re.compile(r"~([+-][0-9]*|[0-9]+)(?=$|[/\\])")  # bash's `~+`, `~-`, `~N`: the folder stack (not `~`)
+_DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
+_TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
+
+
+def _check_expansions(text: str) -> None:
+    """:class:`Unread` where the shell command ``text`` holds a ``${...}`` this module does not apply (``${D/x/y}``,
+    ``${D:0:4}``, ``${!D}``, nested ones): what the word names is not known, so its file fails closed."""
+    at = text.find("${")
+    while at >= 0:
+        if not (_VARIABLE.match(text, at) or _TRIMMED.match(text, at)):
+            end = text.find("}", at)
+            form = text[at:end + 1 if 0 <= end < at + 40 else at + 40]
+            raise Unread(f"a parameter expansion CodeAct does not read: {form}")
+        at = text.find("${", at + 2)
+
+
+def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
+    """bash's ``${D%pattern}``, ``${D%%pattern}``, ``${D#pattern}``, ``${D##pattern}`` of a value in ``values``
+    (the shortest or longest end or start the pattern matches removed); as written where ``D`` is not there."""
+    value = values.get(match[1])
+    if value is None:
+        return match[0]
+    operation, pattern = match[2], match[3]
+    regex = _glob(pattern)
+    if regex is None:
+        raise Unread(f"a pattern of {match[0]} spans too many characters to read")
+    cuts = range(len(value) + 1)
+    if operation[0] == "%":
+        ends = [n for n in cuts if regex.match(value[n:])]
+        return value[:max(ends) if operation == "%" else min(ends)] if ends else value
+    starts = [n for n in cuts if regex.match(value[:n])]
+    return value[min(starts) if operation == "#" else max(starts):] if starts else value
+
+
+def _from_substitution(value: str, after: list[str]) -> bool:
+    """Whether an assignment's ``value`` (the word after it: ``after``) is a command substitution's output, which
+    the shell's words do not hold: an unquoted ``$(...)`` (shlex splits it as ``$`` then ``(``), backticks."""
+    return "`" in value or (value.endswith("$") and after[:1] != [] and after[0].startswith("("))
+
+
+def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
+    """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
+    D=impl``) read in the words after the assignment, and a value holding white space read as its words too
+    (``x='cd impl'; $x``); :class:`Unread` where they grow the command past :data:`MAX_COMMAND_CHARS` (not those
+    hookruns sets itself). ``nested``: a quoted word's words follow it (:func:`_nested`), no assignments."""
+    if not any("=" in word for word in words):
+        return words
+    own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+    values: dict[str, str] = {}
+    size = sum(map(len, words))
+    out: list[str] = []
+
+    def value_of(match: re.Match[str]) -> str:
+        nonlocal size
+        name = next(group for group in match.groups() if group)
+        found = values.get(name)
+        if found is None:
+            return match[0]
+        size += len(found)
+        if size > MAX_COMMAND_CHARS:
+            raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
+        return found
+
+    def trimmed(match: re.Match[str]) -> str:
+        nonlocal size
+        found = _trimmed(match, values)
+        size += len(found)
+        if size > MAX_COMMAND_CHARS:
+            raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
+        return found
+
+    inside = 0  # words left of a quoted word's words (`x='cd impl'` then `x=cd`, `impl`): no assignments
+    for at, word in enumerate(words):
+        given = word
+        inside -= 1
+        outer = inside < 0
+        if nested and outer and any(space in word for space in " \t\n"):
+            inside = len(_nested_words(word))
+        if values and "$" in word:
+            word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment and assignment[1] not in own and outer:
+            if _from_substitution(assignment[3], words[at + 1:at + 2]):  # `T=$(jq ...)` split as `T=$`, `(`, ...:
+                values.pop(assignment[1], None)  # what the command prints, not known (:func:`_own_names`)
+            else:
+                values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
+        out.append(word)
+        if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
+            out += shell_words(word, 2)  # words, as a quoted word's are read (`_nested`)
+    return out
+
+
+def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
+    """The words of a POSIX shell command (quotes removed; ``;``, ``&&``, ``|``, redirections apart); a quoted word
+    holding spaces (``sh -c '...'``) is split once more. Unbalanced quotes: split on white space, quotes
+    trimmed. Each word is counted against ``budget``."""
+    import shlex
+
+    budget = budget or _Budget()
+    words: list[str] = []
+    try:
+        text = _EXTGLOB.sub("*", _joined_lines(text))  # `impl/\<newline>run.sh`; `impl/@(run).sh`: a pattern
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""  # bash starts a comment only at a word's start (`${D#x}` is none): read on
+        for word in lexer:
+            budget.spend()
+            words.append(word)
+            if "{" in word and ("," in word or ".." in word):  # `impl/{run,none}.sh`: bash runs impl/run.sh
+                more = _braces(word)
+                budget.spend(len(more))
+                words += more
+    except ValueError:
+        words = [word.strip("\"'") for word in text.split()]
+        budget.spend(len(words))
+    return _nested(words, depth, budget)
+
+
+def _braces(word: str) -> list[str]:
+    """The words bash's brace expansion makes of ``word`` (its groups outside ``${}``, nested ones too; the word
+    as written is kept by the caller): each ``{a,b}`` read as its parts, a ``{1..9}`` sequence, or more than
+    :data:`MAX_BRACES` words, read as the pattern ``*``."""
+    done: list[str] = []
+    pending = [word]
+    while pending:
+        current = pending.pop()
+        group = next((g for g in _BRACES.finditer(current) if "," in g[1] or ".." in g[1]), None)
+        if group is None:
+            done.append(current)
+            continue
+        head, tail = current[:group.start()], current[group.end():]
+        parts = group[1].split(",") if "," in group[1] else ["*"]
+        pending += [head + part + tail for part in parts]
+        if len(done) + len(pending) > MAX_BRACES:
+            return [_BRACES.sub("**", word)]
+    return done if done != [word] else []
+
+
+_EXTGLOB = re.compile(r"[@+!?*]\([^()\s]*\)")  # bash's extglob groups: `@(a|b)`, `+(x)`, read as `*`
+
+
+def _joined_lines(text: str) -> str:
+    """``text`` with bash's line continuations removed: a backslash before a newline, outside single quotes."""
+    if "\\\n" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\" and text[index + 1:index + 2] == "\n":
+            index += 2
+            continue
+        elif char == "\\":
+            out.append(text[index:index + 2])
+            index += 2
+            continue
+        elif char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _trimmed_word(word: str) -> str:
+    """``word`` with :data:`_TRIM` taken from its ends, but the ``}`` that closes a ``${...}`` kept (``"${X}"`` is
+    ``${X}``, not ``${X``, which no variable is)."""
+    trimmed = word.strip(_TRIM)
+    if "${" in trimmed and trimmed.rfind("}") < trimmed.rfind("${") and "}" in word[word.find(trimmed) + len(trimmed):]:
+        trimmed += "}"
+    return trimmed
+
+
+def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
+    """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
+    ends, ``\\`` read as ``/``. Counted against ``budget``."""
+    budget = budget or _Budget()
+    raw = text.split()
+    words = [_trimmed_word(word).replace("\\", "/") for word in raw]
+    more = [_UNESCAPED.sub(r"\1", word) for word in words if "`" in word or "^" in word]  # `r`un.ps1`, r^un.bat
+    more += [_FORMAT_ITEM.sub("**", word) for word in words if _FORMAT_ITEM.search(word)]  # `'x/{0}.ps1' -f 'run'`
+    more += _joined_paths(raw)
+    words += more
+    budget.spend(len(words))
+    return _nested([word for word in words if word], depth, budget)
+
+
+_UNESCAPED = re.compile(r"[`^](.)")  # PowerShell's backtick, cmd's caret: the character after it as itself
+_FORMAT_ITEM = re.compile(r"\{\d+(?:,[^{}]*)?(?::[^{}]*)?\}")  # `-f`'s format item: any text (a pattern)
+_JOIN_OPTIONS = ("-path", "-childpath", "-additionalchildpath", "-resolve")
+
+
+def _joined_paths(raw: list[str]) -> list[str]:
+    """The paths PowerShell's ``Join-Path`` makes of its arguments (positional, ``-Path``, ``-ChildPath``,
+    ``-AdditionalChildPath``) among the white-space words ``raw``, as one ``/``-joined word each."""
+    found: list[str] = []
+    for index, word in enumerate(raw):
+        if word.strip(_TRIM).lower() != "join-path":
+            continue
+        parts: list[str] = []
+        for part in raw[index + 1:index + 17]:
+            end = part.rstrip().endswith((")", ";", "|")) or part in ("|", ";")
+            clean = part.strip(_TRIM).replace("\\", "/")
+            if clean and clean.lower() not in _JOIN_OPTIONS:
+                parts += [name.strip(_TRIM) for name in clean.split(",") if name.strip(_TRIM)]
+            if end:
+                break
+        if parts:
+            found.append("/".join(parts))
+    return found
+
+
+def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
+    if depth >= 2:
+        return words
+    out: list[str] = []
+    for word in words:
+        out.append(word)
+        if any(space in word for space in " \t\n"):
+            out += _nested_words(word, depth, budget)
+    return out
+
+
+def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> list[str]:
+    """The words :func:`_nested` adds after ``word`` (which holds white space): its shell and PowerShell words, and
+    an option's value's too (npx's ``--call="cd impl && bash run.sh"``, nopt's ``--key=value``)."""
+    out = shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
+    key, equals, value = word.partition("=")
+    if equals and key[:1] == "-" and not any(space in key for space in " \t\n"):
+        out += shell_words(value, depth + 1, budget=budget) + windows_words(value, depth + 1, budget=budget)
+    return out
+
+
+def _flag(word: str) -> str:
+    """A word as an option is compared: lower case, one leading ``-`` for any run of dashes or ``/`` (PowerShell
+    takes ``--EncodedCommand``, ``/EncodedCommand`` and en or em dashes alike)."""
+    low = word.lower()
+    stripped = low.lstrip("-/\u2013\u2014\u2015")
+    return "-" + stripped if stripped != low else low
+
+
+def _check_variable(name: str) -> None:
+    """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file."""
+    if UNFOLLOWED_VARIABLES.fullmatch(name):
+        raise Unread(f"it sets {name}, which makes the command read a file CodeAct does not follow")
+
+
+def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
+    """``text`` as the shell reads it before splitting, as far as paths go: the entry's own ``env`` values in
+    place of their variables (``$D``, ``${D}``, ``${D:-x}``, ``$env:D``, ``%D%``; not those hookruns sets itself),
+    ``$'...'`` (ANSI-C quoting) decoded, and the command substitutions that name the repository's top (``$(git
+    rev-parse --show-toplevel)``) or the cwd (``$(pwd)``, ``` `pwd` ```, ``$(Get-Location)``) written as the
+    variables that name them (for a plugin's hooks the top is the session's folder: not known here).
+    :class:`Unread` where the values make it longer than :data:`MAX_COMMAND_CHARS`."""
+    if isinstance(env, dict) and env and ("$" in text or "%" in text):
+        own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
+        values = {name: value for name, value in env.items()
+                  if isinstance(name, str) and isinstance(value, str) and name not in own}
+        size = [len(text)]
+
+        def value_of(match: re.Match[str]) -> str:
+            name = next(group for group in match.groups() if group)
+            found = values.get(name)
+            if found is None:
+                return match[0]
+            size[0] += len(found)
+            if size[0] > MAX_COMMAND_CHARS:
+                raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its env is read")
+            return found
+
+        text = _VARIABLE.sub(value_of, text)
+    if "$'" in text:
+        text = _ANSI_C.sub(lambda match: _ansi_c(match[1]), text)
+    if '$"' in text:  # bash's locale quoting: `$"impl/run.sh"` reads as "impl/run.sh"
+        text = _LOCALE.sub('"', text)
+    if "$(" not in text and "`" not in text:
+        return text
+    text = _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text)
+    return _PWD_SUBST.sub("${PWD}", text)
+
+
+def _ansi_c(body: str) -> str:
+    """The text bash's ``$'...'`` stands for, as a shell word quoted for :mod:`shlex`: its escapes (a backslash
+    and a letter, ``x`` and hex digits, octal digits, ``u``/``U`` and hex digits) decoded, one it does not know
+    kept as written."""
+    import shlex
+
+    def decoded(match: re.Match[str]) -> str:
+        escape = match[1]
+        if escape[0] in "xuU":
+            return chr(int(escape[1:], 16)) if len(escape) > 1 and int(escape[1:], 16) <= 0x10FFFF else match[0]
+        if escape[0] in "01234567":
+            return chr(int(escape, 8) & 0xFF)
+        return _C_ESCAPES.get(escape, match[0])
+
+    return shlex.quote(_ESCAPE.sub(decoded, body))
+
+
+_PS_ENV = re.compile(r"(?i)\$\{env:(\w+)\}|\$env:(\w+)")
+
+
+def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
+    """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``, or with
+    ``plugin`` the plugin's ``$CLAUDE_PLUGIN_ROOT``, ``$COPILOT_PLUGIN_ROOT``), ``$PWD``, and their ``${}``,
+    ``$env:`` and ``%%`` forms replaced, and ``${VAR:-default}`` read as ``$VAR`` where that is one of them, else as
+    its default; None where another variable or ``~`` is left, since what it names is not known here."""
+    if "${" in word and ("-" in word or "=" in word):
+        known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+        word = _DEFAULTED.sub(lambda m: f"${{{m[1]}}}" if m[1] in known else m[2], word)
+    if "$" in word or "%" in word:
+        if "env:" in word.lower():  # PowerShell's `${env:D}` and `$Env:D` are `$env:D`
+            word = _PS_ENV.sub(lambda match: "$env:" + (match[1] or match[2]), word)
+        for name, value in ((var, root) for var in (_PLUGIN_VARS if plugin else _PROJECT_VARS)):
+            for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
+                word = word.replace(form, value)
+        for form in ("${PWD}", "$env:PWD", "$PWD", "%CD%"):
+            word = word.replace(form, cwd)
+        if "$" in word:
+            return None
+    tilde = _TILDE_DIRS.match(word)
+    if tilde and tilde[1] in ("+", "0", "+0"):  # bash's `~+` (`~0`, `~+0`: `dirs +0`) is $PWD
+        return cwd + word[tilde.end(1):]
+    if tilde:  # `~-` (OLDPWD), `~2`, `~-1`: a folder the command's own cd and pushd chose
+        raise Unread(f"{tilde[0]} names a folder of the shell's folder stack, which CodeAct does not read")
+    if word.startswith("~"):
+        return None
+    return word
