@@ -75,22 +75,42 @@ def conflict_leftovers(project: Path) -> list[Drift]:
 _SRC_LINE = re.compile(r"^_src_path:.*$", re.M)
 
 
+def _answers_copy(project: Path, source: str | None) -> Path:
+    """A temporary folder holding the answers file and the lock, for Copier to run in (never the repository: Copier
+    reads a relative ``_src_path`` against the folder it runs in). ``_src_path`` is ``source`` when given (the
+    organisation's template), else the recorded one; a local source is written as the real folder
+    :func:`~.orgpolicy.template_folder` checked (outside the repository), so Copier reads exactly that folder."""
+    from .orgpolicy import load_answers, template_folder
+
+    tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
+    recorded = answers_file(project)
+    try:
+        for rel in (recorded, LOCK_FILE):
+            if (project / rel).is_file():
+                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(project / rel, tmp / rel)
+        answers = tmp / recorded
+        text = answers.read_text(encoding="utf-8")
+        src = source or load_answers(text).get("_src_path")
+        folder = template_folder(src, project) if isinstance(src, str) else None
+        if folder is not None or source:
+            line = f"_src_path: {json.dumps(str(folder) if folder is not None else source)}"
+            answers.write_text(_SRC_LINE.sub(lambda _m: line, text, count=1) if _SRC_LINE.search(text)
+                               else f"{line}\n{text}", encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
 def render_expected(project: Path, copier: str, source: str | None = None) -> Path:
     """Render the recorded template version with the recorded answers into a temporary folder: from ``source``
     when given (the organisation's template, whatever ``_src_path`` the repository records), else ``_src_path``."""
-    tmp = Path(tempfile.mkdtemp(prefix="codeact-drift-"))
+    from .orgpolicy import OWN_GIT_ENV
+
+    tmp = _answers_copy(project, source)
     recorded = answers_file(project)
-    for rel in (recorded, LOCK_FILE):
-        if (project / rel).is_file():
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(project / rel, tmp / rel)
-    if source:
-        answers = tmp / recorded
-        text = answers.read_text(encoding="utf-8")
-        line = f"_src_path: {json.dumps(source)}"
-        answers.write_text(_SRC_LINE.sub(lambda _m: line, text, count=1) if _SRC_LINE.search(text)
-                           else f"{line}\n{text}", encoding="utf-8")
-    env = {**os.environ, "GIT_AUTHOR_NAME": "codeact", "GIT_AUTHOR_EMAIL": "codeact@localhost",
+    env = {**OWN_GIT_ENV, "GIT_AUTHOR_NAME": "codeact", "GIT_AUTHOR_EMAIL": "codeact@localhost",
            "GIT_COMMITTER_NAME": "codeact", "GIT_COMMITTER_EMAIL": "codeact@localhost"}
     subprocess.run(["git", "init", "-q"], cwd=tmp, check=True, env=env)
     result = subprocess.run(
@@ -185,9 +205,9 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
             found.append(Drift("source", recorded, f"_src_path is {src!r}, not the organisation's template "
                                                        f"{policy_from}; move to it, keeping the answers: copier copy --trust "
                                                        f"--defaults --overwrite -a {recorded} {policy_from} ."))
-        policy = fetch_policy(policy_from, None)
+        policy = fetch_policy(policy_from, None, project)
     elif isinstance(src, str) and isinstance(commit, str):
-        policy = fetch_policy(src, commit)
+        policy = fetch_policy(src, commit, project)
     else:
         return found
     for name, why in policy.violations(answers):
@@ -200,8 +220,12 @@ def policy_drift(project: Path, policy_from: str | None) -> list[Drift]:
 
 def _policy_drift_or_offline(project: Path, policy_from: str | None, may_skip: bool) -> list[Drift]:
     """:func:`policy_drift`; nothing where ``may_skip`` (a local check, offline) and the template is unreachable."""
+    from .orgpolicy import UntrustedSourceError
+
     try:
         return policy_drift(project, policy_from)
+    except UntrustedSourceError:
+        return []  # never read; provenance.source_errors reports the same source (the same check) as drift
     except ConfigError as exc:
         if not (may_skip and "cannot read the template" in str(exc)):
             raise
@@ -252,9 +276,16 @@ def live_lock(project: Path) -> list[Drift]:
             for difference in check_lock_live(project)]
 
 
-def newer_template(project: Path, copier: str) -> list[Drift]:
-    result = subprocess.run([copier, "check-update", "--quiet", "-a", answers_file(project)], cwd=project,
-                            capture_output=True, text=True)
+def newer_template(project: Path, copier: str, source: str | None = None) -> list[Drift]:
+    """Whether the source has a newer version, asked of Copier in a copy of the answers (:func:`_answers_copy`)."""
+    from .orgpolicy import OWN_GIT_ENV
+
+    tmp = _answers_copy(project, source)
+    try:
+        result = subprocess.run([copier, "check-update", "--quiet", "-a", answers_file(project)], cwd=tmp,
+                                capture_output=True, text=True, env=OWN_GIT_ENV)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     if result.returncode == 2:
         return [Drift("newer-template", answers_file(project), f"a newer template version exists; run `{UPDATE_COMMAND}`")]
     return []
@@ -306,14 +337,8 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
     if unverified:
         return found + [Drift("source", answers_file(project), why + "; the template was not rendered, so the "
                               "owned files are unchecked") for why in unverified]
-    source = policy_from
-    if source:
-        from .orgpolicy import is_local_source
-
-        if is_local_source(source) and not source.lower().startswith("file:"):
-            source = str(Path(source).expanduser().resolve())  # Copier renders it from a temporary folder
     try:
-        expected = render_expected(project, copier, source)
+        expected = render_expected(project, copier, policy_from)
     except ConfigError as exc:
         if not policy_from:
             raise
@@ -333,5 +358,5 @@ def check(project: Path, *, live: bool = False, check_newer: bool = False, copie
         notes += [f"{rel} is missing (yours, never drift, and no update re-creates it); get it back: {fix}"
                   for rel, fix in missing_seeded(project)]
     if check_newer:
-        found += newer_template(project, copier)
+        found += newer_template(project, copier, policy_from)
     return found

@@ -219,18 +219,97 @@ def load_policy(template_root: Path) -> Policy:
 
 def git_url(src: str) -> str:
     """What ``git clone`` needs for a Copier source (``gh:owner/repo``, ``git+https://...``, a URL or a path)."""
+    src = src.strip()
     for short, host in _SHORT_HOSTS.items():
         if src.startswith(short):
             return host + src[len(short):].removesuffix(".git") + ".git"
-    return src.removeprefix("git+")
+    return re.sub(r"^git\+", "", src, flags=re.I)
+
+
+_URL_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.I)
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")  # git@host:owner/repo: git's ssh
+_CLONE_SCHEMES = frozenset({"https", "http", "ssh", "git", "git+ssh", "ssh+git"})
 
 
 def is_local_source(src: str) -> bool:
     """Whether a Copier source is a folder of this machine (a path or ``file://``), which CI cannot clone."""
-    url = git_url(src.strip())
-    if re.match(r"^file://", url, re.I):
+    url = git_url(src)
+    scheme = _URL_SCHEME.match(url)
+    if scheme:
+        return scheme.group(1).lower() == "file"
+    return not _SCP_LIKE.match(url)
+
+
+class UntrustedSourceError(ConfigError):
+    """A template source git is never run on: a folder inside the checked repository (its files are the checked
+    tree's own: a pull request's), or something that is neither a folder of this machine nor a URL git may clone."""
+
+
+def _file_url_path(url: str) -> Path:
+    """The absolute path of a ``file://`` URL, as urllib reads it (``file:///srv/t`` and ``file://localhost/srv/t``
+    are ``/srv/t``; percent escapes decoded). Never a path relative to anything."""
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    parts = urlsplit(url)
+    if parts.netloc.lower() not in ("", "localhost") or parts.query or parts.fragment:
+        raise UntrustedSourceError(f"the template source {url!r} is no folder of this machine (a file:// URL names "
+                                   "a host, a query or a fragment)")
+    path = Path(url2pathname(parts.path))
+    if not path.is_absolute():
+        raise UntrustedSourceError(f"the template source {url!r} is a file:// URL without an absolute path")
+    return path
+
+
+def _within(path: Path, top: Path) -> bool:
+    """Whether ``path`` (resolved) is ``top`` or lies below it: by name, and by file identity for a filesystem
+    that ignores case or a folder reachable under two names."""
+    if path == top or path.is_relative_to(top):
         return True
-    return not (re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url))
+    try:
+        top_stat = top.stat()
+    except OSError:
+        return False
+    for folder in (path, *path.parents):
+        try:
+            if os.path.samestat(folder.stat(), top_stat):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def template_folder(src: str, project: Path) -> Path | None:
+    """The real folder of this machine that the local source ``src`` names; None for a URL source (``gh:``,
+    ``gl:``, ``https://``, ``ssh://``, ``git@host:``...), which is never a path, whatever folder its spelling names.
+
+    A ``file://`` URL is read by urllib (an absolute path); ``~`` is the user's home; a relative path is relative
+    to ``project`` (where Copier runs). Every step of the path is resolved (links followed) and none may lie inside
+    ``project``: the checked repository's files are a pull request's, and git run in a folder among them runs what
+    its config names (a promisor's ``uploadpack``). Raises :class:`UntrustedSourceError` for such a source."""
+    url = git_url(src)
+    if re.search(r"[\x00-\x1f\x7f]", url):
+        raise UntrustedSourceError(f"the template source {src!r} holds a control character")
+    scheme = _URL_SCHEME.match(url)
+    if scheme and scheme.group(1).lower() != "file" or not scheme and _SCP_LIKE.match(url):
+        return None
+    try:
+        path = _file_url_path(url) if scheme else Path(url).expanduser()
+    except RuntimeError:  # ~user that does not exist
+        raise UntrustedSourceError(f"the template source {src!r} names no folder of this machine") from None
+    top = project.resolve()
+    inside = UntrustedSourceError(f"the template source {src!r} lies inside the repository: its files are the "
+                                  "checked tree's own, not a template's (git is never run there); record the "
+                                  "template's own repository")
+    here, steps = (Path(path.anchor), path.parts[1:]) if path.is_absolute() else (top, path.parts)
+    if not steps and _within(here, top):
+        raise inside
+    for step in steps:  # by name and by real path: a link the checked tree holds is the checked tree's too
+        named = here.parent if step == ".." else here / step
+        here = named.resolve()
+        if _within(named, top) or _within(here, top):
+            raise inside
+    return here
 
 
 def same_source(a: str, b: str) -> bool:
@@ -244,50 +323,86 @@ _CASE_BLIND_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})  # 
 def _canonical(src: str) -> str:
     """The repository ``src`` names: host and path, the path's case kept except on hosts that ignore it (another
     server, or a folder, may hold ``Tpl`` and ``tpl`` side by side: a pull request must not pass one for the other)."""
-    url = git_url(src.strip())
-    if re.match(r"^file://", url, re.I):
-        url = url[len("file://"):]
-    elif re.match(r"^[a-z][a-z0-9+.-]*://", url, re.I) or re.match(r"^[\w.-]+@[\w.-]+:", url):
+    url = git_url(src)
+    scheme = _URL_SCHEME.match(url)
+    if scheme and scheme.group(1).lower() == "file":
+        try:
+            return str(_file_url_path(url).resolve())
+        except UntrustedSourceError:
+            return url
+    if scheme or _SCP_LIKE.match(url):
         url = re.sub(r"^[\w.-]+@([\w.-]+):", r"ssh://\1/", url)
         url = re.sub(r"^(ssh|git|https?)://([^/@]+@)?", "", url, flags=re.I)
         host, _, rest = url.partition("/")
         host, path = host.lower(), rest.rstrip("/").removesuffix(".git")
         return host + "/" + (path.lower() if host in _CASE_BLIND_HOSTS else path)
-    return str(Path(url).expanduser().resolve())
+    try:
+        return str(Path(url).expanduser().resolve())
+    except (RuntimeError, ValueError):  # ~user that does not exist; a NUL
+        return url
 
 
-GIT_ENV = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}  # never ask for a password: CI has no terminal
+# Variables that point git at a repository (a git hook exports GIT_DIR and GIT_INDEX_FILE: the pre-commit hook runs
+# drift with them set): git on a template clone must read the clone, never the checked repository.
+_REPOSITORY_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR",
+                         "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_IMPLICIT_WORK_TREE",
+                         "GIT_GRAFT_FILE", "GIT_SHALLOW_FILE", "GIT_PREFIX", "GIT_REPLACE_REF_BASE",
+                         "GIT_NO_REPLACE_OBJECTS", "GIT_INTERNAL_SUPER_PREFIX", "GIT_CONFIG")
+OWN_GIT_ENV = {k: v for k, v in os.environ.items() if k not in _REPOSITORY_VARIABLES}
+GIT_ENV = {**OWN_GIT_ENV, "GIT_TERMINAL_PROMPT": "0"}  # never ask for a password: CI has no terminal
+# Every git command on a template: only the transports a template source uses (no ext::, fd:: or other remote
+# helpers), no hooks, no fsmonitor, and no repository git finds by itself in a bare folder.
+_SAFE = ("-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always",
+         "-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "core.hooksPath=/dev/null",
+         "-c", "core.fsmonitor=false", "-c", "safe.bareRepository=explicit")
+
+
+def template_git(repo: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``git -C repo ARGS`` on a clone :func:`template_repository` made (never on a folder of anyone else's)."""
+    return subprocess.run(["git", *_SAFE, "-C", repo, *args], capture_output=True, text=True, env=GIT_ENV,
+                          timeout=timeout, cwd=repo)
 
 
 @contextmanager
-def template_repository(src: str) -> Iterator[str]:
-    """A git repository of the template ``src`` to read with git (never to render): the folder itself for a local
-    source, else a blob-less clone in a temporary folder (its HEAD is the source's default branch)."""
+def template_repository(src: str, project: Path) -> Iterator[str]:
+    """A git repository of the template ``src`` to read with git (never to render): always a clone of our own in a
+    temporary folder (its HEAD is the source's default branch). A URL source is cloned blob-less; a local one
+    (:func:`template_folder`: outside ``project``) is cloned from its real path with the system config, lazy
+    fetches and the file transport's helpers off, so no git runs inside a folder with its own config after that."""
+    folder = template_folder(src, project)
     url = git_url(src)
-    local = Path(url).expanduser()
+    if folder is None:
+        scheme = _URL_SCHEME.match(url)
+        if scheme and scheme.group(1).lower() not in _CLONE_SCHEMES:
+            raise UntrustedSourceError(f"the template source {src!r} uses the transport {scheme.group(1)!r}; "
+                                       f"give an https://, ssh:// or git@host: URL, or a folder")
     with tempfile.TemporaryDirectory(prefix="codeact-template-") as tmp:
-        if local.is_dir():
-            yield str(local)
-            return
-        clone = subprocess.run(["git", "clone", "-q", "--no-checkout", "--filter=blob:none", "--", url, tmp],
-                               capture_output=True, text=True, env=GIT_ENV, timeout=300)
+        repo = os.path.join(tmp, "repo")
+        if folder is None:
+            command = ["git", *_SAFE, "clone", "-q", "--no-checkout", "--filter=blob:none", "--", url, repo]
+            env = GIT_ENV
+        else:
+            command = ["git", *_SAFE, "-c", "protocol.file.allow=always", "clone", "-q", "--no-checkout",
+                       "--no-hardlinks", "--", str(folder), repo]
+            env = {**GIT_ENV, "GIT_CONFIG_NOSYSTEM": "1", "GIT_NO_LAZY_FETCH": "1"}
+        clone = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=tmp)
         if clone.returncode != 0:
             raise ConfigError(f"cannot read the template {src}: "
                               + (clone.stderr.strip().splitlines() or ["git clone failed"])[-1])
-        yield tmp
+        yield repo
 
 
-def fetch_policy(src: str, ref: str | None = None) -> Policy:
+def fetch_policy(src: str, ref: str | None, project: Path) -> Policy:
     """The policy a template repository ships at ``ref`` (default: its default branch), read with git."""
-    env = GIT_ENV
-    with template_repository(src) as repo:
+    with template_repository(src, project) as repo:
         rev = ref or "HEAD"
-        exists = subprocess.run(["git", "-C", repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
-                                capture_output=True, text=True, env=env)
+        if rev.startswith("-"):
+            raise ConfigError(f"the template {src} has no version {rev!r}")
+        exists = template_git(repo, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}")
         if exists.returncode != 0:
             raise ConfigError(f"the template {src} has no version {rev!r}")
-        shown = subprocess.run(["git", "-C", repo, "show", f"{rev}:{POLICY_FILE}"], capture_output=True,
-                               env=env)
+        shown = subprocess.run(["git", *_SAFE, "-C", repo, "show", f"{rev}:{POLICY_FILE}"], capture_output=True,
+                               env=GIT_ENV, cwd=repo, timeout=300)
         if shown.returncode != 0:
             return Policy({}, f"{src}@{rev}")
         return parse_policy(shown.stdout.decode("utf-8", "replace"), f"{src}@{rev}:{POLICY_FILE}")

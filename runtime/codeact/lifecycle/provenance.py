@@ -76,31 +76,29 @@ def _uncommitted_stamp(project: Path, base: str) -> bool:
     return not any(line.startswith(b"160000 ") for line in staged.splitlines())
 
 
-def commit_error(src: str, commit: str) -> str:
+def commit_error(src: str, commit: str, project: Path) -> str:
     """Why ``commit`` is not a version of the template ``src`` that may render: "" when it is a tag of ``src`` or
-    a commit its default branch holds."""
+    a commit its default branch holds. Read in a clone of our own (:func:`~.orgpolicy.template_repository`)."""
     from ..errors import ConfigError
-    from .orgpolicy import GIT_ENV, template_repository
+    from .orgpolicy import UntrustedSourceError, template_git, template_repository
 
     if commit.startswith("-"):
         return f"_commit {commit!r} is not a version name"
     try:
-        with template_repository(src) as repo:
-            def git(*args: str) -> subprocess.CompletedProcess[str]:
-                return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, env=GIT_ENV,
-                                      timeout=120)
-
-            if git("rev-parse", "--verify", "-q", f"refs/tags/{commit}^{{commit}}").returncode == 0:
+        with template_repository(src, project) as repo:
+            if template_git(repo, "rev-parse", "--verify", "-q", f"refs/tags/{commit}^{{commit}}").returncode == 0:
                 return ""
-            resolved = git("rev-parse", "--verify", "-q", f"{commit}^{{commit}}")
+            resolved = template_git(repo, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}")
             if resolved.returncode != 0:
                 return f"_commit {commit!r} is no version of {src}"
             sha = resolved.stdout.strip()
-            if git("merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
+            if template_git(repo, "merge-base", "--is-ancestor", sha, "HEAD").returncode == 0:
                 return ""
-            branch = git("symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or "HEAD"
+            branch = template_git(repo, "symbolic-ref", "-q", "--short", "HEAD").stdout.strip() or "HEAD"
             return (f"_commit {commit!r} ({sha[:12]}) is neither a tag of {src} nor a commit of its default branch "
                     f"{branch}")
+    except UntrustedSourceError as exc:
+        return str(exc)
     except (ConfigError, OSError, subprocess.SubprocessError) as exc:
         return f"{UNREACHABLE} {src} to check _commit {commit!r}: {exc}"
 
@@ -134,23 +132,19 @@ def source_errors(project: Path, base: str, policy_from: str | None, *, first_st
     inside = _inside_project(project, src)
     if inside:
         return [inside]
-    why = commit_error(src, commit)
+    why = commit_error(src, commit, project)
     if why:
         errors.append(why)
     return errors
 
 
 def _inside_project(project: Path, src: str) -> str:
-    """Why a local template source that lies inside ``project`` is not one: its files are the checked tree's own
-    (a pull request's), and git run in such a folder runs what its config names. "" for any other source."""
-    from .orgpolicy import git_url, is_local_source
+    """Why a local template source is none (:func:`~.orgpolicy.template_folder`: one that lies inside ``project``,
+    whose files are the checked tree's own, a pull request's); "" for any other source."""
+    from .orgpolicy import UntrustedSourceError, template_folder
 
-    if not is_local_source(src):
-        return ""
-    url = git_url(src.strip())
-    folder = Path(url[len("file://"):] if url.lower().startswith("file://") else url).expanduser()
-    real, top = (project / folder).resolve(), project.resolve()
-    if real != top and not real.is_relative_to(top):
-        return ""
-    return (f"_src_path {src!r} lies inside the repository: its files are the checked tree's own, not a template's "
-            "(git is never run there); record the template's own repository")
+    try:
+        template_folder(src, project)
+    except UntrustedSourceError as exc:
+        return str(exc)
+    return ""
