@@ -32,7 +32,9 @@ class Resolving(Protocol):
 
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_PATH = getattr(os, "O_PATH", 0)
+# a folder on the way, opened only to be looked in (Linux: ``O_PATH``, so a folder with no read permission passes)
 _BENEATH_DIR = (_O_PATH or os.O_RDONLY) | _DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+OPEN_FOLDER = _BENEATH_DIR  # for the resolutions that walk a path part by part (codeact.core.resolution)
 # the last part: read (a FIFO does not block; a terminal is never made the controlling one), or only looked at
 READ = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         | getattr(os, "O_NOCTTY", 0))
@@ -257,5 +259,5 @@ def _is_file(folder: str | int, name: str) -> bool:
         return False
 
 
-__all__ = ["CAN_OPEN_BENEATH", "LOOK", "READ", "Opened", "is_regular_or_folder", "names_folder", "not_a_folder",
+__all__ = ["CAN_OPEN_BENEATH", "LOOK", "OPEN_FOLDER", "READ", "Opened", "is_regular_or_folder", "names_folder", "not_a_folder",
            "open_inside", "open_listed"]
