@@ -20,7 +20,9 @@ import os
 import re
 import time
 from collections.abc import Callable
+from stat import S_ISLNK
 
+from ..core.beneath import OPEN_FOLDER
 from ..core.boundary import Workspace
 
 MAX_ENTRIES = 200_000  # names one call may list; past it the call fails loudly (never a part of the answer)
@@ -65,16 +67,19 @@ class _Walk:
         # the links followed on the way, counted along the whole path as the kernel counts one lookup's
         before = self.links.get(head.rstrip("/"), 0)
         if name in ("", ".", ".."):  # ``file/.``, ``file/..``: ENOTDIR, as the kernel says
-            if not os.path.isdir(parent):
+            if not self._is_folder(parent):
                 return None
             if before:
                 self.links[spelled.rstrip("/")] = before
             return parent if name != ".." else None if parent == self.root else os.path.dirname(parent)
         path = os.path.join(parent, name)
-        if not os.path.islink(path):
+        found = self._lstat(parent, name)
+        if found is None:
+            return None
+        if not S_ISLNK(found.st_mode):
             if before:
                 self.links[spelled.rstrip("/")] = before
-            return path if os.path.lexists(path) else None
+            return path
         self.in_time()
         try:  # every link this one leads through counts, not it alone
             inside, links = self.workspace.follow_inside(path, before)  # a host name: never read as quoted
@@ -130,13 +135,15 @@ class _Walk:
             os.close(fd)
         return names
 
-    def _open_folder(self, real: str) -> int | None:
+    def _open_folder(self, real: str, *, look: bool = False) -> int | None:
         """A descriptor of the real folder ``real``, opened part by part from the root with no link followed: a
-        folder swapped for a link meanwhile fails (ELOOP) rather than leading out."""
+        folder swapped for a link meanwhile fails (ELOOP) rather than leading out. ``look``: only to look at the
+        names in it (Linux: ``O_PATH``), not to list it."""
         if real != self.root and not real.startswith(self.root + "/"):
             return None
         rest = real[len(self.root) + 1:]
-        flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        flags = OPEN_FOLDER if look else (os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_NOFOLLOW", 0)
+                                          | getattr(os, "O_CLOEXEC", 0))
         try:
             fd = os.open(self.root, flags)
         except OSError:
@@ -158,7 +165,7 @@ class _Walk:
         if spelled in self.dirs:
             return self.dirs[spelled]
         real = self.real(spelled)
-        found = real is not None and os.path.isdir(real)
+        found = real is not None and self._is_folder(real)
         self.dirs[spelled] = found
         return found
 
@@ -167,7 +174,30 @@ class _Walk:
         if not name or name in (".", ".."):
             return self.real(spelled) is not None
         parent = self.real(head) if head else (self.root if spelled.startswith("/") else self.base)
-        return parent is not None and os.path.lexists(os.path.join(parent, name))
+        return parent is not None and self._lstat(parent, name) is not None
+
+    # Every look is through a folder's descriptor opened from the root (never a path the kernel walks again): a
+    # folder swapped for a link to outside after ``_step`` saw a plain one is not entered, so no answer says what
+    # lies outside.
+    def _is_folder(self, real: str) -> bool:
+        """Whether the real path ``real`` is a folder inside the workspace (it opens as one, no link followed)."""
+        fd = self._open_folder(real, look=True)
+        if fd is None:
+            return False
+        os.close(fd)
+        return True
+
+    def _lstat(self, parent: str, name: str) -> os.stat_result | None:
+        """The ``lstat`` of the host name ``name`` in the real folder ``parent``, ``None`` where it is missing."""
+        fd = self._open_folder(parent, look=True)
+        if fd is None:
+            return None
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except (OSError, ValueError):
+            return None
+        finally:
+            os.close(fd)
 
 
 def glob(workspace: Workspace, pathname: str, *, root_dir: str | None = None, recursive: bool = False,
