@@ -2,6 +2,7 @@
 command the reader does not know, or writes the files another command then runs."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 
@@ -9,6 +10,10 @@ from .bounds import Unread
 from .filters import _check_filter, _from_stdin
 from .names import (
     _AWKS,
+    _COMPOUND_CLOSE,
+    _COMPOUND_OPEN,
+    _COPIERS,
+    _FILTERS,
     _KEYWORDS,
     _MAKE_FILES,
     _MAKES,
@@ -16,8 +21,12 @@ from .names import (
     _NPMS,
     _NPXS,
     _OUTPUT_REDIRECTS,
+    _PACKAGE_RUNNERS,
+    _PLUGIN_VARS,
+    _PROJECT_VARS,
     _PWSH,
     _PYTHON,
+    _READ_ONLY,
     _RUNS_CODE,
     _SCRIPT_VALUED,
     _SEPARATOR,
@@ -25,35 +34,110 @@ from .names import (
     _SHELL_NAMES,
     _SHELLS,
     _SPECIAL,
+    _STDIN_DATA,
     _STDIN_RUNNERS,
     _WRAPPERS,
+    INTERPRETERS,
+    SCRIPT_SUFFIXES,
 )
 from .options import _options
-from .paths import _as_pattern
+from .paths import _as_pattern, _bases
 from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, shell_words
 
 
-def _reads_code(words: list[str], at: int) -> bool:
-    """Whether the command ``words[at]``, given a pipe or a here-document as its stdin, runs code it reads there:
-    a command of :data:`_STDIN_RUNNERS`, make reading its Makefile from stdin, a shell, python or node with no
-    script to run (``| sh``, ``| python3 -``, ``| bash -s``, ``-i``, ``-c``/``-e``/``-m`` code), any other
-    interpreter of :data:`_RUNS_CODE`. A shell, python or node given a script file (``| python3 guard.py``) runs
-    that file (the hook's own, protected by its name), reading the pipe as data."""
-    name = os.path.basename(words[at]).lower()
+def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
+    """Whether the command ``words[at]``, given a pipe or a here-document as its stdin, may run code it reads there.
+    Only what is known to read it as data is not (``strict``, a POSIX shell's words): a command of
+    :data:`_STDIN_DATA` (``jq``, ``grep``, ``tee``...), awk and sed (their program read by :mod:`.filters`), xargs
+    (its command read by the runners), make not reading its Makefile from stdin, ``npm run x``, a shell, python or
+    node given a script file (``| python3 guard.py``: the hook's own, protected by its name) or a shell's ``-c``
+    text none of whose commands reads code there, perl, ruby, ``deno run`` or PowerShell given a script file, npx
+    running such a command, and a script of the repository named by its path (``| ./scripts/check.sh``). Any other
+    (a name not known here, a wrapper: ``flock l sh``, ``taskset 1 sh``; an interpreter with no script, or stdin
+    as it under any spelling: ``bash //dev/stdin``) may. Not ``strict`` (PowerShell's or cmd's words), only a
+    command known to run what it reads does (:data:`_STDIN_RUNNERS`, :data:`_RUNS_CODE`)."""
+    word = words[at]
+    name = os.path.basename(word.replace("\\", "/")).lower()
     end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= _SEPARATOR), len(words))
+    if name in _STDIN_DATA or name in _FILTERS or name in ("xargs", "gxargs"):
+        return name in ("sort", "gsort") and any(w.startswith("--com") for w in words[at + 1:end])
     if name in _STDIN_RUNNERS:
         return not (name == "sqlite3" and "-safe" in words[at + 1:end])
     if name in _MAKES:
         return any(key in _MAKE_FILES and _from_stdin(value) for key, value in _options(words, at + 1, True))
-    kind = "shell" if name in _SHELL_NAMES else "python" if _PYTHON.fullmatch(name) else \
-        "node" if name in ("node", "nodejs", "node.exe") else ""
+    if strict and (name in _NPMS or name in _PACKAGE_RUNNERS):
+        return not _runs_named_script(words, at + 1, end)
+    if strict and name in _NPXS:
+        return _npx_reads_code(words, at + 1, end)
+    kind = "shell" if name in _SHELL_NAMES and name != "busybox" else "python" if _PYTHON.fullmatch(name) else \
+        "node" if name in ("node", "nodejs", "node.exe", "tsx", "ts-node", "ts-node-esm") else ""
     if kind == "shell":
         text = _shell_text(words, at + 1, end)
         if text is not None:  # `| bash -c 'text'`: the pipe is data, unless the text's commands read code there
             return _text_reads_code(text)
-    if not kind:
-        return not _script_given(name, words, at + 1, end) and (name in _RUNS_CODE or name in _SHELLS)
-    return _no_script(kind, words, at + 1, end)
+    if kind:
+        return _no_script(kind, words, at + 1, end)
+    if _script_given(name, words, at + 1, end):
+        return False
+    if not strict:
+        return name in _RUNS_CODE or name in _SHELLS
+    return not _tree_script(word, words)
+
+
+def _tree_script(word: str, words: list[str]) -> bool:
+    """Whether the command ``word`` is a script of the repository named by its path (``./scripts/check.sh``,
+    ``"$CLAUDE_PROJECT_DIR"/.github/hooks/x.sh``), which the hook's reading protects: a relative path that climbs no
+    ``..`` from a command that changes to no folder outside the tree, or one below the project's variable."""
+    path = word.replace("\\", "/")
+    for name in (*_PROJECT_VARS, *_PLUGIN_VARS):
+        for form in (f"${{{name}}}/", f"${name}/"):
+            if path.startswith(form):
+                path = path[len(form):]
+    if "/" not in word.replace("\\", "/") or path[:1] in ("/", "~") or "$" in path or "`" in path or \
+            _from_stdin(path) or os.path.normpath(path).split("/")[0] == "..":
+        return False
+    try:
+        bases = _bases(words, _TREE, _TREE, False)
+    except Unread:
+        return False
+    return all(base == _TREE or base.startswith(_TREE + "/") for base in bases)
+
+
+_TREE = "/\x00tree"  # a folder standing for the repository's, no real one
+
+
+def _runs_named_script(words: list[str], index: int, end: int) -> bool:
+    """Whether npm, pnpm, yarn or bun with its words from ``words[index]`` runs a script its package.json names
+    (``npm run lint``, ``npm test``: that file is protected), not a file or stdin (``bun run -``)."""
+    while index < end and words[index][:1] == "-":
+        index += 1
+    if index >= end or words[index] not in ("run", "run-script", "test", "t", "tst", "start"):
+        return False
+    if words[index] not in ("run", "run-script"):
+        return True
+    index += 1
+    while index < end and words[index][:1] == "-":
+        index += 1
+    return index < end and not _from_stdin(words[index]) and not any(c in words[index] for c in "/\\.$`")
+
+
+def _npx_reads_code(words: list[str], index: int, end: int) -> bool:
+    """Whether npx (pnpx, bunx) with its words from ``words[index]`` may run code a pipe gives it: its package's
+    command is read as the pipe's reader (``| npx --yes tsx scripts/x.ts`` is data, ``| npx zx`` not: a package
+    may be any interpreter), and its ``-c`` text as a shell's."""
+    while index < end:
+        word = words[index]
+        key, equals, value = word.partition("=")
+        if key in ("-c", "--call"):
+            return _text_reads_code(value if equals else words[index + 1] if index + 1 < end else "")
+        if word in ("-p", "--package"):
+            index += 2
+        elif word[:1] == "-":
+            index += 1
+        else:
+            package = re.sub(r"(?<=.)@[^/]*$", "", word)  # `prettier@3`, `@scope/x@1`: the package's name
+            return _reads_code([package.rsplit("/", 1)[-1], *words[index + 1:end]], 0)
+    return True
 
 
 def _shell_text(words: list[str], index: int, end: int) -> str | None:
@@ -73,17 +157,20 @@ def _shell_text(words: list[str], index: int, end: int) -> str | None:
 
 
 def _text_reads_code(text: str) -> bool:
-    """Whether a shell's ``-c`` text, given a pipe as its stdin, has a command that runs code read there
-    (:func:`_reads_code`: ``bash -c 'sh'``, ``bash -c 'env python3'``) or names stdin (``source /dev/stdin``)."""
+    """Whether a shell's ``-c`` text, given a pipe as its stdin, has a command that may run code read there
+    (:func:`_reads_code`, each command of the text: ``bash -c 'sh'``, ``bash -c 'env python3'``,
+    ``bash -c 'jq . | sh'``) or names stdin (``source /dev/stdin``, ``. //dev/stdin``)."""
     words = shell_words(text, 2)
     if any(_from_stdin(word) for word in words):
         return True
     start = True
     for index, word in enumerate(words):
-        if not word or set(word) <= _SEPARATOR or word in _KEYWORDS or word in ("{", "}", "]]", "[["):
+        if word in ("for", "select", "case") and start:  # their words up to `do` or a pattern are no command
+            start = False
+        elif not word or set(word) <= _SEPARATOR or word in _KEYWORDS or word in _COMPOUND_OPEN or \
+                word in _COMPOUND_CLOSE:
             start = True
-        elif start and not (_ASSIGNMENT.fullmatch(word) or word[:1] == "-" or _DURATION.fullmatch(word)
-                            or os.path.basename(word).lower() in _WRAPPERS):
+        elif start and not _ASSIGNMENT.fullmatch(word):
             start = False
             if _reads_code(words, index):
                 return True
@@ -349,10 +436,11 @@ class _CommandReader:
         self.start, self.piped, self.skip = True, False, False  # at a command's place; reading a pipe
         self.wrapper = ""  # after a wrapper (`env`, `nice`): the short options that take a value
         self.interp = ""  # the interpreter whose script comes next (`-c`: a shell's text)
-        self.stack: list[tuple[bool, str]] = []
+        self.stack: list[tuple[bool, str, bool]] = []
         self.words: list[str] = []
         self.written: frozenset[str] = frozenset()  # the names of the files the command writes (_written)
         self.at = 0  # the word read now: words[at]
+        self.pipe_open = 0  # the compound commands open that read a pipe (`| while ...; do`), nested ones too
 
     def unknown(self, word: str) -> bool:
         return _unknown(word, self.own, self.root, self.cwd, self.plugin)
@@ -389,15 +477,20 @@ class _CommandReader:
         if word in ("<(", ">(") and (self.start or self.interp):
             raise Unread(f"{self.interp or 'a command'} runs what a process substitution prints, {_UNKNOWN}")
         for char in "(" if word in ("<(", ">(") else word:
-            if char == "(":
-                self.stack.append((self.piped, self.interp))
+            if char == "(":  # a subshell reading a pipe: each of its commands reads it (`| (read a; sh)`)
+                opened = self.piped or self.pipe_open > 0 or word == ">("
+                self.stack.append((self.piped, self.interp, opened))
+                self.pipe_open += opened
                 self.start, self.interp = True, ""
             elif char == ")":
-                self.piped, self.interp = self.stack.pop() if self.stack else (False, "")
+                self.piped, self.interp, opened = self.stack.pop() if self.stack else (False, "", False)
+                self.pipe_open -= opened
                 self.start = False
             else:
                 self.start, self.interp = True, ""
-        self.piped = word in ("|", "|&") or (self.piped and word == "(")
+        # a pipe's reader: the command after `|`, each command of a compound one there (`| { read a; sh; }`,
+        # `| while read l; do ...; done`) and of a process substitution written to (`tee >(sh)`)
+        self.piped = word in ("|", "|&", ">(") or (self.piped and word == "(") or self.pipe_open > 0
         self.wrapper, self.skip = "", False
 
     def command(self, word: str) -> None:
@@ -412,14 +505,19 @@ class _CommandReader:
             self.nested(word)
             return
         name = os.path.basename(word).lower()
+        if (self.piped or self.pipe_open) and word in _COMPOUND_OPEN:
+            self.pipe_open += 1
+        elif self.pipe_open and word in _COMPOUND_CLOSE:
+            self.pipe_open -= 1
+        elif self.piped and word not in _KEYWORDS and _reads_code(self.words, self.at):
+            raise Unread(f"a command piped into {word} may run what it reads there, which CodeAct does not read; "
+                         "pipe into a known data tool or a script named by its path")
         if name not in _KEYWORDS:
             self.generated(word, script=False)
         if name in _WRAPPERS or name in _KEYWORDS:
             self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
             return
         runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
-        if self.piped and _reads_code(self.words, self.at):
-            raise Unread(f"a command piped into {word} runs what CodeAct does not read")
         self.interp = name if runs_code or name in ("source", ".") else \
             "npx" if name in _NPXS else "npm" if name in _NPMS else ""
 
@@ -455,3 +553,151 @@ class _CommandReader:
         else:
             self.generated(word)
             self.interp = ""
+
+
+def _segments(words: list[str]) -> list[tuple[int, int, bool]]:
+    """Each simple command of ``words`` as ``(start, end, piped)``: the words between separators, and whether a
+    pipe (or a process substitution written to) is its stdin."""
+    found: list[tuple[int, int, bool]] = []
+    start, piped = 0, False
+    for index, word in enumerate([*words, ";"]):
+        if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):
+            if index > start:
+                found.append((start, index, piped))
+            start, piped = index + 1, word in ("|", "|&", ">(") or (piped and word == "(")
+    return found
+
+
+def _command_at(words: list[str], start: int, end: int) -> int:
+    """The index of the command word of the simple command ``words[start:end]``: past assignments, keywords and
+    wrappers' options (``env X=1 cp``: ``env``); ``end`` where there is none."""
+    index = start
+    while index < end and (_ASSIGNMENT.fullmatch(words[index]) or words[index] in _KEYWORDS
+                           or words[index] in _COMPOUND_OPEN or words[index] in _COMPOUND_CLOSE):
+        index += 1
+    return index
+
+
+def _script_runs(words: list[str], segments: list[tuple[int, int, bool]]) -> dict[int, int]:
+    """The scripts ``words`` runs, as ``{index: segment}``: an interpreter's script (``bash build/run.sh``: the first
+    word past its options) and a command word that is a path or ends in a script suffix (``./build/run.sh``)."""
+    runs: dict[int, int] = {}
+    for number, (start, end, _) in enumerate(segments):
+        at = _command_at(words, start, end)
+        if at >= end:
+            continue
+        name = os.path.basename(words[at].replace("\\", "/")).lower()
+        if name in INTERPRETERS:
+            script = next((n for n in range(at + 1, end) if words[n][:1] not in "-+<>&"
+                           and words[n - 1] not in _OUTPUT_REDIRECTS and words[n - 1] not in ("<", "<<<")), None)
+            if script is not None:
+                runs[script] = number
+        elif "/" in words[at].replace("\\", "/") or name.endswith(SCRIPT_SUFFIXES):
+            runs[at] = number
+    return runs
+
+
+def _operands(words: list[str], end: int, at: int) -> list[tuple[int, str]]:
+    """The words of the simple command ending at ``end`` (its command word at ``at``) that may name a file:
+    each word past the command but options (an option's value after ``=``, a short one's joined value:
+    ``--output=x``, ``of=x``, ``-ox``), redirection operators and separators."""
+    found: list[tuple[int, str]] = []
+    for index in range(at + 1, end):
+        word = words[index]
+        if not word or word in _OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&") or word.isdigit():
+            continue
+        if "=" in word:
+            found.append((index, word.partition("=")[2]))
+        elif word[:1] == "-" and word[1:2] != "-" and len(word) > 2:
+            found.append((index, word[2:]))
+        elif word[:1] != "-" and word != "+x":
+            found.append((index, word))
+    return found
+
+
+def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: int = 0) -> list[str]:
+    """The files a script the shell command ``words`` runs may be copied from, as paths to protect (``cp -r
+    parts/. build/ && bash build/run.sh``: ``./parts/.`` and every file below it), and :class:`Unread` where that script is
+    written by a command whose sources are not known. A script run (:func:`_script_runs`) is written by another
+    command of ``words`` (not known to write nothing: :data:`_READ_ONLY`) where one of that command's words names
+    it or a folder above it (``uniq - build/run.sh``, ``cp -rT parts build``, ``ln -sfn parts build``, ``xargs cp
+    -t build``, ``git diff --output=build/run.sh``); for a command other than a copier (:data:`_COPIERS`, whose
+    destination may be the folder itself: ``cp -r parts/. .``) a word naming the folder it runs in or one above
+    it does not count (``npx eslint . && ./scripts/x.sh``); a shell's ``-c`` text and ``eval``'s are read the same
+    way (``depth``: two levels). A copier given its sources as words gives them (a link
+    made by ``ln``: from the link's folder too); any other writer, a copier reading a pipe, run by xargs, given
+    stdin, a substitution or a source outside the tree (or not known here) makes the hooks file Unread."""
+    nested = [source for index, word in enumerate(words) if index and depth < 2 and any(
+        space in word for space in " \t\n") and (words[index - 1] == "eval" or re.fullmatch(
+            r"-[a-z]*c[a-z]*", words[index - 1]) and any(os.path.basename(other).lower() in _SHELL_NAMES
+                                                        for other in words[max(0, index - 4):index]))
+              for source in _copied_sources(_assigned(shell_words(word, 2), plugin), root, cwd, plugin, depth + 1)]
+    segments = _segments(words)
+    runs = _script_runs(words, segments)
+    if not runs:
+        return nested
+    bases = _bases(words, root, cwd, plugin)
+
+    def resolved(text: str) -> list[str] | None:
+        expanded = _expand(text, root, cwd, plugin) if "`" not in text and "$(" not in text else None
+        if expanded is None:
+            return None
+        return [os.path.normpath(os.path.join(base, expanded)) for base in bases]
+
+    scripts = [(index, paths) for index in runs if (paths := resolved(words[index])) is not None]
+    found: list[str] = nested
+    for number, (start, end, piped) in enumerate(segments):
+        at = _command_at(words, start, end)
+        if at >= end or os.path.basename(words[at]).lower() in _READ_ONLY:
+            continue
+        copier = any(os.path.basename(word).lower() in _COPIERS for word in words[at:end])
+        operands = [(index, text) for index, text in _operands(words, end, at) if runs.get(index) is None]
+        for index, text in operands:
+            written = resolved(text)
+            if written is None:
+                if copier and text[:1] != "-":  # `cp -r parts/. "$OUT"`: a destination not known here
+                    raise Unread(f"{words[at]} writes to {text!r}, a folder not known here, while the hook runs "
+                                 "a script; name the folder as a path")
+                continue
+            if not copier:
+                written = [path for path in written if path not in bases and not root.startswith(path)]
+            hit = next((words[run] for run, paths in scripts if runs[run] != number and any(
+                script == path or script.startswith(path.rstrip("/") + "/") or
+                (set(path) & _GLOB_CHARS and fnmatch.fnmatchcase(script, path + "*")) for script in paths
+                for path in written)), None)
+            if hit is None:
+                continue
+            unknown = piped or not copier or any(
+                os.path.basename(word).lower() in ("xargs", "gxargs", "parallel") or _from_stdin(word) or
+                "$(" in word or "`" in word or word in ("<(", "<<", "<<<") for word in words[start:end])
+            if unknown:
+                raise Unread(f"it runs {hit!r}, which {words[at]} writes from what CodeAct does not read")
+            found += _sources(words, operands, index, words[at], root, cwd, plugin, bases)
+    return found
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _sources(words: list[str], operands: list[tuple[int, str]], destination: int, command: str, root: str,
+             cwd: str, plugin: bool, bases: list[str]) -> list[str]:
+    """A copier's sources (its operands but the ``destination`` one and the command words), each with every file
+    below it, as absolute paths from each of ``bases``: :class:`Unread` for one not known here or outside the tree (``/tmp/parts``, ``~/x``)."""
+    found: list[str] = []
+    link = os.path.basename(command).lower() in ("ln", "gln")
+    for index, text in operands:
+        if index == destination or os.path.basename(text).lower() in _COPIERS or text in _WRAPPERS or \
+                words[index][:1] == "-" and "=" not in words[index]:
+            continue
+        expanded = _expand(text, root, cwd, plugin)
+        if expanded is None:
+            expanded = _as_pattern(text, root, cwd, plugin)
+        if expanded is None or (os.path.isabs(expanded) and not os.path.normpath(expanded).startswith(
+                root.rstrip(os.sep) + os.sep)):
+            raise Unread(f"{command} copies {text!r}, which CodeAct does not protect, into a script the hook runs")
+        texts = [expanded]
+        if link and not os.path.isabs(expanded):  # a link's text is read from the link's folder
+            texts.append(os.path.join(os.path.dirname(words[destination].rstrip("/")), expanded))
+        found += [form for given in texts for base in bases  # from each folder the command may run in
+                  for form in (os.path.normpath(os.path.join(base, given)), os.path.join(base, given, "**"))]
+    return found

@@ -7,7 +7,7 @@ import re
 
 from ..beneath import read_regular_within
 from .bounds import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_ENTRIES, MAX_HOOKS_BYTES, MAX_NODES, Unread, _Budget
-from .commands import _check_commands, _check_here_documents
+from .commands import _check_commands, _check_here_documents, _copied_sources
 from .filters import _check_filters
 from .matching import Target
 from .names import (
@@ -137,10 +137,12 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
                     _check_here_documents(text)
                     _check_node_stdin(substituted)
                     _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
-                if split is windows_words:  # awk's, sed's program, as PowerShell's quotes keep it whole
+                    split_words = _assigned(split(substituted, budget=budget), plugin, nested=True)
+                    words += [split_words, _copied_sources(_assigned(shell_words(substituted, 2), plugin), root,
+                                                           base, plugin)]
+                else:  # awk's, sed's program, as PowerShell's quotes keep it whole
                     _check_filters(shell_words(substituted, 2))
-                split_words = split(substituted, budget=budget)
-                words.append(_assigned(split_words, plugin, nested=True) if split is shell_words else split_words)
+                    words.append(split(substituted, budget=budget))
     args = entry.get("args")
     strings = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []
     command_text = entry.get("command")

@@ -8,6 +8,7 @@ script."""
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 
 from .bounds import Unread
@@ -27,9 +28,23 @@ _FILTER_LONG = {"awk": {"--assign": "v", "--field-separator": "F", "--file": "f"
                         "--separate": "", "--unbuffered": "", "--binary": "", "--help": "", "--version": ""}}
 _FILTER_SHORT = {"awk": ("FvfeEilW", "dDLop"), "sed": ("efl", "i")}  # a value: required, only joined
 def _from_stdin(path: str) -> bool:
-    """Whether the program file ``path`` is stdin or another descriptor (``-``, ``/dev/stdin``, ``/dev/fd/3``)."""
-    return path in ("-", "<", "<(", "<<", "<<<") or path.startswith(
-        ("/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/tty"))
+    """Whether the program file ``path`` may be stdin or another descriptor, however spelled: ``-``, a path
+    through ``/dev/`` (``/dev/stdin``, ``//dev/stdin``, ``/dev/./stdin``, ``/DEV/stdin`` as a case-insensitive
+    disk reads it, ``/dev/fd/0``, ``/dev/tty``; not ``/dev/null``) or ``/proc/`` (``/proc/$BASHPID/fd/0``,
+    ``/proc/self/root/dev/stdin``), one climbing to it (``../../dev/stdin``), or a pattern at the top
+    (``/d?v/stdin``)."""
+    if path in ("-", "<", "<(", "<<", "<<<"):
+        return True
+    low = path.lower().replace("\\", "/")
+    for form in (low, posixpath.normpath(re.sub(r"/+", "/", low))):
+        parts = [part for part in form.split("/") if part not in ("", ".")]
+        if form.startswith("/") and parts and (parts[0] in ("dev", "proc") or set(parts[0]) & set("*?[")):
+            return parts != ["dev", "null"]
+        if any(part in ("dev", "proc") and following.startswith(("std", "fd", "tty", "pts", "self", "thread"))
+               or part == "proc" and following[:1].isdigit() or part == "dev" and set(following) & set("*?[")
+               for part, following in zip(parts, parts[1:])):
+            return True
+    return False
 
 
 def _awk_runs(program: str) -> bool:

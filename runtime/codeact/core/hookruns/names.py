@@ -131,3 +131,34 @@ _CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch
                            "--get-colorbool", "--edit", "-e", "--unset", "--unset-all", "--remove-section",
                            "--rename-section", "get", "list", "edit", "unset", "remove-section", "rename-section"))
 _CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--comment", "--value"))
+
+
+# What may read a pipe, a here-document or a here-string as data (an allowlist: any other command given one, a
+# wrapper, an interpreter with no script file or a name not known here, makes the hooks file Unread, since a
+# command that runs what it reads there may have any name: `flock l sh`, `rbash`, `pypy3`, `busybox ash`).
+# Filters and viewers that read their input as text and run nothing it says, and builtins and commands that do
+# not read their input at all. awk and sed (their program read by :mod:`.filters`), xargs (its command read by
+# the runners), a shell, python or node given a script file, a script of the repository named by its path
+# (`./scripts/check.sh`, protected), make and `npm run x` (their files protected) are read apart.
+_STDIN_DATA = frozenset((
+    "grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "gojq", "jaq", "yq", "sort", "gsort", "uniq", "head", "tail",
+    "wc", "cut", "tr", "tee", "cat", "tac", "rev", "nl", "fold", "fmt", "column", "paste", "join", "comm", "expand",
+    "unexpand", "pr", "tsort", "numfmt", "base64", "base32", "basenc", "od", "hexdump", "xxd", "strings", "iconv",
+    "diff", "cmp", "md5sum", "md5", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
+    "shasum", "cksum", "sum", "gzip", "gunzip", "zcat", "bzip2", "bunzip2", "bzcat", "xz", "unxz", "xzcat", "zstd",
+    "unzstd", "zstdcat", "lz4", "dos2unix", "unix2dos", "shuf", "sponge", "logger", "read", "mapfile", "readarray",
+    "true", "false", ":", "echo", "printf", "test", "[", "[[", "exit", "return", "sleep", "wait", "cd", "pwd",
+    "mkdir", "touch", "rm", "rmdir", "chmod", "ls", "stat", "date", "basename", "dirname", "realpath", "readlink",
+    "export", "local", "declare", "typeset", "set", "shift", "break", "continue", "unset", "tput"))
+# Shell words that open and close a compound command: given a pipe, each command inside reads it
+_COMPOUND_OPEN = frozenset(("{", "if", "while", "until", "for", "select", "case"))
+_COMPOUND_CLOSE = frozenset(("}", "fi", "done", "esac"))
+# Commands whose words name no file they write (or only change a file's mode or time): a script a hook runs that
+# such a word names is not one the hook writes (`test -f scripts/x.sh && bash scripts/x.sh`)
+_READ_ONLY = _STDIN_DATA - {"tee", "sponge", "sort", "gsort", "uniq", "shuf", "iconv", "gzip", "gunzip", "bzip2",
+                            "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "dos2unix", "unix2dos",
+                            "base64", "base32", "basenc"} | {"shellcheck", "command", "type", "which", "hash", "file",
+                                                              "source", ".", "pushd", "popd", "chown", "chgrp"}
+# Commands that copy (move, link) their source operands to the last or `-t` one: a script a hook runs at or below
+# their destination is theirs, read from those sources (protected, with every file below them)
+_COPIERS = frozenset(("cp", "gcp", "mv", "gmv", "ln", "gln", "install", "ginstall", "rsync", "ditto", "scp"))

@@ -356,7 +356,7 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
         found += _build_files(name, words, index, root, cwd, plugin, budget)
         if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
-        if word in ("|", "|&") and index + 1 < len(words) and _reads_code(words, index + 1):
+        if word in ("|", "|&") and index + 1 < len(words) and _reads_code(words, index + 1, strict=False):
             raise Unread(f"a command piped into {words[index + 1]} runs what CodeAct does not read")
         env_name = _ENV_NAME.search(word)
         named = (env_name[1] or env_name[2]) if env_name else (
