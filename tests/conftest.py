@@ -72,14 +72,21 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
 def stamp(template_src: Path, tmp_path: Path) -> Callable[..., Path]:
     """``stamp(dest=None, tasks=False, files=None, **answers)``: run the real ``copier copy`` into a git repo."""
     from copier import run_copy
+    from plumbum import local
 
     def _stamp(dest: Path | None = None, *, tasks: bool = False, files: dict[str, str] | None = None,
                **answers: Any) -> Path:
         dest = dest or tmp_path / "project"
         if not (dest / ".git").exists():
             make_repo(dest, files)
-        run_copy(str(template_src), dest, data=answers, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True,
-                 skip_tasks=not tasks, overwrite=True)
+        # Copier runs its tasks with plumbum's environment, a copy of os.environ taken when plumbum was first
+        # imported: without this, a test's monkeypatch.setenv (CODEACT_VENV, COPILOT_HOME) never reaches the copy
+        # task, which then installs a venv inside the stamp (~40 s) and reads the real user's MCP config.
+        with local.env():
+            local.env.clear()
+            local.env.update(os.environ)
+            run_copy(str(template_src), dest, data=answers, defaults=True, unsafe=True, vcs_ref="HEAD", quiet=True,
+                     skip_tasks=not tasks, overwrite=True)
         return dest
 
     return _stamp

@@ -38,7 +38,9 @@ def files() -> dict[str, str]:
     return {"README.md": "# demo\n", ".mcp.json": mcp_json()}
 
 
-def test_the_stamp_disables_the_excluded_servers_too(stamp: Callable[..., Path]) -> None:
+def test_the_stamp_disables_the_excluded_servers_too(stamp: Callable[..., Path], venv_dir: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEACT_VENV", str(venv_dir))  # the copy task's bootstrap: the tests' venv, not one in the stamp
     repo = stamp(files=files(), enforcement="exclusive", mcp_exclude=["slow"], tasks=True)
     assert json.loads((repo / SETTINGS).read_text()) == {
         "disabledMcpServers": sorted([*json.loads(mcp_json())["mcpServers"], "slow"])}
