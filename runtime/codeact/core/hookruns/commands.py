@@ -42,7 +42,7 @@ from .names import (
 )
 from .options import _options
 from .paths import _as_pattern, _bases
-from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, shell_words
+from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, _set_names, shell_words
 
 
 def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
@@ -273,10 +273,12 @@ def _own_names(words: list[str]) -> set[str]:
     return names
 
 
-def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> bool:
+def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool,
+             changed: frozenset[str] = frozenset()) -> bool:
     """Whether the shell word ``word`` names what a command's own output or reading decides: a command
     substitution (``$(...)``, backticks), a variable of ``own`` (:func:`_own_names`), a positional or special
-    parameter (``$1``, ``$@``), ``~-``. A variable of the environment not known here (``$X``) is not."""
+    parameter (``$1``, ``$@``), ``~-``, a lone variable the command sets in a way not known (``changed``:
+    ``T+=y; $T``). A variable of the environment not known here (``$X``) is not."""
     if "`" in word or "$(" in word or word == "$" or word.startswith("~-"):
         return True
     if "$" not in word or _expand(word, root, cwd, plugin) is not None:
@@ -285,6 +287,8 @@ def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool) -> boo
         return True  # `read -r f`'s, a loop's over a substitution: a value that may be anything, `..` too
     if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$X.sh`: every file it may be is protected
         return False
+    if any(name in changed for match in _VARIABLE.finditer(word) for name in match.groups() if name):
+        return True  # `T=./x; T+=y; $T`: a value the command set, not known, with no name beside it
     return bool(_SPECIAL.search(word))
 
 
@@ -302,6 +306,7 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     wrote itself (``... > /tmp/h.sh; bash /tmp/h.sh``, :func:`_written`) or one of a temporary folder."""
     reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
     reader.words, reader.written = words, written | _written(words)
+    reader.changed = frozenset(_set_names(words))
     for index, word in enumerate(words):
         reader.at = index
         _check_filter(words, index)
@@ -441,9 +446,10 @@ class _CommandReader:
         self.written: frozenset[str] = frozenset()  # the names of the files the command writes (_written)
         self.at = 0  # the word read now: words[at]
         self.pipe_open = 0  # the compound commands open that read a pipe (`| while ...; do`), nested ones too
+        self.changed: frozenset[str] = frozenset()  # the variables it sets, but for its loops (_set_names)
 
     def unknown(self, word: str) -> bool:
-        return _unknown(word, self.own, self.root, self.cwd, self.plugin)
+        return _unknown(word, self.own, self.root, self.cwd, self.plugin, self.changed)
 
     def generated(self, word: str, script: bool = True) -> None:
         """:class:`Unread` where the script ``word`` is one the command writes itself (any script a path names,

@@ -8,7 +8,7 @@ import re
 from .bounds import MAX_BASES, Unread
 from .matching import _GLOB, Target, fold
 from .names import _CHANGE_DIR, _PLUGIN_VARS, _PROJECT_VARS, _SEPARATOR, _SPECIAL
-from .words import MAX_BRACES, _expand
+from .words import MAX_BRACES, _expand, _set_names
 
 
 def _word_texts(word: str, loops: dict[str, list[str]], root: str, cwd: str, plugin: bool) -> list[str]:
@@ -59,10 +59,14 @@ def _as_pattern(word: str, root: str, cwd: str, plugin: bool) -> str | None:
 
 
 def _literal_loops(words: list[str]) -> dict[str, list[str]]:
-    """The variables of the command's loops over a literal list (``for t in lint run; do``) and their values."""
+    """The variables of the command's loops over a literal list (``for t in lint run; do``) and their values: of
+    a name no other loop and no other word sets (``t=x``, ``read t``, ``((t++))``: :func:`_mentions`)."""
     loops: dict[str, list[str]] = {}
+    heads = [words[index + 1] for index, word in enumerate(words[:-1]) if word == "for"]
+    others = _set_names(words)
     for index, word in enumerate(words[:-2]):
-        if word == "for" and words[index + 2] == "in" and words[index + 1].isidentifier():
+        if word == "for" and words[index + 2] == "in" and words[index + 1].isidentifier() and \
+                heads.count(words[index + 1]) == 1 and words[index + 1] not in others:
             values = list(itertools.takewhile(lambda w: w not in ("do", ";", "\n") and not set(w) <= _SEPARATOR,
                                               words[index + 3:index + 3 + MAX_BRACES + 1]))
             if values and len(values) <= MAX_BRACES and not any("$" in w or "`" in w or set(w) & _GLOB

@@ -6,7 +6,7 @@ import re
 
 from .bounds import MAX_COMMAND_CHARS, Unread, _Budget
 from .matching import _glob
-from .names import _PLUGIN_VARS, _PROJECT_VARS, UNFOLLOWED_VARIABLES
+from .names import _PLUGIN_VARS, _PROJECT_VARS, _SEPARATOR, UNFOLLOWED_VARIABLES
 
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
@@ -16,7 +16,7 @@ _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
 _VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
 _TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
-# `D=impl`, a shell variable's assignment; `D+=impl` appends (an unset name is just set), `D[0]=x` an array's item
+# `D=impl`, a shell variable's assignment; `D+=impl` appends, `D[0]=x` an array's item (neither is known)
 _ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
 _LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
@@ -67,14 +67,106 @@ def _from_substitution(value: str, after: list[str]) -> bool:
     return "`" in value or (value.endswith("$") and after[:1] != [] and after[0].startswith("("))
 
 
+_READS = re.compile(r"\$\{\w+(?!\w)(?!:?=)|\$\w+")  # a variable read, not set: `$T`, `${T}`, `${T%x}`, `${T:-x}`
+_NAME = re.compile(r"(?<!\w)[A-Za-z_]\w*")
+_LOOP_HEAD = re.compile(r"\bfor\s+[A-Za-z_]\w*")
+_SHORT_OPTIONS = re.compile(r"-[A-Za-z]+")
+# Commands whose assignment words are no plain `NAME=literal` (`declare -i T=1+1` is 2, `declare -u`: upper case;
+# `let T=1+1`; `env T=x cmd` sets none of the shell's)
+_VALUED_ASSIGNERS = frozenset(("declare", "typeset", "local", "let", "env", "eval"))
+# Words after which an assignment runs in a subshell, in a compound command, or only maybe: `a && T=x`, `T=x | c`,
+# `if ...; then T=x`, `(T=x)`, `f() { T=x; }`, `for ...; do T=x`
+_COMPOUND = frozenset(("if", "then", "else", "elif", "fi", "while", "until", "do", "done", "case", "esac", "for",
+                       "select", "function", "{", "}", "[[", "]]", "!", "coproc", "time"))
+
+
+def _mentions(text: str, loops: bool = True) -> list[str]:
+    """The variables the shell text ``text`` may set: each name in it that is not a variable's reading (``$T``,
+    ``${T}``, ``${T%x}``, ``${T:-x}``; ``${T:=x}`` sets ``T``), and the ends of a word of short options
+    (``printf -vT``, ``read -aT``). ``loops``: a loop's name (``for T``) too."""
+    text = _READS.sub(" ", text)
+    if not loops:
+        text = _LOOP_HEAD.sub(" ", text)
+    if _SHORT_OPTIONS.fullmatch(text):  # `-c`: no name; `-vT`: maybe T
+        return [text[at:] for at in range(2, len(text)) if text[at] != "-"]
+    return _NAME.findall(text.partition("=")[2] if text.startswith("--") else text)
+
+
+def _set_names(words: list[str]) -> set[str]:
+    """The variables the shell ``words`` may set (:func:`_mentions`), but for the names of their loops (``for
+    T``), whose values a loop over a literal list or a glob names, and a loop over a substitution makes own."""
+    return {name for index, word in enumerate(words) if not (index and words[index - 1] == "for")
+            for name in _mentions(word, loops=False)}
+
+
+def _splits(word: str) -> bool:
+    """Whether :func:`_nested` reads ``word``'s own words after it: it holds white space, or it is code that
+    starts a process (:func:`_code_literals`)."""
+    return any(space in word for space in " \t\n") or bool(_STARTS_PROCESS.search(word))
+
+
+def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
+    """The variables a shell command's ``words`` set to a value known here, and those it sets otherwise. A name
+    is known only where the whole command sets it once, by a plain ``NAME=literal`` at the top level: not after
+    ``&&``, ``||``, in a pipe, a subshell, a compound command or a function (where it may not run, or not in
+    this shell); not a prefix of a command (``T=x cmd``: that command's only); not ``+=``, an array (``A=(x)``,
+    ``A[0]=x``) or a substitution's output; not an argument (``declare -i``, ``let``, ``env``, ``eval``); and
+    no other word names it (``read T``, ``mapfile T``, ``for T``, ``printf -v T``, ``unset T``, ``${T:=x}``,
+    ``((T++))``, ``let T++``): each of those makes it set otherwise, read as a pattern (``**``), not its value.
+    ``nested``: a word holding white space is followed by its own words (:func:`_nested`), read with it."""
+    counts: dict[str, int] = {}
+    plain: set[str] = set()
+    top, chained, argument = True, False, False  # top level; after `&&`/`||` this command; not at a command's place
+    outer: list[str] = []
+    inside = 0
+    for word in words:
+        inside -= 1
+        if inside < 0:  # not a quoted word's own words: its text is read as itself
+            outer.append(word)
+            if nested and _splits(word):
+                inside = len(_nested_words(word))
+    for at, word in enumerate(outer):
+        if word and set(word) <= _SEPARATOR:
+            top = top and word == ";"
+            chained = chained or word in ("&&", "||")
+            chained = chained and word != ";"
+            argument = False
+            continue
+        assignment = _ASSIGNMENT.fullmatch(word)
+        if assignment is None or argument:
+            for name in (assignment[1],) if assignment else ():
+                counts[name] = counts.get(name, 0) + 1
+            for name in _mentions(assignment[3] if assignment else word):
+                counts[name] = counts.get(name, 0) + 1
+            top = top and (argument or word not in _COMPOUND)
+            argument = argument or word not in ("export", "readonly")  # `export T=x` sets T as `T=x` does
+            continue
+        name, value = assignment[1], assignment[3]
+        counts[name] = counts.get(name, 0) + 1
+        for other in _mentions(value):
+            counts[other] = counts.get(other, 0) + 1
+        after = outer[at + 1:at + 2]
+        following = next((w for w in outer[at + 1:] if not _ASSIGNMENT.fullmatch(w)), ";")
+        if top and not chained and "[" not in word.partition("=")[0] and not assignment[2] and \
+                not _from_substitution(value, after) and not (after and after[0].startswith("(")) and \
+                following in (";", "&&", "||"):
+            plain.add(name)
+    known = {name for name in plain if counts.get(name) == 1}
+    return known, set(counts) - known
+
+
 def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
     """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
-    D=impl``) read in the words after the assignment, and a value holding white space read as its words too
+    D=impl``), those :func:`_known_names` knows, read in the words after the assignment (a quoted word also as
+    written: ``bash -c '...$D'`` reads the inner shell's ``D``), a ``${D:-x}`` of a variable the command sets
+    otherwise read as ``${D}`` (any text), and a value holding white space read as its words too
     (``x='cd impl'; $x``); :class:`Unread` where they grow the command past :data:`MAX_COMMAND_CHARS` (not those
     hookruns sets itself). ``nested``: a quoted word's words follow it (:func:`_nested`), no assignments."""
-    if not any("=" in word for word in words):
+    if not any("=" in word or "$" in word for word in words):
         return words
     own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+    known, changed = _known_names(words, nested)
+    changed.difference_update(own)
     values: dict[str, str] = {}
     size = sum(map(len, words))
     out: list[str] = []
@@ -85,6 +177,8 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
         found = values.get(name)
         if found is None:
             return match[0]
+        if not found and match[0].startswith("${" + name + ":"):  # `T=; sh ${T:-x}.sh`: x
+            found = match[0][len(name) + 4:-1]
         size += len(found)
         if size > MAX_COMMAND_CHARS:
             raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
@@ -103,17 +197,19 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
         given = word
         inside -= 1
         outer = inside < 0
-        if nested and outer and any(space in word for space in " \t\n"):
+        if nested and outer and _splits(word):
             inside = len(_nested_words(word))
+        if changed and "${" in word:  # `: ${T:=x}; sh ${T:-y}.sh`, T set otherwise too: T, not y
+            word = _DEFAULTED.sub(lambda match: f"${{{match[1]}}}" if match[1] in changed else match[0], word)
+            given = word
         if values and "$" in word:
             word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
         assignment = _ASSIGNMENT.fullmatch(word)
-        if assignment and assignment[1] not in own and outer:
-            if _from_substitution(assignment[3], words[at + 1:at + 2]):  # `T=$(jq ...)` split as `T=$`, `(`, ...:
-                values.pop(assignment[1], None)  # what the command prints, not known (:func:`_own_names`)
-            else:
-                values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
+        if assignment and outer and assignment[1] in known:  # its one plain `NAME=literal` (:func:`_known_names`)
+            values[assignment[1]] = assignment[3]
         out.append(word)
+        if word != given and (not outer or any(space in given for space in " \t\n")):
+            out.append(given)  # `T=x; bash -c 'sh $T.sh'`: the inner shell's T unless exported: a pattern too
         if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
             out += shell_words(word, 2)  # words, as a quoted word's are read (`_nested`)
     return out
@@ -247,19 +343,64 @@ def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
     out: list[str] = []
     for word in words:
         out.append(word)
-        if any(space in word for space in " \t\n"):
+        if _splits(word):
             out += _nested_words(word, depth, budget)
     return out
 
 
 def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> list[str]:
-    """The words :func:`_nested` adds after ``word`` (which holds white space): its shell and PowerShell words, and
-    an option's value's too (npx's ``--call="cd impl && bash run.sh"``, nopt's ``--key=value``)."""
+    """The words :func:`_nested` adds after ``word`` (which holds white space, or is code that starts a process):
+    its shell and PowerShell words, an option's value's too (npx's ``--call="cd impl && bash run.sh"``, nopt's
+    ``--key=value``), and the string literals of code that starts a process (:func:`_code_literals`)."""
     out = shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
     key, equals, value = word.partition("=")
     if equals and key[:1] == "-" and not any(space in key for space in " \t\n"):
         out += shell_words(value, depth + 1, budget=budget) + windows_words(value, depth + 1, budget=budget)
+    literals = _code_literals(word)
+    if literals:
+        (budget or _Budget()).spend(len(literals))
+        for literal in literals:
+            out.append(literal)
+            if any(space in literal for space in " \t\n"):  # `os.system("bash " + "tools/check")`
+                out += shell_words(literal, 2, budget=budget)
     return out
+
+
+# Code that starts a process (python's, node's, deno's, bun's, perl's, ruby's -c/-e): `subprocess.run(['bash',
+# 'tools/check'])`, `os.execvp`, `child_process.execFileSync('bash', [...])`: the script is one of its string
+# literals, which its shell words (`[bash,`, `tools/check])`) do not name
+_STARTS_PROCESS = re.compile(r"subprocess|child_process|\b(?:os|pty|posix|Open3|Process|Kernel|IO|Deno|Bun|execa|"
+                             r"shelljs|zx|sh|plumbum|pexpect|sarge|invoke|fabric)\s*\.|\b(?:exec\w*|spawn\w*|fork\w*|"
+                             r"system|popen\w*|Popen|call|check_call|check_output|getoutput|getstatusoutput|"
+                             r"run|qx|startfile|create_subprocess_\w+|Command)\s*[(`]|`|\$`|\bqx\W|%x")
+_LITERAL = re.compile(r"""'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|`((?:[^`\\]|\\.)*)`""", re.DOTALL)
+_JOINED = re.compile(r"""(['"`])\s*\+?\s*\1""")  # `'tools/' + 'check'`, python's `'tools/' 'check'`
+_PATH_JOIN = re.compile(r"\bjoin\s*\(([^()]*)\)")  # os.path.join('tools', 'check'), path.join(...)
+_PLACEHOLDER = re.compile(r"\$?\{[^{}]*\}|%[-#0 +]*\d*(?:\.\d+)?[sdrifxa]")  # f'{d}/x', `${d}/x`, '%s/x'
+MAX_LITERALS = 256
+
+
+def _code_literals(code: str) -> list[str]:
+    """The string literals of ``code`` where it starts a process (:data:`_STARTS_PROCESS`), each as a word, its
+    escapes decoded: each literal, those ``+`` or adjacency joins, ``join(...)``'s literals joined by ``/``, and a
+    literal with a placeholder (``f'{d}/x'``, ``'%s/x'``, `` `${d}/x` ``) as the pattern its other parts make
+    (``**/x``); ``[]`` for other code. :class:`Unread` past :data:`MAX_LITERALS`."""
+    if not _STARTS_PROCESS.search(code):
+        return []
+    found: list[str] = []
+    for text in (code, _JOINED.sub("", code)):
+        for match in _LITERAL.finditer(text):
+            found.append(_decoded(next((group for group in match.groups() if group is not None), "")))
+    for match in _PATH_JOIN.finditer(code):
+        parts = [_decoded(next(group for group in part.groups() if group is not None))
+                 for part in _LITERAL.finditer(match[1])]
+        if parts:
+            found.append("/".join(parts))
+    found += [_PLACEHOLDER.sub("**", literal) for literal in found if _PLACEHOLDER.search(literal)]
+    found = [literal for literal in dict.fromkeys(found) if literal.strip()]
+    if len(found) > MAX_LITERALS:
+        raise Unread(f"code that starts a process with more than {MAX_LITERALS} string literals")
+    return found
 
 
 def _flag(word: str) -> str:
@@ -285,8 +426,9 @@ def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
     :class:`Unread` where the values make it longer than :data:`MAX_COMMAND_CHARS`."""
     if isinstance(env, dict) and env and ("$" in text or "%" in text):
         own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
+        sets = {name for piece in text.split() for name in _mentions(piece)}  # `read T`: its value, not env's
         values = {name: value for name, value in env.items()
-                  if isinstance(name, str) and isinstance(value, str) and name not in own}
+                  if isinstance(name, str) and isinstance(value, str) and name not in own and name not in sets}
         size = [len(text)]
 
         def value_of(match: re.Match[str]) -> str:
@@ -316,6 +458,12 @@ def _ansi_c(body: str) -> str:
     kept as written."""
     import shlex
 
+    return shlex.quote(_decoded(body))
+
+
+def _decoded(body: str) -> str:
+    """``body`` with its C escapes decoded (a backslash and a letter, ``x`` and hex digits, octal digits,
+    ``u``/``U`` and hex digits); one not known kept as written."""
     def decoded(match: re.Match[str]) -> str:
         escape = match[1]
         if escape[0] in "xuU":
@@ -324,7 +472,7 @@ def _ansi_c(body: str) -> str:
             return chr(int(escape, 8) & 0xFF)
         return _C_ESCAPES.get(escape, match[0])
 
-    return shlex.quote(_ESCAPE.sub(decoded, body))
+    return _ESCAPE.sub(decoded, body) if "\\" in body else body
 
 
 _PS_ENV = re.compile(r"(?i)\$\{env:(\w+)\}|\$env:(\w+)")
