@@ -21,7 +21,12 @@ def _node_files(text: str, bases: list[str], root: str, budget: _Budget | None) 
     A ``package.json`` over :data:`MAX_HOOKS_BYTES` is :class:`Unread`."""
     if text.lower().endswith(_NODE_SUFFIXES):
         return []
-    found = [f"{text}.*", f"{text}/index.*", f"{text}/package.json"]
+    folder = text.rstrip("/\\") or text[:1]
+    if folder != text or os.path.basename(folder) in (".", ".."):  # `.`, `..`, `./`, `x/.`: a folder only
+        text = folder
+        found = [f"{text}/index.*", f"{text}/package.json"]
+    else:
+        found = [f"{text}.*", f"{text}/index.*", f"{text}/package.json"]
     for base in bases:
         main = _package_main(os.path.join(base, text, "package.json"), root)
         if main is not None:
@@ -33,7 +38,7 @@ def _node_files(text: str, bases: list[str], root: str, budget: _Budget | None) 
 
 
 _NODE_EVAL = re.compile(r"-[A-Za-z]*[ep]|--eval|--print")  # node's, bun's options whose value is code
-_NODE_SPEC = re.compile(r"""["'`]((?:\.{1,2}|)/[^"'`\s]*)["'`]""")  # a literal `./x`, `../x`, `/x`
+_NODE_SPEC = re.compile(r"""["'`]((?:\.{1,2}|)/[^"'`\s]*|\.{1,2})["'`]""")  # a literal `./x`, `../x`, `/x`, `.`, `..`
 _NODE_LOADS = re.compile(r"""\b(?:require|import)\s*\(\s*(?!["'`][^"'`$]*["'`]\s*\))|\bchdir\b|createRequire|"""
                          r"""\beval\b|Function\s*\(""")
 
