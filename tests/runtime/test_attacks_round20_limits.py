@@ -20,8 +20,6 @@ MiB = 1 << 20
 
 
 # ------------------------------------------------- host modules: CPython's pure-Python code quadratic in the host
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "textwrap breaks a long word by copying the rest of it again for every line: quadratic, run in the host"))
 @pytest.mark.parametrize("call", ['textwrap.wrap("ab" * 495_000, width=1)',
                                   'textwrap.fill("ab" * 495_000, width=1)'])
 def test_textwrap_of_one_long_word_stops_at_the_run_deadline(tmp_path: Path, call: str) -> None:
@@ -43,8 +41,6 @@ def test_textwrap_of_one_long_word_stops_at_the_run_deadline(tmp_path: Path, cal
     assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "pprint.pformat of a long string with a wide width reprs a growing prefix for every word: quadratic"))
 def test_pprint_of_a_long_string_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """``_work`` bounds ``pprint.pformat`` at ``size * ((depth + 2) * indent + 8)``: a 170,000-character string
     is about 1.9 million, under ``IN_PROCESS_WORK``, so it runs in the host. ``width`` is not counted, yet CPython's

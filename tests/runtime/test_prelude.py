@@ -191,3 +191,33 @@ def test_a_config_text_with_long_blank_runs_is_read_in_the_child() -> None:
     usual = "[metadata]\nname = x\nversion = 1.0\n\n[options]\npackages =\n    a\n    b\n" * 200
     assert _work("codeact_host.configparse", (usual,), {})[1] <= IN_PROCESS_WORK
     assert _work("codeact_host.configparse", ("[s]\nx" + " " * 2_000 + "y\n",), {})[1] > IN_PROCESS_WORK
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), [
+    ("textwrap.wrap", ("ab" * 495_000,), {"width": 1}),  # a long word: each line cut copies the rest of it
+    ("textwrap.fill", ("ab" * 2_000,), {"width": 10, "initial_indent": " " * 20}),  # the indent leaves no room
+    ("pprint.pformat", ("a " * 85_000,), {"width": 169_000}),  # every word reprs the line so far
+    ("pprint.pp", (["a " * 5_000] * 4,), {"width": 10_000}),
+    ("shlex.split", ("'" + "a" * 200_000 + "'",), {}),  # a token grows a character at a time
+    ("textwrap.dedent", (" " * 200_000 + "x",), {}),  # the margin becomes a pattern's text
+])
+def test_host_calls_quadratic_in_cpython_count_their_worst_case(name: str, args: tuple, kwargs: dict) -> None:
+    """Round 20: the estimate of a host call is an upper bound of CPython's worst case, so a call whose cost grows
+    as its argument squared goes to the child (killed at the deadline), never run in the host unbounded."""
+    from codeact.backends.host_modules import IN_PROCESS_WORK, _work
+
+    assert _work(name, args, kwargs)[1] > IN_PROCESS_WORK
+
+
+@pytest.mark.parametrize(("name", "args", "kwargs"), [
+    ("textwrap.wrap", ("hello world " * 10_000,), {"width": 40}),
+    ("textwrap.shorten", ("ab" * 100_000, 20), {}),  # one line: one cut
+    ("pprint.pformat", (list(range(30_000)),), {}),
+    ("pprint.pformat", ({"k": "a short value " * 3} ,), {}),
+    ("shlex.split", ("ls -la 'my file' \"other one\" x\\ y",), {}),
+    ("textwrap.dedent", ("    a\n    b\n" * 1_000,), {}),
+])
+def test_usual_host_calls_stay_in_the_host(name: str, args: tuple, kwargs: dict) -> None:
+    from codeact.backends.host_modules import IN_PROCESS_WORK, _work
+
+    assert _work(name, args, kwargs)[1] <= IN_PROCESS_WORK

@@ -10,7 +10,10 @@ Every call is bounded in memory and time as a tool is: :func:`_work` bounds from
 call will make or go through, counting the parameters that multiply it (``statistics.quantiles(n=10**9)`` makes a
 billion cut points, ``pprint``'s ``indent`` and ``textwrap``'s ``tabsize`` pad every line, ``urlencode(doseq=True)``
 repeats a key per value, ``difflib.ndiff`` compares the characters of every pair of lines, a regular expression
-costs far more than its text). Only a call whose bound is small runs here; any other runs in a child Python
+costs far more than its text, and CPython's own code that is quadratic in one argument counts its square:
+``textwrap``'s cut of a word longer than a line, ``pprint``'s wrap of a long string, ``shlex.split``'s token grown
+a character at a time, ``dedent``'s margin compiled as a pattern). The bound is an upper bound of the worst case:
+where it cannot be one the call goes to the child. Only a call whose bound is small runs here; any other runs in a child Python
 (:func:`_in_child`) with the run's memory limit as its address-space limit, killed at the run's deadline; one whose
 own output could not fit the run's memory is refused before it starts. CPython's caches that a call here fills
 (fnmatch's, re's, urllib.parse's) are emptied of a program's long values after it, so nothing stays on the warm
@@ -278,19 +281,10 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         return size + max(n, 0) * _HOST_BYTES_PER_ITEM, size + max(n, 0)
     if name.startswith("statistics."):  # exact arithmetic (fractions) on big integers: their words squared
         return size, size * max(1, _widest_int(args, kwargs))
-    if name == "textwrap.indent":
-        text = args[0] if args else kwargs.get("text", "")
-        prefix = args[1] if len(args) > 1 else kwargs.get("prefix", "")
-        lines = text.count("\n") + 1 if isinstance(text, str) else 1
-        made = size + lines * (len(prefix) if isinstance(prefix, str) else 1)
-        return made, made
-    if name in ("textwrap.wrap", "textwrap.fill", "textwrap.shorten"):
-        # every tab becomes `tabsize` spaces first; every line may get the indents (a line per character at most)
-        text = _argument(args, kwargs, 0, "text", "")
-        tabs = text.count("\t") if isinstance(text, str) else 0
-        expanded = size + tabs * max(_number(kwargs.get("tabsize", 8), 8), 0)
-        indents = sum(len(v) for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str))
-        return expanded * (2 + indents), expanded * (2 + indents)
+    if name.startswith("textwrap."):
+        return _textwrap_work(name, size, args, kwargs)
+    if name == "shlex.split":
+        return size, size + _shlex_tokens(_argument(args, kwargs, 0, "s", ""))
     if name == "urllib.parse.urlencode":
         made = _urlencoded(_argument(args, kwargs, 0, "query", ()), bool(_argument(args, kwargs, 1, "doseq", False)))
         return size + made, size + made
@@ -311,8 +305,12 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         at = 1 if name in ("pprint.pformat", "pprint.saferepr") else 2
         indent = max(_number(_argument(args, kwargs, at, "indent", 1), 1), 1) if name in (
             "pprint.pformat", "pprint.pprint", "pprint.pp") else 1
-        depth = _size_depth(args[0] if args else kwargs.get("object"), budget)[1]
+        value = args[0] if args else kwargs.get("object")
+        depth = _size_depth(value, budget)[1]
         made = size * ((depth + 2) * indent + 8)
+        if name in ("pprint.pformat", "pprint.pprint", "pprint.pp"):
+            at = 2 if name == "pprint.pformat" else 3
+            return made, made + _wrapped_strings(value, _argument(args, kwargs, at, "width", 80))
         return made, made
     if name == "codeact_host.configparse":
         return size * 2, size * 2 + _config_steps(_argument(args, kwargs, 0, "text", ""))
@@ -332,6 +330,100 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
 
             steps += class_span(fnmatch.translate(pattern))
         return size, size + steps
+    return size, size
+
+
+_TEXTWRAP_MARGIN = r"(?m)^[ \t]+"  # a line's leading blanks: dedent's margin is the longest they share
+_TEXTWRAP_WORD = r"[^\t\n\x0b\x0c\r ]+"  # textwrap's words: runs between its (ASCII) whitespace, or longer
+
+
+def _longest(pattern: str, text: Any) -> int:
+    import re
+
+    return max((m.end() - m.start() for m in re.finditer(pattern, text)), default=0) if isinstance(text, str) else 0
+
+
+def _long_words(text: Any, width: Any, kwargs: dict[str, Any], lines: Any = None) -> int:
+    """The characters ``textwrap.wrap``/``fill``/``shorten`` copy breaking words longer than a line: CPython's
+    ``_handle_long_word`` cuts one line off the word and keeps the rest as a new string, so a word of n characters
+    on lines of w costs about n * n / w (n * n at ``width=1``, or where the indents leave a line no room); with
+    ``max_lines`` (``shorten``: 1) no more lines than that are cut."""
+    import re
+
+    if not isinstance(text, str):
+        return 0
+    indents = [v for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str)]
+    room = width - max(map(len, indents), default=0) if isinstance(width, int) and not isinstance(width, bool) else 1
+    room = max(room, 1)
+    steps = 0
+    for found in re.finditer(_TEXTWRAP_WORD, text):
+        length = found.end() - found.start()
+        if length > room:
+            cuts = length // room + 1
+            steps += length * (min(cuts, lines) if isinstance(lines, int) and lines > 0 else cuts)
+            if steps > IN_PROCESS_WORK:
+                break
+    return steps
+
+
+def _shlex_tokens(text: Any) -> int:
+    """The characters ``shlex.split`` copies: it grows each token a character at a time (``token = token + c``,
+    a new string each time), so a token of n characters costs n * n. A token is a run of non-blanks, or, once a
+    quote or a backslash may join runs, up to the whole text."""
+    import re
+
+    if not isinstance(text, str):
+        return 0
+    if any(c in text for c in "'\"\\"):
+        return len(text) * len(text)
+    return sum((m.end() - m.start()) ** 2 for m in re.finditer(r"[^ \t\r\n]{64,}", text))
+
+
+def _wrapped_strings(value: Any, width: Any) -> int:
+    """The characters ``pprint`` goes through wrapping the strings and bytes in ``value``: CPython's
+    ``_pprint_str`` grows a line word by word (a word and a blank run are parts) and takes ``repr`` of the line
+    so far for every part (its ``_wrap_bytes_repr`` every 4 bytes): parts * min(width, n) characters for a string
+    of n (``'a ' * 85_000`` at ``width=169_000``: 170,000 parts of up to 169,000 characters). Counted up to just
+    past :data:`IN_PROCESS_WORK`."""
+    import re
+
+    wide = width if isinstance(width, int) and not isinstance(width, bool) and width > 0 else 1 << 62
+    steps, stack, seen = 0, [value], 0
+    while stack and steps <= IN_PROCESS_WORK and seen <= IN_PROCESS_WORK:
+        item = stack.pop()
+        seen += 1
+        if isinstance(item, str):
+            steps += (2 * sum(1 for _ in re.finditer(r"\s+", item)) + 1) * min(wide, len(item))
+        elif isinstance(item, (bytes, bytearray)):
+            steps += (len(item) // 4 + 1) * min(wide, len(item))
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return steps
+
+
+def _textwrap_work(name: str, size: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int]:
+    """:func:`_work` of a ``textwrap`` function."""
+    if name == "textwrap.indent":
+        text = args[0] if args else kwargs.get("text", "")
+        prefix = args[1] if len(args) > 1 else kwargs.get("prefix", "")
+        lines = text.count("\n") + 1 if isinstance(text, str) else 1
+        made = size + lines * (len(prefix) if isinstance(prefix, str) else 1)
+        return made, made
+    if name in ("textwrap.wrap", "textwrap.fill", "textwrap.shorten"):
+        # every tab becomes `tabsize` spaces first; every line may get the indents (a line per character at most)
+        text = _argument(args, kwargs, 0, "text", "")
+        tabs = text.count("\t") if isinstance(text, str) else 0
+        expanded = size + tabs * max(_number(kwargs.get("tabsize", 8), 8), 0)
+        indents = sum(len(v) for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str))
+        made = expanded * (2 + indents)
+        most = 1 if name == "textwrap.shorten" else kwargs.get("max_lines")  # shorten makes one line
+        return made, made + _long_words(text, _argument(args, kwargs, 1, "width", 70), kwargs, most)
+    if name == "textwrap.dedent":  # the common margin becomes a regular expression's text
+        text = _argument(args, kwargs, 0, "text", "")
+        return size, size + _PATTERN_STEPS * _longest(_TEXTWRAP_MARGIN, text)
     return size, size
 
 
