@@ -59,8 +59,6 @@ def test_pprint_of_a_long_string_stops_at_the_run_deadline(tmp_path: Path) -> No
 
 
 # --------------------------------------------------------- the boundary's git config read: a FIFO it includes
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "the boundary's git config --list waits 10 s on an included FIFO, whatever the run's deadline"))
 def test_a_git_config_that_includes_a_fifo_is_read_by_the_run_deadline(tmp_path: Path) -> None:
     """docs/security.md: the repository's git config is "read at a run's first write of a file, by its deadline:
     past it the write is refused with a ``TimeoutError``". ``boundary._git_listing`` runs ``git config --list``

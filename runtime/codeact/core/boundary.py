@@ -414,27 +414,70 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
     return None
 
 
+_GIT_LISTING_TIMEOUT = 10.0  # seconds `git config --list` may take outside a run (a workspace's check)
+
+
 def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
     """``tree``'s git config as ``git config --list`` reads it: (scope, origin, ``name\nvalue``) for each value,
     and why git could not list it ("" when it did). git before 2.26 refuses ``--show-scope``: the listing is then
-    read with ``--show-origin`` alone (git 2.8), each value's scope told by its file (:func:`_scope_of`)."""
+    read with ``--show-origin`` alone (git 2.8), each value's scope told by its file (:func:`_scope_of`).
+
+    In a run, git gets the time left in it: past the deadline (an include naming a FIFO nobody writes blocks git)
+    a :class:`ToolTimeout` refuses the write, and git is killed with its process group (:func:`_git_output`)."""
+    from .limits import Deadline
+
+    deadline = Deadline.current()
     failed = ""
     for scoped in (True, False):
         command = ["git", "-C", str(tree), "config", "--list", *["--show-scope"] * scoped, "--show-origin", "-z"]
+        wait = _GIT_LISTING_TIMEOUT if deadline is None else deadline.remaining()
         try:
-            done = subprocess.run(command, capture_output=True, timeout=10)
+            code, stdout, stderr = _git_output(command, wait)
         except subprocess.TimeoutExpired:
-            return [], "it took over 10 s"
+            if deadline is not None:
+                raise _late(str(tree), deadline.timeout, "the git config of {}") from None
+            return [], f"it took over {_GIT_LISTING_TIMEOUT:g} s"
         except (OSError, subprocess.SubprocessError) as exc:
             return [], f"git did not start: {exc.__class__.__name__}"
-        if done.returncode == 0:
-            items = done.stdout.decode("utf-8", "replace").split("\0")
+        if code == 0:
+            items = stdout.decode("utf-8", "replace").split("\0")
             if scoped:
                 return list(zip(items[0::3], items[1::3], items[2::3])), ""
             return [(_scope_of(tree, origin), origin, item) for origin, item in zip(items[0::2], items[1::2])], ""
-        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        failed = f"exit {done.returncode}" + (f": {error[0][:200]}" if error else "")
+        error = stderr.decode("utf-8", "replace").strip().splitlines()
+        failed = f"exit {code}" + (f": {error[0][:200]}" if error else "")
     return [], failed
+
+
+def _git_output(command: list[str], wait: float, *, limited: bool = True) -> tuple[int, bytes, bytes]:
+    """``command``'s exit status, stdout and stderr, within ``wait`` seconds (``subprocess.TimeoutExpired`` past
+    them). Its stdin is empty (an include of ``/dev/stdin`` reads nothing of the host's). On POSIX it runs in a
+    process group of its own, killed whole when the wait ends; on Linux under ``timeout -s KILL`` too, so that it
+    ends by the deadline even where this process ends first (the run's watchdog exits it running no Python)."""
+    import shutil
+    import signal
+    import sys
+
+    posix = os.name == "posix"
+    limiter = shutil.which("timeout") if limited and sys.platform.startswith("linux") else None
+    wait = max(wait, 0.01)
+    started = [limiter, "-s", "KILL", f"{wait:.3f}", *command] if limiter is not None else command
+    process = subprocess.Popen(started, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=posix)
+    try:
+        stdout, stderr = process.communicate(timeout=wait)
+    finally:
+        if process.returncode is None:  # the wait ended (or this thread was interrupted): the group goes
+            try:
+                os.killpg(process.pid, signal.SIGKILL) if posix else process.kill()
+            except OSError:
+                pass
+            process.communicate()
+    if limiter is not None and process.returncode in (124, 128 + signal.SIGKILL):  # the limiter ended it
+        raise subprocess.TimeoutExpired(command, wait)
+    if limiter is not None and process.returncode in (125, 126, 127):  # the limiter itself failed: git alone
+        return _git_output(command, wait, limited=False)
+    return process.returncode, stdout, stderr
 
 
 def _scope_of(tree: Path, origin: str) -> str:
@@ -480,6 +523,9 @@ def _git_runs(tree: Path) -> _GitRuns:
             own = scope in ("local", "worktree") and _GIT_COMMAND_KEY.search(low) is not None
             entries.append((name, {"bash": value.removeprefix("!")}, own))
     files.update((origin, None) for origin in origins)
+    odd = next((f for f in files if not _regular_or_absent(f)), None)
+    if odd is not None:  # a FIFO gives git other text at each read than the one read here: fail closed
+        return _GitRuns((), (), (), (), (), failed=f"its config reads {odd}, which is not a regular file")
     read = (tree / ".git", tree / ".git" / "config", tree / ".git" / "config.worktree", paths.home() / ".gitconfig",
             paths.xdg_dir("config", os.environ) / "git" / "config", *origins)
     runs = _GitRuns(tuple(f for f in folders if f.is_relative_to(tree) and f != tree),
@@ -489,6 +535,17 @@ def _git_runs(tree: Path) -> _GitRuns:
         _GIT_CONFIG_CACHE.clear()
     _GIT_CONFIG_CACHE[str(tree)] = runs
     return runs
+
+
+def _regular_or_absent(file: Path) -> bool:
+    """Whether git reads ``file`` as a file's fixed text: a regular file, the null device, or nothing there."""
+    import stat
+
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return True
+    return stat.S_ISREG(mode) or str(file) == os.devnull
 
 
 def _git_commands(tree: Path, runs: _GitRuns) -> tuple[tuple[hookruns.Target, ...], str]:
