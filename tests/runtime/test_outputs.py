@@ -456,3 +456,19 @@ def test_the_last_value_is_converted_once_per_object_with_the_depth_checked_wher
     loop.append(loop)
     with pytest.raises(ProgramError, match="nested more than"):
         _as_python(loop)
+
+
+def test_an_int_past_the_decimal_digits_limit_is_written_as_its_hex() -> None:
+    """Round 20: 10**5000 has more digits than CPython writes in decimal (json.dumps and repr both raise): the
+    value is written as its exact hex literal, alone or inside a container, never a host traceback."""
+    from codeact.core.limits import within
+    from codeact.core.outputs import jsonable, value_line
+
+    big = 10 ** 5000
+    for value, start in ((big, "0x"), ([big, 1], "[0x"), ({"n": big}, "{'n': 0x"), ((big,), "(0x")):
+        text, whole, is_json = within(value, 1 << 20)
+        assert text.startswith(start) and whole and not is_json, text[:40]
+        assert int(text[len(start) - 2:].split(",")[0].rstrip("})]"), 16) == big
+        assert value_line(value).startswith(start) and isinstance(jsonable(value), str)
+    text, whole, _ = within([big] * 100, 1000)
+    assert not whole and len(text) <= 1000

@@ -330,5 +330,19 @@ def _repr_into(value: Any, put: Callable[[str], None]) -> None:
             put(f"{', ' if index else ''}{key}=")
             _repr_into(item, put)
         put(")")
+    elif isinstance(value, int) and not isinstance(value, bool):
+        put(int_text(value))
     else:
-        put(repr(value))
+        try:
+            put(repr(value))
+        except ValueError as exc:  # a repr with an int past CPython's digits limit in it
+            put(f"<{type(value).__name__}: not shown: {exc}>")
+
+
+def int_text(value: int) -> str:
+    """``repr(value)``, or its exact hexadecimal literal (``0x...``, a valid Python int) where it has more decimal
+    digits than CPython writes (4,300 by default: the decimal text costs the digits squared; the hex is linear)."""
+    try:
+        return repr(value)
+    except ValueError:
+        return hex(value)
