@@ -43,10 +43,12 @@ def add_parser(sub: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     from ..core.boundary import find_workspace
     from ..lifecycle.drift import check
+    from ..lifecycle.orgpolicy import given_source
 
     project = find_workspace(args.workspace)
+    policy_from = given_source(args.policy_from) if args.policy_from else None
     notes: list[str] = []
-    drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=args.policy_from,
+    drifts = check(project, live=args.live, check_newer=args.check_newer, policy_from=policy_from,
                    base=args.base, notes=notes)
     for note in notes:
         print(f"codeact drift: {note}", file=sys.stderr)

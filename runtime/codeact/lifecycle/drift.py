@@ -34,7 +34,7 @@ COPIER_FIX = ("install Copier with its extension loader: `uv tool install copier
 @dataclass(frozen=True)
 class Drift:
     kind: str  # edited | deleted | extra | conflict | rejected | unmerged | policy | source | unrendered | stale-lock
-    # | newer-template | unreadable | ignored | mode | interrupted
+    # | newer-template | unreadable | ignored | mode | link | interrupted
     path: str
     detail: str
 
@@ -149,7 +149,11 @@ def rendered_differences(project: Path, expected: Path) -> list[Drift]:
         if layout.is_seeded(rel) or _not_rendered(rel):
             continue
         mine = project / rel
-        if not mine.exists():
+        if _linked(project, rel):
+            found.append(Drift("link", rel, "a symbolic link (or under one) where the template renders a file: it "
+                                            "reads differently on every machine; restore it with: "
+                                            + restore_command(project, rel, path)))
+        elif not mine.exists():
             found.append(Drift("deleted", rel, "owned by the template but missing; restore it with: "
                                                + restore_command(project, rel, path)))
         elif mine.read_bytes() != path.read_bytes() and not _same_blob(project, rel, mine, path):
@@ -170,6 +174,17 @@ def rendered_differences(project: Path, expected: Path) -> list[Drift]:
             found.append(Drift("extra", rel, "inside a folder the template owns, but the template does not render "
                                              f"it; delete it (`{remove}`) or move it out of that folder"))
     return found
+
+
+def _linked(project: Path, rel: str) -> bool:
+    """Whether ``rel`` or a folder above it inside ``project`` is a symbolic link (what it reads is not committed:
+    a link to the CI runner's checkout reads the rendered bytes there and dangles in every clone)."""
+    part = project
+    for name in rel.split("/"):
+        part = part / name
+        if part.is_symlink():
+            return True
+    return False
 
 
 def _same_blob(project: Path, rel: str, mine: Path, expected: Path) -> bool:

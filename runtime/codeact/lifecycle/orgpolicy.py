@@ -312,6 +312,15 @@ def template_folder(src: str, project: Path) -> Path | None:
     return here
 
 
+def given_source(src: str) -> str:
+    """A source given on the command line (``--policy-from``): a relative folder is the working folder's, as a
+    command's path argument is; a URL, ``~`` or an absolute path is kept as given."""
+    url = git_url(src)
+    if _URL_SCHEME.match(url) or _SCP_LIKE.match(url) or url.startswith("~") or os.path.isabs(url):
+        return src
+    return os.path.abspath(url)
+
+
 def same_source(a: str, b: str) -> bool:
     """Whether two Copier sources name the same template repository."""
     return _canonical(a) == _canonical(b)

@@ -17,6 +17,7 @@ local source inside the repository is none (its files are the pull request's; gi
 from __future__ import annotations
 
 # Imports inside functions are lazy: each is needed only on the path that imports it.
+import re
 import subprocess
 from pathlib import Path
 
@@ -76,14 +77,21 @@ def _uncommitted_stamp(project: Path, base: str) -> bool:
     return not any(line.startswith(b"160000 ") for line in staged.splitlines())
 
 
+# What Copier records as _commit: a tag (as git names allow: `v1!0.2.0` too), `git describe --tags`' name or a
+# commit id. None of git's other revision forms (`:/text` matches commit messages on any ref, `@{...}` a reflog,
+# `^{/x}` a search, `~`, a leading `-` an option).
+_VERSION_NAME = re.compile(r"[^\s:^~?*\[\\\x00-\x1f\x7f-][^\s:^~?*\[\\\x00-\x1f\x7f]*")
+
+
 def commit_error(src: str, commit: str, project: Path) -> str:
     """Why ``commit`` is not a version of the template ``src`` that may render: "" when it is a tag of ``src`` or
     a commit its default branch holds. Read in a clone of our own (:func:`~.orgpolicy.template_repository`)."""
     from ..errors import ConfigError
     from .orgpolicy import UntrustedSourceError, template_git, template_repository
 
-    if commit.startswith("-"):
-        return f"_commit {commit!r} is not a version name"
+    if not _VERSION_NAME.fullmatch(commit) or any(bad in commit for bad in ("..", "@{", "//")) or commit == "@" \
+            or commit.endswith((".lock", "/", ".")):
+        return f"_commit {commit!r} is not a version name (a tag, `git describe`'s name, or a commit id)"
     try:
         with template_repository(src, project) as repo:
             if template_git(repo, "rev-parse", "--verify", "-q", f"refs/tags/{commit}^{{commit}}").returncode == 0:
