@@ -33,6 +33,17 @@ def hooked_workspace(tmp_path: Path, entries: list[dict[str, object]], *folders:
     return base, ws
 
 
+def command_workspace(tmp_path: Path, entry: dict[str, object], files: dict[str, str]) -> tuple[Path, Path]:
+    """:func:`git_workspace` whose ``.github/hooks/policy.json`` runs the command ``entry`` at preToolUse, holding
+    ``files`` (name: text)."""
+    base, ws = git_workspace(tmp_path, ".github/hooks")
+    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", **entry}))
+    for name, text in files.items():
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text(text)
+    return base, ws
+
+
 def catching(call: str) -> str:
     """A program that prints what ``call`` returns, or the name of the exception it raises."""
     return f"try:\n    print({call})\nexcept Exception as exc:\n    print(type(exc).__name__)\n"

@@ -12,19 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import edit_output, git_workspace, hooks_json
+from attack_helpers import command_workspace, edit_output
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
-
-def _workspace(tmp_path: Path, entry: dict[str, object], files: dict[str, str]) -> tuple[Path, Path]:
-    """A repository whose ``.github/hooks/policy.json`` runs the command ``entry`` at preToolUse, holding ``files``."""
-    base, ws = git_workspace(tmp_path, ".github/hooks")
-    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", **entry}))
-    for name, text in files.items():
-        (ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (ws / name).write_text(text)
-    return base, ws
 
 
 def _host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
@@ -41,7 +32,7 @@ def _edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], targe
           tool: str) -> str:
     """The output of a program's edit of ``target`` (``old`` to ``new``) in :func:`_workspace`; where it goes
     through and ``tool`` is here, the hook must have run the planted text."""
-    base, ws = _workspace(tmp_path, entry, files)
+    base, ws = command_workspace(tmp_path, entry, files)
     out = edit_output(ws, base, target, old, new)
     if out.split() != ["PermissionError"]:
         assert _host_runs_planted(ws, entry, tool) is not False, out
@@ -74,14 +65,14 @@ def test_package_json_above_the_cwd_is_protected(tmp_path: Path, form: str) -> N
 
 def test_npm_run_lint_leaves_other_files_writable(tmp_path: Path) -> None:
     """The ordinary hook: ``npm run lint`` keeps the project's sources writable."""
-    base, ws = _workspace(tmp_path, {"bash": "npm run lint", "cwd": "web"},
+    base, ws = command_workspace(tmp_path, {"bash": "npm run lint", "cwd": "web"},
                           {"package.json": _ROOT_SCRIPTS, "web/src/app.js": "exit 0\n"})
     assert edit_output(ws, base, "web/src/app.js").split()[:1] == ["edited"]
 
 
 def test_npx_prettier_leaves_sources_writable(tmp_path: Path) -> None:
     """The ordinary hook: ``npx prettier --write "$FILE"`` keeps the sources writable."""
-    base, ws = _workspace(tmp_path, {"bash": 'npx prettier --write "$FILE"'},
+    base, ws = command_workspace(tmp_path, {"bash": 'npx prettier --write "$FILE"'},
                           {"package.json": _ROOT_SCRIPTS, "src/app.js": "exit 0\n"})
     assert edit_output(ws, base, "src/app.js").split()[:1] == ["edited"]
 
@@ -107,7 +98,7 @@ def test_cargo_files_above_the_cwd_are_protected(tmp_path: Path, target: str) ->
 def test_cargo_fmt_leaves_cargo_toml_and_build_rs_writable(tmp_path: Path, command: str) -> None:
     """A false positive: ``cargo fmt`` runs no build script, so the package's ``Cargo.toml`` and ``build.rs``
     stay writable (its ``.cargo/config*`` and ``rust-toolchain*`` stay protected)."""
-    base, ws = _workspace(tmp_path, {"bash": command}, _CRATE)
+    base, ws = command_workspace(tmp_path, {"bash": command}, _CRATE)
     assert edit_output(ws, base, "Cargo.toml", 'edition = "2021"', 'edition = "2018"').split()[:1] == ["edited"]
     assert edit_output(ws, base, "build.rs", "fn main() { }", "fn main() {}").split()[:1] == ["edited"]
     (ws / ".cargo").mkdir()
@@ -125,7 +116,7 @@ _CHILD = '<project><modelVersion>4.0.0</modelVersion><parent><groupId>g</groupId
 def test_maven_parent_pom_above_is_protected(tmp_path: Path) -> None:
     """``{"bash": "mvn -o -q compile", "cwd": "mod"}`` where ``mod/pom.xml`` names a ``<parent>``: Maven reads
     ``../pom.xml`` (its plugins, their configuration), which was writable."""
-    base, ws = _workspace(tmp_path, {"bash": "mvn -o -q compile", "cwd": "mod"},
+    base, ws = command_workspace(tmp_path, {"bash": "mvn -o -q compile", "cwd": "mod"},
                           {"pom.xml": _PARENT, "mod/pom.xml": _CHILD.format(relative="")})
     assert edit_output(ws, base, "pom.xml", "<version>1</version>", "<version>2</version>").split() == \
         ["PermissionError"]
@@ -133,7 +124,7 @@ def test_maven_parent_pom_above_is_protected(tmp_path: Path) -> None:
 
 def test_maven_relative_path_parent_is_protected(tmp_path: Path) -> None:
     """A ``<relativePath>`` in a POM Maven reads names the parent's POM elsewhere: it is protected too."""
-    base, ws = _workspace(tmp_path, {"bash": "mvn -o -q compile", "cwd": "mod"},
+    base, ws = command_workspace(tmp_path, {"bash": "mvn -o -q compile", "cwd": "mod"},
                           {"parents/base/pom.xml": _PARENT,
                            "mod/pom.xml": _CHILD.format(relative="<relativePath>../parents/base</relativePath>")})
     assert edit_output(ws, base, "parents/base/pom.xml", "<version>1</version>", "<version>2</version>").split() \
@@ -168,7 +159,7 @@ def test_what_node_code_requires_is_protected(tmp_path: Path, form: str) -> None
 
 def test_node_script_leaves_other_files_writable(tmp_path: Path) -> None:
     """The ordinary hook: ``node scripts/guard.js`` protects the script, not the rest."""
-    base, ws = _workspace(tmp_path, {"bash": "node scripts/guard.js"},
+    base, ws = command_workspace(tmp_path, {"bash": "node scripts/guard.js"},
                           {"scripts/guard.js": "exit 0\n", "src/app.js": "exit 0\n"})
     assert edit_output(ws, base, "scripts/guard.js").split() == ["PermissionError"]
     assert edit_output(ws, base, "src/app.js").split()[:1] == ["edited"]

@@ -10,21 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import edit_output, git_workspace, hooks_json
+from attack_helpers import command_workspace, edit_output
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
 _PLANT = "echo PLANTED"
 
-
-def _workspace(tmp_path: Path, entry: dict[str, object], files: dict[str, str]) -> tuple[Path, Path]:
-    """A repository whose ``.github/hooks/policy.json`` runs the command ``entry`` at preToolUse, holding ``files``."""
-    base, ws = git_workspace(tmp_path, ".github/hooks")
-    (ws / ".github/hooks/policy.json").write_text(hooks_json({"type": "command", **entry}))
-    for name, text in files.items():
-        (ws / name).parent.mkdir(parents=True, exist_ok=True)
-        (ws / name).write_text(text)
-    return base, ws
 
 
 def _host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
@@ -40,7 +31,7 @@ def _edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], targe
           tool: str = "bash") -> str:
     """The output of a program's edit of ``target`` (``old`` to ``new``) in :func:`_workspace`; where it goes
     through and ``tool`` is here, the hook must have run the planted text (the proof of the breach)."""
-    base, ws = _workspace(tmp_path, entry, files)
+    base, ws = command_workspace(tmp_path, entry, files)
     out = edit_output(ws, base, target, old, new)
     if out.split() != ["PermissionError"]:
         assert _host_runs_planted(ws, entry, tool) is not False, out
