@@ -5,6 +5,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
+from collections.abc import Callable
 
 from .bounds import Unread
 from .filters import _check_filter, _from_stdin
@@ -60,7 +62,12 @@ def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
     name = os.path.basename(word.replace("\\", "/")).lower()
     end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= _SEPARATOR), len(words))
     if name in _STDIN_DATA or name in _FILTERS or name in ("xargs", "gxargs"):
-        return name in ("sort", "gsort") and any(w.startswith("--com") for w in words[at + 1:end])
+        return _data_tool_runs(name, words[at + 1:end])
+    if name in _STDIN_LINTERS:
+        return False
+    ran = _runner_reads_code(name, words, at, end, strict)
+    if ran is not None:
+        return ran
     if name in _STDIN_RUNNERS:
         return not (name == "sqlite3" and "-safe" in words[at + 1:end])
     if name in _MAKES:
@@ -82,6 +89,138 @@ def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
     if not strict:
         return name in _RUNS_CODE or name in _SHELLS
     return not _tree_script(word, words)
+
+
+# The long options of the data tools that have one that runs code (GNU sort 9's, as getopt_long reads them: any
+# prefix unambiguous among them names it), and those that run code or take a program
+_LONG_OPTIONS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+    "sort": (("ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort", "ignore-nonprinting",
+              "month-sort", "human-numeric-sort", "numeric-sort", "random-sort", "random-source", "reverse", "sort",
+              "version-sort", "batch-size", "check", "compress-program", "debug", "files0-from", "key", "merge",
+              "output", "stable", "buffer-size", "field-separator", "temporary-directory", "parallel", "unique",
+              "zero-terminated", "help", "version"), frozenset(("compress-program",))),
+}
+_LONG_OPTIONS["gsort"] = _LONG_OPTIONS["sort"]
+_MAPFILE_VALUED = "dnOsucC"  # mapfile's (readarray's) options that take a value: `-C` a callback it evaluates
+
+
+def long_option(word: str, options: tuple[str, ...]) -> str | None:
+    """The long option ``word`` (``--co=sh``, ``--co``) names as getopt_long reads it: its exact name, or the one
+    option of ``options`` it is a prefix of; None where it names none or is ambiguous."""
+    key = word[2:].partition("=")[0]
+    if key in options:
+        return key
+    found = [option for option in options if option.startswith(key)]
+    return found[0] if len(found) == 1 else None
+
+
+def _data_tool_runs(name: str, words: list[str]) -> bool:
+    """Whether a data tool of :data:`_STDIN_DATA` (``name``, its words ``words``) runs code after all: sort's
+    ``--compress-program`` under any prefix getopt_long takes (``--co=sh``; a long option it does not know, or an
+    ambiguous one, counts), mapfile's or readarray's ``-C`` callback (``-tC eval``, evaluated with each line; a
+    word not known here: a variable may be ``-C``)."""
+    if name in _LONG_OPTIONS:
+        options, runs = _LONG_OPTIONS[name]
+        for word in words:
+            if word == "--":
+                break
+            if word.startswith("--") and long_option(word, options) in (None, *runs):
+                return True
+    if name in ("mapfile", "readarray"):
+        index = 0
+        while index < len(words):
+            word = words[index]
+            index += 1
+            if "$" in word or "`" in word:
+                return True
+            if word == "--" or word[:1] != "-" or word == "-":
+                return False
+            for at, letter in enumerate(word[1:], 1):
+                if letter == "C" or not letter.isalpha():
+                    return True
+                if letter in _MAPFILE_VALUED:
+                    index += at == len(word) - 1  # the rest of the word, or the next, is its value
+                    break
+    return False
+
+
+# Wrappers that run the command after them on the same stdin, reading nothing of it themselves (env's `-S` aside)
+_TRANSPARENT = frozenset(("timeout", "nice", "nohup", "stdbuf", "env", "ionice", "time"))
+_WRAPPER_FLAGS = frozenset(("--foreground", "--preserve-status", "--verbose", "-v", "--ignore-environment", "-i",
+                            "-0", "--null", "-p"))
+# Project runners whose `run` runs a command (or a script file) of the project: `uv run x.py`, `poetry run python`
+_PROJECT_RUNNERS = frozenset(("uv", "uv.exe", "poetry", "pipenv", "pdm", "hatch", "rye"))
+_RUN_VALUED = frozenset(("--with", "--python", "-p", "--project", "--directory", "--package", "--extra", "--group",
+                         "--env-file", "--index", "--with-requirements", "--with-editable", "-e", "--env"))
+_RUN_FLAGS = frozenset(("--frozen", "--locked", "--no-sync", "--isolated", "--no-project", "--quiet", "-q",
+                        "--no-dev", "--all-extras", "--script", "--offline", "--active", "--exact", "-v"))
+# Linters and formatters that read a pipe as the text they check or format, running nothing it says
+_STDIN_LINTERS = frozenset(("shellcheck", "prettier", "eslint", "biome", "ruff", "black", "isort", "stylelint",
+                            "markdownlint", "yamllint", "shfmt", "gofmt", "clang-format", "dprint", "taplo",
+                            "codespell", "typos", "file"))
+
+
+def _wrapped(words: list[str], index: int, end: int, valued: str) -> int | None:
+    """The index of the command a transparent wrapper (its words from ``words[index]``, ``valued`` its short options
+    that take a value) runs: past its options, a duration, ``VAR=x``; None where an option is not known here (env's
+    ``-S``, a long option taking the next word)."""
+    while index < end:
+        word = words[index]
+        if word == "--":
+            return index + 1 if index + 1 < end else None
+        if word.startswith("--"):
+            if "=" not in word and word not in _WRAPPER_FLAGS:
+                return None
+        elif word[:1] == "-" and len(word) > 1:
+            if word[1] in valued:
+                index += len(word) == 2  # `nice -n 5`, `timeout -s KILL`: the next word its value
+            elif word not in _WRAPPER_FLAGS and not re.fullmatch(r"-[0-9]+", word):
+                return None  # `env -S 'text'` (split into a command), an option not known here
+        elif not (_DURATION.fullmatch(word) or _ASSIGNMENT.fullmatch(word)):
+            return index
+        index += 1
+    return None
+
+
+def _run_target(words: list[str], index: int, end: int) -> int | None:
+    """The index of the command (or script file) ``uv run`` (``poetry run``...) runs, its options from
+    ``words[index]``; None where one is not known here."""
+    while index < end:
+        word = words[index]
+        if word == "--":
+            return index + 1 if index + 1 < end else None
+        if word[:1] != "-":
+            return index
+        if word in _RUN_VALUED:
+            index += 1
+        elif "=" not in word and word not in _RUN_FLAGS:
+            return None
+        index += 1
+    return None
+
+
+def _runner_reads_code(name: str, words: list[str], at: int, end: int, strict: bool) -> bool | None:
+    """:func:`_reads_code` for a wrapper or a project's runner (``name`` at ``words[at]``): whether what it runs
+    reads code from the pipe (``| timeout 10 ./x.sh``, ``| nice jq .``, ``| uv run scripts/guard.py``, ``| poetry
+    run python x.py``, ``| go run ./cmd/guard``, ``| pnpm exec tsx x.ts``, ``| bun run x.ts``: data); None where
+    ``name`` is none of them."""
+    subcommand = words[at + 1] if at + 1 < end else ""
+    if strict and name in _TRANSPARENT:
+        after = _wrapped(words, at + 1, end, _WRAPPERS[name])
+        return after is None or _reads_code(words, after, strict)
+    if strict and name in _PROJECT_RUNNERS and subcommand == "run":
+        after = _run_target(words, at + 2, end)
+        return after is None or _reads_code(words, after, strict)
+    if strict and name in ("go", "go.exe") and subcommand == "run":
+        target = next((word for word in words[at + 2:end] if word[:1] != "-"), "")
+        return not (target.startswith("./") or target == "." or target.endswith(".go"))  # a local package
+    if strict and name in _PACKAGE_RUNNERS and subcommand in ("exec", "dlx", "x"):
+        return _npx_reads_code(words, at + 2, end)
+    if name in ("bun", "bun.exe") and subcommand == "run":
+        target = next((word for word in words[at + 2:end] if word[:1] != "-"), "")
+        if ("/" in target or target.endswith(SCRIPT_SUFFIXES)) and not _from_stdin(target):
+            return False  # a script file, protected by its name
+    return None
 
 
 def _tree_script(word: str, words: list[str]) -> bool:
@@ -213,6 +352,19 @@ def _script_given(name: str, words: list[str], index: int, end: int) -> bool:
     return False
 
 
+_REPLS = frozenset(("ipython", "ptpython", "bpython", "xonsh", "jupyter", "jupyter_console", "pdb", "code",
+                    "IPython", "pip", "idlelib", "trace", "cProfile", "profile", "runpy", "timeit", "doctest"))
+
+
+def _project_module(module: str) -> bool:
+    """Whether ``python -m module`` runs a module of the project (read as its files, protected) that reads a pipe as
+    data: a dotted name (``scripts.guard``) whose top package is no module of the standard library nor a known
+    interpreter (``IPython``, ``code``)."""
+    top = module.split(".")[0]
+    return bool(re.fullmatch(r"\w+(?:\.\w+)+", module)) and top not in sys.stdlib_module_names and \
+        top not in _REPLS and top.lower() not in _REPLS
+
+
 def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
     """Whether a shell, python or node (``kind``) whose options start at ``words[index]`` runs no script file:
     none is given before ``end``, or it is stdin, or an option reads code (``-s``, ``-i``, ``-c``, ``-m``, ``-e``)
@@ -231,6 +383,9 @@ def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
         elif kind == "node":
             if "=" not in word and word not in _NODE_FLAGS:  # -e, -p, -i, an option not known here
                 return True
+        elif kind == "python" and re.fullmatch(r"-[bBdEhIOPqsSuvx]*m.*", word):
+            module = word[word.index("m") + 1:] or (words[index] if index < end else "")
+            return not _project_module(module)  # `| python3 -m scripts.guard`: the project's, protected
         elif not word.startswith("--"):
             letters = word[1:]
             valued = next((n for n, letter in enumerate(letters) if letter in ("oO" if kind == "shell" else "WX")),
@@ -632,7 +787,11 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
     it does not count (``npx eslint . && ./scripts/x.sh``); a shell's ``-c`` text and ``eval``'s are read the same
     way (``depth``: two levels). A copier given its sources as words gives them (a link
     made by ``ln``: from the link's folder too); any other writer, a copier reading a pipe, run by xargs, given
-    stdin, a substitution or a source outside the tree (or not known here) makes the hooks file Unread."""
+    stdin, a substitution or a source outside the tree (or not known here) makes the hooks file Unread. A copier's
+    destination is followed whatever reads it: any word of another command naming it or a path below it
+    (:func:`_named_paths`: ``timeout 5 bash build/run.sh``, ``make -C build``, ``python3 -m build.run``, ``for f in
+    build/*.sh``, ``bash -c 'bash build/run.sh'``) protects its sources the same way, as does any word at all after
+    a copy into the folder the command runs in (``cp -r parts/. . && make``)."""
     nested = [source for index, word in enumerate(words) if index and depth < 2 and any(
         space in word for space in " \t\n") and (words[index - 1] == "eval" or re.fullmatch(
             r"-[a-z]*c[a-z]*", words[index - 1]) and any(os.path.basename(other).lower() in _SHELL_NAMES
@@ -640,7 +799,8 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
               for source in _copied_sources(_assigned(shell_words(word, 2), plugin), root, cwd, plugin, depth + 1)]
     segments = _segments(words)
     runs = _script_runs(words, segments)
-    if not runs:
+    copies = any(os.path.basename(word).lower() in _COPIERS for word in words)
+    if not runs and not copies:
         return nested
     bases = _bases(words, root, cwd, plugin)
 
@@ -651,6 +811,7 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
         return [os.path.normpath(os.path.join(base, expanded)) for base in bases]
 
     scripts = [(index, paths) for index in runs if (paths := resolved(words[index])) is not None]
+    named = _named_paths(words, resolved) if copies else []
     found: list[str] = nested
     for number, (start, end, piped) in enumerate(segments):
         at = _command_at(words, start, end)
@@ -661,7 +822,7 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
         for index, text in operands:
             written = resolved(text)
             if written is None:
-                if copier and text[:1] != "-":  # `cp -r parts/. "$OUT"`: a destination not known here
+                if copier and text[:1] != "-" and runs:  # `cp -r parts/. "$OUT"`: a destination not known here
                     raise Unread(f"{words[at]} writes to {text!r}, a folder not known here, while the hook runs "
                                  "a script; name the folder as a path")
                 continue
@@ -671,6 +832,10 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
                 script == path or script.startswith(path.rstrip("/") + "/") or
                 (set(path) & _GLOB_CHARS and fnmatch.fnmatchcase(script, path + "*")) for script in paths
                 for path in written)), None)
+            if hit is None and copier:  # any other word naming the destination or below: what reads it is not known
+                hit = next((word for at_word, word, paths in named if not start <= at_word < end and any(
+                    given == path or given.startswith(path.rstrip("/") + "/") for given in paths
+                    for path in written)), None)
             if hit is None:
                 continue
             unknown = piped or not copier or any(
@@ -683,6 +848,32 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
 
 
 _GLOB_CHARS = frozenset("*?[")
+_MODULE = re.compile(r"\w+(?:\.\w+)+")  # `python3 -m build.run`: build/run
+
+
+def _named_paths(words: list[str], resolved: Callable[[str], list[str] | None]) -> list[tuple[int, str, list[str]]]:
+    """Each path a word of ``words`` may name, as ``(index, word, paths)``, for a copier's destination: the word, an
+    option's value (``--prefix=build``, ``-Cbuild``), a dotted module read as folders (``build.run``), and the words
+    of a word holding spaces (``bash -c 'bash build/run.sh'``); separators and operators aside. Whatever runs it,
+    behind whatever wrapper or runner (``timeout 5 bash build/run.sh``, ``make -C build``, ``for f in build/*``)."""
+    found: list[tuple[int, str, list[str]]] = []
+    for index, word in enumerate(words):
+        if not word or set(word) <= _SEPARATOR or word in _OUTPUT_REDIRECTS:
+            continue
+        given = [word]
+        if "=" in word:
+            given.append(word.partition("=")[2])
+        if word[:1] == "-" and word[1:2] != "-" and len(word) > 2:
+            given.append(word[2:])
+        if _MODULE.fullmatch(word):
+            given.append(word.replace(".", "/"))
+        if any(space in word for space in " \t\n"):
+            given += [inner for inner in shell_words(word, 2) if inner and not set(inner) <= _SEPARATOR]
+        paths = [path for text in given if text and text[:1] != "-" and (found_paths := resolved(text)) is not None
+                 for path in found_paths]
+        if paths:
+            found.append((index, word, paths))
+    return found
 
 
 def _sources(words: list[str], operands: list[tuple[int, str]], destination: int, command: str, root: str,
@@ -707,3 +898,84 @@ def _sources(words: list[str], operands: list[tuple[int, str]], destination: int
         found += [form for given in texts for base in bases  # from each folder the command may run in
                   for form in (os.path.normpath(os.path.join(base, given)), os.path.join(base, given, "**"))]
     return found
+
+
+# PowerShell's (and cmd's) commands that read a pipe as data, lower case, aliases too: an allowlist, as a POSIX
+# shell's pipe readers are (:data:`_STDIN_DATA`, besides which a data tool, a script file an interpreter is given
+# or one of the repository named by its path is read as :func:`_reads_code` reads it)
+_PS_DATA = frozenset((
+    "convertfrom-json", "convertto-json", "convertfrom-csv", "convertto-csv", "convertfrom-stringdata",
+    "select-object", "select", "where-object", "where", "?", "sort-object", "sort", "measure-object", "measure",
+    "group-object", "group", "get-unique", "gu", "select-string", "sls", "compare-object", "compare", "diff",
+    "format-table", "ft", "format-list", "fl", "format-wide", "fw", "out-string", "out-null", "out-host", "oh",
+    "out-default", "out-file", "set-content", "sc", "add-content", "ac", "tee-object", "tee", "write-output",
+    "write", "echo", "write-host", "get-content", "gc", "type", "test-path", "get-item", "gi", "get-childitem",
+    "gci", "ls", "dir", "resolve-path", "rvpa", "split-path", "join-path", "join-string", "get-member", "gm",
+    "get-filehash", "exit", "findstr", "more", "find"))
+# What runs the code a pipe, or any word, gives it: Invoke-Expression, Invoke-Command, a script block made of text,
+# Start-Process (its FilePath from the pipe), Add-Type (C# compiled and loaded), and a call of what a variable or
+# an expression holds (`& $c`, `. (...)`)
+_PS_RUNS = frozenset(("invoke-expression", "iex", "invoke-command", "icm", "start-job", "sajb", "start-threadjob",
+                      "add-type"))
+_PS_STARTS = frozenset(("start-process", "saps", "start", "invoke-item", "ii"))  # piped: the pipe names what runs
+_PS_CALLED = re.compile(r"(?:^|[\s;|({])[&.]\s*(?:\$[\w:{}]+(?=\s|$|\))|\()")  # `& $c`, `. $c`, `& (...)`: what an expression gives
+
+
+# Invoke-Expression of a script file's text named by its path (the template's own hooks file does so): the file
+# is named, and protected, as a script an interpreter runs is
+_PS_RUNS_FILE = re.compile(
+    r"(?i)(?:invoke-expression|iex)\s+(?:-command\s+)?\(\s*(?:get-content|gc)\s+(?:-raw\s+)?"
+    r"(?:-(?:literalpath|lp|path)\s+)?(['\"]?)(?=[^\s'\"()]*[/\\])([^\s'\"()$*?\[\]`;|&]+\.ps1)\1(?:\s+-raw)?\s*\)")
+
+
+def _windows_pipes(text: str) -> list[str]:
+    """The commands of a PowerShell or cmd command ``text``, split on its unquoted ``|``, ``;``, ``&&``, ``||``, a
+    line's end and braces (``{ ... }`` a script block's commands, each its own)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for char in text:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "|;\n{}":
+            parts.append("".join(current))
+            current = ["|" if char == "|" else ""]
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+def _check_windows_pipes(text: str) -> None:
+    """:class:`Unread` where the PowerShell or cmd command ``text`` runs code it reads or makes: a command of
+    :data:`_PS_RUNS` anywhere (``Invoke-Expression``, ``iex``, ``[scriptblock]::Create``,
+    ``$ExecutionContext.InvokeCommand.InvokeScript``, ``[powershell]::Create().AddScript``, ``& $c``), ``Start-Process``
+    reading a pipe, or a pipe into a command not known to read it as data (:data:`_PS_DATA`; else as
+    :func:`_reads_code` reads a POSIX shell's reader: ``| python -``, ``| bash``, ``| node``; ``| python x.py``
+    is data)."""
+    if any(name in text.lower() for name in ("scriptblock", "invokescript", "addscript", "invokecommand")):
+        raise Unread("it makes a script block of text (or runs one), which CodeAct does not read")
+    for part in _windows_pipes(text):
+        piped = part.startswith("|")
+        words = [word.strip("'\"()`").replace("\\", "/") for word in part.lstrip("|").split()]
+        words = [word for word in words if word]
+        if not words:
+            continue
+        at = 0
+        while at < len(words) and words[at] in ("&", ".") and at + 1 < len(words) and words[at + 1][:1] != "$":
+            at += 1  # `& python x.py`: the call operator before a name
+        first = words[at]
+        name = os.path.basename(first).lower().rsplit("\\", 1)[-1]
+        name = name.split("\\")[-1].rpartition("/")[2]
+        if _PS_CALLED.search(part.lstrip("|")):
+            raise Unread(f"it calls what an expression gives ({part.strip()!r}), which CodeAct does not read")
+        runs = next((word for word in words if os.path.basename(word).lower() in _PS_RUNS), None)
+        if runs is not None and not piped and _PS_RUNS_FILE.fullmatch(part.strip()):
+            continue  # `Invoke-Expression (Get-Content -Raw -LiteralPath x/y.ps1)`: a script file, protected by its name
+        if runs is not None or (piped and name in _PS_STARTS):
+            raise Unread(f"{runs or first} runs code it is given or reads, which CodeAct does not read")
+        if piped and name not in _PS_DATA and _reads_code([first, *words[at + 1:]], 0):
+            raise Unread(f"a command piped into {first} may run what it reads there, which CodeAct does not read; "
+                         "pipe into a known data command or a script named by its path")

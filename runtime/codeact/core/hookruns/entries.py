@@ -7,7 +7,7 @@ import re
 
 from ..beneath import read_regular_within
 from .bounds import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_ENTRIES, MAX_HOOKS_BYTES, MAX_NODES, Unread, _Budget
-from .commands import _check_commands, _check_here_documents, _copied_sources
+from .commands import _check_commands, _check_here_documents, _check_windows_pipes, _copied_sources
 from .filters import _check_filters
 from .matching import Target
 from .names import (
@@ -142,6 +142,8 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
                                                            base, plugin)]
                 else:  # awk's, sed's program, as PowerShell's quotes keep it whole
                     _check_filters(shell_words(substituted, 2))
+                    if key != "command":  # `command` runs in a POSIX shell too, read as its words above
+                        _check_windows_pipes(substituted)
                     words.append(split(substituted, budget=budget))
     args = entry.get("args")
     strings = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []

@@ -162,3 +162,17 @@ _READ_ONLY = _STDIN_DATA - {"tee", "sponge", "sort", "gsort", "uniq", "shuf", "i
 # Commands that copy (move, link) their source operands to the last or `-t` one: a script a hook runs at or below
 # their destination is theirs, read from those sources (protected, with every file below them)
 _COPIERS = frozenset(("cp", "gcp", "mv", "gmv", "ln", "gln", "install", "ginstall", "rsync", "ditto", "scp"))
+# What xargs may run with its input as extra arguments, read as data whatever they are (an allowlist: `xargs
+# rbash`, `xargs flock l bash`, `xargs make -f`, `xargs awk -f` run them): tools that read the files named, or
+# change their mode or remove them, and run nothing they say; sort and the rest of _STDIN_DATA as a pipe's reader.
+# awk and sed given a program, npx running a formatter of _FORMATTERS, git add and a script of the repository
+# named by its path are read apart (:func:`.runners._xargs_reads_data`).
+_XARGS_DATA = (_STDIN_DATA - {"read", "mapfile", "readarray", "exit", "return", "wait", "cd", "export", "local",
+                              "declare", "typeset", "set", "shift", "break", "continue", "unset", "[[", "tee",
+                              "sponge", "logger"}) | {
+    "file", "du", "chown", "chgrp", "shellcheck", "black", "isort", "ruff", "autopep8", "yapf", "clang-format",
+    "gofmt", "goimports", "rustfmt", "shfmt", "prettier", "eslint", "biome", "stylelint", "markdownlint",
+    "markdownlint-cli2", "oxlint", "dprint", "taplo", "yamllint", "codespell", "typos", "editorconfig-checker"}
+# Formatters and linters npx (pnpm exec, yarn, bunx) may run with xargs' input: they read the files named
+_FORMATTERS = frozenset(("prettier", "eslint", "biome", "stylelint", "markdownlint", "markdownlint-cli",
+                         "markdownlint-cli2", "oxlint", "dprint", "taplo", "standard"))

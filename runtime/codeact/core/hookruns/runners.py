@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 from ..beneath import read_regular_within
 from .bounds import MAX_BASES, MAX_HOOKS_BYTES, Unread, _Budget
-from .commands import _reads_code
+from .commands import _data_tool_runs, _reads_code, _runs_named_script, _tree_script
 from .filters import _filter_option, _filter_program
 from .matching import _GLOB, Target
 from .names import (
@@ -16,11 +17,11 @@ from .names import (
     _CONFIG_VALUED,
     _ENV_NAME,
     _FILTERS,
+    _FORMATTERS,
     _GIT_VALUED,
     _INDIRECT,
     _INSTALL,
     _INSTALL_FILES,
-    _KEYWORDS,
     _MAKE_FILES,
     _MAKEFILES,
     _MAKES,
@@ -32,13 +33,10 @@ from .names import (
     _PACKAGE_RUNNERS,
     _PYTHON,
     _RUNNER_DIRS,
-    _RUNS_CODE,
     _SEPARATOR,
     _SETTERS,
-    _SHELLS,
-    _STDIN_RUNNERS,
     _WORKSPACES,
-    _WRAPPERS,
+    _XARGS_DATA,
     UNFOLLOWED_VARIABLES,
 )
 from .node import _node_code_files
@@ -251,22 +249,42 @@ def _check_xargs(words: list[str], start: int) -> None:
     command = words[index]
     name = _runner_name(command)
     end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
-    if "$" in command or "`" in command or (replace and replace in command) or name in _RUNS_CODE or \
-            name in _SHELLS or _PYTHON.fullmatch(name) or name in _STDIN_RUNNERS or name in _WRAPPERS or \
-            name in _KEYWORDS or name in _INDIRECT or name in ("xargs", "gxargs") or \
-            (name in _FILTERS and not _has_program(name, words[:end], index + 1)) or \
-            _runs_its_input(name, words[index + 1:end], replace):
-        raise Unread(f"xargs runs {command} with its input, which CodeAct does not read")
+    if "$" in command or "`" in command or (replace and replace in command) or \
+            not _xargs_reads_data(name, words, index, end, replace):
+        raise Unread(f"xargs runs {command} with its input, which CodeAct does not read as data; run a known "
+                     "data tool or a script named by its path")
 
 
-def _runs_its_input(name: str, words: list[str], replace: str) -> bool:
-    """Whether npx, npm or a package runner (``name``) that xargs runs with ``words`` runs a package its input
-    names: none is named (``xargs npx -y``: the input's first word is it), or it is ``-I``'s string
-    (``xargs -I{} npx {}``)."""
-    if name not in _NPXS and name not in _NPMS and name not in _PACKAGE_RUNNERS:
-        return False
-    first = next((word for word in words if word[:1] != "-"), "")
-    return not first or bool(replace and replace in first)
+def _xargs_reads_data(name: str, words: list[str], index: int, end: int, replace: str) -> bool:
+    """Whether the command ``words[index]`` (``name``) that xargs runs with its input as extra arguments reads
+    them as data (an allowlist, as a pipe's reader is: a command that runs what it is given may have any name,
+    ``rbash``, ``flock l bash``, ``taskset 1 bash``, ``make -f``): a tool of :data:`_XARGS_DATA` (sort without
+    its code options), awk or sed given their program in the hook's words (not ``-f``/``-e`` taking the input's
+    first word), npx (``npm exec``, ``pnpm exec``, ``yarn``, ``bunx``) running a formatter or linter of
+    :data:`_FORMATTERS` named in the hook, a package.json script (``xargs npm run fmt --``, protected), git's
+    ``add``, ``rm``, ``ls-files``, ``check-ignore``, or a script of the repository named by its path
+    (``xargs ./tools/fmt.sh``, protected)."""
+    rest = words[index + 1:end]
+    if name in _XARGS_DATA:
+        return not _data_tool_runs(name, rest)
+    if name in _FILTERS:
+        last = rest[-1] if rest else ""
+        return _has_program(name, words[:end], index + 1) and not (
+            last in ("-f", "-e", "--file", "--expression", "--source", "-E") or
+            (re.fullmatch(r"-[a-zA-Z]*[fe]", last) is not None and name in _AWKS))
+    if name in ("git", "git.exe"):
+        return bool(rest) and rest[0] in ("add", "rm", "ls-files", "check-ignore", "diff-files")
+    if name in _NPXS or name in _NPMS or name in _PACKAGE_RUNNERS:
+        if name not in _NPXS and _runs_named_script(words, index + 1, end):
+            return True
+        named = [word for word in rest if word[:1] != "-"]
+        if named[:1] and name not in _NPXS and named[0] in ("exec", "x", "dlx"):
+            named = named[1:]
+        if not named or (replace and replace in named[0]):
+            return False  # `xargs npx -y`: the input names the package
+        package = re.sub(r"(?<=.)@[^/]*$", "", named[0]).rsplit("/", 1)[-1].lower()
+        return package in _FORMATTERS
+    return _tree_script(words[index], words)
 
 
 def _has_program(name: str, words: list[str], start: int) -> bool:
