@@ -415,6 +415,7 @@ def _git_config_rule(path: Path) -> tuple[Rule, Path, str] | None:
 
 
 _GIT_LISTING_TIMEOUT = 10.0  # seconds `git config --list` may take outside a run (a workspace's check)
+_GIT_LISTING_BYTES = 4 << 20  # what of its listing is read: past it the listing fails (every write in the tree refused)
 
 
 def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
@@ -424,6 +425,7 @@ def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
 
     In a run, git gets the time left in it: past the deadline (an include naming a FIFO nobody writes blocks git)
     a :class:`ToolTimeout` refuses the write, and git is killed with its process group (:func:`_git_output`)."""
+    from ..processes import OutputTooLong
     from .limits import Deadline
 
     deadline = Deadline.current()
@@ -437,6 +439,8 @@ def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
             if deadline is not None:
                 raise _late(str(tree), deadline.timeout, "the git config of {}") from None
             return [], f"it took over {_GIT_LISTING_TIMEOUT:g} s"
+        except OutputTooLong:
+            return [], f"it lists over {_GIT_LISTING_BYTES >> 20} MiB (an include named again and again?)"
         except (OSError, subprocess.SubprocessError) as exc:
             return [], f"git did not start: {exc.__class__.__name__}"
         if code == 0:
@@ -451,7 +455,8 @@ def _git_listing(tree: Path) -> tuple[list[tuple[str, str, str]], str]:
 
 def _git_output(command: list[str], wait: float, *, limited: bool = True) -> tuple[int, bytes, bytes]:
     """``command``'s exit status, stdout and stderr, within ``wait`` seconds (``subprocess.TimeoutExpired`` past
-    them). Its stdin is empty (an include of ``/dev/stdin`` reads nothing of the host's). On POSIX it runs in a
+    them) and :data:`_GIT_LISTING_BYTES` each (:class:`codeact.processes.OutputTooLong` past them: git is killed,
+    no more read). Its stdin is empty (an include of ``/dev/stdin`` reads nothing of the host's). On POSIX it runs in a
     process group of its own, killed whole when the wait ends; on Linux under ``timeout -s KILL`` too, so that it
     ends by the deadline even where this process ends first (the run's watchdog exits it running no Python)."""
     import shutil
@@ -462,17 +467,19 @@ def _git_output(command: list[str], wait: float, *, limited: bool = True) -> tup
     limiter = shutil.which("timeout") if limited and sys.platform.startswith("linux") else None
     wait = max(wait, 0.01)
     started = [limiter, "-s", "KILL", f"{wait:.3f}", *command] if limiter is not None else command
-    process = subprocess.Popen(started, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=posix)
-    try:
-        stdout, stderr = process.communicate(timeout=wait)
-    finally:
-        if process.returncode is None:  # the wait ended (or this thread was interrupted): the group goes
-            try:
-                os.killpg(process.pid, signal.SIGKILL) if posix else process.kill()
-            except OSError:
-                pass
-            process.communicate()
+    from ..processes import communicate_bounded
+
+    with subprocess.Popen(started, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=posix) as process:
+        try:  # git includes a file again each time it is named: a few KB of files may list gigabytes
+            stdout, stderr = communicate_bounded(process, _GIT_LISTING_BYTES, wait)
+        finally:
+            if process.returncode is None:  # the wait ended, the listing is too long, or this thread was interrupted
+                try:
+                    os.killpg(process.pid, signal.SIGKILL) if posix else process.kill()
+                except OSError:
+                    pass
+                process.wait()
     if limiter is not None and process.returncode in (124, 128 + signal.SIGKILL):  # the limiter ended it
         raise subprocess.TimeoutExpired(command, wait)
     if limiter is not None and process.returncode in (125, 126, 127):  # the limiter itself failed: git alone
