@@ -57,6 +57,13 @@ IN_PROCESS_WORK = 2_000_000  # a call bounded to more steps (items, characters, 
 _PATTERN_STEPS = 16  # steps counted per character of a pattern: compiling one costs far more than reading it
 _STAR_STEPS = 64  # and per `*` more (each becomes a group the expression tries at every position)
 _PAIR_STEPS = 16  # steps counted per pair of lines or characters difflib compares
+# steps counted per float a statistics function goes through: its exact ratio and big-int sums in a Python loop
+# (pstdev: 1.9 us a float with spread exponents against 0.36 us a small int, CPython 3.11, x 5.3; margin to 8)
+_FLOAT_STEPS = 8
+# steps counted per character shlex.split reads: its lexer is a Python loop over them (0.6-1.0 us a character on 2
+# shared cores: 2,000,000 characters of short tokens took 1.2-2.1 s, past faulthandler's backstop at the limit + 1.8 s
+# for a call started just before the deadline; at 4, 500,000 characters, about 0.5 s)
+_SHLEX_STEPS = 4
 _CHILD_HEADROOM = 256 * 1024 * 1024  # a child Python's own address space, above the run's memory limit
 # What the host holds of an answer, for each byte of its pickle: a float pickles to 9 bytes and is a 24-byte object,
 # a list slot and its monty form again in the host (quantiles(n=4_000_000): 36 MB pickled, 781 MiB in the host)
@@ -241,18 +248,22 @@ def _size_depth(value: Any, budget: int) -> tuple[int, int]:
     return expanded_size(value, budget)
 
 
-def _widest_int(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """The machine words of the widest integer among the arguments (a list's items included), at most 10**6 looked
-    at."""
-    widest, seen = 0, 0
+def _statistics_steps(size: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """A bound on the steps of a ``statistics`` function: CPython's ``_sum``/``_ss`` take each number's exact ratio
+    in a Python loop and add it as big integers, so an int counts its machine words (the widest one's for every
+    item: the partial sums grow to it) and a float :data:`_FLOAT_STEPS` (its ratio's denominator reaches 2**1074).
+    Counted up to just past :data:`IN_PROCESS_WORK` items."""
+    widest, floats, seen = 0, 0, 0
     for value in (*args, *kwargs.values()):
-        for item in (value if isinstance(value, (list, tuple, set, frozenset)) else (value,)):
+        for item in (value if isinstance(value, (list, tuple, set, frozenset, dict)) else (value,)):
             seen += 1
-            if seen > 1_000_000:
-                return widest
-            if isinstance(item, int):
+            if seen > IN_PROCESS_WORK:
+                return IN_PROCESS_WORK + 1
+            if type(item) is float:
+                floats += 1
+            elif isinstance(item, int):
                 widest = max(widest, item.bit_length() >> 6)
-    return widest
+    return size * max(1, widest) + floats * _FLOAT_STEPS
 
 
 def _text_length(value: Any) -> int:
@@ -280,11 +291,11 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
         n = _number(kwargs.get("n", args[1] if len(args) > 1 else 4), 4)
         return size + max(n, 0) * _HOST_BYTES_PER_ITEM, size + max(n, 0)
     if name.startswith("statistics."):  # exact arithmetic (fractions) on big integers: their words squared
-        return size, size * max(1, _widest_int(args, kwargs))
+        return size, _statistics_steps(size, args, kwargs)
     if name.startswith("textwrap."):
         return _textwrap_work(name, size, args, kwargs)
     if name == "shlex.split":
-        return size, size + _shlex_tokens(_argument(args, kwargs, 0, "s", ""))
+        return size, size * _SHLEX_STEPS + _shlex_tokens(_argument(args, kwargs, 0, "s", ""))
     if name == "urllib.parse.urlencode":
         made = _urlencoded(_argument(args, kwargs, 0, "query", ()), bool(_argument(args, kwargs, 1, "doseq", False)))
         return size + made, size + made
@@ -313,7 +324,8 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
             return made, made + _wrapped_strings(value, _argument(args, kwargs, at, "width", 80))
         return made, made
     if name == "codeact_host.configparse":
-        return size * 2, size * 2 + _config_steps(_argument(args, kwargs, 0, "text", ""))
+        return size * 2, size * 2 + _config_steps(_argument(args, kwargs, 0, "text", ""),
+                                                  _argument(args, kwargs, 1, "defaults", None))
     if name.startswith("fnmatch."):  # a pattern is compiled to a regular expression: far more than its text
         pattern = _argument(args, kwargs, 1, "pat", "") if name != "fnmatch.translate" else _argument(
             args, kwargs, 0, "pat", "")
@@ -334,7 +346,8 @@ def _work(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int
 
 
 _TEXTWRAP_MARGIN = r"(?m)^[ \t]+"  # a line's leading blanks: dedent's margin is the longest they share
-_TEXTWRAP_WORD = r"[^\t\n\x0b\x0c\r ]+"  # textwrap's words: runs between its (ASCII) whitespace, or longer
+_TEXTWRAP_BLANKS = "\t\n\x0b\x0c\r "  # textwrap's whitespace (ASCII)
+_TEXTWRAP_RUN = r"[\t\n\x0b\x0c\r ]+|[^\t\n\x0b\x0c\r ]+"  # its chunks: runs of blanks, or between them (or longer)
 
 
 def _longest(pattern: str, text: Any) -> int:
@@ -344,10 +357,12 @@ def _longest(pattern: str, text: Any) -> int:
 
 
 def _long_words(text: Any, width: Any, kwargs: dict[str, Any], lines: Any = None) -> int:
-    """The characters ``textwrap.wrap``/``fill``/``shorten`` copy breaking words longer than a line: CPython's
-    ``_handle_long_word`` cuts one line off the word and keeps the rest as a new string, so a word of n characters
+    """The characters ``textwrap.wrap``/``fill``/``shorten`` copy breaking chunks longer than a line: CPython's
+    ``_handle_long_word`` cuts one line off the chunk and keeps the rest as a new string, so a chunk of n characters
     on lines of w costs about n * n / w (n * n at ``width=1``, or where the indents leave a line no room); with
-    ``max_lines`` (``shorten``: 1) no more lines than that are cut."""
+    ``max_lines`` (``shorten``: 1) no more lines than that are cut. A chunk is a word or, with
+    ``drop_whitespace=False`` (or at the text's start), a run of blanks: every run counts, as long as it is once
+    each tab is ``tabsize`` blanks (``'a' + '\t' * 20`` at ``tabsize=49_000`` is a run of 980,000)."""
     import re
 
     if not isinstance(text, str):
@@ -355,9 +370,12 @@ def _long_words(text: Any, width: Any, kwargs: dict[str, Any], lines: Any = None
     indents = [v for k, v in kwargs.items() if k.endswith("indent") and isinstance(v, str)]
     room = width - max(map(len, indents), default=0) if isinstance(width, int) and not isinstance(width, bool) else 1
     room = max(room, 1)
+    tabsize = max(_number(kwargs.get("tabsize", 8), 8), 1)
     steps = 0
-    for found in re.finditer(_TEXTWRAP_WORD, text):
+    for found in re.finditer(_TEXTWRAP_RUN, text):
         length = found.end() - found.start()
+        if text[found.start()] in _TEXTWRAP_BLANKS:
+            length += found.group().count("\t") * (tabsize - 1)
         if length > room:
             cuts = length // room + 1
             steps += length * (min(cuts, lines) if isinstance(lines, int) and lines > 0 else cuts)
@@ -427,20 +445,37 @@ def _textwrap_work(name: str, size: int, args: tuple[Any, ...], kwargs: dict[str
     return size, size
 
 
-def _config_steps(text: Any) -> int:
-    """The steps beyond its size reading ``text`` as a config may take in the host. ``%(name)s`` may repeat a value
-    in a value, ten levels deep: a factor no size of the text bounds (nine levels of four references make 4**9
-    copies), so a text that interpolates is read in the child, limited in memory and time. CPython's option
-    pattern (``(?P<option>.*?)\\s*(?P<vi>=|:)...``) backtracks over a run of blanks at each place its lazy ``.*?``
-    stops: r blanks are r*r steps (100,000 on a line: minutes in C, the interpreter held), so long runs count as
-    their square."""
+def _config_steps(text: Any, defaults: Any = None) -> int:
+    """The steps beyond its size reading ``text`` as a config (over ``defaults``) may take in the host.
+    ``%(name)s`` may repeat a value in a value, ten levels deep: a factor no size of the text bounds (nine levels
+    of four references make 4**9 copies), so a config that interpolates -- in its text or in its defaults, which
+    every section's options include, each one interpolated -- is read in the child, limited in memory and time (as
+    is one whose defaults hold anything but strings, numbers and None: ConfigParser writes each with ``str``).
+    CPython's option pattern (``(?P<option>.*?)\\s*(?P<vi>=|:)...``) backtracks over a run of blanks at each place
+    its lazy ``.*?`` stops: r blanks are r*r steps (100,000 on a line: minutes in C, the interpreter held), so long
+    runs count as their square."""
     if not isinstance(text, str):
         return 0
-    if "%(" in text:
+    if "%(" in text or _interpolates(defaults):
         return IN_PROCESS_WORK + 1
     import re
 
     return sum((end - start) ** 2 for start, end in (m.span() for m in re.finditer(r"\s{16,}", text)))
+
+
+def _interpolates(defaults: Any) -> bool:
+    """Whether a config's ``defaults`` may interpolate (``%(`` in a key or value), or are not plain enough to tell."""
+    if defaults is None:
+        return False
+    if not isinstance(defaults, dict):
+        return True
+    for item in (*defaults.keys(), *defaults.values()):
+        if isinstance(item, str):
+            if "%(" in item:
+                return True
+        elif item is not None and not isinstance(item, (int, float)):
+            return True
+    return False
 
 
 def _urlencoded(query: Any, doseq: bool) -> int:
@@ -464,28 +499,36 @@ def _in_child(name: str, args: tuple[Any, ...], kwargs: dict[str, Any], memory: 
               answer: int | None = None) -> Any:
     """``name`` called in a child Python limited to ``memory`` bytes of address space and killed at ``deadline``.
     Its arguments and answer are plain data (pickled; the answer read back with no class allowed); an answer whose
-    pickle is longer than ``answer`` bytes is refused unread (MemoryError): read, it would take the host about
-    :data:`_HOST_BYTES_PER_PICKLED` times that."""
+    pickle is longer than ``answer`` bytes is refused (MemoryError), no more of it read than that, the child killed:
+    unpickled, it would take the host about :data:`_HOST_BYTES_PER_PICKLED` times that."""
     import pickle
     import subprocess
     import sys
     from pathlib import Path
 
+    from ..processes import OutputTooLong, communicate_bounded
+
     boot = ("import sys, importlib.util as u; s = u.spec_from_file_location('codeact_host_call', sys.argv[1]); "
             "m = u.module_from_spec(s); s.loader.exec_module(m); m.child()")  # this file alone: no package to import
     request = pickle.dumps((name, args, kwargs, memory), protocol=5)
+    limit = answer if answer is not None else memory
+    with subprocess.Popen([sys.executable, "-I", "-S", "-c", boot, str(Path(__file__).resolve())],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as child:
+        try:  # read up to the bound only: past it the child is killed (capture_output would hold all it wrote)
+            stdout, _ = communicate_bounded(child, limit, max(0.1, deadline - time.monotonic()), request)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"{name}() was stopped at the run's deadline (the run's time limit; raise it with "
+                               "--timeout, or ask for less)") from None
+        except OutputTooLong:
+            raise MemoryError(f"{name}() made an answer of more than {limit:,} bytes (pickled), more than the run's "
+                              "memory limit holds once read (each small item takes ~100 bytes in the host); ask "
+                              "for less") from None
+        finally:
+            if child.returncode is None:
+                child.kill()
+                child.wait()
     try:
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", boot, str(Path(__file__).resolve())], input=request,
-                              capture_output=True,
-                              timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        raise TimeoutError(f"{name}() was stopped at the run's deadline (the run's time limit; raise it with "
-                           "--timeout, or ask for less)") from None
-    if answer is not None and len(done.stdout) > answer:
-        raise MemoryError(f"{name}() made an answer of {len(done.stdout):,} bytes (pickled), more than the run's "
-                          "memory limit holds once read (each small item takes ~100 bytes in the host); ask for less")
-    try:
-        ok, value = _PlainUnpickler(done.stdout).load()
+        ok, value = _PlainUnpickler(stdout).load()
     except Exception:  # noqa: BLE001 - a child killed for memory leaves no answer
         raise MemoryError(f"{name}() needed more than the run's memory limit; ask for less") from None
     if not ok:
