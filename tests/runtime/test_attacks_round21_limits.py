@@ -1,8 +1,7 @@
 """Red team, round 21 (part C): the limits of what runs on the host for a program, after 5847a70 (host modules'
 estimates as upper bounds), 87b136f (the git config read by the run's deadline) and 2255311 (huge ints written as
-hex). Each test fails while its finding is open (strict xfail); the timing-dependent ones, and those that hold a
-core for many seconds, leave wide margins (10 s to minutes where the run is limited to 2 or 3 s) and are not run
-by default (``run=False``)."""
+hex). Each test failed while its finding was open; the timing-dependent ones leave wide margins (10 s where the run
+is limited to 2 or 3 s) and, fixed, end within a few seconds."""
 from __future__ import annotations
 
 import os
@@ -13,7 +12,6 @@ from test_attacks_round14_limits import _host_run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX resource limits and /proc")
 
-_REASON = "open (red team round 21, part C): {}"
 MiB = 1 << 20
 
 
@@ -25,8 +23,6 @@ def _workspace(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # ------------------------------------------ host modules: estimates that are still not upper bounds (time)
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "textwrap's cut of a blank run longer than a line is not counted (drop_whitespace=False, tabs)"))
 def test_textwrap_of_a_long_blank_run_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """5847a70 counts ``_handle_long_word``'s quadratic cut for *words* only: ``_long_words`` scans
     ``[^\\t\\n\\x0b\\x0c\\r ]+``. But with ``drop_whitespace=False`` a run of blanks is a chunk too, and one
@@ -45,8 +41,6 @@ def test_textwrap_of_a_long_blank_run_stops_at_the_run_deadline(tmp_path: Path) 
     assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "configparse's estimate looks for '%(' in the text only, not in the defaults"))
 def test_configparser_defaults_that_interpolate_stop_at_the_run_deadline(tmp_path: Path) -> None:
     """``_config_steps`` sends a config text with ``%(`` to the child (interpolation is exponential), but
     ``codeact_host.configparse(text, defaults)`` interpolates the *defaults* too: every section's options include
@@ -62,8 +56,6 @@ def test_configparser_defaults_that_interpolate_stop_at_the_run_deadline(tmp_pat
     assert took < 12, f"a run limited to 2 s had not ended after {took:.0f} s: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "statistics on floats: a step of the estimate is a Python-level loop with big-int arithmetic"))
 def test_statistics_of_two_million_floats_stops_at_the_run_deadline(tmp_path: Path) -> None:
     """``_work`` bounds ``statistics.*`` at ``size * max(1, widest int's words)``: 1,990,000 floats are 1,990,004
     steps, under ``IN_PROCESS_WORK``, so ``pstdev`` runs in the host. But CPython's ``_sum`` and ``_ss`` take each
@@ -79,8 +71,6 @@ def test_statistics_of_two_million_floats_stops_at_the_run_deadline(tmp_path: Pa
 
 
 # ------------------------------------------------------------ host modules: memory of a host call
-@pytest.mark.xfail(strict=True, reason=_REASON.format(
-    "configparse's defaults interpolated in the host make values far larger than the run's memory"))
 def test_configparser_defaults_are_bounded_by_the_run_memory(tmp_path: Path) -> None:
     """The same uncounted defaults, for memory: ``made`` is ``size * 2`` (2 MB here), yet three levels of eight
     references to a 700,000-character default make a 358-million-character value in the host, far past the
@@ -98,8 +88,6 @@ def test_configparser_defaults_are_bounded_by_the_run_memory(tmp_path: Path) -> 
     assert 0 < peak < 400 * MiB, f"the host peaked at {peak / MiB:.0f} MiB for a run limited to 64 MiB: {out[-300:]}"
 
 
-@pytest.mark.xfail(strict=True, reason=_REASON.format(
-    "_in_child reads the child's whole answer (capture_output) before it checks its size"))
 def test_a_child_answer_past_the_run_memory_is_refused_before_it_is_read(tmp_path: Path) -> None:
     """``_in_child`` refuses an answer whose pickle is longer than ``memory // 12`` bytes, but only after
     ``subprocess.run(capture_output=True)`` has read all of it: the child may write up to its address-space limit,
@@ -118,8 +106,6 @@ def test_a_child_answer_past_the_run_memory_is_refused_before_it_is_read(tmp_pat
 
 
 # --------------------------------------------------------- the boundary's git config read: its output
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "git config --list's output is read whole into the host, with no bound on its size"))
 def test_the_git_config_listing_is_bounded_in_memory(tmp_path: Path) -> None:
     """87b136f bounds ``git config --list`` in time (the run's deadline) but not its output:
     ``_git_output`` reads git's stdout whole (``communicate``) and ``_git_listing`` decodes and splits it. A
@@ -152,8 +138,6 @@ except Exception as exc:
 
 
 # ------------------------------------------------------------ --session: many ints near the digit limit
-@pytest.mark.xfail(strict=True, run=False, reason=_REASON.format(
-    "sessions._flat writes every int over 12,900 bits in decimal, unbounded and per slot"))
 def test_a_session_of_many_long_ints_is_saved_within_the_run_deadline(tmp_path: Path) -> None:
     """To name an int past CPython's 4,300 digits as not kept, ``sessions._flat`` calls ``str(number)`` on every
     int of a flat list wider than ``_WRITABLE_BITS`` (12,900 bits) -- before the list is counted against the
