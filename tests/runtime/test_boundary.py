@@ -430,14 +430,14 @@ def test_a_hook_commands_own_variables_and_python_path_are_read(repo):
          "env": {"PYTHONPATH": "vendor"}},
         {"bash": 'D=trim/x/; sh "${D%/}/t.sh" ${D%%/*}/u.sh # ./commented.sh'}]))
     scripts(repo, "impl/sub/run.sh", "loc/l.sh", "deep/d.sh", "deep/e.sh", "api/src/app/main.py",
-            "api/lib/app/__init__.py", "check_mod.py", "vendor/pkg/__main__.py", "api/x/app/main.py")
+            "api/lib/app/__init__.py", "check_mod.py", "vendor/pkg/__main__.py", "api/x/app/main.py", "commented.sh")
     here = ctx_at(repo)
     for rel in ("impl/sub/run.sh", "loc/l.sh", "deep/a.sh", "deep/d.sh", "api/src/app/main.py",
                 "api/lib/app/__init__.py", "api/app/main.py", "check_mod.py", "vendor/pkg/__main__.py", "pkg.py",
                 "hashed.py", "app/__main__.py", "vendor/sitecustomize.py", "vendor/usercustomize.py",
-                "api/src/sitecustomize.py", "trim/x/t.sh", "trim/u.sh", "commented.sh"):
+                "api/src/sitecustomize.py", "trim/x/t.sh", "trim/u.sh"):
         refused_write(here, rel)
-    for rel in ("deep/e.sh", "api/x/app/main.py"):  # no brace group or PYTHONPATH folder names them
+    for rel in ("deep/e.sh", "api/x/app/main.py", "commented.sh"):  # no brace group, PYTHONPATH folder, comment
         files.edit(here, path=rel, old_str="exit 0", new_str="exit 1")
     files.create(here, path="api/dev/__main__.py", file_text="x\n")  # -X takes `dev`: no module named dev
 

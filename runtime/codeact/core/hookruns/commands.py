@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from .bounds import Unread
+from .evaluated import _check_evaluated
 from .filters import _check_filter, _from_stdin
 from .names import (
     _AWKS,
@@ -44,7 +45,7 @@ from .names import (
 )
 from .options import _options
 from .paths import _as_pattern, _bases
-from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, _set_names, shell_words
+from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, _known_names, _set_names, shell_words
 
 
 def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
@@ -462,6 +463,7 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
     reader.words, reader.written = words, written | _written(words)
     reader.changed = frozenset(_set_names(words))
+    _check_evaluated(words, _known_names(words, False)[0], reader.own)
     for index, word in enumerate(words):
         reader.at = index
         _check_filter(words, index)
@@ -588,6 +590,23 @@ def _check_here_documents(text: str) -> None:
                          "does not read")
 
 
+def _substitutions(text: str) -> list[str]:
+    """The outer command substitutions of ``text`` (``$(...)``, its parentheses balanced; backticks), each one's
+    text (those nested inside are read with it)."""
+    found = [match[1] for match in re.finditer(r"`([^`]*)`", text)]
+    at = text.find("$(")
+    while at >= 0:
+        depth, end = 0, at + 1
+        while end < len(text):
+            depth += 1 if text[end] == "(" else -1 if text[end] == ")" else 0
+            if depth == 0:
+                break
+            end += 1
+        found.append(text[at + 2:end].strip("()") if text.startswith("$((", at) else text[at + 2:end])
+        at = text.find("$(", end)
+    return found
+
+
 class _CommandReader:
     """:func:`_check_commands`' reading of one command, a word at a time."""
 
@@ -602,6 +621,9 @@ class _CommandReader:
         self.at = 0  # the word read now: words[at]
         self.pipe_open = 0  # the compound commands open that read a pipe (`| while ...; do`), nested ones too
         self.changed: frozenset[str] = frozenset()  # the variables it sets, but for its loops (_set_names)
+        self.here = 0  # after `<<`: 1, its delimiter next; 2, its body (if any) next
+        self.case = 0  # in a `case` statement: 1, its subject; 2, a pattern; 3, a pattern's commands
+        self.case_piped = False  # the `case` statement reads a pipe: each pattern's commands do
 
     def unknown(self, word: str) -> bool:
         return _unknown(word, self.own, self.root, self.cwd, self.plugin, self.changed)
@@ -622,7 +644,53 @@ class _CommandReader:
             _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1,
                             self.written)
 
+    def here_document(self, word: str) -> bool:
+        """Whether ``word`` is a here-document's delimiter or body (:func:`shell_words` writes a body as one word
+        ending in a newline after its delimiter), read here: a shell's body (``bash <<'EOF'``) as its commands,
+        another's command substitutions (``cat <<EOF`` / ``$(...)``) as commands."""
+        if word in ("<<", "<<-"):
+            self.here = 1
+            return True
+        if self.here == 1:
+            self.here = 2
+            return True
+        self.here = 0
+        if not word.endswith("\n"):
+            return False
+        if self.interp in _SHELL_NAMES:  # `bash <<'EOF'`: its script
+            self.nested(word)
+        else:
+            for inner in _substitutions(word):
+                self.nested(inner)
+        return True
+
+    def case_pattern(self, word: str) -> bool:
+        """Whether ``word`` is a ``case`` statement's subject or pattern (``case $t in bash|shell) ...;; esac``:
+        ``bash|shell`` is no pipe), read as no command."""
+        if self.case == 0:
+            if word == "case" and self.start:
+                self.case, self.case_piped, self.start = 1, self.piped or self.pipe_open > 0, False
+                return True
+            return False
+        if self.case == 1:  # the subject (a substitution's commands read), then `in`
+            self.case = 2 if word == "in" else 1
+            return word == "in"
+        if self.case == 2:  # a pattern, to its `)`
+            if word == "esac":
+                self.case = 0
+                self.start = False
+            elif word and set(word) <= _SEPARATOR and word.endswith(")"):
+                self.case, self.start, self.interp, self.piped = 3, True, "", self.case_piped or self.pipe_open > 0
+            return True
+        if word in (";;", ";&", ";;&", "esac"):  # the end of a pattern's commands: the next pattern, or the end
+            self.case = 2 if word != "esac" else 0
+            self.start = self.start and word != "esac"
+            return True
+        return False
+
     def read(self, word: str) -> None:
+        if self.here_document(word) or self.case_pattern(word):
+            return
         if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
             self.separator(word)
         elif self.skip:

@@ -80,6 +80,15 @@ _COMPOUND = frozenset(("if", "then", "else", "elif", "fi", "while", "until", "do
                        "select", "function", "{", "}", "[[", "]]", "!", "coproc", "time"))
 
 
+# Variables bash sets itself (bash(1), "Shell Variables"): `read` with no name sets REPLY, `mapfile` MAPFILE,
+# `getopts` OPTARG and OPTIND, `[[ =~ ]]` BASH_REMATCH, every command `_` and PIPESTATUS, `cd` PWD and OLDPWD: a
+# `NAME=literal` of one is never its value later
+_SHELL_SET = re.compile(r"_|REPLY|MAPFILE|OPTARG|OPTIND|OPTERR|PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|PWD|OLDPWD|"
+                        r"IFS|COPROC|DIRSTACK|EPOCHREALTIME|EPOCHSECONDS|FUNCNAME|GROUPS|HISTCMD|HOSTNAME|HOSTTYPE|"
+                        r"MACHTYPE|OSTYPE|PPID|UID|EUID|SHLVL|SHELLOPTS|BASHOPTS|BASHPID|COLUMNS|LINES|"
+                        r"BASH|BASH_\w+|COMP_\w+|READLINE_\w+")
+
+
 def _mentions(text: str, loops: bool = True) -> list[str]:
     """The variables the shell text ``text`` may set: each name in it that is not a variable's reading (``$T``,
     ``${T}``, ``${T%x}``, ``${T:-x}``; ``${T:=x}`` sets ``T``), and the ends of a word of short options
@@ -151,7 +160,7 @@ def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
                 not _from_substitution(value, after) and not (after and after[0].startswith("(")) and \
                 following in (";", "&&", "||"):
             plain.add(name)
-    known = {name for name in plain if counts.get(name) == 1}
+    known = {name for name in plain if counts.get(name) == 1 and not _SHELL_SET.fullmatch(name)}
     return known, set(counts) - known
 
 
@@ -224,7 +233,7 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
     budget = budget or _Budget()
     words: list[str] = []
     try:
-        text = _EXTGLOB.sub("*", _joined_lines(text))  # `impl/\<newline>run.sh`; `impl/@(run).sh`: a pattern
+        text = _EXTGLOB.sub("*", _command_lines(_joined_lines(text)))  # `impl/\<newline>run.sh`; `@(run)`: `*`
         lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         lexer.commenters = ""  # bash starts a comment only at a word's start (`${D#x}` is none): read on
@@ -287,6 +296,135 @@ def _joined_lines(text: str) -> str:
         out.append(char)
         index += 1
     return "".join(out)
+
+
+_QUOTE_AFTER_NAME = re.compile(r"\$([A-Za-z_]\w*)(?=['\"\\\\])")  # a variable's name ends at a quote
+_HERE_OPERATOR = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|()<>'\"\\]|'[^']*'|\"[^\"]*\"|\\.)+)")
+
+
+def _command_lines(text: str) -> str:
+    """``text`` as bash reads its lines, for :mod:`shlex` (which reads a newline as white space and a ``#`` or
+    ``'`` of a comment as text): an unquoted newline (outside quotes, ``$'...'``, a here-document's body) that ends
+    a command written as `` ; `` (after an operator that wants more, ``a |``, ``a &&``, ``(``: white space), an
+    unquoted ``#`` at a word's start (not inside ``${...}``) dropped to its line's end (a comment), each
+    here-document's body written as one quoted word right after its delimiter (``cat <<EOF`` / ``x`` / ``EOF``:
+    ``cat << EOF 'x\n'``), which :func:`_nested` reads as its own words, and ``$X'T'`` as ``${X}'T'`` (bash's
+    name ends at the quote; shlex would join ``$XT``)."""
+    if "\n" not in text and "#" not in text and not _QUOTE_AFTER_NAME.search(text):
+        return text
+    return _LineReader(text).read()
+
+
+class _LineReader:
+    """:func:`_command_lines`' one pass over a command's text."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.index = text, 0
+        self.out: list[str] = []
+        self.pending: list[tuple[int, str, bool]] = []  # here-documents whose body follows: (slot, end, tabs)
+        self.contexts: list[str] = [""]  # "" the top; `$(`, `(`, "`": a command; '"' a double-quoted string; `${`;
+        # `((`, `$[`: arithmetic (`$(( 1 << 2 ))` holds no here-document), with its brackets open (`depths`)
+        self.depths: list[int] = []
+
+    def read(self) -> str:
+        text = self.text
+        while self.index < len(text):
+            char = text[self.index]
+            name = _QUOTE_AFTER_NAME.match(text, self.index) if char == "$" else None
+            if name:  # `$X'T'`: bash reads `$X` then `T`, shlex `$XT`: `${X}'T'`
+                self.take("${" + name[1] + "}", name.end() - self.index)
+            elif char == "\\":
+                self.take(text[self.index:self.index + 2], 2)
+            elif self.contexts[-1] == '"':
+                self.quoted(char)
+            else:
+                self.command(char)
+        return "".join(self.out)
+
+    def take(self, written: str, size: int, context: str = "") -> None:
+        self.out.append(written)
+        self.index += size
+        if context:
+            self.contexts.append(context)
+
+    def quoted(self, char: str) -> None:
+        """A character inside double quotes: `$(` and backticks open a command, `"` closes."""
+        if char == '"':
+            self.contexts.pop()
+        elif self.text.startswith("$(", self.index) and not self.text.startswith("$((", self.index):
+            self.take("$(", 2, "$(")
+            return
+        elif char == "`":
+            self.contexts.append("`")
+        self.take(char, 1)
+
+    def command(self, char: str) -> None:
+        """A character of a command (the top, ``$(...)``, backticks, ``${...}``)."""
+        text, index, context = self.text, self.index, self.contexts[-1]
+        if context in ("((", "$[") and char in "()[]":  # arithmetic's brackets, to its closing ones
+            self.depths[-1] += 1 if char in "([" else -1
+            if self.depths[-1] <= 0:
+                self.contexts.pop()
+                self.depths.pop()
+            self.take(char, 1)
+            return
+        if text.startswith(("((", "$((", "$["), index):  # `((` as nested subshells too: its brackets balance
+            self.depths.append(1 if text[index + 1] == "[" else 2)
+            self.take(text[index:index + 3 - (char == "(")], 3 - (char == "("), "$[" if text[index + 1] == "[" else "((")
+            return
+        if char == "'" or text.startswith("$'", index):  # to its closing quote (`$'\''`: an escaped one)
+            end = index + (char == "$") + 1
+            while end < len(text) and text[end] != "'":
+                end += 1 + (char == "$" and text[end] == "\\")
+            self.take(text[index:end + 1], end + 1 - index)
+            return
+        if text.startswith("$(", index):
+            self.take("$(", 2, "$(")
+            return
+        if text.startswith("${", index):  # `${x/ #y/z}`: no comment inside
+            self.take("${", 2, "${")
+            return
+        if char in "\"`" and not (char == "`" and context == "`") or char == "(" and context == "$(":
+            self.take(char, 1, "(" if char == "(" else char)
+            return
+        if char == "`" or char == ")" and context in ("$(", "(") or char == "}" and context == "${":
+            self.contexts.pop()
+        elif char == "#" and context not in ("${", "((", "$[") and "".join(self.out[-2:])[-1:] in " \t\n;&|()":
+            end = text.find("\n", index)  # a comment, to the line's end (not `a#b`)
+            self.index = len(text) if end < 0 else end
+            return
+        elif text.startswith("<<", index) and not text.startswith("<<<", index) and context not in ("((", "$[") and \
+                (operator := _HERE_OPERATOR.match(text, index)):
+            delimiter = re.sub(r"""\\(.)|['"]""", r"\1", operator[2])
+            self.take(operator[0], len(operator[0]))
+            self.pending.append((len(self.out), delimiter, bool(operator[1])))
+            self.out.append("")  # the body's word, once read
+            return
+        elif char == "\n":
+            self.newline()
+            return
+        self.take(char, 1)
+
+    def newline(self) -> None:
+        """An unquoted newline: `` ; `` (`a |`⏎`b`, `a &&`⏎`b`, `(`⏎: white space; a keyword, `then ;`, reads
+        alike), then the bodies of the line's here-documents, one after another."""
+        before = "".join(self.out[-8:]).rstrip(" \t")
+        self.take(" " if before[-1:] in "|&(;" else " ; ", 1)
+        import shlex
+
+        text = self.text
+        for slot, delimiter, tabs in self.pending:
+            lines: list[str] = []
+            while self.index < len(text):
+                end = text.find("\n", self.index)
+                line = text[self.index:len(text) if end < 0 else end]
+                self.index = len(text) if end < 0 else end + 1
+                line = line.lstrip("\t") if tabs else line  # `<<-`: leading tabs stripped
+                if line == delimiter:
+                    break
+                lines.append(line + "\n")
+            self.out[slot] = " " + shlex.quote("".join(lines) or "\n")  # a body's word ends in a newline
+        self.pending = []
 
 
 def _trimmed_word(word: str) -> str:

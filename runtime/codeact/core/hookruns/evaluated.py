@@ -1,0 +1,186 @@
+"""Where bash evaluates a word as arithmetic or as a variable's name, and the value there is not known here.
+
+bash evaluates the operands of ``[[ ... -eq/-ne/-lt/-le/-gt/-ge ... ]]``, ``(( ))``, ``$(( ))``, ``$[ ]``,
+``let``, a ``declare -i`` variable's value and an indexed array's subscript as arithmetic, and a name given to
+``[[ -v ]]``, ``test -v``, ``printf -v``, ``read``, ``mapfile``, ``declare``, ``unset``, ``getopts``... as a
+variable's name, whose subscript is arithmetic too: a value ``a[$(cmd)]`` there runs ``cmd``. So a variable whose
+value is not known here (set by ``read``, a substitution, the environment, the shell itself) used there, or a name
+made by an expansion (``read -r $X'T'``, ``declare "$n"=x``), makes the hooks file :class:`Unread`
+(:func:`_check_evaluated`). ``[ "$n" -gt 3 ]`` and ``test`` are not: their ``-gt`` reads a number, no expression.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+from .bounds import Unread
+from .names import _PLUGIN_VARS, _PROJECT_VARS, _SEPARATOR
+from .words import _SHELL_SET
+
+# What an arithmetic expression holds that bash reads as a variable: `$n`, `${n}`, `$(...)`, backticks, a bare name
+_EXPANSION = re.compile(r"\$\{#?\w*|\$\w+|\$[(\[]|\$\Z|`")  # a lone `$`: shlex's half of `$(`
+_SAFE_EXPANSION = re.compile(r"\$[?#$!]|\$\{#\w+\}")  # `$?`, `$#`: numbers the shell sets; `${#n}`: a length
+_BARE_NAME = re.compile(r"(?<![\w$#{.])[A-Za-z_]\w*")
+_BASED_NUMBER = re.compile(r"\b\d+#\w+")  # `16#ff`: a number in base 16, no name
+# Variables the shell sets to numbers itself (never a text another program chose)
+_NUMERIC = frozenset(("RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID", "EPOCHSECONDS",
+                      "OPTIND", "SHLVL", "HISTCMD"))
+_COMPARISONS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
+_DECLARERS = frozenset(("declare", "typeset", "local", "export", "readonly"))
+# Commands whose words name variables they set: the options whose value is another word (not a name)
+_NAMERS = {"read": "dinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc", "unset": "", "getopts": ""}
+_OPENERS = frozenset(("!", "{", "then", "do", "else", "elif", "if", "while", "until", "time"))  # a command next
+_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<", "<>", ">&", "<&"))
+
+
+def _unknown_in(expression: str, safe: set[str]) -> str | None:
+    """What the arithmetic ``expression`` reads whose value is not known here: a substitution, an expansion other
+    than a plain ``$n``/``${n}``, or a variable (``$n`` or a bare name) not in ``safe``; None where there is none."""
+    text = _SAFE_EXPANSION.sub(" ", expression)
+    for found in _EXPANSION.finditer(text):
+        name = found[0].lstrip("${")
+        end = found.end()
+        if not name or not (name in safe or name in _NUMERIC) or found[0].startswith("${") and \
+                text[end:end + 1] != "}":
+            return found[0]
+    text = _BASED_NUMBER.sub(" ", _EXPANSION.sub(" ", text))
+    return next((name for name in _BARE_NAME.findall(text) if name not in safe and name not in _NUMERIC), None)
+
+
+def _safe_names(words: list[str], known: set[str], own: set[str]) -> set[str]:
+    """The variables whose value here is a number or a literal of the command: ``known`` (one plain
+    ``NAME=literal``), and those a literal or an arithmetic expansion assigns (``x=1; x=$((x+1))``: its expression
+    is read too) that nothing sets from what it reads (``own``, the shell's own aside)."""
+    from .commands import _own_names
+
+    neutral = [_ARITHMETIC_ASSIGNMENT.sub(r"\1=0", word) if word[-1:] != "$" or not
+               words[index + 1:index + 2] or not words[index + 1].startswith("((") else word[:-1] + "0"
+               for index, word in enumerate(words)]  # unquoted, shlex splits it: `x=$`, `((`, `x+1`, `))`
+    own = (own - _own_names(words)) | _own_names(neutral)
+    literal = {match[1] for word in neutral if (match := _LITERAL_ASSIGNMENT.fullmatch(word))}
+    return (known | literal) - own - {name for name in literal if _SHELL_SET.fullmatch(name)} | \
+        {*_PROJECT_VARS, *_PLUGIN_VARS}
+
+
+_LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)\+?=([^$`(][^$`]*|)", re.DOTALL)
+_ARITHMETIC_ASSIGNMENT = re.compile(r"\A([A-Za-z_]\w*)\+?=\$\(\([^()]*\)\)\Z")  # `x=$((x+1))`
+
+
+def _made_name(word: str) -> bool:
+    """Whether ``word``, where a variable's name is expected, is made by an expansion (``$X'T'``, ``"$n"``)."""
+    return "$" in word or "`" in word
+
+
+def _refuse(what: str, word: str) -> None:
+    raise Unread(f"bash evaluates {word!r} {what}, a value CodeAct does not know (a[$(cmd)] runs cmd); use a "
+                 "literal or compare with [ ]")
+
+
+def _check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
+    """:class:`Unread` where the shell command ``words`` (its own literals read: :func:`_assigned`) evaluates a
+    value not known here as arithmetic or as a variable's name (the module's doc). ``known``: the variables one
+    plain ``NAME=literal`` of the command sets (:func:`_known_names`); ``own``: those it sets from what it reads
+    (:func:`_own_names`)."""
+    safe = _safe_names(words, known, own)
+    integer = _integer_names(words)
+    depth = 0  # inside `(( ))` or `$(( ))`: the parentheses open
+    test = False  # inside `[[ ]]`
+    command = ""  # the simple command's name, "" at a command's place
+    for index, word in enumerate(words):
+        if "$[" in word or "$((" in word:  # a quoted `"$(( n + 1 ))"`, `$[n]`: one word
+            _check_expression(word[word.find("$") + 2:], safe, "as arithmetic")
+        if depth:  # `(( n > 3 ))`: every word to the closing parentheses
+            depth += word.count("(") - word.count(")") if word and set(word) <= _SEPARATOR else 0  # `));`
+            if depth > 0:
+                _check_expression(word, safe, "as arithmetic")
+            continue
+        if word.startswith("((") and set(word) <= _SEPARATOR and \
+                (not command or words[index - 1][-1:] == "$" or words[index - 1] == "for"):
+            depth = word.count("(") - word.count(")")
+            continue
+        test = (test or word == "[[") and word != "]]"
+        _check_test(words, index, test, command, safe)
+        if word and set(word) <= _SEPARATOR:
+            command = ""
+            continue
+        _check_assignment(word, safe, integer)
+        if not command:
+            command = "" if _ASSIGNMENT_WORD.fullmatch(word) or word in _OPENERS else os.path.basename(word)
+        else:
+            _check_argument(command, words, index, safe)
+
+
+_ASSIGNMENT_WORD = re.compile(r"([A-Za-z_]\w*)(\[[^]]*\])?\+?=(.*)", re.DOTALL)
+
+
+def _check_expression(expression: str, safe: set[str], what: str) -> None:
+    unknown = _unknown_in(expression, safe)
+    if unknown:
+        _refuse(what, unknown)
+
+
+def _check_test(words: list[str], index: int, test: bool, command: str, safe: set[str]) -> None:
+    """:class:`Unread` where ``words[index]`` is ``[[``'s arithmetic comparison of a value not known here (``[[ $n
+    -gt 3 ]]``, ``[[ $(cmd) -gt 3 ]]``) or a ``-v`` (``[[``, ``[``, ``test``) of a name an expansion makes."""
+    word = words[index]
+    if test and word in _COMPARISONS:
+        for operand in words[index - 1:index + 2:2]:
+            _check_expression("$(" if operand == ")" else operand, safe, f"as {word}'s arithmetic")
+    elif word == "-v" and (test or command in ("[", "test")) and index + 1 < len(words) and \
+            _made_name(words[index + 1]):
+        _refuse("as -v's variable name", words[index + 1])
+
+
+def _check_assignment(word: str, safe: set[str], integer: set[str]) -> None:
+    """:class:`Unread` where the word ``word`` assigns an indexed array's item by a subscript not known here
+    (``a[$n]=x``), or a ``declare -i`` variable (``integer``: :func:`_integer_names`) a value not known."""
+    assignment = _ASSIGNMENT_WORD.fullmatch(word)
+    if assignment is None:
+        return
+    if assignment[2]:  # `a[$n]=x`: an indexed array's subscript is arithmetic
+        _check_expression(assignment[2][1:-1], safe, "as an array's subscript")
+    if assignment[1] in integer:  # `declare -i x=$n`, `declare -i x; x=$n`
+        _check_expression(assignment[3], safe, "as a declare -i variable's arithmetic")
+
+
+def _integer_names(words: list[str]) -> set[str]:
+    """The variables ``declare -i`` (``typeset``, ``local``, ``-ri``...) makes integers in ``words``: each
+    assignment to one evaluates its value as arithmetic."""
+    found: set[str] = set()
+    command, integers = "", False
+    for word in words:
+        if word and set(word) <= _SEPARATOR:
+            command, integers = "", False
+        elif not command:
+            command = word if word in _DECLARERS else "" if word in _OPENERS else " "
+        elif command in _DECLARERS and re.fullmatch(r"[-+][a-zA-Z]*i[a-zA-Z]*", word):
+            integers = True
+        elif integers and word[:1] not in "-+":
+            found.add(word.partition("=")[0].partition("+")[0].partition("[")[0])
+    return found
+
+
+def _check_argument(command: str, words: list[str], index: int, safe: set[str]) -> None:
+    """:class:`Unread` where ``words[index]``, an argument of ``command``, is a name made by an expansion that
+    ``command`` sets or evaluates (``read -r $n``, ``printf -v "$n"``, ``declare "$n"=x``, ``unset $n``,
+    ``getopts a: $n``, ``eval $X'T'=x``), or arithmetic not known here (``let``)."""
+    word = words[index]
+    before = words[index - 1]
+    if before in _REDIRECTS:
+        return
+    if command == "let":
+        unknown = _unknown_in(word, safe)
+        if unknown:
+            _refuse("as let's arithmetic", unknown)
+    elif command == "printf" and (before == "-v" or word.startswith("-v")):
+        if _made_name(word if before == "-v" else word[2:]):
+            _refuse("as printf -v's variable name", word)
+    elif command in _DECLARERS and word[:1] not in "-+" and _made_name(word.partition("=")[0]):
+        _refuse(f"as {command}'s variable name", word)
+    elif command == "eval" and "=" in word and _made_name(word.partition("=")[0]):
+        _refuse("as eval's variable name", word)
+    elif command in _NAMERS and word[:1] != "-" and _made_name(word):
+        valued = _NAMERS[command]
+        if not (before[:1] == "-" and before[-1:] in valued and len(before) >= 2):  # `read -p "$prompt"`
+            if command != "getopts" or index >= 2 and words[index - 2] == "getopts":  # getopts' name: 2nd
+                _refuse(f"as {command}'s variable name", word)
