@@ -49,6 +49,7 @@ _LINES = [  # finding 1: a newline, a comment, a here-document
     f"{_DATA} | case x in a) sh;; esac",
     f"echo $(( 1 << 2 ))\n$({_DATA})",  # arithmetic's `<<` opens no here-document
     f"echo $[ 1 << 2 ]\n$({_DATA})",
+    f"echo \"it's\n$({_DATA} | sh)\"",  # a quoted word's substitution is code, whatever quote its text opens
 ]
 
 

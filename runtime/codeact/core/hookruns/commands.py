@@ -45,7 +45,17 @@ from .names import (
 )
 from .options import _options
 from .paths import _as_pattern, _bases
-from .words import _ASSIGNMENT, _VARIABLE, _assigned, _expand, _flag, _known_names, _set_names, shell_words
+from .words import (
+    _ASSIGNMENT,
+    _VARIABLE,
+    _assigned,
+    _expand,
+    _flag,
+    _known_names,
+    _set_names,
+    _substitutions,
+    shell_words,
+)
 
 
 def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
@@ -588,23 +598,6 @@ def _check_here_documents(text: str) -> None:
         if at is not None and _reads_code(words, at):  # the command fed, past `VAR=x`, `env`, `nice -n 5`
             raise Unread("a here-document's command substitution is run before the code it feeds, which CodeAct "
                          "does not read")
-
-
-def _substitutions(text: str) -> list[str]:
-    """The outer command substitutions of ``text`` (``$(...)``, its parentheses balanced; backticks), each one's
-    text (those nested inside are read with it)."""
-    found = [match[1] for match in re.finditer(r"`([^`]*)`", text)]
-    at = text.find("$(")
-    while at >= 0:
-        depth, end = 0, at + 1
-        while end < len(text):
-            depth += 1 if text[end] == "(" else -1 if text[end] == ")" else 0
-            if depth == 0:
-                break
-            end += 1
-        found.append(text[at + 2:end].strip("()") if text.startswith("$((", at) else text[at + 2:end])
-        at = text.find("$(", end)
-    return found
 
 
 class _CommandReader:

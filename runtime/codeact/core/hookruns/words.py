@@ -494,6 +494,8 @@ def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> l
     key, equals, value = word.partition("=")
     if equals and key[:1] == "-" and not any(space in key for space in " \t\n"):
         out += shell_words(value, depth + 1, budget=budget) + windows_words(value, depth + 1, budget=budget)
+    for inner in _substitutions(word) if "$(" in word or "`" in word else ():  # `"it's $(x | sh)"`: code,
+        out += shell_words(inner, depth + 1, budget=budget)  # whatever quote the word's text opens
     literals = _code_literals(word)
     if literals:
         (budget or _Budget()).spend(len(literals))
@@ -502,6 +504,23 @@ def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> l
             if any(space in literal for space in " \t\n"):  # `os.system("bash " + "tools/check")`
                 out += shell_words(literal, 2, budget=budget)
     return out
+
+
+def _substitutions(text: str) -> list[str]:
+    """The outer command substitutions of ``text`` (``$(...)``, its parentheses balanced; backticks), each one's
+    text (those nested inside are read with it)."""
+    found = [match[1] for match in re.finditer(r"`([^`]*)`", text)]
+    at = text.find("$(")
+    while at >= 0:
+        depth, end = 0, at + 1
+        while end < len(text):
+            depth += 1 if text[end] == "(" else -1 if text[end] == ")" else 0
+            if depth == 0:
+                break
+            end += 1
+        found.append(text[at + 2:end].strip("()") if text.startswith("$((", at) else text[at + 2:end])
+        at = text.find("$(", end)
+    return found
 
 
 # Code that starts a process (python's, node's, deno's, bun's, perl's, ruby's -c/-e): `subprocess.run(['bash',
