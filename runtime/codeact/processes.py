@@ -3,6 +3,7 @@
 Elsewhere than Linux each answers what it can (``os.kill(pid, 0)``) or nothing. :func:`communicate_bounded` reads a
 child's output up to a bound (a child may write far more than the host should hold).
 """
+# Imports inside functions are lazy: subprocess and threading load only where a child is read (start-up cost).
 from __future__ import annotations
 
 import os

@@ -2,6 +2,8 @@
 is not known) and :class:`Stopped` (the run's deadline passed)."""
 from __future__ import annotations
 
+from ..limits import Deadline
+
 MAX_HOOKS_BYTES = 1 << 20  # what is read of one hooks or settings file; a larger one is Unread
 MAX_COMMAND_CHARS = 16 << 10  # one command's text (a hook command is a line); a longer one makes its file Unread
 MAX_WORDS = 10_000  # words split of one file's commands, all entries together; past it the file is Unread
@@ -24,14 +26,12 @@ class Stopped(Exception):
         self.timeout = timeout
 
 
-class _Budget:
+class Budget:
     """The work left to read one hooks file: :data:`MAX_WORDS` words, and the run's deadline (when in a run)."""
 
     __slots__ = ("deadline", "read", "words")
 
     def __init__(self) -> None:
-        from ..limits import Deadline
-
         self.deadline = Deadline.current()
         self.words = 0
         self.read = False  # a file of the repository was read too (a package.json's main): not cached

@@ -36,7 +36,7 @@ _CARGO_UP = (".cargo/config.toml", ".cargo/config", "rust-toolchain.toml", "rust
 _MAVENS = frozenset(("mvn", "mvnw", "mvn.cmd", "mvnw.cmd", "mvn.bat"))
 RUNNERS = frozenset(("uv", "uv.exe", "pdm", "pdm.exe", "poetry", "poetry.exe", *_CARGOS, *_MAVENS))
 _UP = 32  # parent folders a cargo or Maven command's files are looked for in (those outside the repository drop)
-_SEPARATOR = frozenset(";&|()")
+SEPARATOR = frozenset(";&|()")
 
 Expand = Callable[[str], "str | None"]  # a word as a path from the folder the command runs in; None: not known
 Read = Callable[[str], "list[bytes]"]  # a file of the repository's (relative to each folder it may run in)
@@ -76,7 +76,7 @@ def python_module_files(module: str, words: list[str], at: int, expand: Expand, 
         return _pip_files(words, at, expand, read)
     if module == "build":
         operand = next((word for word in words[at:at + 32] if not word.startswith("-")
-                        and not set(word) <= _SEPARATOR), ".")
+                        and not set(word) <= SEPARATOR), ".")
         return python_project(operand, read)
     return []
 
@@ -87,7 +87,7 @@ def _word_after_options(words: list[str], start: int, valued: frozenset[str]) ->
     index = start
     while index < len(words) and index < start + 32:
         word = words[index]
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         if not word.startswith("-"):
             return word.lower(), index
@@ -99,7 +99,7 @@ def _option_value(words: list[str], start: int, names: tuple[str, ...]) -> str |
     """The value of the first of the options ``names`` among ``words[start:]`` (``--x v``, ``--x=v``)."""
     for index in range(start, min(len(words), start + 32)):
         word = words[index]
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         key, equals, value = word.partition("=")
         if key in names:
@@ -119,7 +119,7 @@ def _pip_files(words: list[str], start: int, expand: Expand, read: Read, depth: 
     while index < len(words) and len(found) < 256:
         word = words[index]
         index += 1
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         key, equals, joined = word.partition("=")
         value = joined if equals and key.startswith("--") else None
@@ -234,7 +234,7 @@ def _cargo_command(words: list[str], start: int) -> str:
     index = start
     while index < len(words) and index < start + 32:
         word = words[index]
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         if not word.startswith(("-", "+")):
             return word.lower()

@@ -2,6 +2,7 @@
 command the reader does not know, or writes the files another command then runs."""
 from __future__ import annotations
 
+import bisect
 import fnmatch
 import os
 import re
@@ -9,109 +10,109 @@ import sys
 from collections.abc import Callable
 
 from .bounds import Unread
-from .evaluated import _check_evaluated
-from .filters import _check_filter, _from_stdin
+from .evaluated import check_evaluated
+from .filters import check_filter, from_stdin
 from .names import (
-    _AWKS,
-    _COMPOUND_CLOSE,
-    _COMPOUND_OPEN,
-    _COPIERS,
-    _FILTERS,
-    _KEYWORDS,
-    _MAKE_FILES,
-    _MAKES,
-    _NODE_FLAGS,
-    _NPMS,
-    _NPXS,
-    _OUTPUT_REDIRECTS,
-    _PACKAGE_RUNNERS,
-    _PLUGIN_VARS,
-    _PROJECT_VARS,
-    _PWSH,
-    _PYTHON,
-    _READ_ONLY,
-    _RUNS_CODE,
-    _SCRIPT_VALUED,
-    _SEPARATOR,
-    _SETS_NAMES,
-    _SHELL_NAMES,
-    _SHELLS,
-    _SPECIAL,
-    _STDIN_DATA,
-    _STDIN_RUNNERS,
-    _WRAPPERS,
+    AWKS,
+    COMPOUND_CLOSE,
+    COMPOUND_OPEN,
+    COPIERS,
+    FILTERS,
     INTERPRETERS,
+    KEYWORDS,
+    MAKE_FILES,
+    MAKES,
+    NODE_FLAGS,
+    NPMS,
+    NPXS,
+    OUTPUT_REDIRECTS,
+    PACKAGE_RUNNERS,
+    PLUGIN_VARS,
+    PROJECT_VARS,
+    PWSH,
+    PYTHON,
+    READ_ONLY,
+    RUNS_CODE,
     SCRIPT_SUFFIXES,
+    SCRIPT_VALUED,
+    SEPARATOR,
+    SHELL_NAMES,
+    SHELLS,
+    SPECIAL,
+    STDIN_DATA,
+    STDIN_RUNNERS,
+    WRAPPERS,
 )
-from .options import _options
-from .paths import _as_pattern, _bases
+from .options import runner_options
+from .paths import as_pattern, command_bases
 from .words import (
-    _ASSIGNMENT,
-    _VARIABLE,
-    _assigned,
-    _expand,
-    _flag,
-    _known_names,
-    _set_names,
-    _substitutions,
+    ASSIGNMENT,
+    VARIABLE,
+    as_flag,
+    assigned,
+    expand_word,
+    known_names,
+    own_names,
+    set_names,
     shell_words,
+    substitutions,
 )
 
 
-def _reads_code(words: list[str], at: int, strict: bool = True) -> bool:
+def reads_code(words: list[str], at: int, strict: bool = True) -> bool:
     """Whether the command ``words[at]``, given a pipe or a here-document as its stdin, may run code it reads there.
     Only what is known to read it as data is not (``strict``, a POSIX shell's words): a command of
-    :data:`_STDIN_DATA` (``jq``, ``grep``, ``tee``...), awk and sed (their program read by :mod:`.filters`), xargs
+    :data:`STDIN_DATA` (``jq``, ``grep``, ``tee``...), awk and sed (their program read by :mod:`.filters`), xargs
     (its command read by the runners), make not reading its Makefile from stdin, ``npm run x``, a shell, python or
     node given a script file (``| python3 guard.py``: the hook's own, protected by its name) or a shell's ``-c``
     text none of whose commands reads code there, perl, ruby, ``deno run`` or PowerShell given a script file, npx
     running such a command, and a script of the repository named by its path (``| ./scripts/check.sh``). Any other
     (a name not known here, a wrapper: ``flock l sh``, ``taskset 1 sh``; an interpreter with no script, or stdin
     as it under any spelling: ``bash //dev/stdin``) may. Not ``strict`` (PowerShell's or cmd's words), only a
-    command known to run what it reads does (:data:`_STDIN_RUNNERS`, :data:`_RUNS_CODE`)."""
+    command known to run what it reads does (:data:`STDIN_RUNNERS`, :data:`RUNS_CODE`)."""
     word = words[at]
     name = os.path.basename(word.replace("\\", "/")).lower()
-    end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= _SEPARATOR), len(words))
-    if name in _STDIN_DATA or name in _FILTERS or name in ("xargs", "gxargs"):
-        return _data_tool_runs(name, words[at + 1:end])
+    end = next((n for n in range(at + 1, min(len(words), at + 64)) if set(words[n]) <= SEPARATOR), len(words))
+    if name in STDIN_DATA or name in FILTERS or name in ("xargs", "gxargs"):
+        return data_tool_runs(name, words[at + 1:end])
     if name in _STDIN_LINTERS:
         return False
     ran = _runner_reads_code(name, words, at, end, strict)
     if ran is not None:
         return ran
-    if name in _STDIN_RUNNERS:
+    if name in STDIN_RUNNERS:
         return not (name == "sqlite3" and "-safe" in words[at + 1:end])
-    if name in _MAKES:
-        return any(key in _MAKE_FILES and _from_stdin(value) for key, value in _options(words, at + 1, True))
-    if strict and (name in _NPMS or name in _PACKAGE_RUNNERS):
-        return not _runs_named_script(words, at + 1, end)
-    if strict and name in _NPXS:
+    if name in MAKES:
+        return any(key in MAKE_FILES and from_stdin(value) for key, value in runner_options(words, at + 1, True))
+    if strict and (name in NPMS or name in PACKAGE_RUNNERS):
+        return not runs_named_script(words, at + 1, end)
+    if strict and name in NPXS:
         return _npx_reads_code(words, at + 1, end)
-    kind = "shell" if name in _SHELL_NAMES and name != "busybox" else "python" if _PYTHON.fullmatch(name) else \
+    kind = "shell" if name in SHELL_NAMES and name != "busybox" else "python" if PYTHON.fullmatch(name) else \
         "node" if name in ("node", "nodejs", "node.exe", "tsx", "ts-node", "ts-node-esm") else ""
     if kind == "shell":
         text = _shell_text(words, at + 1, end)
         if text is not None:  # `| bash -c 'text'`: the pipe is data, unless the text's commands read code there
             return _text_reads_code(text)
     if kind:
-        return _no_script(kind, words, at + 1, end)
+        return no_script(kind, words, at + 1, end)
     if _script_given(name, words, at + 1, end):
         return False
     if not strict:
-        return name in _RUNS_CODE or name in _SHELLS
-    return not _tree_script(word, words)
+        return name in RUNS_CODE or name in SHELLS
+    return not tree_script(word, words)
 
 
 # The long options of the data tools that have one that runs code (GNU sort 9's, as getopt_long reads them: any
 # prefix unambiguous among them names it), and those that run code or take a program
-_LONG_OPTIONS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
+LONG_OPTIONS: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {
     "sort": (("ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort", "ignore-nonprinting",
               "month-sort", "human-numeric-sort", "numeric-sort", "random-sort", "random-source", "reverse", "sort",
               "version-sort", "batch-size", "check", "compress-program", "debug", "files0-from", "key", "merge",
               "output", "stable", "buffer-size", "field-separator", "temporary-directory", "parallel", "unique",
               "zero-terminated", "help", "version"), frozenset(("compress-program",))),
 }
-_LONG_OPTIONS["gsort"] = _LONG_OPTIONS["sort"]
+LONG_OPTIONS["gsort"] = LONG_OPTIONS["sort"]
 _MAPFILE_VALUED = "dnOsucC"  # mapfile's (readarray's) options that take a value: `-C` a callback it evaluates
 
 
@@ -125,13 +126,13 @@ def long_option(word: str, options: tuple[str, ...]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _data_tool_runs(name: str, words: list[str]) -> bool:
-    """Whether a data tool of :data:`_STDIN_DATA` (``name``, its words ``words``) runs code after all: sort's
+def data_tool_runs(name: str, words: list[str]) -> bool:
+    """Whether a data tool of :data:`STDIN_DATA` (``name``, its words ``words``) runs code after all: sort's
     ``--compress-program`` under any prefix getopt_long takes (``--co=sh``; a long option it does not know, or an
     ambiguous one, counts), mapfile's or readarray's ``-C`` callback (``-tC eval``, evaluated with each line; a
     word not known here: a variable may be ``-C``)."""
-    if name in _LONG_OPTIONS:
-        options, runs = _LONG_OPTIONS[name]
+    if name in LONG_OPTIONS:
+        options, runs = LONG_OPTIONS[name]
         for word in words:
             if word == "--":
                 break
@@ -187,7 +188,7 @@ def _wrapped(words: list[str], index: int, end: int, valued: str) -> int | None:
                 index += len(word) == 2  # `nice -n 5`, `timeout -s KILL`: the next word its value
             elif word not in _WRAPPER_FLAGS and not re.fullmatch(r"-[0-9]+", word):
                 return None  # `env -S 'text'` (split into a command), an option not known here
-        elif not (_DURATION.fullmatch(word) or _ASSIGNMENT.fullmatch(word)):
+        elif not (_DURATION.fullmatch(word) or ASSIGNMENT.fullmatch(word)):
             return index
         index += 1
     return None
@@ -211,43 +212,43 @@ def _run_target(words: list[str], index: int, end: int) -> int | None:
 
 
 def _runner_reads_code(name: str, words: list[str], at: int, end: int, strict: bool) -> bool | None:
-    """:func:`_reads_code` for a wrapper or a project's runner (``name`` at ``words[at]``): whether what it runs
+    """:func:`reads_code` for a wrapper or a project's runner (``name`` at ``words[at]``): whether what it runs
     reads code from the pipe (``| timeout 10 ./x.sh``, ``| nice jq .``, ``| uv run scripts/guard.py``, ``| poetry
     run python x.py``, ``| go run ./cmd/guard``, ``| pnpm exec tsx x.ts``, ``| bun run x.ts``: data); None where
     ``name`` is none of them."""
     subcommand = words[at + 1] if at + 1 < end else ""
     if strict and name in _TRANSPARENT:
-        after = _wrapped(words, at + 1, end, _WRAPPERS[name])
-        return after is None or _reads_code(words, after, strict)
+        after = _wrapped(words, at + 1, end, WRAPPERS[name])
+        return after is None or reads_code(words, after, strict)
     if strict and name in _PROJECT_RUNNERS and subcommand == "run":
         after = _run_target(words, at + 2, end)
-        return after is None or _reads_code(words, after, strict)
+        return after is None or reads_code(words, after, strict)
     if strict and name in ("go", "go.exe") and subcommand == "run":
         target = next((word for word in words[at + 2:end] if word[:1] != "-"), "")
         return not (target.startswith("./") or target == "." or target.endswith(".go"))  # a local package
-    if strict and name in _PACKAGE_RUNNERS and subcommand in ("exec", "dlx", "x"):
+    if strict and name in PACKAGE_RUNNERS and subcommand in ("exec", "dlx", "x"):
         return _npx_reads_code(words, at + 2, end)
     if name in ("bun", "bun.exe") and subcommand == "run":
         target = next((word for word in words[at + 2:end] if word[:1] != "-"), "")
-        if ("/" in target or target.endswith(SCRIPT_SUFFIXES)) and not _from_stdin(target):
+        if ("/" in target or target.endswith(SCRIPT_SUFFIXES)) and not from_stdin(target):
             return False  # a script file, protected by its name
     return None
 
 
-def _tree_script(word: str, words: list[str]) -> bool:
+def tree_script(word: str, words: list[str]) -> bool:
     """Whether the command ``word`` is a script of the repository named by its path (``./scripts/check.sh``,
     ``"$CLAUDE_PROJECT_DIR"/.github/hooks/x.sh``), which the hook's reading protects: a relative path that climbs no
     ``..`` from a command that changes to no folder outside the tree, or one below the project's variable."""
     path = word.replace("\\", "/")
-    for name in (*_PROJECT_VARS, *_PLUGIN_VARS):
+    for name in (*PROJECT_VARS, *PLUGIN_VARS):
         for form in (f"${{{name}}}/", f"${name}/"):
             if path.startswith(form):
                 path = path[len(form):]
     if "/" not in word.replace("\\", "/") or path[:1] in ("/", "~") or "$" in path or "`" in path or \
-            _from_stdin(path) or os.path.normpath(path).split("/")[0] == "..":
+            from_stdin(path) or os.path.normpath(path).split("/")[0] == "..":
         return False
     try:
-        bases = _bases(words, _TREE, _TREE, False)
+        bases = command_bases(words, _TREE, _TREE, False)
     except Unread:
         return False
     return all(base == _TREE or base.startswith(_TREE + "/") for base in bases)
@@ -256,7 +257,7 @@ def _tree_script(word: str, words: list[str]) -> bool:
 _TREE = "/\x00tree"  # a folder standing for the repository's, no real one
 
 
-def _runs_named_script(words: list[str], index: int, end: int) -> bool:
+def runs_named_script(words: list[str], index: int, end: int) -> bool:
     """Whether npm, pnpm, yarn or bun with its words from ``words[index]`` runs a script its package.json names
     (``npm run lint``, ``npm test``: that file is protected), not a file or stdin (``bun run -``)."""
     while index < end and words[index][:1] == "-":
@@ -268,7 +269,7 @@ def _runs_named_script(words: list[str], index: int, end: int) -> bool:
     index += 1
     while index < end and words[index][:1] == "-":
         index += 1
-    return index < end and not _from_stdin(words[index]) and not any(c in words[index] for c in "/\\.$`")
+    return index < end and not from_stdin(words[index]) and not any(c in words[index] for c in "/\\.$`")
 
 
 def _npx_reads_code(words: list[str], index: int, end: int) -> bool:
@@ -286,7 +287,7 @@ def _npx_reads_code(words: list[str], index: int, end: int) -> bool:
             index += 1
         else:
             package = re.sub(r"(?<=.)@[^/]*$", "", word)  # `prettier@3`, `@scope/x@1`: the package's name
-            return _reads_code([package.rsplit("/", 1)[-1], *words[index + 1:end]], 0)
+            return reads_code([package.rsplit("/", 1)[-1], *words[index + 1:end]], 0)
     return True
 
 
@@ -302,27 +303,27 @@ def _shell_text(words: list[str], index: int, end: int) -> str | None:
         elif re.fullmatch(r"[-+][ceuxvfnaBCEhHkmPT]+", word):
             text = text or (word[0] == "-" and "c" in word)
         else:
-            return word if text and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR else None
+            return word if text and word[:1] not in "-+<>&" and not set(word) <= SEPARATOR else None
     return None
 
 
 def _text_reads_code(text: str) -> bool:
     """Whether a shell's ``-c`` text, given a pipe as its stdin, has a command that may run code read there
-    (:func:`_reads_code`, each command of the text: ``bash -c 'sh'``, ``bash -c 'env python3'``,
+    (:func:`reads_code`, each command of the text: ``bash -c 'sh'``, ``bash -c 'env python3'``,
     ``bash -c 'jq . | sh'``) or names stdin (``source /dev/stdin``, ``. //dev/stdin``)."""
     words = shell_words(text, 2)
-    if any(_from_stdin(word) for word in words):
+    if any(from_stdin(word) for word in words):
         return True
     start = True
     for index, word in enumerate(words):
         if word in ("for", "select", "case") and start:  # their words up to `do` or a pattern are no command
             start = False
-        elif not word or set(word) <= _SEPARATOR or word in _KEYWORDS or word in _COMPOUND_OPEN or \
-                word in _COMPOUND_CLOSE:
+        elif not word or set(word) <= SEPARATOR or word in KEYWORDS or word in COMPOUND_OPEN or \
+                word in COMPOUND_CLOSE:
             start = True
-        elif start and not _ASSIGNMENT.fullmatch(word):
+        elif start and not ASSIGNMENT.fullmatch(word):
             start = False
-            if _reads_code(words, index):
+            if reads_code(words, index):
                 return True
     return False
 
@@ -336,7 +337,7 @@ def _script_given(name: str, words: list[str], index: int, end: int) -> bool:
     data; False where it may read its code there or an option is not known here."""
     def script(at: int) -> bool:
         word = words[at] if at < end else ""
-        return bool(word) and word[:1] not in "-+<>&" and not set(word) <= _SEPARATOR and not _from_stdin(word)
+        return bool(word) and word[:1] not in "-+<>&" and not set(word) <= SEPARATOR and not from_stdin(word)
 
     if name in _PERL_FLAGS:
         while index < end and _PERL_FLAGS[name].fullmatch(words[index]):
@@ -350,9 +351,9 @@ def _script_given(name: str, words: list[str], index: int, end: int) -> bool:
                                or words[index].startswith(("--allow-", "--deny-"))):
             index += 1
         return script(index)
-    if name in _PWSH:
+    if name in PWSH:
         while index < end:
-            flag = _flag(words[index])
+            flag = as_flag(words[index])
             index += 1
             if flag in ("-file", "-f"):
                 return script(index)
@@ -376,7 +377,7 @@ def _project_module(module: str) -> bool:
         top not in _REPLS and top.lower() not in _REPLS
 
 
-def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
+def no_script(kind: str, words: list[str], index: int, end: int) -> bool:
     """Whether a shell, python or node (``kind``) whose options start at ``words[index]`` runs no script file:
     none is given before ``end``, or it is stdin, or an option reads code (``-s``, ``-i``, ``-c``, ``-m``, ``-e``)
     or is not known here (what it takes is not)."""
@@ -386,13 +387,13 @@ def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
         if not word or word[0] in "<>&" or word.isdigit():
             return True  # a redirection between them: its script is not the next word
         if word == "--":
-            return index >= end or _from_stdin(words[index])
+            return index >= end or from_stdin(words[index])
         if word[:1] not in "-+" or word == "-":
-            return _from_stdin(word)  # the script it runs: a file, or stdin again
-        if word in _SCRIPT_VALUED[kind]:
+            return from_stdin(word)  # the script it runs: a file, or stdin again
+        if word in SCRIPT_VALUED[kind]:
             index += 1
         elif kind == "node":
-            if "=" not in word and word not in _NODE_FLAGS:  # -e, -p, -i, an option not known here
+            if "=" not in word and word not in NODE_FLAGS:  # -e, -p, -i, an option not known here
                 return True
         elif kind == "python" and re.fullmatch(r"-[bBdEhIOPqsSuvx]*m.*", word):
             module = word[word.index("m") + 1:] or (words[index] if index < end else "")
@@ -408,60 +409,29 @@ def _no_script(kind: str, words: list[str], index: int, end: int) -> bool:
 _DURATION = re.compile(r"[0-9.]+[smhd]?")
 
 
-def _own_names(words: list[str]) -> set[str]:
-    """The variables a shell command sets from what it reads or runs, whose value is not known here: a loop's
-    (``for f in $(find ...)``, ``select``), ``read``'s, ``mapfile``'s, ``getopts``', ``printf -v``'s, and an
-    assignment whose value holds a substitution or a variable left unread (``f=$(find ...)``)."""
-    names: set[str] = set()
-    reading = ""
-    for index, word in enumerate(words):
-        if word and (set(word) <= _SEPARATOR or word in ("do", "then")):
-            reading = ""
-            continue
-        low = os.path.basename(word).lower()
-        if low in _SETS_NAMES:
-            reading = low
-        elif reading in ("for", "select"):  # its values: the words after `in` (none: "$@"), unknown if one is
-            listed = words[index + 1:index + 1 + next((n for n, w in enumerate(words[index + 1:])
-                                                       if w in ("do", ";", "\n") or set(w) <= _SEPARATOR), 0)]
-            if listed[:1] != ["in"] or any("$" in w or "`" in w for w in listed):  # a literal list is named
-                names.add(word)
-            reading = ""
-        elif reading and not word.startswith("-"):
-            names.add(word)
-        if word == "-v" and index + 1 < len(words):  # `printf -v f ...`
-            names.add(words[index + 1])
-        elif word.startswith("-v") and index and words[index - 1] == "printf":  # `printf -vf`
-            names.add(word[2:])
-        assignment = _ASSIGNMENT.fullmatch(word)
-        if assignment and ("$" in assignment[3] or "`" in assignment[3]):
-            names.add(assignment[1])
-    return names
-
-
 def _unknown(word: str, own: set[str], root: str, cwd: str, plugin: bool,
              changed: frozenset[str] = frozenset()) -> bool:
     """Whether the shell word ``word`` names what a command's own output or reading decides: a command
-    substitution (``$(...)``, backticks), a variable of ``own`` (:func:`_own_names`), a positional or special
+    substitution (``$(...)``, backticks), a variable of ``own`` (:func:`own_names`), a positional or special
     parameter (``$1``, ``$@``), ``~-``, a lone variable the command sets in a way not known (``changed``:
     ``T+=y; $T``). A variable of the environment not known here (``$X``) is not."""
     if "`" in word or "$(" in word or word == "$" or word.startswith("~-"):
         return True
-    if "$" not in word or _expand(word, root, cwd, plugin) is not None:
+    if "$" not in word or expand_word(word, root, cwd, plugin) is not None:
         return False
-    if any(name in own for match in _VARIABLE.finditer(word) for name in match.groups() if name):
+    if any(name in own for match in VARIABLE.finditer(word) for name in match.groups() if name):
         return True  # `read -r f`'s, a loop's over a substitution: a value that may be anything, `..` too
-    if _as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$X.sh`: every file it may be is protected
+    if as_pattern(word, root, cwd, plugin) is not None:  # `scripts/$X.sh`: every file it may be is protected
         return False
-    if any(name in changed for match in _VARIABLE.finditer(word) for name in match.groups() if name):
+    if any(name in changed for match in VARIABLE.finditer(word) for name in match.groups() if name):
         return True  # `T=./x; T+=y; $T`: a value the command set, not known, with no name beside it
-    return bool(_SPECIAL.search(word))
+    return bool(SPECIAL.search(word))
 
 
 _UNKNOWN = "which CodeAct does not read; name the script by its path"
 
 
-def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: set[str] | None = None,
+def check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: set[str] | None = None,
                     depth: int = 0, written: frozenset[str] = frozenset()) -> None:
     """:class:`Unread` where the shell command ``words`` (split once, its own assignments read) runs what its own
     output or reading decides: such a word (:func:`_unknown`: ``for f in $(find ...); do bash $f``, ``find ... |
@@ -470,13 +440,13 @@ def _check_commands(words: list[str], root: str, cwd: str, plugin: bool, own: se
     (``find ... | sh``, ``|& sh``), behind a wrapper too (``| env sh``, ``| command sh``, ``| nice -n 5 sh``).
     A shell's ``-c`` text and ``eval``'s are read the same way, two levels deep. And where it runs a script it
     wrote itself (``... > /tmp/h.sh; bash /tmp/h.sh``, :func:`_written`) or one of a temporary folder."""
-    reader = _CommandReader(root, cwd, plugin, own if own is not None else _own_names(words), depth)
+    reader = _CommandReader(root, cwd, plugin, own if own is not None else own_names(words), depth)
     reader.words, reader.written = words, written | _written(words)
-    reader.changed = frozenset(_set_names(words))
-    _check_evaluated(words, _known_names(words, False)[0], reader.own)
+    reader.changed = frozenset(set_names(words))
+    check_evaluated(words, known_names(words, False)[0], reader.own)
     for index, word in enumerate(words):
         reader.at = index
-        _check_filter(words, index)
+        check_filter(words, index)
         if word == "cdable_vars":  # `shopt -s cdable_vars`: `cd d` goes where $d says
             raise Unread("shopt cdable_vars makes cd read a folder from a variable, which CodeAct does not follow")
         if word[:1] == "-" and "n" in word[1:] and not word.startswith("--") and index and \
@@ -501,14 +471,14 @@ def _written(words: list[str]) -> frozenset[str]:
     found: set[str] = set()
     writer, command = False, ""
     for index, word in enumerate(words):
-        if not word or set(word) <= _SEPARATOR:
+        if not word or set(word) <= SEPARATOR:
             writer, command = False, ""
             continue
-        if not command and not _ASSIGNMENT.fullmatch(word):
+        if not command and not ASSIGNMENT.fullmatch(word):
             command = os.path.basename(word).lower()
-            command = "" if command in _WRAPPERS else command
+            command = "" if command in WRAPPERS else command
         target = ""
-        if (word in _OUTPUT_REDIRECTS or word in _FIND_WRITES or word == "<>") and index + 1 < len(words):
+        if (word in OUTPUT_REDIRECTS or word in _FIND_WRITES or word == "<>") and index + 1 < len(words):
             target = words[index + 1]
         elif word.startswith("of="):
             target = word[3:]
@@ -547,14 +517,14 @@ def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
         if command != "sort" and "://" in word:
             return [word.split("?")[0].split("#")[0]]
     elif command in _UNPACKERS and os.path.basename(word).lower() == command:
-        end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+        end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= SEPARATOR), len(words))
         extracts = command not in ("tar", "gtar", "bsdtar") or any(  # tar: `-x`, `xf`, `--extract`, `--get`
             other in ("--extract", "--get") or re.fullmatch(r"-?[A-Za-z]*x[A-Za-z]*", other) and
             (other[:1] == "-" or n == index + 1) for n, other in enumerate(words[index + 1:end], index + 1))
         return [_ANY_FILE] if extracts else []
     elif command in ("sed", "gsed") and os.path.basename(word).lower() != command:
         return [match.strip() for match in re.findall(r"(?:^|[^A-Za-z\\])[wW][ \t]*([^\n]+)", word)]
-    elif command in _AWKS and os.path.basename(word).lower() != command:
+    elif command in AWKS and os.path.basename(word).lower() != command:
         return [match[0] or _ANY_FILE for match in _AWK_OUTPUT.findall(word)
                 if match[0] or match[1] not in "\"("]
     return []
@@ -563,14 +533,13 @@ def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
 _HERE_DOCUMENT = re.compile(r"(?<![<\\])<<(?!<)(-?)[ \t]*([^\s;&|()<>]+)")
 
 
-def _check_here_documents(text: str) -> None:
+def check_here_documents(text: str) -> None:
     """:class:`Unread` where the shell command ``text`` feeds an unquoted here-document holding a command
     substitution (``$(...)``, backticks: the shell runs it first, its output becomes the text) to a command that
-    runs code it reads (:func:`_reads_code`: ``bash <<EOF`` / ``bash $(find ...)``). A quoted one (``<<'EOF'``)
+    runs code it reads (:func:`reads_code`: ``bash <<EOF`` / ``bash $(find ...)``). A quoted one (``<<'EOF'``)
     is text, read as the command's words. Each body is found by its lines' index (one pass over the text)."""
     if "<<" not in text or ("$(" not in text and "`" not in text):
         return
-    import bisect
 
     lines = text.split("\n")
     starts = [0]
@@ -593,15 +562,15 @@ def _check_here_documents(text: str) -> None:
         begin = max(text.rfind(char, 0, match.start()) for char in ";&|(\n") + 1
         end = min([at for at in (text.find(char, match.end()) for char in ";&|)\n") if at >= 0] or [len(text)])
         words = shell_words(text[begin:match.start()] + " " + text[match.end():end], 2)
-        at = next((n for n, word in enumerate(words) if not _ASSIGNMENT.fullmatch(word) and word[:1] != "-"
-                   and not _DURATION.fullmatch(word) and os.path.basename(word).lower() not in _WRAPPERS), None)
-        if at is not None and _reads_code(words, at):  # the command fed, past `VAR=x`, `env`, `nice -n 5`
+        at = next((n for n, word in enumerate(words) if not ASSIGNMENT.fullmatch(word) and word[:1] != "-"
+                   and not _DURATION.fullmatch(word) and os.path.basename(word).lower() not in WRAPPERS), None)
+        if at is not None and reads_code(words, at):  # the command fed, past `VAR=x`, `env`, `nice -n 5`
             raise Unread("a here-document's command substitution is run before the code it feeds, which CodeAct "
                          "does not read")
 
 
 class _CommandReader:
-    """:func:`_check_commands`' reading of one command, a word at a time."""
+    """:func:`check_commands`' reading of one command, a word at a time."""
 
     def __init__(self, root: str, cwd: str, plugin: bool, own: set[str], depth: int) -> None:
         self.root, self.cwd, self.plugin, self.own, self.depth = root, cwd, plugin, own, depth
@@ -613,7 +582,7 @@ class _CommandReader:
         self.written: frozenset[str] = frozenset()  # the names of the files the command writes (_written)
         self.at = 0  # the word read now: words[at]
         self.pipe_open = 0  # the compound commands open that read a pipe (`| while ...; do`), nested ones too
-        self.changed: frozenset[str] = frozenset()  # the variables it sets, but for its loops (_set_names)
+        self.changed: frozenset[str] = frozenset()  # the variables it sets, but for its loops (set_names)
         self.here = 0  # after `<<`: 1, its delimiter next; 2, its body (if any) next
         self.case = 0  # in a `case` statement: 1, its subject; 2, a pattern; 3, a pattern's commands
         self.case_piped = False  # the `case` statement reads a pipe: each pattern's commands do
@@ -633,8 +602,8 @@ class _CommandReader:
 
     def nested(self, text: str) -> None:
         if self.depth < 2:
-            inner = _assigned(shell_words(text, 2), self.plugin)
-            _check_commands(inner, self.root, self.cwd, self.plugin, self.own | _own_names(inner), self.depth + 1,
+            inner = assigned(shell_words(text, 2), self.plugin)
+            check_commands(inner, self.root, self.cwd, self.plugin, self.own | own_names(inner), self.depth + 1,
                             self.written)
 
     def here_document(self, word: str) -> bool:
@@ -650,10 +619,10 @@ class _CommandReader:
         self.here = 0
         if not word.endswith("\n"):
             return False
-        if self.interp in _SHELL_NAMES:  # `bash <<'EOF'`: its script
+        if self.interp in SHELL_NAMES:  # `bash <<'EOF'`: its script
             self.nested(word)
         else:
-            for inner in _substitutions(word):
+            for inner in substitutions(word):
                 self.nested(inner)
         return True
 
@@ -672,7 +641,7 @@ class _CommandReader:
             if word == "esac":
                 self.case = 0
                 self.start = False
-            elif word and set(word) <= _SEPARATOR and word.endswith(")"):
+            elif word and set(word) <= SEPARATOR and word.endswith(")"):
                 self.case, self.start, self.interp, self.piped = 3, True, "", self.case_piped or self.pipe_open > 0
             return True
         if word in (";;", ";&", ";;&", "esac"):  # the end of a pattern's commands: the next pattern, or the end
@@ -684,11 +653,11 @@ class _CommandReader:
     def read(self, word: str) -> None:
         if self.here_document(word) or self.case_pattern(word):
             return
-        if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
+        if word and (set(word) <= SEPARATOR or word in ("<(", ">(")):  # `;`, `&&`, `|`, `|&`, `(`, `);`...
             self.separator(word)
         elif self.skip:
             self.skip = False
-        elif word in _OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&"):
+        elif word in OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&"):
             self.skip = not (self.interp and word in ("<", "<<<"))  # `sh < x`: its script is the file read
         elif self.start:
             self.command(word)
@@ -717,7 +686,7 @@ class _CommandReader:
 
     def command(self, word: str) -> None:
         wrapper = self.wrapper
-        if _ASSIGNMENT.fullmatch(word) or (wrapper and (word[:1] == "-" or _DURATION.fullmatch(word))):
+        if ASSIGNMENT.fullmatch(word) or (wrapper and (word[:1] == "-" or _DURATION.fullmatch(word))):
             self.skip = bool(wrapper) and len(word) == 2 and word[0] == "-" and word[1] in wrapper  # `nice -n 5`
             return
         if self.unknown(word):
@@ -727,21 +696,21 @@ class _CommandReader:
             self.nested(word)
             return
         name = os.path.basename(word).lower()
-        if (self.piped or self.pipe_open) and word in _COMPOUND_OPEN:
+        if (self.piped or self.pipe_open) and word in COMPOUND_OPEN:
             self.pipe_open += 1
-        elif self.pipe_open and word in _COMPOUND_CLOSE:
+        elif self.pipe_open and word in COMPOUND_CLOSE:
             self.pipe_open -= 1
-        elif self.piped and word not in _KEYWORDS and _reads_code(self.words, self.at):
+        elif self.piped and word not in KEYWORDS and reads_code(self.words, self.at):
             raise Unread(f"a command piped into {word} may run what it reads there, which CodeAct does not read; "
                          "pipe into a known data tool or a script named by its path")
-        if name not in _KEYWORDS:
+        if name not in KEYWORDS:
             self.generated(word, script=False)
-        if name in _WRAPPERS or name in _KEYWORDS:
-            self.start, self.wrapper = True, _WRAPPERS.get(name, "") or " "  # its options and their values next
+        if name in WRAPPERS or name in KEYWORDS:
+            self.start, self.wrapper = True, WRAPPERS.get(name, "") or " "  # its options and their values next
             return
-        runs_code = name in _RUNS_CODE or bool(_PYTHON.fullmatch(name))
+        runs_code = name in RUNS_CODE or bool(PYTHON.fullmatch(name))
         self.interp = name if runs_code or name in ("source", ".") else \
-            "npx" if name in _NPXS else "npm" if name in _NPMS else ""
+            "npx" if name in NPXS else "npm" if name in NPMS else ""
 
     def npx(self, word: str) -> None:
         """npx's (``npm exec``'s) options: ``-c TEXT``, ``--call TEXT``, ``--call=TEXT``, a shell command's text."""
@@ -766,7 +735,7 @@ class _CommandReader:
         elif word in ("-o", "+o", "-O", "+O"):  # `bash -o pipefail`: a value, not the script
             self.skip = True
         elif word.startswith("-"):
-            if self.interp in _SHELL_NAMES and not word.startswith("--") and "c" in word[1:]:  # `sh -ec 'text'`
+            if self.interp in SHELL_NAMES and not word.startswith("--") and "c" in word[1:]:  # `sh -ec 'text'`
                 self.interp = "-c"
             elif word.lower() in ("--eval", "--print", "-command") or (word[1:2] != "-" and set("cep") & set(word)):
                 self.interp, self.skip = "", True  # `python3 -c`, `node -pe`, `perl -ne`: another language's code
@@ -783,7 +752,7 @@ def _segments(words: list[str]) -> list[tuple[int, int, bool]]:
     found: list[tuple[int, int, bool]] = []
     start, piped = 0, False
     for index, word in enumerate([*words, ";"]):
-        if word and (set(word) <= _SEPARATOR or word in ("<(", ">(")):
+        if word and (set(word) <= SEPARATOR or word in ("<(", ">(")):
             if index > start:
                 found.append((start, index, piped))
             start, piped = index + 1, word in ("|", "|&", ">(") or (piped and word == "(")
@@ -794,8 +763,8 @@ def _command_at(words: list[str], start: int, end: int) -> int:
     """The index of the command word of the simple command ``words[start:end]``: past assignments, keywords and
     wrappers' options (``env X=1 cp``: ``env``); ``end`` where there is none."""
     index = start
-    while index < end and (_ASSIGNMENT.fullmatch(words[index]) or words[index] in _KEYWORDS
-                           or words[index] in _COMPOUND_OPEN or words[index] in _COMPOUND_CLOSE):
+    while index < end and (ASSIGNMENT.fullmatch(words[index]) or words[index] in KEYWORDS
+                           or words[index] in COMPOUND_OPEN or words[index] in COMPOUND_CLOSE):
         index += 1
     return index
 
@@ -811,7 +780,7 @@ def _script_runs(words: list[str], segments: list[tuple[int, int, bool]]) -> dic
         name = os.path.basename(words[at].replace("\\", "/")).lower()
         if name in INTERPRETERS:
             script = next((n for n in range(at + 1, end) if words[n][:1] not in "-+<>&"
-                           and words[n - 1] not in _OUTPUT_REDIRECTS and words[n - 1] not in ("<", "<<<")), None)
+                           and words[n - 1] not in OUTPUT_REDIRECTS and words[n - 1] not in ("<", "<<<")), None)
             if script is not None:
                 runs[script] = number
         elif "/" in words[at].replace("\\", "/") or name.endswith(SCRIPT_SUFFIXES):
@@ -826,7 +795,7 @@ def _operands(words: list[str], end: int, at: int) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     for index in range(at + 1, end):
         word = words[index]
-        if not word or word in _OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&") or word.isdigit():
+        if not word or word in OUTPUT_REDIRECTS or word in ("<", "<<<", "<>", ">&", "<&") or word.isdigit():
             continue
         if "=" in word:
             found.append((index, word.partition("=")[2]))
@@ -837,13 +806,13 @@ def _operands(words: list[str], end: int, at: int) -> list[tuple[int, str]]:
     return found
 
 
-def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: int = 0) -> list[str]:
+def copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: int = 0) -> list[str]:
     """The files a script the shell command ``words`` runs may be copied from, as paths to protect (``cp -r
     parts/. build/ && bash build/run.sh``: ``./parts/.`` and every file below it), and :class:`Unread` where that script is
     written by a command whose sources are not known. A script run (:func:`_script_runs`) is written by another
-    command of ``words`` (not known to write nothing: :data:`_READ_ONLY`) where one of that command's words names
+    command of ``words`` (not known to write nothing: :data:`READ_ONLY`) where one of that command's words names
     it or a folder above it (``uniq - build/run.sh``, ``cp -rT parts build``, ``ln -sfn parts build``, ``xargs cp
-    -t build``, ``git diff --output=build/run.sh``); for a command other than a copier (:data:`_COPIERS`, whose
+    -t build``, ``git diff --output=build/run.sh``); for a command other than a copier (:data:`COPIERS`, whose
     destination may be the folder itself: ``cp -r parts/. .``) a word naming the folder it runs in or one above
     it does not count (``npx eslint . && ./scripts/x.sh``); a shell's ``-c`` text and ``eval``'s are read the same
     way (``depth``: two levels). A copier given its sources as words gives them (a link
@@ -855,18 +824,18 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
     a copy into the folder the command runs in (``cp -r parts/. . && make``)."""
     nested = [source for index, word in enumerate(words) if index and depth < 2 and any(
         space in word for space in " \t\n") and (words[index - 1] == "eval" or re.fullmatch(
-            r"-[a-z]*c[a-z]*", words[index - 1]) and any(os.path.basename(other).lower() in _SHELL_NAMES
+            r"-[a-z]*c[a-z]*", words[index - 1]) and any(os.path.basename(other).lower() in SHELL_NAMES
                                                         for other in words[max(0, index - 4):index]))
-              for source in _copied_sources(_assigned(shell_words(word, 2), plugin), root, cwd, plugin, depth + 1)]
+              for source in copied_sources(assigned(shell_words(word, 2), plugin), root, cwd, plugin, depth + 1)]
     segments = _segments(words)
     runs = _script_runs(words, segments)
-    copies = any(os.path.basename(word).lower() in _COPIERS for word in words)
+    copies = any(os.path.basename(word).lower() in COPIERS for word in words)
     if not runs and not copies:
         return nested
-    bases = _bases(words, root, cwd, plugin)
+    bases = command_bases(words, root, cwd, plugin)
 
     def resolved(text: str) -> list[str] | None:
-        expanded = _expand(text, root, cwd, plugin) if "`" not in text and "$(" not in text else None
+        expanded = expand_word(text, root, cwd, plugin) if "`" not in text and "$(" not in text else None
         if expanded is None:
             return None
         return [os.path.normpath(os.path.join(base, expanded)) for base in bases]
@@ -876,9 +845,9 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
     found: list[str] = nested
     for number, (start, end, piped) in enumerate(segments):
         at = _command_at(words, start, end)
-        if at >= end or os.path.basename(words[at]).lower() in _READ_ONLY:
+        if at >= end or os.path.basename(words[at]).lower() in READ_ONLY:
             continue
-        copier = any(os.path.basename(word).lower() in _COPIERS for word in words[at:end])
+        copier = any(os.path.basename(word).lower() in COPIERS for word in words[at:end])
         operands = [(index, text) for index, text in _operands(words, end, at) if runs.get(index) is None]
         for index, text in operands:
             written = resolved(text)
@@ -900,7 +869,7 @@ def _copied_sources(words: list[str], root: str, cwd: str, plugin: bool, depth: 
             if hit is None:
                 continue
             unknown = piped or not copier or any(
-                os.path.basename(word).lower() in ("xargs", "gxargs", "parallel") or _from_stdin(word) or
+                os.path.basename(word).lower() in ("xargs", "gxargs", "parallel") or from_stdin(word) or
                 "$(" in word or "`" in word or word in ("<(", "<<", "<<<") for word in words[start:end])
             if unknown:
                 raise Unread(f"it runs {hit!r}, which {words[at]} writes from what CodeAct does not read")
@@ -919,7 +888,7 @@ def _named_paths(words: list[str], resolved: Callable[[str], list[str] | None]) 
     behind whatever wrapper or runner (``timeout 5 bash build/run.sh``, ``make -C build``, ``for f in build/*``)."""
     found: list[tuple[int, str, list[str]]] = []
     for index, word in enumerate(words):
-        if not word or set(word) <= _SEPARATOR or word in _OUTPUT_REDIRECTS:
+        if not word or set(word) <= SEPARATOR or word in OUTPUT_REDIRECTS:
             continue
         given = [word]
         if "=" in word:
@@ -929,7 +898,7 @@ def _named_paths(words: list[str], resolved: Callable[[str], list[str] | None]) 
         if _MODULE.fullmatch(word):
             given.append(word.replace(".", "/"))
         if any(space in word for space in " \t\n"):
-            given += [inner for inner in shell_words(word, 2) if inner and not set(inner) <= _SEPARATOR]
+            given += [inner for inner in shell_words(word, 2) if inner and not set(inner) <= SEPARATOR]
         paths = [path for text in given if text and text[:1] != "-" and (found_paths := resolved(text)) is not None
                  for path in found_paths]
         if paths:
@@ -944,12 +913,12 @@ def _sources(words: list[str], operands: list[tuple[int, str]], destination: int
     found: list[str] = []
     link = os.path.basename(command).lower() in ("ln", "gln")
     for index, text in operands:
-        if index == destination or os.path.basename(text).lower() in _COPIERS or text in _WRAPPERS or \
+        if index == destination or os.path.basename(text).lower() in COPIERS or text in WRAPPERS or \
                 words[index][:1] == "-" and "=" not in words[index]:
             continue
-        expanded = _expand(text, root, cwd, plugin)
+        expanded = expand_word(text, root, cwd, plugin)
         if expanded is None:
-            expanded = _as_pattern(text, root, cwd, plugin)
+            expanded = as_pattern(text, root, cwd, plugin)
         if expanded is None or (os.path.isabs(expanded) and not os.path.normpath(expanded).startswith(
                 root.rstrip(os.sep) + os.sep)):
             raise Unread(f"{command} copies {text!r}, which CodeAct does not protect, into a script the hook runs")
@@ -962,8 +931,8 @@ def _sources(words: list[str], operands: list[tuple[int, str]], destination: int
 
 
 # PowerShell's (and cmd's) commands that read a pipe as data, lower case, aliases too: an allowlist, as a POSIX
-# shell's pipe readers are (:data:`_STDIN_DATA`, besides which a data tool, a script file an interpreter is given
-# or one of the repository named by its path is read as :func:`_reads_code` reads it)
+# shell's pipe readers are (:data:`STDIN_DATA`, besides which a data tool, a script file an interpreter is given
+# or one of the repository named by its path is read as :func:`reads_code` reads it)
 _PS_DATA = frozenset((
     "convertfrom-json", "convertto-json", "convertfrom-csv", "convertto-csv", "convertfrom-stringdata",
     "select-object", "select", "where-object", "where", "?", "sort-object", "sort", "measure-object", "measure",
@@ -1009,12 +978,12 @@ def _windows_pipes(text: str) -> list[str]:
     return parts
 
 
-def _check_windows_pipes(text: str) -> None:
+def check_windows_pipes(text: str) -> None:
     """:class:`Unread` where the PowerShell or cmd command ``text`` runs code it reads or makes: a command of
     :data:`_PS_RUNS` anywhere (``Invoke-Expression``, ``iex``, ``[scriptblock]::Create``,
     ``$ExecutionContext.InvokeCommand.InvokeScript``, ``[powershell]::Create().AddScript``, ``& $c``), ``Start-Process``
     reading a pipe, or a pipe into a command not known to read it as data (:data:`_PS_DATA`; else as
-    :func:`_reads_code` reads a POSIX shell's reader: ``| python -``, ``| bash``, ``| node``; ``| python x.py``
+    :func:`reads_code` reads a POSIX shell's reader: ``| python -``, ``| bash``, ``| node``; ``| python x.py``
     is data)."""
     if any(name in text.lower() for name in ("scriptblock", "invokescript", "addscript", "invokecommand")):
         raise Unread("it makes a script block of text (or runs one), which CodeAct does not read")
@@ -1037,6 +1006,6 @@ def _check_windows_pipes(text: str) -> None:
             continue  # `Invoke-Expression (Get-Content -Raw -LiteralPath x/y.ps1)`: a script file, protected by its name
         if runs is not None or (piped and name in _PS_STARTS):
             raise Unread(f"{runs or first} runs code it is given or reads, which CodeAct does not read")
-        if piped and name not in _PS_DATA and _reads_code([first, *words[at + 1:]], 0):
+        if piped and name not in _PS_DATA and reads_code([first, *words[at + 1:]], 0):
             raise Unread(f"a command piped into {first} may run what it reads there, which CodeAct does not read; "
                          "pipe into a known data command or a script named by its path")

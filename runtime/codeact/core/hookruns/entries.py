@@ -6,25 +6,25 @@ import os
 import re
 
 from ..beneath import read_regular_within
-from .bounds import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_ENTRIES, MAX_HOOKS_BYTES, MAX_NODES, Unread, _Budget
-from .commands import _check_commands, _check_here_documents, _check_windows_pipes, _copied_sources
-from .filters import _check_filters
+from .bounds import MAX_COMMAND_CHARS, MAX_DEPTH, MAX_ENTRIES, MAX_HOOKS_BYTES, MAX_NODES, Budget, Unread
+from .commands import check_commands, check_here_documents, check_windows_pipes, copied_sources
+from .filters import check_filters
 from .matching import Target
 from .names import (
-    _CHANGE_DIR,
-    _NODE_RUNNERS,
-    _OUTPUT_REDIRECTS,
-    _PLUGIN_VARS,
-    _PROJECT_VARS,
-    _SEPARATOR,
+    CHANGE_DIR,
     INTERPRETERS,
+    NODE_RUNNERS,
+    OUTPUT_REDIRECTS,
+    PLUGIN_VARS,
+    PROJECT_VARS,
     SCRIPT_SUFFIXES,
+    SEPARATOR,
 )
-from .node import _check_node_stdin, _node_files
-from .paths import _bases, _literal_loops, _targets, _word_texts
-from .python_start import _import_files, _runs_python
-from .runners import _local_dependencies, _runner_files
-from .words import _assigned, _check_expansions, _check_variable, _nested, _substituted, shell_words, windows_words
+from .node import check_node_stdin, node_files
+from .paths import command_bases, literal_loops, targets_from, word_texts
+from .python_start import import_files, runs_python
+from .runners import local_dependencies, runner_files
+from .words import assigned, check_expansions, check_variable, shell_words, substituted_text, windows_words, with_nested
 
 SHELL_KEYS = ("bash", "command", "linux", "osx")  # run by sh/bash: split as a POSIX shell splits
 WINDOWS_KEYS = ("powershell", "windows", "command")  # PowerShell's or cmd's: split on white space (`command` runs on
@@ -51,7 +51,7 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
         return cached[1]
     if len(_CACHE) >= 256:
         _CACHE.clear()
-    budget = _Budget()
+    budget = Budget()
     try:
         found = targets_of(data, root, plugin=plugin, budget=budget, hook_dir=os.path.dirname(file))
     except Unread as exc:  # kept as read: the next write is refused without reading it again
@@ -65,12 +65,11 @@ def hook_targets(file: str, root: str, top: str | None, *, plugin: bool = False)
 _CACHE: dict[str, tuple[tuple[object, ...], tuple[Target, ...] | str]] = {}
 
 
-def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget | None = None,
+def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: Budget | None = None,
                hook_dir: str | None = None) -> tuple[Target, ...]:
     """The targets the hooks JSON ``data`` names, resolved in the repository ``root`` (or the plugin's folder, see
     :func:`targets_in`); none if it is not JSON (a leading byte-order mark is skipped), :class:`Unread` if it nests
     deeper than Python's reader goes."""
-    import json
 
     try:
         parsed = json.loads(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
@@ -81,13 +80,13 @@ def targets_of(data: bytes, root: str, *, plugin: bool = False, budget: _Budget 
     return targets_in(parsed, root, plugin=plugin, budget=budget, hook_dir=hook_dir)
 
 
-def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budget | None = None,
+def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: Budget | None = None,
                hook_dir: str | None = None) -> tuple[Target, ...]:
     """The targets the parsed hooks ``parsed`` names inside ``root``, each entry read from its ``cwd`` (relative to
     ``root``). ``plugin``: ``root`` is a plugin's folder, which ``${CLAUDE_PLUGIN_ROOT}`` and
     ``${COPILOT_PLUGIN_ROOT}`` name; the project's variables then name nothing known here (the session's folder).
     ``hook_dir``: the folder of the hooks file, which ``$COPILOT_HOOK_DIR`` names (the CLI sets it)."""
-    budget = budget or _Budget()
+    budget = budget or Budget()
     given = _hook_dir_value(hook_dir, root, plugin)
     found: dict[Target, None] = {}
     for entry in _entries(parsed):
@@ -98,7 +97,7 @@ def targets_in(parsed: object, root: str, *, plugin: bool = False, budget: _Budg
         runner_env = {name: value if isinstance(value, str) else json.dumps(value) for name, value in env.items()
                       if isinstance(name, str)} if isinstance(env, dict) else {}  # a number as Node passes it
         for name in runner_env:
-            _check_variable(name)
+            check_variable(name)
         for command in _entry_words(entry, root, base, plugin, budget, runner_env, given):
             for target in _named(command, root, base, plugin, budget, runner_env):
                 found[target] = None
@@ -112,15 +111,15 @@ def _hook_dir_value(hook_dir: str | None, root: str, plugin: bool) -> dict[str, 
         return {}
     rel = os.path.relpath(hook_dir, root)
     value = hook_dir if rel.startswith("..") else \
-        "${" + (_PLUGIN_VARS[1] if plugin else _PROJECT_VARS[1]) + "}" + ("" if rel == "." else "/" + rel)
+        "${" + (PLUGIN_VARS[1] if plugin else PROJECT_VARS[1]) + "}" + ("" if rel == "." else "/" + rel)
     return {"COPILOT_HOOK_DIR": value} if re.fullmatch(r"[\w./${}:\\-]+", value) else {}
 
 
-def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, budget: _Budget,
+def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, budget: Budget,
                  runner_env: dict[str, str], given: dict[str, str] | None = None) -> list[list[str]]:
     """The commands of one hooks ``entry``, each as its words: its shell and PowerShell keys, ``command`` (or
     ``exec``) with ``args``, and each value of its ``env`` (:class:`Unread` where one is past a bound or runs
-    what its own output sets, :func:`_check_commands`). ``given``: the variables the CLI sets (its own win)."""
+    what its own output sets, :func:`check_commands`). ``given``: the variables the CLI sets (its own win)."""
     env: object = entry.get("env")
     if given:
         env = {**(env if isinstance(env, dict) else {}), **given}
@@ -131,19 +130,19 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
             if isinstance(text, str):
                 if len(text) > MAX_COMMAND_CHARS:
                     raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB")
-                substituted = _substituted(text, env, plugin)
+                substituted = substituted_text(text, env, plugin)
                 if split is shell_words:
-                    _check_expansions(text)
-                    _check_here_documents(text)
-                    _check_node_stdin(substituted)
-                    _check_commands(_assigned(shell_words(substituted, 2), plugin), root, base, plugin)
-                    split_words = _assigned(split(substituted, budget=budget), plugin, nested=True)
-                    words += [split_words, _copied_sources(_assigned(shell_words(substituted, 2), plugin), root,
+                    check_expansions(text)
+                    check_here_documents(text)
+                    check_node_stdin(substituted)
+                    check_commands(assigned(shell_words(substituted, 2), plugin), root, base, plugin)
+                    split_words = assigned(split(substituted, budget=budget), plugin, nested=True)
+                    words += [split_words, copied_sources(assigned(shell_words(substituted, 2), plugin), root,
                                                            base, plugin)]
                 else:  # awk's, sed's program, as PowerShell's quotes keep it whole
-                    _check_filters(shell_words(substituted, 2))
+                    check_filters(shell_words(substituted, 2))
                     if key != "command":  # `command` runs in a POSIX shell too, read as its words above
-                        _check_windows_pipes(substituted)
+                        check_windows_pipes(substituted)
                     words.append(split(substituted, budget=budget))
     args = entry.get("args")
     strings = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []
@@ -156,21 +155,21 @@ def _entry_words(entry: dict[str, object], root: str, base: str, plugin: bool, b
         if isinstance(command_text, str):  # `{"command": "make", "args": ["-C", "x"]}`: one command
             budget.spend(len(strings))
             words.append([*shell_words(command_text, budget=budget), *strings])
-            _check_commands([*shell_words(command_text, 2), *strings], root, base, plugin)
+            check_commands([*shell_words(command_text, 2), *strings], root, base, plugin)
     program = _program(entry.get("exec"), budget)
     if program:  # the CLI's `exec`: a native executable (no shell), then `args`
         words.append([*program, *strings])
     if strings and (isinstance(command_text, str) or program):  # `sh` + ["-c", "python3 -m x"]
-        words.append(_nested(strings, 0, budget))
+        words.append(with_nested(strings, 0, budget))
     budget.spend(len(runner_env))
     for value in runner_env.values():  # `"env": {"CC": "impl/cc"}`: make, a script, runs the value
         if len(value) > MAX_COMMAND_CHARS:
             raise Unread(f"an env value over {MAX_COMMAND_CHARS >> 10} KiB")
-        words.append(_nested([value], 0, budget))
+        words.append(with_nested([value], 0, budget))
     return words
 
 
-def _program(value: object, budget: _Budget) -> list[str]:
+def _program(value: object, budget: Budget) -> list[str]:
     """The words of an entry's ``exec`` (a string: one word, the executable; a list: its strings)."""
     program = [value] if isinstance(value, str) else [v for v in value if isinstance(v, str)] \
         if isinstance(value, list) else []
@@ -211,11 +210,11 @@ def _entries(data: object) -> list[dict[str, object]]:
     return found
 
 
-def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: _Budget | None = None,
+def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: Budget | None = None,
            env: dict[str, str] | None = None) -> list[Target]:
     """The targets inside ``root`` that the command ``words``, run in ``cwd``, names."""
-    bases = _bases(words, root, cwd, plugin)
-    loops = _literal_loops(words)
+    bases = command_bases(words, root, cwd, plugin)
+    loops = literal_loops(words)
     found: list[Target] = []
     script_next = redirected = changes_dir = node_next = False
     for index, word in enumerate(words):
@@ -225,30 +224,30 @@ def _named(words: list[str], root: str, cwd: str, plugin: bool = False, budget: 
         if redirected:  # `> log.txt`: written, not run
             redirected = False
             continue
-        if low in _OUTPUT_REDIRECTS:
+        if low in OUTPUT_REDIRECTS:
             redirected = True
             continue
         follows, is_dir, node = script_next, changes_dir, node_next
-        changes_dir = low in _CHANGE_DIR
+        changes_dir = low in CHANGE_DIR
         # `pwsh -NoProfile -File x.ps1`: options between an interpreter and its script keep it expected
         script_next = low in INTERPRETERS or os.path.basename(low) in INTERPRETERS or (follows and low[:1] == "-")
         # `node -r x impl/main`: every word after node, to the command's end, is resolved as require does
-        node_next = os.path.basename(low) in _NODE_RUNNERS or (node and not set(low) <= _SEPARATOR)
+        node_next = os.path.basename(low) in NODE_RUNNERS or (node and not set(low) <= SEPARATOR)
         if changes_dir or is_dir:
             continue
-        for text in _word_texts(word, loops, root, cwd, plugin):
+        for text in word_texts(word, loops, root, cwd, plugin):
             if node and not text.startswith("-") and (text.strip("./\\") == "" or any(c.isalnum() for c in text)):
                 # `node impl/check`, `node .`: impl/check.js, ./index.js... as require resolves them
-                for candidate in _node_files(text, bases, root, budget):
-                    found += _targets(candidate, True, bases, root)
+                for candidate in node_files(text, bases, root, budget):
+                    found += targets_from(candidate, True, bases, root)
             if text.startswith("-") or not any(char.isalnum() for char in text):  # `&&`, `[`, `!`, `;`
                 continue
             named = follows or "/" in text or text.lower().endswith(SCRIPT_SUFFIXES)
-            found += _targets(text, named, bases, root)
-            if named and not follows and "*" not in text and _runs_python(text, bases, root):  # `./check.py`
-                for file in _import_files(os.path.dirname(text), text, None, root, bases, budget):
-                    found += _targets(file, True, bases, root)
-    for text in _runner_files(words, root, cwd, plugin, budget, env):
-        found += _targets(text, True, bases, root)
-        found += _local_dependencies(text, bases, root, budget)
+            found += targets_from(text, named, bases, root)
+            if named and not follows and "*" not in text and runs_python(text, bases, root):  # `./check.py`
+                for file in import_files(os.path.dirname(text), text, None, root, bases, budget):
+                    found += targets_from(file, True, bases, root)
+    for text in runner_files(words, root, cwd, plugin, budget, env):
+        found += targets_from(text, True, bases, root)
+        found += local_dependencies(text, bases, root, budget)
     return found

@@ -6,7 +6,7 @@ bash evaluates the operands of ``[[ ... -eq/-ne/-lt/-le/-gt/-ge ... ]]``, ``(( )
 variable's name, whose subscript is arithmetic too: a value ``a[$(cmd)]`` there runs ``cmd``. So a variable whose
 value is not known here (set by ``read``, a substitution, the environment, the shell itself) used there, or a name
 made by an expansion (``read -r $X'T'``, ``declare "$n"=x``), makes the hooks file :class:`Unread`
-(:func:`_check_evaluated`). ``[ "$n" -gt 3 ]`` and ``test`` are not: their ``-gt`` reads a number, no expression.
+(:func:`check_evaluated`). ``[ "$n" -gt 3 ]`` and ``test`` are not: their ``-gt`` reads a number, no expression.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import os
 import re
 
 from .bounds import Unread
-from .names import _PLUGIN_VARS, _PROJECT_VARS, _SEPARATOR
-from .words import _SHELL_SET
+from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR
+from .words import SHELL_SET, own_names
 
 # What an arithmetic expression holds that bash reads as a variable: `$n`, `${n}`, `$(...)`, backticks, a bare name
 _EXPANSION = re.compile(r"\$\{#?\w*|\$\w+|\$[(\[]|\$\Z|`")  # a lone `$`: shlex's half of `$(`
@@ -51,15 +51,14 @@ def _safe_names(words: list[str], known: set[str], own: set[str]) -> set[str]:
     """The variables whose value here is a number or a literal of the command: ``known`` (one plain
     ``NAME=literal``), and those a literal or an arithmetic expansion assigns (``x=1; x=$((x+1))``: its expression
     is read too) that nothing sets from what it reads (``own``, the shell's own aside)."""
-    from .commands import _own_names
 
     neutral = [_ARITHMETIC_ASSIGNMENT.sub(r"\1=0", word) if word[-1:] != "$" or not
                words[index + 1:index + 2] or not words[index + 1].startswith("((") else word[:-1] + "0"
                for index, word in enumerate(words)]  # unquoted, shlex splits it: `x=$`, `((`, `x+1`, `))`
-    own = (own - _own_names(words)) | _own_names(neutral)
+    own = (own - own_names(words)) | own_names(neutral)
     literal = {match[1] for word in neutral if (match := _LITERAL_ASSIGNMENT.fullmatch(word))}
-    return (known | literal) - own - {name for name in literal if _SHELL_SET.fullmatch(name)} | \
-        {*_PROJECT_VARS, *_PLUGIN_VARS}
+    return (known | literal) - own - {name for name in literal if SHELL_SET.fullmatch(name)} | \
+        {*PROJECT_VARS, *PLUGIN_VARS}
 
 
 _LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)\+?=([^$`(][^$`]*|)", re.DOTALL)
@@ -76,11 +75,11 @@ def _refuse(what: str, word: str) -> None:
                  "literal or compare with [ ]")
 
 
-def _check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
-    """:class:`Unread` where the shell command ``words`` (its own literals read: :func:`_assigned`) evaluates a
+def check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
+    """:class:`Unread` where the shell command ``words`` (its own literals read: :func:`assigned`) evaluates a
     value not known here as arithmetic or as a variable's name (the module's doc). ``known``: the variables one
-    plain ``NAME=literal`` of the command sets (:func:`_known_names`); ``own``: those it sets from what it reads
-    (:func:`_own_names`)."""
+    plain ``NAME=literal`` of the command sets (:func:`known_names`); ``own``: those it sets from what it reads
+    (:func:`own_names`)."""
     safe = _safe_names(words, known, own)
     integer = _integer_names(words)
     depth = 0  # inside `(( ))` or `$(( ))`: the parentheses open
@@ -90,17 +89,17 @@ def _check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
         if "$[" in word or "$((" in word:  # a quoted `"$(( n + 1 ))"`, `$[n]`: one word
             _check_expression(word[word.find("$") + 2:], safe, "as arithmetic")
         if depth:  # `(( n > 3 ))`: every word to the closing parentheses
-            depth += word.count("(") - word.count(")") if word and set(word) <= _SEPARATOR else 0  # `));`
+            depth += word.count("(") - word.count(")") if word and set(word) <= SEPARATOR else 0  # `));`
             if depth > 0:
                 _check_expression(word, safe, "as arithmetic")
             continue
-        if word.startswith("((") and set(word) <= _SEPARATOR and \
+        if word.startswith("((") and set(word) <= SEPARATOR and \
                 (not command or words[index - 1][-1:] == "$" or words[index - 1] == "for"):
             depth = word.count("(") - word.count(")")
             continue
         test = (test or word == "[[") and word != "]]"
         _check_test(words, index, test, command, safe)
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             command = ""
             continue
         _check_assignment(word, safe, integer)
@@ -149,7 +148,7 @@ def _integer_names(words: list[str]) -> set[str]:
     found: set[str] = set()
     command, integers = "", False
     for word in words:
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             command, integers = "", False
         elif not command:
             command = word if word in _DECLARERS else "" if word in _OPENERS else " "

@@ -12,8 +12,8 @@ import posixpath
 import re
 
 from .bounds import Unread
-from .names import _AWKS, _FILTERS, _SEPARATOR
-from .words import _nested_words
+from .names import AWKS, FILTERS, SEPARATOR
+from .words import nested_words
 
 # Their long options (as getopt_long reads them, abbreviated too) that take a value: the short option they are
 _FILTER_LONG = {"awk": {"--assign": "v", "--field-separator": "F", "--file": "f", "--source": "e", "--exec": "E",
@@ -27,7 +27,7 @@ _FILTER_LONG = {"awk": {"--assign": "v", "--field-separator": "F", "--file": "f"
                         "--posix": "", "--quiet": "", "--silent": "", "--regexp-extended": "", "--sandbox": "",
                         "--separate": "", "--unbuffered": "", "--binary": "", "--help": "", "--version": ""}}
 _FILTER_SHORT = {"awk": ("FvfeEilW", "dDLop"), "sed": ("efl", "i")}  # a value: required, only joined
-def _from_stdin(path: str) -> bool:
+def from_stdin(path: str) -> bool:
     """Whether the program file ``path`` may be stdin or another descriptor, however spelled: ``-``, a path
     through ``/dev/`` (``/dev/stdin``, ``//dev/stdin``, ``/dev/./stdin``, ``/DEV/stdin`` as a case-insensitive
     disk reads it, ``/dev/fd/0``, ``/dev/tty``; not ``/dev/null``) or ``/proc/`` (``/proc/$BASHPID/fd/0``,
@@ -224,24 +224,24 @@ class _SedScript:
         return False
 
 
-def _check_filter(words: list[str], index: int, strict: bool = True) -> None:
-    """:class:`Unread` where ``words[index]`` is awk or sed whose program runs commands (:func:`_filter_program`;
+def check_filter(words: list[str], index: int, strict: bool = True) -> None:
+    """:class:`Unread` where ``words[index]`` is awk or sed whose program runs commands (:func:`filter_program`;
     ``words`` as a POSIX shell splits them, no word's own words after it)."""
     name = os.path.basename(words[index]).lower()
-    if name in _FILTERS:
-        reason = _filter_program(name, words, index + 1, strict)[0]
+    if name in FILTERS:
+        reason = filter_program(name, words, index + 1, strict)[0]
         if reason:
             raise Unread(reason)
 
 
-def _check_filters(words: list[str]) -> None:
-    """:func:`_check_filter` of each word of a PowerShell command split as a POSIX shell splits it (its quotes
+def check_filters(words: list[str]) -> None:
+    """:func:`check_filter` of each word of a PowerShell command split as a POSIX shell splits it (its quotes
     keep a program whole as a POSIX shell's do; a sed script not parsed is taken not to run one)."""
     for index in range(len(words)):
-        _check_filter(words, index, strict=False)
+        check_filter(words, index, strict=False)
 
 
-def _filter_option(tool: str, word: str) -> tuple[str, str, bool]:
+def filter_option(tool: str, word: str) -> tuple[str, str, bool]:
     """The option ``word`` of awk or sed (``tool``) as ``(short option, value, whether the value is the next
     word)``: ``("f", "x.awk", False)`` for ``-fx.awk`` or ``--file=x.awk``; ``("", "", False)`` for a flag."""
     if word.startswith("--"):
@@ -256,36 +256,36 @@ def _filter_option(tool: str, word: str) -> tuple[str, str, bool]:
     return word[at], word[at + 1:], not word[at + 1:] and word[at] in required
 
 
-def _filter_program(name: str, words: list[str], start: int, strict: bool = True,
+def filter_program(name: str, words: list[str], start: int, strict: bool = True,
                     nested: bool = False) -> tuple[str, list[str]]:
     """For awk or sed before ``words[start]``: why its program may run a command ("" if it may not), and the
     program files it names (``-f x.awk``). Options are read as the tool reads them: awk's up to its program (the
     first word that is no option), sed's to the command's end (GNU sed takes them after its script too); the
-    words :func:`_nested` adds after a word holding spaces are skipped where ``nested``. Not ``strict`` (words
+    words :func:`with_nested` adds after a word holding spaces are skipped where ``nested``. Not ``strict`` (words
     split on white space too, which cut a program apart): a sed script not parsed is taken not to run one."""
-    tool = "awk" if name in _AWKS else "sed"
+    tool = "awk" if name in AWKS else "sed"
     programs: list[str] = []
     files: list[str] = []
     positional: list[str] = []
     index, options = start, True
 
-    def take() -> str:  # the next word, past the words _nested added after it (a word holding spaces)
+    def take() -> str:  # the next word, past the words with_nested added after it (a word holding spaces)
         nonlocal index
         word = words[index] if index < len(words) else ""
         index += 1
         if nested and any(space in word for space in " \t\n"):
-            index += len(_nested_words(word))
+            index += len(nested_words(word))
         return word
 
     while index < len(words) and index < start + 256:
         word = take()
-        if not word or set(word) <= _SEPARATOR:
+        if not word or set(word) <= SEPARATOR:
             break
         flag, value = "", ""
         if word == "--" and options:
             options = False
         elif options and word[:1] == "-" and len(word) > 1:
-            flag, value, needs = _filter_option(tool, word)
+            flag, value, needs = filter_option(tool, word)
             value = take() if needs else value
         else:
             positional.append(word)
@@ -294,7 +294,7 @@ def _filter_program(name: str, words: list[str], start: int, strict: bool = True
         if flag == "e":
             programs.append(value)
         elif flag in ("f", "E") or (flag == "W" and value.startswith("e")):  # mawk's `-W exec file`
-            if flag == "W" or _from_stdin(value) or "$(" in value or "`" in value:
+            if flag == "W" or from_stdin(value) or "$(" in value or "`" in value:
                 return f"{name} reads its program from {value!r}, which CodeAct does not read", files
             files.append(value)
         elif tool == "awk" and flag in ("i", "l"):

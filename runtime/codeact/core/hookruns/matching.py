@@ -9,7 +9,7 @@ from ..patterns import compile_narrow
 from ..winnames import windows_name
 from . import pyimports
 
-_GLOB = frozenset("*?[")
+GLOB = frozenset("*?[")
 
 
 class Target(NamedTuple):
@@ -43,7 +43,7 @@ WIDE_GLOB = 4096  # code points a glob word's classes may span before it is take
 _GLOBS: dict[str, re.Pattern[str] | None] = {}  # compiled glob words (None: too wide, taken to match)
 
 
-def _glob(pattern: str) -> re.Pattern[str] | None:
+def compiled_glob(pattern: str) -> re.Pattern[str] | None:
     """The shell glob ``pattern`` compiled (``fnmatchcase``'s), once and without re's cache; ``None`` for one whose
     classes span more than :data:`WIDE_GLOB` code points, which re compiles one code point at a time with no
     deadline (the caller takes the safe side)."""
@@ -59,7 +59,7 @@ def _glob_matches(pattern: str, name: str) -> bool:
     within one part; ``**`` anywhere makes every ``*`` cross parts (what a variable, an unread brace or a
     workspace stands for). A too wide one is taken to match: the write is refused."""
     if "**" in pattern:
-        regex = _glob(pattern)
+        regex = compiled_glob(pattern)
         return regex is None or regex.match(name) is not None
     parts, names = pattern.split("/"), name.split("/")
     if len(parts) != len(names):
@@ -67,7 +67,7 @@ def _glob_matches(pattern: str, name: str) -> bool:
     for part, given in zip(parts, names):
         if part == given:
             continue
-        regex = _glob(part)
+        regex = compiled_glob(part)
         if regex is not None and regex.match(given) is None:
             return False
     return True

@@ -11,29 +11,29 @@ SCRIPT_SUFFIXES = (".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".psm1", ".p
 INTERPRETERS = frozenset(("sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "py",
                           "pythonw", "node", "deno", "bun", "tsx", "ts-node", "ruby", "perl", "php", "lua", "pwsh",
                           "powershell", "pwsh.exe", "powershell.exe", "-file", "cmd", "cmd.exe", "call"))
-_SHELL_NAMES = ("sh", "bash", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox")  # POSIX shells: `-c` text
-_CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
-_OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
-_PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
-_PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT", "PLUGIN_ROOT")  # the CLI sets all three
+SHELL_NAMES = ("sh", "bash", "zsh", "dash", "ksh", "fish", "mksh", "ash", "busybox")  # POSIX shells: `-c` text
+CHANGE_DIR = frozenset(("cd", "pushd", "chdir", "set-location", "sl", "push-location"))
+OUTPUT_REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>"))
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "COPILOT_PROJECT_DIR")
+PLUGIN_VARS = ("CLAUDE_PLUGIN_ROOT", "COPILOT_PLUGIN_ROOT", "PLUGIN_ROOT")  # the CLI sets all three
 # Runners that read a file of the folder they run in first (`python -m a.b`: a/b.py; `make`: the Makefile; `npm run
 # x`: package.json): that file is protected like a script the hook names. What it imports or runs in turn is not.
-_PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
-_MAKES = frozenset(("make", "gmake", "make.exe", "gmake.exe", "mingw32-make", "mingw32-make.exe"))
-_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # those make reads, the first found
-_NPMS = frozenset(("npm", "npm.cmd", "npm.exe"))
+PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
+MAKES = frozenset(("make", "gmake", "make.exe", "gmake.exe", "mingw32-make", "mingw32-make.exe"))
+MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # those make reads, the first found
+NPMS = frozenset(("npm", "npm.cmd", "npm.exe"))
 _NPM_SCRIPTS = frozenset(("run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "install",
                           "i", "ci", "install-test", "it", "install-ci-test", "cit"))  # read package.json's scripts
-_PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bun.exe"))  # `yarn lint`: a script
-_RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
-_MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
-_SEPARATOR = frozenset(";&|()")
-_WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
+PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bun.exe"))  # `yarn lint`: a script
+RUNNER_DIRS = frozenset(("-c", "--directory", "--prefix", "--dir", "--cwd"))  # an option naming the folder run in
+MAKE_FILES = frozenset(("-f", "--file", "--makefile"))
+SEPARATOR = frozenset(";&|()")
+WORKSPACES = frozenset(("-w", "--workspace", "--filter"))  # npm's workspace, pnpm's filter: its package.json
 # npm's --workspaces (-ws), pnpm's --recursive (-r): every workspace's package.json (`*/package.json`)
-_EVERY_WORKSPACE = frozenset(("--workspaces", "-ws", "--ws", "--recursive"))
+EVERY_WORKSPACE = frozenset(("--workspaces", "-ws", "--ws", "--recursive"))
 # npm's (pnpm's, yarn's, bun's) commands that install: the lifecycle scripts of every workspace package and every
 # local `file:` dependency run, so every package.json below is read as theirs
-_INSTALLS = frozenset(("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isntal", "isntall", "add",
+INSTALLS = frozenset(("install", "i", "in", "ins", "inst", "insta", "instal", "isnt", "isntal", "isntall", "add",
                        "ci", "clean-install", "ic", "install-clean", "isntall-clean", "install-test", "it",
                        "install-ci-test", "cit", "update", "up", "upgrade", "udpate", "rebuild", "rb", "link", "ln",
                        "remove", "rm", "r", "un", "uninstall", "unlink", "prune", "dedupe", "ddp", "import",
@@ -41,54 +41,54 @@ _INSTALLS = frozenset(("install", "i", "in", "ins", "inst", "insta", "instal", "
 # Beside each package.json an install reads: what it installs from (lockfiles, a tarball a `file:` spec or a lockfile
 # names) and node-gyp's files (npm's default install script for a package with binding.gyp: `node-gyp rebuild`, and
 # gyp runs a `<!(cmd)` of the file while reading it; config.gypi and common.gypi of the folder are included)
-_INSTALL_FILES = ("package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb",
+INSTALL_FILES = ("package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb",
                   "binding.gyp", "config.gypi", "common.gypi", "*.tgz", "*.tar", "*.tar.gz")
 # What a package manager loads at every command, wherever in the repository (pnpm: the workspace's root; yarn: every
 # folder up): pnpm's .pnpmfile.cjs hooks and pnpm-workspace.yaml settings, yarn's .yarnrc `yarn-path` and
 # .yarnrc.yml `yarnPath` (the JavaScript yarn hands the command to), its plugins and PnP loaders, bun's bunfig.toml
-_MANAGER_FILES = {"pnpm": (".pnpmfile.cjs", ".pnpmfile.mjs", "pnpm-workspace.yaml"),
+MANAGER_FILES = {"pnpm": (".pnpmfile.cjs", ".pnpmfile.mjs", "pnpm-workspace.yaml"),
                   "yarn": (".yarnrc", ".yarnrc.yml", ".yarn/releases/**", ".yarn/plugins/**", ".pnp.cjs", ".pnp.js",
                            ".pnp.loader.mjs"),
                   "bun": ("bunfig.toml",)}
-_INSTALL = "\x00install"  # :func:`_options`' mark of an install
-_MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
-_VALUED = frozenset((*_RUNNER_DIRS, *_MAKE_FILES, *_WORKSPACES))  # a make or npm option that takes the next word
-_LONG_OPTIONS = tuple(name for name in _VALUED if name.startswith("--"))
+INSTALL = "\x00install"  # :func:`runner_options`' mark of an install
+MAKE_VALUED = "CfIoWjlO"  # make's short flags that take a value (j, l, O: only joined)
+VALUED = frozenset((*RUNNER_DIRS, *MAKE_FILES, *WORKSPACES))  # a make or npm option that takes the next word
+LONG_OPTIONS = tuple(name for name in VALUED if name.startswith("--"))
 
 
 # Text filters whose own program may run a command (:mod:`.filters` reads it)
-_AWKS = frozenset(("awk", "gawk", "mawk", "nawk"))
-_FILTERS = _AWKS | {"sed", "gsed"}
+AWKS = frozenset(("awk", "gawk", "mawk", "nawk"))
+FILTERS = AWKS | {"sed", "gsed"}
 
 
-# Commands that run what they read on stdin, besides shells and interpreters (_RUNS_CODE): ed's and vim's `!cmd`,
+# Commands that run what they read on stdin, besides shells and interpreters (RUNS_CODE): ed's and vim's `!cmd`,
 # sqlite3's `.shell` (not with `-safe`), gdb's `shell`, m4's `syscmd`, dc's `!`; a pipe or here-document into one
 # is not read. make with `-f -` (or `/dev/stdin`) runs the Makefile it reads there.
-_STDIN_RUNNERS = frozenset(("ed", "ex", "vi", "vim", "nvim", "view", "rvim", "gvim", "gdb", "lldb", "m4", "dc",
+STDIN_RUNNERS = frozenset(("ed", "ex", "vi", "vim", "nvim", "view", "rvim", "gvim", "gdb", "lldb", "m4", "dc",
                             "sqlite3", "mysql", "psql", "csh", "tcsh", "yash", "expect", "jshell", "ghci"))
 # An interpreter's options that take the next word as their value (a shell's, python's, node's): a word after
 # them that is no option is the script it runs; an option not known here leaves that unknown
-_SCRIPT_VALUED = {"shell": ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"), "python": ("-W", "-X"),
+SCRIPT_VALUED = {"shell": ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"), "python": ("-W", "-X"),
                   "node": ("-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
                            "--env-file", "--title", "--disable-warning")}
-_NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnings", "--trace-uncaught",
+NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnings", "--trace-uncaught",
                          "--trace-deprecation", "--throw-deprecation", "--no-deprecation", "--pending-deprecation",
                          "--preserve-symlinks", "--preserve-symlinks-main", "--experimental-vm-modules",
                          "--experimental-strip-types", "--no-experimental-fetch", "--abort-on-uncaught-exception"))
-_PWSH = frozenset(("pwsh", "pwsh.exe", "powershell", "powershell.exe"))
+PWSH = frozenset(("pwsh", "pwsh.exe", "powershell", "powershell.exe"))
 
 
-_RUNS_CODE = frozenset((*_SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
+RUNS_CODE = frozenset((*SHELL_NAMES, "pwsh", "pwsh.exe", "powershell", "powershell.exe", "cmd", "cmd.exe", "node",
                         "nodejs", "deno", "bun", "tsx", "ts-node", "perl", "ruby", "irb", "php", "lua", "tclsh",
                         "rscript"))  # with python*: a command that runs the code it reads (awk: its argument)
 # Words that leave the next one at a command's place: keywords, and commands that run the command after them
 # (their options, durations and the values of the short options named here: `nice -n 5 sh`, `timeout -s KILL 5 sh`)
-_KEYWORDS = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "coproc"))
-_WRAPPERS = {"env": "uC", "nice": "n", "nohup": "", "timeout": "sk", "stdbuf": "ioe", "command": "", "exec": "a",
+KEYWORDS = frozenset(("do", "then", "else", "elif", "if", "while", "until", "!", "{", "coproc"))
+WRAPPERS = {"env": "uC", "nice": "n", "nohup": "", "timeout": "sk", "stdbuf": "ioe", "command": "", "exec": "a",
              "builtin": "", "eval": "", "sudo": "ugCDhprtU", "doas": "uC", "setsid": "", "ionice": "cnp", "chrt": "",
              "caffeinate": "", "unbuffer": "", "time": "fo"}
-_SETS_NAMES = frozenset(("read", "mapfile", "readarray", "for", "select", "getopts"))  # `read -r f`: f
-_SPECIAL = re.compile(r"\$\{?(?:[0-9@*#?!$_-]|#)")  # `$1`, `$@`, `${1}`, `$_`: what the command was given or ran
+SETS_NAMES = frozenset(("read", "mapfile", "readarray", "for", "select", "getopts"))  # `read -r f`: f
+SPECIAL = re.compile(r"\$\{?(?:[0-9@*#?!$_-]|#)")  # `$1`, `$@`, `${1}`, `$_`: what the command was given or ran
 
 
 # Variables that make a shell or runner read (or run) a file before, or instead of, what the command names: set
@@ -108,29 +108,29 @@ _ENCODED = {"-e", "-ec", "-en", "-enc", "-enco", "-encod", "-encode", "-encoded"
             "-encodedcom", "-encodedcomm", "-encodedcomma", "-encodedcomman", "-encodedcommand"}
 _FIND_RUNS = {"-exec", "-execdir", "-ok", "-okdir"}
 _FD_RUNS = {"-x", "--exec", "-X", "--exec-batch"}
-_INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
+INDIRECT: dict[str, set[str] | None] = {  # a command, and the options that make it so (None: any use)
     "find": _FIND_RUNS, "gfind": _FIND_RUNS, "busybox": _FIND_RUNS, "fd": _FD_RUNS, "fdfind": _FD_RUNS,
     "xargs": None, "parallel": None, "foreach-object": None, "%": None, "foreach": None, "run-parts": None,
     **{shell: _ENCODED for shell in ("pwsh", "pwsh.exe", "powershell", "powershell.exe")}}
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "pwsh", "powershell", "python", "python3", "node",
                      "perl", "ruby", "source", "."})
 
 
 # PowerShell's environment variables: `$env:X`, `${env:X}`, `Env:X` (`Set-Item -Path Env:X`), and .NET's setter
-_ENV_NAME = re.compile(r"(?i)^(?:\$\{?)?env:[\\/]?(\w+)|SetEnvironmentVariable\(\s*['\"]?(\w+)")
-_SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read", "-v", "-x", "-gx"})
+ENV_NAME = re.compile(r"(?i)^(?:\$\{?)?env:[\\/]?(\w+)|SetEnvironmentVariable\(\s*['\"]?(\w+)")
+SETTERS = frozenset({"export", "declare", "typeset", "readonly", "local", "read", "-v", "-x", "-gx"})
 
 
-_NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
-_NODE_SUFFIXES = (".js", ".cjs", ".mjs", ".json", ".node", ".ts", ".mts", ".cts", ".tsx", ".jsx", ".wasm")
+NODE_RUNNERS = frozenset(("node", "node.exe", "nodejs", "tsx", "ts-node", "ts-node-esm", "deno", "bun", "bun.exe"))
+NODE_SUFFIXES = (".js", ".cjs", ".mjs", ".json", ".node", ".ts", ".mts", ".cts", ".tsx", ".jsx", ".wasm")
 
 
-_NPXS = frozenset(("npx", "npx.cmd", "pnpx", "bunx", "bunx.exe"))
-_GIT_VALUED = frozenset(("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"))
-_CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
+NPXS = frozenset(("npx", "npx.cmd", "pnpx", "bunx", "bunx.exe"))
+GIT_VALUED = frozenset(("-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"))
+CONFIG_READS = frozenset(("--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--get-color",
                            "--get-colorbool", "--edit", "-e", "--unset", "--unset-all", "--remove-section",
                            "--rename-section", "get", "list", "edit", "unset", "remove-section", "rename-section"))
-_CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--comment", "--value"))
+CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--comment", "--value"))
 
 
 # What may read a pipe, a here-document or a here-string as data (an allowlist: any other command given one, a
@@ -140,7 +140,7 @@ _CONFIG_VALUED = frozenset(("--file", "-f", "--blob", "--type", "--default", "--
 # not read their input at all. awk and sed (their program read by :mod:`.filters`), xargs (its command read by
 # the runners), a shell, python or node given a script file, a script of the repository named by its path
 # (`./scripts/check.sh`, protected), make and `npm run x` (their files protected) are read apart.
-_STDIN_DATA = frozenset((
+STDIN_DATA = frozenset((
     "grep", "egrep", "fgrep", "rg", "ag", "ack", "jq", "gojq", "jaq", "yq", "sort", "gsort", "uniq", "head", "tail",
     "wc", "cut", "tr", "tee", "cat", "tac", "rev", "nl", "fold", "fmt", "column", "paste", "join", "comm", "expand",
     "unexpand", "pr", "tsort", "numfmt", "base64", "base32", "basenc", "od", "hexdump", "xxd", "strings", "iconv",
@@ -151,28 +151,28 @@ _STDIN_DATA = frozenset((
     "mkdir", "touch", "rm", "rmdir", "chmod", "ls", "stat", "date", "basename", "dirname", "realpath", "readlink",
     "export", "local", "declare", "typeset", "set", "shift", "break", "continue", "unset", "tput"))
 # Shell words that open and close a compound command: given a pipe, each command inside reads it
-_COMPOUND_OPEN = frozenset(("{", "if", "while", "until", "for", "select", "case"))
-_COMPOUND_CLOSE = frozenset(("}", "fi", "done", "esac"))
+COMPOUND_OPEN = frozenset(("{", "if", "while", "until", "for", "select", "case"))
+COMPOUND_CLOSE = frozenset(("}", "fi", "done", "esac"))
 # Commands whose words name no file they write (or only change a file's mode or time): a script a hook runs that
 # such a word names is not one the hook writes (`test -f scripts/x.sh && bash scripts/x.sh`)
-_READ_ONLY = _STDIN_DATA - {"tee", "sponge", "sort", "gsort", "uniq", "shuf", "iconv", "gzip", "gunzip", "bzip2",
+READ_ONLY = STDIN_DATA - {"tee", "sponge", "sort", "gsort", "uniq", "shuf", "iconv", "gzip", "gunzip", "bzip2",
                             "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "dos2unix", "unix2dos",
                             "base64", "base32", "basenc"} | {"shellcheck", "command", "type", "which", "hash", "file",
                                                               "source", ".", "pushd", "popd", "chown", "chgrp"}
 # Commands that copy (move, link) their source operands to the last or `-t` one: a script a hook runs at or below
 # their destination is theirs, read from those sources (protected, with every file below them)
-_COPIERS = frozenset(("cp", "gcp", "mv", "gmv", "ln", "gln", "install", "ginstall", "rsync", "ditto", "scp"))
+COPIERS = frozenset(("cp", "gcp", "mv", "gmv", "ln", "gln", "install", "ginstall", "rsync", "ditto", "scp"))
 # What xargs may run with its input as extra arguments, read as data whatever they are (an allowlist: `xargs
 # rbash`, `xargs flock l bash`, `xargs make -f`, `xargs awk -f` run them): tools that read the files named, or
-# change their mode or remove them, and run nothing they say; sort and the rest of _STDIN_DATA as a pipe's reader.
-# awk and sed given a program, npx running a formatter of _FORMATTERS, git add and a script of the repository
+# change their mode or remove them, and run nothing they say; sort and the rest of STDIN_DATA as a pipe's reader.
+# awk and sed given a program, npx running a formatter of FORMATTERS, git add and a script of the repository
 # named by its path are read apart (:func:`.runners._xargs_reads_data`).
-_XARGS_DATA = (_STDIN_DATA - {"read", "mapfile", "readarray", "exit", "return", "wait", "cd", "export", "local",
+XARGS_DATA = (STDIN_DATA - {"read", "mapfile", "readarray", "exit", "return", "wait", "cd", "export", "local",
                               "declare", "typeset", "set", "shift", "break", "continue", "unset", "[[", "tee",
                               "sponge", "logger"}) | {
     "file", "du", "chown", "chgrp", "shellcheck", "black", "isort", "ruff", "autopep8", "yapf", "clang-format",
     "gofmt", "goimports", "rustfmt", "shfmt", "prettier", "eslint", "biome", "stylelint", "markdownlint",
     "markdownlint-cli2", "oxlint", "dprint", "taplo", "yamllint", "codespell", "typos", "editorconfig-checker"}
 # Formatters and linters npx (pnpm exec, yarn, bunx) may run with xargs' input: they read the files named
-_FORMATTERS = frozenset(("prettier", "eslint", "biome", "stylelint", "markdownlint", "markdownlint-cli",
+FORMATTERS = frozenset(("prettier", "eslint", "biome", "stylelint", "markdownlint", "markdownlint-cli",
                          "markdownlint-cli2", "oxlint", "dprint", "taplo", "standard"))

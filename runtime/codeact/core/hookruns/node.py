@@ -6,20 +6,20 @@ import os
 import re
 
 from ..beneath import read_regular_within
-from .bounds import MAX_HOOKS_BYTES, Unread, _Budget
-from .commands import _no_script
-from .names import _NODE_RUNNERS, _NODE_SUFFIXES, _SEPARATOR
-from .paths import _bases
+from .bounds import MAX_HOOKS_BYTES, Budget, Unread
+from .commands import no_script
+from .names import NODE_RUNNERS, NODE_SUFFIXES, SEPARATOR
+from .paths import command_bases
 from .words import shell_words
 
 
-def _node_files(text: str, bases: list[str], root: str, budget: _Budget | None) -> list[str]:
+def node_files(text: str, bases: list[str], root: str, budget: Budget | None) -> list[str]:
     """The files node (``-r``/``--require``/``--import`` too; tsx, ts-node, deno, bun) may run for ``text``, a
     script named without a suffix, as ``require`` resolves it: ``text.*`` (``.js``, ``.cjs``, ``.json``,
     ``.node``, ``.ts``...) and, as a folder, ``text/package.json``, ``text/index.*`` and its ``main``
     (``main``, ``main.*``, ``main/index.*``, read from the ``package.json`` there now, which is protected itself).
     A ``package.json`` over :data:`MAX_HOOKS_BYTES` is :class:`Unread`."""
-    if text.lower().endswith(_NODE_SUFFIXES):
+    if text.lower().endswith(NODE_SUFFIXES):
         return []
     folder = text.rstrip("/\\") or text[:1]
     if folder != text or os.path.basename(folder) in (".", ".."):  # `.`, `..`, `./`, `x/.`: a folder only
@@ -43,7 +43,7 @@ _NODE_LOADS = re.compile(r"""\b(?:require|import)\s*\(\s*(?!["'`][^"'`$]*["'`]\s
                          r"""\beval\b|Function\s*\(""")
 
 
-def _check_node_stdin(text: str) -> None:
+def check_node_stdin(text: str) -> None:
     """:class:`Unread` where the shell command ``text`` feeds node (deno, bun, tsx...) its program by a
     here-document or a here-string (``node <<'EOF'``, ``cat <<'EOF' | node``, ``node <<< '...'``): what that
     code requires is not read. node given a script file (``cat <<EOF | node guard.js``) reads it as data."""
@@ -54,26 +54,26 @@ def _check_node_stdin(text: str) -> None:
         end = min([at for at in (text.find(char, match.end()) for char in ";&)\n") if at >= 0] or [len(text)])
         for part in text[begin:end].split("|"):
             words = shell_words(part, 2)
-            at = next((n for n, word in enumerate(words) if os.path.basename(word).lower() in _NODE_RUNNERS), None)
+            at = next((n for n, word in enumerate(words) if os.path.basename(word).lower() in NODE_RUNNERS), None)
             if at is None:
                 continue
             name = os.path.basename(words[at]).lower()
-            if name not in ("node", "nodejs", "node.exe") or _no_script("node", words, at + 1, len(words)):
+            if name not in ("node", "nodejs", "node.exe") or no_script("node", words, at + 1, len(words)):
                 raise Unread(f"{name} reads its program from a here-document or a here-string, which CodeAct "
                              "does not read; put it in a script file")
 
 
-def _node_code_files(words: list[str], start: int, root: str, cwd: str, plugin: bool,
-                     budget: _Budget | None) -> list[str]:
+def node_code_files(words: list[str], start: int, root: str, cwd: str, plugin: bool,
+                     budget: Budget | None) -> list[str]:
     """The files ``node -e``/``-p``/``--eval``/``--print`` (``deno eval``) code (node's, bun's, deno's words from
-    ``words[start]``) requires or imports by a literal path (``./x``, ``../x``), as :func:`_node_files` resolves
+    ``words[start]``) requires or imports by a literal path (``./x``, ``../x``), as :func:`node_files` resolves
     each, relative to the folder node runs in. :class:`Unread` for code that loads what its literals do not say
     (``require(name)``, ``import(x)``, ``process.chdir``, ``createRequire``, ``eval``)."""
     found: list[str] = []
     bases: list[str] | None = None
     for at in range(start, min(len(words), start + 64)):
         word = words[at]
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         key, equals, value = word.partition("=")
         if word == "eval" and at == start:  # `deno eval "code"`
@@ -84,8 +84,8 @@ def _node_code_files(words: list[str], start: int, root: str, cwd: str, plugin: 
         if _NODE_LOADS.search(code):
             raise Unread("node's -e/-p code loads a module CodeAct does not read; put it in a script file")
         for spec in _NODE_SPEC.findall(code)[:64]:
-            bases = _bases(words, root, cwd, plugin) if bases is None else bases
-            found += [spec, *_node_files(spec, bases, root, budget)]
+            bases = command_bases(words, root, cwd, plugin) if bases is None else bases
+            found += [spec, *node_files(spec, bases, root, budget)]
     return found
 
 

@@ -6,7 +6,7 @@ import os
 import re
 
 from .bounds import Unread
-from .names import _EVERY_WORKSPACE, _INSTALL, _INSTALLS, _LONG_OPTIONS, _MAKE_VALUED, _SEPARATOR, _VALUED
+from .names import EVERY_WORKSPACE, INSTALL, INSTALLS, LONG_OPTIONS, MAKE_VALUED, SEPARATOR, VALUED
 
 # npm's config as nopt reads it (npm 11, @npmcli/config's definitions): the options that take the next word (a
 # String's only where it does not start with `-x`), and those that do not (a Boolean's takes only `true`/`false`);
@@ -98,33 +98,33 @@ def _check_npm_option(word: str) -> None:
                      "which CodeAct does not follow")
 
 
-def _subcommand(words: list[str], start: int) -> str:
+def subcommand_of(words: list[str], start: int) -> str:
     """The first word of ``words[start:]`` that is no option nor an option's value (as npm reads its options, see
     :func:`_npm_value_next`), up to the command's end ("" if none)."""
     index = start
     while index < len(words) and index < start + 32:
         word = words[index]
         index += 1
-        if set(word) <= _SEPARATOR:
+        if set(word) <= SEPARATOR:
             return ""
         if _DASHES.fullmatch(word):
-            return words[index].lower() if index < len(words) and not set(words[index]) <= _SEPARATOR else ""
+            return words[index].lower() if index < len(words) and not set(words[index]) <= SEPARATOR else ""
         if not word.startswith("-"):
             return word.lower()
         index += _npm_value_next(word, words[index] if index < len(words) else None)
     return ""
 
 
-def _package_folders(words: list[str], start: int) -> list[str]:
+def package_folders(words: list[str], start: int) -> list[str]:
     """The package folders ``npx``, ``npm exec``, ``pnpm dlx``, ``bunx`` run from the path specs of
     ``words[start:]``: its ``--package``/``-p`` values and the first word that is no option nor an option's value
     (npm's, :func:`_npm_value_next`: ``--prefix dir``, ``--loglevel error``), the command after ``exec``/``dlx``,
-    where one is a folder or tarball as npm-package-arg reads it (:func:`_folder_spec`: ``./tool``, ``file:x``,
+    where one is a folder or tarball as npm-package-arg reads it (:func:`folder_spec`: ``./tool``, ``file:x``,
     ``x@./tool``): every file below each (its ``package.json`` picks the ``bin`` it runs)."""
     specs: list[str] = []
     index = start
     options = True
-    while index < len(words) and index < start + 64 and not set(words[index]) <= _SEPARATOR:
+    while index < len(words) and index < start + 64 and not set(words[index]) <= SEPARATOR:
         word = words[index]
         index += 1
         if options and _DASHES.fullmatch(word):
@@ -145,7 +145,7 @@ def _package_folders(words: list[str], start: int) -> list[str]:
             break
     found: list[str] = []
     for given in specs:
-        spec = _folder_spec(given)
+        spec = folder_spec(given)
         if spec is not None and spec.lower().endswith((".tgz", ".tar.gz", ".tar")):
             found.append(spec)
         elif spec is not None:
@@ -158,7 +158,7 @@ _NPM_GIT = re.compile(r"[^@]+@[^:.]+\.[^:]+:.+", re.IGNORECASE)
 _GITHUB_SHORT = re.compile(r"[^:@%/\s.-][^:@%/\s]*/[^:@\s/%]+(?:#.*)?")
 
 
-def _folder_spec(given: str) -> str | None:
+def folder_spec(given: str) -> str | None:
     """The folder (or tarball) the package spec ``given`` names, as npm-package-arg reads it: ``name@spec`` split at
     the first ``@`` after a scope's, then ``file:x`` (any case), a spec starting ``.``, ``/``, ``~/`` or a drive, a
     tarball name, a path of slashes that is no GitHub ``user/repo``; a word starting ``$`` too (a folder named by a
@@ -184,15 +184,15 @@ def _folder_spec(given: str) -> str | None:
     return None
 
 
-def _options(words: list[str], start: int, make: bool = False, manager: str = "npm") -> list[tuple[str, str]]:
+def runner_options(words: list[str], start: int, make: bool = False, manager: str = "npm") -> list[tuple[str, str]]:
     """The words after make (``make``) or npm (``manager``: pnpm, yarn, bun) up to the command's end, as ``(option,
     value)``: ``-C dir``, ``-Cdir``, ``--directory=dir`` give ``("-c", "dir")`` (names case-folded); a plain word
     ``("", word)``; ``-f x`` and ``-w x`` take the next word too. In a group of short flags (``-sC dir``) the first
     that takes a value takes the rest or the next word: make's ``C``, ``f``, ``I``, ``o``, ``W`` (``j``, ``l``,
     ``O`` only the rest), npm's ``C``, ``w``; pnpm's ``--filter x``/``-F x`` and yarn's ``workspace x`` name a
     workspace. npm's options are read as nopt reads them (:func:`_npm_value_next`: ``--loglevel error``). The
-    command (the first plain word) is an install (:data:`_INSTALL` and every workspace, ``("-w", "**")``) for npm
-    unless it is one that reifies no tree (:data:`_NPM_READS`, :func:`_installs`), for the others where :data:`_INSTALLS` holds it,
+    command (the first plain word) is an install (:data:`INSTALL` and every workspace, ``("-w", "**")``) for npm
+    unless it is one that reifies no tree (:data:`_NPM_READS`, :func:`_installs`), for the others where :data:`INSTALLS` holds it,
     and for a bare ``yarn`` (yarn's install). :class:`Unread` for an option naming what npm runs
     (:func:`_check_npm_option`)."""
     found: list[tuple[str, str]] = []
@@ -201,13 +201,13 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
     while index < len(words) and len(found) < 64:
         word = words[index]
         index += 1
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             break
         if not word.startswith("-") or (not make and _DASHES.fullmatch(word)):
             first = not make and not command
             if _DASHES.fullmatch(word):  # `npm -- ci`: the command; `npm run x -- --y`: the script's, no option
-                if not first or index >= len(words) or set(words[index]) <= _SEPARATOR:
-                    ends = next((n for n in range(index, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+                if not first or index >= len(words) or set(words[index]) <= SEPARATOR:
+                    ends = next((n for n in range(index, len(words)) if set(words[n]) <= SEPARATOR), len(words))
                     found += [("", later) for later in words[index:ends][:64]]
                     break
                 word = words[index]
@@ -217,7 +217,7 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
             continue
         key, equals, value = word.partition("=")
         low = key.lower()
-        if not make and (low in _EVERY_WORKSPACE or word == "-r"):  # npm -ws, pnpm -r: every package.json
+        if not make and (low in EVERY_WORKSPACE or word == "-r"):  # npm -ws, pnpm -r: every package.json
             found.append(("-w", "**"))
             continue
         if not make:
@@ -227,10 +227,10 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
                 index = read[1]
                 continue
         if low.startswith("--"):  # an unambiguous abbreviation, as getopt_long reads it: `--direc=x`
-            longer = [name for name in _LONG_OPTIONS if name.startswith(low)]
-            low = low if low in _LONG_OPTIONS or len(longer) != 1 else longer[0]
+            longer = [name for name in LONG_OPTIONS if name.startswith(low)]
+            low = low if low in LONG_OPTIONS or len(longer) != 1 else longer[0]
         else:  # short flags joined (`-sC dir`, `-sCdir`): the first that takes a value takes the rest or next word
-            at = next((n for n, flag in enumerate(word[1:], 1) if flag in (_MAKE_VALUED if make else "CwF")), None)
+            at = next((n for n, flag in enumerate(word[1:], 1) if flag in (MAKE_VALUED if make else "CwF")), None)
             if at is not None:
                 flag, value = word[at], word[at + 1:]
                 if flag in "jlO":  # make's optional values: only the rest of the word
@@ -240,12 +240,12 @@ def _options(words: list[str], start: int, make: bool = False, manager: str = "n
                     continue
                 low = {"C": "-c", "f": "-f", "w": "-w", "F": "-w"}[flag]  # pnpm's -F: --filter, a workspace
                 value = value if make else value.removeprefix("=")  # npm's `-w=impl` (nopt), not make's
-        if not value and low in _VALUED and index < len(words):
+        if not value and low in VALUED and index < len(words):
             value = words[index]
             index += 1
         found.append((low, value))
     if not make and not command and manager == "yarn" and not {key for key, _ in found} & _YARN_ONLY_SAYS:
-        found += [("-w", "**"), (_INSTALL, "")]  # a bare `yarn` (`yarn --frozen-lockfile`) installs
+        found += [("-w", "**"), (INSTALL, "")]  # a bare `yarn` (`yarn --frozen-lockfile`) installs
     return found
 
 
@@ -253,7 +253,7 @@ _YARN_ONLY_SAYS = frozenset(("--version", "-v", "--help", "-h"))  # a bare yarn 
 
 
 def _npm_read(words: list[str], index: int, word: str) -> tuple[tuple[str, str], int] | None:
-    """npm's option ``word`` (``words[index]`` the word after it) as nopt reads it, as :func:`_options` gives it
+    """npm's option ``word`` (``words[index]`` the word after it) as nopt reads it, as :func:`runner_options` gives it
     (``("--prefix", dir)``, ``("-w", name)``, ``("--loglevel", "error")``), and where the next word is read from;
     None for an option nopt does not know (``-wimpl``: read as ``-w impl``, the safe side)."""
     name = _npm_option(word)
@@ -268,7 +268,7 @@ def _npm_read(words: list[str], index: int, word: str) -> tuple[tuple[str, str],
 
 def _plain_word(words: list[str], index: int, word: str, first: bool, manager: str,
                 found: list[tuple[str, str]]) -> int:
-    """:func:`_options`' reading of the plain ``word`` (``first``: the command), added to ``found``; where the
+    """:func:`runner_options`' reading of the plain ``word`` (``first``: the command), added to ``found``; where the
     next word is read from."""
     if word == "workspace" and first and index < len(words):  # `yarn workspace x lint`
         found.append(("-w", words[index]))
@@ -276,7 +276,7 @@ def _plain_word(words: list[str], index: int, word: str, first: bool, manager: s
     if word == "workspaces" and first:  # `yarn workspaces foreach`: every workspace
         found.append(("-w", "**"))
     elif first and _installs(manager, word.lower(), words[index:]):  # every workspace's install scripts run
-        found += [("", word), ("-w", "**"), (_INSTALL, "")]
+        found += [("", word), ("-w", "**"), (INSTALL, "")]
     else:
         found.append(("", word))
     return index
@@ -287,10 +287,10 @@ def _installs(manager: str, command: str, rest: list[str]) -> bool:
     lifecycle scripts of every workspace package and local dependency it installs, rebuilds or links. npm: every
     command but those known to reify nothing (``npm audit`` but ``npm audit fix``)."""
     if manager != "npm":
-        return command in _INSTALLS
-    rest = rest[:next((n for n, word in enumerate(rest) if set(word) <= _SEPARATOR), len(rest))]
+        return command in INSTALLS
+    rest = rest[:next((n for n, word in enumerate(rest) if set(word) <= SEPARATOR), len(rest))]
     if command == "audit":
         return "fix" in rest
     if command in ("pack", "publish"):  # the project's own prepack/prepare scripts; a folder's given as a spec
-        return any(_folder_spec(word) is not None for word in rest)
+        return any(folder_spec(word) is not None for word in rest)
     return command not in _NPM_READS

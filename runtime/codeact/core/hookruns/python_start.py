@@ -7,22 +7,22 @@ import re
 
 from ..beneath import read_regular_within
 from . import pyimports
-from .bounds import MAX_BASES, MAX_HOOKS_BYTES, Unread, _Budget
-from .names import _SEPARATOR
-from .paths import _FRESH, _bases, _glob_escaped
-from .words import _expand
+from .bounds import MAX_BASES, MAX_HOOKS_BYTES, Budget, Unread
+from .names import SEPARATOR
+from .paths import FRESH, command_bases, glob_escaped
+from .words import expand_word
 
 
-def _python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool,
-                  budget: _Budget | None = None) -> list[str]:
+def python_files(words: list[str], start: int, pythonpath: str | None, root: str, cwd: str, plugin: bool,
+                  budget: Budget | None = None) -> list[str]:
     """The files ``python ...`` (its options from ``words[start]`` on) may run first: ``-m a.b``'s files in the
     folder it runs in and in each folder of ``PYTHONPATH``, a script folder's (or zip's) ``__main__.py``,
     ``sitecustomize.py``, ``usercustomize.py`` in each folder of ``PYTHONPATH``, and what it imports from the
-    folder first on its path (:func:`_import_files`: the script's, or for ``-c``/``-m`` the one it runs in)."""
-    start_kind, given, isolated = _python_start(words, start)
+    folder first on its path (:func:`import_files`: the script's, or for ``-c``/``-m`` the one it runs in)."""
+    start_kind, given, isolated = read_python_start(words, start)
     found: list[str] = []
     for folder in ["", *[part for part in re.split(r"[:;]", pythonpath or "") if part][:MAX_BASES]]:
-        expanded = _expand(folder, root, cwd, plugin) if folder else ""
+        expanded = expand_word(folder, root, cwd, plugin) if folder else ""
         if expanded is None:
             continue
         if folder:  # every Python start imports these from a PYTHONPATH folder, whatever it runs
@@ -32,16 +32,16 @@ def _python_files(words: list[str], start: int, pythonpath: str | None, root: st
                 found.append(os.path.join(given, "__main__.py"))
         elif start_kind == "module":
             found += [os.path.join(expanded, file) for file in _module_files(given)]
-    script = _expand(given, root, cwd, plugin) if start_kind in ("script", "stdin") else None
+    script = expand_word(given, root, cwd, plugin) if start_kind in ("script", "stdin") else None
     code = given if start_kind == "code" else f"import {given}" if start_kind == "module" else None
-    bases = _bases(words, root, cwd, plugin)
+    bases = command_bases(words, root, cwd, plugin)
     firsts: list[str | None] = ["" if start_kind in ("code", "module", "stdin") and not isolated else None]
     if start_kind == "script" and script is not None:  # its folder (a folder python runs: itself), as it is named
         firsts = [script if any(os.path.isdir(os.path.join(base, script)) for base in bases)  # and as it resolves
                   else os.path.dirname(script), *_real_folders(script, bases, root)]
-    for folder in [*firsts, *[_expand(part, root, cwd, plugin) for part in re.split(r"[:;]", pythonpath or "")
+    for folder in [*firsts, *[expand_word(part, root, cwd, plugin) for part in re.split(r"[:;]", pythonpath or "")
                               if part][:MAX_BASES]]:  # PYTHONPATH's folders come before the standard library too
-        found += _import_files(folder, script, code, root, bases, budget)
+        found += import_files(folder, script, code, root, bases, budget)
     return found
 
 
@@ -58,7 +58,7 @@ def _real_folders(script: str, bases: list[str], root: str) -> list[str]:
     return found
 
 
-def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
+def read_python_start(words: list[str], start: int) -> tuple[str, str, bool]:
     """What ``python ...`` runs, reading the words after the interpreter as CPython reads its options (short
     flags may be joined: ``-Im x``, ``-Imx``; ``-W``/``-X`` take a value): ``("module", name)`` for ``-m``,
     ``("code", text)`` for ``-c`` (and a here-string), ``("script", path)``, ``("stdin", path)`` for a program
@@ -76,7 +76,7 @@ def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
                          "put it in a script file")
         if word == "-":  # the program from stdin: a redirect after it names it
             continue
-        if set(word) <= _SEPARATOR:
+        if set(word) <= SEPARATOR:
             break
         if not word.startswith("-"):
             return "script", word, isolated
@@ -95,11 +95,11 @@ def _python_start(words: list[str], start: int) -> tuple[str, str, bool]:
     return "", "", isolated
 
 
-def _import_files(folder: str | None, script: str | None, code: str | None, root: str, bases: list[str],
-                  budget: _Budget | None) -> list[str]:
+def import_files(folder: str | None, script: str | None, code: str | None, root: str, bases: list[str],
+                  budget: Budget | None) -> list[str]:
     """What a Python start imports from ``folder`` (relative to the folders it may run in, ``bases``; None: not on
     its path), a folder of its path before the standard library (:func:`codeact.core.hookruns.pyimports.follow`): its
-    surface (marked :data:`_FRESH`), and every file of each name ``script`` (a file, read from each base) or
+    surface (marked :data:`FRESH`), and every file of each name ``script`` (a file, read from each base) or
     ``code`` imports, followed. :class:`Unread` where a module it runs moves where Python looks."""
     if folder is None:
         return []
@@ -135,15 +135,15 @@ def _import_files(folder: str | None, script: str | None, code: str | None, root
     if followed.moves_path or moved:  # `-c`'s path entry '' follows an os.chdir of the code
         raise Unread("a Python program a hook runs loads a module by its path or changes where Python looks "
                      "(sys.path), which CodeAct does not follow; keep its imports beside it")
-    escaped = _glob_escaped(folder)
+    escaped = glob_escaped(folder)
     linked = [os.path.realpath(path) for base in bases for pattern in followed.whole if pattern.endswith(".*")
               if os.path.islink(path := os.path.join(base, folder, pattern[:-2] + ".py"))]  # helper.py -> shared/
-    return [_FRESH + os.path.join(escaped, pattern) for pattern in followed.surface] + \
+    return [FRESH + os.path.join(escaped, pattern) for pattern in followed.surface] + \
         [os.path.join(escaped, pattern) for pattern in followed.whole] + \
         [path for path in linked if path.startswith(os.path.realpath(root) + os.sep)]
 
 
-def _module_source(file: str, root: str, budget: _Budget | None) -> bytes | None:
+def _module_source(file: str, root: str, budget: Budget | None) -> bytes | None:
     """The text of the Python file ``file`` (a regular file inside ``root``) up to :data:`MAX_HOOKS_BYTES`, or
     None where it is missing (one larger is :data:`codeact.core.hookruns.pyimports.TOO_LARGE`: not known). Read each time:
     a hooks file's answer that depends on it is not cached."""
@@ -159,7 +159,7 @@ def _module_source(file: str, root: str, budget: _Budget | None) -> bytes | None
 _SHELL_EXECS_PYTHON = re.compile(rb"^[\s'\"]*exec\b[^\n]*python", re.MULTILINE)  # sh/Python polyglots
 
 
-def _runs_python(script: str, bases: list[str], root: str) -> bool:
+def runs_python(script: str, bases: list[str], root: str) -> bool:
     """Whether the script ``script`` runs as Python by itself: a ``.py`` name, a ``#!`` line naming python (the
     kernel reads 255 bytes of it), or a shell script whose first lines ``exec`` python (a sh/Python polyglot)."""
     if script.lower().endswith((".py", ".pyw")):

@@ -7,43 +7,44 @@ import os
 import re
 
 from ..beneath import read_regular_within
-from .bounds import MAX_BASES, MAX_HOOKS_BYTES, Unread, _Budget
-from .commands import _data_tool_runs, _reads_code, _runs_named_script, _tree_script
-from .filters import _filter_option, _filter_program
-from .matching import _GLOB, Target
+from . import buildfiles
+from .bounds import MAX_BASES, MAX_HOOKS_BYTES, Budget, Unread
+from .commands import data_tool_runs, reads_code, runs_named_script, tree_script
+from .filters import filter_option, filter_program
+from .matching import GLOB, Target
 from .names import (
-    _AWKS,
-    _CONFIG_READS,
-    _CONFIG_VALUED,
-    _ENV_NAME,
-    _FILTERS,
-    _FORMATTERS,
-    _GIT_VALUED,
-    _INDIRECT,
-    _INSTALL,
-    _INSTALL_FILES,
-    _MAKE_FILES,
-    _MAKEFILES,
-    _MAKES,
-    _MANAGER_FILES,
-    _NODE_RUNNERS,
-    _NPMS,
-    _NPXS,
-    _OUTPUT_REDIRECTS,
-    _PACKAGE_RUNNERS,
-    _PYTHON,
-    _RUNNER_DIRS,
-    _SEPARATOR,
-    _SETTERS,
-    _WORKSPACES,
-    _XARGS_DATA,
+    AWKS,
+    CONFIG_READS,
+    CONFIG_VALUED,
+    ENV_NAME,
+    FILTERS,
+    FORMATTERS,
+    GIT_VALUED,
+    INDIRECT,
+    INSTALL,
+    INSTALL_FILES,
+    MAKE_FILES,
+    MAKEFILES,
+    MAKES,
+    MANAGER_FILES,
+    NODE_RUNNERS,
+    NPMS,
+    NPXS,
+    OUTPUT_REDIRECTS,
+    PACKAGE_RUNNERS,
+    PYTHON,
+    RUNNER_DIRS,
+    SEPARATOR,
+    SETTERS,
     UNFOLLOWED_VARIABLES,
+    WORKSPACES,
+    XARGS_DATA,
 )
-from .node import _node_code_files
-from .options import _folder_spec, _options, _package_folders, _subcommand
-from .paths import _bases, _targets
-from .python_start import _python_files, _python_start
-from .words import _ASSIGNMENT, _check_variable, _expand, _flag
+from .node import node_code_files
+from .options import folder_spec, package_folders, runner_options, subcommand_of
+from .paths import command_bases, targets_from
+from .python_start import python_files, read_python_start
+from .words import ASSIGNMENT, as_flag, check_variable, expand_word
 
 
 def _imports_a_category(words: list[str], at: int) -> bool:
@@ -65,14 +66,14 @@ def _imports_a_category(words: list[str], at: int) -> bool:
 
 def _program_files(name: str, words: list[str], start: int, root: str, cwd: str, plugin: bool) -> list[str]:
     """For a search tool or text filter before ``words[start]``: :class:`Unread` where it runs commands CodeAct
-    does not read (:func:`_finder_runs`, :func:`_filter_program`); the program files it names (``awk -f x``)."""
+    does not read (:func:`_finder_runs`, :func:`filter_program`); the program files it names (``awk -f x``)."""
     reason = _finder_runs(name, words, start)
     programs: list[str] = []
-    if name in _FILTERS and not reason:  # strict in _check_commands, of a POSIX shell's words
-        reason, programs = _filter_program(name, words, start, strict=False, nested=True)
+    if name in FILTERS and not reason:  # strict in check_commands, of a POSIX shell's words
+        reason, programs = filter_program(name, words, start, strict=False, nested=True)
     if reason:
         raise Unread(reason)
-    return [file for given in programs if (file := _expand(given, root, cwd, plugin)) is not None]
+    return [file for given in programs if (file := expand_word(given, root, cwd, plugin)) is not None]
 
 
 def _finder_runs(name: str, words: list[str], start: int) -> str:
@@ -87,11 +88,11 @@ def _finder_runs(name: str, words: list[str], start: int) -> str:
         return ""
     index = start
     while index < len(words) and words[index].startswith("-"):  # git's own options
-        index += 1 + (words[index] in _GIT_VALUED)
+        index += 1 + (words[index] in GIT_VALUED)
     if index >= len(words) or words[index].lower() != "grep":
         return ""
     for word in words[index + 1:]:
-        if word == "--" or (word and set(word) <= _SEPARATOR):
+        if word == "--" or (word and set(word) <= SEPARATOR):
             break
         key = word.partition("=")[0]
         letters = word[1:] if word[:1] == "-" and word[1:2] != "-" else ""
@@ -105,14 +106,14 @@ _DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies", "
 MAX_LOCAL_PACKAGES = 64  # local packages (`file:../x`) followed from one install; past it the hooks file is Unread
 
 
-def _local_dependencies(text: str, bases: list[str], root: str, budget: _Budget | None) -> list[Target]:
+def local_dependencies(text: str, bases: list[str], root: str, budget: Budget | None) -> list[Target]:
     """For ``text``, an install's ``package-lock.json`` (none other: nothing), what the install in its folder
     (from each of ``bases``) installs from the repository outside that folder: the
     local dependencies its ``package.json`` names (``file:../shared``, ``../shared``, ``link:``, a tarball), and
     theirs in turn, each protected as an install's folder (its ``package.json``, ``binding.gyp``..., whose
     lifecycle scripts run) or tarball. Read each time (not cached); :class:`Unread` past
     :data:`MAX_LOCAL_PACKAGES` packages or for a ``package.json`` over :data:`MAX_HOOKS_BYTES`."""
-    if os.path.basename(text) != _INSTALL_FILES[0] or _GLOB & set(text):
+    if os.path.basename(text) != INSTALL_FILES[0] or GLOB & set(text):
         return []
     pending = [os.path.normpath(os.path.join(base, os.path.dirname(text))) for base in bases]
     seen: set[str] = set()
@@ -138,30 +139,30 @@ def _local_dependencies(text: str, bases: list[str], root: str, budget: _Budget 
         specs = [spec for key in _DEPENDENCY_KEYS if isinstance(data, dict) and isinstance(data.get(key), dict)
                  for spec in data[key].values() if isinstance(spec, str)]
         for spec in specs:
-            local = spec[5:] if spec.lower().startswith("link:") else _folder_spec(spec)
+            local = spec[5:] if spec.lower().startswith("link:") else folder_spec(spec)
             if local is None or local.startswith(("$", "~")):
                 continue
             path = os.path.normpath(os.path.join(here, local))
             if local.lower().endswith((".tgz", ".tar.gz", ".tar")):
-                found += _targets(path, True, [here], root)
+                found += targets_from(path, True, [here], root)
                 continue
-            found += [target for file in ("package.json", *_INSTALL_FILES) if "*" not in file
-                      for target in _targets(os.path.join(path, file), True, [here], root)]
+            found += [target for file in ("package.json", *INSTALL_FILES) if "*" not in file
+                      for target in targets_from(os.path.join(path, file), True, [here], root)]
             pending.append(path)
     return found
 
 
 def _git_and_npx_files(name: str, words: list[str], index: int, root: str, cwd: str, plugin: bool) -> list[str]:
     """For ``git`` at ``words[index]``: :class:`Unread` for ``git -c`` (what its configuration names runs),
-    :func:`_git_config_files`; for ``npx`` (``npm exec``, ``pnpm dlx``...): :func:`_package_folders`."""
+    :func:`_git_config_files`; for ``npx`` (``npm exec``, ``pnpm dlx``...): :func:`package_folders`."""
     if name == "git" and any(other.startswith(("-c", "--config-env", "--exec-path")) for other in words[index + 1:]):
         raise Unread("git -c runs what its configuration names (core.hooksPath, diff.external, ...)")
     if name in ("git", "git.exe"):  # `git config core.hooksPath impl`: git runs impl/* from then on
         return _git_config_files(words, index + 1, root, cwd, plugin)
-    if name in _NPXS or (name in _NPMS and _subcommand(words, index + 1) in ("exec", "x")) or (
-            name in _PACKAGE_RUNNERS and _subcommand(words, index + 1) in ("dlx", "exec", "x")):
-        return [expanded for file in _package_folders(words, index + 1)
-                if (expanded := _expand(file, root, cwd, plugin)) is not None]
+    if name in NPXS or (name in NPMS and subcommand_of(words, index + 1) in ("exec", "x")) or (
+            name in PACKAGE_RUNNERS and subcommand_of(words, index + 1) in ("dlx", "exec", "x")):
+        return [expanded for file in package_folders(words, index + 1)
+                if (expanded := expand_word(file, root, cwd, plugin)) is not None]
     return []
 
 
@@ -171,18 +172,18 @@ def _git_config_files(words: list[str], start: int, root: str, cwd: str, plugin:
     ``include.path`` or ``includeIf.*.path`` names; :class:`Unread` for a folder not known here."""
     index = start
     while index < len(words) and words[index].startswith("-"):  # git's own options
-        index += 1 + (words[index] in _GIT_VALUED)
+        index += 1 + (words[index] in GIT_VALUED)
     if index >= len(words) or words[index].lower() != "config":
         return []
     given: list[str] = []
     index += 1
-    while index < len(words) and not set(words[index]) <= _SEPARATOR and len(given) < 4:
+    while index < len(words) and not set(words[index]) <= SEPARATOR and len(given) < 4:
         word = words[index]
         index += 1
-        if word.lower() in _CONFIG_READS:
+        if word.lower() in CONFIG_READS:
             return []
         if word.startswith("-"):
-            index += word in _CONFIG_VALUED
+            index += word in CONFIG_VALUED
         elif word != "set" or given:
             given.append(word)
     if len(given) < 2:
@@ -190,7 +191,7 @@ def _git_config_files(words: list[str], start: int, root: str, cwd: str, plugin:
     key, value = given[0].lower(), given[1]
     if key != "core.hookspath" and not (key.startswith("include") and key.endswith(".path")):
         return []
-    expanded = _expand(value, root, cwd, plugin)
+    expanded = expand_word(value, root, cwd, plugin)
     if expanded is None:
         raise Unread(f"git config {given[0]} names {value!r}, a folder not known here, whose files git then runs")
     if key == "core.hookspath":
@@ -244,11 +245,11 @@ def _check_xargs(words: list[str], start: int) -> None:
             else:
                 raise Unread(f"xargs {word} is an option CodeAct does not read")
             break
-    if index >= len(words) or set(words[index]) <= _SEPARATOR or words[index] in _OUTPUT_REDIRECTS:
+    if index >= len(words) or set(words[index]) <= SEPARATOR or words[index] in OUTPUT_REDIRECTS:
         return  # xargs runs echo
     command = words[index]
     name = _runner_name(command)
-    end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= _SEPARATOR), len(words))
+    end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= SEPARATOR), len(words))
     if "$" in command or "`" in command or (replace and replace in command) or \
             not _xargs_reads_data(name, words, index, end, replace):
         raise Unread(f"xargs runs {command} with its input, which CodeAct does not read as data; run a known "
@@ -258,44 +259,44 @@ def _check_xargs(words: list[str], start: int) -> None:
 def _xargs_reads_data(name: str, words: list[str], index: int, end: int, replace: str) -> bool:
     """Whether the command ``words[index]`` (``name``) that xargs runs with its input as extra arguments reads
     them as data (an allowlist, as a pipe's reader is: a command that runs what it is given may have any name,
-    ``rbash``, ``flock l bash``, ``taskset 1 bash``, ``make -f``): a tool of :data:`_XARGS_DATA` (sort without
+    ``rbash``, ``flock l bash``, ``taskset 1 bash``, ``make -f``): a tool of :data:`XARGS_DATA` (sort without
     its code options), awk or sed given their program in the hook's words (not ``-f``/``-e`` taking the input's
     first word), npx (``npm exec``, ``pnpm exec``, ``yarn``, ``bunx``) running a formatter or linter of
-    :data:`_FORMATTERS` named in the hook, a package.json script (``xargs npm run fmt --``, protected), git's
+    :data:`FORMATTERS` named in the hook, a package.json script (``xargs npm run fmt --``, protected), git's
     ``add``, ``rm``, ``ls-files``, ``check-ignore``, or a script of the repository named by its path
     (``xargs ./tools/fmt.sh``, protected)."""
     rest = words[index + 1:end]
-    if name in _XARGS_DATA:
-        return not _data_tool_runs(name, rest)
-    if name in _FILTERS:
+    if name in XARGS_DATA:
+        return not data_tool_runs(name, rest)
+    if name in FILTERS:
         last = rest[-1] if rest else ""
         return _has_program(name, words[:end], index + 1) and not (
             last in ("-f", "-e", "--file", "--expression", "--source", "-E") or
-            (re.fullmatch(r"-[a-zA-Z]*[fe]", last) is not None and name in _AWKS))
+            (re.fullmatch(r"-[a-zA-Z]*[fe]", last) is not None and name in AWKS))
     if name in ("git", "git.exe"):
         return bool(rest) and rest[0] in ("add", "rm", "ls-files", "check-ignore", "diff-files")
-    if name in _NPXS or name in _NPMS or name in _PACKAGE_RUNNERS:
-        if name not in _NPXS and _runs_named_script(words, index + 1, end):
+    if name in NPXS or name in NPMS or name in PACKAGE_RUNNERS:
+        if name not in NPXS and runs_named_script(words, index + 1, end):
             return True
         named = [word for word in rest if word[:1] != "-"]
-        if named[:1] and name not in _NPXS and named[0] in ("exec", "x", "dlx"):
+        if named[:1] and name not in NPXS and named[0] in ("exec", "x", "dlx"):
             named = named[1:]
         if not named or (replace and replace in named[0]):
             return False  # `xargs npx -y`: the input names the package
         package = re.sub(r"(?<=.)@[^/]*$", "", named[0]).rsplit("/", 1)[-1].lower()
-        return package in _FORMATTERS
-    return _tree_script(words[index], words)
+        return package in FORMATTERS
+    return tree_script(words[index], words)
 
 
 def _has_program(name: str, words: list[str], start: int) -> bool:
     """Whether awk or sed at ``words[start - 1]`` is given its program (``-e``, ``-f``, or a word)."""
-    tool, index = "awk" if name in _AWKS else "sed", start
+    tool, index = "awk" if name in AWKS else "sed", start
     while index < len(words):
         word = words[index]
         index += 1
         if word == "--" or word[:1] != "-" or len(word) < 2:
             return index <= len(words) - (word == "--")
-        flag, _, needs = _filter_option(tool, word)
+        flag, _, needs = filter_option(tool, word)
         if flag in ("e", "f", "E"):
             return True
         index += needs
@@ -307,18 +308,16 @@ def _runner_name(word: str) -> str:
     spec cut off (``npx pnpm@9 lint``, ``npx -y npm@10 run lint``: pnpm's, npm's)."""
     name = os.path.basename(word).lower()
     bare = name.split("@")[0]
-    return bare if "@" in name[1:] and bare in (*_NPMS, *_PACKAGE_RUNNERS) else name
+    return bare if "@" in name[1:] and bare in (*NPMS, *PACKAGE_RUNNERS) else name
 
 
 def _build_files(name: str, words: list[str], index: int, root: str, cwd: str, plugin: bool,
-                 budget: _Budget | None) -> list[str]:
+                 budget: Budget | None) -> list[str]:
     """What a build tool at ``words[index]`` reads first (:mod:`codeact.core.hookruns.buildfiles`: pip's, uv's, cargo's,
     Maven's), its project files read from each folder the command may run in."""
-    from . import buildfiles
-
     module = ""
-    if _PYTHON.fullmatch(name):  # `python -m pip install .`, `python3 -mbuild`
-        kind, module, _ = _python_start(words, index + 1)
+    if PYTHON.fullmatch(name):  # `python -m pip install .`, `python3 -mbuild`
+        kind, module, _ = read_python_start(words, index + 1)
         if kind != "module" or module not in ("pip", "build"):
             return []
     elif name not in buildfiles.RUNNERS and not buildfiles.PIPS.fullmatch(name):
@@ -326,7 +325,7 @@ def _build_files(name: str, words: list[str], index: int, root: str, cwd: str, p
     bases: list[str] | None = None
 
     def expand(word: str) -> str | None:
-        return _expand(word, root, cwd, plugin)
+        return expand_word(word, root, cwd, plugin)
 
     def read(rel: str) -> list[bytes]:
         nonlocal bases
@@ -335,7 +334,7 @@ def _build_files(name: str, words: list[str], index: int, root: str, cwd: str, p
             return []
         if budget is not None:
             budget.read = True
-        bases = _bases(words, root, cwd, plugin) if bases is None else bases
+        bases = command_bases(words, root, cwd, plugin) if bases is None else bases
         found = (read_regular_within(os.path.normpath(os.path.join(base, where)), os.path.realpath(root),
                                      MAX_HOOKS_BYTES) for base in bases)
         return [data for data, _ in filter(None, found) if len(data) <= MAX_HOOKS_BYTES]
@@ -349,7 +348,7 @@ def _build_files(name: str, words: list[str], index: int, root: str, cwd: str, p
     return [file for given in files if (file := expand(given)) is not None]
 
 
-def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _Budget | None,
+def runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: Budget | None,
                   env: dict[str, str] | None = None) -> list[str]:
     """The files (relative to the folder a command runs in) that a runner among ``words`` reads first: a module's
     files for ``python -m a.b`` (``a/b.py``, ``a/b/__main__.py``, the packages' ``__init__.py``, there and in
@@ -364,35 +363,35 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
             budget.spend(0)
         if name in ("xargs", "gxargs"):
             _check_xargs(words, index + 1)
-        elif name in _INDIRECT:
-            flags = _INDIRECT[name]
-            later = {_flag(other) for other in words[index + 1:]}
-            if flags is None or {_flag(flag) for flag in flags} & later:
+        elif name in INDIRECT:
+            flags = INDIRECT[name]
+            later = {as_flag(other) for other in words[index + 1:]}
+            if flags is None or {as_flag(flag) for flag in flags} & later:
                 raise Unread(f"{name} runs commands CodeAct does not read")
         found += _program_files(name, words, index + 1, root, cwd, plugin)
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         found += _build_files(name, words, index, root, cwd, plugin, budget)
-        if _PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
+        if PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
-        if word in ("|", "|&") and index + 1 < len(words) and _reads_code(words, index + 1, strict=False):
+        if word in ("|", "|&") and index + 1 < len(words) and reads_code(words, index + 1, strict=False):
             raise Unread(f"a command piped into {words[index + 1]} runs what CodeAct does not read")
-        env_name = _ENV_NAME.search(word)
+        env_name = ENV_NAME.search(word)
         named = (env_name[1] or env_name[2]) if env_name else (
-            word if index and words[index - 1] in _SETTERS else
+            word if index and words[index - 1] in SETTERS else
             word[2:] if word.startswith("-v") and index and words[index - 1] == "printf" else "")  # `-vBASH_ENV`
         if named and UNFOLLOWED_VARIABLES.fullmatch(named):  # `export BASH_ENV`, `$env:BASH_ENV = ...`
             raise Unread(f"it sets {named}, which makes the command read a file CodeAct does not follow")
-        assignment = _ASSIGNMENT.fullmatch(word)
+        assignment = ASSIGNMENT.fullmatch(word)
         if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`, `PYTHONPATH+=src`
-            _check_variable(assignment[1])
+            check_variable(assignment[1])
             values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
-        if name in _NODE_RUNNERS:  # `node -e "require('./tools/check')"`
-            found += _node_code_files(words, index + 1, root, cwd, plugin, budget)
-        if _PYTHON.fullmatch(name):
-            found += _python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin, budget)
-        elif name in _MAKES or name in _NPMS or name in _PACKAGE_RUNNERS:
-            options = _options(words, index + 1, name in _MAKES, name.split(".")[0])
-            if name in _MAKES:  # make reads each file of MAKEFILES before the Makefile
+        if name in NODE_RUNNERS:  # `node -e "require('./tools/check')"`
+            found += node_code_files(words, index + 1, root, cwd, plugin, budget)
+        if PYTHON.fullmatch(name):
+            found += python_files(words, index + 1, values.get("PYTHONPATH"), root, cwd, plugin, budget)
+        elif name in MAKES or name in NPMS or name in PACKAGE_RUNNERS:
+            options = runner_options(words, index + 1, name in MAKES, name.split(".")[0])
+            if name in MAKES:  # make reads each file of MAKEFILES before the Makefile
                 options += [("-f", file) for file in values.get("MAKEFILES", "").split()[:MAX_BASES]]
             else:  # npm reads its config from the environment, case-insensitively: the prefix is the folder
                 prefix = next((value for key, value in values.items() if key.lower() == "npm_config_prefix"), "")
@@ -405,29 +404,29 @@ def _runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: _
 
 def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, plugin: bool) -> list[str]:
     """The file make (its Makefile, ``-C``, ``-f``) or npm, pnpm, yarn, bun (``package.json``, every command:
-    each may run its scripts; a workspace's too, ``-w``) reads first, as ``options`` (:func:`_options`) say."""
+    each may run its scripts; a workspace's too, ``-w``) reads first, as ``options`` (:func:`runner_options`) say."""
     folder: str | None = ""
     named: list[str] = []
     workspaces: list[str] = []
-    manager = _MANAGER_FILES.get(name.split(".")[0], ())
+    manager = MANAGER_FILES.get(name.split(".")[0], ())
     loaded = [os.path.join(root, where, file) for file in manager for where in ("", "**")]
     for key, given in options:
-        value = _expand(given, root, cwd, plugin) if given else given
-        if key in _RUNNER_DIRS and given:  # `-C $X`: a folder not known here, read nothing
+        value = expand_word(given, root, cwd, plugin) if given else given
+        if key in RUNNER_DIRS and given:  # `-C $X`: a folder not known here, read nothing
             folder = None if value is None or folder is None else os.path.join(folder, value)
-        elif key in _MAKE_FILES and value:
+        elif key in MAKE_FILES and value:
             named.append(value)
-        elif key in _WORKSPACES and value:
+        elif key in WORKSPACES and value:
             workspaces.append(value)
     if folder is None:
         return loaded
-    if name in _MAKES:
-        return [os.path.join(folder, file) for file in named or _MAKEFILES]
-    installed = [os.path.join(folder, where, file) for file in _INSTALL_FILES for where in ("", "**")] \
-        if (_INSTALL, "") in options else []
+    if name in MAKES:
+        return [os.path.join(folder, file) for file in named or MAKEFILES]
+    installed = [os.path.join(folder, where, file) for file in INSTALL_FILES for where in ("", "**")] \
+        if (INSTALL, "") in options else []
     if installed:  # npm installs from the workspace root above (its scripts run): each folder up, its own files
         installed += [os.path.join(folder, *[".."] * up, file) for up in range(1, MAX_BASES + 1)
-                      for file in _INSTALL_FILES if "*" not in file]
+                      for file in INSTALL_FILES if "*" not in file]
     return [*(os.path.join(folder, where, "package.json") for where in ("", *workspaces)), *_packages_up(folder),
             *installed, *loaded]
 

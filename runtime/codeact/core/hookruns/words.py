@@ -2,11 +2,13 @@
 (:func:`windows_words`), with the variables, substitutions and expansions the reader follows."""
 from __future__ import annotations
 
+import os
 import re
+import shlex
 
-from .bounds import MAX_COMMAND_CHARS, Unread, _Budget
-from .matching import _glob
-from .names import _PLUGIN_VARS, _PROJECT_VARS, _SEPARATOR, UNFOLLOWED_VARIABLES
+from .bounds import MAX_COMMAND_CHARS, Budget, Unread
+from .matching import compiled_glob
+from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR, SETS_NAMES, UNFOLLOWED_VARIABLES
 
 # Command substitutions that name the repository's top or the cwd (`"$(git rev-parse --show-toplevel)/x.sh"`,
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
@@ -14,10 +16,10 @@ _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
                         r"|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
-_VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
 _TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
 # `D=impl`, a shell variable's assignment; `D+=impl` appends, `D[0]=x` an array's item (neither is known)
-_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
+ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
 _LOCALE = re.compile(r'(?<![\w$\\])\$"')  # bash's $"...", at a word's start
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")  # bash's $'...'
 _ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|.)", re.DOTALL)
@@ -31,12 +33,12 @@ _DEFAULTED = re.compile(r"\$\{(\w+):?[-=]([^{}]*)\}")
 _TRIM = "\"'`;(){}&|,"  # around a PowerShell or cmd word
 
 
-def _check_expansions(text: str) -> None:
+def check_expansions(text: str) -> None:
     """:class:`Unread` where the shell command ``text`` holds a ``${...}`` this module does not apply (``${D/x/y}``,
     ``${D:0:4}``, ``${!D}``, nested ones): what the word names is not known, so its file fails closed."""
     at = text.find("${")
     while at >= 0:
-        if not (_VARIABLE.match(text, at) or _TRIMMED.match(text, at)):
+        if not (VARIABLE.match(text, at) or _TRIMMED.match(text, at)):
             end = text.find("}", at)
             form = text[at:end + 1 if 0 <= end < at + 40 else at + 40]
             raise Unread(f"a parameter expansion CodeAct does not read: {form}")
@@ -50,7 +52,7 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
     if value is None:
         return match[0]
     operation, pattern = match[2], match[3]
-    regex = _glob(pattern)
+    regex = compiled_glob(pattern)
     if regex is None:
         raise Unread(f"a pattern of {match[0]} spans too many characters to read")
     cuts = range(len(value) + 1)
@@ -83,7 +85,7 @@ _COMPOUND = frozenset(("if", "then", "else", "elif", "fi", "while", "until", "do
 # Variables bash sets itself (bash(1), "Shell Variables"): `read` with no name sets REPLY, `mapfile` MAPFILE,
 # `getopts` OPTARG and OPTIND, `[[ =~ ]]` BASH_REMATCH, every command `_` and PIPESTATUS, `cd` PWD and OLDPWD: a
 # `NAME=literal` of one is never its value later
-_SHELL_SET = re.compile(r"_|REPLY|MAPFILE|OPTARG|OPTIND|OPTERR|PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|PWD|OLDPWD|"
+SHELL_SET = re.compile(r"_|REPLY|MAPFILE|OPTARG|OPTIND|OPTERR|PIPESTATUS|RANDOM|SRANDOM|SECONDS|LINENO|PWD|OLDPWD|"
                         r"IFS|COPROC|DIRSTACK|EPOCHREALTIME|EPOCHSECONDS|FUNCNAME|GROUPS|HISTCMD|HOSTNAME|HOSTTYPE|"
                         r"MACHTYPE|OSTYPE|PPID|UID|EUID|SHLVL|SHELLOPTS|BASHOPTS|BASHPID|COLUMNS|LINES|"
                         r"BASH|BASH_\w+|COMP_\w+|READLINE_\w+")
@@ -101,7 +103,7 @@ def _mentions(text: str, loops: bool = True) -> list[str]:
     return _NAME.findall(text.partition("=")[2] if text.startswith("--") else text)
 
 
-def _set_names(words: list[str]) -> set[str]:
+def set_names(words: list[str]) -> set[str]:
     """The variables the shell ``words`` may set (:func:`_mentions`), but for the names of their loops (``for
     T``), whose values a loop over a literal list or a glob names, and a loop over a substitution makes own."""
     return {name for index, word in enumerate(words) if not (index and words[index - 1] == "for")
@@ -109,12 +111,12 @@ def _set_names(words: list[str]) -> set[str]:
 
 
 def _splits(word: str) -> bool:
-    """Whether :func:`_nested` reads ``word``'s own words after it: it holds white space, or it is code that
+    """Whether :func:`with_nested` reads ``word``'s own words after it: it holds white space, or it is code that
     starts a process (:func:`_code_literals`)."""
     return any(space in word for space in " \t\n") or bool(_STARTS_PROCESS.search(word))
 
 
-def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
+def known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
     """The variables a shell command's ``words`` set to a value known here, and those it sets otherwise. A name
     is known only where the whole command sets it once, by a plain ``NAME=literal`` at the top level: not after
     ``&&``, ``||``, in a pipe, a subshell, a compound command or a function (where it may not run, or not in
@@ -122,7 +124,7 @@ def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
     ``A[0]=x``) or a substitution's output; not an argument (``declare -i``, ``let``, ``env``, ``eval``); and
     no other word names it (``read T``, ``mapfile T``, ``for T``, ``printf -v T``, ``unset T``, ``${T:=x}``,
     ``((T++))``, ``let T++``): each of those makes it set otherwise, read as a pattern (``**``), not its value.
-    ``nested``: a word holding white space is followed by its own words (:func:`_nested`), read with it."""
+    ``nested``: a word holding white space is followed by its own words (:func:`with_nested`), read with it."""
     counts: dict[str, int] = {}
     plain: set[str] = set()
     top, chained, argument = True, False, False  # top level; after `&&`/`||` this command; not at a command's place
@@ -133,15 +135,15 @@ def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
         if inside < 0:  # not a quoted word's own words: its text is read as itself
             outer.append(word)
             if nested and _splits(word):
-                inside = len(_nested_words(word))
+                inside = len(nested_words(word))
     for at, word in enumerate(outer):
-        if word and set(word) <= _SEPARATOR:
+        if word and set(word) <= SEPARATOR:
             top = top and word == ";"
             chained = chained or word in ("&&", "||")
             chained = chained and word != ";"
             argument = False
             continue
-        assignment = _ASSIGNMENT.fullmatch(word)
+        assignment = ASSIGNMENT.fullmatch(word)
         if assignment is None or argument:
             for name in (assignment[1],) if assignment else ():
                 counts[name] = counts.get(name, 0) + 1
@@ -155,26 +157,26 @@ def _known_names(words: list[str], nested: bool) -> tuple[set[str], set[str]]:
         for other in _mentions(value):
             counts[other] = counts.get(other, 0) + 1
         after = outer[at + 1:at + 2]
-        following = next((w for w in outer[at + 1:] if not _ASSIGNMENT.fullmatch(w)), ";")
+        following = next((w for w in outer[at + 1:] if not ASSIGNMENT.fullmatch(w)), ";")
         if top and not chained and "[" not in word.partition("=")[0] and not assignment[2] and \
                 not _from_substitution(value, after) and not (after and after[0].startswith("(")) and \
                 following in (";", "&&", "||"):
             plain.add(name)
-    known = {name for name in plain if counts.get(name) == 1 and not _SHELL_SET.fullmatch(name)}
+    known = {name for name in plain if counts.get(name) == 1 and not SHELL_SET.fullmatch(name)}
     return known, set(counts) - known
 
 
-def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
+def assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
     """A shell command's ``words`` with the variables it assigns itself (``D=impl; sh "$D/run.sh"``, ``export
-    D=impl``), those :func:`_known_names` knows, read in the words after the assignment (a quoted word also as
+    D=impl``), those :func:`known_names` knows, read in the words after the assignment (a quoted word also as
     written: ``bash -c '...$D'`` reads the inner shell's ``D``), a ``${D:-x}`` of a variable the command sets
     otherwise read as ``${D}`` (any text), and a value holding white space read as its words too
     (``x='cd impl'; $x``); :class:`Unread` where they grow the command past :data:`MAX_COMMAND_CHARS` (not those
-    hookruns sets itself). ``nested``: a quoted word's words follow it (:func:`_nested`), no assignments."""
+    hookruns sets itself). ``nested``: a quoted word's words follow it (:func:`with_nested`), no assignments."""
     if not any("=" in word or "$" in word for word in words):
         return words
-    own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
-    known, changed = _known_names(words, nested)
+    own = (*(PLUGIN_VARS if plugin else PROJECT_VARS), "PWD")
+    known, changed = known_names(words, nested)
     changed.difference_update(own)
     values: dict[str, str] = {}
     size = sum(map(len, words))
@@ -207,30 +209,29 @@ def _assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]
         inside -= 1
         outer = inside < 0
         if nested and outer and _splits(word):
-            inside = len(_nested_words(word))
+            inside = len(nested_words(word))
         if changed and "${" in word:  # `: ${T:=x}; sh ${T:-y}.sh`, T set otherwise too: T, not y
             word = _DEFAULTED.sub(lambda match: f"${{{match[1]}}}" if match[1] in changed else match[0], word)
             given = word
         if values and "$" in word:
-            word = _VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
-        assignment = _ASSIGNMENT.fullmatch(word)
-        if assignment and outer and assignment[1] in known:  # its one plain `NAME=literal` (:func:`_known_names`)
+            word = VARIABLE.sub(value_of, _TRIMMED.sub(trimmed, word))
+        assignment = ASSIGNMENT.fullmatch(word)
+        if assignment and outer and assignment[1] in known:  # its one plain `NAME=literal` (:func:`known_names`)
             values[assignment[1]] = assignment[3]
         out.append(word)
         if word != given and (not outer or any(space in given for space in " \t\n")):
             out.append(given)  # `T=x; bash -c 'sh $T.sh'`: the inner shell's T unless exported: a pattern too
         if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
-            out += shell_words(word, 2)  # words, as a quoted word's are read (`_nested`)
+            out += shell_words(word, 2)  # words, as a quoted word's are read (`with_nested`)
     return out
 
 
-def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
+def shell_words(text: str, depth: int = 0, *, budget: Budget | None = None) -> list[str]:
     """The words of a POSIX shell command (quotes removed; ``;``, ``&&``, ``|``, redirections apart); a quoted word
     holding spaces (``sh -c '...'``) is split once more. Unbalanced quotes: split on white space, quotes
     trimmed. Each word is counted against ``budget``."""
-    import shlex
 
-    budget = budget or _Budget()
+    budget = budget or Budget()
     words: list[str] = []
     try:
         text = _EXTGLOB.sub("*", _command_lines(_joined_lines(text)))  # `impl/\<newline>run.sh`; `@(run)`: `*`
@@ -247,7 +248,7 @@ def shell_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> 
     except ValueError:
         words = [word.strip("\"'") for word in text.split()]
         budget.spend(len(words))
-    return _nested(words, depth, budget)
+    return with_nested(words, depth, budget)
 
 
 def _braces(word: str) -> list[str]:
@@ -308,7 +309,7 @@ def _command_lines(text: str) -> str:
     a command written as `` ; `` (after an operator that wants more, ``a |``, ``a &&``, ``(``: white space), an
     unquoted ``#`` at a word's start (not inside ``${...}``) dropped to its line's end (a comment), each
     here-document's body written as one quoted word right after its delimiter (``cat <<EOF`` / ``x`` / ``EOF``:
-    ``cat << EOF 'x\n'``), which :func:`_nested` reads as its own words, and ``$X'T'`` as ``${X}'T'`` (bash's
+    ``cat << EOF 'x\n'``), which :func:`with_nested` reads as its own words, and ``$X'T'`` as ``${X}'T'`` (bash's
     name ends at the quote; shlex would join ``$XT``)."""
     if "\n" not in text and "#" not in text and not _QUOTE_AFTER_NAME.search(text):
         return text
@@ -410,7 +411,6 @@ class _LineReader:
         alike), then the bodies of the line's here-documents, one after another."""
         before = "".join(self.out[-8:]).rstrip(" \t")
         self.take(" " if before[-1:] in "|&(;" else " ; ", 1)
-        import shlex
 
         text = self.text
         for slot, delimiter, tabs in self.pending:
@@ -436,10 +436,10 @@ def _trimmed_word(word: str) -> str:
     return trimmed
 
 
-def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -> list[str]:
+def windows_words(text: str, depth: int = 0, *, budget: Budget | None = None) -> list[str]:
     """The words of a PowerShell or cmd command: split on white space, quotes and ``;(){}&|,`` trimmed from their
     ends, ``\\`` read as ``/``. Counted against ``budget``."""
-    budget = budget or _Budget()
+    budget = budget or Budget()
     raw = text.split()
     words = [_trimmed_word(word).replace("\\", "/") for word in raw]
     more = [_UNESCAPED.sub(r"\1", word) for word in words if "`" in word or "^" in word]  # `r`un.ps1`, r^un.bat
@@ -447,7 +447,7 @@ def windows_words(text: str, depth: int = 0, *, budget: _Budget | None = None) -
     more += _joined_paths(raw)
     words += more
     budget.spend(len(words))
-    return _nested([word for word in words if word], depth, budget)
+    return with_nested([word for word in words if word], depth, budget)
 
 
 _UNESCAPED = re.compile(r"[`^](.)")  # PowerShell's backtick, cmd's caret: the character after it as itself
@@ -475,30 +475,30 @@ def _joined_paths(raw: list[str]) -> list[str]:
     return found
 
 
-def _nested(words: list[str], depth: int, budget: _Budget) -> list[str]:
+def with_nested(words: list[str], depth: int, budget: Budget) -> list[str]:
     if depth >= 2:
         return words
     out: list[str] = []
     for word in words:
         out.append(word)
         if _splits(word):
-            out += _nested_words(word, depth, budget)
+            out += nested_words(word, depth, budget)
     return out
 
 
-def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> list[str]:
-    """The words :func:`_nested` adds after ``word`` (which holds white space, or is code that starts a process):
+def nested_words(word: str, depth: int = 0, budget: Budget | None = None) -> list[str]:
+    """The words :func:`with_nested` adds after ``word`` (which holds white space, or is code that starts a process):
     its shell and PowerShell words, an option's value's too (npx's ``--call="cd impl && bash run.sh"``, nopt's
     ``--key=value``), and the string literals of code that starts a process (:func:`_code_literals`)."""
     out = shell_words(word, depth + 1, budget=budget) + windows_words(word, depth + 1, budget=budget)
     key, equals, value = word.partition("=")
     if equals and key[:1] == "-" and not any(space in key for space in " \t\n"):
         out += shell_words(value, depth + 1, budget=budget) + windows_words(value, depth + 1, budget=budget)
-    for inner in _substitutions(word) if "$(" in word or "`" in word else ():  # `"it's $(x | sh)"`: code,
+    for inner in substitutions(word) if "$(" in word or "`" in word else ():  # `"it's $(x | sh)"`: code,
         out += shell_words(inner, depth + 1, budget=budget)  # whatever quote the word's text opens
     literals = _code_literals(word)
     if literals:
-        (budget or _Budget()).spend(len(literals))
+        (budget or Budget()).spend(len(literals))
         for literal in literals:
             out.append(literal)
             if any(space in literal for space in " \t\n"):  # `os.system("bash " + "tools/check")`
@@ -506,7 +506,7 @@ def _nested_words(word: str, depth: int = 0, budget: _Budget | None = None) -> l
     return out
 
 
-def _substitutions(text: str) -> list[str]:
+def substitutions(text: str) -> list[str]:
     """The outer command substitutions of ``text`` (``$(...)``, its parentheses balanced; backticks), each one's
     text (those nested inside are read with it)."""
     found = [match[1] for match in re.finditer(r"`([^`]*)`", text)]
@@ -560,7 +560,7 @@ def _code_literals(code: str) -> list[str]:
     return found
 
 
-def _flag(word: str) -> str:
+def as_flag(word: str) -> str:
     """A word as an option is compared: lower case, one leading ``-`` for any run of dashes or ``/`` (PowerShell
     takes ``--EncodedCommand``, ``/EncodedCommand`` and en or em dashes alike)."""
     low = word.lower()
@@ -568,13 +568,13 @@ def _flag(word: str) -> str:
     return "-" + stripped if stripped != low else low
 
 
-def _check_variable(name: str) -> None:
+def check_variable(name: str) -> None:
     """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file."""
     if UNFOLLOWED_VARIABLES.fullmatch(name):
         raise Unread(f"it sets {name}, which makes the command read a file CodeAct does not follow")
 
 
-def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
+def substituted_text(text: str, env: object = None, plugin: bool = False) -> str:
     """``text`` as the shell reads it before splitting, as far as paths go: the entry's own ``env`` values in
     place of their variables (``$D``, ``${D}``, ``${D:-x}``, ``$env:D``, ``%D%``; not those hookruns sets itself),
     ``$'...'`` (ANSI-C quoting) decoded, and the command substitutions that name the repository's top (``$(git
@@ -582,7 +582,7 @@ def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
     variables that name them (for a plugin's hooks the top is the session's folder: not known here).
     :class:`Unread` where the values make it longer than :data:`MAX_COMMAND_CHARS`."""
     if isinstance(env, dict) and env and ("$" in text or "%" in text):
-        own = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD", "CD")
+        own = (*(PLUGIN_VARS if plugin else PROJECT_VARS), "PWD", "CD")
         sets = {name for piece in text.split() for name in _mentions(piece)}  # `read T`: its value, not env's
         values = {name: value for name, value in env.items()
                   if isinstance(name, str) and isinstance(value, str) and name not in own and name not in sets}
@@ -598,7 +598,7 @@ def _substituted(text: str, env: object = None, plugin: bool = False) -> str:
                 raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its env is read")
             return found
 
-        text = _VARIABLE.sub(value_of, text)
+        text = VARIABLE.sub(value_of, text)
     if "$'" in text:
         text = _ANSI_C.sub(lambda match: _ansi_c(match[1]), text)
     if '$"' in text:  # bash's locale quoting: `$"impl/run.sh"` reads as "impl/run.sh"
@@ -613,7 +613,6 @@ def _ansi_c(body: str) -> str:
     """The text bash's ``$'...'`` stands for, as a shell word quoted for :mod:`shlex`: its escapes (a backslash
     and a letter, ``x`` and hex digits, octal digits, ``u``/``U`` and hex digits) decoded, one it does not know
     kept as written."""
-    import shlex
 
     return shlex.quote(_decoded(body))
 
@@ -635,18 +634,18 @@ def _decoded(body: str) -> str:
 _PS_ENV = re.compile(r"(?i)\$\{env:(\w+)\}|\$env:(\w+)")
 
 
-def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
+def expand_word(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
     """``word`` with the variables that name the project (``$CLAUDE_PROJECT_DIR``, ``$COPILOT_PROJECT_DIR``, or with
     ``plugin`` the plugin's ``$CLAUDE_PLUGIN_ROOT``, ``$COPILOT_PLUGIN_ROOT``), ``$PWD``, and their ``${}``,
     ``$env:`` and ``%%`` forms replaced, and ``${VAR:-default}`` read as ``$VAR`` where that is one of them, else as
     its default; None where another variable or ``~`` is left, since what it names is not known here."""
     if "${" in word and ("-" in word or "=" in word):
-        known = (*(_PLUGIN_VARS if plugin else _PROJECT_VARS), "PWD")
+        known = (*(PLUGIN_VARS if plugin else PROJECT_VARS), "PWD")
         word = _DEFAULTED.sub(lambda m: f"${{{m[1]}}}" if m[1] in known else m[2], word)
     if "$" in word or "%" in word:
         if "env:" in word.lower():  # PowerShell's `${env:D}` and `$Env:D` are `$env:D`
             word = _PS_ENV.sub(lambda match: "$env:" + (match[1] or match[2]), word)
-        for name, value in ((var, root) for var in (_PLUGIN_VARS if plugin else _PROJECT_VARS)):
+        for name, value in ((var, root) for var in (PLUGIN_VARS if plugin else PROJECT_VARS)):
             for form in (f"${{{name}}}", f"$env:{name}", f"%{name}%", f"${name}"):
                 word = word.replace(form, value)
         for form in ("${PWD}", "$env:PWD", "$PWD", "%CD%"):
@@ -661,3 +660,34 @@ def _expand(word: str, root: str, cwd: str, plugin: bool = False) -> str | None:
     if word.startswith("~"):
         return None
     return word
+
+
+def own_names(words: list[str]) -> set[str]:
+    """The variables a shell command sets from what it reads or runs, whose value is not known here: a loop's
+    (``for f in $(find ...)``, ``select``), ``read``'s, ``mapfile``'s, ``getopts``', ``printf -v``'s, and an
+    assignment whose value holds a substitution or a variable left unread (``f=$(find ...)``)."""
+    names: set[str] = set()
+    reading = ""
+    for index, word in enumerate(words):
+        if word and (set(word) <= SEPARATOR or word in ("do", "then")):
+            reading = ""
+            continue
+        low = os.path.basename(word).lower()
+        if low in SETS_NAMES:
+            reading = low
+        elif reading in ("for", "select"):  # its values: the words after `in` (none: "$@"), unknown if one is
+            listed = words[index + 1:index + 1 + next((n for n, w in enumerate(words[index + 1:])
+                                                       if w in ("do", ";", "\n") or set(w) <= SEPARATOR), 0)]
+            if listed[:1] != ["in"] or any("$" in w or "`" in w for w in listed):  # a literal list is named
+                names.add(word)
+            reading = ""
+        elif reading and not word.startswith("-"):
+            names.add(word)
+        if word == "-v" and index + 1 < len(words):  # `printf -v f ...`
+            names.add(words[index + 1])
+        elif word.startswith("-v") and index and words[index - 1] == "printf":  # `printf -vf`
+            names.add(word[2:])
+        assignment = ASSIGNMENT.fullmatch(word)
+        if assignment and ("$" in assignment[3] or "`" in assignment[3]):
+            names.add(assignment[1])
+    return names
