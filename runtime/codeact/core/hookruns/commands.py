@@ -465,8 +465,8 @@ _FIND_WRITES = frozenset(("-fprint", "-fprint0", "-fprintf", "-fls"))
 def _written(words: list[str]) -> frozenset[str]:
     """The names (last parts) of the files the shell command ``words`` writes: a redirection's (``> x``,
     ``>> x``), ``tee``'s, ``cp``'s, ``mv``'s, ``install``'s, ``ln``'s operands, find's ``-fprint*`` file,
-    dd's ``of=``, and those :func:`_tool_writes` reads (``sort -o``, ``curl -o``, sed's ``w``, awk's ``print >
-    "x"``); :data:`_ANY_FILE` where a command writes files its words do not name (``tar -x``, ``unzip``);
+    dd's ``of=``, and those :func:`_tool_writes` reads (``sort -o``, ``curl -o``, ``xxd -r in out``, ``uniq in
+    out``, ``gzip -d``, sed's ``w``, awk's ``print > "x"``); :data:`_ANY_FILE` where a command writes files its words do not name (``tar -x``, ``unzip``);
     ``/dev/`` files and descriptors aside."""
     found: set[str] = set()
     writer, command = False, ""
@@ -496,6 +496,16 @@ def _written(words: list[str]) -> frozenset[str]:
 _ANY_FILE = "\x00any"  # :func:`_written`'s mark of a command that writes files its words do not name
 _UNPACKERS = frozenset(("tar", "gtar", "bsdtar", "unzip", "split", "gsplit", "csplit", "patch", "cpio", "7z", "7za",
                         "gunzip", "bunzip2", "unxz", "unzstd", "ar"))
+# Data tools that write their operands after the first (`xxd [-r] in out`, `uniq in out`, `lz4 in out`, `dos2unix -n
+# in out`), with their options that take the next word as a value; and those whose `-o` (`--output`) names a file
+_OPERAND_WRITERS = {"xxd": frozenset(("-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s",
+                                      "-seek", "-n", "-name")),
+                    "uniq": frozenset(("-f", "-s", "-w", "--group", "--all-repeated")),
+                    "lz4": frozenset(("-B", "-b", "-e", "-i")), "dos2unix": frozenset(), "unix2dos": frozenset()}
+_OUTPUT_WRITERS = frozenset(("sort", "gsort", "curl", "wget", "shuf", "iconv", "base64", "base32", "basenc", "zstd",
+                             "zstdcat", "unzstd"))
+# Compressors that, with `-d` and no `-c`, write each operand's name without its suffix (`gzip -d x.sh.gz`: x.sh)
+_COMPRESSORS = frozenset(("gzip", "bzip2", "xz", "zstd", "lz4", "lzma", "brotli"))
 _AWK_OUTPUT = re.compile(r'printf?\b[^;}\n]*?>>?\s*(?:"([^"]*)"|(\S))')
 
 
@@ -506,7 +516,9 @@ def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
     ``split``, ``patch``...) and awk's ``print > $1``."""
     word = words[index]
     following = words[index + 1] if index + 1 < len(words) else ""
-    if command in ("sort", "curl", "wget"):
+    if command in _OPERAND_WRITERS and os.path.basename(word).lower() == command:
+        return _later_operands(words, index + 1, _OPERAND_WRITERS[command])
+    if command in _OUTPUT_WRITERS:
         short, long = ("-O", "--output-document") if command == "wget" else ("-o", "--output")
         if word in (short, long):
             return [following]
@@ -514,8 +526,15 @@ def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
             return [word.partition("=")[2]]
         if word.startswith(short) and len(word) > 2:
             return [word[2:]]
-        if command != "sort" and "://" in word:
+        if command in ("curl", "wget") and "://" in word:
             return [word.split("?")[0].split("#")[0]]
+    if command in _COMPRESSORS and os.path.basename(word).lower() == command:
+        end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= SEPARATOR), len(words))
+        flags = [other for other in words[index + 1:end] if other[:1] == "-" and other != "-"]
+        decompresses = any(other in ("--decompress", "--uncompress") or other[1:2] != "-" and "d" in other
+                           for other in flags)
+        to_stdout = any(other in ("--stdout", "--to-stdout") or other[1:2] != "-" and "c" in other for other in flags)
+        return [_ANY_FILE] if decompresses and not to_stdout else []
     elif command in _UNPACKERS and os.path.basename(word).lower() == command:
         end = next((n for n in range(index + 1, len(words)) if set(words[n]) <= SEPARATOR), len(words))
         extracts = command not in ("tar", "gtar", "bsdtar") or any(  # tar: `-x`, `xf`, `--extract`, `--get`
@@ -528,6 +547,27 @@ def _tool_writes(command: str, words: list[str], index: int) -> list[str]:
         return [match[0] or _ANY_FILE for match in _AWK_OUTPUT.findall(word)
                 if match[0] or match[1] not in "\"("]
     return []
+
+
+def _later_operands(words: list[str], start: int, valued: frozenset[str]) -> list[str]:
+    """The operands of the command whose words start at ``words[start]`` (up to a ``;``, ``&`` or ``|``) past its
+    first, options and their values aside; all of them where the first is no plain word (``xxd $(find ...) out``:
+    the substitution's words are not known to be one operand)."""
+    operands: list[str] = []
+    plain = True
+    index = start
+    while index < len(words) and not (words[index] and set(words[index]) <= set(";&|")):
+        word = words[index]
+        index += 1
+        if word in valued:
+            index += 1
+        elif word[:1] == "-" and word != "-" or word in OUTPUT_REDIRECTS or word in ("<", "(", ")"):
+            index += word in OUTPUT_REDIRECTS or word == "<"
+        else:
+            if not operands and ("$" in word or "`" in word):
+                plain = False
+            operands.append(word)
+    return operands[1:] if plain else operands
 
 
 _HERE_DOCUMENT = re.compile(r"(?<![<\\])<<(?!<)(-?)[ \t]*([^\s;&|()<>]+)")

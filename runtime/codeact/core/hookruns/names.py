@@ -155,9 +155,11 @@ COMPOUND_OPEN = frozenset(("{", "if", "while", "until", "for", "select", "case")
 COMPOUND_CLOSE = frozenset(("}", "fi", "done", "esac"))
 # Commands whose words name no file they write (or only change a file's mode or time): a script a hook runs that
 # such a word names is not one the hook writes (`test -f scripts/x.sh && bash scripts/x.sh`)
+# (audited for the ways each writes a file: xxd's outfile, `yq -i`, `zstdcat -o` write; jq, od, hexdump, cut, tr,
+# column, paste, fmt, tac, nl, head, tail, cmp, diff (no output file in GNU's), the sums' `-c` (reads) do not)
 READ_ONLY = STDIN_DATA - {"tee", "sponge", "sort", "gsort", "uniq", "shuf", "iconv", "gzip", "gunzip", "bzip2",
-                            "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "dos2unix", "unix2dos",
-                            "base64", "base32", "basenc"} | {"shellcheck", "command", "type", "which", "hash", "file",
+                            "bunzip2", "xz", "unxz", "zstd", "unzstd", "zstdcat", "lz4", "dos2unix", "unix2dos",
+                            "base64", "base32", "basenc", "xxd", "yq"} | {"shellcheck", "command", "type", "which", "hash", "file",
                                                               "source", ".", "pushd", "popd", "chown", "chgrp"}
 # Commands that copy (move, link) their source operands to the last or `-t` one: a script a hook runs at or below
 # their destination is theirs, read from those sources (protected, with every file below them)
