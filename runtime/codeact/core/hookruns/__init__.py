@@ -10,8 +10,9 @@ repository root). A plugin's hooks files (its manifest's ``hooks``, ``hooks.json
 the same way, ``plugin=True``: from the plugin's folder, with ``${CLAUDE_PLUGIN_ROOT}`` and ``${COPILOT_PLUGIN_ROOT}``
 read as that folder. A word names a path when it holds ``/`` or ``\\``, ends in a script suffix, follows an interpreter
 (``bash x``, ``python3 x``, ``pwsh -File x``), or, a bare word otherwise, when such a file exists. A runner's first
-file is named too (``python -m a.b``: ``a/b.py``; ``make``: the Makefile; ``npm run x``: ``package.json``); what the
-files named import or run in turn is not read (the repository's own code).
+file is named too (``python -m a.b``: ``a/b.py``; ``make``: the Makefile; ``npm run x``: ``package.json``; ``go run
+./cmd/x``: its ``*.go`` files and ``go.mod``; ``npx eslint``: ``eslint.config.*``, as :data:`.names.TOOL_CONFIGS`
+says); what the files named import or run in turn is not read (the repository's own code).
 
 Reading is bounded (:data:`MAX_HOOKS_BYTES` a file, :data:`MAX_COMMAND_CHARS` a command, :data:`MAX_WORDS` and
 :data:`MAX_ENTRIES` a file) and fails closed: a file past a bound raises :class:`Unread` (which scripts it runs is not

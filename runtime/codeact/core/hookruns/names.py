@@ -22,6 +22,20 @@ PYTHON = re.compile(r"(?:python[0-9.]*w?|py)(?:\.exe)?")
 MAKES = frozenset(("make", "gmake", "make.exe", "gmake.exe", "mingw32-make", "mingw32-make.exe"))
 MAKEFILES = ("GNUmakefile", "makefile", "Makefile")  # those make reads, the first found
 NPMS = frozenset(("npm", "npm.cmd", "npm.exe"))
+# go's commands that compile and run the repository's Go code (`go run ./cmd/x`, `go test`, `go generate`'s
+# `//go:generate` lines): the *.go files of the packages named (`./...`: every one below) are their first files,
+# with the module's files of the folder run in and each folder up (go.mod's `replace` and `toolchain` lines); what a
+# package imports from elsewhere in the module is the repository's own code, not covered
+GO_RUNS = frozenset(("run", "test", "generate"))
+GO_MODULE_FILES = ("go.mod", "go.sum", "go.work", "go.work.sum")
+# Formatters, linters and hook runners whose configuration is code they load first (eslint.config.js, a
+# .prettierrc.js, lint-staged.config.js: Node.js modules; .pre-commit-config.yaml: the `entry` commands of its local
+# hooks), looked for in the folder they run in and each folder up: protected as a runner's first files
+TOOL_CONFIGS = {"eslint": ("eslint.config.*", ".eslintrc", ".eslintrc.*", "package.json"),
+                "prettier": (".prettierrc", ".prettierrc.*", "prettier.config.*", "package.json"),
+                "lint-staged": (".lintstagedrc", ".lintstagedrc.*", "lint-staged.config.*", "package.json"),
+                "pre-commit": (".pre-commit-config.yaml", ".pre-commit-config.yml", ".pre-commit-hooks.yaml")}
+TOOL_CONFIGS["prek"] = TOOL_CONFIGS["pre-commit"]  # pre-commit's drop-in
 _NPM_SCRIPTS = frozenset(("run", "run-script", "rum", "urn", "test", "t", "tst", "start", "stop", "restart", "install",
                           "i", "ci", "install-test", "it", "install-ci-test", "cit"))  # read package.json's scripts
 PACKAGE_RUNNERS = frozenset(("pnpm", "yarn", "bun", "pnpm.cmd", "yarn.cmd", "bun.exe"))  # `yarn lint`: a script

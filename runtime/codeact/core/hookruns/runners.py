@@ -20,6 +20,8 @@ from .names import (
     FILTERS,
     FORMATTERS,
     GIT_VALUED,
+    GO_MODULE_FILES,
+    GO_RUNS,
     INDIRECT,
     INSTALL,
     INSTALL_FILES,
@@ -36,6 +38,7 @@ from .names import (
     RUNNER_DIRS,
     SEPARATOR,
     SETTERS,
+    TOOL_CONFIGS,
     UNFOLLOWED_VARIABLES,
     WORKSPACES,
     XARGS_DATA,
@@ -371,6 +374,7 @@ def runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: Bu
         found += _program_files(name, words, index + 1, root, cwd, plugin)
         found += _git_and_npx_files(name, words, index, root, cwd, plugin)
         found += _build_files(name, words, index, root, cwd, plugin, budget)
+        found += _go_files(name, words, index + 1) + _config_files(name)
         if PYTHON.fullmatch(name) and any(_imports_a_category(words, later) for later in range(index + 1, len(words))):
             raise Unread("python -W names a warning category in a module, which Python imports first")
         if word in ("|", "|&") and index + 1 < len(words) and reads_code(words, index + 1, strict=False):
@@ -400,6 +404,52 @@ def runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: Bu
         elif name in ("node", "node.exe") and any(w == "--run" or w.startswith("--run=") for w in words[index:]):
             found += ["package.json", *_packages_up("")]  # `node --run lint`: the nearest package.json's script
     return found
+
+
+def _up(folder: str, files: tuple[str, ...]) -> list[str]:
+    """``files`` in ``folder`` and each folder above it (those outside the repository drop)."""
+    return [os.path.join(folder, *[".."] * up, file) for up in range(MAX_BASES + 1) for file in files]
+
+
+def _config_files(name: str) -> list[str]:
+    """The configuration files (:data:`TOOL_CONFIGS`) a formatter, linter or hook runner named by the word
+    ``name`` loads as code (``npx eslint --fix .``, ``pre-commit run``, ``npx prettier@3 --write .``), in the
+    folder it runs in and each one up; any word naming one counts."""
+    bare = name.split("@")[0] if "@" in name[1:] else name
+    return _up("", TOOL_CONFIGS.get(bare.removesuffix(".cmd").removesuffix(".exe"), ()))
+
+
+def _go_files(name: str, words: list[str], start: int) -> list[str]:
+    """What ``go run``, ``go test``, ``go generate`` (:data:`GO_RUNS`) compile and run: the ``*.go`` files of each
+    package named (``./cmd/x``, ``.``, ``./...``: every one below; a ``.go`` file; none: the folder run in; an
+    import path with no version: every one of the repository; ``go run``'s first only), and
+    :data:`GO_MODULE_FILES` of the folder run in (``-C dir``) and each folder up."""
+    if name not in ("go", "go.exe"):
+        return []
+    folder, index = "", start
+    while index < len(words) and words[index] in ("-C", "-modfile"):
+        folder = words[index + 1] if words[index] == "-C" and index + 1 < len(words) else folder
+        index += 2
+    if index >= len(words) or words[index] not in GO_RUNS:
+        return []
+    found: list[str] = []
+    given = False
+    for word in words[index + 1:]:
+        if not word or set(word) <= SEPARATOR or word in OUTPUT_REDIRECTS or word == "-args" or \
+                given and words[index] == "run":  # `go run ./x a b`: the program's arguments
+            break
+        if word[:1] == "-":
+            continue
+        given = True
+        if word.endswith(".go"):
+            found.append(os.path.join(folder, word))
+        elif word == "." or word.startswith(("./", "../", ".\\")):
+            below = word.endswith("/...")
+            package = word.removesuffix("/...") if below else word
+            found.append(os.path.join(folder, package, "**" if below else "", "*.go"))
+        elif "@" not in word:  # `go run m/cmd/x`, `go test all`: maybe the module's own, wherever it lies
+            found.append(os.path.join(folder, "**", "*.go"))
+    return (found if given else [os.path.join(folder, "*.go")]) + _up(folder, GO_MODULE_FILES)
 
 
 def _task_files(name: str, options: list[tuple[str, str]], root: str, cwd: str, plugin: bool) -> list[str]:
