@@ -31,6 +31,8 @@ from .names import (
     PROJECT_VARS,
     PWSH,
     PYTHON,
+    PYTHON_CODE_RUNS,
+    PYTHON_DATA_MODULES,
     READ_ONLY,
     RUNS_CODE,
     SCRIPT_SUFFIXES,
@@ -90,6 +92,8 @@ def reads_code(words: list[str], at: int, strict: bool = True) -> bool:
         return _npx_reads_code(words, at + 1, end)
     kind = "shell" if name in SHELL_NAMES and name != "busybox" else "python" if PYTHON.fullmatch(name) else \
         "node" if name in ("node", "nodejs", "node.exe", "tsx", "ts-node", "ts-node-esm") else ""
+    if kind == "python" and python_code_reads_data(words, at + 1, end):
+        return False  # `| python3 -c 'import json,sys; print(json.load(sys.stdin)["x"])'`: its code is its words
     if kind == "shell":
         text = _shell_text(words, at + 1, end)
         if text is not None:  # `| bash -c 'text'`: the pipe is data, unless the text's commands read code there
@@ -375,6 +379,33 @@ def _project_module(module: str) -> bool:
     top = module.split(".")[0]
     return bool(re.fullmatch(r"\w+(?:\.\w+)+", module)) and top not in sys.stdlib_module_names and \
         top not in _REPLS and top.lower() not in _REPLS
+
+
+def python_code_reads_data(words: list[str], index: int, end: int) -> bool:
+    """Whether python, its options starting at ``words[index]``, runs ``-c`` code (its own words, read as the
+    command's) that reads stdin as data only: the code holds no expansion, imports only
+    :data:`PYTHON_DATA_MODULES` and names none of :data:`PYTHON_CODE_RUNS` (``exec(sys.stdin.read())``,
+    ``__import__``, ``open``: not), and no ``-i`` (a prompt reading stdin after the code) or ``-m`` comes first."""
+    while index < end:
+        word = words[index]
+        index += 1
+        if word in SCRIPT_VALUED["python"]:
+            index += 1
+            continue
+        if not re.fullmatch(r"-[bBdEIOPqsSuvx]*c.*", word, re.S):
+            return bool(re.fullmatch(r"-[bBdEIOPqsSuvx]+|-[WX].+", word)) and python_code_reads_data(words, index, end)
+        code = word[word.index("c") + 1:] or (words[index] if index < end else "")
+        if not code or "$" in code or "`" in code or PYTHON_CODE_RUNS.search(code):
+            return False
+        imported = re.findall(r"\bfrom\s+([\w.]+)\s+import\s+(?:\([\w\s,]*\)|\w+(?:\s+as\s+\w+)?(?:[ \t]*,[ \t]*\w+(?:"
+                              r"\s+as\s+\w+)?)*)", code)
+        rest = re.sub(r"\bfrom\s+([\w.]+)\s+import\s+(?:\([\w\s,]*\)|\w+(?:\s+as\s+\w+)?(?:[ \t]*,[ \t]*\w+(?:"
+                      r"\s+as\s+\w+)?)*)", "", code)
+        statements = re.findall(r"\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:[ \t]*,[ \t]*[\w.]+(?:\s+as\s+\w+)?)*)", rest)
+        imported += [name.strip().split(" as ")[0].strip() for line in statements for name in line.split(",")]
+        return len(re.findall(r"\bimport\b", rest)) == len(statements) and all(
+            name in PYTHON_DATA_MODULES for name in imported)
+    return False
 
 
 def no_script(kind: str, words: list[str], index: int, end: int) -> bool:

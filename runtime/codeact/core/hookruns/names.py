@@ -89,6 +89,17 @@ NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnin
                          "--trace-deprecation", "--throw-deprecation", "--no-deprecation", "--pending-deprecation",
                          "--preserve-symlinks", "--preserve-symlinks-main", "--experimental-vm-modules",
                          "--experimental-strip-types", "--no-experimental-fetch", "--abort-on-uncaught-exception"))
+# `python -c CODE` given a pipe reads it as data where CODE imports only these modules (none runs, imports, opens
+# or writes what it is given) and names none of PYTHON_CODE_RUNS (exec, eval, compile, getattr, open, a name or an
+# attribute with a leading underscore: `__import__`, `sys._getframe`, a frame's globals): `json.load(sys.stdin)`
+PYTHON_DATA_MODULES = frozenset(("json", "sys", "re", "shlex", "string", "textwrap", "datetime", "time", "math",
+                                  "collections", "itertools", "fnmatch", "base64", "binascii", "hashlib", "uuid",
+                                  "pprint", "typing", "enum", "dataclasses", "html", "urllib", "urllib.parse",
+                                  "decimal", "fractions", "statistics", "random", "unicodedata", "difflib", "csv",
+                                  "tomllib", "calendar", "zlib", "ipaddress", "bisect", "heapq", "copy", "stat"))
+PYTHON_CODE_RUNS = re.compile(
+    r"\b(?:exec|eval|compile|getattr|setattr|delattr|globals|locals|vars|open|breakpoint|help|modules|"
+    r"f_\w+|gi_\w+|tb_\w+|cr_\w+|ag_\w+|co_\w+|load_module|import_module|interact)\b|(?<![\w])_|\._|\\")
 PWSH = frozenset(("pwsh", "pwsh.exe", "powershell", "powershell.exe"))
 
 
