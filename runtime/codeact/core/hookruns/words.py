@@ -65,8 +65,9 @@ def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
 
 def _from_substitution(value: str, after: list[str]) -> bool:
     """Whether an assignment's ``value`` (the word after it: ``after``) is a command substitution's output, which
-    the shell's words do not hold: an unquoted ``$(...)`` (shlex splits it as ``$`` then ``(``), backticks."""
-    return "`" in value or (value.endswith("$") and after[:1] != [] and after[0].startswith("("))
+    the shell's words do not hold: an unquoted ``$(...)`` (shlex splits it as ``$`` then ``(``; one word where a
+    word's text is right before it, ``x=v$(...)``), backticks."""
+    return "`" in value or "$(" in value or (value.endswith("$") and after[:1] != [] and after[0].startswith("("))
 
 
 _READS = re.compile(r"\$\{\w+(?!\w)(?!:?=)|\$\w+")  # a variable read, not set: `$T`, `${T}`, `${T%x}`, `${T:-x}`
@@ -275,7 +276,9 @@ _EXTGLOB = re.compile(r"[@+!?*]\([^()\s]*\)")  # bash's extglob groups: `@(a|b)`
 
 
 def _joined_lines(text: str) -> str:
-    """``text`` with bash's line continuations removed: a backslash before a newline, outside single quotes."""
+    """``text`` with bash's line continuations removed: a backslash before a newline, outside single quotes and
+    outside comments (bash ends a comment at the newline whatever precedes it: ``# x \\`` hides no next line);
+    an unquoted ``#`` at a word's start begins one (as :class:`_LineReader` reads it)."""
     if "\\\n" not in text:
         return text
     out: list[str] = []
@@ -285,6 +288,12 @@ def _joined_lines(text: str) -> str:
         char = text[index]
         if quote == "'":
             quote = "" if char == "'" else quote
+        elif char == "#" and (not out or out[-1][-1:] in " \t\n;&|()"):  # in `"$(`, too: kept as written to
+            end = text.find("\n", index)  # its line's end (a string's `#` unjoined reads the same)
+            end = len(text) if end < 0 else end
+            out.append(text[index:end])
+            index = end
+            continue
         elif char == "\\" and text[index + 1:index + 2] == "\n":
             index += 2
             continue
@@ -299,6 +308,7 @@ def _joined_lines(text: str) -> str:
     return "".join(out)
 
 
+_WORD_BREAKS = " \t\n;&|()<>"  # what ends a shell word, unquoted (an empty string: the text's end)
 _QUOTE_AFTER_NAME = re.compile(r"\$([A-Za-z_]\w*)(?=['\"\\\\])")  # a variable's name ends at a quote
 _HERE_OPERATOR = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|()<>'\"\\]|'[^']*'|\"[^\"]*\"|\\.)+)")
 
@@ -311,7 +321,7 @@ def _command_lines(text: str) -> str:
     here-document's body written as one quoted word right after its delimiter (``cat <<EOF`` / ``x`` / ``EOF``:
     ``cat << EOF 'x\n'``), which :func:`with_nested` reads as its own words, and ``$X'T'`` as ``${X}'T'`` (bash's
     name ends at the quote; shlex would join ``$XT``)."""
-    if "\n" not in text and "#" not in text and not _QUOTE_AFTER_NAME.search(text):
+    if "\n" not in text and "#" not in text and "$(" not in text and not _QUOTE_AFTER_NAME.search(text):
         return text
     return _LineReader(text).read()
 
@@ -326,6 +336,9 @@ class _LineReader:
         self.contexts: list[str] = [""]  # "" the top; `$(`, `(`, "`": a command; '"' a double-quoted string; `${`;
         # `((`, `$[`: arithmetic (`$(( 1 << 2 ))` holds no here-document), with its brackets open (`depths`)
         self.depths: list[int] = []
+        # each unquoted `$(` open, by its context's place: where its text starts in `out`, and whether a word's
+        # text is right before it (`tools/$(`; not `x=$(`, which :func:`_from_substitution` reads)
+        self.unquoted: dict[int, tuple[int, bool]] = {}
 
     def read(self) -> str:
         text = self.text
@@ -380,6 +393,9 @@ class _LineReader:
             self.take(text[index:end + 1], end + 1 - index)
             return
         if text.startswith("$(", index):
+            if '"' not in self.contexts:  # unquoted: where it is part of a word, that word is quoted whole
+                before = "".join(self.out[-2:])[-1:]
+                self.unquoted[len(self.contexts)] = (len(self.out), before not in _WORD_BREAKS + "=")
             self.take("$(", 2, "$(")
             return
         if text.startswith("${", index):  # `${x/ #y/z}`: no comment inside
@@ -389,7 +405,12 @@ class _LineReader:
             self.take(char, 1, "(" if char == "(" else char)
             return
         if char == "`" or char == ")" and context in ("$(", "(") or char == "}" and context == "${":
+            opened = self.unquoted.pop(len(self.contexts) - 1, None) if context == "$(" else None
             self.contexts.pop()
+            if opened and (opened[1] or text[index + 1:index + 2] not in _WORD_BREAKS):  # `tools/$(x).sh`: one
+                self.out[opened[0]] = '"$('  # word (shlex would split it at the parentheses: `tools/$`), which
+                self.take(')"', 1)  # names what the substitution prints (:func:`_unknown`)
+                return
         elif char == "#" and context not in ("${", "((", "$[") and "".join(self.out[-2:])[-1:] in " \t\n;&|()":
             end = text.find("\n", index)  # a comment, to the line's end (not `a#b`)
             self.index = len(text) if end < 0 else end
