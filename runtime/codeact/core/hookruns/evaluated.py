@@ -14,7 +14,7 @@ import os
 import re
 
 from .bounds import Unread
-from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR
+from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR, UNFOLLOWED_VARIABLES
 from .words import SHELL_SET, own_names
 
 # What an arithmetic expression holds that bash reads as a variable: `$n`, `${n}`, `$(...)`, backticks, a bare name
@@ -103,10 +103,12 @@ def check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
             command = ""
             continue
         _check_assignment(word, safe, integer)
+        _check_defaults(word, safe, integer)
         if not command:
             command = "" if _ASSIGNMENT_WORD.fullmatch(word) or word in _OPENERS else os.path.basename(word)
         else:
             _check_argument(command, words, index, safe)
+            _check_set_name(command, words, index, integer)
 
 
 _ASSIGNMENT_WORD = re.compile(r"([A-Za-z_]\w*)(\[[^]]*\])?\+?=(.*)", re.DOTALL)
@@ -140,6 +142,49 @@ def _check_assignment(word: str, safe: set[str], integer: set[str]) -> None:
         _check_expression(assignment[2][1:-1], safe, "as an array's subscript")
     if assignment[1] in integer:  # `declare -i x=$n`, `declare -i x; x=$n`
         _check_expression(assignment[3], safe, "as a declare -i variable's arithmetic")
+
+
+_DEFAULT = re.compile(r"\$\{([A-Za-z_]\w*):?=([^{}]*)\}")  # `${x:=v}`, `${x=v}`: sets x to v where unset
+# Commands that set the variables their words name to what they read or print (not a literal of the command)
+_READERS = frozenset(("read", "mapfile", "readarray", "getopts", "printf", "for", "select"))
+
+
+def _check_defaults(word: str, safe: set[str], integer: set[str]) -> None:
+    """:class:`Unread` where ``word``'s ``${x:=v}`` sets a variable whose value is code (``PS4``,
+    ``PROMPT_COMMAND``: :data:`UNFOLLOWED_VARIABLES`), or an integer one (``declare -i``) a value not known."""
+    for match in _DEFAULT.finditer(word):
+        if UNFOLLOWED_VARIABLES.fullmatch(match[1]):
+            raise Unread(f"it sets {match[1]}, which makes the command read a file CodeAct does not follow")
+        if match[1] in integer:
+            _check_expression(match[2], safe, "as a declare -i variable's arithmetic")
+
+
+def _set_name(command: str, words: list[str], index: int) -> str:
+    """The variable ``words[index]``, an argument of ``command``, names for ``command`` to set from what it reads
+    (``read -r x``, ``printf -v x``, ``printf -vx``, ``mapfile x``, ``getopts o x``, ``for x``, ``select x``); ""
+    where it names none."""
+    word, before = words[index], words[index - 1]
+    if command == "printf":
+        return word if before == "-v" else word[2:] if word.startswith("-v") else ""
+    if command in ("for", "select"):
+        return word if before == command else ""
+    if word[:1] == "-" or before[:1] == "-" and before[-1:] in _NAMERS.get(command, "") and len(before) >= 2:
+        return ""  # an option, or its value (`read -p "$prompt"`, `mapfile -t -d x`)
+    return word.partition("[")[0] if command in _NAMERS and command != "unset" else ""
+
+
+def _check_set_name(command: str, words: list[str], index: int, integer: set[str]) -> None:
+    """:class:`Unread` where ``words[index]`` names a variable that ``command`` sets from what it reads (the data
+    of a pipe, a file, a format's output) and that variable's value is code bash runs (``read -r PS4; set -x``:
+    PS4 is prompt-expanded, its ``$(cmd)`` run; :data:`UNFOLLOWED_VARIABLES`), or an integer (``declare -i x;
+    read x``: bash evaluates every value given to it as arithmetic, whoever gives it)."""
+    if command not in _READERS or words[index - 1] in _REDIRECTS:
+        return
+    name = _set_name(command, words, index)
+    if name and UNFOLLOWED_VARIABLES.fullmatch(name):
+        raise Unread(f"{command} sets {name}, which makes the command read a file CodeAct does not follow")
+    if name in integer:
+        _refuse(f"as a declare -i variable's arithmetic ({command} sets it)", name)
 
 
 def _integer_names(words: list[str]) -> set[str]:

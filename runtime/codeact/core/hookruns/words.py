@@ -206,7 +206,7 @@ def assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
 
     inside = 0  # words left of a quoted word's words (`x='cd impl'` then `x=cd`, `impl`): no assignments
     for at, word in enumerate(words):
-        given = word
+        given = original = word
         inside -= 1
         outer = inside < 0
         if nested and outer and _splits(word):
@@ -224,6 +224,8 @@ def assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
             out.append(given)  # `T=x; bash -c 'sh $T.sh'`: the inner shell's T unless exported: a pattern too
         if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
             out += shell_words(word, 2)  # words, as a quoted word's are read (`with_nested`)
+        if original != given and re.search(r"\$\{\w+:?=", original):  # `: ${x:=$n}` sets x: as written too
+            out.append(original)  # (evaluated.py reads what it sets)
     return out
 
 
