@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 
 from .bounds import Unread
 from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR, UNFOLLOWED_VARIABLES
-from .words import SHELL_SET, own_names
+from .words import SHELL_SET, nested_words, own_names
 
 # What an arithmetic expression holds that bash reads as a variable: `$n`, `${n}`, `$(...)`, backticks, a bare name
 _EXPANSION = re.compile(r"\$\{#?\w*|\$\w+|\$[(\[]|\$\Z|`")  # a lone `$`: shlex's half of `$(`
@@ -36,7 +37,7 @@ _REDIRECTS = frozenset((">", ">>", ">|", "&>", "&>>", "<", "<<", "<<<", "<>", ">
 def _unknown_in(expression: str, safe: set[str]) -> str | None:
     """What the arithmetic ``expression`` reads whose value is not known here: a substitution, an expansion other
     than a plain ``$n``/``${n}``, or a variable (``$n`` or a bare name) not in ``safe``; None where there is none."""
-    text = _SAFE_EXPANSION.sub(" ", expression)
+    text = _SAFE_EXPANSION.sub(" ", _NUMERIC_SUBSTITUTION.sub(_numeric_or_not, expression))
     for found in _EXPANSION.finditer(text):
         name = found[0].lstrip("${")
         end = found.end()
@@ -53,12 +54,69 @@ def _safe_names(words: list[str], known: set[str], own: set[str]) -> set[str]:
     is read too) that nothing sets from what it reads (``own``, the shell's own aside)."""
 
     neutral = [_ARITHMETIC_ASSIGNMENT.sub(r"\1=0", word) if word[-1:] != "$" or not
-               words[index + 1:index + 2] or not words[index + 1].startswith("((") else word[:-1] + "0"
+               words[index + 1:index + 2] or not (words[index + 1].startswith("((") or
+                                                  _numeric_after(words, index + 1)) else word[:-1] + "0"
                for index, word in enumerate(words)]  # unquoted, shlex splits it: `x=$`, `((`, `x+1`, `))`
+    neutral = [_NUMERIC_SUBSTITUTION.sub(_numeric_or_not, word) if "$(" in word else word for word in neutral]
     own = (own - own_names(words)) | own_names(neutral)
     literal = {match[1] for word in neutral if (match := _LITERAL_ASSIGNMENT.fullmatch(word))}
     return (known | literal) - own - {name for name in literal if SHELL_SET.fullmatch(name)} | \
         {*PROJECT_VARS, *PLUGIN_VARS}
+
+
+# Commands that print only numbers, whatever they read (the last of a substitution's pipe): `wc -l` of its input
+# (no file: `wc -l *` prints the files' names), `date +%s`, `grep -c PATTERN` of its input, and jq whose filter,
+# given literally, ends in `| length` at its top level (no `def`: `def length: ...` would rename it)
+_COUNT_FLAGS = re.compile(r"-[lcwm]+|--(?:lines|bytes|words|chars)")
+_GREP_FLAGS = re.compile(r"-[EFiwxPv]*c[EFiwxPv]*")
+_JQ_FLAGS = re.compile(r"-[rcejnsMCSa]+|--(?:raw-output|compact-output|exit-status|null-input|slurp|join-output)")
+_JQ_COUNT = re.compile(r"[^;]*\|\s*length\s*")
+_NUMERIC_SUBSTITUTION = re.compile(r"\$\(([^()`$]*)\)")  # `$(date +%s)` in a word: no substitution nested
+
+
+def _numeric_command(words: list[str]) -> bool:
+    """Whether the shell command ``words`` (a substitution's text split) prints only numbers: its pipe's last
+    command is one of those above (the commands before it are read as any others are)."""
+    last = words[len(words) - words[::-1].index("|"):] if "|" in words else words
+    name, args = (os.path.basename(last[0]), last[1:]) if last else ("", [])
+    if name == "wc":
+        return bool(args) and all(_COUNT_FLAGS.fullmatch(arg) for arg in args)
+    if name == "date":
+        return args in (["+%s"], ["-u", "+%s"])
+    operands = [arg for arg in args if not (_GREP_FLAGS if name == "grep" else _JQ_FLAGS).fullmatch(arg)]
+    if name == "grep":
+        return len(operands) == 1 and len(args) == 2 and not operands[0].startswith("-")
+    return name == "jq" and len(operands) == 1 and "def" not in operands[0] and \
+        "include" not in operands[0] and "import" not in operands[0] and bool(_JQ_COUNT.fullmatch(operands[0]))
+
+
+def _numeric_after(words: list[str], at: int) -> bool:
+    """Whether ``words[at:]`` open an unquoted substitution (``(``, shlex's half of ``$(``) whose command prints
+    only numbers (:func:`_numeric_command`), to its closing ``)``; a quoted word's own words (which
+    :func:`with_nested` reads after it) skipped."""
+    if words[at] != "(":
+        return False
+    command: list[str] = []
+    index = at + 1
+    while index < len(words) and not words[index].startswith(")"):
+        if set(words[index]) <= SEPARATOR - {"|"} or "$" in words[index] or "`" in words[index] or \
+                words[index] in ("(", ")"):
+            return False
+        command.append(words[index])
+        nested = nested_words(words[index]) if any(space in words[index] for space in " \t\n") else []
+        if nested and words[index + 1:index + 1 + len(nested)] == nested:
+            index += len(nested)
+        index += 1
+    return index < len(words) and bool(command) and _numeric_command(command)
+
+
+def _numeric_or_not(match: re.Match[str]) -> str:
+    """A substitution's text as arithmetic reads it: ``0`` where its command prints only numbers."""
+    try:
+        command = shlex.split(match[1])
+    except ValueError:
+        return match[0]
+    return " 0 " if command and _numeric_command(command) else match[0]
 
 
 _LITERAL_ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)\+?=([^$`(][^$`]*|)", re.DOTALL)
@@ -86,8 +144,8 @@ def check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
     test = False  # inside `[[ ]]`
     command = ""  # the simple command's name, "" at a command's place
     for index, word in enumerate(words):
-        if "$[" in word or "$((" in word:  # a quoted `"$(( n + 1 ))"`, `$[n]`: one word
-            _check_expression(word[word.find("$") + 2:], safe, "as arithmetic")
+        for expression in _arithmetic_parts(word):  # a quoted `"$(( n + 1 ))"`, `$[n]`: one word
+            _check_expression(expression, safe, "as arithmetic")
         if depth:  # `(( n > 3 ))`: every word to the closing parentheses
             depth += word.count("(") - word.count(")") if word and set(word) <= SEPARATOR else 0  # `));`
             if depth > 0:
@@ -109,6 +167,23 @@ def check_evaluated(words: list[str], known: set[str], own: set[str]) -> None:
         else:
             _check_argument(command, words, index, safe)
             _check_set_name(command, words, index, integer)
+
+
+def _arithmetic_parts(word: str) -> list[str]:
+    """The expressions of ``word``'s ``$(( ))`` and ``$[ ]``, each to its balanced closing brackets (``"took $((
+    b - a ))s"``: ``b - a``, not the ``s`` after); one not closed, to the word's end."""
+    parts: list[str] = []
+    at = min((found for found in (word.find("$(("), word.find("$[")) if found >= 0), default=-1)
+    while at >= 0:
+        depth, end = 0, at + 1
+        while end < len(word):
+            depth += 1 if word[end] in "([" else -1 if word[end] in ")]" else 0
+            if depth == 0:
+                break
+            end += 1
+        parts.append(word[at + 2:end + 1])
+        at = min((found for found in (word.find("$((", end), word.find("$[", end)) if found >= 0), default=-1)
+    return parts
 
 
 _ASSIGNMENT_WORD = re.compile(r"([A-Za-z_]\w*)(\[[^]]*\])?\+?=(.*)", re.DOTALL)
