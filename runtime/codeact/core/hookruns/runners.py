@@ -387,7 +387,7 @@ def runner_files(words: list[str], root: str, cwd: str, plugin: bool, budget: Bu
             raise Unread(f"it sets {named}, which makes the command read a file CodeAct does not follow")
         assignment = ASSIGNMENT.fullmatch(word)
         if assignment:  # `PYTHONPATH=src python3 -m app`, `env MAKEFILES=x.mk make`, `PYTHONPATH+=src`
-            check_variable(assignment[1])
+            check_variable(assignment[1], assignment[3])
             values[assignment[1]] = values.get(assignment[1], "") * bool(assignment[2]) + assignment[3]
         if name in NODE_RUNNERS:  # `node -e "require('./tools/check')"`
             found += node_code_files(words, index + 1, root, cwd, plugin, budget)

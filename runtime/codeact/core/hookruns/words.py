@@ -310,6 +310,12 @@ def _joined_lines(text: str) -> str:
     return "".join(out)
 
 
+# A place where a command starts: the text's start, after an operator or a keyword that a command follows
+_COMMAND_PLACE = re.compile(r"(?:\A|[;&|(\n]|(?<![\w$-])(?:if|then|else|elif|while|until|do|!|\{|time))[ \t]*\Z")
+# `[[`'s `=~` and its regex, unquoted, as bash reads it: to white space outside parentheses; `(`, `)`, `|` in it
+# are the regex's, not the shell's; no quote, escape, expansion (a `$` only as an anchor) or operator in it
+_TEST_REGEX = re.compile(r"(=~[ \t]+)((?:[^\s'\"\\`$;&<>()|]|\$(?=[\s)|]|\Z)|[|]|\((?:[^\s'\"\\`$;&<>()]|"
+                         r"\$(?=[)|]))*\))+)(?=[ \t]+\]\])")
 _WORD_BREAKS = " \t\n;&|()<>"  # what ends a shell word, unquoted (an empty string: the text's end)
 _QUOTE_AFTER_NAME = re.compile(r"\$([A-Za-z_]\w*)(?=['\"\\\\])")  # a variable's name ends at a quote
 _HERE_OPERATOR = re.compile(r"<<(-?)[ \t]*((?:[^\s;&|()<>'\"\\]|'[^']*'|\"[^\"]*\"|\\.)+)")
@@ -323,7 +329,8 @@ def _command_lines(text: str) -> str:
     here-document's body written as one quoted word right after its delimiter (``cat <<EOF`` / ``x`` / ``EOF``:
     ``cat << EOF 'x\n'``), which :func:`with_nested` reads as its own words, and ``$X'T'`` as ``${X}'T'`` (bash's
     name ends at the quote; shlex would join ``$XT``)."""
-    if "\n" not in text and "#" not in text and "$(" not in text and not _QUOTE_AFTER_NAME.search(text):
+    if "\n" not in text and "#" not in text and "$(" not in text and "=~" not in text and \
+            not _QUOTE_AFTER_NAME.search(text):
         return text
     return _LineReader(text).read()
 
@@ -338,6 +345,7 @@ class _LineReader:
         self.contexts: list[str] = [""]  # "" the top; `$(`, `(`, "`": a command; '"' a double-quoted string; `${`;
         # `((`, `$[`: arithmetic (`$(( 1 << 2 ))` holds no here-document), with its brackets open (`depths`)
         self.depths: list[int] = []
+        self.tests = 0  # `[[` open (not closed by `]]`): a regex after `=~` is one word
         # each unquoted `$(` open, by its context's place: where its text starts in `out`, and whether a word's
         # text is right before it (`tools/$(`; not `x=$(`, which :func:`_from_substitution` reads)
         self.unquoted: dict[int, tuple[int, bool]] = {}
@@ -387,6 +395,15 @@ class _LineReader:
         if text.startswith(("((", "$((", "$["), index):  # `((` as nested subshells too: its brackets balance
             self.depths.append(1 if text[index + 1] == "[" else 2)
             self.take(text[index:index + 3 - (char == "(")], 3 - (char == "("), "$[" if text[index + 1] == "[" else "((")
+            return
+        if char == "[" and text.startswith("[[", index) and text[index + 2:index + 3] in ("", " ", "\t", "\n") and \
+                _COMMAND_PLACE.search("".join(self.out[-8:])):  # `[[` as a command: a test, to its `]]`
+            self.tests += 1
+        elif char == "]" and self.tests and text.startswith("]]", index) and "".join(self.out[-1:])[-1:] in " \t":
+            self.tests -= 1
+        elif char == "=" and self.tests and (regex := _TEST_REGEX.match(text, index)) and \
+                "".join(self.out[-1:])[-1:] in " \t":
+            self.take(regex[1] + shlex.quote(regex[2]), len(regex[0]))  # `=~ ^(a|b)$`: one word, no pipe
             return
         if char == "'" or text.startswith("$'", index):  # to its closing quote (`$'\''`: an escaped one)
             end = index + (char == "$") + 1
@@ -591,8 +608,16 @@ def as_flag(word: str) -> str:
     return "-" + stripped if stripped != low else low
 
 
-def check_variable(name: str) -> None:
-    """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file."""
+# An IFS of white space only (`IFS= read -r line`, `IFS=$'\n'`): it splits unquoted expansions at fewer places than
+# bash's default (space, tab, newline), never inside a word the default keeps whole (`/` or a letter would)
+_BLANK_IFS = re.compile(r"[ \t\n]*|\$'(?:\\[nt]| )*'")
+
+
+def check_variable(name: str, value: str | None = None) -> None:
+    """:class:`Unread` for a variable of a hook entry or command that makes what it runs read another file; an
+    ``IFS`` of white space only (``value``, its word as written) aside."""
+    if name == "IFS" and value is not None and _BLANK_IFS.fullmatch(value):
+        return
     if UNFOLLOWED_VARIABLES.fullmatch(name):
         raise Unread(f"it sets {name}, which makes the command read a file CodeAct does not follow")
 
