@@ -20,7 +20,8 @@ from .words import SHELL_SET, nested_words, own_names
 
 # What an arithmetic expression holds that bash reads as a variable: `$n`, `${n}`, `$(...)`, backticks, a bare name
 _EXPANSION = re.compile(r"\$\{#?\w*|\$\w+|\$[(\[]|\$\Z|`")  # a lone `$`: shlex's half of `$(`
-_SAFE_EXPANSION = re.compile(r"\$[?#$!]|\$\{#\w+\}")  # `$?`, `$#`: numbers the shell sets; `${#n}`: a length
+_SAFE_EXPANSION = re.compile(r"\$[?#$!]|\$\{#\w+(?:\[(?:[@*]|[0-9]+)\])?\}")  # `$?`, `$#`: numbers the shell
+# sets; `${#n}`, `${#a[@]}`: a length
 _BARE_NAME = re.compile(r"(?<![\w$#{.])[A-Za-z_]\w*")
 _BASED_NUMBER = re.compile(r"\b\d+#\w+")  # `16#ff`: a number in base 16, no name
 # Variables the shell sets to numbers itself (never a text another program chose)

@@ -14,9 +14,15 @@ from .names import PLUGIN_VARS, PROJECT_VARS, SEPARATOR, SETS_NAMES, UNFOLLOWED_
 # `$(pwd)/x.sh`), read as the variables that name them; nothing nested inside.
 _TOP_SUBST = re.compile(r"\$\(\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*\)"
                         r"|`\s*git\s+rev-parse\s+--show-toplevel\b[^()`]*`")
+# `$(dirname "${BASH_SOURCE[0]}")`: a hook's command is bash's `-c` text, no script: BASH_SOURCE is empty (and
+# `$0` a shell's name), whose folder is `.`, the folder the command runs in
+_SOURCE_DIR = re.compile(r"""\$\(\s*dirname\s+(["']?)\$\{?BASH_SOURCE(?:\[0\])?\}?\1\s*\)""")
 _PWD_SUBST = re.compile(r"\$\(\s*(?:pwd|[Gg]et-[Ll]ocation)\b[^()`]*\)|`\s*pwd\b[^()`]*`")
 # A variable as a POSIX shell, PowerShell or cmd writes it: `${D}` or `${D:-x}`, `$env:D`, `$D`, `%D%`
-VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=][^{}]*)?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+# (`${D:?msg}`: D or an error; `${D,,}`, `${D^^}`, `${D,}`, `${D^}`: D's case changed; `${D[@]}`, `${D[*]}`,
+# `${D[0]}`: an array's items, a scalar's value)
+VARIABLE = re.compile(r"\$\{(\w+)(?::?[-=?][^{}]*|,,?|\^\^?|\[[@*0]\])?\}|\$env:(\w+)|\$(\w+)|%(\w+)%")
+_LENGTH = re.compile(r"\$\{#\w+(?:\[(?:[@*]|[0-9]+)\])?\}")  # `${#D}`, `${#D[@]}`: a number (SPECIAL reads it)
 _TRIMMED = re.compile(r"\$\{(\w+)(%%|%|##|#)([^{}]*)\}")  # `${D%/}`: a value's end or start removed
 # `D=impl`, a shell variable's assignment; `D+=impl` appends, `D[0]=x` an array's item (neither is known)
 ASSIGNMENT = re.compile(r"([A-Za-z_]\w*)(?:\[[^]]*\])?(\+?)=(.*)", re.DOTALL)
@@ -38,11 +44,26 @@ def check_expansions(text: str) -> None:
     ``${D:0:4}``, ``${!D}``, nested ones): what the word names is not known, so its file fails closed."""
     at = text.find("${")
     while at >= 0:
-        if not (VARIABLE.match(text, at) or _TRIMMED.match(text, at)):
+        if not (VARIABLE.match(text, at) or _TRIMMED.match(text, at) or _LENGTH.match(text, at)):
             end = text.find("}", at)
             form = text[at:end + 1 if 0 <= end < at + 40 else at + 40]
             raise Unread(f"a parameter expansion CodeAct does not read: {form}")
         at = text.find("${", at + 2)
+
+
+def cased(match: re.Match[str], value: str) -> str:
+    """``value``, a variable's (:data:`VARIABLE`'s ``match``), as the expansion gives it: its case changed by
+    ``${D,,}``, ``${D^^}``, ``${D,}``, ``${D^}``; as it is otherwise."""
+    operation = match[0][-3:-1] if match[0].startswith("${") else ""
+    if operation == ",,":
+        return value.lower()
+    if operation == "^^":
+        return value.upper()
+    if operation[-1:] == ",":
+        return value[:1].lower() + value[1:]
+    if operation[-1:] == "^":
+        return value[:1].upper() + value[1:]
+    return value
 
 
 def _trimmed(match: re.Match[str], values: dict[str, str]) -> str:
@@ -189,8 +210,9 @@ def assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
         found = values.get(name)
         if found is None:
             return match[0]
-        if not found and match[0].startswith("${" + name + ":"):  # `T=; sh ${T:-x}.sh`: x
+        if not found and match[0].startswith(("${" + name + ":-", "${" + name + ":=")):  # `T=; sh ${T:-x}.sh`: x
             found = match[0][len(name) + 4:-1]
+        found = cased(match, found)
         size += len(found)
         if size > MAX_COMMAND_CHARS:
             raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its variables are read")
@@ -641,6 +663,7 @@ def substituted_text(text: str, env: object = None, plugin: bool = False) -> str
             found = values.get(name)
             if found is None:
                 return match[0]
+            found = cased(match, found)
             size[0] += len(found)
             if size[0] > MAX_COMMAND_CHARS:
                 raise Unread(f"a command over {MAX_COMMAND_CHARS >> 10} KiB once its env is read")
@@ -653,7 +676,7 @@ def substituted_text(text: str, env: object = None, plugin: bool = False) -> str
         text = _LOCALE.sub('"', text)
     if "$(" not in text and "`" not in text:
         return text
-    text = _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text)
+    text = _SOURCE_DIR.sub(".", _TOP_SUBST.sub("${COPILOT_PROJECT_DIR}", text))
     return _PWD_SUBST.sub("${PWD}", text)
 
 
