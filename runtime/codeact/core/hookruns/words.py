@@ -246,9 +246,14 @@ def assigned(words: list[str], plugin: bool, nested: bool = False) -> list[str]:
             out.append(given)  # `T=x; bash -c 'sh $T.sh'`: the inner shell's T unless exported: a pattern too
         if word != given and any(space in word for space in " \t\n"):  # `x='cd impl'; $x`, `eval "$x"`: its
             out += shell_words(word, 2)  # words, as a quoted word's are read (`with_nested`)
-        if original != given and re.search(r"\$\{\w+:?=", original):  # `: ${x:=$n}` sets x: as written too
-            out.append(original)  # (evaluated.py reads what it sets)
+        out += _setting(original, given)
     return out
+
+
+def _setting(original: str, given: str) -> list[str]:
+    """``[original]`` where :func:`assigned` read a word's ``${x:=v}`` (which sets x) as ``${x}``: the word as
+    written follows, for :mod:`.evaluated` to read what it sets; ``[]`` otherwise."""
+    return [original] if original != given and re.search(r"\$\{\w+:?=", original) else []
 
 
 def shell_words(text: str, depth: int = 0, *, budget: Budget | None = None) -> list[str]:
@@ -418,14 +423,7 @@ class _LineReader:
             self.depths.append(1 if text[index + 1] == "[" else 2)
             self.take(text[index:index + 3 - (char == "(")], 3 - (char == "("), "$[" if text[index + 1] == "[" else "((")
             return
-        if char == "[" and text.startswith("[[", index) and text[index + 2:index + 3] in ("", " ", "\t", "\n") and \
-                _COMMAND_PLACE.search("".join(self.out[-8:])):  # `[[` as a command: a test, to its `]]`
-            self.tests += 1
-        elif char == "]" and self.tests and text.startswith("]]", index) and "".join(self.out[-1:])[-1:] in " \t":
-            self.tests -= 1
-        elif char == "=" and self.tests and (regex := _TEST_REGEX.match(text, index)) and \
-                "".join(self.out[-1:])[-1:] in " \t":
-            self.take(regex[1] + shlex.quote(regex[2]), len(regex[0]))  # `=~ ^(a|b)$`: one word, no pipe
+        if char in "[]=" and self.test(char):
             return
         if char == "'" or text.startswith("$'", index):  # to its closing quote (`$'\''`: an escaped one)
             end = index + (char == "$") + 1
@@ -433,11 +431,7 @@ class _LineReader:
                 end += 1 + (char == "$" and text[end] == "\\")
             self.take(text[index:end + 1], end + 1 - index)
             return
-        if text.startswith("$(", index):
-            if '"' not in self.contexts:  # unquoted: where it is part of a word, that word is quoted whole
-                before = "".join(self.out[-2:])[-1:]
-                self.unquoted[len(self.contexts)] = (len(self.out), before not in _WORD_BREAKS + "=")
-            self.take("$(", 2, "$(")
+        if (char == "$" or char == ")" and context == "$(") and self.substitution(char):
             return
         if text.startswith("${", index):  # `${x/ #y/z}`: no comment inside
             self.take("${", 2, "${")
@@ -446,12 +440,7 @@ class _LineReader:
             self.take(char, 1, "(" if char == "(" else char)
             return
         if char == "`" or char == ")" and context in ("$(", "(") or char == "}" and context == "${":
-            opened = self.unquoted.pop(len(self.contexts) - 1, None) if context == "$(" else None
             self.contexts.pop()
-            if opened and (opened[1] or text[index + 1:index + 2] not in _WORD_BREAKS):  # `tools/$(x).sh`: one
-                self.out[opened[0]] = '"$('  # word (shlex would split it at the parentheses: `tools/$`), which
-                self.take(')"', 1)  # names what the substitution prints (:func:`_unknown`)
-                return
         elif char == "#" and context not in ("${", "((", "$[") and "".join(self.out[-2:])[-1:] in " \t\n;&|()":
             end = text.find("\n", index)  # a comment, to the line's end (not `a#b`)
             self.index = len(text) if end < 0 else end
@@ -467,6 +456,40 @@ class _LineReader:
             self.newline()
             return
         self.take(char, 1)
+
+    def test(self, char: str) -> bool:
+        """Follows ``[[`` (at a command's place) to its ``]]``; inside, an unquoted ``=~``'s regex is taken as one
+        quoted word (``=~ ^(a|b)$``: no pipe), True."""
+        text, index, before = self.text, self.index, "".join(self.out[-1:])[-1:]
+        if char == "[" and text.startswith("[[", index) and text[index + 2:index + 3] in ("", " ", "\t", "\n") and \
+                _COMMAND_PLACE.search("".join(self.out[-8:])):
+            self.tests += 1
+        elif char == "]" and self.tests and text.startswith("]]", index) and before in " \t":
+            self.tests -= 1
+        elif char == "=" and self.tests and before in " \t" and (regex := _TEST_REGEX.match(text, index)):
+            self.take(regex[1] + shlex.quote(regex[2]), len(regex[0]))
+            return True
+        return False
+
+    def substitution(self, char: str) -> bool:
+        """Opens a ``$(`` (True), or closes one that, unquoted, is part of a word (``tools/$(x).sh``) as ``"$(x)"``
+        (True): one word (shlex would split it at the parentheses: ``tools/$``), naming what it prints
+        (:func:`_unknown`)."""
+        if char == "$":
+            if not self.text.startswith("$(", self.index):
+                return False
+            if '"' not in self.contexts:  # unquoted: where it is part of a word, that word is quoted whole
+                before = "".join(self.out[-2:])[-1:]
+                self.unquoted[len(self.contexts)] = (len(self.out), before not in _WORD_BREAKS + "=")
+            self.take("$(", 2, "$(")
+            return True
+        opened = self.unquoted.pop(len(self.contexts) - 1, None)
+        if opened and (opened[1] or self.text[self.index + 1:self.index + 2] not in _WORD_BREAKS):
+            self.contexts.pop()
+            self.out[opened[0]] = '"$('
+            self.take(')"', 1)
+            return True
+        return False
 
     def newline(self) -> None:
         """An unquoted newline: `` ; `` (`a |`⏎`b`, `a &&`⏎`b`, `(`⏎: white space; a keyword, `then ;`, reads
