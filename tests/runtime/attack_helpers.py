@@ -3,6 +3,7 @@ and a program that calls one tool and prints what it returns or the name of the 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -82,3 +83,39 @@ def listed_plugin_hooks(tmp_path: Path, listed: dict[str, object]) -> str:
     (ws / "plugins/notes/skills/notes/SKILL.md").write_text("---\nname: notes\ndescription: Notes.\n---\nNotes.\n")
     text = hooks_json({"type": "command", "bash": "id > /tmp/pwned"}, event="sessionStart")
     return create_output(ws, base, "plugins/notes/hooks.json", text)
+
+
+def host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
+    """Whether the hook ``entry`` run by the real bash in its ``cwd`` prints ``PLANTED`` (None: no ``tool``)."""
+    if not tool or shutil.which(tool) is None:
+        return None
+    done = subprocess.run(["bash", "-c", str(entry["bash"])], cwd=ws / str(entry.get("cwd", ".")),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+    return "PLANTED" in done.stdout + done.stderr
+
+
+def proved_edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], target: str, old: str, new: str,
+                tool: str = "bash") -> str:
+    """The output of a program's edit of ``target`` (``old`` to ``new``) in a :func:`command_workspace` whose hook
+    runs ``entry``; where it goes through and ``tool`` is here, the hook must have run the planted text (the
+    proof that the case is a breach)."""
+    base, ws = command_workspace(tmp_path, entry, files)
+    out = edit_output(ws, base, target, old, new)
+    if out.split() != ["PermissionError"]:
+        assert host_runs_planted(ws, entry, tool) is not False, out
+    return out
+
+
+def protected(tmp_path: Path, command: str, target: str, files: dict[str, str]) -> bool:
+    """Whether the hook ``command`` (a ``bash`` entry) in ``tmp_path`` holding ``files`` makes ``target`` a file
+    it runs, or its hooks file Unread (every write refused)."""
+    from codeact.core import hookruns
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    try:
+        targets = hookruns.targets_in([{"type": "command", "bash": command}], str(tmp_path))
+    except hookruns.Unread:
+        return True
+    return hookruns.matches(targets, hookruns.fold(str(tmp_path / target)), True)

@@ -5,12 +5,10 @@ runs the hook's command with it and asserts that it ran the planted text when th
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import command_workspace, edit_output
+from attack_helpers import proved_edit
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -18,24 +16,6 @@ _PLANT = "echo PLANTED"
 
 
 
-def _host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
-    """Whether the hook ``entry`` run by the real bash in its ``cwd`` prints ``PLANTED`` (None: no ``tool``)."""
-    if not tool or shutil.which(tool) is None:
-        return None
-    done = subprocess.run(["bash", "-c", str(entry["bash"])], cwd=ws / str(entry.get("cwd", ".")),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
-    return "PLANTED" in done.stdout + done.stderr
-
-
-def _edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], target: str, old: str, new: str,
-          tool: str = "bash") -> str:
-    """The output of a program's edit of ``target`` (``old`` to ``new``) in :func:`_workspace`; where it goes
-    through and ``tool`` is here, the hook must have run the planted text (the proof of the breach)."""
-    base, ws = command_workspace(tmp_path, entry, files)
-    out = edit_output(ws, base, target, old, new)
-    if out.split() != ["PermissionError"]:
-        assert _host_runs_planted(ws, entry, tool) is not False, out
-    return out
 
 
 # ------------------------------------------------------------ 1: a literal variable set again by a command
@@ -60,7 +40,7 @@ def test_variable_set_again_by_a_command_is_not_its_literal(tmp_path: Path, form
     the planted text."""
     command, target = _RESET[form]
     files = {"tools/name": "evil\n", "tools/guard.sh": "exit 0\n", target: "exit 0\n"}
-    out = _edit(tmp_path, {"bash": command}, files, target, "exit 0", _PLANT)
+    out = proved_edit(tmp_path, {"bash": command}, files, target, "exit 0", _PLANT)
     assert out.split() == ["PermissionError"]
 
 
@@ -68,7 +48,7 @@ def test_array_assignment_is_not_an_empty_value(tmp_path: Path) -> None:
     """``A=(tools); bash "$A/evil.sh"``: shlex splits ``A=(tools)`` as ``A=``, ``(``, ``tools``, ``)``, so ``$A``
     is read as empty (``/evil.sh``, outside the repository) while bash takes an array's first item:
     ``tools/evil.sh`` runs, and stays writable. bash 5 ran the planted text."""
-    out = _edit(tmp_path, {"bash": 'A=(tools); bash "$A/evil.sh"'}, {"tools/evil.sh": "exit 0\n"},
+    out = proved_edit(tmp_path, {"bash": 'A=(tools); bash "$A/evil.sh"'}, {"tools/evil.sh": "exit 0\n"},
                 "tools/evil.sh", "exit 0", _PLANT)
     assert out.split() == ["PermissionError"]
 
@@ -87,7 +67,7 @@ def test_node_eval_requiring_a_folder_is_protected(tmp_path: Path, form: str) ->
     planted text."""
     entry, target = _NODE_FOLDER[form]
     files = {target: "module.exports = 0;\n", "web/.keep": ""}
-    out = _edit(tmp_path, entry, files, target, "module.exports = 0;", "console.log('PLANTED');", "node")
+    out = proved_edit(tmp_path, entry, files, target, "module.exports = 0;", "console.log('PLANTED');", "node")
     assert out.split() == ["PermissionError"]
 
 
@@ -107,7 +87,7 @@ def test_script_run_by_eval_code_is_protected(tmp_path: Path, form: str) -> None
     (``[bash,``, ``tools/check])``), so the script is named by no word and stays writable. python 3.11 and
     node 20 ran the planted text."""
     command, tool = _ARGV_CODE[form]
-    out = _edit(tmp_path, {"bash": command}, {"tools/check": "exit 0\n"}, "tools/check", "exit 0", _PLANT, tool)
+    out = proved_edit(tmp_path, {"bash": command}, {"tools/check": "exit 0\n"}, "tools/check", "exit 0", _PLANT, tool)
     assert out.split() == ["PermissionError"]
 
 
@@ -126,7 +106,7 @@ def test_script_copied_with_its_folder_is_protected(tmp_path: Path, form: str) -
     files a folder copy (``cp -r``, ``cp -T``, a link to the folder, ``xargs cp -t``) brings, so the run of
     ``build/run.sh`` is not taken as a script the hook writes and ``parts/run.sh`` stays writable. bash 5 ran
     the planted text."""
-    out = _edit(tmp_path, {"bash": _FOLDER_COPY[form]}, {"parts/run.sh": "exit 0\n"}, "parts/run.sh", "exit 0",
+    out = proved_edit(tmp_path, {"bash": _FOLDER_COPY[form]}, {"parts/run.sh": "exit 0\n"}, "parts/run.sh", "exit 0",
                 _PLANT)
     assert out.split() == ["PermissionError"]
 
@@ -148,7 +128,7 @@ def test_script_written_by_another_writer_is_unread(tmp_path: Path, form: str) -
     ``iconv -o`` are writers it does not list. The script run is what the hook wrote from ``parts/``, whose
     files (named by no word) stay writable. bash 5 ran the planted text."""
     files = {"parts/a": "exit 0\n", "build/run.sh": "exit 0\n"}
-    out = _edit(tmp_path, {"bash": _WRITERS[form]}, files, "parts/a", "exit 0", _PLANT)
+    out = proved_edit(tmp_path, {"bash": _WRITERS[form]}, files, "parts/a", "exit 0", _PLANT)
     assert out.split() == ["PermissionError"]
 
 
@@ -174,5 +154,5 @@ def test_pipe_into_code_reader_is_unread(tmp_path: Path, form: str) -> None:
     command = "find tools -name '*.txt' | xargs cat | " + _STDIN_SPELLED[form]
     tool = _STDIN_SPELLED[form].split()[0]
     plant = "print('PLANTED')" if tool == "python3" else _PLANT
-    out = _edit(tmp_path, {"bash": command}, {"tools/a.txt": "true\n"}, "tools/a.txt", "true", plant, tool)
+    out = proved_edit(tmp_path, {"bash": command}, {"tools/a.txt": "true\n"}, "tools/a.txt", "true", plant, tool)
     assert out.split() == ["PermissionError"]

@@ -7,12 +7,10 @@ holds ordinary hooks the allowlist of 4ea66d8 now refuses (false positives): it 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import edit_output, git_workspace, hooks_json
+from attack_helpers import edit_output, git_workspace, hooks_json, proved_edit
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -30,25 +28,6 @@ def _workspace(tmp_path: Path, entry: dict[str, object], files: dict[str, str]) 
     return base, ws
 
 
-def _host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
-    """Whether the hook ``entry`` run by the real bash in its ``cwd`` prints ``PLANTED`` (None: no ``tool``, or a
-    PowerShell entry)."""
-    if "bash" not in entry or not tool or shutil.which(tool) is None:
-        return None
-    done = subprocess.run(["bash", "-c", str(entry["bash"])], cwd=ws / str(entry.get("cwd", ".")),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
-    return "PLANTED" in done.stdout + done.stderr
-
-
-def _edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], target: str, old: str, new: str,
-          tool: str = "bash") -> str:
-    """The output of a program's edit of ``target`` (``old`` to ``new``) in :func:`_workspace`; where it goes
-    through and ``tool`` is here, the hook must have run the planted text (the proof of the breach)."""
-    base, ws = _workspace(tmp_path, entry, files)
-    out = edit_output(ws, base, target, old, new)
-    if out.split() != ["PermissionError"]:
-        assert _host_runs_planted(ws, entry, tool) is not False, out
-    return out
 
 
 # ------------------------------------------------------------ 1: a newline is no command separator to the reader
@@ -73,7 +52,7 @@ def test_newline_separates_commands(tmp_path: Path, form: str) -> None:
     command, target = _NEWLINE[form]
     files = {"tools/a.txt": "true\n", "parts/run.sh": "true\n"}
     plant = "printf %s%s PLAN TED" if "$(" in command and "eval" not in command else _PLANT  # split, no quotes
-    out = _edit(tmp_path, {"bash": command}, files, target, "true", plant)
+    out = proved_edit(tmp_path, {"bash": command}, files, target, "true", plant)
     assert out.split() == ["PermissionError"]
 
 
@@ -93,7 +72,7 @@ def test_allowlisted_pipe_reader_runs_code(tmp_path: Path, form: str) -> None:
     ``--com`` prefix only, while GNU getopt takes ``--co`` (unambiguous) and runs ``sh`` with the spilled lines
     as its script (``-S 1K``: 100 lines spill). bash 5 and coreutils 9.1 ran the planted text."""
     command, new = _DATA_RUNS[form]
-    out = _edit(tmp_path, {"bash": command}, {"tools/a.txt": "true\n"}, "tools/a.txt", "true", new)
+    out = proved_edit(tmp_path, {"bash": command}, {"tools/a.txt": "true\n"}, "tools/a.txt", "true", new)
     assert out.split() == ["PermissionError"]
 
 
@@ -115,7 +94,7 @@ def test_data_read_into_arithmetic_runs_code(tmp_path: Path, form: str) -> None:
     -i``'s as arithmetic, where ``a[$(cmd)]`` runs ``cmd``: the text of tools/a.txt (named by no word) runs. bash 5
     ran the planted text."""
     new = f"a[$({_PLANT} >&2)]"
-    out = _edit(tmp_path, {"bash": _ARITHMETIC[form]}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", new)
+    out = proved_edit(tmp_path, {"bash": _ARITHMETIC[form]}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", new)
     assert out.split() == ["PermissionError"]
 
 
@@ -140,7 +119,7 @@ def test_xargs_command_that_runs_its_input(tmp_path: Path, form: str) -> None:
     and mawk ran the planted text."""
     command, text, new = _XARGS[form]
     entry = {"bash": f"find tools -name '*.txt' | xargs {command}"}
-    out = _edit(tmp_path, entry, {"tools/a.txt": text}, "tools/a.txt", "true", new, command.split()[0])
+    out = proved_edit(tmp_path, entry, {"tools/a.txt": text}, "tools/a.txt", "true", new, command.split()[0])
     assert out.split() == ["PermissionError"]
 
 
@@ -164,7 +143,7 @@ def test_variable_set_without_its_name_is_not_its_literal(tmp_path: Path, form: 
     ``declare`` and ``eval`` set ``T`` unseen. The hook is read as running ``tools/guard.sh`` while bash runs
     ``tools/evil.sh``, which stays writable. bash 5 ran the planted text."""
     files = {"tools/name": "evil\n", "tools/guard.sh": "exit 0\n", "tools/evil.sh": "exit 0\n"}
-    out = _edit(tmp_path, {"bash": _IMPLICIT[form]}, files, "tools/evil.sh", "exit 0", _PLANT)
+    out = proved_edit(tmp_path, {"bash": _IMPLICIT[form]}, files, "tools/evil.sh", "exit 0", _PLANT)
     assert out.split() == ["PermissionError"]
 
 
@@ -196,7 +175,7 @@ def test_copied_script_run_behind_a_wrapper_is_protected(tmp_path: Path, form: s
     files = {"parts/run.sh": "true\n", "parts/Makefile": "all:\n\t@true\n", "parts/run.py": "True\n"}
     new = "print('PLAN' 'TED')" if target.endswith(".py") else _PLANT
     old = "True" if target.endswith(".py") else "true"
-    out = _edit(tmp_path, {"bash": command}, files, target, old, new, tool)
+    out = proved_edit(tmp_path, {"bash": command}, files, target, old, new, tool)
     assert out.split() == ["PermissionError"]
 
 
@@ -216,7 +195,7 @@ def test_powershell_pipe_into_code_reader_is_unread(tmp_path: Path, form: str) -
     ``|``; _check_commands is not run for PowerShell's keys at all, and ``iex``/``Invoke-Expression`` are in no
     list. tools/a.txt (named by no word) is run as PowerShell (or python, bash) on Windows. No pwsh here: not run."""
     entry = {"powershell": _POWERSHELL[form]}
-    out = _edit(tmp_path, entry, {"tools/a.txt": "Write-Output ok\n"}, "tools/a.txt", "Write-Output ok", _PLANT,
+    out = proved_edit(tmp_path, entry, {"tools/a.txt": "Write-Output ok\n"}, "tools/a.txt", "Write-Output ok", _PLANT,
                 "pwsh")
     assert out.split() == ["PermissionError"]
 

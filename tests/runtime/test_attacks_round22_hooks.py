@@ -7,12 +7,10 @@ any of them is."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from attack_helpers import command_workspace, edit_output
+from attack_helpers import proved_edit
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -21,24 +19,6 @@ _DATA = "find tools -name '*.txt' | xargs cat"  # tools/a.txt's text, a file nam
 _SUBSCRIPT = "a[$(echo PLAN''TED >&2)]"  # run by bash wherever it evaluates the text as arithmetic or a name
 
 
-def _host_runs_planted(ws: Path, entry: dict[str, object], tool: str) -> bool | None:
-    """Whether the hook ``entry`` run by the real bash in its ``cwd`` prints ``PLANTED`` (None: no ``tool``)."""
-    if not tool or shutil.which(tool) is None:
-        return None
-    done = subprocess.run(["bash", "-c", str(entry["bash"])], cwd=ws / str(entry.get("cwd", ".")),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
-    return "PLANTED" in done.stdout + done.stderr
-
-
-def _edit(tmp_path: Path, entry: dict[str, object], files: dict[str, str], target: str, old: str, new: str,
-          tool: str = "bash") -> str:
-    """The output of a program's edit of ``target`` (``old`` to ``new``) in a workspace whose hook runs ``entry``;
-    where it goes through and ``tool`` is here, the hook must have run the planted text (the proof)."""
-    base, ws = command_workspace(tmp_path, entry, files)
-    out = edit_output(ws, base, target, old, new)
-    if out.split() != ["PermissionError"]:
-        assert _host_runs_planted(ws, entry, tool) is not False, out
-    return out
 
 
 # ------------------------------------------------------------ 1: a comment ending in a backslash
@@ -57,7 +37,7 @@ def test_comment_ending_in_backslash_hides_the_next_line(tmp_path: Path, form: s
     the script run are never read: tools/a.txt, tools/evil.sh stay writable. bash 5.2 ran the planted text."""
     command, target = _COMMENT[form]
     files = {"tools/a.txt": "true\n", "tools/evil.sh": "true\n"}
-    out = _edit(tmp_path, {"bash": command}, files, target, "true", _PLANT)
+    out = proved_edit(tmp_path, {"bash": command}, files, target, "true", _PLANT)
     assert out.split() == ["PermissionError"]
 
 
@@ -79,7 +59,7 @@ def test_unquoted_substitution_in_script_path(tmp_path: Path, form: str) -> None
     tools/evil.sh (an existing file no word names), which stays writable. bash 5.2 and python 3 ran it."""
     command, target, new, old = _SUBSTITUTED_PATH[form]
     files = {"tools/evil.sh": "true\n", "tools/evil.py": "True\n", "tools/n": "evil\n"}
-    out = _edit(tmp_path, {"bash": command}, files, target, old, new, "python3" if target.endswith(".py") else "bash")
+    out = proved_edit(tmp_path, {"bash": command}, files, target, old, new, "python3" if target.endswith(".py") else "bash")
     assert out.split() == ["PermissionError"]
 
 
@@ -90,7 +70,7 @@ def test_ps4_read_from_data_runs_under_xtrace(tmp_path: Path) -> None:
     substitution included) before each traced command: tools/a.txt's ``$(cmd)`` runs. bash 5.2 ran it."""
     command = f"{_DATA} | {{ read -r PS4; set -x; true; }}"
     new = "$(echo PLAN''TED >&2)"
-    out = _edit(tmp_path, {"bash": command}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", new)
+    out = proved_edit(tmp_path, {"bash": command}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", new)
     assert out.split() == ["PermissionError"]
 
 
@@ -107,7 +87,7 @@ def test_integer_variable_set_from_data(tmp_path: Path, form: str) -> None:
     """``declare -i x=0; read x <<< "$n"``: evaluated.py checks a ``declare -i`` variable's plain assignments
     (``x=$n``, ``x+=$n``), but bash evaluates as arithmetic every value given to an integer variable: by
     ``read``, ``printf -v``, ``${x:=...}`` too. tools/a.txt's ``a[$(cmd)]`` runs. bash 5.2 ran it."""
-    out = _edit(tmp_path, {"bash": _INTEGER[form]}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", _SUBSCRIPT)
+    out = proved_edit(tmp_path, {"bash": _INTEGER[form]}, {"tools/a.txt": "0\n"}, "tools/a.txt", "0", _SUBSCRIPT)
     assert out.split() == ["PermissionError"]
 
 
@@ -127,7 +107,7 @@ def test_xxd_writes_the_script_the_hook_runs(tmp_path: Path, form: str) -> None:
     written) and not in _written either, but ``xxd [-r] infile outfile`` writes outfile. The script bash runs is
     decoded from tools/x.hex, named by no word, which stays writable. xxd (vim 9) and bash 5.2 ran the text."""
     new = (_PLANT + "\n").encode().hex()
-    out = _edit(tmp_path, {"bash": _XXD[form]}, {"tools/x.hex": "00\n"}, "tools/x.hex", "00", new, "xxd")
+    out = proved_edit(tmp_path, {"bash": _XXD[form]}, {"tools/x.hex": "00\n"}, "tools/x.hex", "00", new, "xxd")
     assert out.split() == ["PermissionError"]
 
 
@@ -141,7 +121,7 @@ def test_go_run_package_files(tmp_path: Path, command: str) -> None:
     files = {"cmd/guard/main.go": "package main\n\nfunc main() {}\n", "main.go": "package main\n\nfunc main() {}\n"}
     target = "main.go" if command == "go run ." else "cmd/guard/main.go"
     new = 'import "os/exec"\n\nfunc main() { exec.Command("id").Run() }'
-    out = _edit(tmp_path, {"bash": command}, files, target, "func main() {}", new, "go")
+    out = proved_edit(tmp_path, {"bash": command}, files, target, "func main() {}", new, "go")
     assert out.split() == ["PermissionError"]
 
 
@@ -163,7 +143,7 @@ def test_tool_configuration_code(tmp_path: Path, form: str) -> None:
     command, target = _CONFIG[form]
     files = {target: "module.exports = {};\n" if target.endswith(".js") else "repos: []\n"}
     old = files[target].strip()
-    out = _edit(tmp_path, {"bash": command}, files, target, old, "require('child_process').execSync('id')", "")
+    out = proved_edit(tmp_path, {"bash": command}, files, target, old, "require('child_process').execSync('id')", "")
     assert out.split() == ["PermissionError"]
 
 
@@ -193,5 +173,5 @@ def test_ordinary_hook_leaves_source_writable(tmp_path: Path, form: str) -> None
     output (``$(( $(date +%s) - start ))``, ``(( n > 20 ))`` of ``wc -l``, ``[[ $count -gt 10 ]]``), and the
     expansions ``${a[@]}``, ``${BASH_SOURCE[0]}``, ``${t,,}``, ``${X:?}``. src/main.ts must stay writable."""
     files = {"src/main.ts": "export const x = 1;\n"}
-    out = _edit(tmp_path, {"bash": _ORDINARY[form]}, files, "src/main.ts", "x = 1", "x = 2", "")
+    out = proved_edit(tmp_path, {"bash": _ORDINARY[form]}, files, "src/main.ts", "x = 1", "x = 2", "")
     assert out.split() != ["PermissionError"]

@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from codeact.core import hookruns
+from attack_helpers import protected
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX names")
 
@@ -18,14 +17,7 @@ _FILES = {"tools/a.txt": "0\n", "tools/evil.sh": "exit 0\n", "src/app.ts": "expo
 
 def _protected(tmp_path: Path, command: str, target: str) -> bool:
     """Whether the hook ``command`` makes ``target`` a script it runs (or its file Unread)."""
-    for name, text in _FILES.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    try:
-        targets = hookruns.targets_in([{"type": "command", "bash": command}], str(tmp_path))
-    except hookruns.Unread:
-        return True
-    return hookruns.matches(targets, hookruns.fold(str(tmp_path / target)), True)
+    return protected(tmp_path, command, target, _FILES)
 
 
 _ATTACKS = [
