@@ -71,7 +71,7 @@ def _safe_names(words: list[str], known: set[str], own: set[str]) -> set[str]:
 _COUNT_FLAGS = re.compile(r"-[lcwm]+|--(?:lines|bytes|words|chars)")
 _GREP_FLAGS = re.compile(r"-[EFiwxPv]*c[EFiwxPv]*")
 _JQ_FLAGS = re.compile(r"-[rcejnsMCSa]+|--(?:raw-output|compact-output|exit-status|null-input|slurp|join-output)")
-_JQ_COUNT = re.compile(r"[^;]*\|\s*length\s*")
+_JQ_COUNT = re.compile(r"[^;]*\|\s*length\s*")  # and no `#`: jq's comment would hide the `| length`
 _NUMERIC_SUBSTITUTION = re.compile(r"\$\(([^()`$]*)\)")  # `$(date +%s)` in a word: no substitution nested
 
 
@@ -88,7 +88,8 @@ def _numeric_command(words: list[str]) -> bool:
     if name == "grep":
         return len(operands) == 1 and len(args) == 2 and not operands[0].startswith("-")
     return name == "jq" and len(operands) == 1 and "def" not in operands[0] and \
-        "include" not in operands[0] and "import" not in operands[0] and bool(_JQ_COUNT.fullmatch(operands[0]))
+        "include" not in operands[0] and "import" not in operands[0] and "#" not in operands[0] \
+        and bool(_JQ_COUNT.fullmatch(operands[0]))
 
 
 def _numeric_after(words: list[str], at: int) -> bool:

@@ -94,7 +94,7 @@ NODE_FLAGS = frozenset(("--no-warnings", "--enable-source-maps", "--trace-warnin
 # attribute with a leading underscore: `__import__`, `sys._getframe`, a frame's globals): `json.load(sys.stdin)`
 PYTHON_DATA_MODULES = frozenset(("json", "sys", "re", "shlex", "string", "textwrap", "datetime", "time", "math",
                                   "collections", "itertools", "fnmatch", "base64", "binascii", "hashlib", "uuid",
-                                  "pprint", "typing", "enum", "dataclasses", "html", "urllib", "urllib.parse",
+                                  "pprint", "enum", "html", "urllib", "urllib.parse",
                                   "decimal", "fractions", "statistics", "random", "unicodedata", "difflib", "csv",
                                   "tomllib", "calendar", "zlib", "ipaddress", "bisect", "heapq", "copy", "stat"))
 PYTHON_CODE_RUNS = re.compile(
